@@ -1,0 +1,83 @@
+// buildApp(deps): every plugin and module, no listen. main.ts listens; tests use app.inject().
+import Fastify from 'fastify';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { App, AppDeps } from './app-types.ts';
+import errorsPlugin from './plugins/errors.ts';
+import authPlugin from './plugins/auth.ts';
+import rateLimitPlugin from './plugins/rate-limit.ts';
+import { initModels } from './db/models.ts';
+import { MAX_BODY_BYTES } from '../shared/constants.ts';
+import { ErrorBody } from '../shared/schemas/common.ts';
+import healthRoutes from './modules/health/routes.ts';
+import { registerPendingRoutes } from './modules/pending-routes.ts';
+
+export interface BuildAppOptions {
+  /** Pino logger options, or false to stay quiet (tests). */
+  logger?: boolean | Record<string, unknown>;
+}
+
+/** Keys whose values never reach a log line. */
+export const REDACTED_LOG_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'password',
+  'newPassword',
+  'currentPassword',
+  'refreshToken',
+  'accessToken',
+  'secret',
+];
+
+export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<App> {
+  initModels(deps.db.sequelize);
+  const logger = options.logger === undefined ? { level: deps.config.logLevel, redact: REDACTED_LOG_PATHS } : options.logger;
+  const app = Fastify({
+    logger,
+    bodyLimit: MAX_BODY_BYTES,
+    trustProxy: deps.config.trustProxy,
+    ajv: {
+      customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.addSchema(ErrorBody);
+  await app.register(errorsPlugin);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'svc transactional email API',
+        version: '1.0.0',
+        description: 'Multi-tenant transactional email: sends, templates, domains, webhooks. Errors share one body (ErrorBody).',
+      },
+      servers: [{ url: deps.config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'An admin access token (JWT) or an API key (svc_live_… / svc_test_…).' },
+        },
+      },
+    },
+    transform: ({ schema, url, route }) => {
+      const rule = route.config?.access;
+      const secured = rule && rule.kind !== 'public';
+      return { schema: secured ? { ...schema, security: [{ bearer: [] }] } : schema, url };
+    },
+  });
+  await app.register(authPlugin, { jwtSecret: deps.secrets.jwtSecret });
+  await app.register(rateLimitPlugin, {
+    max: deps.config.rateLimitMax,
+    windowMs: deps.config.rateLimitWindowMs,
+    authMax: deps.config.authRateLimitMax,
+    authWindowMs: deps.config.authRateLimitWindowMs,
+    redis: deps.redis,
+    namespace: deps.redisPrefix,
+  });
+
+  app.get('/openapi.json', { config: { access: { kind: 'public' } }, schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes, deps);
+  registerPendingRoutes(app);
+  return app;
+}

@@ -1,0 +1,143 @@
+// Every environment variable the daemon reads, parsed and checked once at boot.
+// Nothing else in the daemon reads process.env: it receives a Config.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export type Role = 'api' | 'worker' | 'all';
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  smtpUrl: string | null;
+  smtpMaxConnections: number;
+  smtpMaxMessages: number;
+  dnsServers: string[];
+  jwtSecret: string | null;
+  nodeEnv: 'development' | 'production' | 'test';
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  authRateLimitMax: number;
+  authRateLimitWindowMs: number;
+  trustProxy: boolean;
+  webhooksAllowPrivate: boolean;
+  webhookRetryBaseMs: number;
+  stripeSecretKey: string | null;
+  stripeWebhookSecret: string | null;
+  stripeApiBase: string | null;
+  inboundWebhookToken: string | null;
+  role: Role;
+  logLevel: string;
+  queueStuckAfterMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | null {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? null : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got "${raw}".`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}.`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (/^(true|1|yes|on)$/i.test(raw)) return true;
+  if (/^(false|0|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(name, `expected true or false, got "${raw}".`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = text(env, name);
+  if (raw === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `is not a valid URL.`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must start with ${protocols.map((p) => p + '//').join(' or ')}.`);
+  }
+  return raw;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${raw}".`);
+  }
+  return raw as T;
+}
+
+function dnsServers(env: Env): string[] {
+  const raw = text(env, 'DNS_SERVERS');
+  if (raw === null) return [];
+  return raw.split(',').map((entry) => {
+    const server = entry.trim();
+    // node:dns accepts "ip", "ip:port" and "[v6]:port".
+    if (!/^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9a-fA-F:]+\](:\d{1,5})?|[0-9a-fA-F:]+)$/.test(server)) {
+      throw new ConfigError('DNS_SERVERS', `"${server}" is not an ip or ip:port.`);
+    }
+    return server;
+  });
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development');
+  const production = nodeEnv === 'production';
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = text(env, 'HOST') ?? '127.0.0.1';
+  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host}:${port}`).replace(/\/+$/, '');
+  const jwtSecret = text(env, 'JWT_SECRET');
+  if (jwtSecret !== null && jwtSecret.length < 32) {
+    throw new ConfigError('JWT_SECRET', 'must be at least 32 characters long.');
+  }
+  return {
+    port,
+    host,
+    publicUrl,
+    dataDir: text(env, 'DATA_DIR') ?? join(homedir(), '.local', 'share', 'svc'),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    smtpMaxConnections: integer(env, 'SMTP_MAX_CONNECTIONS', 5, 1, 100),
+    smtpMaxMessages: integer(env, 'SMTP_MAX_MESSAGES', 10000, 1, 10_000_000),
+    dnsServers: dnsServers(env),
+    jwtSecret,
+    nodeEnv,
+    rateLimitMax: integer(env, 'RATE_LIMIT_MAX', production ? 300 : 1000, 1, 10_000_000),
+    rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
+    authRateLimitMax: integer(env, 'AUTH_RATE_LIMIT_MAX', 15, 1, 10_000_000),
+    authRateLimitWindowMs: integer(env, 'AUTH_RATE_LIMIT_WINDOW_MS', 15 * 60_000, 1000, 86_400_000),
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    webhooksAllowPrivate: boolean(env, 'WEBHOOKS_ALLOW_PRIVATE', !production),
+    webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 10_000, 1, 3_600_000),
+    stripeSecretKey: text(env, 'STRIPE_SECRET_KEY'),
+    stripeWebhookSecret: text(env, 'STRIPE_WEBHOOK_SECRET'),
+    stripeApiBase: url(env, 'STRIPE_API_BASE', ['http:', 'https:']),
+    inboundWebhookToken: text(env, 'INBOUND_WEBHOOK_TOKEN'),
+    role: oneOf(env, 'ROLE', ['api', 'worker', 'all'] as const, 'all'),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, production ? 'info' : 'info'),
+    queueStuckAfterMs: integer(env, 'QUEUE_STUCK_AFTER_MS', 5 * 60_000, 1000, 86_400_000),
+  };
+}

@@ -1,0 +1,9 @@
+// Binds every module's Sequelize models to the connection. Called once per process or thread.
+import type { Sequelize } from 'sequelize';
+import { initAuthModels } from '../modules/auth/model.ts';
+import { initTenantModels } from '../modules/tenants/model.ts';
+
+export function initModels(sequelize: Sequelize): void {
+  initAuthModels(sequelize);
+  initTenantModels(sequelize);
+}

@@ -1,0 +1,52 @@
+// Health checks: liveness, readiness (database, migrations, workers), and each dependency.
+import { Type } from '@sinclair/typebox';
+import type { App, AppDeps } from '../../app-types.ts';
+import { access } from '../../plugins/access.ts';
+import { checkDatabase, checkReadiness, checkRedis } from './service.ts';
+
+const Check = Type.Object({ ok: Type.Boolean(), latencyMs: Type.Optional(Type.Number()), error: Type.Optional(Type.String()) });
+const ReadyBody = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('not-ready')]),
+  checks: Type.Object({
+    database: Check,
+    migrations: Type.Object({ ok: Type.Boolean(), pending: Type.Array(Type.String()) }),
+    workers: Type.Object({ ok: Type.Boolean(), role: Type.String(), names: Type.Array(Type.String()) }),
+  }),
+});
+const RedisBody = Type.Object({ ok: Type.Boolean(), mode: Type.Union([Type.Literal('redis'), Type.Literal('memory')]), latencyMs: Type.Optional(Type.Number()), error: Type.Optional(Type.String()) });
+const DbBody = Type.Object({ ok: Type.Boolean(), embedded: Type.Boolean(), latencyMs: Type.Optional(Type.Number()), error: Type.Optional(Type.String()) });
+
+export default async function healthRoutes(app: App, deps: AppDeps): Promise<void> {
+  const tags = ['health'];
+  const open = { access: access.public(), rateLimit: false as const };
+
+  app.get('/health', {
+    config: open,
+    schema: { tags, summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok'), uptimeSeconds: Type.Number() }) } },
+  }, async () => ({ status: 'ok' as const, uptimeSeconds: Math.round(process.uptime()) }));
+
+  app.get('/health/ready', {
+    config: open,
+    schema: { tags, summary: 'Readiness: database reachable, migrations applied, workers alive', response: { 200: ReadyBody, 503: ReadyBody } },
+  }, async (_request, reply) => {
+    const result = await checkReadiness(deps);
+    return reply.code(result.status === 'ready' ? 200 : 503).send(result);
+  });
+
+  app.get('/health/db', {
+    config: open,
+    schema: { tags, summary: 'Database round trip', response: { 200: DbBody, 503: DbBody } },
+  }, async (_request, reply) => {
+    const check = await checkDatabase(deps);
+    return reply.code(check.ok ? 200 : 503).send({ ...check, embedded: deps.db.embedded });
+  });
+
+  app.get('/health/redis', {
+    config: open,
+    schema: { tags, summary: 'Cache store: Redis, or the in-process store when REDIS_URL is unset', response: { 200: RedisBody, 503: RedisBody } },
+  }, async (_request, reply) => {
+    const check = await checkRedis(deps);
+    return reply.code(check.ok ? 200 : 503).send(check);
+  });
+
+}

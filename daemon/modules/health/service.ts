@@ -1,0 +1,62 @@
+// The checks behind the health routes. Each answers instead of throwing: a down dependency is data.
+import type { AppDeps } from '../../app-types.ts';
+import { pendingMigrations } from '../../db/migrate.ts';
+
+const CHECK_TIMEOUT_MS = 2000;
+
+function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export async function checkDatabase(deps: AppDeps): Promise<{ ok: boolean; latencyMs?: number; error?: string }> {
+  const started = performance.now();
+  try {
+    await withTimeout(deps.db.sequelize.query('SELECT 1'), 'the database');
+    return { ok: true, latencyMs: Math.round((performance.now() - started) * 10) / 10 };
+  } catch (error) {
+    return { ok: false, error: message(error) };
+  }
+}
+
+export async function checkRedis(deps: AppDeps): Promise<{ ok: boolean; mode: 'redis' | 'memory'; latencyMs?: number; error?: string }> {
+  if (!deps.redis) return { ok: true, mode: 'memory' };
+  const started = performance.now();
+  try {
+    await withTimeout(deps.redis.ping(), 'Redis');
+    return { ok: true, mode: 'redis', latencyMs: Math.round((performance.now() - started) * 10) / 10 };
+  } catch (error) {
+    return { ok: false, mode: 'redis', error: message(error) };
+  }
+}
+
+let migrationsKnownApplied = false;
+
+export async function checkReadiness(deps: AppDeps) {
+  const database = await checkDatabase(deps);
+  let pending: string[] = [];
+  if (database.ok && !migrationsKnownApplied) {
+    try {
+      pending = await withTimeout(pendingMigrations(deps.db.sequelize), 'the migration table');
+      migrationsKnownApplied = pending.length === 0;
+    } catch (error) {
+      pending = [`unknown: ${message(error)}`];
+    }
+  }
+  const migrationsOk = database.ok && pending.length === 0;
+  const role = deps.config.role;
+  const workersOk = role === 'api' ? true : deps.workers?.alive() ?? false;
+  const checks = {
+    database,
+    migrations: { ok: migrationsOk, pending },
+    workers: { ok: workersOk, role, names: deps.workers?.names() ?? [] },
+  };
+  return { status: database.ok && migrationsOk && workersOk ? ('ready' as const) : ('not-ready' as const), checks };
+}

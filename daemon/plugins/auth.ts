@@ -1,0 +1,181 @@
+// One auth path for the whole API. onRequest resolves who is calling (without failing, so the
+// rate limiter can key on it); preValidation enforces the route's `config.access`.
+import fp from 'fastify-plugin';
+import fastifyJwt from '@fastify/jwt';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ForbiddenError, UnauthorizedError, ValidationError } from '../errors.ts';
+import { Membership, Tenant } from '../modules/tenants/model.ts';
+import { looksLikeApiKey } from '../modules/auth/api-key-format.ts';
+import { resolveApiKey } from '../modules/auth/credentials.ts';
+import { TENANT_HEADER, type MemberRole } from '../../shared/constants.ts';
+import { defaultRoleFor, roleAtLeast, type Access, type Principal, type TenantContext } from './access.ts';
+
+export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface AccessTokenClaims {
+  sub: string;
+  typ: 'access';
+  /** Platform admin at the time the token was issued. */
+  pa: boolean;
+}
+
+function bearerOf(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : '';
+}
+
+async function resolvePrincipal(app: FastifyInstance, request: FastifyRequest): Promise<void> {
+  const token = bearerOf(request);
+  if (token === null) return;
+  if (token === '') {
+    request.authFailure = 'The Authorization header must be "Bearer <token or API key>".';
+    return;
+  }
+  if (looksLikeApiKey(token)) {
+    const key = await resolveApiKey(token);
+    if (!key) {
+      request.authFailure = 'The API key is invalid or has been revoked.';
+      return;
+    }
+    request.principal = {
+      kind: 'apiKey',
+      apiKeyId: key.id,
+      tenantId: key.tenantId,
+      scopes: key.scopes,
+      environment: key.environment,
+      prefix: key.prefix,
+    };
+    return;
+  }
+  try {
+    const claims = app.jwt.verify<AccessTokenClaims>(token);
+    if (claims.typ !== 'access' || typeof claims.sub !== 'string') throw new Error('not an access token');
+    request.principal = { kind: 'admin', adminId: claims.sub, isPlatformAdmin: claims.pa === true };
+  } catch (error) {
+    const expired = (error as { code?: string }).code === 'FAST_JWT_EXPIRED';
+    request.authFailure = expired
+      ? 'The access token has expired: refresh it with POST /auth/refresh or sign in again.'
+      : 'The access token is invalid.';
+  }
+}
+
+function headerTenantId(request: FastifyRequest): string | null {
+  const raw = request.headers[TENANT_HEADER];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || value === '') return null;
+  if (!UUID.test(value)) {
+    throw new ValidationError('X-Tenant-Id must be a tenant id (a UUID).', [{ field: 'headers.x-tenant-id', message: 'must be a UUID' }]);
+  }
+  return value.toLowerCase();
+}
+
+const BLOCKED_MESSAGE = 'This tenant has been blocked by the platform administrator; contact support to lift the block.';
+
+async function enforce(request: FastifyRequest, rule: Access): Promise<void> {
+  if (rule.kind === 'public') return;
+  const principal = request.principal;
+  if (!principal) throw new UnauthorizedError(request.authFailure ?? undefined);
+  if (rule.kind === 'bearer') return;
+
+  if (principal.kind === 'apiKey') {
+    if (rule.kind === 'session') {
+      throw new ForbiddenError('This endpoint needs an admin session (JWT); API keys are not accepted here.', 'SESSION_REQUIRED');
+    }
+    const requested = headerTenantId(request);
+    if (requested !== null && requested !== principal.tenantId) {
+      throw new ForbiddenError('This API key belongs to another tenant than X-Tenant-Id names.', 'TENANT_MISMATCH');
+    }
+    if (!principal.scopes.includes(rule.scope)) {
+      throw new ForbiddenError(`This API key lacks the "${rule.scope}" scope.`, 'INSUFFICIENT_SCOPE');
+    }
+    const key = await resolveApiKey(bearerOf(request)!);
+    if (key?.tenantStatus === 'blocked') throw new ForbiddenError(BLOCKED_MESSAGE, 'TENANT_BLOCKED');
+    request.tenant = {
+      tenantId: principal.tenantId,
+      adminId: null,
+      apiKeyId: principal.apiKeyId,
+      role: null,
+      isPlatformAdmin: false,
+      testMode: principal.environment === 'test',
+      ip: request.ip,
+    };
+    return;
+  }
+
+  if (rule.kind === 'session' && rule.platformAdmin && !principal.isPlatformAdmin) {
+    throw new ForbiddenError('Only platform administrators may do this.', 'PLATFORM_ADMIN_REQUIRED');
+  }
+  const needsTenant = rule.kind === 'keyOrSession' || rule.tenant;
+  if (!needsTenant) return;
+  const tenantId = headerTenantId(request);
+  if (tenantId === null) {
+    throw new ValidationError('This endpoint acts inside a tenant: send its id in the X-Tenant-Id header.', [
+      { field: 'headers.x-tenant-id', message: 'is required' },
+    ]);
+  }
+  const [membership, tenant] = await Promise.all([
+    Membership.findOne({ where: { tenantId, adminId: principal.adminId }, attributes: ['role'] }),
+    Tenant.findByPk(tenantId, { attributes: ['status'] }),
+  ]);
+  if (!membership || !tenant) {
+    throw new ForbiddenError('You are not a member of this tenant.', 'NOT_A_MEMBER');
+  }
+  if (tenant.status === 'blocked' && !principal.isPlatformAdmin) throw new ForbiddenError(BLOCKED_MESSAGE, 'TENANT_BLOCKED');
+  const needed: MemberRole = rule.role ?? defaultRoleFor(request.method);
+  if (!roleAtLeast(membership.role, needed)) {
+    throw new ForbiddenError(`This needs the ${needed} role or higher; you are ${membership.role}.`, 'ROLE_REQUIRED');
+  }
+  request.tenant = {
+    tenantId,
+    adminId: principal.adminId,
+    apiKeyId: null,
+    role: membership.role,
+    isPlatformAdmin: principal.isPlatformAdmin,
+    testMode: false,
+    ip: request.ip,
+  };
+}
+
+/** The tenant context of a tenant route; the access rule guarantees it is there. */
+export function tenantOf(request: FastifyRequest): TenantContext {
+  if (!request.tenant) throw new Error(`route ${request.routeOptions.url} has no tenant access rule`);
+  return request.tenant;
+}
+
+/** The signed-in admin's id on a session route. */
+export function adminIdOf(request: FastifyRequest): string {
+  const principal = request.principal;
+  if (principal?.kind !== 'admin') throw new UnauthorizedError();
+  return principal.adminId;
+}
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new UnauthorizedError();
+  return request.principal;
+}
+
+async function authPlugin(app: FastifyInstance, options: { jwtSecret: string }): Promise<void> {
+  await app.register(fastifyJwt, {
+    secret: options.jwtSecret,
+    sign: { algorithm: 'HS256', expiresIn: ACCESS_TOKEN_TTL_SECONDS },
+    // Pinned: a token claiming "none" or another algorithm is refused before its signature is read.
+    verify: { algorithms: ['HS256'] },
+  });
+  app.decorateRequest('principal', null);
+  app.decorateRequest('authFailure', null);
+  app.decorateRequest('tenant', null);
+  app.addHook('onRequest', async (request) => {
+    await resolvePrincipal(app, request);
+  });
+  app.addHook('preValidation', async (request) => {
+    if (request.is404) return;
+    const rule = request.routeOptions.config?.access;
+    // A route that forgot to declare its access is closed, not open.
+    await enforce(request, rule ?? { kind: 'session', tenant: true });
+  });
+}
+
+export default fp(authPlugin, { name: 'auth' });

@@ -1,0 +1,64 @@
+// Request throttling with @fastify/rate-limit. Counters live in Redis when REDIS_URL is set, so
+// every daemon sharing it sees the same numbers; otherwise in this process.
+// The client is the API key, else the signed-in admin, else the socket's address: X-Forwarded-For
+// only counts when TRUST_PROXY is on, so a forged header cannot buy a fresh bucket.
+import fp from 'fastify-plugin';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { TooManyRequestsError } from '../errors.ts';
+
+export interface RateLimitOptions {
+  max: number;
+  windowMs: number;
+  authMax: number;
+  authWindowMs: number;
+  redis: Redis | null;
+  /** Prefix of the Redis keys, so that tests and tenants of one Redis stay apart. */
+  namespace: string;
+}
+
+export function clientKey(request: FastifyRequest): string {
+  const principal = request.principal;
+  if (principal?.kind === 'apiKey') return `key:${principal.apiKeyId}`;
+  if (principal?.kind === 'admin') return `admin:${principal.adminId}`;
+  return `ip:${request.ip}`;
+}
+
+/** Route config for the sign-in family: 15 attempts per 15 minutes per address. */
+export function authRateLimit(options: Pick<RateLimitOptions, 'authMax' | 'authWindowMs'>) {
+  return {
+    max: options.authMax,
+    timeWindow: options.authWindowMs,
+    keyGenerator: (request: FastifyRequest) => `auth:${request.ip}`,
+  };
+}
+
+async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
+  await app.register(rateLimit, {
+    global: true,
+    max: options.max,
+    timeWindow: options.windowMs,
+    keyGenerator: clientKey,
+    nameSpace: `${options.namespace}rl:`,
+    ...(options.redis ? { redis: options.redis } : {}),
+    // When Redis is unreachable, serve rather than fail every request; /health/redis reports it.
+    skipOnError: true,
+    addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
+    addHeaders: {
+      'x-ratelimit-limit': true,
+      'x-ratelimit-remaining': true,
+      'x-ratelimit-reset': true,
+      'retry-after': true,
+    },
+    errorResponseBuilder: (_request, context) => {
+      const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
+      return new TooManyRequestsError(
+        `Too many requests: the limit is ${context.max} per ${context.after}. Try again in ${seconds} s.`,
+        seconds,
+      );
+    },
+  });
+}
+
+export default fp(rateLimitPlugin, { name: 'rate-limit' });

@@ -1,0 +1,60 @@
+// Names both the daemon and the CLI use. Changing one is an API change.
+
+export const API_KEY_SCOPES = [
+  'email:send',
+  'email:read',
+  'templates:read',
+  'contacts:read',
+  'contacts:write',
+  'suppressions:read',
+  'suppressions:write',
+  'webhooks:manage',
+  'campaigns:read',
+  'campaigns:write',
+  'projects:read',
+  'projects:write',
+] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
+export const API_KEY_PREFIX = { live: 'svc_live_', test: 'svc_test_' } as const;
+export type ApiKeyEnvironment = keyof typeof API_KEY_PREFIX;
+
+/** Member roles, weakest first: a role may do everything the roles before it may. */
+export const MEMBER_ROLES = ['viewer', 'developer', 'admin', 'owner'] as const;
+export type MemberRole = (typeof MEMBER_ROLES)[number];
+
+export const EMAIL_EVENT_TYPES = [
+  'email.sent',
+  'email.delivered',
+  'email.opened',
+  'email.clicked',
+  'email.bounced',
+  'email.complained',
+  'email.failed',
+  'contact.unsubscribed',
+] as const;
+export type EventType = (typeof EMAIL_EVENT_TYPES)[number];
+
+export const EMAIL_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SUPPRESSED'] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+
+export const SCHEDULED_STATUSES = ['PENDING', 'SENT', 'FAILED', 'CANCELLED'] as const;
+export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED'] as const;
+export const SUPPRESSION_REASONS = ['bounce', 'complaint', 'unsubscribe', 'manual'] as const;
+
+export const PLANS = {
+  free: { monthlyEmails: 100 },
+  starter: { monthlyEmails: 5000 },
+  pro: { monthlyEmails: 25000 },
+  business: { monthlyEmails: 100000 },
+} as const;
+export type PlanSlug = keyof typeof PLANS;
+
+export const QUEUES = ['send', 'scheduled', 'webhook', 'maintenance'] as const;
+export type QueueName = (typeof QUEUES)[number];
+
+export const MAX_RECIPIENTS_PER_SEND = 50;
+export const MAX_BATCH_RECIPIENTS = 100;
+export const MAX_BODY_BYTES = 1024 * 1024;
+export const USER_AGENT_LABEL = 'svc-webhooks/1.0';
+export const TENANT_HEADER = 'x-tenant-id';

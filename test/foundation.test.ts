@@ -1,0 +1,36 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createTestContext, type TestContext } from './helpers/context.ts';
+import { createWorld } from './helpers/fixtures.ts';
+
+let ctx: TestContext;
+test.before(async () => {
+  ctx = await createTestContext();
+});
+test.after(async () => {
+  await ctx?.close();
+});
+
+test('GET /health answers ok', async () => {
+  const res = await ctx.app.inject({ method: 'GET', url: '/health' });
+  assert.is(res.statusCode, 200);
+  assert.is(res.json().status, 'ok');
+});
+
+test('unknown route is a JSON 404 in the error envelope', async () => {
+  const res = await ctx.app.inject({ method: 'GET', url: '/nope' });
+  assert.is(res.statusCode, 404);
+  const body = res.json();
+  assert.is(body.code, 'ROUTE_NOT_FOUND');
+  assert.is(body.error, 'Not Found');
+  assert.type(body.message, 'string');
+});
+
+test('pending endpoint answers 501 with a sentence', async () => {
+  const { asOwner } = await createWorld(ctx.app);
+  const res = await ctx.app.inject({ method: 'GET', url: '/campaigns', headers: asOwner });
+  assert.is(res.statusCode, 501);
+  assert.match(res.json().message, /not implemented yet/);
+});
+
+test.run();

@@ -1,0 +1,79 @@
+// Runs every test/**/*.test.ts file in its own process (each gets its own database), two at a time,
+// and ends with the one line CI reads: "N passed, N failed".
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const FILE_TIMEOUT_MS = 6 * 60_000;
+const CONCURRENCY = Number(process.env.TEST_CONCURRENCY ?? 2);
+
+function findTests(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === 'helpers' || name === 'fixtures' ? [] : findTests(path);
+    return name.endsWith('.test.ts') || name.endsWith('.test.tsx') ? [path] : [];
+  });
+}
+
+interface FileResult {
+  file: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+  output: string;
+  code: number | null;
+}
+
+function runFile(file: string): Promise<FileResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', NODE_ENV: 'test' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const timer = setTimeout(() => {
+      output += `\n[runner] ${relative(ROOT, file)} did not finish within ${FILE_TIMEOUT_MS / 1000} s and was killed.\n`;
+      child.kill('SIGKILL');
+    }, FILE_TIMEOUT_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const number = (label: string) => [...output.matchAll(new RegExp(`${label}:\\s+(\\d+)`, 'g'))].reduce((sum, m) => sum + Number(m[1]), 0);
+      const total = number('Total');
+      let passed = number('Passed');
+      const skipped = number('Skipped');
+      let failed = total - passed - skipped;
+      // A file that crashed before uvu summed up, or exited non-zero, has failed at least once.
+      if ((code !== 0 || total === 0) && failed === 0) failed = 1;
+      if (total === 0) passed = 0;
+      resolve({ file, passed, failed, skipped, output, code });
+    });
+  });
+}
+
+const only = process.argv.slice(2);
+const files = findTests(join(ROOT, 'test'))
+  .filter((file) => only.length === 0 || only.some((pattern) => file.includes(pattern)))
+  .sort();
+const results: FileResult[] = [];
+let next = 0;
+async function lane(): Promise<void> {
+  while (next < files.length) {
+    const file = files[next++];
+    const started = Date.now();
+    const result = await runFile(file);
+    results.push(result);
+    const mark = result.failed > 0 ? 'FAIL' : 'ok  ';
+    process.stdout.write(`${mark} ${relative(ROOT, file)}  ${result.passed} passed, ${result.failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+    if (result.failed > 0 || process.env.TEST_VERBOSE) process.stdout.write(result.output.replace(/^/gm, '    ') + '\n');
+  }
+}
+await Promise.all(Array.from({ length: Math.min(CONCURRENCY, files.length) }, lane));
+const passed = results.reduce((sum, r) => sum + r.passed, 0);
+const failed = results.reduce((sum, r) => sum + r.failed, 0);
+const skipped = results.reduce((sum, r) => sum + r.skipped, 0);
+process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+process.exitCode = failed > 0 || files.length === 0 ? 1 : 0;
