@@ -1,0 +1,44 @@
+// The contract between the queue (claiming, leases, retries) and the code that does the work.
+// A handler gets a claimed job and says what happened; the queue does the bookkeeping.
+import type { Sequelize } from 'sequelize';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Secrets } from '../secrets.ts';
+import type { QueueName } from '../../shared/constants.ts';
+
+export interface JobRow {
+  id: string;
+  queue: QueueName;
+  tenantId: string | null;
+  payload: Record<string, unknown>;
+  /** Attempts made before this one (0 on the first run). */
+  attempts: number;
+  maxAttempts: number;
+  runAt: Date;
+  createdAt: Date;
+}
+
+export type JobOutcome =
+  | { kind: 'done' }
+  /** Try again after delayMs (the queue gives up after maxAttempts and keeps the error). */
+  | { kind: 'retry'; delayMs: number; error: string }
+  /** Give up now; the error is kept. */
+  | { kind: 'fail'; error: string };
+
+export interface WorkerContext {
+  config: Config;
+  secrets: Secrets;
+  sequelize: Sequelize;
+  log: Logger;
+  /** Identifies this worker in lease columns (thread and process). */
+  workerId: string;
+}
+
+export type JobHandler = (job: JobRow, ctx: WorkerContext) => Promise<JobOutcome>;
+
+/** Periodic work run by the maintenance worker (reclaiming leases, pruning, re-verifying). */
+export interface MaintenanceTask {
+  name: string;
+  everyMs: number;
+  run(ctx: WorkerContext): Promise<void>;
+}
