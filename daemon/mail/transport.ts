@@ -1,0 +1,220 @@
+// Where composed messages go. Two kinds of transport, one call (`deliverMessage`):
+//  - relay: a pooled nodemailer SMTP transport per relay (SMTP_URL or a project's own settings),
+//    kept open across sends; maxMessages is raised from nodemailer's 100 (SMTP_MAX_MESSAGES) so the
+//    pool does not reconnect every hundred messages;
+//  - capture: the same nodemailer pipeline (headers, MIME, DKIM) into a buffer, stored whole in
+//    captured_messages. Used when no relay is configured and for test keys: nothing leaves the machine.
+import { createHash } from 'node:crypto';
+import nodemailer, { type Transporter } from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer';
+import type SMTPPool from 'nodemailer/lib/smtp-pool';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type { Config } from '../config.ts';
+
+export interface SmtpSettings {
+  host: string;
+  port: number;
+  secure: boolean;
+  user?: string | null;
+  pass?: string | null;
+}
+
+export type RelayTarget = { kind: 'capture' } | { kind: 'smtp'; settings: SmtpSettings };
+
+export interface DeliveryResult {
+  messageId: string;
+  captured: boolean;
+  capturedId: string | null;
+  accepted: string[];
+  /** Recipients the relay refused while others were accepted, with the server's answer. */
+  rejected: { address: string; responseCode: number | null; response: string }[];
+  response: string;
+}
+
+/** Where the message belongs in the database when it is captured. */
+export interface CaptureOwner {
+  sequelize: Sequelize;
+  tenantId: string | null;
+  emailId: string | null;
+  transaction?: Transaction;
+}
+
+const CONNECTION_TIMEOUT_MS = 10_000;
+const SOCKET_TIMEOUT_MS = 60_000;
+
+/** smtp://user:pass@host:port (or smtps://) as settings. */
+export function smtpSettingsFromUrl(url: string): SmtpSettings {
+  const parsed = new URL(url);
+  const secure = parsed.protocol === 'smtps:';
+  return {
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: parsed.port ? Number(parsed.port) : secure ? 465 : 587,
+    secure,
+    user: parsed.username ? decodeURIComponent(parsed.username) : null,
+    pass: parsed.password ? decodeURIComponent(parsed.password) : null,
+  };
+}
+
+/** The default relay: SMTP_URL when set, else capture. */
+export function defaultRelay(config: Config): RelayTarget {
+  return config.smtpUrl ? { kind: 'smtp', settings: smtpSettingsFromUrl(config.smtpUrl) } : { kind: 'capture' };
+}
+
+function poolOptions(settings: SmtpSettings, config: Pick<Config, 'smtpMaxConnections' | 'smtpMaxMessages'>): SMTPPool.Options {
+  return {
+    pool: true,
+    host: settings.host,
+    port: settings.port,
+    secure: settings.secure,
+    auth: settings.user ? { user: settings.user, pass: settings.pass ?? '' } : undefined,
+    maxConnections: config.smtpMaxConnections,
+    maxMessages: config.smtpMaxMessages,
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    greetingTimeout: CONNECTION_TIMEOUT_MS,
+    socketTimeout: SOCKET_TIMEOUT_MS,
+  };
+}
+
+// One pool per distinct relay. The key is a hash so that passwords are not kept as map keys.
+const pools = new Map<string, Transporter>();
+
+function relayKey(settings: SmtpSettings): string {
+  return createHash('sha256').update(JSON.stringify([settings.host, settings.port, settings.secure, settings.user, settings.pass])).digest('hex');
+}
+
+export function relayTransport(settings: SmtpSettings, config: Pick<Config, 'smtpMaxConnections' | 'smtpMaxMessages'>): Transporter {
+  const key = relayKey(settings);
+  let transport = pools.get(key);
+  if (!transport) {
+    transport = nodemailer.createTransport(poolOptions(settings, config));
+    pools.set(key, transport);
+  }
+  return transport;
+}
+
+let captureTransport: Transporter | null = null;
+function captureTransportInstance(): Transporter {
+  captureTransport ??= nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+  return captureTransport;
+}
+
+/** Builds the message exactly as a relay would receive it (MIME, DKIM) and stores it. */
+export async function captureMessage(message: Mail.Options, owner: CaptureOwner): Promise<DeliveryResult> {
+  const info = (await captureTransportInstance().sendMail(message)) as {
+    messageId: string;
+    envelope: { from: string | false; to: string[] };
+    message: Buffer;
+  };
+  const rows = await owner.sequelize.query<{ id: string }>(
+    `INSERT INTO captured_messages (tenant_id, email_id, message_id, envelope_from, envelope_to, subject, raw)
+     VALUES (:tenantId, :emailId, :messageId, :from, ARRAY[:to]::text[], :subject, :raw) RETURNING id`,
+    {
+      replacements: {
+        tenantId: owner.tenantId,
+        emailId: owner.emailId,
+        messageId: info.messageId,
+        from: info.envelope.from || null,
+        to: info.envelope.to.length ? info.envelope.to : [''],
+        subject: typeof message.subject === 'string' ? message.subject : null,
+        raw: info.message.toString('utf8'),
+      },
+      type: QueryTypes.SELECT,
+      transaction: owner.transaction,
+    },
+  );
+  return {
+    messageId: info.messageId,
+    captured: true,
+    capturedId: rows[0].id,
+    accepted: info.envelope.to,
+    rejected: [],
+    response: 'captured',
+  };
+}
+
+interface SmtpRecipientError {
+  recipient?: string;
+  responseCode?: number;
+  response?: string;
+}
+
+/** Hands the message to the relay (pooled) or captures it. Throws what nodemailer throws on failure. */
+export async function deliverMessage(
+  target: RelayTarget,
+  message: Mail.Options,
+  owner: CaptureOwner,
+  config: Pick<Config, 'smtpMaxConnections' | 'smtpMaxMessages'>,
+): Promise<DeliveryResult> {
+  if (target.kind === 'capture') return captureMessage(message, owner);
+  const info = (await relayTransport(target.settings, config).sendMail(message)) as {
+    messageId: string;
+    accepted: (string | { address: string })[];
+    rejectedErrors?: SmtpRecipientError[];
+    response: string;
+  };
+  return {
+    messageId: info.messageId,
+    captured: false,
+    capturedId: null,
+    accepted: info.accepted.map((a) => (typeof a === 'string' ? a : a.address)),
+    rejected: (info.rejectedErrors ?? []).map((e) => ({
+      address: e.recipient ?? '',
+      responseCode: e.responseCode ?? null,
+      response: e.response ?? String(e),
+    })),
+    response: info.response,
+  };
+}
+
+export interface ClassifiedFailure {
+  /** transient: try again later (4xx, network). permanent: the server refused for good (5xx). */
+  kind: 'transient' | 'permanent';
+  responseCode: number | null;
+  message: string;
+  /** Recipients the server said do not exist (550/551/553 on RCPT): hard bounces. */
+  hardBounces: string[];
+}
+
+const HARD_BOUNCE_CODES = new Set([550, 551, 553]);
+
+/** Reads nodemailer's error into what the send worker decides on. */
+export function classifyDeliveryError(error: unknown): ClassifiedFailure {
+  const e = (error ?? {}) as { responseCode?: number; response?: string; message?: string; code?: string; command?: string; rejectedErrors?: SmtpRecipientError[] };
+  const rejectedErrors = e.rejectedErrors ?? [];
+  const codes = rejectedErrors.map((r) => r.responseCode).filter((c): c is number => typeof c === 'number');
+  const responseCode = typeof e.responseCode === 'number' ? e.responseCode : codes.length ? codes[codes.length - 1] : null;
+  const message = (e.response ?? e.message ?? String(error)).slice(0, 1000);
+  // All recipients refused: permanent only when every refusal was permanent.
+  const permanent = codes.length > 0 ? codes.every((c) => c >= 500) : responseCode !== null && responseCode >= 500;
+  const hardBounces = rejectedErrors
+    .filter((r) => r.recipient && r.responseCode && HARD_BOUNCE_CODES.has(r.responseCode))
+    .map((r) => r.recipient!);
+  return { kind: permanent ? 'permanent' : 'transient', responseCode, message, hardBounces };
+}
+
+/** A real SMTP handshake (connect, greeting, EHLO, TLS, AUTH) against the settings. */
+export async function verifySmtp(settings: SmtpSettings): Promise<{ ok: boolean; error?: string }> {
+  const transport = nodemailer.createTransport({
+    host: settings.host,
+    port: settings.port,
+    secure: settings.secure,
+    auth: settings.user ? { user: settings.user, pass: settings.pass ?? '' } : undefined,
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    greetingTimeout: CONNECTION_TIMEOUT_MS,
+    socketTimeout: CONNECTION_TIMEOUT_MS,
+  });
+  try {
+    await transport.verify();
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    transport.close();
+  }
+}
+
+/** Closes every pooled relay connection (shutdown, tests). */
+export function closeTransports(): void {
+  for (const transport of pools.values()) transport.close();
+  pools.clear();
+}
