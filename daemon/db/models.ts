@@ -2,8 +2,10 @@
 import type { Sequelize } from 'sequelize';
 import { initAuthModels } from '../modules/auth/model.ts';
 import { initTenantModels } from '../modules/tenants/model.ts';
+import { initDomainModels } from '../modules/domains/model.ts';
 
 export function initModels(sequelize: Sequelize): void {
   initAuthModels(sequelize);
   initTenantModels(sequelize);
+  initDomainModels(sequelize);
 }

@@ -1,0 +1,176 @@
+// Sending domains of a tenant: register (with a new DKIM key), list, check DNS, diagnose, delete,
+// and the questions the send pipeline asks (is this sender verified? which return path?).
+import { UniqueConstraintError, type Sequelize } from 'sequelize';
+import type { Config } from '../../config.ts';
+import type { Secrets } from '../../secrets.ts';
+import { ConflictError, NotFoundError } from '../../errors.ts';
+import type { DiagnosisBody, DnsRecord, DomainBody, VerifyDomainBody } from '../../../shared/schemas/domains.ts';
+import { Domain, type DriftEntry, type RecordChecks } from './model.ts';
+import { generateDkimKey } from './keys.ts';
+import { normalizeDomainName, unicodeDomainName } from './names.ts';
+import { createDnsLookup } from './dns-lookup.ts';
+import { inspectDomain, onlyResolverTrouble, passesVerification, type Inspection } from './inspect.ts';
+import { expectedRecords } from './records.ts';
+import { loadSendingDnsSettings, type SendingDnsSettings } from './sending-settings.ts';
+import { findVerifiedDomain, forgetDkimKeys } from './signing.ts';
+import { returnPathName } from './records.ts';
+
+export interface DomainDeps {
+  sequelize: Sequelize;
+  secrets: Pick<Secrets, 'encryptionKey'>;
+  config: Pick<Config, 'publicUrl' | 'dnsServers'>;
+  /** Per-query DNS time-out (tests shorten it). */
+  dnsTimeoutMs?: number;
+}
+
+function toBody(domain: Domain, settings: SendingDnsSettings): DomainBody {
+  const checks: RecordChecks = domain.recordChecks ?? {};
+  const records: DnsRecord[] = expectedRecords(domain, settings).map((record) => {
+    const check = checks[record.record];
+    return { ...record, status: check?.status ?? 'pending', found: check?.found ?? [], checkedAt: check?.checkedAt ?? null };
+  });
+  return {
+    id: domain.id,
+    name: domain.name,
+    unicodeName: unicodeDomainName(domain.name),
+    status: domain.status,
+    dkimSelector: domain.dkimSelector,
+    verifiedAt: domain.verifiedAt?.toISOString() ?? null,
+    lastCheckedAt: domain.lastCheckedAt?.toISOString() ?? null,
+    driftDetectedAt: domain.driftDetectedAt?.toISOString() ?? null,
+    drift: domain.drift ?? [],
+    records,
+    createdAt: domain.createdAt.toISOString(),
+  };
+}
+
+async function findOwnDomain(tenantId: string, id: string): Promise<Domain> {
+  const domain = await Domain.findOne({ where: { id, tenantId } });
+  if (!domain) throw new NotFoundError('Domain');
+  return domain;
+}
+
+export async function createDomain(deps: DomainDeps, tenantId: string, input: { name: string }): Promise<DomainBody> {
+  const name = normalizeDomainName(input.name);
+  const duplicate = () => new ConflictError(`${name} is already a sending domain of this tenant.`, 'DOMAIN_EXISTS');
+  if (await Domain.findOne({ where: { tenantId, name }, attributes: ['id'] })) throw duplicate();
+  const key = await generateDkimKey(deps.secrets.encryptionKey);
+  let domain: Domain;
+  try {
+    domain = await Domain.create({
+      tenantId,
+      name,
+      dkimSelector: key.selector,
+      dkimPublicKey: key.publicKey,
+      dkimPrivateKeySealed: key.privateKeySealed,
+    });
+  } catch (error) {
+    if (error instanceof UniqueConstraintError) throw duplicate();
+    throw error;
+  }
+  return toBody(domain, await loadSendingDnsSettings(deps.sequelize, deps.config));
+}
+
+export async function listDomains(deps: DomainDeps, tenantId: string, page: { page: number; limit: number }) {
+  const { rows, count } = await Domain.findAndCountAll({
+    where: { tenantId },
+    order: [['createdAt', 'DESC'], ['id', 'ASC']],
+    limit: page.limit,
+    offset: (page.page - 1) * page.limit,
+  });
+  const settings = await loadSendingDnsSettings(deps.sequelize, deps.config);
+  return {
+    data: rows.map((row) => toBody(row, settings)),
+    meta: { page: page.page, limit: page.limit, total: count, totalPages: Math.ceil(count / page.limit) },
+  };
+}
+
+export async function getDomainDns(deps: DomainDeps, tenantId: string, id: string): Promise<DomainBody> {
+  return toBody(await findOwnDomain(tenantId, id), await loadSendingDnsSettings(deps.sequelize, deps.config));
+}
+
+async function inspect(deps: DomainDeps, domain: Domain, settings: SendingDnsSettings): Promise<Inspection> {
+  const lookup = createDnsLookup({ servers: deps.config.dnsServers, timeoutMs: deps.dnsTimeoutMs });
+  return inspectDomain(lookup, domain, settings);
+}
+
+function changedRecords(before: RecordChecks, after: RecordChecks): DriftEntry[] {
+  const drift: DriftEntry[] = [];
+  for (const kind of Object.keys(after) as (keyof RecordChecks)[]) {
+    const from = before[kind]?.status;
+    const to = after[kind]!.status;
+    // A resolver hiccup is not a change in what the customer published.
+    if (from === undefined || from === 'pending' || from === 'error' || to === 'error' || from === to) continue;
+    drift.push({ record: kind, from, to });
+  }
+  return drift;
+}
+
+/**
+ * Looks the records up and stores what it saw. A verified domain stays verified when only resolver
+ * failures (time-outs, SERVFAIL) stand in the way; real changes flip it to failed.
+ * `recordDrift` (the daily re-check) also keeps which records changed since the previous check.
+ */
+export async function checkAndStore(deps: DomainDeps, domain: Domain, options: { recordDrift: boolean }): Promise<{ domain: Domain; inspection: Inspection; settings: SendingDnsSettings }> {
+  const settings = await loadSendingDnsSettings(deps.sequelize, deps.config);
+  const inspection = await inspect(deps, domain, settings);
+  const now = new Date();
+  const checks: RecordChecks = {};
+  for (const [kind, result] of Object.entries(inspection.records) as [keyof RecordChecks, { status: DnsRecord['status']; found: string[] }][]) {
+    checks[kind] = { status: result.status, found: result.found, checkedAt: now.toISOString() };
+  }
+  const passes = passesVerification(inspection);
+  const keep = !passes && domain.status === 'verified' && onlyResolverTrouble(inspection);
+  const status = passes || keep ? 'verified' : 'failed';
+  const drift = options.recordDrift ? changedRecords(domain.recordChecks ?? {}, checks) : [];
+  domain.set({
+    status,
+    recordChecks: checks,
+    lastCheckedAt: now,
+    verifiedAt: status === 'verified' ? (domain.status === 'verified' && domain.verifiedAt ? domain.verifiedAt : now) : null,
+    ...(drift.length > 0 ? { driftDetectedAt: now, drift } : {}),
+  });
+  await domain.save();
+  forgetDkimKeys(domain.tenantId);
+  return { domain, inspection, settings };
+}
+
+export async function verifyDomain(deps: DomainDeps, tenantId: string, id: string): Promise<VerifyDomainBody> {
+  const { domain, inspection, settings } = await checkAndStore(deps, await findOwnDomain(tenantId, id), { recordDrift: false });
+  return { ...toBody(domain, settings), problems: inspection.problems };
+}
+
+/** Reads DNS and reports; writes nothing. */
+export async function diagnoseDomain(deps: DomainDeps, tenantId: string, id: string): Promise<DiagnosisBody> {
+  const domain = await findOwnDomain(tenantId, id);
+  const inspection = await inspect(deps, domain, await loadSendingDnsSettings(deps.sequelize, deps.config));
+  return {
+    domain: domain.name,
+    ok: !inspection.problems.some((problem) => problem.severity === 'error'),
+    problems: inspection.problems,
+    publish: inspection.publish,
+    checkedAt: new Date().toISOString(),
+  };
+}
+
+export async function deleteDomain(_deps: DomainDeps, tenantId: string, id: string): Promise<void> {
+  const domain = await findOwnDomain(tenantId, id);
+  await domain.destroy();
+  forgetDkimKeys(tenantId);
+}
+
+/** May the tenant send as `domain` (an address or a bare domain)? True for a verified domain or a subdomain of one. */
+export async function isVerifiedSenderDomain(sequelize: Sequelize, tenantId: string, domain: string): Promise<boolean> {
+  return (await findVerifiedDomain(sequelize, tenantId, domain)) !== null;
+}
+
+/**
+ * The domain for the envelope sender (Return-Path) of mail from `fromDomain`: `bounces.<verified domain>`
+ * when the platform routes bounces through customer domains and the last check found that record
+ * published; else null (the relay's own envelope sender is used).
+ */
+export async function returnPathFor(sequelize: Sequelize, tenantId: string, fromDomain: string): Promise<string | null> {
+  const domain = await findVerifiedDomain(sequelize, tenantId, fromDomain);
+  if (!domain || domain.recordChecks?.returnPath?.status !== 'verified') return null;
+  return returnPathName(domain.name);
+}
