@@ -1,8 +1,15 @@
-// Starts the long-lived worker threads (Bree). The queue issue fills in the workers; until then
-// the pool is empty and /health/ready reports that no workers run.
+// Starts the long-lived worker threads with Bree: send-worker, scheduler, webhook-worker and
+// maintenance. A thread that dies is started again; stop() lets each thread drain and give back
+// its leases before it ends.
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import Bree from 'bree';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
+import type { ThreadData, ThreadMessage } from './thread.ts';
+import { DEFAULT_TUNING, type QueueTuning } from './tuning.ts';
+
+export type { QueueTuning } from './tuning.ts';
 
 export interface WorkerPool {
   alive(): boolean;
@@ -10,13 +17,133 @@ export interface WorkerPool {
   stop(): Promise<void>;
 }
 
+export interface WorkerDefinition {
+  name: string;
+  /** Absolute path of the worker's .ts module (it calls runWorkerThread). */
+  module: string;
+  options?: Record<string, unknown>;
+}
+
 export interface StartWorkersOptions {
   config: Config;
   databaseUrl: string;
   secrets: Secrets;
   log: Logger;
+  /** Defaults to the daemon's four workers; tests run their own. */
+  workers?: WorkerDefinition[];
+  tuning?: Partial<QueueTuning>;
+  /** How long to wait for every thread to connect before answering anyway. */
+  readyTimeoutMs?: number;
 }
 
-export async function startWorkers(_options: StartWorkersOptions): Promise<WorkerPool> {
-  return { alive: () => false, names: () => [], stop: async () => {} };
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const BOOTSTRAP = here('./bootstrap.mjs');
+const RESTART_DELAY_MS = 1_000;
+
+export const DAEMON_WORKERS: WorkerDefinition[] = [
+  { name: 'send-worker', module: here('./send-worker.ts') },
+  { name: 'scheduler', module: here('./scheduler.ts') },
+  { name: 'webhook-worker', module: here('./webhook-worker.ts') },
+  { name: 'maintenance', module: here('./maintenance.ts') },
+];
+
+export async function startWorkers(options: StartWorkersOptions): Promise<WorkerPool> {
+  const { log } = options;
+  const definitions = options.workers ?? DAEMON_WORKERS;
+  const tuning: QueueTuning = { ...DEFAULT_TUNING, ...options.tuning };
+  const threadData = (definition: WorkerDefinition): ThreadData => ({
+    name: definition.name,
+    module: pathToFileURL(definition.module).href,
+    config: options.config,
+    databaseUrl: options.databaseUrl,
+    secrets: {
+      jwtSecret: options.secrets.jwtSecret,
+      encryptionKey: new Uint8Array(options.secrets.encryptionKey),
+      linkSigningKey: new Uint8Array(options.secrets.linkSigningKey),
+    },
+    tuning,
+    options: definition.options ?? {},
+  });
+
+  const ready = new Set<string>();
+  const readyWaiters = new Set<() => void>();
+  let stopping = false;
+
+  const bree = new Bree({
+    root: false,
+    doRootCheck: false,
+    // Bree's own chatter (online, exited) goes to debug; failures are logged by the handlers below.
+    logger: {
+      info: (message: unknown) => log.debug({ bree: String(message) }),
+      warn: (message: unknown) => log.warn({ bree: String(message) }),
+      error: (message: unknown) => log.debug({ bree: String(message) }),
+    } as unknown as Bree.BreeLogger,
+    jobs: definitions.map((definition) => ({
+      name: definition.name,
+      path: BOOTSTRAP,
+      worker: { workerData: threadData(definition) },
+    })),
+    errorHandler: (error, meta) => {
+      if (!stopping) log.error({ worker: meta.name, err: error instanceof Error ? error.message : String(error) }, 'worker thread error');
+    },
+    workerMessageHandler: ({ name, message }) => {
+      const data = message as ThreadMessage;
+      if (typeof data === 'object' && data.type === 'ready') {
+        ready.add(name);
+        for (const notify of readyWaiters) notify();
+      }
+    },
+  });
+
+  bree.on('worker deleted', (name: string) => {
+    ready.delete(name);
+    if (stopping) return;
+    log.error({ worker: name }, `worker thread ${name} stopped unexpectedly; starting it again`);
+    setTimeout(() => {
+      if (!stopping) bree.run(name).catch((error: Error) => log.error({ worker: name, err: error.message }, 'could not restart worker thread'));
+    }, RESTART_DELAY_MS).unref();
+  });
+
+  // run() validates the job list on its first call, then starts every thread.
+  await bree.run();
+  const names = definitions.map((definition) => definition.name);
+  const allReady = () => names.every((name) => ready.has(name));
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      log.warn({ waiting: names.filter((name) => !ready.has(name)) }, 'worker threads are slow to start');
+      finish();
+    }, options.readyTimeoutMs ?? 60_000);
+    function finish() {
+      clearTimeout(timer);
+      readyWaiters.delete(check);
+      resolve();
+    }
+    function check() {
+      if (allReady()) finish();
+    }
+    readyWaiters.add(check);
+    check();
+  });
+  log.info({ workers: names }, 'worker threads started');
+
+  return {
+    alive: () => !stopping && allReady(),
+    names: () => [...names],
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      // Each thread stops claiming, waits for its in-flight jobs (bounded by drainTimeoutMs),
+      // releases its leases and says 'done'; a thread that does not is terminated.
+      const graceMs = tuning.drainTimeoutMs + 5_000;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
+      const result = await Promise.race([bree.stop(), timedOut]);
+      clearTimeout(timer);
+      if (result === 'timeout') {
+        const stuck = [...bree.workers.entries()];
+        log.warn({ workers: stuck.map(([name]) => name) }, 'worker threads did not stop in time; terminating them');
+        await Promise.all(stuck.map(([, worker]) => worker.terminate()));
+      }
+    },
+  };
 }

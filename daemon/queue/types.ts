@@ -42,3 +42,34 @@ export interface MaintenanceTask {
   everyMs: number;
   run(ctx: WorkerContext): Promise<void>;
 }
+
+export interface EnqueueJobOptions {
+  queue: QueueName;
+  payload: Record<string, unknown>;
+  tenantId?: string | null;
+  /** Not before this moment (a scheduled send, a retry planned by the caller). Default: now. */
+  runAt?: Date;
+  /** Default 5. After this many failed attempts the job moves to failed_jobs. */
+  maxAttempts?: number;
+  /**
+   * At most one unfinished job per (queue, key). Enqueueing a key that is already waiting keeps the
+   * existing job and returns its id; removeJob(queue, key) cancels it.
+   */
+  key?: string | null;
+}
+
+/** One queue's load, as /health/queues reports it. */
+export interface QueueStats {
+  /** Jobs due now and not leased. */
+  depth: number;
+  /** Age of the oldest due job in ms (0 when none waits). */
+  oldestWaitingAgeMs: number;
+  /** Jobs leased by a worker. */
+  running: number;
+  /** Jobs whose runAt is still in the future. */
+  scheduled: number;
+  /** Jobs kept in failed_jobs. */
+  failed: number;
+  /** True when the oldest due job has waited longer than the threshold. */
+  stuck: boolean;
+}

@@ -1,0 +1,14 @@
+// The registry of work. Each area adds ONE line here:
+//   a queue's handler, imported lazily so a thread loads only the code of its own queue;
+//   a periodic task for the maintenance thread.
+// A queue without a handler is not claimed: its jobs wait until the handler ships.
+import type { QueueName } from '../../shared/constants.ts';
+import type { JobHandler, MaintenanceTask } from '../queue/types.ts';
+
+export const JOB_HANDLERS: Partial<Record<QueueName, () => Promise<JobHandler>>> = {
+  // send: async () => (await import('../mail/send-job.ts')).handleSendJob,
+};
+
+export const MAINTENANCE_TASKS: MaintenanceTask[] = [
+  // { name: 'reverify-domains', everyMs: 24 * 60 * 60_000, run: async (ctx) => (await import('../modules/domains/reverify.ts')).reverifyDomains(ctx) },
+];

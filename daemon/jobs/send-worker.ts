@@ -1,0 +1,4 @@
+// Worker thread: delivers queued emails (queue "send").
+import { runQueueWorker } from './queue-worker.ts';
+
+await runQueueWorker('send');

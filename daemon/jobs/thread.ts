@@ -1,0 +1,90 @@
+// What every worker thread shares: reading workerData, its own database connection, a logger,
+// and the shutdown handshake with the pool (the pool posts 'cancel'; the thread drains, gives
+// back its leases, closes, and answers 'done').
+import { hostname } from 'node:os';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
+import pino from 'pino';
+import type { Config } from '../config.ts';
+import { connectSequelize } from '../db/index.ts';
+import { initModels } from '../db/models.ts';
+import { releaseJobs } from '../queue/claim.ts';
+import type { WorkerContext } from '../queue/types.ts';
+import type { QueueTuning } from './tuning.ts';
+
+/** What the pool hands a thread. Plain data only: it crosses the thread boundary by copy. */
+export interface ThreadData {
+  name: string;
+  module: string;
+  config: Config;
+  databaseUrl: string;
+  secrets: { jwtSecret: string; encryptionKey: Uint8Array; linkSigningKey: Uint8Array };
+  tuning: QueueTuning;
+  /** Worker-specific settings (a test worker's queue, for example). */
+  options: Record<string, unknown>;
+}
+
+export interface ThreadRuntime {
+  data: ThreadData;
+  ctx: WorkerContext;
+  tuning: QueueTuning;
+  /** Aborted when the pool asks the thread to stop claiming. */
+  signal: AbortSignal;
+  /** The embedded PGlite does not deliver NOTIFY across connections: poll it instead. */
+  embedded: boolean;
+}
+
+export type ThreadMessage = { type: 'ready' } | 'done';
+
+export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<void>): Promise<void> {
+  if (!parentPort) throw new Error('runWorkerThread must run inside a worker thread');
+  const port = parentPort;
+  const data = workerData as ThreadData;
+  const log = pino({ level: data.config.logLevel, base: { worker: data.name } });
+  const workerId = `${hostname()}:${process.pid}:${data.name}:${threadId}`;
+  const stop = new AbortController();
+  port.on('message', (message) => {
+    if (message === 'cancel') stop.abort();
+  });
+
+  const sequelize = connectSequelize(data.databaseUrl, data.tuning.concurrency + 2);
+  initModels(sequelize);
+  const ctx: WorkerContext = {
+    config: data.config,
+    secrets: {
+      jwtSecret: data.secrets.jwtSecret,
+      encryptionKey: Buffer.from(data.secrets.encryptionKey),
+      linkSigningKey: Buffer.from(data.secrets.linkSigningKey),
+    },
+    sequelize,
+    log,
+    workerId,
+  };
+  try {
+    await sequelize.authenticate();
+    port.postMessage({ type: 'ready' } satisfies ThreadMessage);
+    await body({ data, ctx, tuning: data.tuning, signal: stop.signal, embedded: data.config.databaseUrl === null });
+    const released = await releaseJobs(sequelize, workerId);
+    if (released > 0) log.warn({ released }, 'released the leases of jobs still running at shutdown');
+    await sequelize.close();
+    port.postMessage('done' satisfies ThreadMessage);
+  } catch (error) {
+    // The pool sees the thread exit and starts a new one; leases held now expire and are reclaimed.
+    log.error({ err: error instanceof Error ? error.message : String(error) }, 'worker thread failed');
+    await sequelize.close().catch(() => {});
+    process.exit(1);
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,30 @@
+// Knobs of the worker loops. Production uses the defaults; tests shorten leases and intervals.
+export interface QueueTuning {
+  /** How long a claim holds a job before another worker may take it. Extended every third of it. */
+  leaseMs: number;
+  /** Jobs claimed per statement. */
+  batchSize: number;
+  /** Jobs one thread runs at the same time. */
+  concurrency: number;
+  /** Safety-net poll when LISTEN/NOTIFY works (real PostgreSQL). */
+  pollMs: number;
+  /** Poll on the embedded PGlite, where a NOTIFY does not reach other socket connections. */
+  embeddedPollMs: number;
+  /** How often the maintenance thread puts expired leases back in line. */
+  reclaimEveryMs: number;
+  /** On shutdown, how long in-flight jobs may take before their leases are released anyway. */
+  drainTimeoutMs: number;
+  /** First retry delay when a handler throws instead of answering an outcome. */
+  retryBaseMs: number;
+}
+
+export const DEFAULT_TUNING: QueueTuning = {
+  leaseMs: 60_000,
+  batchSize: 10,
+  concurrency: 10,
+  pollMs: 2_000,
+  embeddedPollMs: 250,
+  reclaimEveryMs: 5_000,
+  drainTimeoutMs: 10_000,
+  retryBaseMs: 5_000,
+};

@@ -1,0 +1,93 @@
+// Wakes a worker loop early: on a NOTIFY for its queue, when a job slot frees up, or at shutdown.
+// A wake that arrives while the loop is busy is remembered, so no notification is lost.
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { QueueName } from '../../shared/constants.ts';
+import { queueChannel } from '../queue/channel.ts';
+
+export interface Waker {
+  wake(): void;
+  /** Resolves on the next wake, or after `ms`. */
+  wait(ms: number): Promise<void>;
+}
+
+export function createWaker(): Waker {
+  let pending = false;
+  let resolveWait: (() => void) | null = null;
+  return {
+    wake() {
+      if (resolveWait) {
+        const resolve = resolveWait;
+        resolveWait = null;
+        resolve();
+      } else {
+        pending = true;
+      }
+    },
+    wait(ms) {
+      if (pending) {
+        pending = false;
+        return Promise.resolve();
+      }
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          resolveWait = null;
+          resolve();
+        }, ms);
+        resolveWait = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    },
+  };
+}
+
+const RELISTEN_DELAY_MS = 5_000;
+
+/**
+ * LISTENs on the queue's channel with a connection of its own (a pooled one could be handed back
+ * and lose the subscription). When the connection drops, the loop's poll carries on alone and the
+ * listener reconnects after a pause.
+ */
+export function listenForJobs(databaseUrl: string, queue: QueueName, waker: Waker, log: Logger): { close(): Promise<void> } {
+  let client: pg.Client | null = null;
+  let closed = false;
+  let retry: NodeJS.Timeout | null = null;
+
+  const connect = async () => {
+    const next = new pg.Client({ connectionString: databaseUrl });
+    next.on('notification', () => waker.wake());
+    next.on('error', (error) => {
+      log.warn({ err: error.message }, 'job listener connection lost; polling until it is back');
+      next.end().catch(() => {});
+      if (client === next) client = null;
+      if (!closed) retry = setTimeout(() => void connect(), RELISTEN_DELAY_MS);
+    });
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${queueChannel(queue)}`);
+      if (closed) {
+        await next.end();
+        return;
+      }
+      client = next;
+      // Jobs enqueued while we were not listening are picked up now rather than at the next poll.
+      waker.wake();
+    } catch (error) {
+      log.warn({ err: (error as Error).message }, 'could not LISTEN for jobs; polling meanwhile');
+      await next.end().catch(() => {});
+      if (!closed) retry = setTimeout(() => void connect(), RELISTEN_DELAY_MS);
+    }
+  };
+  void connect();
+
+  return {
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      await client?.end().catch(() => {});
+      client = null;
+    },
+  };
+}

@@ -1,0 +1,4 @@
+// Worker thread: delivers signed webhook events, retrying with backoff (queue "webhook").
+import { runQueueWorker } from './queue-worker.ts';
+
+await runQueueWorker('webhook');
