@@ -127,18 +127,6 @@ export const PENDING_AREAS: PendingArea[] = [
     ],
   },
   {
-    tag: 'domains',
-    reason: 'Sending domains are being built.',
-    routes: [
-      r('POST', '/domains', access.session()),
-      r('GET', '/domains', access.session()),
-      r('GET', '/domains/:id/dns', access.session()),
-      r('POST', '/domains/:id/verify', access.session()),
-      r('GET', '/domains/:id/diagnose', access.session()),
-      r('DELETE', '/domains/:id', access.session()),
-    ],
-  },
-  {
     tag: 'templates',
     reason: 'Templates are being built.',
     routes: [

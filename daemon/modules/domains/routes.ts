@@ -1,0 +1,73 @@
+// Sending domains (JWT only): register, list, DNS records and their state, verify, diagnose, delete.
+import { Type } from '@sinclair/typebox';
+import type { App, AppDeps } from '../../app-types.ts';
+import { access } from '../../plugins/access.ts';
+import { tenantOf } from '../../plugins/auth.ts';
+import { ErrorBody, IdParams, OkBody, PageQuery, Paged, TenantHeaders } from '../../../shared/schemas/common.ts';
+import { CreateDomainDto, DiagnosisBody, DomainBody, VerifyDomainBody } from '../../../shared/schemas/domains.ts';
+import { createDomain, deleteDomain, diagnoseDomain, getDomainDns, listDomains, verifyDomain, type DomainDeps } from './service.ts';
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+
+export default async function domainRoutes(app: App, deps: AppDeps): Promise<void> {
+  const tags = ['domains'];
+  const domainDeps: DomainDeps = { sequelize: deps.db.sequelize, secrets: deps.secrets, config: deps.config };
+  const session = { access: access.session() };
+
+  app.post('/domains', {
+    config: session,
+    schema: {
+      tags,
+      summary: 'Register a sending domain: generates its DKIM key and answers the DNS records to publish',
+      headers: TenantHeaders,
+      body: CreateDomainDto,
+      response: { 201: DomainBody, ...errors, 409: ErrorBody },
+    },
+  }, async (request, reply) => reply.code(201).send(await createDomain(domainDeps, tenantOf(request).tenantId, request.body)));
+
+  app.get('/domains', {
+    config: session,
+    schema: { tags, summary: "The tenant's sending domains", headers: TenantHeaders, querystring: PageQuery(), response: { 200: Paged(DomainBody), ...errors } },
+  }, async (request) => listDomains(domainDeps, tenantOf(request).tenantId, { page: request.query.page ?? 1, limit: request.query.limit ?? 20 }));
+
+  app.get('/domains/:id/dns', {
+    config: session,
+    schema: {
+      tags,
+      summary: 'The records to publish, each with its state at the last verification',
+      headers: TenantHeaders,
+      params: IdParams,
+      response: { 200: DomainBody, ...errors },
+    },
+  }, async (request) => getDomainDns(domainDeps, tenantOf(request).tenantId, request.params.id));
+
+  app.post('/domains/:id/verify', {
+    config: session,
+    schema: {
+      tags,
+      summary: 'Look the records up in DNS and store each one\'s state; verified when SPF and DKIM pass',
+      headers: TenantHeaders,
+      params: IdParams,
+      response: { 200: VerifyDomainBody, ...errors },
+    },
+  }, async (request) => verifyDomain(domainDeps, tenantOf(request).tenantId, request.params.id));
+
+  app.get('/domains/:id/diagnose', {
+    config: session,
+    schema: {
+      tags,
+      summary: 'Report DNS problems (SPF, DKIM, DMARC, return path) and the records to publish; writes nothing',
+      headers: TenantHeaders,
+      params: IdParams,
+      response: { 200: DiagnosisBody, ...errors },
+    },
+  }, async (request) => diagnoseDomain(domainDeps, tenantOf(request).tenantId, request.params.id));
+
+  app.delete('/domains/:id', {
+    config: session,
+    schema: { tags, summary: 'Remove a sending domain and its DKIM key', headers: TenantHeaders, params: IdParams, response: { 200: OkBody, ...errors } },
+  }, async (request) => {
+    await deleteDomain(domainDeps, tenantOf(request).tenantId, request.params.id);
+    return { ok: true as const };
+  });
+}
