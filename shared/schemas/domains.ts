@@ -1,6 +1,11 @@
 // Sending domains: the records a tenant publishes, their state after a DNS check, and the diagnosis.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TUnion, type SchemaOptions } from '@sinclair/typebox';
 import { Timestamp, Uuid } from './common.ts';
+
+/** A union of literals that keeps each literal's type (a plain .map() would widen it). */
+function oneOf<const T extends readonly string[]>(values: T, options?: SchemaOptions): TUnion<{ -readonly [K in keyof T]: TLiteral<T[K] & string> }> {
+  return Type.Union(values.map((value) => Type.Literal(value)), options) as never;
+}
 
 export const CreateDomainDto = Type.Object(
   {
@@ -16,7 +21,7 @@ export type CreateDomainDto = Static<typeof CreateDomainDto>;
 
 export const DOMAIN_STATUSES = ['pending', 'verified', 'failed'] as const;
 export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
-export const DomainStatusSchema = Type.Union(DOMAIN_STATUSES.map((s) => Type.Literal(s)), {
+export const DomainStatusSchema = oneOf(DOMAIN_STATUSES, {
   description: 'pending: never verified; verified: SPF and DKIM pass; failed: the last check found them missing or wrong',
 });
 
@@ -28,7 +33,7 @@ export const RECORD_STATUSES = ['pending', 'verified', 'missing', 'mismatch', 'e
 export type RecordStatus = (typeof RECORD_STATUSES)[number];
 
 export const DnsRecord = Type.Object({
-  record: Type.Union(DNS_RECORD_KINDS.map((k) => Type.Literal(k))),
+  record: oneOf(DNS_RECORD_KINDS),
   type: Type.Union([Type.Literal('TXT'), Type.Literal('CNAME'), Type.Literal('MX')]),
   /** Fully qualified name to create the record at. */
   name: Type.String(),
@@ -36,7 +41,7 @@ export const DnsRecord = Type.Object({
   priority: Type.Optional(Type.Integer({ description: 'MX preference (MX records only)' })),
   /** SPF and DKIM are needed for verification; DMARC and the return path are recommended. */
   required: Type.Boolean(),
-  status: Type.Union(RECORD_STATUSES.map((s) => Type.Literal(s))),
+  status: oneOf(RECORD_STATUSES),
   /** What DNS answered at `name` on the last check (TXT strings already joined). */
   found: Type.Array(Type.String()),
   checkedAt: Type.Union([Timestamp, Type.Null()]),
@@ -113,16 +118,16 @@ export const PROBLEM_SEVERITIES = ['error', 'warning', 'info'] as const;
 export type ProblemSeverity = (typeof PROBLEM_SEVERITIES)[number];
 
 export const DiagnosisProblem = Type.Object({
-  record: Type.Union([...DNS_RECORD_KINDS.map((k) => Type.Literal(k)), Type.Literal('domain')]),
-  severity: Type.Union(PROBLEM_SEVERITIES.map((s) => Type.Literal(s))),
-  code: Type.Union(DIAGNOSIS_CODES.map((c) => Type.Literal(c))),
+  record: oneOf([...DNS_RECORD_KINDS, 'domain'] as const),
+  severity: oneOf(PROBLEM_SEVERITIES),
+  code: oneOf(DIAGNOSIS_CODES),
   message: Type.String(),
   fix: Type.String(),
 });
 export type DiagnosisProblem = Static<typeof DiagnosisProblem>;
 
 export const PublishRecord = Type.Object({
-  record: Type.Union(DNS_RECORD_KINDS.map((k) => Type.Literal(k))),
+  record: oneOf(DNS_RECORD_KINDS),
   type: Type.Union([Type.Literal('TXT'), Type.Literal('CNAME'), Type.Literal('MX')]),
   name: Type.String(),
   value: Type.String(),
