@@ -2,7 +2,8 @@
 import { Type } from '@sinclair/typebox';
 import type { App, AppDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
-import { checkDatabase, checkReadiness, checkRedis } from './service.ts';
+import { checkDatabase, checkQueues, checkReadiness, checkRedis } from './service.ts';
+import { ErrorBody } from '../../../shared/schemas/common.ts';
 
 const Check = Type.Object({ ok: Type.Boolean(), latencyMs: Type.Optional(Type.Number()), error: Type.Optional(Type.String()) });
 const ReadyBody = Type.Object({
@@ -14,6 +15,19 @@ const ReadyBody = Type.Object({
   }),
 });
 const RedisBody = Type.Object({ ok: Type.Boolean(), mode: Type.Union([Type.Literal('redis'), Type.Literal('memory')]), latencyMs: Type.Optional(Type.Number()), error: Type.Optional(Type.String()) });
+const QueueStatsBody = Type.Object({
+  depth: Type.Integer({ description: 'jobs due now and not taken by a worker' }),
+  oldestWaitingAgeMs: Type.Integer({ description: 'age of the oldest due job (0 when none waits)' }),
+  running: Type.Integer({ description: 'jobs leased by a worker' }),
+  scheduled: Type.Integer({ description: 'jobs whose run time is still ahead' }),
+  failed: Type.Integer({ description: 'jobs that ran out of attempts (kept for inspection)' }),
+  stuck: Type.Boolean({ description: 'the oldest due job has waited longer than QUEUE_STUCK_AFTER_MS' }),
+});
+const QueuesBody = Type.Object({
+  ok: Type.Boolean(),
+  stuckAfterMs: Type.Integer(),
+  queues: Type.Record(Type.String(), QueueStatsBody),
+});
 const DbBody = Type.Object({ ok: Type.Boolean(), embedded: Type.Boolean(), latencyMs: Type.Optional(Type.Number()), error: Type.Optional(Type.String()) });
 
 export default async function healthRoutes(app: App, deps: AppDeps): Promise<void> {
@@ -49,4 +63,12 @@ export default async function healthRoutes(app: App, deps: AppDeps): Promise<voi
     return reply.code(check.ok ? 200 : 503).send(check);
   });
 
+  app.get('/health/queues', {
+    config: { access: access.bearer() },
+    schema: {
+      tags,
+      summary: 'Queue depth, oldest waiting age and running count per queue; stuck when work waits too long',
+      response: { 200: QueuesBody, 401: ErrorBody, 503: ErrorBody },
+    },
+  }, async () => checkQueues(deps));
 }

@@ -1,6 +1,8 @@
 // The checks behind the health routes. Each answers instead of throwing: a down dependency is data.
 import type { AppDeps } from '../../app-types.ts';
 import { pendingMigrations } from '../../db/migrate.ts';
+import { queueStats } from '../../queue/stats.ts';
+import { ServiceUnavailableError } from '../../errors.ts';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -59,4 +61,15 @@ export async function checkReadiness(deps: AppDeps) {
     workers: { ok: workersOk, role, names: deps.workers?.names() ?? [] },
   };
   return { status: database.ok && migrationsOk && workersOk ? ('ready' as const) : ('not-ready' as const), checks };
+}
+
+/** Per-queue load; a database that does not answer is a 503, not an empty report. */
+export async function checkQueues(deps: AppDeps) {
+  const stuckAfterMs = deps.config.queueStuckAfterMs;
+  try {
+    const queues = await withTimeout(queueStats(deps.db.sequelize, stuckAfterMs), 'the database');
+    return { ok: !Object.values(queues).some((queue) => queue.stuck), stuckAfterMs, queues };
+  } catch (error) {
+    throw new ServiceUnavailableError(`Queue statistics are unavailable: ${message(error)}`);
+  }
 }
