@@ -10,6 +10,7 @@ import { initModels } from './db/models.ts';
 import { MAX_BODY_BYTES } from '../shared/constants.ts';
 import { ErrorBody } from '../shared/schemas/common.ts';
 import healthRoutes from './modules/health/routes.ts';
+import webhookRoutes from './modules/webhooks/routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
 import { registerPendingRoutes } from './modules/pending-routes.ts';
 
@@ -79,6 +80,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   app.get('/openapi.json', { config: { access: { kind: 'public' } }, schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes, deps);
+  await app.register(webhookRoutes, deps);
   await app.register(domainRoutes, deps);
   registerPendingRoutes(app);
   return app;

@@ -2,10 +2,12 @@
 import type { Sequelize } from 'sequelize';
 import { initAuthModels } from '../modules/auth/model.ts';
 import { initTenantModels } from '../modules/tenants/model.ts';
+import { initWebhookModels } from '../modules/webhooks/model.ts';
 import { initDomainModels } from '../modules/domains/model.ts';
 
 export function initModels(sequelize: Sequelize): void {
   initAuthModels(sequelize);
   initTenantModels(sequelize);
+  initWebhookModels(sequelize);
   initDomainModels(sequelize);
 }

@@ -7,6 +7,7 @@ import type { JobHandler, MaintenanceTask } from '../queue/types.ts';
 
 export const JOB_HANDLERS: Partial<Record<QueueName, () => Promise<JobHandler>>> = {
   // send: async () => (await import('../mail/send-job.ts')).handleSendJob,
+  webhook: async () => (await import('../modules/webhooks/delivery-job.ts')).handleWebhookJob,
 };
 
 export const MAINTENANCE_TASKS: MaintenanceTask[] = [

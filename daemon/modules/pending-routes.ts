@@ -116,13 +116,8 @@ export const PENDING_AREAS: PendingArea[] = [
   },
   {
     tag: 'webhooks',
-    reason: 'Outbound webhooks and the provider receivers are being built.',
+    reason: 'The provider notification receivers are being built.',
     routes: [
-      r('GET', '/webhooks/endpoints', access.keyOrSession('webhooks:manage')),
-      r('POST', '/webhooks/endpoints', access.keyOrSession('webhooks:manage')),
-      r('DELETE', '/webhooks/endpoints/:id', access.keyOrSession('webhooks:manage')),
-      r('PATCH', '/webhooks/endpoints/:id/toggle', access.keyOrSession('webhooks:manage')),
-      r('GET', '/webhooks/endpoints/:id/deliveries', access.keyOrSession('webhooks:manage')),
       r('POST', '/webhooks/ses', access.public()),
     ],
   },

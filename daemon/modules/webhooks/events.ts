@@ -1,7 +1,15 @@
 // emitEvent: the one way to record an event. Call it inside the transaction of the state change
 // that caused it, so that the change and its event commit (or roll back) together.
+//
+// Fan-out happens here too, in that same transaction: the event row, one delivery row per enabled
+// endpoint subscribed to its type, and one 'webhook' job per delivery commit together (or not at
+// all). We chose this over a worker sweeping `events WHERE fanned_out_at IS NULL` because nothing
+// then sits between "committed" and "queued": no sweep latency, no window where a crash or an
+// endpoint toggled in between changes who hears about an event, and no second writer of deliveries.
+// The price is one indexed SELECT on webhook_endpoints per event, inside the caller's transaction.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { EventType } from '../../../shared/constants.ts';
+import { fanOutEvent, type OutboxEvent } from './fan-out.ts';
 
 export interface EmittedEvent {
   tenantId: string;
@@ -11,14 +19,39 @@ export interface EmittedEvent {
   data: Record<string, unknown>;
 }
 
-export async function emitEvent(sequelize: Sequelize, event: EmittedEvent, transaction?: Transaction): Promise<string> {
-  const rows = await sequelize.query<{ id: string }>(
-    `INSERT INTO events (tenant_id, type, email_id, data) VALUES (:tenantId, :type, :emailId, CAST(:data AS jsonb)) RETURNING id`,
+async function insertEvent(sequelize: Sequelize, event: EmittedEvent, transaction: Transaction): Promise<OutboxEvent> {
+  const rows = await sequelize.query<{ id: string; created_at: Date | string }>(
+    `INSERT INTO events (tenant_id, type, email_id, data) VALUES (:tenantId, :type, :emailId, CAST(:data AS jsonb)) RETURNING id, created_at`,
     {
       replacements: { tenantId: event.tenantId, type: event.type, emailId: event.emailId ?? null, data: JSON.stringify(event.data) },
       type: QueryTypes.SELECT,
       transaction,
     },
   );
-  return rows[0].id;
+  return { id: rows[0].id, tenantId: event.tenantId, type: event.type, createdAt: new Date(rows[0].created_at), data: event.data };
+}
+
+export async function emitEvent(sequelize: Sequelize, event: EmittedEvent, transaction?: Transaction): Promise<string> {
+  if (!transaction) return sequelize.transaction((own) => emitEvent(sequelize, event, own));
+  const recorded = await insertEvent(sequelize, event, transaction);
+  await fanOutEvent(sequelize, recorded, transaction);
+  return recorded.id;
+}
+
+/**
+ * A `test` event for one endpoint, whatever it subscribes to. Its delivery is not queued: the caller
+ * makes the single attempt itself and reports the result.
+ */
+export async function emitTestEvent(
+  sequelize: Sequelize,
+  target: { tenantId: string; endpointId: string },
+  transaction: Transaction,
+): Promise<{ eventId: string; deliveryId: string }> {
+  const recorded = await insertEvent(
+    sequelize,
+    { tenantId: target.tenantId, type: 'test', data: { message: 'This is a test event sent from the webhooks API.', endpointId: target.endpointId } },
+    transaction,
+  );
+  const [deliveryId] = await fanOutEvent(sequelize, recorded, transaction, { onlyEndpointId: target.endpointId, enqueue: false, maxAttempts: 1 });
+  return { eventId: recorded.id, deliveryId };
 }

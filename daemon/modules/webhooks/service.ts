@@ -1,0 +1,171 @@
+// Webhook endpoints and their deliveries, for one tenant at a time.
+import type { Sequelize } from 'sequelize';
+import type { Config } from '../../config.ts';
+import type { Secrets } from '../../secrets.ts';
+import type { TenantContext } from '../../plugins/access.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
+import { seal } from '../../crypto/sealed.ts';
+import { generateWebhookSecret } from '../../../shared/webhooks.ts';
+import type {
+  CreatedWebhookEndpoint,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookPayload,
+} from '../../../shared/schemas/webhooks.ts';
+import { WebhookDeliveryRecord, WebhookEndpointRecord } from './model.ts';
+import { parseEndpointUrl, privateTargetsAllowed, resolveDeliveryTarget, UnsafeWebhookUrlError } from './url-guard.ts';
+import { enqueueDelivery } from './fan-out.ts';
+import { emitTestEvent } from './events.ts';
+import { attemptDelivery } from './delivery.ts';
+
+export interface WebhookServiceDeps {
+  sequelize: Sequelize;
+  config: Config;
+  secrets: Secrets;
+}
+
+interface Page<T> {
+  data: T[];
+  meta: { page: number; limit: number; total: number; totalPages: number };
+}
+
+export function toEndpointDto(row: WebhookEndpointRecord): WebhookEndpoint {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    enabled: row.enabled,
+    disabledReason: row.disabledReason,
+    consecutiveFailures: row.consecutiveFailures,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export function toDeliveryDto(row: WebhookDeliveryRecord): WebhookDelivery {
+  return {
+    id: row.id,
+    endpointId: row.endpointId,
+    eventId: row.eventId,
+    event: row.eventType,
+    payload: row.payload as WebhookPayload,
+    status: row.status,
+    statusCode: row.statusCode,
+    responseBody: row.responseBody,
+    error: row.error,
+    attempt: row.attempt,
+    deliveredAt: row.deliveredAt?.toISOString() ?? null,
+    nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null,
+    replayOf: row.replayOf,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/** Checks the URL the way deliveries will: in production, https and public addresses only. */
+async function checkEndpointUrl(raw: string, config: Config): Promise<string> {
+  try {
+    const url = parseEndpointUrl(raw, config);
+    if (!privateTargetsAllowed(config)) await resolveDeliveryTarget(raw, config);
+    return url.toString();
+  } catch (error) {
+    if (error instanceof UnsafeWebhookUrlError) {
+      throw new ValidationError(`The webhook URL is not allowed: ${error.message}`, [{ field: 'url', message: error.message }]);
+    }
+    throw error;
+  }
+}
+
+export async function createEndpoint(deps: WebhookServiceDeps, ctx: TenantContext, body: { url: string; events: readonly unknown[]; secret?: string }): Promise<CreatedWebhookEndpoint> {
+  const url = await checkEndpointUrl(body.url, deps.config);
+  const secret = body.secret ?? generateWebhookSecret();
+  const row = await WebhookEndpointRecord.create({
+    tenantId: ctx.tenantId,
+    url,
+    // The route's schema already restricted events to known types.
+    events: [...new Set(body.events.map(String))],
+    secretEncrypted: seal(deps.secrets.encryptionKey, secret),
+  });
+  return { ...toEndpointDto(row), secret };
+}
+
+export async function listEndpoints(ctx: TenantContext, query: { page?: number; limit?: number }): Promise<Page<WebhookEndpoint>> {
+  const page = query.page ?? 1;
+  const limit = query.limit ?? 20;
+  const { rows, count } = await WebhookEndpointRecord.findAndCountAll({
+    where: { tenantId: ctx.tenantId },
+    order: [['createdAt', 'DESC'], ['id', 'ASC']],
+    limit,
+    offset: (page - 1) * limit,
+  });
+  return { data: rows.map(toEndpointDto), meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+}
+
+async function findEndpoint(ctx: TenantContext, id: string): Promise<WebhookEndpointRecord> {
+  const row = await WebhookEndpointRecord.findOne({ where: { id, tenantId: ctx.tenantId } });
+  if (!row) throw new NotFoundError('Webhook endpoint');
+  return row;
+}
+
+export async function deleteEndpoint(ctx: TenantContext, id: string): Promise<void> {
+  const row = await findEndpoint(ctx, id);
+  // Deliveries go with it (ON DELETE CASCADE); their queued jobs then find nothing and finish.
+  await row.destroy();
+}
+
+/** Switches an endpoint on or off. Switching on clears the failure streak that may have disabled it. */
+export async function toggleEndpoint(ctx: TenantContext, id: string): Promise<WebhookEndpoint> {
+  const row = await findEndpoint(ctx, id);
+  if (row.enabled) {
+    await row.update({ enabled: false, disabledReason: 'manual', disabledAt: new Date() });
+  } else {
+    await row.update({ enabled: true, disabledReason: null, disabledAt: null, consecutiveFailures: 0 });
+  }
+  return toEndpointDto(row);
+}
+
+export async function listDeliveries(ctx: TenantContext, endpointId: string, query: { page?: number; limit?: number }): Promise<Page<WebhookDelivery>> {
+  await findEndpoint(ctx, endpointId);
+  const page = query.page ?? 1;
+  const limit = query.limit ?? 20;
+  const { rows, count } = await WebhookDeliveryRecord.findAndCountAll({
+    where: { tenantId: ctx.tenantId, endpointId },
+    order: [['createdAt', 'DESC'], ['id', 'ASC']],
+    limit,
+    offset: (page - 1) * limit,
+  });
+  return { data: rows.map(toDeliveryDto), meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+}
+
+/**
+ * Sends a delivery's payload again as a new delivery (new delivery id, same event id in the body,
+ * `replayOf` pointing at the original), through the queue with the usual retries.
+ */
+export async function replayDelivery(deps: WebhookServiceDeps, ctx: TenantContext, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
+  const endpoint = await findEndpoint(ctx, endpointId);
+  const original = await WebhookDeliveryRecord.findOne({ where: { id: deliveryId, endpointId, tenantId: ctx.tenantId } });
+  if (!original) throw new NotFoundError('Webhook delivery');
+  if (!endpoint.enabled) {
+    throw new ConflictError('The endpoint is disabled: switch it on (PATCH /webhooks/endpoints/{id}/toggle) before replaying deliveries.', 'ENDPOINT_DISABLED');
+  }
+  const replay = await deps.sequelize.transaction(async (transaction) => {
+    const row = await WebhookDeliveryRecord.create(
+      { tenantId: ctx.tenantId, endpointId, eventId: original.eventId, eventType: original.eventType, payload: original.payload, replayOf: original.id },
+      { transaction },
+    );
+    await enqueueDelivery(deps.sequelize, { id: row.id, tenantId: ctx.tenantId }, transaction);
+    return row;
+  });
+  return toDeliveryDto(replay);
+}
+
+/** Sends a `test` event to the endpoint now (one attempt, no retries) and answers with the result. */
+export async function sendTestEvent(deps: WebhookServiceDeps, ctx: TenantContext, endpointId: string): Promise<WebhookDelivery> {
+  await findEndpoint(ctx, endpointId);
+  const { deliveryId } = await deps.sequelize.transaction((transaction) =>
+    emitTestEvent(deps.sequelize, { tenantId: ctx.tenantId, endpointId }, transaction),
+  );
+  await attemptDelivery(deps, deliveryId);
+  const row = await WebhookDeliveryRecord.findByPk(deliveryId);
+  if (!row) throw new NotFoundError('Webhook delivery');
+  return toDeliveryDto(row);
+}
