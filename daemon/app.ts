@@ -12,6 +12,7 @@ import { ErrorBody } from '../shared/schemas/common.ts';
 import healthRoutes from './modules/health/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
+import contactRoutes from './modules/contacts/routes.ts';
 import { registerPendingRoutes } from './modules/pending-routes.ts';
 
 export interface BuildAppOptions {
@@ -82,6 +83,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(healthRoutes, deps);
   await app.register(webhookRoutes, deps);
   await app.register(domainRoutes, deps);
+  await app.register(contactRoutes, deps);
   registerPendingRoutes(app);
   return app;
 }

@@ -2,12 +2,14 @@
 import type { Sequelize } from 'sequelize';
 import { initAuthModels } from '../modules/auth/model.ts';
 import { initTenantModels } from '../modules/tenants/model.ts';
+import { initContactModels } from '../modules/contacts/model.ts';
 import { initWebhookModels } from '../modules/webhooks/model.ts';
 import { initDomainModels } from '../modules/domains/model.ts';
 
 export function initModels(sequelize: Sequelize): void {
   initAuthModels(sequelize);
   initTenantModels(sequelize);
+  initContactModels(sequelize);
   initWebhookModels(sequelize);
   initDomainModels(sequelize);
 }

@@ -148,24 +148,6 @@ export const PENDING_AREAS: PendingArea[] = [
     ],
   },
   {
-    tag: 'contacts',
-    reason: 'Contacts and contact tags are not built yet.',
-    routes: [
-      r('PUT', '/contacts', access.keyOrSession('contacts:write')),
-      r('GET', '/contacts', access.keyOrSession('contacts:read')),
-      r('POST', '/contacts/bulk', access.keyOrSession('contacts:write')),
-      r('GET', '/contacts/:idOrExternalId', access.keyOrSession('contacts:read')),
-      r('PATCH', '/contacts/:idOrExternalId', access.keyOrSession('contacts:write')),
-      r('POST', '/contacts/:idOrExternalId/tags', access.keyOrSession('contacts:write')),
-      r('DELETE', '/contacts/:idOrExternalId/tags/:tag', access.keyOrSession('contacts:write')),
-      r('DELETE', '/contacts/:idOrExternalId', access.keyOrSession('contacts:write')),
-      r('GET', '/contact-tags', access.keyOrSession('contacts:read')),
-      r('POST', '/contact-tags', access.keyOrSession('contacts:write')),
-      r('PATCH', '/contact-tags/:name', access.keyOrSession('contacts:write')),
-      r('DELETE', '/contact-tags/:name', access.keyOrSession('contacts:write')),
-    ],
-  },
-  {
     tag: 'campaigns',
     reason: 'Campaigns are not built yet.',
     routes: [

@@ -1,0 +1,143 @@
+// Contacts and contact tags (spec §4 "Contacts"): API key with contacts:read / contacts:write, or JWT.
+import type { App, AppDeps } from '../../app-types.ts';
+import { access } from '../../plugins/access.ts';
+import { tenantOf } from '../../plugins/auth.ts';
+import { ErrorBody, OkBody } from '../../../shared/schemas/common.ts';
+import {
+  AddTagsBody,
+  BulkUpsertContactsBody,
+  BulkUpsertContactsResult,
+  Contact,
+  ContactErased,
+  ContactListQuery,
+  ContactPage,
+  ContactRefParams,
+  ContactTag,
+  ContactTagList,
+  ContactTagParams,
+  ContactTagParamsByName,
+  CreateContactTagBody,
+  PatchContactBody,
+  UpdateContactTagBody,
+  UpsertContactBody,
+} from '../../../shared/schemas/contacts.ts';
+import {
+  addContactTags,
+  bulkUpsertContacts,
+  eraseContact,
+  getContact,
+  listContacts,
+  patchContact,
+  removeContactTag,
+  upsertContact,
+} from './service.ts';
+import { createContactTag, deleteContactTag, listContactTags, updateContactTag } from './tags-service.ts';
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
+const notFound = { ...errors, 404: ErrorBody };
+
+export default async function contactRoutes(app: App, deps: AppDeps): Promise<void> {
+  const { sequelize } = deps.db;
+  const tags = ['contacts'];
+  const read = { access: access.keyOrSession('contacts:read') };
+  const write = { access: access.keyOrSession('contacts:write') };
+
+  app.put('/contacts', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Create or update a contact, matched by externalId, else by email',
+      body: UpsertContactBody,
+      response: { 200: Contact, ...errors, 409: ErrorBody },
+    },
+  }, async (request) => (await upsertContact(sequelize, tenantOf(request), request.body)).contact);
+
+  app.get('/contacts', {
+    config: read,
+    schema: {
+      tags,
+      summary: 'List contacts, oldest change first; page with page/limit or walk with cursor',
+      querystring: ContactListQuery,
+      response: { 200: ContactPage, ...errors },
+    },
+  }, async (request) => listContacts(sequelize, tenantOf(request), request.query));
+
+  app.post('/contacts/bulk', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Upsert up to 1000 contacts; each row answers created, updated or error',
+      body: BulkUpsertContactsBody,
+      response: { 200: BulkUpsertContactsResult, ...errors },
+    },
+  }, async (request) => bulkUpsertContacts(sequelize, tenantOf(request), request.body.contacts));
+
+  app.get('/contacts/:idOrExternalId', {
+    config: read,
+    schema: { tags, summary: 'One contact by id or externalId', params: ContactRefParams, response: { 200: Contact, ...notFound } },
+  }, async (request) => getContact(sequelize, tenantOf(request), request.params.idOrExternalId));
+
+  app.patch('/contacts/:idOrExternalId', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Change some fields of a contact (by id, or by externalId)',
+      params: ContactRefParams,
+      body: PatchContactBody,
+      response: { 200: Contact, ...notFound, 409: ErrorBody },
+    },
+  }, async (request) => patchContact(sequelize, tenantOf(request), request.params.idOrExternalId, request.body));
+
+  app.post('/contacts/:idOrExternalId/tags', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Add tags to a contact (unknown tags are created)',
+      params: ContactRefParams,
+      body: AddTagsBody,
+      response: { 200: Contact, ...notFound },
+    },
+  }, async (request) => addContactTags(sequelize, tenantOf(request), request.params.idOrExternalId, request.body.tags));
+
+  app.delete('/contacts/:idOrExternalId/tags/:tag', {
+    config: write,
+    schema: { tags, summary: 'Remove a tag from a contact', params: ContactTagParams, response: { 200: Contact, ...notFound } },
+  }, async (request) => removeContactTag(sequelize, tenantOf(request), request.params.idOrExternalId, request.params.tag));
+
+  app.delete('/contacts/:idOrExternalId', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Erase a contact (GDPR): the row and its tag links are deleted',
+      params: ContactRefParams,
+      response: { 200: ContactErased, ...notFound },
+    },
+  }, async (request) => eraseContact(sequelize, tenantOf(request), request.params.idOrExternalId));
+
+  const tagTags = ['contact-tags'];
+  app.get('/contact-tags', {
+    config: read,
+    schema: { tags: tagTags, summary: 'The tenant\'s contact tags with their contact counts', response: { 200: ContactTagList, ...errors } },
+  }, async (request) => listContactTags(sequelize, tenantOf(request)));
+
+  app.post('/contact-tags', {
+    config: write,
+    schema: { tags: tagTags, summary: 'Create a contact tag', body: CreateContactTagBody, response: { 201: ContactTag, ...errors, 409: ErrorBody } },
+  }, async (request, reply) => reply.code(201).send(await createContactTag(sequelize, tenantOf(request), request.body)));
+
+  app.patch('/contact-tags/:name', {
+    config: write,
+    schema: {
+      tags: tagTags,
+      summary: 'Rename or describe a contact tag',
+      params: ContactTagParamsByName,
+      body: UpdateContactTagBody,
+      response: { 200: ContactTag, ...notFound, 409: ErrorBody },
+    },
+  }, async (request) => updateContactTag(sequelize, tenantOf(request), request.params.name, request.body));
+
+  app.delete('/contact-tags/:name', {
+    config: write,
+    schema: { tags: tagTags, summary: 'Delete a contact tag and detach it from every contact', params: ContactTagParamsByName, response: { 200: OkBody, ...notFound } },
+  }, async (request) => deleteContactTag(tenantOf(request), request.params.name));
+}

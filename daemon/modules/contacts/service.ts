@@ -1,0 +1,309 @@
+// Contact rules: upsert by externalId else by email, keyset pages, bulk rows that fail one by one,
+// tags created on first use, and GDPR erasure that really deletes.
+import { Op, UniqueConstraintError, fn, col, where as sqlWhere, type Sequelize, type Transaction } from 'sequelize';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
+import type { TenantContext } from '../../plugins/access.ts';
+import {
+  DEFAULT_CONTACT_PAGE,
+  type BulkRowResult,
+  type BulkUpsertContactsResult,
+  type Contact,
+  type ContactListQuery,
+  type ContactPage,
+  type PatchContactBody,
+  type UpsertContactBody,
+} from '../../../shared/schemas/contacts.ts';
+import {
+  ContactRow,
+  countContacts,
+  ensureTags,
+  findContactPage,
+  linkTags,
+  recordErasure,
+  replaceTagLinks,
+  tagNamesOf,
+  unlinkTag,
+  type KeysetPosition,
+} from './model.ts';
+import { checkUpsertRow } from './row-validation.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const BULK_CHUNK_ROWS = 100;
+/** updated_at::text as PostgreSQL prints it (DateStyle ISO), e.g. 2026-05-01 10:00:00.123456+00. */
+const POSTGRES_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2}){0,2}$/;
+
+export function toContact(row: ContactRow, tags: string[]): Contact {
+  return {
+    id: row.id,
+    email: row.email,
+    externalId: row.externalId ?? null,
+    firstName: row.firstName ?? null,
+    lastName: row.lastName ?? null,
+    locale: row.locale ?? null,
+    optIn: row.optIn,
+    tags,
+    attributes: row.attributes ?? {},
+    projectId: row.projectId ?? null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+async function present(sequelize: Sequelize, row: ContactRow, transaction?: Transaction): Promise<Contact> {
+  const tags = await tagNamesOf(sequelize, [row.id], transaction);
+  return toContact(row, tags.get(row.id) ?? []);
+}
+
+function findByEmail(tenantId: string, email: string, transaction?: Transaction): Promise<ContactRow | null> {
+  return ContactRow.findOne({
+    where: { tenantId, [Op.and]: [sqlWhere(fn('lower', col('email')), email.toLowerCase())] },
+    transaction,
+  });
+}
+
+/** A contact by its id or, failing that, by its externalId. Another tenant's contact is not found. */
+async function findByRef(tenantId: string, ref: string, transaction?: Transaction): Promise<ContactRow> {
+  const byId = UUID.test(ref) ? await ContactRow.findOne({ where: { tenantId, id: ref.toLowerCase() }, transaction }) : null;
+  const row = byId ?? (await ContactRow.findOne({ where: { tenantId, externalId: ref }, transaction }));
+  if (!row) throw new NotFoundError(`Contact "${ref}"`);
+  return row;
+}
+
+async function assertEmailFree(tenantId: string, email: string, exceptId: string, transaction?: Transaction): Promise<void> {
+  const other = await findByEmail(tenantId, email, transaction);
+  if (other && other.id !== exceptId) {
+    throw new ConflictError(`Another contact (${other.id}) already has the address ${email}.`, 'CONTACT_EMAIL_TAKEN');
+  }
+}
+
+async function assertExternalIdFree(tenantId: string, externalId: string, exceptId: string, transaction?: Transaction): Promise<void> {
+  const other = await ContactRow.findOne({ where: { tenantId, externalId }, transaction });
+  if (other && other.id !== exceptId) {
+    throw new ConflictError(`Another contact (${other.id}) already has the externalId "${externalId}".`, 'CONTACT_EXTERNAL_ID_TAKEN');
+  }
+}
+
+async function upsertInTransaction(
+  sequelize: Sequelize,
+  tenantId: string,
+  body: UpsertContactBody,
+  transaction: Transaction,
+): Promise<{ row: ContactRow; created: boolean }> {
+  let row = body.externalId !== undefined ? await ContactRow.findOne({ where: { tenantId, externalId: body.externalId }, transaction }) : null;
+  if (row) {
+    await assertEmailFree(tenantId, body.email, row.id, transaction);
+  } else {
+    row = await findByEmail(tenantId, body.email, transaction);
+    if (row && body.externalId !== undefined && row.externalId !== null && row.externalId !== body.externalId) {
+      throw new ConflictError(
+        `The address ${body.email} belongs to the contact with externalId "${row.externalId}", not "${body.externalId}".`,
+        'CONTACT_EMAIL_TAKEN',
+      );
+    }
+  }
+  const fields = {
+    email: body.email,
+    ...(body.externalId !== undefined ? { externalId: body.externalId } : {}),
+    ...(body.firstName !== undefined ? { firstName: body.firstName } : {}),
+    ...(body.lastName !== undefined ? { lastName: body.lastName } : {}),
+    ...(body.locale !== undefined ? { locale: body.locale } : {}),
+    ...(body.optIn !== undefined ? { optIn: body.optIn } : {}),
+    ...(body.attributes !== undefined ? { attributes: body.attributes } : {}),
+    ...(body.projectId !== undefined ? { projectId: body.projectId } : {}),
+  };
+  const created = row === null;
+  if (row) {
+    row.set(fields);
+    // An upsert that changes nothing still says "this contact is current" for sync clients.
+    row.changed('updatedAt', true);
+    await row.save({ transaction });
+  } else {
+    row = await ContactRow.create({ tenantId, ...fields }, { transaction });
+  }
+  if (body.tags !== undefined) {
+    await replaceTagLinks(sequelize, row.id, await ensureTags(sequelize, tenantId, body.tags, transaction), transaction);
+  }
+  return { row, created };
+}
+
+/** Unique indexes catch the race of two upserts creating the same contact: the loser retries once and updates. */
+async function withUniqueRetry<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof UniqueConstraintError)) throw error;
+    try {
+      return await work();
+    } catch (again) {
+      if (again instanceof UniqueConstraintError) {
+        throw new ConflictError('Another contact already has this email address or externalId.', 'CONTACT_CONFLICT');
+      }
+      throw again;
+    }
+  }
+}
+
+export async function upsertContact(sequelize: Sequelize, ctx: TenantContext, body: UpsertContactBody): Promise<{ contact: Contact; created: boolean }> {
+  return withUniqueRetry(() =>
+    sequelize.transaction(async (transaction) => {
+      const { row, created } = await upsertInTransaction(sequelize, ctx.tenantId, body, transaction);
+      return { contact: await present(sequelize, row, transaction), created };
+    }),
+  );
+}
+
+function errorSentence(error: unknown): string {
+  if (error instanceof ConflictError || error instanceof ValidationError) return error.message;
+  if (error instanceof UniqueConstraintError) return 'Another contact already has this email address or externalId.';
+  throw error;
+}
+
+/**
+ * Rows are checked one by one; valid rows are written in chunks, one transaction per chunk, each
+ * row inside its own savepoint so that one conflicting row does not undo its neighbours.
+ */
+export async function bulkUpsertContacts(sequelize: Sequelize, ctx: TenantContext, rows: unknown[]): Promise<BulkUpsertContactsResult> {
+  const results: BulkRowResult[] = [];
+  for (let start = 0; start < rows.length; start += BULK_CHUNK_ROWS) {
+    const chunk = rows.slice(start, start + BULK_CHUNK_ROWS);
+    const chunkResults = await sequelize.transaction(async (transaction) => {
+      const out: BulkRowResult[] = [];
+      for (const [offset, raw] of chunk.entries()) {
+        const index = start + offset;
+        const checked = checkUpsertRow(raw);
+        if (!checked.ok) {
+          out.push({ index, status: 'error', error: checked.error });
+          continue;
+        }
+        try {
+          const { row, created } = await sequelize.transaction({ transaction }, (savepoint) =>
+            upsertInTransaction(sequelize, ctx.tenantId, checked.value, savepoint),
+          );
+          out.push({ index, status: created ? 'created' : 'updated', id: row.id });
+        } catch (error) {
+          out.push({ index, status: 'error', error: errorSentence(error) });
+        }
+      }
+      return out;
+    });
+    results.push(...chunkResults);
+  }
+  const count = (status: BulkRowResult['status']) => results.filter((result) => result.status === status).length;
+  return { created: count('created'), updated: count('updated'), failed: count('error'), results };
+}
+
+function encodeCursor(position: KeysetPosition): string {
+  return Buffer.from(JSON.stringify([position.updatedAt, position.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): KeysetPosition {
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (
+      Array.isArray(decoded) &&
+      decoded.length === 2 &&
+      typeof decoded[0] === 'string' &&
+      POSTGRES_TIMESTAMP.test(decoded[0]) &&
+      typeof decoded[1] === 'string' &&
+      UUID.test(decoded[1])
+    ) {
+      return { updatedAt: decoded[0], id: decoded[1] };
+    }
+  } catch {
+    // falls through to the validation error
+  }
+  throw new ValidationError('The cursor is not one this API handed out: pass meta.nextCursor unchanged.', [
+    { field: 'querystring.cursor', message: 'is not a valid cursor' },
+  ]);
+}
+
+export async function listContacts(sequelize: Sequelize, ctx: TenantContext, query: ContactListQuery): Promise<ContactPage> {
+  const limit = query.limit ?? DEFAULT_CONTACT_PAGE;
+  const page = query.page ?? 1;
+  const after = query.cursor !== undefined ? decodeCursor(query.cursor) : null;
+  const filter = {
+    tenantId: ctx.tenantId,
+    locale: query.locale,
+    optIn: query.optIn,
+    updatedSince: query.updatedSince !== undefined ? new Date(query.updatedSince) : undefined,
+    projectId: query.projectId,
+    tag: query.tag,
+  };
+  const [total, found] = await Promise.all([
+    countContacts(sequelize, filter),
+    findContactPage(sequelize, filter, { limit, offset: after ? 0 : (page - 1) * limit, after }),
+  ]);
+  const tags = await tagNamesOf(
+    sequelize,
+    found.rows.map((row) => row.id),
+  );
+  const last = found.positions[found.positions.length - 1];
+  return {
+    data: found.rows.map((row) => toContact(row, tags.get(row.id) ?? [])),
+    meta: {
+      page: after ? 1 : page,
+      limit,
+      total,
+      totalPages: Math.ceil(total / limit),
+      nextCursor: found.hasMore && last ? encodeCursor(last) : null,
+    },
+  };
+}
+
+export async function getContact(sequelize: Sequelize, ctx: TenantContext, ref: string): Promise<Contact> {
+  return present(sequelize, await findByRef(ctx.tenantId, ref));
+}
+
+export async function patchContact(sequelize: Sequelize, ctx: TenantContext, ref: string, body: PatchContactBody): Promise<Contact> {
+  return withUniqueRetry(() =>
+    sequelize.transaction(async (transaction) => {
+      const row = await findByRef(ctx.tenantId, ref, transaction);
+      if (body.email !== undefined) await assertEmailFree(ctx.tenantId, body.email, row.id, transaction);
+      if (body.externalId !== undefined && body.externalId !== null) {
+        await assertExternalIdFree(ctx.tenantId, body.externalId, row.id, transaction);
+      }
+      const { tags, ...fields } = body;
+      row.set(fields);
+      row.changed('updatedAt', true);
+      await row.save({ transaction });
+      if (tags !== undefined) {
+        await replaceTagLinks(sequelize, row.id, await ensureTags(sequelize, ctx.tenantId, tags, transaction), transaction);
+      }
+      return present(sequelize, row, transaction);
+    }),
+  );
+}
+
+/** Tag changes count as changes of the contact: sync clients see them through updatedSince. */
+async function touch(row: ContactRow, transaction: Transaction): Promise<void> {
+  row.changed('updatedAt', true);
+  await row.save({ transaction });
+}
+
+export async function addContactTags(sequelize: Sequelize, ctx: TenantContext, ref: string, tags: string[]): Promise<Contact> {
+  return sequelize.transaction(async (transaction) => {
+    const row = await findByRef(ctx.tenantId, ref, transaction);
+    await linkTags(sequelize, row.id, await ensureTags(sequelize, ctx.tenantId, tags, transaction), transaction);
+    await touch(row, transaction);
+    return present(sequelize, row, transaction);
+  });
+}
+
+/** Idempotent: removing a tag the contact does not carry changes nothing and still answers the contact. */
+export async function removeContactTag(sequelize: Sequelize, ctx: TenantContext, ref: string, tag: string): Promise<Contact> {
+  return sequelize.transaction(async (transaction) => {
+    const row = await findByRef(ctx.tenantId, ref, transaction);
+    if ((await unlinkTag(sequelize, ctx.tenantId, row.id, tag, transaction)) > 0) await touch(row, transaction);
+    return present(sequelize, row, transaction);
+  });
+}
+
+/** GDPR erasure: the row and its tag links are deleted, not flagged; only who erased which id is kept. */
+export async function eraseContact(sequelize: Sequelize, ctx: TenantContext, ref: string): Promise<{ id: string; erased: true }> {
+  return sequelize.transaction(async (transaction) => {
+    const row = await findByRef(ctx.tenantId, ref, transaction);
+    await row.destroy({ transaction });
+    await recordErasure(sequelize, { tenantId: ctx.tenantId, adminId: ctx.adminId, apiKeyId: ctx.apiKeyId, contactId: row.id, ip: ctx.ip }, transaction);
+    return { id: row.id, erased: true as const };
+  });
+}

@@ -1,0 +1,154 @@
+// Contacts and contact tags: request and answer bodies shared by the daemon and the CLI.
+import { Type, type Static, type TNull, type TSchema, type TUnion } from '@sinclair/typebox';
+import { EmailAddress, PageMeta, Timestamp, Uuid } from './common.ts';
+
+/**
+ * `type: [T, "null"]` rather than a union: with Fastify's coercing validator a union's string branch
+ * would turn null into "" before the null branch is tried.
+ */
+function Nullable<T extends TSchema>(schema: T): TUnion<[T, TNull]> {
+  // Typed as the union it means, so Fastify's type provider infers `T | null`.
+  return Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type as string, 'null'] }) as unknown as TUnion<[T, TNull]>;
+}
+
+export const CONTACT_TAG_PATTERN = '^[a-z0-9][a-z0-9_-]{0,49}$';
+export const MAX_BULK_CONTACTS = 1000;
+export const MAX_CONTACT_PAGE = 500;
+export const DEFAULT_CONTACT_PAGE = 50;
+
+export const TagName = Type.String({ pattern: CONTACT_TAG_PATTERN, maxLength: 50, description: 'lower-case letters, digits, _ and -; at most 50 characters' });
+/** BCP 47 language tag such as `en`, `es-ES` or `zh-Hant-TW`. */
+export const Locale = Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$', maxLength: 35 });
+const Name = Type.String({ maxLength: 200 });
+const ExternalId = Type.String({ minLength: 1, maxLength: 255 });
+const Attributes = Type.Record(Type.String(), Type.Unknown(), { description: 'free-form JSON attributes, available to templates' });
+const TagList = Type.Array(TagName, { maxItems: 100 });
+
+export const UpsertContactBody = Type.Object(
+  {
+    email: EmailAddress,
+    externalId: Type.Optional(ExternalId),
+    firstName: Type.Optional(Name),
+    lastName: Type.Optional(Name),
+    locale: Type.Optional(Locale),
+    optIn: Type.Optional(Type.Boolean()),
+    tags: Type.Optional(Type.Array(TagName, { maxItems: 100, description: 'replaces the contact\'s tags; unknown tags are created' })),
+    attributes: Type.Optional(Attributes),
+    projectId: Type.Optional(Uuid),
+  },
+  { additionalProperties: false, description: 'UpsertContactDto: matched by externalId, else by email. Omitted fields keep their value.' },
+);
+export type UpsertContactBody = Static<typeof UpsertContactBody>;
+
+export const PatchContactBody = Type.Object(
+  {
+    email: Type.Optional(EmailAddress),
+    externalId: Type.Optional(Nullable(ExternalId)),
+    firstName: Type.Optional(Nullable(Name)),
+    lastName: Type.Optional(Nullable(Name)),
+    locale: Type.Optional(Nullable(Locale)),
+    optIn: Type.Optional(Type.Boolean()),
+    tags: Type.Optional(TagList),
+    attributes: Type.Optional(Attributes),
+    projectId: Type.Optional(Nullable(Uuid)),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'PatchContactDto: only the fields sent change; null clears a field.' },
+);
+export type PatchContactBody = Static<typeof PatchContactBody>;
+
+export const Contact = Type.Object({
+  id: Uuid,
+  email: Type.String(),
+  externalId: Type.Union([Type.String(), Type.Null()]),
+  firstName: Type.Union([Type.String(), Type.Null()]),
+  lastName: Type.Union([Type.String(), Type.Null()]),
+  locale: Type.Union([Type.String(), Type.Null()]),
+  optIn: Type.Boolean(),
+  tags: Type.Array(Type.String()),
+  attributes: Attributes,
+  projectId: Type.Union([Uuid, Type.Null()]),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Contact = Static<typeof Contact>;
+
+export const ContactListQuery = Type.Object(
+  {
+    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CONTACT_PAGE, default: DEFAULT_CONTACT_PAGE })),
+    locale: Type.Optional(Locale),
+    optIn: Type.Optional(Type.Boolean()),
+    updatedSince: Type.Optional(Type.String({ format: 'date-time', description: 'only contacts changed at or after this time' })),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'meta.nextCursor of the previous page; page is ignored when given' })),
+    projectId: Type.Optional(Uuid),
+    tag: Type.Optional(TagName),
+  },
+  { additionalProperties: false },
+);
+export type ContactListQuery = Static<typeof ContactListQuery>;
+
+export const ContactPage = Type.Object({
+  data: Type.Array(Contact),
+  meta: Type.Composite([PageMeta, Type.Object({ nextCursor: Type.Union([Type.String(), Type.Null()]) })]),
+});
+export type ContactPage = Static<typeof ContactPage>;
+
+export const BulkUpsertContactsBody = Type.Object(
+  {
+    contacts: Type.Array(Type.Unknown({ description: 'an UpsertContactDto; each row is checked on its own' }), {
+      minItems: 1,
+      maxItems: MAX_BULK_CONTACTS,
+    }),
+  },
+  { additionalProperties: false, description: 'BulkUpsertContactsDto' },
+);
+export type BulkUpsertContactsBody = Static<typeof BulkUpsertContactsBody>;
+
+export const BulkRowResult = Type.Object({
+  index: Type.Integer({ description: 'position of the row in the request' }),
+  status: Type.Union([Type.Literal('created'), Type.Literal('updated'), Type.Literal('error')]),
+  id: Type.Optional(Uuid),
+  error: Type.Optional(Type.String()),
+});
+export type BulkRowResult = Static<typeof BulkRowResult>;
+
+export const BulkUpsertContactsResult = Type.Object({
+  created: Type.Integer(),
+  updated: Type.Integer(),
+  failed: Type.Integer(),
+  results: Type.Array(BulkRowResult),
+});
+export type BulkUpsertContactsResult = Static<typeof BulkUpsertContactsResult>;
+
+export const ContactRefParams = Type.Object({ idOrExternalId: Type.String({ minLength: 1, maxLength: 255 }) });
+export const ContactTagParams = Type.Object({ idOrExternalId: Type.String({ minLength: 1, maxLength: 255 }), tag: TagName });
+
+export const AddTagsBody = Type.Object({ tags: Type.Array(TagName, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false, description: 'AddTagsDto' });
+export type AddTagsBody = Static<typeof AddTagsBody>;
+
+export const ContactErased = Type.Object({ id: Uuid, erased: Type.Literal(true) });
+
+export const ContactTag = Type.Object({
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  contacts: Type.Integer({ description: 'how many contacts carry the tag' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type ContactTag = Static<typeof ContactTag>;
+
+export const ContactTagList = Type.Object({ data: Type.Array(ContactTag) });
+
+export const CreateContactTagBody = Type.Object(
+  { name: TagName, description: Type.Optional(Type.String({ maxLength: 500 })) },
+  { additionalProperties: false, description: 'CreateContactTagDto' },
+);
+export type CreateContactTagBody = Static<typeof CreateContactTagBody>;
+
+export const UpdateContactTagBody = Type.Object(
+  { name: Type.Optional(TagName), description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))) },
+  { additionalProperties: false, minProperties: 1, description: 'UpdateContactTagDto: rename and/or describe' },
+);
+export type UpdateContactTagBody = Static<typeof UpdateContactTagBody>;
+
+export const ContactTagParamsByName = Type.Object({ name: TagName });
