@@ -13,6 +13,9 @@ import healthRoutes from './modules/health/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
 import contactRoutes from './modules/contacts/routes.ts';
+import emailRoutes from './modules/emails/routes.ts';
+import suppressionRoutes from './modules/suppressions/routes.ts';
+import projectRoutes from './modules/projects/routes.ts';
 import { registerPendingRoutes } from './modules/pending-routes.ts';
 
 export interface BuildAppOptions {
@@ -84,6 +87,9 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(webhookRoutes, deps);
   await app.register(domainRoutes, deps);
   await app.register(contactRoutes, deps);
+  await app.register(emailRoutes, deps);
+  await app.register(suppressionRoutes, deps);
+  await app.register(projectRoutes, deps);
   registerPendingRoutes(app);
   return app;
 }

@@ -5,6 +5,7 @@ import { initTenantModels } from '../modules/tenants/model.ts';
 import { initContactModels } from '../modules/contacts/model.ts';
 import { initWebhookModels } from '../modules/webhooks/model.ts';
 import { initDomainModels } from '../modules/domains/model.ts';
+import { initSendPipelineModels } from '../modules/emails/init-models.ts';
 
 export function initModels(sequelize: Sequelize): void {
   initAuthModels(sequelize);
@@ -12,4 +13,5 @@ export function initModels(sequelize: Sequelize): void {
   initContactModels(sequelize);
   initWebhookModels(sequelize);
   initDomainModels(sequelize);
+  initSendPipelineModels(sequelize);
 }

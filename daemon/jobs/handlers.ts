@@ -6,7 +6,7 @@ import type { QueueName } from '../../shared/constants.ts';
 import type { JobHandler, MaintenanceTask } from '../queue/types.ts';
 
 export const JOB_HANDLERS: Partial<Record<QueueName, () => Promise<JobHandler>>> = {
-  // send: async () => (await import('../mail/send-job.ts')).handleSendJob,
+  send: async () => (await import('../modules/emails/send-job.ts')).handleSendJob,
   webhook: async () => (await import('../modules/webhooks/delivery-job.ts')).handleWebhookJob,
 };
 

@@ -81,37 +81,10 @@ export const PENDING_AREAS: PendingArea[] = [
     tag: 'emails',
     reason: 'The send pipeline is being built.',
     routes: [
-      r('POST', '/emails/send', access.keyOrSession('email:send')),
       r('POST', '/emails/send-template', access.keyOrSession('email:send')),
-      r('GET', '/emails/logs', access.keyOrSession('email:read')),
-      r('GET', '/emails/logs/:id', access.keyOrSession('email:read')),
-      r('POST', '/emails/logs/:id/resend', access.keyOrSession('email:send')),
-      r('POST', '/emails/batch', access.keyOrSession('email:send')),
       r('POST', '/scheduled-emails', access.keyOrSession('email:send')),
       r('GET', '/scheduled-emails', access.keyOrSession('email:read')),
       r('DELETE', '/scheduled-emails/:id', access.keyOrSession('email:send')),
-    ],
-  },
-  {
-    tag: 'suppressions',
-    reason: 'Suppressions are being built.',
-    routes: [
-      r('GET', '/suppressions', access.keyOrSession('suppressions:read')),
-      r('POST', '/suppressions', access.keyOrSession('suppressions:write')),
-      r('DELETE', '/suppressions', access.keyOrSession('suppressions:write')),
-      r('DELETE', '/suppressions/:id', access.keyOrSession('suppressions:write')),
-    ],
-  },
-  {
-    tag: 'projects',
-    reason: 'Projects are being built.',
-    routes: [
-      r('GET', '/projects', access.keyOrSession('projects:read')),
-      r('POST', '/projects', access.keyOrSession('projects:write')),
-      r('GET', '/projects/:id', access.keyOrSession('projects:read')),
-      r('PATCH', '/projects/:id', access.keyOrSession('projects:write')),
-      r('DELETE', '/projects/:id', access.keyOrSession('projects:write')),
-      r('POST', '/projects/:id/verify-smtp', access.keyOrSession('projects:write')),
     ],
   },
   {

@@ -1,0 +1,108 @@
+// Step 7 of the pipeline: an email log becomes nodemailer message options — rendered bodies,
+// tracking, List-Unsubscribe (URL + mailto) with List-Unsubscribe-Post (RFC 8058), custom
+// headers, attachments, the fixed Message-ID, and the DKIM key of the verified domain, which
+// signs both List-Unsubscribe headers.
+import type Mail from 'nodemailer/lib/mailer';
+import { convert as htmlToText } from 'html-to-text';
+import { signLinkToken } from './link-tokens.ts';
+import { applyTracking } from './tracking.ts';
+import type { DkimSigningOptions } from '../modules/domains/signing.ts';
+import { bareAddress } from '../modules/emails/validate.ts';
+import type { NormalizedAttachment } from '../modules/emails/validate.ts';
+
+/** Headers the DKIM signature covers: nodemailer's defaults plus the RFC 8058 pair. */
+export const DKIM_SIGNED_HEADERS =
+  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:Content-Description:In-Reply-To:References:List-Id:List-Unsubscribe:List-Unsubscribe-Post';
+
+export interface ComposableEmail {
+  id: string;
+  tenantId: string;
+  messageId: string;
+  fromAddress: string;
+  toAddresses: string[];
+  ccAddresses: string[];
+  bccAddresses: string[];
+  replyTo: string[];
+  subject: string;
+  htmlBody: string | null;
+  textBody: string | null;
+  headers: Record<string, string>;
+  tags: string[];
+  attachments: NormalizedAttachment[];
+  trackOpens: boolean;
+  trackClicks: boolean;
+}
+
+export interface ComposeOptions {
+  publicUrl: string;
+  linkSigningKey: Buffer;
+  /** Domain of the mailto: unsubscribe address. */
+  mailDomain: string;
+  dkim: DkimSigningOptions | null;
+  /** Envelope sender (Return-Path) when bounces are routed through the customer's domain. */
+  envelopeFrom: string | null;
+}
+
+export function unsubscribeUrl(email: Pick<ComposableEmail, 'id' | 'tenantId' | 'toAddresses'>, options: Pick<ComposeOptions, 'publicUrl' | 'linkSigningKey'>): string {
+  const token = signLinkToken(options.linkSigningKey, { k: 'u', e: email.id, t: email.tenantId, a: bareAddress(email.toAddresses[0]) });
+  return `${options.publicUrl}/u/${token}`;
+}
+
+export interface ComposedMessage {
+  message: Mail.Options;
+  /** The headers as they go out (for the log's detail view). */
+  headers: Record<string, string>;
+  html: string | null;
+  text: string | null;
+}
+
+export function composeMessage(email: ComposableEmail, options: ComposeOptions): ComposedMessage {
+  const unsubscribe = unsubscribeUrl(email, options);
+  const unsubscribeToken = unsubscribe.slice(unsubscribe.lastIndexOf('/') + 1);
+  const listUnsubscribe = `<${unsubscribe}>, <mailto:unsubscribe@${options.mailDomain}?subject=unsubscribe-${unsubscribeToken}>`;
+  const html = email.htmlBody
+    ? applyTracking(email.htmlBody, {
+        emailId: email.id,
+        publicUrl: options.publicUrl,
+        linkSigningKey: options.linkSigningKey,
+        trackOpens: email.trackOpens,
+        trackClicks: email.trackClicks,
+        skipUrls: [unsubscribe],
+      })
+    : null;
+  // A text part goes with every HTML message: spam filters weigh HTML-only mail against it.
+  const text = email.textBody ?? (email.htmlBody ? htmlToText(email.htmlBody, { wordwrap: 78 }) : null);
+  const headers: Record<string, string> = {
+    ...email.headers,
+    'List-Unsubscribe': listUnsubscribe,
+    'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    'X-Service-Email-Id': email.id,
+  };
+  if (email.tags.length) headers['X-Service-Tags'] = email.tags.join(', ');
+  const message: Mail.Options = {
+    from: email.fromAddress,
+    to: email.toAddresses,
+    cc: email.ccAddresses.length ? email.ccAddresses : undefined,
+    bcc: email.bccAddresses.length ? email.bccAddresses : undefined,
+    replyTo: email.replyTo.length ? email.replyTo : undefined,
+    subject: email.subject,
+    html: html ?? undefined,
+    text: text ?? undefined,
+    messageId: email.messageId,
+    headers,
+    attachments: email.attachments.map((a) => ({
+      filename: a.filename,
+      content: a.content,
+      encoding: 'base64',
+      ...(a.contentType ? { contentType: a.contentType } : {}),
+    })),
+    dkim: options.dkim ? { ...options.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
+  };
+  if (options.envelopeFrom) {
+    message.envelope = {
+      from: options.envelopeFrom,
+      to: [...email.toAddresses, ...email.ccAddresses, ...email.bccAddresses].map(bareAddress),
+    };
+  }
+  return { message, headers: { ...headers, 'Message-ID': email.messageId, Subject: email.subject }, html, text };
+}

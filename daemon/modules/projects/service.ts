@@ -1,0 +1,111 @@
+// Projects: CRUD, the project's own SMTP relay (password sealed at rest) and a real handshake check.
+import type { Secrets } from '../../secrets.ts';
+import { NotFoundError } from '../../errors.ts';
+import type { TenantContext } from '../../plugins/access.ts';
+import { seal, unseal } from '../../crypto/sealed.ts';
+import { verifySmtp, type SmtpSettings } from '../../mail/transport.ts';
+import { Project } from './model.ts';
+
+export interface ProjectSmtpInput {
+  host: string;
+  port: number;
+  secure: boolean;
+  user?: string;
+  pass?: string;
+}
+
+function view(row: Project) {
+  return {
+    id: row.id,
+    name: row.name,
+    smtp: row.smtpHost
+      ? {
+          host: row.smtpHost,
+          port: row.smtpPort ?? 587,
+          secure: row.smtpSecure,
+          user: row.smtpUser ?? null,
+          passwordSet: row.smtpPassSealed !== null,
+          verifiedAt: row.smtpVerifiedAt ? row.smtpVerifiedAt.toISOString() : null,
+        }
+      : null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+export type ProjectView = ReturnType<typeof view>;
+
+function smtpColumns(secrets: Secrets, smtp: ProjectSmtpInput | null) {
+  if (!smtp) return { smtpHost: null, smtpPort: null, smtpSecure: false, smtpUser: null, smtpPassSealed: null, smtpVerifiedAt: null };
+  return {
+    smtpHost: smtp.host,
+    smtpPort: smtp.port,
+    smtpSecure: smtp.secure,
+    smtpUser: smtp.user ?? null,
+    smtpPassSealed: smtp.pass ? seal(secrets.encryptionKey, smtp.pass) : null,
+    smtpVerifiedAt: null,
+  };
+}
+
+async function findOwned(ctx: TenantContext, id: string): Promise<Project> {
+  const row = await Project.findOne({ where: { id, tenantId: ctx.tenantId } });
+  if (!row) throw new NotFoundError('The project');
+  return row;
+}
+
+export async function listProjects(ctx: TenantContext): Promise<ProjectView[]> {
+  const rows = await Project.findAll({ where: { tenantId: ctx.tenantId }, order: [['createdAt', 'ASC']] });
+  return rows.map(view);
+}
+
+export async function createProject(ctx: TenantContext, secrets: Secrets, body: { name: string; smtp?: ProjectSmtpInput }): Promise<ProjectView> {
+  return view(await Project.create({ tenantId: ctx.tenantId, name: body.name, ...smtpColumns(secrets, body.smtp ?? null) }));
+}
+
+export async function getProject(ctx: TenantContext, id: string): Promise<ProjectView> {
+  return view(await findOwned(ctx, id));
+}
+
+export async function updateProject(ctx: TenantContext, secrets: Secrets, id: string, body: { name?: string; smtp?: ProjectSmtpInput | null }): Promise<ProjectView> {
+  const row = await findOwned(ctx, id);
+  if (body.name !== undefined) row.name = body.name;
+  if (body.smtp !== undefined) {
+    // A changed relay without a new password keeps the stored one (clients never see it to resend it).
+    const keepPass = body.smtp && body.smtp.pass === undefined ? row.smtpPassSealed : undefined;
+    row.set(smtpColumns(secrets, body.smtp));
+    if (keepPass !== undefined) row.smtpPassSealed = keepPass;
+  }
+  await row.save();
+  return view(row);
+}
+
+export async function deleteProject(ctx: TenantContext, id: string): Promise<void> {
+  const row = await findOwned(ctx, id);
+  await row.destroy();
+}
+
+/** The project's relay settings with the password unsealed; null when it has none. */
+export async function projectSmtpSettings(tenantId: string, projectId: string, secrets: Secrets): Promise<SmtpSettings | null> {
+  const row = await Project.findOne({ where: { id: projectId, tenantId } });
+  if (!row || !row.smtpHost) return null;
+  return {
+    host: row.smtpHost,
+    port: row.smtpPort ?? 587,
+    secure: row.smtpSecure,
+    user: row.smtpUser,
+    pass: row.smtpPassSealed ? unseal(secrets.encryptionKey, row.smtpPassSealed) : null,
+  };
+}
+
+/** True when the project exists in the tenant (a send naming another tenant's project is refused). */
+export async function projectExists(tenantId: string, projectId: string): Promise<boolean> {
+  return (await Project.count({ where: { id: projectId, tenantId } })) > 0;
+}
+
+export async function verifyProjectSmtp(ctx: TenantContext, secrets: Secrets, id: string): Promise<{ ok: boolean; error?: string }> {
+  await findOwned(ctx, id);
+  const settings = await projectSmtpSettings(ctx.tenantId, id, secrets);
+  if (!settings) return { ok: false, error: 'This project has no SMTP settings; sends use the default relay.' };
+  const result = await verifySmtp(settings);
+  if (result.ok) await Project.update({ smtpVerifiedAt: new Date() }, { where: { id, tenantId: ctx.tenantId } });
+  return result;
+}

@@ -1,0 +1,105 @@
+// Monthly sending quota. A tenant's limit is its monthlyLimit override or its plan's; usage is
+// counted per cycle in sharded counters (quota_usage: a send adds to one of QUOTA_SHARDS rows
+// chosen at random, a read sums them) so concurrent sends of one tenant do not queue on one row.
+// A cycle starts on the first of the month (UTC) unless billing restarted it (quota_cycles,
+// written by resetQuotaCycle on the payment provider's invoice.paid); it then lasts one month.
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { PLANS, type PlanSlug } from '../../../shared/constants.ts';
+
+export const QUOTA_SHARDS = 8;
+export const QUOTA_WARNING_PERCENT = 80;
+/** Sends are refused once usage would pass this share of the limit (grace up to 110 %). */
+export const QUOTA_HARD_STOP_RATIO = 1.1;
+
+export interface QuotaStatus {
+  limit: number;
+  used: number;
+  cycleStart: Date;
+  nextCycleAt: Date;
+}
+
+export function limitFor(plan: string, monthlyLimit: number | null): number {
+  if (monthlyLimit !== null && monthlyLimit !== undefined) return monthlyLimit;
+  return (PLANS[plan as PlanSlug] ?? PLANS.free).monthlyEmails;
+}
+
+function addMonthsUtc(date: Date, months: number): Date {
+  const next = new Date(date.getTime());
+  next.setUTCMonth(next.getUTCMonth() + months);
+  return next;
+}
+
+/** The cycle `now` falls in, given the start billing last set (or none). */
+export function cycleAt(now: Date, startedAt: Date | null): { start: Date; next: Date } {
+  if (!startedAt || startedAt > now) {
+    const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+    return { start, next: addMonthsUtc(start, 1) };
+  }
+  let start = startedAt;
+  let months = 0;
+  // Without a fresh invoice the cycle keeps rolling monthly from the last billing reset.
+  while (addMonthsUtc(startedAt, months + 1) <= now) months += 1;
+  start = addMonthsUtc(startedAt, months);
+  return { start, next: addMonthsUtc(startedAt, months + 1) };
+}
+
+interface UsageRow {
+  plan: string;
+  monthly_limit: number | null;
+  started_at: Date | null;
+}
+
+/** Limit, usage and cycle of a tenant. Two reads: the tenant with its cycle, then the counters. */
+export async function quotaStatus(sequelize: Sequelize, tenantId: string, transaction?: Transaction): Promise<QuotaStatus> {
+  const [row] = await sequelize.query<UsageRow>(
+    `SELECT t.plan, t.monthly_limit, c.started_at FROM tenants t LEFT JOIN quota_cycles c ON c.tenant_id = t.id WHERE t.id = :tenantId`,
+    { replacements: { tenantId }, type: QueryTypes.SELECT, transaction },
+  );
+  const cycle = cycleAt(new Date(), row?.started_at ? new Date(row.started_at) : null);
+  const [usage] = await sequelize.query<{ used: number }>(
+    `SELECT COALESCE(SUM(used), 0)::int AS used FROM quota_usage WHERE tenant_id = :tenantId AND cycle_start = :cycleStart`,
+    { replacements: { tenantId, cycleStart: cycle.start }, type: QueryTypes.SELECT, transaction },
+  );
+  return {
+    limit: row ? limitFor(row.plan, row.monthly_limit) : PLANS.free.monthlyEmails,
+    used: Number(usage?.used ?? 0),
+    cycleStart: cycle.start,
+    nextCycleAt: cycle.next,
+  };
+}
+
+/** True when `count` more sends would take usage past 110 % of the limit. */
+export function wouldExceedQuota(status: QuotaStatus, count: number): boolean {
+  return status.used + count > Math.floor(status.limit * QUOTA_HARD_STOP_RATIO);
+}
+
+/** Counts `count` sends in the current cycle, inside the caller's transaction. */
+export async function addQuotaUsage(sequelize: Sequelize, tenantId: string, cycleStart: Date, count: number, transaction?: Transaction): Promise<void> {
+  if (count <= 0) return;
+  await sequelize.query(
+    `INSERT INTO quota_usage (tenant_id, cycle_start, shard, used) VALUES (:tenantId, :cycleStart, :shard, :count)
+     ON CONFLICT (tenant_id, cycle_start, shard) DO UPDATE SET used = quota_usage.used + EXCLUDED.used`,
+    { replacements: { tenantId, cycleStart, shard: Math.floor(Math.random() * QUOTA_SHARDS), count }, transaction },
+  );
+}
+
+/** Starts a new cycle now (billing's invoice.paid). Usage of the old cycle stays for history. */
+export async function resetQuotaCycle(sequelize: Sequelize, tenantId: string, at: Date = new Date(), transaction?: Transaction): Promise<void> {
+  await sequelize.query(
+    `INSERT INTO quota_cycles (tenant_id, started_at) VALUES (:tenantId, :at)
+     ON CONFLICT (tenant_id) DO UPDATE SET started_at = EXCLUDED.started_at`,
+    { replacements: { tenantId, at }, transaction },
+  );
+}
+
+/** X-Quota-* headers for a send answer. */
+export function quotaHeaders(status: QuotaStatus): Record<string, string> {
+  const percentage = status.limit > 0 ? Math.floor((status.used / status.limit) * 100) : 100;
+  const headers: Record<string, string> = {
+    'x-quota-limit': String(status.limit),
+    'x-quota-used': String(status.used),
+    'x-quota-percentage': String(percentage),
+  };
+  if (percentage >= QUOTA_WARNING_PERCENT && percentage <= 100) headers['x-quota-warning'] = 'true';
+  return headers;
+}

@@ -1,0 +1,145 @@
+// Bodies of the send endpoints (CONTRACT.md "Sending"): send, batch, resend, logs.
+import { Type, type Static } from '@sinclair/typebox';
+import { EMAIL_STATUSES, MAX_BATCH_RECIPIENTS } from '../constants.ts';
+import { Paged, PageQuery, Timestamp, Uuid } from './common.ts';
+
+/** An address as RFC 5322 allows it, with an optional display name: `Ana <ana@example.com>`. */
+const Address = Type.String({ minLength: 3, maxLength: 998, description: 'e-mail address, optionally with a display name' });
+const Addresses = Type.Union([Address, Type.Array(Address, { minItems: 1, maxItems: 50 })]);
+
+export const Attachment = Type.Object(
+  {
+    filename: Type.String({ minLength: 1, maxLength: 255 }),
+    content: Type.String({ description: 'file content in base64' }),
+    contentType: Type.Optional(Type.String({ maxLength: 255, description: 'MIME type; guessed from the filename when absent' })),
+  },
+  { additionalProperties: false },
+);
+
+const SendOptions = {
+  cc: Type.Optional(Addresses),
+  bcc: Type.Optional(Addresses),
+  replyTo: Type.Optional(Addresses),
+  textBody: Type.Optional(Type.String({ maxLength: 2_000_000 })),
+  data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  locale: Type.Optional(Type.String({ maxLength: 35 })),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 998 }), { description: 'extra headers; X-* and a few list/threading headers only' })),
+  tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 20 })),
+  metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  projectId: Type.Optional(Uuid),
+  trackOpens: Type.Optional(Type.Boolean()),
+  trackClicks: Type.Optional(Type.Boolean()),
+  idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  attachments: Type.Optional(Type.Array(Attachment, { maxItems: 50 })),
+};
+
+export const SendEmailBody = Type.Object(
+  {
+    from: Address,
+    to: Addresses,
+    subject: Type.Optional(Type.String({ maxLength: 998 })),
+    htmlBody: Type.Optional(Type.String({ maxLength: 2_000_000 })),
+    templateVersionId: Type.Optional(Uuid),
+    ...SendOptions,
+  },
+  { additionalProperties: false, description: 'SendEmailDto: at least one of htmlBody, textBody, templateVersionId' },
+);
+export type SendEmailBody = Static<typeof SendEmailBody>;
+
+export const SendQuery = Type.Object({
+  sync: Type.Optional(Type.String({ enum: ['true', 'false'], description: 'true delivers before answering' })),
+});
+
+export const SendAccepted = Type.Object({
+  id: Uuid,
+  status: Type.String({ enum: ['QUEUED', 'SENT', 'FAILED'] }),
+  messageId: Type.String(),
+  error: Type.Optional(Type.String()),
+  suppressed: Type.Optional(Type.Array(Type.String(), { description: 'recipients left out because they are suppressed' })),
+});
+export type SendAccepted = Static<typeof SendAccepted>;
+
+export const BatchBody = Type.Object(
+  {
+    slug: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    templateVersionId: Type.Optional(Uuid),
+    subject: Type.Optional(Type.String({ maxLength: 998 })),
+    htmlBody: Type.Optional(Type.String({ maxLength: 2_000_000 })),
+    from: Type.Optional(Address),
+    recipients: Type.Array(
+      Type.Object({ to: Address, data: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }, { additionalProperties: false }),
+      { minItems: 1, maxItems: MAX_BATCH_RECIPIENTS },
+    ),
+    ...SendOptions,
+  },
+  { additionalProperties: false, description: 'SendBatchDto: slug, templateVersionId or subject + htmlBody' },
+);
+export type BatchBody = Static<typeof BatchBody>;
+
+export const BatchAccepted = Type.Object({
+  accepted: Type.Array(Type.Object({ to: Type.String(), id: Uuid, messageId: Type.String() })),
+  rejected: Type.Array(Type.Object({ to: Type.String(), reason: Type.String() })),
+});
+export type BatchAccepted = Static<typeof BatchAccepted>;
+
+export const EmailStatus = Type.String({ enum: [...EMAIL_STATUSES] });
+
+export const EmailLogSummary = Type.Object({
+  id: Uuid,
+  status: EmailStatus,
+  messageId: Type.String(),
+  from: Type.String(),
+  to: Type.Array(Type.String()),
+  cc: Type.Array(Type.String()),
+  subject: Type.String(),
+  tags: Type.Array(Type.String()),
+  projectId: Type.Union([Uuid, Type.Null()]),
+  templateVersionId: Type.Union([Uuid, Type.Null()]),
+  captured: Type.Boolean(),
+  testMode: Type.Boolean(),
+  attempts: Type.Integer(),
+  error: Type.Union([Type.String(), Type.Null()]),
+  sentAt: Type.Union([Timestamp, Type.Null()]),
+  createdAt: Timestamp,
+});
+export type EmailLogSummary = Static<typeof EmailLogSummary>;
+
+export const EmailTimelineEntry = Type.Object({
+  type: Type.String(),
+  data: Type.Record(Type.String(), Type.Unknown()),
+  createdAt: Timestamp,
+});
+
+export const EmailLogDetail = Type.Intersect([
+  EmailLogSummary,
+  Type.Object({
+    bcc: Type.Array(Type.String()),
+    replyTo: Type.Array(Type.String()),
+    bodyHtml: Type.Union([Type.String(), Type.Null()]),
+    bodyText: Type.Union([Type.String(), Type.Null()]),
+    headers: Type.Record(Type.String(), Type.String(), { description: 'headers of the message as sent (custom and generated)' }),
+    metadata: Type.Record(Type.String(), Type.Unknown()),
+    attachments: Type.Array(Type.Object({ filename: Type.String(), contentType: Type.String(), size: Type.Integer() })),
+    trackOpens: Type.Boolean(),
+    trackClicks: Type.Boolean(),
+    smtpResponse: Type.Union([Type.String(), Type.Null()]),
+    resentFrom: Type.Union([Uuid, Type.Null()]),
+    events: Type.Array(EmailTimelineEntry),
+    raw: Type.Union([Type.String(), Type.Null()], { description: 'the whole RFC 822 message when it was captured' }),
+  }),
+]);
+export type EmailLogDetail = Static<typeof EmailLogDetail>;
+
+export const LogsQuery = Type.Intersect([
+  PageQuery(),
+  Type.Object({
+    status: Type.Optional(EmailStatus),
+    to: Type.Optional(Type.String({ maxLength: 320 })),
+    since: Type.Optional(Type.String({ format: 'date-time' })),
+    until: Type.Optional(Type.String({ format: 'date-time' })),
+    tag: Type.Optional(Type.String({ maxLength: 100 })),
+  }),
+]);
+export type LogsQuery = Static<typeof LogsQuery>;
+
+export const LogsPage = Paged(EmailLogSummary);
