@@ -1,0 +1,211 @@
+// Typed client of the daemon's API, one method per endpoint the CLI uses. Shapes come from shared/schemas.
+import type { LoginAnswer, MeAnswer, RegistrationStatus, TokenPair } from '../shared/schemas/auth.ts';
+import type { DiagnosisBody, DomainBody, VerifyDomainBody } from '../shared/schemas/domains.ts';
+import type { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookDelivery, WebhookEndpoint } from '../shared/schemas/webhooks.ts';
+import type {
+  ApiKeySummary,
+  CreatedApiKey,
+  EmailLog,
+  EmailLogDetail,
+  Page,
+  QueueStats,
+  ScheduledEmail,
+  SendAnswer,
+  Suppression,
+  Template,
+  TemplateVersion,
+  TenantSummary,
+} from './api-types.ts';
+import { HttpSession } from './http.ts';
+import { NoTenantError } from './errors.ts';
+import { ProfileStore } from './profiles.ts';
+import type { CliEnvironment } from './environment.ts';
+
+export interface ReadyAnswer {
+  status: 'ready' | 'not-ready';
+  checks: Record<string, { ok: boolean; [key: string]: unknown }>;
+}
+
+export interface LogFilters {
+  status?: string;
+  to?: string;
+  since?: string;
+  until?: string;
+  tag?: string;
+  page?: number;
+  limit?: number;
+}
+
+export type SendBody = Record<string, unknown>;
+
+/** Lists may be paged ({ data, meta }) or plain arrays depending on the endpoint. */
+function items<T>(answer: Page<T> | T[] | { data: T[] }): T[] {
+  return Array.isArray(answer) ? answer : answer.data;
+}
+
+export class SvcClient {
+  readonly http: HttpSession;
+
+  constructor(profileName: string, environment: CliEnvironment, store = new ProfileStore()) {
+    this.http = new HttpSession(profileName, store, environment);
+  }
+
+  private tenantPath(suffix = ''): string {
+    const tenantId = this.http.tenantId;
+    if (!tenantId) throw new NoTenantError();
+    return `/tenants/${tenantId}${suffix}`;
+  }
+
+  // Auth
+  registrationStatus() {
+    return this.http.request<RegistrationStatus>('GET', '/auth/registration-status', { auth: false, tenant: false });
+  }
+  register(body: { email: string; password: string; name?: string }) {
+    return this.http.request<{ admin: { id: string; email: string } }>('POST', '/auth/register', { json: body, auth: false, tenant: false });
+  }
+  login(email: string, password: string) {
+    return this.http.request<LoginAnswer>('POST', '/auth/login', { json: { email, password }, auth: false, tenant: false });
+  }
+  verifyLogin(challengeToken: string, code: string) {
+    return this.http.request<TokenPair>('POST', '/auth/login/verify-2fa', { json: { challengeToken, code }, auth: false, tenant: false });
+  }
+  logout() {
+    return this.http.request<unknown>('POST', '/auth/logout', { tenant: false });
+  }
+  me() {
+    return this.http.request<MeAnswer>('GET', '/auth/me', { tenant: false });
+  }
+
+  // Tenants and keys
+  async listTenants(): Promise<TenantSummary[]> {
+    return items(await this.http.request<Page<TenantSummary> | TenantSummary[]>('GET', '/tenants', { tenant: false }));
+  }
+  getTenant(id: string) {
+    return this.http.request<TenantSummary>('GET', `/tenants/${encodeURIComponent(id)}`, { tenant: false });
+  }
+  createTenant(name: string) {
+    return this.http.request<TenantSummary>('POST', '/tenants', { json: { name }, tenant: false });
+  }
+  listApiKeys(query: { page?: number; limit?: number } = {}) {
+    return this.http.request<Page<ApiKeySummary>>('GET', this.tenantPath('/api-keys'), { query });
+  }
+  createApiKey(body: { name: string; scopes: string[]; environment: 'live' | 'test' }) {
+    return this.http.request<CreatedApiKey>('POST', this.tenantPath('/api-keys'), { json: body });
+  }
+  rotateApiKey(id: string) {
+    return this.http.request<CreatedApiKey>('POST', this.tenantPath(`/api-keys/${encodeURIComponent(id)}/rotate`));
+  }
+  revokeApiKey(id: string) {
+    return this.http.request<unknown>('DELETE', this.tenantPath(`/api-keys/${encodeURIComponent(id)}`));
+  }
+
+  // Sending and logs
+  send(body: SendBody, options: { sync?: boolean; idempotencyKey?: string } = {}) {
+    return this.http.request<SendAnswer>('POST', '/emails/send', {
+      json: body,
+      query: { sync: options.sync ? 'true' : undefined },
+      headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined,
+    });
+  }
+  sendTemplate(body: SendBody, options: { sync?: boolean; idempotencyKey?: string } = {}) {
+    return this.http.request<SendAnswer>('POST', '/emails/send-template', {
+      json: body,
+      query: { sync: options.sync ? 'true' : undefined },
+      headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined,
+    });
+  }
+  schedule(body: SendBody & { sendAt: string; timezone?: string }, options: { idempotencyKey?: string } = {}) {
+    return this.http.request<ScheduledEmail>('POST', '/scheduled-emails', {
+      json: body,
+      headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined,
+    });
+  }
+  listLogs(filters: LogFilters = {}) {
+    return this.http.request<Page<EmailLog>>('GET', '/emails/logs', { query: { ...filters } });
+  }
+  getLog(id: string) {
+    return this.http.request<EmailLogDetail>('GET', `/emails/logs/${encodeURIComponent(id)}`);
+  }
+  /** The live log stream (server-sent events); the caller reads and closes the body. */
+  openLogStream(signal: AbortSignal, options: { backlog?: number; lastEventId?: string } = {}) {
+    return this.http.send('GET', '/emails/logs/stream', {
+      stream: true,
+      signal,
+      query: { backlog: options.lastEventId ? undefined : options.backlog },
+      headers: { accept: 'text/event-stream', ...(options.lastEventId ? { 'last-event-id': options.lastEventId } : {}) },
+    });
+  }
+
+  // Templates
+  listTemplates(query: { page?: number; limit?: number; search?: string } = {}) {
+    return this.http.request<Page<Template>>('GET', '/templates', { query });
+  }
+  getTemplate(id: string) {
+    return this.http.request<Template>('GET', `/templates/${encodeURIComponent(id)}`);
+  }
+  createTemplate(body: Record<string, unknown>) {
+    return this.http.request<Template>('POST', '/templates', { json: body });
+  }
+  createTemplateVersion(templateId: string, body?: Record<string, unknown>) {
+    return this.http.request<TemplateVersion>('POST', `/templates/${encodeURIComponent(templateId)}/versions`, { json: body });
+  }
+  updateTemplateVersion(templateId: string, versionId: string, body: Record<string, unknown>) {
+    return this.http.request<TemplateVersion>('PATCH', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`, { json: body });
+  }
+  getTemplateVersion(templateId: string, versionId: string) {
+    return this.http.request<TemplateVersion>('GET', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`);
+  }
+  publishTemplateVersion(templateId: string, versionId: string) {
+    return this.http.request<TemplateVersion>('POST', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}/publish`);
+  }
+
+  // Domains
+  async listDomains(): Promise<DomainBody[]> {
+    return items(await this.http.request<Page<DomainBody> | DomainBody[]>('GET', '/domains'));
+  }
+  addDomain(name: string) {
+    return this.http.request<DomainBody>('POST', '/domains', { json: { name } });
+  }
+  domainDns(id: string) {
+    return this.http.request<DomainBody>('GET', `/domains/${encodeURIComponent(id)}/dns`);
+  }
+  verifyDomain(id: string) {
+    return this.http.request<VerifyDomainBody>('POST', `/domains/${encodeURIComponent(id)}/verify`);
+  }
+  diagnoseDomain(id: string) {
+    return this.http.request<DiagnosisBody>('GET', `/domains/${encodeURIComponent(id)}/diagnose`);
+  }
+
+  // Webhooks
+  listWebhooks(query: { page?: number; limit?: number } = {}) {
+    return this.http.request<Page<WebhookEndpoint>>('GET', '/webhooks/endpoints', { query });
+  }
+  addWebhook(body: CreateWebhookEndpointBody) {
+    return this.http.request<CreatedWebhookEndpoint>('POST', '/webhooks/endpoints', { json: body });
+  }
+  listDeliveries(endpointId: string, query: { page?: number; limit?: number } = {}) {
+    return this.http.request<Page<WebhookDelivery>>('GET', `/webhooks/endpoints/${encodeURIComponent(endpointId)}/deliveries`, { query });
+  }
+
+  // Suppressions
+  listSuppressions(query: { page?: number; limit?: number; email?: string; reason?: string } = {}) {
+    return this.http.request<Page<Suppression>>('GET', '/suppressions', { query });
+  }
+  addSuppression(email: string, reason: string) {
+    return this.http.request<Suppression>('POST', '/suppressions', { json: { email, reason } });
+  }
+  removeSuppressionByEmail(email: string) {
+    return this.http.request<unknown>('DELETE', '/suppressions', { query: { email } });
+  }
+  removeSuppression(id: string) {
+    return this.http.request<unknown>('DELETE', `/suppressions/${encodeURIComponent(id)}`);
+  }
+
+  // Health
+  ready() {
+    return this.http.request<ReadyAnswer>('GET', '/health/ready', { auth: false, tenant: false, accept: [503] });
+  }
+  queues() {
+    return this.http.request<QueueStats>('GET', '/health/queues', { tenant: false });
+  }
+}

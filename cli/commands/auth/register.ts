@@ -1,0 +1,54 @@
+import { Flags } from '@oclif/core';
+import { SvcCommand } from '../../base-command.ts';
+import { CliFailure, EXIT, MissingInputError } from '../../errors.ts';
+import { SignInFlow, readStdin, settleTenant } from '../../services/session.ts';
+import { renderLogin } from '../../ui/render.tsx';
+
+export interface Registered {
+  admin: { id: string; email: string };
+  signedIn: boolean;
+  tenant: { id: string; name: string } | null;
+}
+
+export default class Register extends SvcCommand<typeof Register> {
+  static override summary = 'Create the first admin of a fresh daemon, sign in, and optionally create a tenant.';
+  static override description =
+    'The first admin registered becomes platform administrator. Registration may be closed once an admin exists.';
+  static override examples = [
+    'printf %s "$PASSWORD" | <%= config.bin %> register --email ops@example.com --password-stdin --tenant "Acme"',
+  ];
+  static override showHeader = false;
+  static override flags = {
+    email: Flags.string({ description: 'admin e-mail address', required: true }),
+    name: Flags.string({ description: 'display name' }),
+    'password-stdin': Flags.boolean({ description: 'read the password (at least 10 characters) from stdin' }),
+    tenant: Flags.string({ description: 'also create a tenant with this name and make it current' }),
+    'base-url': Flags.string({ description: 'daemon URL to store in the profile' }),
+  };
+
+  async run(): Promise<Registered> {
+    const { email, name, tenant: tenantName } = this.flags;
+    const http = this.client.http;
+    if (this.flags['base-url']) http.baseUrlOverride = this.flags['base-url'];
+    if (!this.flags['password-stdin']) throw new MissingInputError('Pass --password-stdin and pipe the new password in');
+    const password = await readStdin();
+    const status = await this.client.registrationStatus();
+    if (!status.open) throw new CliFailure('Registration is closed on this daemon: ask an administrator to invite you.', EXIT.refused, 'REGISTRATION_CLOSED');
+    const { admin } = await this.client.register({ email, password, ...(name ? { name } : {}) });
+    const flow = new SignInFlow(this.client);
+    const outcome = await flow.submitCredentials(email, password);
+    if (outcome === 'needs-code') {
+      // A brand-new admin has no 2FA yet; this branch only runs if the daemon enforces it.
+      await renderLogin({ baseUrl: http.baseUrl, initialEmail: email, submitCredentials: (a, p) => flow.submitCredentials(a, p), submitCode: (c) => flow.submitCode(c) });
+    }
+    let tenant = await settleTenant(this.client);
+    if (tenantName) {
+      const created = await this.client.createTenant(tenantName);
+      http.saveProfile({ tenantId: created.id, tenantName: created.name });
+      tenant = { id: created.id, name: created.name };
+    }
+    this.log(`Registered ${admin.email} and signed in on ${http.baseUrl}.`);
+    if (tenant) this.log(`Tenant: ${tenant.name} (${tenant.id})`);
+    return { admin: { id: admin.id, email: admin.email }, signedIn: true, tenant };
+  }
+}

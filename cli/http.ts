@@ -1,0 +1,215 @@
+// The one place the CLI talks HTTP: credentials, tenant header, transparent token refresh, error bodies.
+import ky, { type KyResponse } from 'ky';
+import type { CliEnvironment } from './environment.ts';
+import { DEFAULT_BASE_URL } from './environment.ts';
+import type { Profile, ProfileStore } from './profiles.ts';
+import {
+  ApiRequestError,
+  DaemonUnreachableError,
+  NoTenantError,
+  NotSignedInError,
+  SessionExpiredError,
+  type ApiErrorBody,
+} from './errors.ts';
+
+const REQUEST_TIMEOUT_MS = 30_000;
+type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  json?: unknown;
+  query?: Query;
+  headers?: Record<string, string>;
+  /** Send X-Tenant-Id (default true). With an API key the key names the tenant, so it may be absent. */
+  tenant?: boolean;
+  /** Send credentials (default true). */
+  auth?: boolean;
+  /** Keep the body unread and without timeout (server-sent events). */
+  stream?: boolean;
+  signal?: AbortSignal;
+  /** Statuses that are answers rather than failures (e.g. 503 from a readiness check). */
+  accept?: number[];
+}
+
+export interface QuotaHeaders {
+  limit: number;
+  used: number;
+  percentage: number;
+  warning: boolean;
+}
+
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+}
+
+export class HttpSession {
+  private refreshing: Promise<void> | null = null;
+  /** A base URL given on the command line (login --base-url) before it is saved to the profile. */
+  baseUrlOverride: string | undefined;
+  /** Quota headers of the last tenant answer that carried them (the dashboard's quota bar). */
+  lastQuota: QuotaHeaders | null = null;
+
+  constructor(
+    readonly profileName: string,
+    private readonly store: ProfileStore,
+    private readonly environment: CliEnvironment,
+  ) {}
+
+  get profile(): Profile {
+    return this.store.get(this.profileName);
+  }
+
+  get baseUrl(): string {
+    return (this.baseUrlOverride ?? this.environment.baseUrl ?? this.profile.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+  }
+
+  get usesApiKey(): boolean {
+    return this.environment.apiKey !== undefined;
+  }
+
+  get tenantId(): string | undefined {
+    return this.environment.tenantId ?? this.profile.tenantId;
+  }
+
+  /** The tenant's display name when it came from the profile (env overrides carry only an id). */
+  get tenantName(): string | undefined {
+    return this.environment.tenantId ? undefined : this.profile.tenantName;
+  }
+
+  get signedIn(): boolean {
+    return this.usesApiKey || this.profile.accessToken !== undefined;
+  }
+
+  saveProfile(changes: Partial<Profile>): Profile {
+    return this.store.update(this.profileName, changes);
+  }
+
+  storeTokens(tokens: TokenPair, extra: Partial<Profile> = {}): void {
+    this.saveProfile({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, ...extra });
+  }
+
+  forgetTokens(): void {
+    this.saveProfile({ accessToken: undefined, refreshToken: undefined });
+  }
+
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const response = await this.send(method, path, options);
+    return (await readBody(response)) as T;
+  }
+
+  /** Sends, refreshing the access token once on a 401, and throws the API's error as ApiRequestError. */
+  async send(method: string, path: string, options: RequestOptions = {}, mayRefresh = true): Promise<KyResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    const accessToken = this.profile.accessToken;
+    if (options.auth !== false) {
+      const credential = this.environment.apiKey ?? accessToken;
+      if (!credential) throw new NotSignedInError(this.profileName);
+      headers.authorization = `Bearer ${credential}`;
+    }
+    if (options.tenant !== false) {
+      const tenantId = this.tenantId;
+      if (tenantId) headers['x-tenant-id'] = tenantId;
+      else if (!this.usesApiKey) throw new NoTenantError();
+    }
+    const response = await this.fetch(method, path, options, headers);
+    if (response.status === 401 && mayRefresh && options.auth !== false && !this.usesApiKey) {
+      await this.refreshAfter(accessToken);
+      return this.send(method, path, options, false);
+    }
+    if (!response.ok && !options.accept?.includes(response.status)) throw await toApiError(response);
+    this.rememberQuota(response);
+    return response;
+  }
+
+  private async fetch(method: string, path: string, options: RequestOptions, headers: Record<string, string>): Promise<KyResponse> {
+    const searchParams: Record<string, string> = {};
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) searchParams[key] = String(value);
+    }
+    try {
+      return await ky(`${this.baseUrl}${path}`, {
+        method,
+        headers,
+        searchParams,
+        ...(options.json === undefined ? {} : { json: options.json }),
+        throwHttpErrors: false,
+        retry: 0,
+        timeout: options.stream ? false : REQUEST_TIMEOUT_MS,
+        signal: options.signal,
+      });
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      throw new DaemonUnreachableError(this.baseUrl, describeNetworkError(error));
+    }
+  }
+
+  /**
+   * Refresh tokens rotate, so two refreshes with the same token would revoke the whole family:
+   * requests that fail together share one refresh, and a request that failed with an access token
+   * that has already been replaced just retries.
+   */
+  private async refreshAfter(staleAccessToken: string | undefined): Promise<void> {
+    if (this.profile.accessToken !== staleAccessToken) return;
+    this.refreshing ??= this.refreshTokens().finally(() => {
+      this.refreshing = null;
+    });
+    await this.refreshing;
+  }
+
+  private async refreshTokens(): Promise<void> {
+    const refreshToken = this.profile.refreshToken;
+    if (!refreshToken) throw new SessionExpiredError();
+    const response = await this.fetch('POST', '/auth/refresh', { json: { refreshToken } }, {});
+    if (!response.ok) {
+      if (response.status < 500) {
+        this.forgetTokens();
+        throw new SessionExpiredError();
+      }
+      throw await toApiError(response);
+    }
+    this.storeTokens((await response.json()) as TokenPair);
+  }
+
+  private rememberQuota(response: KyResponse): void {
+    const limit = response.headers.get('x-quota-limit');
+    if (limit === null) return;
+    this.lastQuota = {
+      limit: Number(limit),
+      used: Number(response.headers.get('x-quota-used') ?? 0),
+      percentage: Number(response.headers.get('x-quota-percentage') ?? 0),
+      warning: response.headers.get('x-quota-warning') === 'true',
+    };
+  }
+}
+
+async function readBody(response: KyResponse): Promise<unknown> {
+  const text = await response.text();
+  if (text === '') return undefined;
+  return (response.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text;
+}
+
+async function toApiError(response: KyResponse): Promise<ApiRequestError> {
+  const text = await response.text().catch(() => '');
+  let body: Partial<ApiErrorBody> = {};
+  try {
+    body = JSON.parse(text) as Partial<ApiErrorBody>;
+  } catch {
+    // Not the API's envelope (a proxy's page, say): keep the status line as the message.
+  }
+  return new ApiRequestError(response.status, {
+    statusCode: response.status,
+    error: body.error ?? response.statusText,
+    code: body.code ?? `HTTP_${response.status}`,
+    message: body.message ?? `The daemon answered ${response.status} ${response.statusText}.`,
+    details: body.details,
+  });
+}
+
+function describeNetworkError(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (error.name === 'TimeoutError') return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+    return cause?.code ?? cause?.message ?? error.message;
+  }
+  return String(error);
+}

@@ -1,0 +1,149 @@
+// Live email log: newest at the bottom, status colours, filters, pause, and a detail view.
+import React, { useEffect, useMemo, useRef, useState } from 'react';
+import { Box, Text, useInput } from 'ink';
+import { EMAIL_STATUSES } from '../../shared/constants.ts';
+import type { EmailLogDetail } from '../api-types.ts';
+import type { FeedMode, LogEntry } from '../services/log-feed.ts';
+import { TextInput } from './TextInput.tsx';
+
+export const STATUS_COLOURS: Record<string, string> = {
+  QUEUED: 'cyan',
+  SENDING: 'blue',
+  SENT: 'green',
+  DELIVERED: 'greenBright',
+  BOUNCED: 'red',
+  COMPLAINED: 'magenta',
+  FAILED: 'redBright',
+  SUPPRESSED: 'yellow',
+};
+
+export type LogSource = (signal: AbortSignal, onMode: (mode: FeedMode, reason?: string) => void) => AsyncIterable<LogEntry>;
+
+export interface LogTailProps {
+  source: LogSource;
+  loadDetail: (id: string) => Promise<EmailLogDetail>;
+  onExit: () => void;
+  rows?: number;
+  initialStatus?: string;
+  initialRecipient?: string;
+}
+
+const STATUS_CYCLE: (string | undefined)[] = [undefined, ...EMAIL_STATUSES];
+const MAX_KEPT = 500;
+const time = (iso: string | undefined) => (iso ? new Date(iso).toISOString().slice(11, 19) : '--:--:--');
+const recipientsOf = (entry: LogEntry) => (Array.isArray(entry.to) ? entry.to.join(', ') : String(entry.to));
+
+export function LogTail({ source, loadDetail, onExit, rows = 15, initialStatus, initialRecipient }: LogTailProps) {
+  const [entries, setEntries] = useState<LogEntry[]>([]);
+  const [frozen, setFrozen] = useState<{ entries: LogEntry[]; atCount: number } | null>(null);
+  const [received, setReceived] = useState(0);
+  const [mode, setMode] = useState<{ mode: FeedMode | 'connecting'; reason?: string }>({ mode: 'connecting' });
+  const [failure, setFailure] = useState<string | null>(null);
+  const [status, setStatus] = useState<string | undefined>(initialStatus);
+  const [recipient, setRecipient] = useState(initialRecipient ?? '');
+  const [editingRecipient, setEditingRecipient] = useState(false);
+  const [cursor, setCursor] = useState<number | null>(null);
+  const [detail, setDetail] = useState<EmailLogDetail | 'loading' | { error: string } | null>(null);
+  const latest = useRef<LogEntry[]>([]);
+
+  useEffect(() => {
+    const controller = new AbortController();
+    void (async () => {
+      try {
+        for await (const entry of source(controller.signal, (next, reason) => setMode({ mode: next, reason }))) {
+          const others = latest.current.filter((existing) => existing.id !== entry.id);
+          latest.current = [...others, entry].slice(-MAX_KEPT);
+          setEntries(latest.current);
+          setReceived((count) => count + 1);
+        }
+      } catch (error) {
+        if (!controller.signal.aborted) setFailure((error as Error).message);
+      }
+    })();
+    return () => controller.abort();
+  }, [source]);
+
+  const shown = frozen?.entries ?? entries;
+  const visible = useMemo(() => shown.filter((entry) =>
+    (!status || entry.status === status) && (!recipient || recipientsOf(entry).toLowerCase().includes(recipient.toLowerCase())),
+  ).slice(-rows), [shown, status, recipient, rows]);
+  const selected = cursor === null ? null : visible[Math.min(cursor, visible.length - 1)] ?? null;
+
+  useInput((input, key) => {
+    if (detail) {
+      if (key.escape || key.return || input === 'q') setDetail(null);
+      return;
+    }
+    if (input === 'q' || key.escape) return onExit();
+    if (input === 'p' || input === ' ') return setFrozen(frozen ? null : { entries, atCount: received });
+    if (input === 's') return setStatus(STATUS_CYCLE[(STATUS_CYCLE.indexOf(status) + 1) % STATUS_CYCLE.length]);
+    if (input === '/') return setEditingRecipient(true);
+    if (input === 'c') {
+      setStatus(undefined);
+      return setRecipient('');
+    }
+    if (key.upArrow) return setCursor(cursor === null ? visible.length - 1 : Math.max(0, cursor - 1));
+    if (key.downArrow) return setCursor(cursor === null ? null : cursor + 1 >= visible.length ? null : cursor + 1);
+    if (key.return && selected) {
+      setDetail('loading');
+      loadDetail(selected.id).then(setDetail, (error: Error) => setDetail({ error: error.message }));
+    }
+  }, { isActive: !editingRecipient });
+
+  const modeLabel = mode.mode === 'stream' ? 'live' : mode.mode === 'poll' ? 'polling' : 'connecting…';
+  return (
+    <Box flexDirection="column">
+      <Box>
+        <Text bold>Email log </Text>
+        <Text color={mode.mode === 'stream' ? 'green' : 'yellow'}>● {modeLabel}</Text>
+        {frozen ? <Text color="yellow"> ❚❚ paused ({received - frozen.atCount} new)</Text> : null}
+        <Text dimColor>  status: {status ?? 'all'} · to: {recipient || 'anyone'}</Text>
+      </Box>
+      {mode.reason ? <Text dimColor>{mode.reason}</Text> : null}
+      {failure ? <Text color="red">{failure}</Text> : null}
+      {detail ? <DetailView detail={detail} /> : (
+        <Box flexDirection="column">
+          {visible.length === 0 ? <Text dimColor>Waiting for sends…</Text> : null}
+          {visible.map((entry) => (
+            <Text key={entry.id} inverse={selected?.id === entry.id}>
+              <Text dimColor>{time(entry.updatedAt ?? entry.createdAt)} </Text>
+              <Text color={STATUS_COLOURS[entry.status]}>{entry.status.padEnd(10)}</Text>
+              <Text> {recipientsOf(entry).slice(0, 32).padEnd(32)} </Text>
+              <Text>{(entry.subject ?? '').slice(0, 40)}</Text>
+              {entry.error ? <Text color="red"> {entry.error.slice(0, 40)}</Text> : null}
+            </Text>
+          ))}
+        </Box>
+      )}
+      {editingRecipient ? (
+        <Box>
+          <Text>Recipient contains: </Text>
+          <TextInput value={recipient} onChange={setRecipient} onSubmit={() => setEditingRecipient(false)} />
+        </Box>
+      ) : (
+        <Text dimColor>{detail ? 'Esc back' : 'p pause · s status · / recipient · c clear · ↑/↓ select · Enter open · q quit'}</Text>
+      )}
+    </Box>
+  );
+}
+
+function DetailView({ detail }: { detail: EmailLogDetail | 'loading' | { error: string } }) {
+  if (detail === 'loading') return <Text color="cyan">Loading…</Text>;
+  if ('error' in detail && !('id' in detail)) return <Text color="red">{detail.error}</Text>;
+  const log = detail as EmailLogDetail;
+  return (
+    <Box flexDirection="column" borderStyle="round" paddingX={1}>
+      <Text><Text dimColor>id       </Text>{log.id}</Text>
+      <Text><Text dimColor>status   </Text><Text color={STATUS_COLOURS[log.status]}>{log.status}</Text>{log.error ? <Text color="red"> {log.error}</Text> : null}</Text>
+      <Text><Text dimColor>from     </Text>{log.from}</Text>
+      <Text><Text dimColor>to       </Text>{log.to.join(', ')}</Text>
+      <Text><Text dimColor>subject  </Text>{log.subject}</Text>
+      <Text><Text dimColor>message  </Text>{log.messageId}</Text>
+      {log.smtpResponse ? <Text><Text dimColor>smtp     </Text>{log.smtpResponse}</Text> : null}
+      {(log.events ?? []).map((event, index) => (
+        <Text key={index} dimColor>  {event.createdAt.slice(0, 19).replace('T', ' ')} {event.type}</Text>
+      ))}
+      {log.bodyText ? <Text>{log.bodyText.split('\n').slice(0, 6).join('\n')}</Text> : null}
+    </Box>
+  );
+}

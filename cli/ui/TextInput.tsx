@@ -1,0 +1,33 @@
+// A one-line input: typed characters, backspace, Enter submits; `mask` hides what is typed.
+import React from 'react';
+import { Text, useInput } from 'ink';
+
+export interface TextInputProps {
+  value: string;
+  onChange: (value: string) => void;
+  onSubmit: (value: string) => void;
+  mask?: string;
+  placeholder?: string;
+  focus?: boolean;
+}
+
+export function TextInput({ value, onChange, onSubmit, mask, placeholder, focus = true }: TextInputProps) {
+  useInput(
+    (input, key) => {
+      if (key.return) return onSubmit(value);
+      // Terminals send DEL (0x7f) for the backspace key, which Ink reports as `delete`.
+      if (key.backspace || key.delete) return onChange(value.slice(0, -1));
+      if (key.ctrl || key.meta || key.tab || key.escape || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow) return;
+      const printable = input.replace(/[\r\n]/g, '');
+      if (printable) onChange(value + printable);
+    },
+    { isActive: focus },
+  );
+  const shown = mask ? mask.repeat(value.length) : value;
+  return (
+    <Text>
+      {shown === '' && placeholder ? <Text dimColor>{placeholder}</Text> : shown}
+      {focus ? <Text inverse> </Text> : null}
+    </Text>
+  );
+}

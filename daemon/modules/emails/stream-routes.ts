@@ -1,0 +1,184 @@
+// GET /emails/logs/stream: the tenant's email log as server-sent events, for `svc logs tail`.
+// The database is polled about once a second per open stream (cheap: one indexed range query);
+// each change of a log row is one `event: email` frame whose id resumes the stream (Last-Event-ID).
+import { Type } from '@sinclair/typebox';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { ServerResponse } from 'node:http';
+import type { App, AppDeps } from '../../app-types.ts';
+import { access } from '../../plugins/access.ts';
+import { tenantOf } from '../../plugins/auth.ts';
+import { ErrorBody } from '../../../shared/schemas/common.ts';
+
+export const LOG_STREAM_POLL_MS = 1000;
+export const LOG_STREAM_HEARTBEAT_MS = 15_000;
+const MAX_ROWS_PER_POLL = 200;
+
+interface LogChangeRow {
+  id: string;
+  status: string;
+  message_id: string;
+  from_address: string;
+  to_addresses: string[];
+  cc_addresses: string[];
+  subject: string;
+  tags: string[];
+  project_id: string | null;
+  template_version_id: string | null;
+  captured: boolean;
+  test_mode: boolean;
+  attempts: number;
+  error: string | null;
+  sent_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  /** updated_at as PostgreSQL prints it: keeps the microseconds a JS Date would drop. */
+  cursor: string;
+}
+
+/** Where a stream stands: the last row it sent, ordered by (updated_at, id). */
+interface StreamCursor {
+  at: string;
+  id: string;
+}
+
+const COLUMNS = `id, status, message_id, from_address, to_addresses, cc_addresses, subject, tags, project_id,
+  template_version_id, captured, test_mode, attempts, error, sent_at, created_at, updated_at, updated_at::text AS cursor`;
+
+async function latestLogs(sequelize: Sequelize, tenantId: string, count: number): Promise<LogChangeRow[]> {
+  if (count === 0) return [];
+  const rows = await sequelize.query<LogChangeRow>(
+    `SELECT ${COLUMNS} FROM email_logs WHERE tenant_id = :tenantId ORDER BY updated_at DESC, id DESC LIMIT :count`,
+    { type: QueryTypes.SELECT, replacements: { tenantId, count } },
+  );
+  return rows.reverse();
+}
+
+async function logChangesAfter(sequelize: Sequelize, tenantId: string, cursor: StreamCursor): Promise<LogChangeRow[]> {
+  return sequelize.query<LogChangeRow>(
+    `SELECT ${COLUMNS} FROM email_logs
+      WHERE tenant_id = :tenantId
+        AND (updated_at > CAST(:at AS timestamptz) OR (updated_at = CAST(:at AS timestamptz) AND id > CAST(:id AS uuid)))
+      ORDER BY updated_at, id LIMIT :limit`,
+    { type: QueryTypes.SELECT, replacements: { tenantId, at: cursor.at, id: cursor.id, limit: MAX_ROWS_PER_POLL } },
+  );
+}
+
+async function databaseNow(sequelize: Sequelize): Promise<string> {
+  const [row] = await sequelize.query<{ now: string }>('SELECT now()::text AS now', { type: QueryTypes.SELECT });
+  return row.now;
+}
+
+const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
+
+/** The same fields as an entry of GET /emails/logs, plus updatedAt. */
+function toEvent(row: LogChangeRow) {
+  return {
+    id: row.id,
+    status: row.status,
+    messageId: row.message_id,
+    from: row.from_address,
+    to: row.to_addresses,
+    cc: row.cc_addresses,
+    subject: row.subject,
+    tags: row.tags,
+    projectId: row.project_id,
+    templateVersionId: row.template_version_id,
+    captured: row.captured,
+    testMode: row.test_mode,
+    attempts: row.attempts,
+    error: row.error,
+    sentAt: iso(row.sent_at),
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function parseLastEventId(header: string | string[] | undefined): StreamCursor | null {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return null;
+  const separator = value.lastIndexOf('|');
+  const at = value.slice(0, separator);
+  const id = value.slice(separator + 1);
+  if (separator < 1 || !UUID.test(id) || Number.isNaN(Date.parse(at.replace(' ', 'T')))) return null;
+  return { at, id };
+}
+
+const StreamQuery = Type.Object({
+  backlog: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, default: 20, description: 'how many recent logs to send first' })),
+});
+
+export default async function emailLogStreamRoutes(app: App, deps: AppDeps): Promise<void> {
+  const open = new Set<ServerResponse>();
+  // A stream never ends on its own; without this, app.close() would wait for every tail to quit.
+  app.addHook('preClose', async () => {
+    for (const response of open) response.end();
+  });
+
+  app.get('/emails/logs/stream', {
+    config: { access: access.keyOrSession('email:read') },
+    schema: {
+      tags: ['emails'],
+      summary: 'Live email log of the tenant as server-sent events (`event: email`, data = a log entry with updatedAt)',
+      description: 'Sends the latest `backlog` logs, then every change as it is committed. Resume with Last-Event-ID. ' +
+        `A comment line every ${LOG_STREAM_HEARTBEAT_MS / 1000} s keeps proxies from closing the connection.`,
+      querystring: StreamQuery,
+      produces: ['text/event-stream'],
+      response: {
+        200: Type.String({ description: 'text/event-stream' }),
+        400: ErrorBody,
+        401: ErrorBody,
+        403: ErrorBody,
+      },
+    },
+  }, async (request, reply) => {
+    const { tenantId } = tenantOf(request);
+    const sequelize = deps.db.sequelize;
+    let cursor = parseLastEventId(request.headers['last-event-id']);
+    const backlog = cursor ? [] : await latestLogs(sequelize, tenantId, request.query.backlog ?? 20);
+    if (!cursor) {
+      const last = backlog.at(-1);
+      cursor = last ? { at: last.cursor, id: last.id } : { at: await databaseNow(sequelize), id: '00000000-0000-0000-0000-000000000000' };
+    }
+
+    reply.hijack();
+    const response = reply.raw;
+    response.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    open.add(response);
+    const write = (rows: LogChangeRow[]) => {
+      for (const row of rows) {
+        response.write(`id: ${row.cursor}|${row.id}\nevent: email\ndata: ${JSON.stringify(toEvent(row))}\n\n`);
+        cursor = { at: row.cursor, id: row.id };
+      }
+    };
+    response.write(`retry: 3000\n\n`);
+    write(backlog);
+
+    let closed = false;
+    let pollTimer: NodeJS.Timeout | undefined;
+    const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), LOG_STREAM_HEARTBEAT_MS);
+    const stop = () => {
+      closed = true;
+      clearTimeout(pollTimer);
+      clearInterval(heartbeat);
+      open.delete(response);
+    };
+    response.on('close', stop);
+
+    const poll = async () => {
+      try {
+        write(await logChangesAfter(sequelize, tenantId, cursor!));
+      } catch (error) {
+        request.log.warn({ err: (error as Error).message }, 'email log stream poll failed');
+      }
+      if (!closed) pollTimer = setTimeout(() => void poll(), LOG_STREAM_POLL_MS);
+    };
+    pollTimer = setTimeout(() => void poll(), LOG_STREAM_POLL_MS);
+  });
+}
