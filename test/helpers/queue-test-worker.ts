@@ -1,6 +1,7 @@
 // A worker thread for the queue tests: the real thread runtime and loop with a handler that records
 // each run in queue_test_runs. The payload steers it: `crashOnFirstAttempt` ends the thread in the
-// middle of the job (as a fatal error would), `hang` never finishes.
+// middle of the job (as a fatal error would), `hangOnFirstAttempt` never
+// finishes its first run.
 import { QueryTypes } from 'sequelize';
 import { runQueueLoop } from '../../daemon/jobs/queue-loop.ts';
 import { runWorkerThread, sleep } from '../../daemon/jobs/thread.ts';
@@ -8,7 +9,7 @@ import type { JobHandler } from '../../daemon/queue/types.ts';
 import type { QueueName } from '../../shared/constants.ts';
 
 const recordRun: JobHandler = async (job, ctx) => {
-  if (job.payload.hang) await new Promise(() => {});
+  if (job.payload.hangOnFirstAttempt && job.attempts === 0) await new Promise(() => {});
   await sleep(Number(job.payload.workMs ?? 2));
   if (job.payload.crashOnFirstAttempt && job.attempts === 0) {
     await sleep(50);
