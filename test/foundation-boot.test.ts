@@ -1,0 +1,139 @@
+// The real thing: `svc daemon start` as a child process on a free port, on the embedded PGlite and
+// (when DATABASE_URL is set) on PostgreSQL. Ready means database, migrations and worker threads;
+// SIGTERM drains and exits 0.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createTestDatabase } from './helpers/context.ts';
+
+const SVC = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
+const children = new Set<ChildProcess>();
+
+interface Daemon {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  exit: Promise<number | null>;
+}
+
+/** Starts `node bin/svc.js daemon start` exactly as `npm start` does, on a port the OS picks. */
+async function startDaemon(env: Record<string, string>, args: string[] = []): Promise<Daemon> {
+  const base = { ...process.env };
+  delete base.DATABASE_URL;
+  delete base.REDIS_URL;
+  delete base.NODE_OPTIONS;
+  const child = spawn(process.execPath, [SVC, 'daemon', 'start', ...args], {
+    env: { ...base, PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'test', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => {
+    children.delete(child);
+    resolve(code);
+  }));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`daemon did not listen within 90 s:\n${output}`)), 90_000);
+    const look = () => {
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout!.on('data', look);
+    void exit.then((code) => reject(new Error(`daemon exited with ${code} before listening:\n${output}`)));
+  });
+  return { child, url, output: () => output, exit };
+}
+
+async function waitReady(url: string): Promise<{ status: number; body: Record<string, any> }> {
+  const deadline = Date.now() + 90_000;
+  let last = { status: 0, body: {} as Record<string, any> };
+  while (Date.now() < deadline) {
+    const res = await fetch(`${url}/health/ready`);
+    last = { status: res.status, body: (await res.json()) as Record<string, any> };
+    if (res.status === 200) return last;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return last;
+}
+
+test.after(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+async function bootAndStop(env: Record<string, string>) {
+  const daemon = await startDaemon(env);
+  const ready = await waitReady(daemon.url);
+  assert.is(ready.status, 200, JSON.stringify(ready.body));
+  assert.is(ready.body.status, 'ready');
+  assert.ok(ready.body.checks.workers.ok);
+  assert.equal(ready.body.checks.workers.names, ['send-worker', 'scheduler', 'webhook-worker', 'maintenance']);
+  assert.equal(ready.body.checks.migrations, { ok: true, pending: [] });
+
+  const queues = await fetch(`${daemon.url}/health/queues`);
+  assert.is(queues.status, 401, 'the queue report needs a bearer token');
+
+  daemon.child.kill('SIGTERM');
+  assert.is(await daemon.exit, 0, daemon.output());
+  assert.match(daemon.output(), /shutting down/);
+  assert.not.match(daemon.output(), /ERR_UNKNOWN_FILE_EXTENSION|worker thread failed|stopped unexpectedly/);
+}
+
+test('boots on the embedded PGlite: ready with its four worker threads, SIGTERM exits 0', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-boot-'));
+  try {
+    await bootAndStop({ DATA_DIR: dataDir });
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('boots on PostgreSQL (DATABASE_URL): ready with workers, SIGTERM exits 0', async () => {
+  if (!process.env.DATABASE_URL) return;
+  const database = await createTestDatabase();
+  try {
+    await bootAndStop({ DATA_DIR: database.dataDir, DATABASE_URL: database.url!, ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) });
+  } finally {
+    await database.drop();
+  }
+});
+
+test('--role api serves HTTP without worker threads and is ready', async () => {
+  const database = await createTestDatabase();
+  try {
+    const daemon = await startDaemon({ DATA_DIR: database.dataDir, ...(database.url ? { DATABASE_URL: database.url } : {}) }, ['--role', 'api']);
+    const ready = await waitReady(daemon.url);
+    assert.is(ready.status, 200);
+    assert.equal(ready.body.checks.workers, { ok: true, role: 'api', names: [] });
+    assert.not.match(daemon.output(), /worker threads started/);
+    daemon.child.kill('SIGTERM');
+    assert.is(await daemon.exit, 0);
+  } finally {
+    await database.drop();
+  }
+});
+
+test('a bad setting stops boot with a sentence naming the variable', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-boot-'));
+  const child = spawn(process.execPath, [SVC, 'daemon', 'start'], {
+    env: { ...process.env, DATA_DIR: dataDir, RATE_LIMIT_MAX: 'lots' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  rmSync(dataDir, { recursive: true, force: true });
+  assert.is(code, 78);
+  assert.match(output, /RATE_LIMIT_MAX: expected a whole number/);
+});
+
+test.run();
