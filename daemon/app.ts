@@ -11,6 +11,7 @@ import { MAX_BODY_BYTES } from '../shared/constants.ts';
 import { ErrorBody } from '../shared/schemas/common.ts';
 import healthRoutes from './modules/health/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
+import inboundRoutes from './modules/inbound/routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
 import contactRoutes from './modules/contacts/routes.ts';
 import emailRoutes from './modules/emails/routes.ts';
@@ -86,6 +87,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
 
   await app.register(healthRoutes, deps);
   await app.register(webhookRoutes, deps);
+  await app.register(inboundRoutes, deps);
   await app.register(domainRoutes, deps);
   await app.register(contactRoutes, deps);
   await app.register(emailRoutes, deps);

@@ -88,13 +88,6 @@ export const PENDING_AREAS: PendingArea[] = [
     ],
   },
   {
-    tag: 'webhooks',
-    reason: 'The provider notification receivers are being built.',
-    routes: [
-      r('POST', '/webhooks/ses', access.public()),
-    ],
-  },
-  {
     tag: 'templates',
     reason: 'Templates are being built.',
     routes: [

@@ -90,3 +90,25 @@ export const InboundAck = Type.Object({
   subscription: Type.Optional(Type.String()),
 });
 export type InboundAck = Static<typeof InboundAck>;
+
+/**
+ * `POST /webhooks/ses`: what Amazon SNS posts (Content-Type text/plain, JSON inside). With SNS raw
+ * message delivery the body is the SES notification itself, which is accepted too.
+ */
+export const SnsEnvelopeBody = Type.Object(
+  {
+    Type: Type.Optional(Type.String({ description: 'SubscriptionConfirmation, Notification or UnsubscribeConfirmation' })),
+    MessageId: Type.Optional(Type.String()),
+    TopicArn: Type.Optional(Type.String()),
+    Message: Type.Optional(Type.String({ description: 'the SES notification, as a JSON string' })),
+    SubscribeURL: Type.Optional(Type.String()),
+    notificationType: Type.Optional(Type.String()),
+    eventType: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+export type SnsEnvelopeBody = Static<typeof SnsEnvelopeBody>;
+
+export const InboundQuery = Type.Object({
+  token: Type.Optional(Type.String({ maxLength: 512, description: 'INBOUND_WEBHOOK_TOKEN (or send it as the HTTP basic auth password)' })),
+});

@@ -1,4 +1,5 @@
 // The 'webhook' queue's handler: one job = one delivery; each run makes one attempt.
+// (It also runs the SES receiver's SNS subscription confirmations, see inbound/sns-confirm.ts.)
 // Per-endpoint limit: a worker keeps at most MAX_IN_FLIGHT_PER_ENDPOINT attempts open to the same
 // endpoint. A job for a full endpoint does not wait for a slot (that would hold one of the worker's
 // job slots and so delay other endpoints' jobs): it goes back to the queue for a short while. The
@@ -6,6 +7,7 @@
 import type { JobHandler } from '../../queue/types.ts';
 import { attemptDelivery } from './delivery.ts';
 import { WebhookDeliveryRecord } from './model.ts';
+import { runSnsConfirmation, SNS_CONFIRM_JOB } from '../inbound/sns-confirm.ts';
 
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 2;
 const BUSY_RETRY_MS = 1000;
@@ -33,6 +35,8 @@ export function endpointsInFlight(): ReadonlyMap<string, number> {
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const handleWebhookJob: JobHandler = async (job, ctx) => {
+  // The SES receiver's subscription confirmations share this queue: both are outbound HTTP calls.
+  if (job.payload.kind === SNS_CONFIRM_JOB) return runSnsConfirmation(job.payload, job.attempts, ctx);
   const deliveryId = job.payload.deliveryId;
   if (typeof deliveryId !== 'string' || !UUID_PATTERN.test(deliveryId)) {
     return { kind: 'fail', error: `webhook job ${job.id} has no valid deliveryId in its payload` };
