@@ -1,5 +1,4 @@
 // Sending domains (JWT only): register, list, DNS records and their state, verify, diagnose, delete.
-import { Type } from '@sinclair/typebox';
 import type { App, AppDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
 import { tenantOf } from '../../plugins/auth.ts';
