@@ -17,6 +17,8 @@ import contactRoutes from './modules/contacts/routes.ts';
 import emailRoutes from './modules/emails/routes.ts';
 import suppressionRoutes from './modules/suppressions/routes.ts';
 import projectRoutes from './modules/projects/routes.ts';
+import scheduledRoutes from './modules/scheduled/routes.ts';
+import trackingRoutes from './modules/tracking/routes.ts';
 import emailLogStreamRoutes from './modules/emails/stream-routes.ts';
 import { registerPendingRoutes } from './modules/pending-routes.ts';
 
@@ -93,6 +95,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(emailRoutes, deps);
   await app.register(suppressionRoutes, deps);
   await app.register(projectRoutes, deps);
+  await app.register(scheduledRoutes, deps);
+  await app.register(trackingRoutes, deps);
   await app.register(emailLogStreamRoutes, deps);
   registerPendingRoutes(app);
   return app;

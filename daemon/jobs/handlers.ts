@@ -7,6 +7,7 @@ import type { JobHandler, MaintenanceTask } from '../queue/types.ts';
 
 export const JOB_HANDLERS: Partial<Record<QueueName, () => Promise<JobHandler>>> = {
   send: async () => (await import('../modules/emails/send-job.ts')).handleSendJob,
+  scheduled: async () => (await import('../modules/scheduled/service.ts')).handleScheduledJob,
   webhook: async () => (await import('../modules/webhooks/delivery-job.ts')).handleWebhookJob,
 };
 

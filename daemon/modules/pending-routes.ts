@@ -82,9 +82,6 @@ export const PENDING_AREAS: PendingArea[] = [
     reason: 'The send pipeline is being built.',
     routes: [
       r('POST', '/emails/send-template', access.keyOrSession('email:send')),
-      r('POST', '/scheduled-emails', access.keyOrSession('email:send')),
-      r('GET', '/scheduled-emails', access.keyOrSession('email:read')),
-      r('DELETE', '/scheduled-emails/:id', access.keyOrSession('email:send')),
     ],
   },
   {
