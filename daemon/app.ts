@@ -3,7 +3,8 @@ import Fastify from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { App, AppDeps } from './app-types.ts';
-import errorsPlugin from './plugins/errors.ts';
+import errorsPlugin, { sendError } from './plugins/errors.ts';
+import { ApiError } from './errors.ts';
 import authPlugin from './plugins/auth.ts';
 import rateLimitPlugin from './plugins/rate-limit.ts';
 import { initModels } from './db/models.ts';
@@ -47,12 +48,18 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     logger,
     bodyLimit: MAX_BODY_BYTES,
     trustProxy: deps.config.trustProxy,
+    // Fastify answers a malformed URL before routing, outside the error handler: keep the envelope.
+    frameworkErrors: (error, _request, reply) =>
+      sendError(reply, error.code === 'FST_ERR_BAD_URL' ? new ApiError(400, 'BAD_URL', 'The request URL is malformed.') : new ApiError(400, 'BAD_REQUEST', 'The request could not be routed.')),
     ajv: {
       customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false },
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.addSchema(ErrorBody);
+  // JSON only: a text/plain body on a JSON route is a 415, not a string that fails validation.
+  // Scopes that accept other types (inbound, tracking, billing) add their own parser.
+  app.removeContentTypeParser('text/plain');
   await app.register(errorsPlugin);
   await app.register(swagger, {
     openapi: {

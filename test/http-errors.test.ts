@@ -1,0 +1,198 @@
+// The table of bad requests: each gets the right status and CONTRACT.md's error body, never a 500.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { randomUUID } from 'node:crypto';
+import { createTestContext, type TestContext } from './helpers/context.ts';
+import { createWorld } from './helpers/fixtures.ts';
+import { assertErrorBody } from './helpers/error-body.ts';
+
+let ctx: TestContext;
+let world: Awaited<ReturnType<typeof createWorld>>;
+test.before(async () => {
+  ctx = await createTestContext({ env: { RATE_LIMIT_MAX: '100000' } });
+  world = await createWorld(ctx.app);
+});
+test.after(async () => {
+  await ctx?.close();
+});
+
+const json = { 'content-type': 'application/json' };
+
+interface Case {
+  name: string;
+  request: () => Parameters<TestContext['app']['inject']>[0];
+  status: number;
+  code: string;
+  check?: (body: Record<string, any>) => void;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'malformed JSON',
+    request: () => ({ method: 'POST', url: '/tenants', headers: { ...world.asOwner, ...json }, payload: '{"name": "Acme"' }),
+    status: 400,
+    code: 'INVALID_JSON',
+  },
+  {
+    name: 'JSON content type with an empty body',
+    request: () => ({ method: 'POST', url: '/tenants', headers: { ...world.asOwner, ...json }, payload: '' }),
+    status: 400,
+    code: 'INVALID_JSON',
+  },
+  {
+    name: 'unknown route',
+    request: () => ({ method: 'GET', url: '/no/such/route?x=1' }),
+    status: 404,
+    code: 'ROUTE_NOT_FOUND',
+    check: (body) => assert.match(body.message, 'GET /no/such/route'),
+  },
+  {
+    name: 'unknown method on a known path',
+    request: () => ({ method: 'PUT', url: '/health', headers: json, payload: '{}' }),
+    status: 404,
+    code: 'ROUTE_NOT_FOUND',
+  },
+  {
+    name: 'body over 1 MB',
+    request: () => ({ method: 'POST', url: '/tenants', headers: { ...world.asOwner, ...json }, payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }) }),
+    status: 413,
+    code: 'BODY_TOO_LARGE',
+  },
+  {
+    name: 'wrong content type',
+    request: () => ({ method: 'POST', url: '/tenants', headers: { ...world.asOwner, 'content-type': 'text/plain' }, payload: 'name=Acme' }),
+    status: 415,
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+  },
+  {
+    name: 'form-encoded body',
+    request: () => ({ method: 'POST', url: '/tenants', headers: { ...world.asOwner, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'name=Acme' }),
+    status: 415,
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+  },
+  {
+    name: 'validation: missing and unknown fields, each named',
+    request: () => ({ method: 'POST', url: '/tenants', headers: { ...world.asOwner, ...json }, payload: { bogus: 1 } }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    check: (body) => {
+      const fields = body.details.map((detail: { field: string }) => detail.field).sort();
+      assert.equal(fields, ['bogus', 'name']);
+      assert.ok(body.details.every((detail: { message: string }) => detail.message.length > 3));
+    },
+  },
+  {
+    name: 'validation: body is an array instead of an object',
+    request: () => ({ method: 'POST', url: '/tenants', headers: { ...world.asOwner, ...json }, payload: '[1,2]' }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+  },
+  {
+    name: 'validation: a path parameter that is not a UUID',
+    request: () => ({ method: 'GET', url: '/tenants/not-a-uuid', headers: world.asOwner }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    check: (body) => assert.match(body.details[0].field, /^params\.tenantId/),
+  },
+  {
+    name: 'validation: query out of range',
+    request: () => ({ method: 'GET', url: `/tenants/${world.tenantId}/audit-events?page=0&limit=100000`, headers: world.asOwner }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    check: (body) => {
+      const fields = body.details.map((detail: { field: string }) => detail.field).sort();
+      assert.equal(fields, ['querystring.limit', 'querystring.page']);
+    },
+  },
+  {
+    name: 'X-Tenant-Id that is not a UUID',
+    request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { ...world.asOwner, 'x-tenant-id': 'acme' } }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    check: (body) => assert.equal(body.details, [{ field: 'headers.x-tenant-id', message: 'must be a UUID' }]),
+  },
+  {
+    name: 'tenant route with a JWT and no X-Tenant-Id',
+    request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { authorization: world.asOwner.authorization } }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+  },
+  {
+    name: 'X-Tenant-Id of a tenant the admin is not a member of',
+    request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { ...world.asOwner, 'x-tenant-id': randomUUID() } }),
+    status: 403,
+    code: 'NOT_A_MEMBER',
+  },
+  {
+    name: 'API key used with another tenant id',
+    request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { ...world.asKey, 'x-tenant-id': randomUUID() } }),
+    status: 403,
+    code: 'TENANT_MISMATCH',
+  },
+  {
+    name: 'no credentials',
+    request: () => ({ method: 'GET', url: '/webhooks/endpoints' }),
+    status: 401,
+    code: 'UNAUTHORIZED',
+  },
+  {
+    name: 'Authorization without Bearer',
+    request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { authorization: 'Basic dXNlcjpwYXNz' } }),
+    status: 401,
+    code: 'UNAUTHORIZED',
+  },
+  {
+    name: 'a forged JWT',
+    request: () => ({ method: 'GET', url: '/auth/me', headers: { authorization: `Bearer ${world.owner.token.slice(0, -4)}AAAA` } }),
+    status: 401,
+    code: 'UNAUTHORIZED',
+  },
+  {
+    name: 'a JWT with alg none',
+    request: () => {
+      const [, payload] = world.owner.token.split('.');
+      const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
+      return { method: 'GET', url: '/auth/me', headers: { authorization: `Bearer ${header}.${payload}.` } };
+    },
+    status: 401,
+    code: 'UNAUTHORIZED',
+  },
+  {
+    name: 'an unknown API key',
+    request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { authorization: `Bearer ${world.key.key.slice(0, -6)}zzzzzz` } }),
+    status: 401,
+    code: 'UNAUTHORIZED',
+  },
+  {
+    name: 'an API key on a session-only route',
+    request: () => ({ method: 'GET', url: '/tenants', headers: world.asKey }),
+    status: 403,
+    code: 'SESSION_REQUIRED',
+  },
+  {
+    name: 'a malformed URL',
+    request: () => ({ method: 'GET', url: '/tenants/%E0%A4%A' }),
+    status: 400,
+    code: 'BAD_URL',
+  },
+];
+
+for (const c of CASES) {
+  test(`${c.name} → ${c.status} ${c.code}`, async () => {
+    const res = await ctx.app.inject(c.request());
+    const body = assertErrorBody(res, c.status, c.code);
+    c.check?.(body as Record<string, any>);
+  });
+}
+
+test('nothing in the table changed the database', async () => {
+  const [rows] = await ctx.db.sequelize.query(`SELECT count(*)::int AS n FROM tenants`);
+  assert.is((rows as Array<{ n: number }>)[0].n, 1);
+});
+
+test('the daemon still answers after the whole table', async () => {
+  const res = await ctx.app.inject({ method: 'GET', url: '/health' });
+  assert.is(res.statusCode, 200);
+});
+
+test.run();
