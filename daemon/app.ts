@@ -15,6 +15,7 @@ import webhookRoutes from './modules/webhooks/routes.ts';
 import inboundRoutes from './modules/inbound/routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
 import contactRoutes from './modules/contacts/routes.ts';
+import billingRoutes from './modules/billing/routes.ts';
 import emailRoutes from './modules/emails/routes.ts';
 import suppressionRoutes from './modules/suppressions/routes.ts';
 import projectRoutes from './modules/projects/routes.ts';
@@ -99,6 +100,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(inboundRoutes, deps);
   await app.register(domainRoutes, deps);
   await app.register(contactRoutes, deps);
+  await app.register(billingRoutes, deps);
   await app.register(emailRoutes, deps);
   await app.register(suppressionRoutes, deps);
   await app.register(projectRoutes, deps);

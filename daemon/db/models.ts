@@ -3,6 +3,7 @@ import type { Sequelize } from 'sequelize';
 import { initAuthModels } from '../modules/auth/model.ts';
 import { initTenantModels } from '../modules/tenants/model.ts';
 import { initContactModels } from '../modules/contacts/model.ts';
+import { initBillingModels } from '../modules/billing/model.ts';
 import { initWebhookModels } from '../modules/webhooks/model.ts';
 import { initDomainModels } from '../modules/domains/model.ts';
 import { initSendPipelineModels } from '../modules/emails/init-models.ts';
@@ -11,6 +12,7 @@ export function initModels(sequelize: Sequelize): void {
   initAuthModels(sequelize);
   initTenantModels(sequelize);
   initContactModels(sequelize);
+  initBillingModels(sequelize);
   initWebhookModels(sequelize);
   initDomainModels(sequelize);
   initSendPipelineModels(sequelize);

@@ -120,17 +120,6 @@ export const PENDING_AREAS: PendingArea[] = [
       r('GET', '/campaigns/:id', access.keyOrSession('campaigns:read')),
     ],
   },
-  {
-    tag: 'billing',
-    reason: 'Billing (Stripe checkout, portal, subscription and its webhook) is not built yet.',
-    routes: [
-      r('GET', '/billing/plans', access.session()),
-      r('POST', '/billing/checkout', access.session({ role: 'owner' })),
-      r('POST', '/billing/portal', access.session({ role: 'owner' })),
-      r('GET', '/billing/subscription', access.session()),
-      r('POST', '/billing/webhook', access.public()),
-    ],
-  },
 ];
 
 export function registerPendingRoutes(app: App, areas: PendingArea[] = PENDING_AREAS): void {
