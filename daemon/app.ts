@@ -11,6 +11,9 @@ import { initModels } from './db/models.ts';
 import { MAX_BODY_BYTES } from '../shared/constants.ts';
 import { ErrorBody } from '../shared/schemas/common.ts';
 import healthRoutes from './modules/health/routes.ts';
+import authRoutes from './modules/auth/routes.ts';
+import tenantRoutes from './modules/tenants/routes.ts';
+import platformRoutes from './modules/platform/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
 import inboundRoutes from './modules/inbound/routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
@@ -96,6 +99,9 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   app.get('/openapi.json', { config: { access: { kind: 'public' } }, schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes, deps);
+  await app.register(authRoutes, deps);
+  await app.register(tenantRoutes, deps);
+  await app.register(platformRoutes, deps);
   await app.register(webhookRoutes, deps);
   await app.register(inboundRoutes, deps);
   await app.register(domainRoutes, deps);

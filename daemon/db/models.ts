@@ -2,6 +2,8 @@
 import type { Sequelize } from 'sequelize';
 import { initAuthModels } from '../modules/auth/model.ts';
 import { initTenantModels } from '../modules/tenants/model.ts';
+import { initAuditModels } from '../modules/audit/model.ts';
+import { initPlatformModels } from '../modules/platform/model.ts';
 import { initContactModels } from '../modules/contacts/model.ts';
 import { initBillingModels } from '../modules/billing/model.ts';
 import { initWebhookModels } from '../modules/webhooks/model.ts';
@@ -11,6 +13,8 @@ import { initSendPipelineModels } from '../modules/emails/init-models.ts';
 export function initModels(sequelize: Sequelize): void {
   initAuthModels(sequelize);
   initTenantModels(sequelize);
+  initAuditModels(sequelize);
+  initPlatformModels(sequelize);
   initContactModels(sequelize);
   initBillingModels(sequelize);
   initWebhookModels(sequelize);

@@ -31,7 +31,7 @@ export const access = {
 };
 
 export type Principal =
-  | { kind: 'admin'; adminId: string; isPlatformAdmin: boolean }
+  | { kind: 'admin'; adminId: string; isPlatformAdmin: boolean; sessionId?: string | null }
   | {
       kind: 'apiKey';
       apiKeyId: string;

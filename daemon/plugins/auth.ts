@@ -18,6 +18,8 @@ export interface AccessTokenClaims {
   typ: 'access';
   /** Platform admin at the time the token was issued. */
   pa: boolean;
+  /** The sign-in (refresh-token family) this token belongs to; logout and change-password use it. */
+  sid?: string;
 }
 
 function bearerOf(request: FastifyRequest): string | null {
@@ -53,7 +55,12 @@ async function resolvePrincipal(app: FastifyInstance, request: FastifyRequest): 
   try {
     const claims = app.jwt.verify<AccessTokenClaims>(token);
     if (claims.typ !== 'access' || typeof claims.sub !== 'string') throw new Error('not an access token');
-    request.principal = { kind: 'admin', adminId: claims.sub, isPlatformAdmin: claims.pa === true };
+    request.principal = {
+      kind: 'admin',
+      adminId: claims.sub,
+      isPlatformAdmin: claims.pa === true,
+      sessionId: typeof claims.sid === 'string' ? claims.sid : null,
+    };
   } catch (error) {
     const expired = (error as { code?: string }).code === 'FAST_JWT_EXPIRED';
     request.authFailure = expired

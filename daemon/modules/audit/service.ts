@@ -1,0 +1,86 @@
+// Writes and reads the security audit log. Callers pass their transaction, so a change and its
+// audit row are committed together or not at all.
+import { Op, type Transaction } from 'sequelize';
+import { AuditEvent } from './model.ts';
+import { Membership } from '../tenants/model.ts';
+import type { AuditEventBody } from '../../../shared/schemas/tenants.ts';
+
+export type AuditAction =
+  | 'auth.registered'
+  | 'auth.login'
+  | 'auth.login_failed'
+  | 'auth.2fa_failed'
+  | 'auth.refresh_reuse'
+  | 'auth.logout_all'
+  | 'auth.password_changed'
+  | 'auth.password_reset'
+  | 'auth.email_verified'
+  | 'auth.2fa_enabled'
+  | 'auth.2fa_disabled'
+  | 'tenant.created'
+  | 'tenant.updated'
+  | 'tenant.deleted'
+  | 'tenant.blocked'
+  | 'tenant.unblocked'
+  | 'tenant.sending_resumed'
+  | 'member.added'
+  | 'member.role_changed'
+  | 'member.removed'
+  | 'api_key.created'
+  | 'api_key.rotated'
+  | 'api_key.revoked'
+  | 'platform.settings_updated';
+
+export interface AuditEntry {
+  action: AuditAction;
+  tenantId?: string | null;
+  adminId?: string | null;
+  apiKeyId?: string | null;
+  target?: string | null;
+  ip?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+export async function recordAudit(entry: AuditEntry, transaction?: Transaction): Promise<void> {
+  await AuditEvent.create(
+    {
+      action: entry.action,
+      tenantId: entry.tenantId ?? null,
+      adminId: entry.adminId ?? null,
+      apiKeyId: entry.apiKeyId ?? null,
+      target: entry.target ?? null,
+      ip: entry.ip ?? null,
+      metadata: entry.metadata ?? {},
+    },
+    { transaction },
+  );
+}
+
+/**
+ * A tenant's audit log: its own events, plus the personal security events (sign-ins, 2FA,
+ * password changes) of the people who are currently its members.
+ */
+export async function listTenantAuditEvents(tenantId: string, page: number, limit: number) {
+  const members = await Membership.findAll({ where: { tenantId }, attributes: ['adminId'] });
+  const memberIds = members.map((m) => m.adminId);
+  const where = {
+    [Op.or]: [{ tenantId }, ...(memberIds.length ? [{ tenantId: null, adminId: { [Op.in]: memberIds } }] : [])],
+  };
+  const { rows, count } = await AuditEvent.findAndCountAll({
+    where,
+    order: [['createdAt', 'DESC'], ['id', 'DESC']],
+    offset: (page - 1) * limit,
+    limit,
+  });
+  const data: AuditEventBody[] = rows.map((row) => ({
+    id: row.id,
+    action: row.action,
+    adminId: row.adminId,
+    apiKeyId: row.apiKeyId,
+    target: row.target,
+    ip: row.ip,
+    metadata: row.metadata,
+    createdAt: row.createdAt.toISOString(),
+  }));
+  return { data, meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+}

@@ -1,0 +1,196 @@
+// Sign-in and sessions: registration, password login (with the 2FA challenge), refresh-token
+// rotation with reuse detection, logout, password change, /auth/me.
+import type { Sequelize, Transaction } from 'sequelize';
+import { Admin } from './model.ts';
+import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
+import {
+  createOneTimeToken,
+  findRefreshToken,
+  issueRefreshToken,
+  revokeFamily,
+  revokeSessions,
+} from './tokens.ts';
+import { recordAudit } from '../audit/service.ts';
+import { getPlatformSettings } from '../platform/service.ts';
+import { Membership, Tenant } from '../tenants/model.ts';
+import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
+import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenClaims } from '../../plugins/auth.ts';
+import type { AdminSummary, LoginAnswer, MeAnswer, RegistrationStatus, TokenPair } from '../../../shared/schemas/auth.ts';
+
+export interface AuthDeps {
+  sequelize: Sequelize;
+  signAccessToken(claims: AccessTokenClaims): string;
+}
+
+/** Who is asking, for the audit log and the session's label. */
+export interface RequestOrigin {
+  ip?: string;
+  userAgent?: string | null;
+}
+
+export const BAD_CREDENTIALS = 'The e-mail address or the password is wrong.';
+const BAD_REFRESH = 'The refresh token is invalid or expired: sign in again.';
+
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function findAdminByEmail(email: string, transaction?: Transaction): Promise<Admin | null> {
+  return Admin.findOne({ where: { email: normaliseEmail(email) }, transaction });
+}
+
+export function adminSummary(admin: Admin): AdminSummary {
+  return { id: admin.id, email: admin.email, name: admin.name, emailVerified: admin.emailVerifiedAt !== null };
+}
+
+export async function registrationStatus(sequelize: Sequelize): Promise<RegistrationStatus> {
+  const [hasAdmins, settings] = await Promise.all([Admin.count().then((n) => n > 0), getPlatformSettings(sequelize)]);
+  return { open: !hasAdmins || settings.registrationOpen, hasAdmins };
+}
+
+/** A new admin. The first one becomes platform admin and may register even when registration is closed. */
+export async function registerAdmin(
+  deps: AuthDeps,
+  input: { email: string; password: string; name?: string },
+  origin: RequestOrigin,
+): Promise<Admin> {
+  const email = normaliseEmail(input.email);
+  const passwordHash = await hashPassword(input.password);
+  return deps.sequelize.transaction(async (transaction) => {
+    // Serialises registrations so two simultaneous "first" admins cannot both become platform admin.
+    await deps.sequelize.query('LOCK TABLE admins IN SHARE ROW EXCLUSIVE MODE', { transaction });
+    const first = (await Admin.count({ transaction })) === 0;
+    if (!first && !(await getPlatformSettings(deps.sequelize)).registrationOpen) {
+      throw new ForbiddenError('Registration is closed on this service: ask a platform administrator to add you.', 'REGISTRATION_CLOSED');
+    }
+    if (await findAdminByEmail(email, transaction)) {
+      throw new ConflictError('An account with this e-mail address already exists: sign in or reset its password.', 'EMAIL_TAKEN');
+    }
+    const admin = await Admin.create({ email, passwordHash, name: input.name?.trim() || null, isPlatformAdmin: first }, { transaction });
+    await recordAudit({ action: 'auth.registered', adminId: admin.id, ip: origin.ip, metadata: { platformAdmin: first } }, transaction);
+    return admin;
+  });
+}
+
+async function startSession(deps: AuthDeps, admin: Admin, origin: RequestOrigin, transaction?: Transaction): Promise<TokenPair> {
+  const refresh = await issueRefreshToken(admin.id, { userAgent: origin.userAgent, transaction });
+  await recordAudit({ action: 'auth.login', adminId: admin.id, ip: origin.ip }, transaction);
+  return sessionTokens(deps, admin, refresh.token, refresh.familyId);
+}
+
+function sessionTokens(deps: AuthDeps, admin: Admin, refreshToken: string, familyId: string): TokenPair {
+  const claims: AccessTokenClaims = { sub: admin.id, typ: 'access', pa: admin.isPlatformAdmin, sid: familyId };
+  return { accessToken: deps.signAccessToken(claims), refreshToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS };
+}
+
+export async function login(deps: AuthDeps, input: { email: string; password: string }, origin: RequestOrigin): Promise<LoginAnswer> {
+  const admin = await findAdminByEmail(input.email);
+  const ok = admin ? await verifyPassword(input.password, admin.passwordHash) : await verifyAgainstDummy(input.password);
+  if (!admin || !ok) {
+    await recordAudit({ action: 'auth.login_failed', adminId: admin?.id ?? null, ip: origin.ip, metadata: { email: normaliseEmail(input.email) } });
+    throw new UnauthorizedError(BAD_CREDENTIALS, 'INVALID_CREDENTIALS');
+  }
+  if (admin.totpEnabled) {
+    const challengeToken = await createOneTimeToken(admin.id, 'login-challenge');
+    return { twoFactorRequired: true, challengeToken };
+  }
+  return startSession(deps, admin, origin);
+}
+
+/** Second step of a 2FA login: called by two-factor.ts once the code is accepted. */
+export function completeTwoFactorLogin(deps: AuthDeps, admin: Admin, origin: RequestOrigin, transaction: Transaction): Promise<TokenPair> {
+  return startSession(deps, admin, origin, transaction);
+}
+
+/**
+ * Rotation: the presented token dies and a new one of the same family is born. A token that is
+ * already dead being presented again means it was copied: the whole family is revoked.
+ */
+export async function refreshSession(deps: AuthDeps, refreshToken: string, origin: RequestOrigin): Promise<TokenPair> {
+  const outcome = await deps.sequelize.transaction(async (transaction) => {
+    const row = await findRefreshToken(refreshToken, transaction);
+    if (!row) return { error: BAD_REFRESH } as const;
+    if (row.revokedAt !== null) {
+      const revoked = await revokeFamily(row.familyId, transaction);
+      await recordAudit({ action: 'auth.refresh_reuse', adminId: row.adminId, ip: origin.ip, metadata: { familyId: row.familyId, revoked } }, transaction);
+      return { error: 'This refresh token was already used: every session of this sign-in has been revoked. Sign in again.' } as const;
+    }
+    if (row.expiresAt.getTime() <= Date.now()) return { error: BAD_REFRESH } as const;
+    const admin = await Admin.findByPk(row.adminId, { transaction });
+    if (!admin) return { error: BAD_REFRESH } as const;
+    const next = await issueRefreshToken(admin.id, { familyId: row.familyId, userAgent: origin.userAgent, transaction });
+    await row.update({ revokedAt: new Date(), replacedBy: next.id }, { transaction });
+    return { tokens: sessionTokens(deps, admin, next.token, next.familyId) } as const;
+  });
+  // Thrown after commit, so the family's revocation is not rolled back with the error.
+  if ('error' in outcome) throw new UnauthorizedError(outcome.error, 'INVALID_REFRESH_TOKEN');
+  return outcome.tokens;
+}
+
+/** The session family to act on: the one named by a refresh token the client sent, else the access token's. */
+async function sessionFamilyOf(adminId: string, sessionId: string | null, refreshToken?: string): Promise<string | null> {
+  if (refreshToken) {
+    const row = await findRefreshToken(refreshToken);
+    if (row && row.adminId === adminId) return row.familyId;
+  }
+  return sessionId;
+}
+
+/** Ends the sign-in the access token belongs to (its refresh-token family). */
+export async function logout(sessionId: string | null): Promise<number> {
+  return sessionId ? revokeFamily(sessionId) : 0;
+}
+
+export async function logoutAll(deps: AuthDeps, adminId: string, origin: RequestOrigin): Promise<number> {
+  return deps.sequelize.transaction(async (transaction) => {
+    const count = await revokeSessions(adminId, { transaction });
+    await recordAudit({ action: 'auth.logout_all', adminId, ip: origin.ip, metadata: { revoked: count } }, transaction);
+    return count;
+  });
+}
+
+/**
+ * Keeps the caller's own session (named by `refreshToken`, else by the access token) and revokes
+ * every other one. With neither, every session is revoked.
+ */
+export async function changePassword(
+  deps: AuthDeps,
+  adminId: string,
+  input: { currentPassword: string; newPassword: string; refreshToken?: string },
+  session: { sessionId: string | null } & RequestOrigin,
+): Promise<number> {
+  const admin = await Admin.findByPk(adminId);
+  if (!admin) throw new UnauthorizedError();
+  if (!(await verifyPassword(input.currentPassword, admin.passwordHash))) {
+    await recordAudit({ action: 'auth.login_failed', adminId, ip: session.ip, metadata: { during: 'change-password' } });
+    throw new ForbiddenError('The current password is wrong.', 'WRONG_PASSWORD');
+  }
+  const passwordHash = await hashPassword(input.newPassword);
+  const keep = await sessionFamilyOf(adminId, session.sessionId, input.refreshToken);
+  return deps.sequelize.transaction(async (transaction) => {
+    await admin.update({ passwordHash }, { transaction });
+    const revoked = await revokeSessions(adminId, { keepFamilyId: keep, transaction });
+    await recordAudit({ action: 'auth.password_changed', adminId, ip: session.ip, metadata: { revokedSessions: revoked } }, transaction);
+    return revoked;
+  });
+}
+
+export async function describeAdmin(adminId: string): Promise<MeAnswer> {
+  const admin = await Admin.findByPk(adminId);
+  if (!admin) throw new UnauthorizedError('This account no longer exists.');
+  const memberships = await Membership.findAll({ where: { adminId }, order: [['createdAt', 'ASC']] });
+  const tenants = memberships.length
+    ? await Tenant.findAll({ where: { id: memberships.map((m) => m.tenantId) }, attributes: ['id', 'name', 'status'] })
+    : [];
+  const byId = new Map(tenants.map((t) => [t.id, t]));
+  return {
+    ...adminSummary(admin),
+    isPlatformAdmin: admin.isPlatformAdmin,
+    twoFactorEnabled: admin.totpEnabled,
+    createdAt: admin.createdAt.toISOString(),
+    tenants: memberships.flatMap((m) => {
+      const tenant = byId.get(m.tenantId);
+      return tenant ? [{ id: tenant.id, name: tenant.name, role: m.role, status: tenant.status }] : [];
+    }),
+  };
+}

@@ -1,0 +1,90 @@
+// Opaque secrets handed to clients (refresh tokens, reset and verification links, 2FA login
+// challenges): 32 random bytes, stored only as their SHA-256 hash. They are high-entropy, so a
+// fast hash is enough and a look-up by hash is safe.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { Op, type Transaction } from 'sequelize';
+import { AuthToken, RefreshToken, type AuthTokenPurpose } from './model.ts';
+
+export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
+export const ONE_TIME_TOKEN_TTL_MS: Record<AuthTokenPurpose, number> = {
+  'reset-password': 3600 * 1000,
+  'verify-email': 48 * 3600 * 1000,
+  'login-challenge': 5 * 60 * 1000,
+};
+
+export function newOpaqueToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export interface IssuedRefreshToken {
+  token: string;
+  id: string;
+  familyId: string;
+}
+
+export async function issueRefreshToken(
+  adminId: string,
+  options: { familyId?: string; userAgent?: string | null; transaction?: Transaction } = {},
+): Promise<IssuedRefreshToken> {
+  const token = newOpaqueToken();
+  const row = await RefreshToken.create(
+    {
+      adminId,
+      familyId: options.familyId ?? randomUUID(),
+      tokenHash: hashToken(token),
+      expiresAt: new Date(Date.now() + REFRESH_TOKEN_TTL_MS),
+      userAgent: options.userAgent?.slice(0, 300) ?? null,
+    },
+    { transaction: options.transaction },
+  );
+  return { token, id: row.id, familyId: row.familyId };
+}
+
+/** Revokes every live refresh token of the admin, except those of `keepFamilyId`. Returns how many. */
+export async function revokeSessions(adminId: string, options: { keepFamilyId?: string | null; transaction?: Transaction } = {}): Promise<number> {
+  const where = {
+    adminId,
+    revokedAt: { [Op.is]: null },
+    ...(options.keepFamilyId ? { familyId: { [Op.ne]: options.keepFamilyId } } : {}),
+  };
+  const [count] = await RefreshToken.update({ revokedAt: new Date() }, { where, transaction: options.transaction });
+  return count;
+}
+
+export async function revokeFamily(familyId: string, transaction?: Transaction): Promise<number> {
+  const [count] = await RefreshToken.update(
+    { revokedAt: new Date() },
+    { where: { familyId, revokedAt: { [Op.is]: null } }, transaction },
+  );
+  return count;
+}
+
+export async function findRefreshToken(token: string, transaction?: Transaction): Promise<RefreshToken | null> {
+  return RefreshToken.findOne({ where: { tokenHash: hashToken(token) }, transaction, lock: transaction ? transaction.LOCK.UPDATE : undefined });
+}
+
+/** A new single-use token; earlier unused ones of the same purpose for this admin stop working. */
+export async function createOneTimeToken(adminId: string, purpose: AuthTokenPurpose, transaction?: Transaction): Promise<string> {
+  const token = newOpaqueToken();
+  if (purpose !== 'login-challenge') {
+    await AuthToken.update({ usedAt: new Date() }, { where: { adminId, purpose, usedAt: { [Op.is]: null } }, transaction });
+  }
+  await AuthToken.create(
+    { adminId, purpose, tokenHash: hashToken(token), expiresAt: new Date(Date.now() + ONE_TIME_TOKEN_TTL_MS[purpose]) },
+    { transaction },
+  );
+  return token;
+}
+
+/** The live token row (locked inside a transaction), or null when unknown, used or expired. */
+export async function findLiveOneTimeToken(token: string, purpose: AuthTokenPurpose, transaction?: Transaction): Promise<AuthToken | null> {
+  return AuthToken.findOne({
+    where: { tokenHash: hashToken(token), purpose, usedAt: { [Op.is]: null }, expiresAt: { [Op.gt]: new Date() } },
+    transaction,
+    lock: transaction ? transaction.LOCK.UPDATE : undefined,
+  });
+}

@@ -1,0 +1,124 @@
+// TOTP two-factor: enable (pending secret) → verify (turns on) → disable (needs a code), and the
+// second step of a 2FA login. Secrets are sealed at rest; every accepted code moves
+// admins.totp_last_step forward, and a code of that step or an earlier one is refused (no replay).
+import type { Sequelize, Transaction } from 'sequelize';
+import { Admin } from './model.ts';
+import { newTotpSecret, matchTotpStep, otpauthUrl } from './totp.ts';
+import { findLiveOneTimeToken } from './tokens.ts';
+import { completeTwoFactorLogin, type AuthDeps, type RequestOrigin } from './service.ts';
+import { recordAudit } from '../audit/service.ts';
+import { seal, unseal } from '../../crypto/sealed.ts';
+import { ApiError, ConflictError, UnauthorizedError } from '../../errors.ts';
+import type { TokenPair } from '../../../shared/schemas/auth.ts';
+
+export interface TwoFactorDeps extends AuthDeps {
+  encryptionKey: Buffer;
+}
+
+const WRONG_CODE = 'The code is wrong, expired or already used: wait for the next code of your authenticator app.';
+
+function wrongCode(): ApiError {
+  return new ApiError(400, 'INVALID_TWO_FACTOR_CODE', WRONG_CODE, [{ field: 'body.code', message: 'not accepted' }]);
+}
+
+async function lockedAdmin(adminId: string, transaction: Transaction): Promise<Admin> {
+  const admin = await Admin.findByPk(adminId, { transaction, lock: transaction.LOCK.UPDATE });
+  if (!admin) throw new UnauthorizedError('This account no longer exists.');
+  return admin;
+}
+
+/** The time step of a fresh code, or null when the code is wrong or was already used. */
+function acceptStep(admin: Admin, sealedSecret: string, code: string, encryptionKey: Buffer): number | null {
+  const step = matchTotpStep(code, unseal(encryptionKey, sealedSecret));
+  if (step === null) return null;
+  const last = admin.totpLastStep === null ? null : Number(admin.totpLastStep);
+  return last !== null && step <= last ? null : step;
+}
+
+export async function twoFactorStatus(adminId: string): Promise<{ enabled: boolean; pending: boolean }> {
+  const admin = await Admin.findByPk(adminId, { attributes: ['totpEnabled', 'totpPendingSecret'] });
+  if (!admin) throw new UnauthorizedError('This account no longer exists.');
+  return { enabled: admin.totpEnabled, pending: admin.totpPendingSecret !== null };
+}
+
+/** A new pending secret; 2FA stays as it was until a code of this secret is verified. */
+export async function startTwoFactor(deps: TwoFactorDeps, adminId: string): Promise<{ secret: string; otpauthUrl: string }> {
+  const admin = await Admin.findByPk(adminId);
+  if (!admin) throw new UnauthorizedError('This account no longer exists.');
+  if (admin.totpEnabled) {
+    throw new ConflictError('Two-factor authentication is already on: disable it first to enrol a new device.', 'TWO_FACTOR_ALREADY_ON');
+  }
+  const secret = newTotpSecret();
+  await admin.update({ totpPendingSecret: seal(deps.encryptionKey, secret) });
+  return { secret, otpauthUrl: otpauthUrl(admin.email, secret) };
+}
+
+export async function confirmTwoFactor(deps: TwoFactorDeps, adminId: string, code: string, origin: RequestOrigin): Promise<void> {
+  await withAdmin(deps.sequelize, adminId, async (admin, transaction) => {
+    if (admin.totpEnabled) throw new ConflictError('Two-factor authentication is already on.', 'TWO_FACTOR_ALREADY_ON');
+    if (admin.totpPendingSecret === null) {
+      throw new ConflictError('Start with POST /auth/2fa/enable to get a secret, then verify a code of it.', 'TWO_FACTOR_NOT_STARTED');
+    }
+    const step = acceptStep(admin, admin.totpPendingSecret, code, deps.encryptionKey);
+    if (step === null) return { fail: true };
+    await admin.update({ totpSecret: admin.totpPendingSecret, totpPendingSecret: null, totpEnabled: true, totpLastStep: step }, { transaction });
+    await recordAudit({ action: 'auth.2fa_enabled', adminId, ip: origin.ip }, transaction);
+    return { fail: false };
+  }, origin);
+}
+
+export async function disableTwoFactor(deps: TwoFactorDeps, adminId: string, code: string, origin: RequestOrigin): Promise<void> {
+  await withAdmin(deps.sequelize, adminId, async (admin, transaction) => {
+    if (!admin.totpEnabled || admin.totpSecret === null) {
+      throw new ConflictError('Two-factor authentication is not on.', 'TWO_FACTOR_NOT_ON');
+    }
+    const step = acceptStep(admin, admin.totpSecret, code, deps.encryptionKey);
+    if (step === null) return { fail: true };
+    await admin.update({ totpSecret: null, totpPendingSecret: null, totpEnabled: false, totpLastStep: step }, { transaction });
+    await recordAudit({ action: 'auth.2fa_disabled', adminId, ip: origin.ip }, transaction);
+    return { fail: false };
+  }, origin);
+}
+
+/**
+ * Runs `change` on the locked admin row; a wrong code is recorded in the audit log (outside the
+ * rolled-back transaction) and answered 400.
+ */
+async function withAdmin(
+  sequelize: Sequelize,
+  adminId: string,
+  change: (admin: Admin, transaction: Transaction) => Promise<{ fail: boolean }>,
+  origin: RequestOrigin,
+): Promise<void> {
+  const { fail } = await sequelize.transaction(async (transaction) => change(await lockedAdmin(adminId, transaction), transaction));
+  if (fail) {
+    await recordAudit({ action: 'auth.2fa_failed', adminId, ip: origin.ip });
+    throw wrongCode();
+  }
+}
+
+/** Second step of a 2FA login: the challenge is single-use and dies with the first accepted code. */
+export async function verifyTwoFactorLogin(
+  deps: TwoFactorDeps,
+  input: { challengeToken: string; code: string },
+  origin: RequestOrigin,
+): Promise<TokenPair> {
+  type Outcome = { tokens: TokenPair } | { error: 'challenge' } | { error: 'code'; adminId: string };
+  const outcome = await deps.sequelize.transaction(async (transaction): Promise<Outcome> => {
+    const challenge = await findLiveOneTimeToken(input.challengeToken, 'login-challenge', transaction);
+    if (!challenge) return { error: 'challenge' as const };
+    const admin = await lockedAdmin(challenge.adminId, transaction);
+    if (!admin.totpEnabled || admin.totpSecret === null) return { error: 'challenge' as const };
+    const step = acceptStep(admin, admin.totpSecret, input.code, deps.encryptionKey);
+    if (step === null) return { error: 'code' as const, adminId: admin.id };
+    await admin.update({ totpLastStep: step }, { transaction });
+    await challenge.update({ usedAt: new Date() }, { transaction });
+    return { tokens: await completeTwoFactorLogin(deps, admin, origin, transaction) };
+  });
+  if ('tokens' in outcome) return outcome.tokens;
+  if (outcome.error === 'challenge') {
+    throw new UnauthorizedError('The sign-in challenge is invalid, used or expired: sign in again with your password.', 'INVALID_CHALLENGE');
+  }
+  await recordAudit({ action: 'auth.2fa_failed', adminId: outcome.adminId, ip: origin.ip, metadata: { during: 'login' } });
+  throw new UnauthorizedError(WRONG_CODE, 'INVALID_TWO_FACTOR_CODE');
+}

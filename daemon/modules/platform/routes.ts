@@ -1,0 +1,29 @@
+// GET/PATCH /platform/settings (platform admins only).
+import type { App, AppDeps } from '../../app-types.ts';
+import { access } from '../../plugins/access.ts';
+import { adminIdOf } from '../../plugins/auth.ts';
+import { ErrorBody } from '../../../shared/schemas/common.ts';
+import { PlatformSettingsBody, UpdatePlatformSettingsBody } from '../../../shared/schemas/platform.ts';
+import { getPlatformSettings, updatePlatformSettings } from './service.ts';
+
+export default async function platformRoutes(app: App, deps: AppDeps): Promise<void> {
+  const tags = ['platform'];
+  const config = { access: access.session({ tenant: false, platformAdmin: true }) };
+  const errors = { 401: ErrorBody, 403: ErrorBody };
+  const sequelize = deps.db.sequelize;
+
+  app.get('/platform/settings', {
+    config,
+    schema: { tags, summary: 'Platform settings (platform admins only)', response: { 200: PlatformSettingsBody, ...errors } },
+  }, async () => getPlatformSettings(sequelize));
+
+  app.patch('/platform/settings', {
+    config,
+    schema: {
+      tags,
+      summary: 'Change platform settings (platform admins only); answers the whole set',
+      body: UpdatePlatformSettingsBody,
+      response: { 200: PlatformSettingsBody, 400: ErrorBody, ...errors },
+    },
+  }, async (request) => updatePlatformSettings(sequelize, request.body, { adminId: adminIdOf(request), ip: request.ip }));
+}

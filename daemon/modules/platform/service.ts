@@ -1,0 +1,46 @@
+// Platform settings: defaults from shared/schemas/platform.ts, overridden by rows of
+// platform_settings. Read by registration, the send pipeline and domains.
+import type { Sequelize } from 'sequelize';
+import { PlatformSetting } from './model.ts';
+import { recordAudit } from '../audit/service.ts';
+import {
+  DEFAULT_PLATFORM_SETTINGS,
+  type PlatformSettings,
+  type UpdatePlatformSettings,
+} from '../../../shared/schemas/platform.ts';
+
+const KNOWN_KEYS = Object.keys(DEFAULT_PLATFORM_SETTINGS) as (keyof PlatformSettings)[];
+
+/**
+ * The current settings. Takes the connection rather than using the model, so worker threads and
+ * other modules can call it without binding this module's models.
+ */
+export async function getPlatformSettings(sequelize: Sequelize): Promise<PlatformSettings> {
+  const [rows] = await sequelize.query('SELECT key, value FROM platform_settings');
+  const settings: PlatformSettings = { ...DEFAULT_PLATFORM_SETTINGS };
+  for (const row of rows as { key: string; value: unknown }[]) {
+    if ((KNOWN_KEYS as string[]).includes(row.key)) {
+      (settings as Record<string, unknown>)[row.key] = row.value;
+    }
+  }
+  return settings;
+}
+
+export async function updatePlatformSettings(
+  sequelize: Sequelize,
+  changes: UpdatePlatformSettings,
+  actor: { adminId: string; ip?: string },
+): Promise<PlatformSettings> {
+  await sequelize.transaction(async (transaction) => {
+    for (const key of KNOWN_KEYS) {
+      const value = changes[key];
+      if (value === undefined) continue;
+      await PlatformSetting.upsert({ key, value }, { transaction });
+    }
+    await recordAudit(
+      { action: 'platform.settings_updated', adminId: actor.adminId, ip: actor.ip, metadata: { changed: Object.keys(changes) } },
+      transaction,
+    );
+  });
+  return getPlatformSettings(sequelize);
+}

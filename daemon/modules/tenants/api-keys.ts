@@ -1,0 +1,104 @@
+// API keys of a tenant: created and rotated by developers and up; the whole key is returned once
+// and only its hash is stored. Rotation keeps the id, name and scopes and kills the old secret
+// at once; revocation keeps the row (with revokedAt) for the audit trail.
+import { Op, type Sequelize, type Transaction } from 'sequelize';
+import { ApiKey } from './model.ts';
+import { requireTenantRole, type Actor } from './service.ts';
+import { generateApiKey } from '../auth/api-key-format.ts';
+import { forgetApiKey } from '../auth/credentials.ts';
+import { recordAudit } from '../audit/service.ts';
+import { NotFoundError, ValidationError } from '../../errors.ts';
+import { API_KEY_SCOPES, type ApiKeyEnvironment, type ApiKeyScope } from '../../../shared/constants.ts';
+import type { ApiKeyBody, CreatedApiKeyBody } from '../../../shared/schemas/tenants.ts';
+
+function apiKeyBody(row: ApiKey): ApiKeyBody {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    environment: row.environment,
+    createdBy: row.createdBy,
+    lastUsedAt: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+function checkScopes(scopes: string[]): ApiKeyScope[] {
+  const unknown = scopes.filter((scope) => !(API_KEY_SCOPES as readonly string[]).includes(scope));
+  if (unknown.length) {
+    throw new ValidationError(`Unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}; the scopes are ${API_KEY_SCOPES.join(', ')}.`, [
+      { field: 'body.scopes', message: 'contains an unknown scope' },
+    ]);
+  }
+  return [...new Set(scopes)] as ApiKeyScope[];
+}
+
+export async function createApiKey(
+  sequelize: Sequelize,
+  tenantId: string,
+  actor: Actor,
+  input: { name: string; scopes: string[]; environment?: ApiKeyEnvironment },
+): Promise<CreatedApiKeyBody> {
+  const scopes = checkScopes(input.scopes);
+  const environment = input.environment ?? 'live';
+  return sequelize.transaction(async (transaction) => {
+    await requireTenantRole(tenantId, actor, 'developer', { transaction });
+    const generated = generateApiKey(environment);
+    const row = await ApiKey.create(
+      { tenantId, name: input.name.trim(), prefix: generated.prefix, keyHash: generated.keyHash, scopes, environment, createdBy: actor.adminId },
+      { transaction },
+    );
+    await recordAudit(
+      { action: 'api_key.created', tenantId, adminId: actor.adminId, ip: actor.ip, target: row.id, metadata: { prefix: row.prefix, scopes, environment } },
+      transaction,
+    );
+    return { ...apiKeyBody(row), key: generated.key };
+  });
+}
+
+/** Live (unrevoked) keys, newest first; never the key or its hash. */
+export async function listApiKeys(tenantId: string, actor: Actor, page: number, limit: number) {
+  await requireTenantRole(tenantId, actor, 'viewer', { allowBlocked: true });
+  const { rows, count } = await ApiKey.findAndCountAll({
+    where: { tenantId, revokedAt: { [Op.is]: null } },
+    order: [['createdAt', 'DESC'], ['id', 'ASC']],
+    offset: (page - 1) * limit,
+    limit,
+  });
+  return { data: rows.map(apiKeyBody), meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+}
+
+async function liveKeyOf(tenantId: string, apiKeyId: string, transaction: Transaction): Promise<ApiKey> {
+  const row = await ApiKey.findOne({ where: { id: apiKeyId, tenantId, revokedAt: { [Op.is]: null } }, transaction, lock: transaction.LOCK.UPDATE });
+  if (!row) throw new NotFoundError('API key');
+  return row;
+}
+
+export async function rotateApiKey(sequelize: Sequelize, tenantId: string, actor: Actor, apiKeyId: string): Promise<CreatedApiKeyBody> {
+  const { body, oldPrefix } = await sequelize.transaction(async (transaction) => {
+    await requireTenantRole(tenantId, actor, 'developer', { transaction });
+    const row = await liveKeyOf(tenantId, apiKeyId, transaction);
+    const oldPrefix = row.prefix;
+    const generated = generateApiKey(row.environment);
+    await row.update({ prefix: generated.prefix, keyHash: generated.keyHash, lastUsedAt: null }, { transaction });
+    await recordAudit(
+      { action: 'api_key.rotated', tenantId, adminId: actor.adminId, ip: actor.ip, target: row.id, metadata: { oldPrefix, prefix: generated.prefix } },
+      transaction,
+    );
+    return { body: { ...apiKeyBody(row), key: generated.key }, oldPrefix };
+  });
+  forgetApiKey(oldPrefix);
+  return body;
+}
+
+export async function revokeApiKey(sequelize: Sequelize, tenantId: string, actor: Actor, apiKeyId: string): Promise<void> {
+  const prefix = await sequelize.transaction(async (transaction) => {
+    await requireTenantRole(tenantId, actor, 'developer', { transaction });
+    const row = await liveKeyOf(tenantId, apiKeyId, transaction);
+    await row.update({ revokedAt: new Date() }, { transaction });
+    await recordAudit({ action: 'api_key.revoked', tenantId, adminId: actor.adminId, ip: actor.ip, target: row.id, metadata: { prefix: row.prefix } }, transaction);
+    return row.prefix;
+  });
+  forgetApiKey(prefix);
+}

@@ -1,0 +1,105 @@
+// Members of a tenant and their roles. Admins manage members; only owners grant, change or take
+// away the owner role; the last owner can neither leave nor be demoted; anyone may leave.
+import { Op, type Sequelize, type Transaction } from 'sequelize';
+import { Membership } from './model.ts';
+import { requireTenantRole, type Actor } from './service.ts';
+import { Admin } from '../auth/model.ts';
+import { normaliseEmail } from '../auth/service.ts';
+import { recordAudit } from '../audit/service.ts';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../errors.ts';
+import type { MemberRole } from '../../../shared/constants.ts';
+import type { MemberBody } from '../../../shared/schemas/tenants.ts';
+
+function memberBody(membership: Membership, admin: Admin): MemberBody {
+  return { adminId: admin.id, email: admin.email, name: admin.name, role: membership.role, createdAt: membership.createdAt.toISOString() };
+}
+
+function onlyOwnersHandleOwners(actorRole: MemberRole | null): void {
+  if (actorRole !== 'owner') throw new ForbiddenError('Only owners may grant, change or remove the owner role.', 'ROLE_REQUIRED');
+}
+
+async function lockedOwnerCount(tenantId: string, transaction: Transaction): Promise<number> {
+  const owners = await Membership.findAll({ where: { tenantId, role: 'owner' }, transaction, lock: transaction.LOCK.UPDATE });
+  return owners.length;
+}
+
+export async function listMembers(tenantId: string, actor: Actor, page: number, limit: number) {
+  await requireTenantRole(tenantId, actor, 'viewer', { allowBlocked: true });
+  const { rows, count } = await Membership.findAndCountAll({
+    where: { tenantId },
+    order: [['createdAt', 'ASC'], ['adminId', 'ASC']],
+    offset: (page - 1) * limit,
+    limit,
+  });
+  const admins = rows.length ? await Admin.findAll({ where: { id: { [Op.in]: rows.map((m) => m.adminId) } } }) : [];
+  const byId = new Map(admins.map((a) => [a.id, a]));
+  return {
+    data: rows.flatMap((m) => {
+      const admin = byId.get(m.adminId);
+      return admin ? [memberBody(m, admin)] : [];
+    }),
+    meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) },
+  };
+}
+
+/** Adds an existing admin (they must have registered) to the tenant. */
+export async function addMember(sequelize: Sequelize, tenantId: string, actor: Actor, input: { email: string; role: MemberRole }): Promise<MemberBody> {
+  return sequelize.transaction(async (transaction) => {
+    const { role: actorRole } = await requireTenantRole(tenantId, actor, 'admin', { transaction });
+    if (input.role === 'owner') onlyOwnersHandleOwners(actorRole);
+    const admin = await Admin.findOne({ where: { email: normaliseEmail(input.email) }, transaction });
+    if (!admin) throw new NotFoundError('An admin account with this e-mail address (they must register first)');
+    const existing = await Membership.findOne({ where: { tenantId, adminId: admin.id }, transaction });
+    if (existing) throw new ConflictError(`${admin.email} is already a member of this tenant (as ${existing.role}).`, 'ALREADY_MEMBER');
+    const membership = await Membership.create({ tenantId, adminId: admin.id, role: input.role }, { transaction });
+    await recordAudit({ action: 'member.added', tenantId, adminId: actor.adminId, ip: actor.ip, target: admin.id, metadata: { role: input.role } }, transaction);
+    return memberBody(membership, admin);
+  });
+}
+
+export async function changeMemberRole(
+  sequelize: Sequelize,
+  tenantId: string,
+  actor: Actor,
+  targetAdminId: string,
+  role: MemberRole,
+): Promise<MemberBody> {
+  return sequelize.transaction(async (transaction) => {
+    const { role: actorRole } = await requireTenantRole(tenantId, actor, 'admin', { transaction });
+    const membership = await Membership.findOne({ where: { tenantId, adminId: targetAdminId }, transaction, lock: transaction.LOCK.UPDATE });
+    const admin = membership ? await Admin.findByPk(targetAdminId, { transaction }) : null;
+    if (!membership || !admin) throw new NotFoundError('Member');
+    if (membership.role === 'owner' || role === 'owner') onlyOwnersHandleOwners(actorRole);
+    if (membership.role === 'owner' && role !== 'owner' && (await lockedOwnerCount(tenantId, transaction)) <= 1) {
+      throw new ConflictError('This is the last owner: make another member owner first.', 'LAST_OWNER');
+    }
+    const previous = membership.role;
+    await membership.update({ role }, { transaction });
+    await recordAudit(
+      { action: 'member.role_changed', tenantId, adminId: actor.adminId, ip: actor.ip, target: targetAdminId, metadata: { from: previous, to: role } },
+      transaction,
+    );
+    return memberBody(membership, admin);
+  });
+}
+
+/** Admins remove others; any member may remove themselves (leave). */
+export async function removeMember(sequelize: Sequelize, tenantId: string, actor: Actor, targetAdminId: string): Promise<void> {
+  await sequelize.transaction(async (transaction) => {
+    const leaving = targetAdminId === actor.adminId;
+    const { role: actorRole } = await requireTenantRole(tenantId, actor, leaving ? 'viewer' : 'admin', { transaction, allowBlocked: leaving });
+    const membership = await Membership.findOne({ where: { tenantId, adminId: targetAdminId }, transaction, lock: transaction.LOCK.UPDATE });
+    if (!membership) throw new NotFoundError('Member');
+    if (membership.role === 'owner') {
+      if (!leaving) onlyOwnersHandleOwners(actorRole);
+      if ((await lockedOwnerCount(tenantId, transaction)) <= 1) {
+        throw new ConflictError('This is the last owner: make another member owner first, or delete the tenant.', 'LAST_OWNER');
+      }
+    }
+    await membership.destroy({ transaction });
+    await recordAudit(
+      { action: 'member.removed', tenantId, adminId: actor.adminId, ip: actor.ip, target: targetAdminId, metadata: { role: membership.role, left: leaving } },
+      transaction,
+    );
+  });
+}

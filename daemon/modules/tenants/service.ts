@@ -1,0 +1,171 @@
+// Tenants: create, list, read, update, delete, block, unblock, resume sending. These routes name
+// the tenant in the path, so membership and role are checked here from that id (the auth plugin
+// only knows the X-Tenant-Id header).
+import { Op, type Sequelize, type Transaction } from 'sequelize';
+import { Membership, Tenant } from './model.ts';
+import { recordAudit } from '../audit/service.ts';
+import { forgetAllApiKeys } from '../auth/credentials.ts';
+import { roleAtLeast } from '../../plugins/access.ts';
+import { ForbiddenError, NotFoundError } from '../../errors.ts';
+import type { MemberRole } from '../../../shared/constants.ts';
+import type { TenantBody, UpdateTenantBody } from '../../../shared/schemas/tenants.ts';
+
+/** The signed-in admin acting on a tenant named in the path. */
+export interface Actor {
+  adminId: string;
+  isPlatformAdmin: boolean;
+  ip?: string;
+}
+
+export const BLOCKED_MESSAGE = 'This tenant has been blocked by the platform administrator; contact support to lift the block.';
+
+export interface TenantAccess {
+  tenant: Tenant;
+  role: MemberRole | null;
+}
+
+/**
+ * The tenant and the actor's role in it, when the actor holds at least `needed`. Non-members get
+ * 403 (the same answer whether or not the tenant exists); platform admins may read any tenant
+ * when `platformAdminMayRead` is set. A blocked tenant only answers reads.
+ */
+export async function requireTenantRole(
+  tenantId: string,
+  actor: Actor,
+  needed: MemberRole,
+  options: { platformAdminMayRead?: boolean; transaction?: Transaction; allowBlocked?: boolean } = {},
+): Promise<TenantAccess> {
+  const [tenant, membership] = await Promise.all([
+    Tenant.findByPk(tenantId, { transaction: options.transaction }),
+    Membership.findOne({ where: { tenantId, adminId: actor.adminId }, transaction: options.transaction }),
+  ]);
+  if (!tenant || !membership) {
+    if (tenant && actor.isPlatformAdmin && options.platformAdminMayRead) return { tenant, role: null };
+    if (!tenant && actor.isPlatformAdmin && options.platformAdminMayRead) throw new NotFoundError('Tenant');
+    throw new ForbiddenError('You are not a member of this tenant.', 'NOT_A_MEMBER');
+  }
+  if (!roleAtLeast(membership.role, needed)) {
+    throw new ForbiddenError(`This needs the ${needed} role or higher; you are ${membership.role}.`, 'ROLE_REQUIRED');
+  }
+  if (tenant.status === 'blocked' && !options.allowBlocked && !actor.isPlatformAdmin) {
+    throw new ForbiddenError(BLOCKED_MESSAGE, 'TENANT_BLOCKED');
+  }
+  return { tenant, role: membership.role };
+}
+
+export function tenantBody(tenant: Tenant, role: MemberRole | null): TenantBody {
+  return {
+    id: tenant.id,
+    name: tenant.name,
+    status: tenant.status,
+    plan: tenant.plan,
+    monthlyLimit: tenant.monthlyLimit,
+    sendingPausedAt: tenant.sendingPausedAt ? tenant.sendingPausedAt.toISOString() : null,
+    sendingPausedReason: tenant.sendingPausedReason,
+    role,
+    createdAt: tenant.createdAt.toISOString(),
+  };
+}
+
+export async function createTenant(sequelize: Sequelize, actor: Actor, input: { name: string }): Promise<TenantBody> {
+  return sequelize.transaction(async (transaction) => {
+    const tenant = await Tenant.create({ name: input.name.trim(), plan: 'free' }, { transaction });
+    await Membership.create({ tenantId: tenant.id, adminId: actor.adminId, role: 'owner' }, { transaction });
+    await recordAudit({ action: 'tenant.created', tenantId: tenant.id, adminId: actor.adminId, ip: actor.ip, target: tenant.id }, transaction);
+    return tenantBody(tenant, 'owner');
+  });
+}
+
+/** Only the tenants the admin is a member of (platform admins included: they see others by id). */
+export async function listTenants(adminId: string, page: number, limit: number) {
+  const memberships = await Membership.findAll({ where: { adminId }, attributes: ['tenantId', 'role'] });
+  const roles = new Map(memberships.map((m) => [m.tenantId, m.role]));
+  const { rows, count } = await Tenant.findAndCountAll({
+    where: { id: { [Op.in]: [...roles.keys()] } },
+    order: [['createdAt', 'ASC'], ['id', 'ASC']],
+    offset: (page - 1) * limit,
+    limit,
+  });
+  return {
+    data: rows.map((tenant) => tenantBody(tenant, roles.get(tenant.id) ?? null)),
+    meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) },
+  };
+}
+
+export async function getTenant(tenantId: string, actor: Actor): Promise<TenantBody> {
+  const { tenant, role } = await requireTenantRole(tenantId, actor, 'viewer', { platformAdminMayRead: true, allowBlocked: true });
+  return tenantBody(tenant, role);
+}
+
+/** `name` from owners and admins; `plan` and `monthlyLimit` from platform admins only. */
+export async function updateTenant(sequelize: Sequelize, tenantId: string, actor: Actor, changes: UpdateTenantBody): Promise<TenantBody> {
+  const billing = changes.plan !== undefined || changes.monthlyLimit !== undefined;
+  if (billing && !actor.isPlatformAdmin) {
+    throw new ForbiddenError('Only platform administrators may change the plan or the monthly limit.', 'PLATFORM_ADMIN_REQUIRED');
+  }
+  return sequelize.transaction(async (transaction) => {
+    const { tenant, role } = await requireTenantRole(tenantId, actor, changes.name !== undefined ? 'admin' : 'viewer', {
+      platformAdminMayRead: billing && changes.name === undefined,
+      transaction,
+    });
+    await tenant.update(
+      {
+        ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
+        ...(changes.plan !== undefined ? { plan: changes.plan } : {}),
+        ...(changes.monthlyLimit !== undefined ? { monthlyLimit: changes.monthlyLimit } : {}),
+      },
+      { transaction },
+    );
+    await recordAudit({ action: 'tenant.updated', tenantId, adminId: actor.adminId, ip: actor.ip, target: tenantId, metadata: { ...changes } }, transaction);
+    return tenantBody(tenant, role);
+  });
+}
+
+/** Deletes the tenant and, by cascade, everything it owns. Owners only. */
+export async function deleteTenant(sequelize: Sequelize, tenantId: string, actor: Actor): Promise<void> {
+  await sequelize.transaction(async (transaction) => {
+    const { tenant } = await requireTenantRole(tenantId, actor, 'owner', { transaction, allowBlocked: false });
+    await tenant.destroy({ transaction });
+  });
+  forgetAllApiKeys();
+}
+
+async function setStatus(sequelize: Sequelize, tenantId: string, actor: Actor, status: 'active' | 'blocked'): Promise<TenantBody> {
+  const body = await sequelize.transaction(async (transaction) => {
+    const tenant = await Tenant.findByPk(tenantId, { transaction, lock: transaction.LOCK.UPDATE });
+    if (!tenant) throw new NotFoundError('Tenant');
+    await tenant.update({ status }, { transaction });
+    await recordAudit(
+      { action: status === 'blocked' ? 'tenant.blocked' : 'tenant.unblocked', tenantId, adminId: actor.adminId, ip: actor.ip, target: tenantId },
+      transaction,
+    );
+    const membership = await Membership.findOne({ where: { tenantId, adminId: actor.adminId }, transaction });
+    return tenantBody(tenant, membership?.role ?? null);
+  });
+  // Cached keys carry the tenant's status: drop them so the block applies at once on this node.
+  forgetAllApiKeys();
+  return body;
+}
+
+/** Platform admins only (the route's access rule says so). */
+export function blockTenant(sequelize: Sequelize, tenantId: string, actor: Actor): Promise<TenantBody> {
+  return setStatus(sequelize, tenantId, actor, 'blocked');
+}
+
+export function unblockTenant(sequelize: Sequelize, tenantId: string, actor: Actor): Promise<TenantBody> {
+  return setStatus(sequelize, tenantId, actor, 'active');
+}
+
+/** Lifts an automatic sending pause (bounce or complaint rate). Owners and admins. */
+export async function resumeSending(sequelize: Sequelize, tenantId: string, actor: Actor): Promise<TenantBody> {
+  return sequelize.transaction(async (transaction) => {
+    const { tenant, role } = await requireTenantRole(tenantId, actor, 'admin', { transaction });
+    const wasPaused = tenant.sendingPausedAt !== null;
+    await tenant.update({ sendingPausedAt: null, sendingPausedReason: null }, { transaction });
+    await recordAudit(
+      { action: 'tenant.sending_resumed', tenantId, adminId: actor.adminId, ip: actor.ip, target: tenantId, metadata: { wasPaused } },
+      transaction,
+    );
+    return tenantBody(tenant, role);
+  });
+}
