@@ -40,6 +40,12 @@ export async function startSmtpSink(options: { parse?: boolean } = {}): Promise<
   let dataCount = 0;
   const server = new SMTPServer({
     authOptional: true,
+    allowInsecureAuth: true,
+    // Credentials are optional; when given they must be user "u" with password "hunter2-secret".
+    onAuth(auth, _session, callback) {
+      if (auth.username === 'u' && auth.password === 'hunter2-secret') return callback(null, { user: auth.username });
+      return callback(new Error('535 5.7.8 bad credentials'));
+    },
     disabledCommands: ['STARTTLS'],
     logger: false,
     size: 30 * 1024 * 1024,
