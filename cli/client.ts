@@ -8,14 +8,12 @@ import type {
   EmailLog,
   EmailLogDetail,
   Page,
-  QueueStats,
   ScheduledEmail,
   SendAnswer,
   Suppression,
-  Template,
-  TemplateVersion,
   TenantSummary,
 } from './api-types.ts';
+import type { TemplateDetail, TemplateSummary, TemplateVersionView } from '../shared/schemas/templates.ts';
 import { HttpSession } from './http.ts';
 import { NoTenantError } from './errors.ts';
 import { ProfileStore } from './profiles.ts';
@@ -24,6 +22,21 @@ import type { CliEnvironment } from './environment.ts';
 export interface ReadyAnswer {
   status: 'ready' | 'not-ready';
   checks: Record<string, { ok: boolean; [key: string]: unknown }>;
+}
+
+export interface QueueStats {
+  depth: number;
+  oldestWaitingAgeMs: number;
+  running: number;
+  scheduled: number;
+  failed: number;
+  stuck: boolean;
+}
+
+export interface QueuesAnswer {
+  ok: boolean;
+  stuckAfterMs: number;
+  queues: Record<string, QueueStats>;
 }
 
 export interface LogFilters {
@@ -138,30 +151,30 @@ export class SvcClient {
 
   // Templates
   listTemplates(query: { page?: number; limit?: number; search?: string } = {}) {
-    return this.http.request<Page<Template>>('GET', '/templates', { query });
+    return this.http.request<Page<TemplateSummary>>('GET', '/templates', { query });
   }
   getTemplate(id: string) {
-    return this.http.request<Template>('GET', `/templates/${encodeURIComponent(id)}`);
+    return this.http.request<TemplateDetail>('GET', `/templates/${encodeURIComponent(id)}`);
   }
   createTemplate(body: Record<string, unknown>) {
-    return this.http.request<Template>('POST', '/templates', { json: body });
+    return this.http.request<TemplateDetail>('POST', '/templates', { json: body });
   }
   createTemplateVersion(templateId: string, body?: Record<string, unknown>) {
-    return this.http.request<TemplateVersion>('POST', `/templates/${encodeURIComponent(templateId)}/versions`, { json: body });
+    return this.http.request<TemplateVersionView>('POST', `/templates/${encodeURIComponent(templateId)}/versions`, { json: body });
   }
   updateTemplateVersion(templateId: string, versionId: string, body: Record<string, unknown>) {
-    return this.http.request<TemplateVersion>('PATCH', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`, { json: body });
+    return this.http.request<TemplateVersionView>('PATCH', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`, { json: body });
   }
   getTemplateVersion(templateId: string, versionId: string) {
-    return this.http.request<TemplateVersion>('GET', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`);
+    return this.http.request<TemplateVersionView>('GET', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`);
   }
   publishTemplateVersion(templateId: string, versionId: string) {
-    return this.http.request<TemplateVersion>('POST', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}/publish`);
+    return this.http.request<TemplateVersionView>('POST', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}/publish`);
   }
 
   // Domains
   async listDomains(): Promise<DomainBody[]> {
-    return items(await this.http.request<Page<DomainBody> | DomainBody[]>('GET', '/domains'));
+    return items(await this.http.request<Page<DomainBody> | DomainBody[]>('GET', '/domains', { query: { limit: 100 } }));
   }
   addDomain(name: string) {
     return this.http.request<DomainBody>('POST', '/domains', { json: { name } });
@@ -182,6 +195,9 @@ export class SvcClient {
   }
   addWebhook(body: CreateWebhookEndpointBody) {
     return this.http.request<CreatedWebhookEndpoint>('POST', '/webhooks/endpoints', { json: body });
+  }
+  replayDelivery(endpointId: string, deliveryId: string) {
+    return this.http.request<WebhookDelivery>('POST', `/webhooks/endpoints/${encodeURIComponent(endpointId)}/deliveries/${encodeURIComponent(deliveryId)}/replay`);
   }
   listDeliveries(endpointId: string, query: { page?: number; limit?: number } = {}) {
     return this.http.request<Page<WebhookDelivery>>('GET', `/webhooks/endpoints/${encodeURIComponent(endpointId)}/deliveries`, { query });
@@ -206,6 +222,6 @@ export class SvcClient {
     return this.http.request<ReadyAnswer>('GET', '/health/ready', { auth: false, tenant: false, accept: [503] });
   }
   queues() {
-    return this.http.request<QueueStats>('GET', '/health/queues', { tenant: false });
+    return this.http.request<QueuesAnswer>('GET', '/health/queues', { tenant: false, accept: [503] });
   }
 }

@@ -15,6 +15,25 @@ import LogsList from './commands/logs/list.ts';
 import LogsShow from './commands/logs/show.ts';
 import LogsTail from './commands/logs/tail.ts';
 import DaemonStart from './commands/daemon/start.ts';
+import DaemonStatus from './commands/daemon/status.ts';
+import DbMigrate from './commands/db/migrate.ts';
+import TemplatesList from './commands/templates/list.ts';
+import TemplatesShow from './commands/templates/show.ts';
+import TemplatesPush from './commands/templates/push.ts';
+import TemplatesPublish from './commands/templates/publish.ts';
+import TemplatesPull from './commands/templates/pull.ts';
+import DomainsAdd from './commands/domains/add.ts';
+import DomainsList from './commands/domains/list.ts';
+import DomainsDns from './commands/domains/dns.ts';
+import DomainsVerify from './commands/domains/verify.ts';
+import DomainsDiagnose from './commands/domains/diagnose.ts';
+import WebhooksList from './commands/webhooks/list.ts';
+import WebhooksAdd from './commands/webhooks/add.ts';
+import WebhooksDeliveries from './commands/webhooks/deliveries.ts';
+import WebhooksReplay from './commands/webhooks/replay.ts';
+import SuppressionsList from './commands/suppressions/list.ts';
+import SuppressionsAdd from './commands/suppressions/add.ts';
+import SuppressionsRemove from './commands/suppressions/remove.ts';
 
 export const COMMANDS = {
   login: Login,
@@ -32,5 +51,24 @@ export const COMMANDS = {
   'logs:list': LogsList,
   'logs:show': LogsShow,
   'logs:tail': LogsTail,
+  'templates:list': TemplatesList,
+  'templates:show': TemplatesShow,
+  'templates:push': TemplatesPush,
+  'templates:publish': TemplatesPublish,
+  'templates:pull': TemplatesPull,
+  'domains:add': DomainsAdd,
+  'domains:list': DomainsList,
+  'domains:dns': DomainsDns,
+  'domains:verify': DomainsVerify,
+  'domains:diagnose': DomainsDiagnose,
+  'webhooks:list': WebhooksList,
+  'webhooks:add': WebhooksAdd,
+  'webhooks:deliveries': WebhooksDeliveries,
+  'webhooks:replay': WebhooksReplay,
+  'suppressions:list': SuppressionsList,
+  'suppressions:add': SuppressionsAdd,
+  'suppressions:remove': SuppressionsRemove,
   'daemon:start': DaemonStart,
+  'daemon:status': DaemonStatus,
+  'db:migrate': DbMigrate,
 };

@@ -14,8 +14,9 @@ export function table<T>(rows: T[], columns: Column<T>[], empty = 'Nothing to sh
   const cells = rows.map((row) => columns.map((column) => column.value(row)));
   const widths = columns.map((column, index) => Math.max(column.header.length, ...cells.map((line) => visibleLength(line[index]))));
   const pad = (text: string, width: number) => text + ' '.repeat(Math.max(0, width - visibleLength(text)));
-  const header = columns.map((column, index) => chalk.bold(pad(column.header, widths[index]))).join('  ');
-  return [header, ...cells.map((line) => line.map((cell, index) => pad(cell, widths[index])).join('  ').trimEnd())].join('\n');
+  const last = columns.length - 1;
+  const header = columns.map((column, index) => chalk.bold(index === last ? column.header : pad(column.header, widths[index]))).join('  ');
+  return [header, ...cells.map((line) => line.map((cell, index) => (index === last ? cell : pad(cell, widths[index]))).join('  '))].join('\n');
 }
 
 const STATUS_COLOURS: Record<string, (text: string) => string> = {
