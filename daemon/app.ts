@@ -25,6 +25,8 @@ import projectRoutes from './modules/projects/routes.ts';
 import scheduledRoutes from './modules/scheduled/routes.ts';
 import trackingRoutes from './modules/tracking/routes.ts';
 import emailLogStreamRoutes from './modules/emails/stream-routes.ts';
+import templateRoutes from './modules/templates/routes.ts';
+import sendTemplateRoutes from './modules/templates/send-template-routes.ts';
 import { registerPendingRoutes } from './modules/pending-routes.ts';
 
 export interface BuildAppOptions {
@@ -113,6 +115,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(scheduledRoutes, deps);
   await app.register(trackingRoutes, deps);
   await app.register(emailLogStreamRoutes, deps);
+  await app.register(templateRoutes, deps);
+  await app.register(sendTemplateRoutes, deps);
   registerPendingRoutes(app);
   return app;
 }

@@ -9,6 +9,7 @@ import { initBillingModels } from '../modules/billing/model.ts';
 import { initWebhookModels } from '../modules/webhooks/model.ts';
 import { initDomainModels } from '../modules/domains/model.ts';
 import { initSendPipelineModels } from '../modules/emails/init-models.ts';
+import { initTemplateModels } from '../modules/templates/model.ts';
 
 export function initModels(sequelize: Sequelize): void {
   initAuthModels(sequelize);
@@ -20,4 +21,5 @@ export function initModels(sequelize: Sequelize): void {
   initWebhookModels(sequelize);
   initDomainModels(sequelize);
   initSendPipelineModels(sequelize);
+  initTemplateModels(sequelize);
 }

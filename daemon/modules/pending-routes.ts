@@ -24,39 +24,6 @@ const r = (method: Method, url: string, rule: Access): PendingRoute => ({ method
 
 export const PENDING_AREAS: PendingArea[] = [
   {
-    tag: 'emails',
-    reason: 'The send pipeline is being built.',
-    routes: [
-      r('POST', '/emails/send-template', access.keyOrSession('email:send')),
-    ],
-  },
-  {
-    tag: 'templates',
-    reason: 'Templates are being built.',
-    routes: [
-      r('POST', '/templates/render-react-email', access.session()),
-      r('POST', '/templates', access.session()),
-      r('GET', '/templates', access.keyOrSession('templates:read')),
-      r('GET', '/templates/tags', access.session()),
-      r('POST', '/templates/tags', access.session()),
-      r('DELETE', '/templates/tags/:tagId', access.session()),
-      r('GET', '/templates/:id', access.session()),
-      r('PATCH', '/templates/:id', access.session()),
-      r('DELETE', '/templates/:id', access.session()),
-      r('POST', '/templates/:id/duplicate', access.session()),
-      r('POST', '/templates/:id/versions', access.session()),
-      r('GET', '/templates/:id/versions/:versionId', access.session()),
-      r('PATCH', '/templates/:id/versions/:versionId', access.session()),
-      r('DELETE', '/templates/:id/versions/:versionId', access.session()),
-      r('POST', '/templates/:id/versions/:versionId/publish', access.session()),
-      r('POST', '/templates/:id/versions/:versionId/unpublish', access.session()),
-      r('POST', '/templates/:id/versions/:versionId/preview', access.session()),
-      r('GET', '/templates/:id/tags', access.session()),
-      r('POST', '/templates/:id/tags/:tagId', access.session()),
-      r('DELETE', '/templates/:id/tags/:tagId', access.session()),
-    ],
-  },
-  {
     tag: 'campaigns',
     reason: 'Campaigns are not built yet.',
     routes: [

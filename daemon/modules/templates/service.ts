@@ -1,0 +1,159 @@
+// Templates: list with filters, create (with its first version), read, update, delete, duplicate.
+// Versions live in versions.ts, tags in tags.ts, rendering in render.ts.
+import { Op, UniqueConstraintError, type WhereOptions } from 'sequelize';
+import type { Sequelize } from 'sequelize';
+import type { TenantContext } from '../../plugins/access.ts';
+import { ConflictError, UnprocessableError } from '../../errors.ts';
+import { projectExists } from '../projects/service.ts';
+import type {
+  CreateTemplateBody,
+  TemplateDetail,
+  TemplateListQuery,
+  TemplateSummary,
+  UpdateTemplateBody,
+} from '../../../shared/schemas/templates.ts';
+import { Template, TemplateTagLink, TemplateVersion } from './model.ts';
+import { checkVersionContent } from './content.ts';
+import { detailOf, findTemplate, summariesOf } from './views.ts';
+
+export const DEFAULT_TEMPLATE_LOCALE = 'en';
+
+function slugTaken(slug: string): ConflictError {
+  return new ConflictError(`A template with slug "${slug}" already exists in this tenant.`, 'SLUG_TAKEN');
+}
+
+async function checkProject(tenantId: string, projectId: string | null | undefined): Promise<void> {
+  if (projectId && !(await projectExists(tenantId, projectId))) {
+    throw new UnprocessableError(`projectId ${projectId} names no project of this tenant.`, 'UNKNOWN_PROJECT');
+  }
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+export async function listTemplates(ctx: TenantContext, query: TemplateListQuery) {
+  const page = query.page ?? 1;
+  const limit = query.limit ?? 20;
+  const where: WhereOptions<Template>[] = [{ tenantId: ctx.tenantId }];
+  if (query.projectId) where.push({ projectId: query.projectId });
+  if (query.editorMode) where.push({ editorMode: query.editorMode });
+  if (query.search) {
+    const pattern = `%${escapeLike(query.search)}%`;
+    where.push({ [Op.or]: [{ name: { [Op.iLike]: pattern } }, { slug: { [Op.iLike]: pattern } }] });
+  }
+  if (query.status) {
+    const sequelize = Template.sequelize as Sequelize;
+    const publishedIds = sequelize.literal(
+      `(SELECT template_id FROM template_versions WHERE published_at IS NOT NULL AND tenant_id = ${sequelize.escape(ctx.tenantId)})`,
+    );
+    where.push({ id: query.status === 'published' ? { [Op.in]: publishedIds } : { [Op.notIn]: publishedIds } });
+  }
+  const { rows, count } = await Template.findAndCountAll({
+    where: { [Op.and]: where },
+    order: [['createdAt', 'DESC'], ['id', 'ASC']],
+    limit,
+    offset: (page - 1) * limit,
+  });
+  const data: TemplateSummary[] = await summariesOf(rows);
+  return { data, meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+}
+
+export async function createTemplate(ctx: TenantContext, body: CreateTemplateBody): Promise<TemplateDetail> {
+  const content = {
+    subject: body.subject,
+    htmlBody: body.htmlBody ?? null,
+    textBody: body.textBody ?? null,
+    jsx: body.jsx ?? null,
+  };
+  await checkVersionContent(body.editorMode, content);
+  await checkProject(ctx.tenantId, body.projectId);
+  const locale = body.locale ?? DEFAULT_TEMPLATE_LOCALE;
+  const sequelize = Template.sequelize as Sequelize;
+  try {
+    const template = await sequelize.transaction(async (transaction) => {
+      const created = await Template.create({
+        tenantId: ctx.tenantId,
+        projectId: body.projectId ?? null,
+        name: body.name,
+        slug: body.slug,
+        editorMode: body.editorMode,
+        defaultLocale: locale,
+        createdBy: ctx.adminId,
+      }, { transaction });
+      await TemplateVersion.create({ tenantId: ctx.tenantId, templateId: created.id, version: 1, locale, ...content, createdBy: ctx.adminId }, { transaction });
+      return created;
+    });
+    return detailOf(template);
+  } catch (error) {
+    if (error instanceof UniqueConstraintError) throw slugTaken(body.slug);
+    throw error;
+  }
+}
+
+export async function getTemplate(ctx: TenantContext, id: string): Promise<TemplateDetail> {
+  return detailOf(await findTemplate(ctx.tenantId, id));
+}
+
+export async function updateTemplate(ctx: TenantContext, id: string, body: UpdateTemplateBody): Promise<TemplateDetail> {
+  const template = await findTemplate(ctx.tenantId, id);
+  await checkProject(ctx.tenantId, body.projectId);
+  try {
+    await template.update({
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.slug !== undefined ? { slug: body.slug } : {}),
+      ...(body.projectId !== undefined ? { projectId: body.projectId } : {}),
+      ...(body.defaultLocale !== undefined ? { defaultLocale: body.defaultLocale } : {}),
+    });
+  } catch (error) {
+    if (error instanceof UniqueConstraintError) throw slugTaken(body.slug ?? template.slug);
+    throw error;
+  }
+  return detailOf(template);
+}
+
+export async function deleteTemplate(ctx: TenantContext, id: string): Promise<void> {
+  const template = await findTemplate(ctx.tenantId, id);
+  await template.destroy();
+}
+
+async function freeCopySlug(tenantId: string, slug: string): Promise<string> {
+  const base = `${slug.slice(0, 90)}-copy`;
+  const taken = new Set(
+    (await Template.findAll({ where: { tenantId, slug: { [Op.like]: `${escapeLike(base)}%` } }, attributes: ['slug'] })).map((t) => t.slug),
+  );
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n += 1) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+/** A new draft template: same settings and tags, the latest version of each locale as version 1, 2 … */
+export async function duplicateTemplate(ctx: TenantContext, id: string): Promise<TemplateDetail> {
+  const source = await findTemplate(ctx.tenantId, id);
+  const sequelize = Template.sequelize as Sequelize;
+  const versions = await TemplateVersion.findAll({ where: { templateId: source.id, tenantId: ctx.tenantId }, order: [['version', 'DESC']] });
+  const latestPerLocale = new Map<string, TemplateVersion>();
+  for (const v of versions) if (!latestPerLocale.has(v.locale)) latestPerLocale.set(v.locale, v);
+  const links = await TemplateTagLink.findAll({ where: { templateId: source.id } });
+  const copy = await sequelize.transaction(async (transaction) => {
+    const created = await Template.create({
+      tenantId: ctx.tenantId,
+      projectId: source.projectId,
+      name: `${source.name} (copy)`.slice(0, 200),
+      slug: await freeCopySlug(ctx.tenantId, source.slug),
+      editorMode: source.editorMode,
+      defaultLocale: source.defaultLocale,
+      createdBy: ctx.adminId,
+    }, { transaction });
+    let number = 0;
+    for (const v of [...latestPerLocale.values()].sort((a, b) => a.version - b.version)) {
+      number += 1;
+      await TemplateVersion.create({
+        tenantId: ctx.tenantId, templateId: created.id, version: number, locale: v.locale,
+        subject: v.subject, htmlBody: v.htmlBody, textBody: v.textBody, jsx: v.jsx, createdBy: ctx.adminId,
+      }, { transaction });
+    }
+    for (const link of links) await TemplateTagLink.create({ templateId: created.id, tagId: link.tagId }, { transaction });
+    return created;
+  });
+  return detailOf(copy);
+}

@@ -1,0 +1,86 @@
+// Liquid for subjects and bodies. Output is HTML-escaped in HTML bodies (so `{{ name }}` cannot inject
+// markup) and left alone in subjects and text parts. Unknown filters are errors, not silent no-ops;
+// includes and layouts have nothing to load (no file system); parse size, render time and memory are
+// bounded so a template cannot hold the worker.
+import { Liquid } from 'liquidjs';
+import { convert } from 'html-to-text';
+import { UnprocessableError } from '../errors.ts';
+
+export const LIQUID_LIMITS = {
+  /** Characters parsed per template. */
+  parseChars: 500_000,
+  /** Milliseconds per render() call. */
+  renderMs: 1000,
+  /** liquidjs's allocation budget (strings and arrays created by filters and loops). */
+  memory: 20_000_000,
+} as const;
+
+export type TemplatePart = 'subject' | 'htmlBody' | 'textBody';
+
+const PART_NAMES: Record<TemplatePart, string> = { subject: 'subject', htmlBody: 'HTML body', textBody: 'text body' };
+
+function engine(escapeHtml: boolean): Liquid {
+  return new Liquid({
+    strictFilters: true,
+    strictVariables: false,
+    ownPropertyOnly: true,
+    outputEscape: escapeHtml ? 'escape' : undefined,
+    templates: {},
+    parseLimit: LIQUID_LIMITS.parseChars,
+    renderLimit: LIQUID_LIMITS.renderMs,
+    memoryLimit: LIQUID_LIMITS.memory,
+    cache: false,
+  });
+}
+
+const htmlEngine = engine(true);
+const plainEngine = engine(false);
+
+function engineFor(part: TemplatePart): Liquid {
+  return part === 'htmlBody' ? htmlEngine : plainEngine;
+}
+
+function problem(part: TemplatePart, error: unknown, phase: 'parse' | 'render'): UnprocessableError {
+  const raw = error instanceof Error ? error.message : String(error);
+  const message = raw.split('\n')[0].slice(0, 300);
+  const verb = phase === 'parse' ? 'is not valid Liquid' : 'could not be rendered';
+  const code = /limit exceeded/i.test(message) ? 'TEMPLATE_LIMIT_EXCEEDED' : phase === 'parse' ? 'TEMPLATE_INVALID' : 'TEMPLATE_RENDER_FAILED';
+  return new UnprocessableError(`The template's ${PART_NAMES[part]} ${verb}: ${message}.`, code);
+}
+
+/** Parses without rendering: unknown filters and syntax errors surface when a version is saved. */
+export function checkLiquid(part: TemplatePart, source: string): void {
+  try {
+    engineFor(part).parse(source);
+  } catch (error) {
+    throw problem(part, error, 'parse');
+  }
+}
+
+export async function renderLiquid(part: TemplatePart, source: string, data: Record<string, unknown>): Promise<string> {
+  const liquid = engineFor(part);
+  let parsed;
+  try {
+    parsed = liquid.parse(source);
+  } catch (error) {
+    throw problem(part, error, 'parse');
+  }
+  try {
+    const output = String(await liquid.render(parsed, data));
+    // A subject is a header: line breaks from data must not start new header lines.
+    return part === 'subject' ? output.replace(/[\r\n]+/g, ' ').trim() : output;
+  } catch (error) {
+    throw problem(part, error, 'render');
+  }
+}
+
+/** The text part of a message whose template gives only HTML. */
+export function textFromHtml(html: string): string {
+  return convert(html, {
+    wordwrap: 78,
+    selectors: [
+      { selector: 'img', format: 'skip' },
+      { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+    ],
+  });
+}

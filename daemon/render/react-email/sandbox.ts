@@ -1,0 +1,154 @@
+// Evaluates compiled tenant JSX in a worker thread that serves exactly one render (see
+// sandbox-worker.mjs for the layers inside it). Starting a worker and loading React costs ≈ 0.4-0.7 s
+// on a busy 2-core machine, so one warm spare is kept ready: a render takes the spare (used once,
+// then terminated) and a new spare starts behind it. Isolation is per render; latency is not paid twice.
+import { Worker } from 'node:worker_threads';
+import { ServiceUnavailableError, UnprocessableError } from '../../errors.ts';
+import { SANDBOX_GLOBAL_NAME } from './compile.ts';
+
+export const SANDBOX_LIMITS = {
+  /** Wall clock for the tenant's code, from handing it over to the HTML coming back. */
+  timeoutMs: 2000,
+  /** Starting the worker and loading React, before any tenant code runs. */
+  startupTimeoutMs: 15_000,
+  maxOldGenerationSizeMb: 64,
+  maxYoungGenerationSizeMb: 16,
+  stackSizeMb: 4,
+  /** Renders running at once; more wait their turn (the machine has few cores). */
+  concurrency: 2,
+  maxHtmlChars: 2_000_000,
+} as const;
+
+const WORKER_URL = new URL('./sandbox-worker.mjs', import.meta.url);
+
+type WorkerAnswer = { ok: true; html: string } | { ok: false; kind: string; message: string };
+
+let running = 0;
+const waiting: Array<() => void> = [];
+
+async function acquireSlot(): Promise<void> {
+  if (running < SANDBOX_LIMITS.concurrency) {
+    running += 1;
+    return;
+  }
+  await new Promise<void>((resolve) => waiting.push(resolve));
+}
+
+function releaseSlot(): void {
+  const next = waiting.shift();
+  if (next) next();
+  else running -= 1;
+}
+
+function startWorker(): Promise<Worker> {
+  const worker = new Worker(WORKER_URL, {
+    // React's production build; nothing else of the daemon's environment reaches the thread.
+    env: { NODE_ENV: 'production' },
+    execArgv: [],
+    argv: [],
+    resourceLimits: {
+      maxOldGenerationSizeMb: SANDBOX_LIMITS.maxOldGenerationSizeMb,
+      maxYoungGenerationSizeMb: SANDBOX_LIMITS.maxYoungGenerationSizeMb,
+      stackSizeMb: SANDBOX_LIMITS.stackSizeMb,
+    },
+  });
+  // A late 'error' (e.g. out of memory after we gave up on the worker) must never become an
+  // unhandled event that takes the daemon down.
+  worker.on('error', () => {});
+  worker.unref();
+  return new Promise<Worker>((resolve, reject) => {
+    const onReady = () => {
+      detach();
+      resolve(worker);
+    };
+    const onError = (error: Error) => fail(error.message);
+    const onExit = (code: number) => fail(`exit code ${code}`);
+    const detach = () => {
+      clearTimeout(timer);
+      worker.off('message', onReady).off('error', onError).off('exit', onExit);
+    };
+    const fail = (message: string) => {
+      detach();
+      void worker.terminate();
+      reject(new ServiceUnavailableError(`The React Email renderer could not start: ${message}`, 'RENDERER_UNAVAILABLE'));
+    };
+    const timer = setTimeout(() => fail(`not ready after ${SANDBOX_LIMITS.startupTimeoutMs} ms`), SANDBOX_LIMITS.startupTimeoutMs);
+    timer.unref();
+    worker.once('message', onReady).once('error', onError).once('exit', onExit);
+  });
+}
+
+let spare: Promise<Worker> | null = null;
+
+function takeWorker(): Promise<Worker> {
+  const taken = spare ?? startWorker();
+  spare = startWorker();
+  spare.catch(() => {
+    spare = null;
+  });
+  return taken;
+}
+
+/** Stops the warm spare (daemon shutdown). */
+export async function stopSandbox(): Promise<void> {
+  const current = spare;
+  spare = null;
+  if (current) await current.then((worker) => worker.terminate()).catch(() => undefined);
+}
+
+function failure(answer: Extract<WorkerAnswer, { ok: false }>): UnprocessableError {
+  if (answer.kind === 'no-component') return new UnprocessableError(answer.message, 'RENDER_NO_COMPONENT');
+  return new UnprocessableError(`The React Email template failed while rendering: ${answer.message}`, 'RENDER_FAILED');
+}
+
+function runOnce(worker: Worker, code: string, propsJson: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let settled = false;
+    const settle = (action: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      worker.off('message', onAnswer).off('error', onError).off('exit', onExit);
+      void worker.terminate();
+      action();
+    };
+    const onAnswer = (answer: WorkerAnswer) =>
+      settle(() => {
+        if (!answer.ok) return reject(failure(answer));
+        if (answer.html.length > SANDBOX_LIMITS.maxHtmlChars) {
+          return reject(new UnprocessableError(`The rendered HTML is larger than ${SANDBOX_LIMITS.maxHtmlChars} characters.`, 'RENDER_TOO_LARGE'));
+        }
+        resolve(answer.html);
+      });
+    const onError = (error: Error & { code?: string }) =>
+      settle(() => {
+        if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+          reject(new UnprocessableError(`The React Email template used more than the ${SANDBOX_LIMITS.maxOldGenerationSizeMb} MB it may use.`, 'RENDER_MEMORY_LIMIT'));
+        } else {
+          reject(new UnprocessableError(`The React Email template failed while rendering: ${error.message.slice(0, 300)}`, 'RENDER_FAILED'));
+        }
+      });
+    const onExit = (exitCode: number) =>
+      settle(() => reject(new UnprocessableError(`The React Email template stopped the renderer (exit code ${exitCode}).`, 'RENDER_FAILED')));
+    const timer = setTimeout(() => {
+      settle(() =>
+        reject(new UnprocessableError(`The React Email template did not finish rendering within ${SANDBOX_LIMITS.timeoutMs} ms.`, 'RENDER_TIMEOUT')),
+      );
+    }, SANDBOX_LIMITS.timeoutMs);
+    worker.once('message', onAnswer).once('error', onError).once('exit', onExit);
+    worker.ref();
+    worker.postMessage({ code, propsJson, globalName: SANDBOX_GLOBAL_NAME });
+  });
+}
+
+/** Runs compiled template code with `props` in a single-use worker; answers the HTML document. */
+export async function renderInSandbox(code: string, props: unknown): Promise<string> {
+  const propsJson = JSON.stringify(props ?? {});
+  await acquireSlot();
+  try {
+    const worker = await takeWorker();
+    return await runOnce(worker, code, propsJson);
+  } finally {
+    releaseSlot();
+  }
+}
