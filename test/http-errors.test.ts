@@ -1,5 +1,6 @@
 // The table of bad requests: each gets the right status and CONTRACT.md's error body, never a 500.
 import { test } from 'uvu';
+import type { InjectOptions } from 'fastify';
 import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { createTestContext, type TestContext } from './helpers/context.ts';
@@ -20,7 +21,7 @@ const json = { 'content-type': 'application/json' };
 
 interface Case {
   name: string;
-  request: () => Parameters<TestContext['app']['inject']>[0];
+  request: () => InjectOptions;
   status: number;
   code: string;
   check?: (body: Record<string, any>) => void;
