@@ -14,6 +14,7 @@ import Send from './commands/emails/send.ts';
 import LogsList from './commands/logs/list.ts';
 import LogsShow from './commands/logs/show.ts';
 import LogsTail from './commands/logs/tail.ts';
+import DashboardCommand from './commands/dashboard.ts';
 import DaemonStart from './commands/daemon/start.ts';
 import DaemonStatus from './commands/daemon/status.ts';
 import DbMigrate from './commands/db/migrate.ts';
@@ -68,6 +69,7 @@ export const COMMANDS = {
   'suppressions:list': SuppressionsList,
   'suppressions:add': SuppressionsAdd,
   'suppressions:remove': SuppressionsRemove,
+  dashboard: DashboardCommand,
   'daemon:start': DaemonStart,
   'daemon:status': DaemonStatus,
   'db:migrate': DbMigrate,

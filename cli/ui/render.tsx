@@ -7,6 +7,7 @@ import { assertInteractive } from './tty.ts';
 import { LoginForm, type LoginFormProps } from './LoginForm.tsx';
 import { Picker, type PickerItem } from './Picker.tsx';
 import { LogTail, type LogTailProps } from './LogTail.tsx';
+import { Dashboard, type DashboardAction, type DashboardProps } from './Dashboard.tsx';
 
 class CancelledError extends CliFailure {
   constructor(what: string) {
@@ -51,4 +52,10 @@ export type LogTailScreenOptions = Omit<LogTailProps, 'onExit'>;
 export function renderLogTail(options: LogTailScreenOptions): Promise<void> {
   assertInteractive('The live log view', 'run `svc logs tail` without a terminal to get one line per change, or `svc logs list`.');
   return showScreen<void>((finish) => <LogTail {...options} onExit={() => finish()} />, 'The log view');
+}
+
+/** Resolves to the screen the person jumped to, or null when they quit. */
+export function renderDashboard(options: Omit<DashboardProps, 'onAction' | 'onExit'>): Promise<DashboardAction | null> {
+  assertInteractive('The dashboard', 'run `svc --help` for the commands.');
+  return showScreen<DashboardAction | null>((finish) => <Dashboard {...options} onAction={finish} onExit={() => finish(null)} />, 'The dashboard');
 }

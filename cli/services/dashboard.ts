@@ -1,0 +1,62 @@
+// What the dashboard shows, fetched in parallel; a panel whose endpoint fails shows its sentence.
+import type { SvcClient, QueuesAnswer } from '../client.ts';
+import type { EmailLog, TenantSummary } from '../api-types.ts';
+import type { WebhookEndpoint } from '../../shared/schemas/webhooks.ts';
+import { PLANS, type PlanSlug } from '../../shared/constants.ts';
+
+export interface Panel<T> {
+  value: T | null;
+  error: string | null;
+}
+
+export interface QuotaView {
+  used: number;
+  limit: number;
+  /** 'headers' when a send answer reported it; 'logs' when counted from this month's logs. */
+  source: 'headers' | 'logs';
+}
+
+export interface DashboardData {
+  tenant: Panel<TenantSummary>;
+  quota: Panel<QuotaView>;
+  queues: Panel<QueuesAnswer>;
+  recent: Panel<EmailLog[]>;
+  failingWebhooks: Panel<WebhookEndpoint[]>;
+  loadedAt: string;
+}
+
+async function panel<T>(work: () => Promise<T>): Promise<Panel<T>> {
+  try {
+    return { value: await work(), error: null };
+  } catch (error) {
+    return { value: null, error: (error as Error).message };
+  }
+}
+
+function monthStart(now: Date): string {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+}
+
+export async function loadDashboard(client: SvcClient, now = new Date()): Promise<DashboardData> {
+  const tenantId = client.http.tenantId;
+  const [tenant, queues, recent, failingWebhooks, sentThisMonth] = await Promise.all([
+    panel(async () => {
+      if (!tenantId) throw new Error('no tenant id (the API key decides it)');
+      return client.getTenant(tenantId);
+    }),
+    panel(() => client.queues()),
+    panel(async () => (await client.listLogs({ limit: 8 })).data),
+    panel(async () => (await client.listWebhooks({ limit: 100 })).data.filter((endpoint) => !endpoint.enabled || endpoint.consecutiveFailures > 0)),
+    panel(async () => (await client.listLogs({ since: monthStart(now), limit: 1 })).meta.total),
+  ]);
+  const quota = await panel<QuotaView>(async () => {
+    const reported = client.http.lastQuota;
+    if (reported) return { used: reported.used, limit: reported.limit, source: 'headers' };
+    if (sentThisMonth.value === null) throw new Error(sentThisMonth.error ?? 'unknown usage');
+    const plan = tenant.value?.plan as PlanSlug | undefined;
+    const limit = tenant.value?.monthlyLimit ?? (plan && PLANS[plan] ? PLANS[plan].monthlyEmails : null);
+    if (limit === null) throw new Error(tenant.error ?? 'unknown plan');
+    return { used: sentThisMonth.value, limit, source: 'logs' };
+  });
+  return { tenant, quota, queues, recent, failingWebhooks, loadedAt: now.toISOString() };
+}

@@ -1,0 +1,105 @@
+// The screen `svc` opens in a terminal: quota, queues, recent sends, failing webhooks, and keys to
+// jump to the other screens.
+import React, { useEffect, useState } from 'react';
+import { Box, Text, useInput } from 'ink';
+import type { DashboardData, Panel } from '../services/dashboard.ts';
+import { STATUS_COLOURS } from './LogTail.tsx';
+
+export const DASHBOARD_ACTIONS = {
+  l: { command: 'logs:tail', label: 'live log' },
+  t: { command: 'tenants:use', label: 'switch tenant' },
+  k: { command: 'keys:list', label: 'API keys' },
+  d: { command: 'domains:list', label: 'domains' },
+  w: { command: 'webhooks:list', label: 'webhooks' },
+  s: { command: 'suppressions:list', label: 'suppressions' },
+  m: { command: 'templates:list', label: 'templates' },
+} as const;
+export type DashboardAction = (typeof DASHBOARD_ACTIONS)[keyof typeof DASHBOARD_ACTIONS]['command'];
+
+export interface DashboardProps {
+  load: () => Promise<DashboardData>;
+  onAction: (action: DashboardAction) => void;
+  onExit: () => void;
+  refreshMs?: number;
+}
+
+export function QuotaBar({ used, limit, width = 30 }: { used: number; limit: number; width?: number }) {
+  const ratio = limit > 0 ? used / limit : 1;
+  const filled = Math.min(width, Math.round(Math.min(ratio, 1) * width));
+  const colour = ratio > 1 ? 'red' : ratio >= 0.8 ? 'yellow' : 'green';
+  return (
+    <Text>
+      <Text color={colour}>{'█'.repeat(filled)}</Text>
+      <Text dimColor>{'░'.repeat(width - filled)}</Text>
+      <Text> {used} / {limit} ({Math.floor(ratio * 100)} %)</Text>
+    </Text>
+  );
+}
+
+function Failed({ panel }: { panel: Panel<unknown> }) {
+  return panel.error ? <Text color="red">  {panel.error}</Text> : null;
+}
+
+export function Dashboard({ load, onAction, onExit, refreshMs = 5000 }: DashboardProps) {
+  const [data, setData] = useState<DashboardData | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+
+  useEffect(() => {
+    let live = true;
+    load().then((next) => live && (setData(next), setFailure(null)), (error: Error) => live && setFailure(error.message));
+    const timer = setTimeout(() => setTick(tick + 1), refreshMs);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [tick, load, refreshMs]);
+
+  useInput((input, key) => {
+    if (input === 'q' || key.escape) return onExit();
+    if (input === 'r') return setTick(tick + 1);
+    const action = DASHBOARD_ACTIONS[input as keyof typeof DASHBOARD_ACTIONS];
+    if (action) onAction(action.command);
+  });
+
+  const tenant = data?.tenant.value;
+  return (
+    <Box flexDirection="column">
+      <Text bold>svc dashboard{tenant ? ` · ${tenant.name}` : ''}{tenant ? <Text dimColor> ({tenant.plan}{tenant.status !== 'active' ? `, ${tenant.status}` : ''})</Text> : null}</Text>
+      {failure ? <Text color="red">{failure}</Text> : null}
+      {!data ? <Text color="cyan">Loading…</Text> : (
+        <Box flexDirection="column">
+          <Box marginTop={1} flexDirection="column">
+            <Text bold>Quota this month</Text>
+            {data.quota.value ? <Box><Text>  </Text><QuotaBar used={data.quota.value.used} limit={data.quota.value.limit} /></Box> : <Failed panel={data.quota} />}
+          </Box>
+          <Box marginTop={1} flexDirection="column">
+            <Text bold>Queues</Text>
+            {data.queues.value ? Object.entries(data.queues.value.queues).map(([name, queue]) => (
+              <Text key={name}>  {name.padEnd(12)} depth {String(queue.depth).padStart(4)}  running {String(queue.running).padStart(3)}  failed <Text color={queue.failed ? 'red' : undefined}>{queue.failed}</Text>{queue.stuck ? <Text color="red"> stuck</Text> : null}</Text>
+            )) : <Failed panel={data.queues} />}
+          </Box>
+          <Box marginTop={1} flexDirection="column">
+            <Text bold>Recent sends</Text>
+            {data.recent.value?.length === 0 ? <Text dimColor>  Nothing sent yet.</Text> : null}
+            {data.recent.value?.map((log) => (
+              <Text key={log.id}>  <Text color={STATUS_COLOURS[log.status]}>{log.status.padEnd(10)}</Text> {log.to.join(', ').slice(0, 30).padEnd(30)} <Text dimColor>{log.subject.slice(0, 40)}</Text></Text>
+            ))}
+            <Failed panel={data.recent} />
+          </Box>
+          <Box marginTop={1} flexDirection="column">
+            <Text bold>Failing webhooks</Text>
+            {data.failingWebhooks.value?.length === 0 ? <Text color="green">  None.</Text> : null}
+            {data.failingWebhooks.value?.map((endpoint) => (
+              <Text key={endpoint.id}>  <Text color="red">{endpoint.enabled ? `${endpoint.consecutiveFailures} failures` : `off (${endpoint.disabledReason ?? 'disabled'})`}</Text> {endpoint.url}</Text>
+            ))}
+            <Failed panel={data.failingWebhooks} />
+          </Box>
+        </Box>
+      )}
+      <Box marginTop={1}>
+        <Text dimColor>{Object.entries(DASHBOARD_ACTIONS).map(([key, action]) => `${key} ${action.label}`).join(' · ')} · r refresh · q quit</Text>
+      </Box>
+    </Box>
+  );
+}
