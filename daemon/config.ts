@@ -25,6 +25,7 @@ export interface Config {
   trustProxy: boolean;
   webhooksAllowPrivate: boolean;
   webhookRetryBaseMs: number;
+  sendRetryBaseMs: number;
   stripeSecretKey: string | null;
   stripeWebhookSecret: string | null;
   stripeApiBase: string | null;
@@ -132,6 +133,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     webhooksAllowPrivate: boolean(env, 'WEBHOOKS_ALLOW_PRIVATE', !production),
     webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 10_000, 1, 3_600_000),
+    sendRetryBaseMs: integer(env, 'SEND_RETRY_BASE_MS', 30_000, 1, 3_600_000),
     stripeSecretKey: text(env, 'STRIPE_SECRET_KEY'),
     stripeWebhookSecret: text(env, 'STRIPE_WEBHOOK_SECRET'),
     stripeApiBase: url(env, 'STRIPE_API_BASE', ['http:', 'https:']),

@@ -17,8 +17,6 @@ import { EmailLog } from './model.ts';
 import { recordDeliveryOutcome, recordEmailEvent, recordEmailOutcomeEvent } from './outcomes.ts';
 import { bareAddress } from './validate.ts';
 
-export const SEND_RETRY_BASE_MS = 30_000;
-
 export interface DeliveryDeps {
   sequelize: Sequelize;
   config: Config;
@@ -117,7 +115,7 @@ export async function deliverEmailLog(deps: DeliveryDeps, emailId: string, attem
     const failure = classifyDeliveryError(error);
     const lastAttempt = attempt.attemptsSoFar + 1 >= attempt.maxAttempts;
     if (failure.kind === 'transient' && !lastAttempt) {
-      const delayMs = backoffDelayMs(attempt.attemptsSoFar, SEND_RETRY_BASE_MS);
+      const delayMs = backoffDelayMs(attempt.attemptsSoFar, deps.config.sendRetryBaseMs);
       await sequelize.transaction(async (tx) => {
         await log.update({ status: 'QUEUED', error: failure.message }, { transaction: tx });
         await recordEmailEvent(sequelize, { tenantId: log.tenantId, emailId: log.id, type: 'deferred', data: { error: failure.message, responseCode: failure.responseCode, retryInMs: delayMs } }, tx);
