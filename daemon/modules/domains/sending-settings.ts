@@ -1,8 +1,10 @@
 // What the records a customer publishes must point at: our SPF mechanism, the return-path target and
-// the DMARC report address. The platform settings decide; without them they follow PUBLIC_URL's host.
+// the DMARC report address. Platform settings decide (spfInclude, returnPathDomain); an unset
+// spfInclude falls back to PUBLIC_URL's host, an unset returnPathDomain means no return-path record.
 import { isIP } from 'node:net';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
+import { getPlatformSettings } from '../platform/service.ts';
 
 export interface SendingDnsSettings {
   /** The SPF mechanism that authorises our relays: `include:_spf.example.net`, `ip4:203.0.113.7` or `ip6:…`. */
@@ -15,14 +17,20 @@ export interface SendingDnsSettings {
 
 export const RETURN_PATH_LABEL = 'bounces';
 
-export function defaultSendingDnsSettings(config: Pick<Config, 'publicUrl'>): SendingDnsSettings {
+/** The SPF mechanism when the platform names no include: PUBLIC_URL's address, or `include:_spf.<host>`. */
+export function defaultSpfMechanism(config: Pick<Config, 'publicUrl'>): string {
   const host = new URL(config.publicUrl).hostname.replace(/^\[|\]$/g, '').toLowerCase();
   const family = isIP(host);
-  if (family === 4) return { spfMechanism: `ip4:${host}`, returnPath: null, dmarcRua: null };
-  if (family === 6) return { spfMechanism: `ip6:${host}`, returnPath: null, dmarcRua: null };
-  return { spfMechanism: `include:_spf.${host}`, returnPath: { type: 'CNAME', target: `${RETURN_PATH_LABEL}.${host}` }, dmarcRua: null };
+  if (family === 4) return `ip4:${host}`;
+  if (family === 6) return `ip6:${host}`;
+  return `include:_spf.${host}`;
 }
 
-export async function loadSendingDnsSettings(_sequelize: Sequelize, config: Pick<Config, 'publicUrl'>): Promise<SendingDnsSettings> {
-  return defaultSendingDnsSettings(config);
+export async function loadSendingDnsSettings(sequelize: Sequelize, config: Pick<Config, 'publicUrl'>): Promise<SendingDnsSettings> {
+  const platform = await getPlatformSettings(sequelize);
+  return {
+    spfMechanism: platform.spfInclude ? `include:${platform.spfInclude.toLowerCase()}` : defaultSpfMechanism(config),
+    returnPath: platform.returnPathDomain ? { type: 'CNAME', target: platform.returnPathDomain.toLowerCase() } : null,
+    dmarcRua: null,
+  };
 }

@@ -14,6 +14,7 @@ import { expectedRecords } from './records.ts';
 import { loadSendingDnsSettings, type SendingDnsSettings } from './sending-settings.ts';
 import { findVerifiedDomain, forgetDkimKeys } from './signing.ts';
 import { returnPathName } from './records.ts';
+import { getPlatformSettings } from '../platform/service.ts';
 
 export interface DomainDeps {
   sequelize: Sequelize;
@@ -172,5 +173,7 @@ export async function isVerifiedSenderDomain(sequelize: Sequelize, tenantId: str
 export async function returnPathFor(sequelize: Sequelize, tenantId: string, fromDomain: string): Promise<string | null> {
   const domain = await findVerifiedDomain(sequelize, tenantId, fromDomain);
   if (!domain || domain.recordChecks?.returnPath?.status !== 'verified') return null;
+  // The platform may have stopped routing bounces through customer domains since the last check.
+  if (!(await getPlatformSettings(sequelize)).returnPathDomain) return null;
   return returnPathName(domain.name);
 }
