@@ -4,13 +4,14 @@ import { EmailAddress } from './common.ts';
 
 const Hostname = Type.String({ pattern: '^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\\.)+[a-zA-Z]{2,63}$', description: 'a DNS name' });
 
+// Null first in each union: with type coercion on, a null tried against a string branch first becomes "".
 export const PlatformSettingsBody = Type.Object({
   registrationOpen: Type.Boolean({ description: 'false: only the first admin (when there is none) may register' }),
-  defaultFromAddress: Type.Union([EmailAddress, Type.Null()], { description: 'platform-wide default From address, read by the send pipeline when a tenant has none' }),
+  defaultFromAddress: Type.Union([Type.Null(), EmailAddress], { description: 'platform-wide default From address, read by the send pipeline when a tenant has none' }),
   trackOpensByDefault: Type.Boolean(),
   trackClicksByDefault: Type.Boolean(),
-  spfInclude: Type.Union([Hostname, Type.Null()], { description: 'the SPF include: domain tenants are told to publish' }),
-  returnPathDomain: Type.Union([Hostname, Type.Null()], { description: 'the bounce (Return-Path) domain tenants CNAME to' }),
+  spfInclude: Type.Union([Type.Null(), Hostname], { description: 'the SPF include: domain tenants are told to publish' }),
+  returnPathDomain: Type.Union([Type.Null(), Hostname], { description: 'the bounce (Return-Path) domain tenants CNAME to' }),
 });
 export type PlatformSettings = Static<typeof PlatformSettingsBody>;
 

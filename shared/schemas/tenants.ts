@@ -28,7 +28,8 @@ export const UpdateTenantBody = Type.Object(
   {
     name: Type.Optional(Name),
     plan: Type.Optional(PlanSchema),
-    monthlyLimit: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()], { description: 'override of the plan limit; null clears it' })),
+    // Null first: with type coercion on, a null tried against the integer branch first becomes 0.
+    monthlyLimit: Type.Optional(Type.Union([Type.Null(), Type.Integer({ minimum: 0, maximum: 1_000_000_000 })], { description: 'override of the plan limit; null clears it' })),
   },
   { additionalProperties: false, minProperties: 1 },
 );

@@ -35,7 +35,9 @@ export async function updatePlatformSettings(
     for (const key of KNOWN_KEYS) {
       const value = changes[key];
       if (value === undefined) continue;
-      await PlatformSetting.upsert({ key, value }, { transaction });
+      // null means "not set": the row goes and the default (null for every nullable setting) applies.
+      if (value === null) await PlatformSetting.destroy({ where: { key }, transaction });
+      else await PlatformSetting.upsert({ key, value }, { transaction });
     }
     await recordAudit(
       { action: 'platform.settings_updated', adminId: actor.adminId, ip: actor.ip, metadata: { changed: Object.keys(changes) } },
