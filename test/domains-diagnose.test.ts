@@ -8,6 +8,8 @@ import { splitTxt, startDnsServer, startSilentDnsServer, type TestDnsServer } fr
 import { Domain } from '../daemon/modules/domains/model.ts';
 import { generateDkimKey, newDkimSelector, type DkimKeyMaterial } from '../daemon/modules/domains/keys.ts';
 import { diagnoseDomain } from '../daemon/modules/domains/service.ts';
+import { inspectDomain } from '../daemon/modules/domains/inspect.ts';
+import { createDnsLookup } from '../daemon/modules/domains/dns-lookup.ts';
 import { DIAGNOSIS_CODES, type DiagnosisBody, type DiagnosisCode } from '../shared/schemas/domains.ts';
 
 const OURS = 'include:_spf.mail.svc.test';
@@ -211,6 +213,20 @@ test('another tenant\'s domain is 404; an API key is 403', async () => {
   const stranger = await createWorld(ctx.app);
   assert.is((await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/diagnose`, headers: stranger.asOwner })).statusCode, 404);
   assert.is((await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/diagnose`, headers: world.asKey })).statusCode, 403);
+});
+
+test('a return path published as MX (when the platform asks for MX) is checked by exchange', async () => {
+  const domain = await setUp('rp-mx.test');
+  const settings = { spfMechanism: OURS, returnPath: { type: 'MX' as const, target: 'feedback.svc.test', priority: 10 }, dmarcRua: null };
+  dns.zone.exists.add('bounces.rp-mx.test');
+  const lookup = () => createDnsLookup({ servers: [dns.address] });
+  const missing = await inspectDomain(lookup(), domain, settings);
+  assert.equal(missing.problems.map((p) => p.code), ['RETURN_PATH_MISSING']);
+  assert.equal(missing.publish, [{ record: 'returnPath', type: 'MX', name: 'bounces.rp-mx.test', value: 'feedback.svc.test', priority: 10 }]);
+  dns.zone.mx.set('bounces.rp-mx.test', [{ exchange: 'feedback.svc.test', priority: 10 }]);
+  const good = await inspectDomain(lookup(), domain, settings);
+  assert.equal(good.problems, []);
+  assert.equal(good.records.returnPath, { status: 'verified', found: ['feedback.svc.test'] });
 });
 
 test('every documented code was produced by some case', () => {
