@@ -19,6 +19,7 @@ import inboundRoutes from './modules/inbound/routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
 import contactRoutes from './modules/contacts/routes.ts';
 import billingRoutes from './modules/billing/routes.ts';
+import campaignRoutes from './modules/campaigns/routes.ts';
 import emailRoutes from './modules/emails/routes.ts';
 import suppressionRoutes from './modules/suppressions/routes.ts';
 import projectRoutes from './modules/projects/routes.ts';
@@ -109,6 +110,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(domainRoutes, deps);
   await app.register(contactRoutes, deps);
   await app.register(billingRoutes, deps);
+  await app.register(campaignRoutes, deps);
   await app.register(emailRoutes, deps);
   await app.register(suppressionRoutes, deps);
   await app.register(projectRoutes, deps);

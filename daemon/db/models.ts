@@ -6,6 +6,7 @@ import { initAuditModels } from '../modules/audit/model.ts';
 import { initPlatformModels } from '../modules/platform/model.ts';
 import { initContactModels } from '../modules/contacts/model.ts';
 import { initBillingModels } from '../modules/billing/model.ts';
+import { initCampaignModels } from '../modules/campaigns/model.ts';
 import { initWebhookModels } from '../modules/webhooks/model.ts';
 import { initDomainModels } from '../modules/domains/model.ts';
 import { initSendPipelineModels } from '../modules/emails/init-models.ts';
@@ -18,6 +19,7 @@ export function initModels(sequelize: Sequelize): void {
   initPlatformModels(sequelize);
   initContactModels(sequelize);
   initBillingModels(sequelize);
+  initCampaignModels(sequelize);
   initWebhookModels(sequelize);
   initDomainModels(sequelize);
   initSendPipelineModels(sequelize);

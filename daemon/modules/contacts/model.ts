@@ -243,3 +243,13 @@ export async function recordErasure(
     { replacements: { ...entry, ip: entry.ip ?? null }, transaction },
   );
 }
+
+/** Matching contacts per locale (lower-cased; null for contacts without one). Campaign coverage reads this. */
+export async function countContactsByLocale(sequelize: Sequelize, filter: ContactFilter): Promise<{ locale: string | null; contacts: number }[]> {
+  const where = whereOf(filter);
+  const rows = await sequelize.query<{ locale: string | null; contacts: string }>(
+    `SELECT lower(c.locale) AS locale, count(*) AS contacts FROM contacts c WHERE ${where.sql} GROUP BY lower(c.locale) ORDER BY 1 NULLS LAST`,
+    { replacements: where.replacements, type: QueryTypes.SELECT },
+  );
+  return rows.map((row) => ({ locale: row.locale, contacts: Number(row.contacts) }));
+}

@@ -1,0 +1,65 @@
+// Campaign rows, and the two reads of the templates area's tables a campaign needs.
+import {
+  DataTypes,
+  Model,
+  QueryTypes,
+  type CreationOptional,
+  type InferAttributes,
+  type InferCreationAttributes,
+  type Sequelize,
+} from 'sequelize';
+import type { CAMPAIGN_STATUSES } from '../../../shared/constants.ts';
+import type { Audience } from '../../../shared/schemas/campaigns.ts';
+
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+
+export class CampaignRow extends Model<InferAttributes<CampaignRow>, InferCreationAttributes<CampaignRow>> {
+  declare id: CreationOptional<string>;
+  declare tenantId: string;
+  declare name: string;
+  declare templateId: string;
+  declare audience: Audience;
+  declare status: CampaignStatus;
+  declare sendAt: CreationOptional<Date | null>;
+  declare cancelledAt: CreationOptional<Date | null>;
+  declare createdBy: CreationOptional<string | null>;
+  declare createdAt: CreationOptional<Date>;
+  declare updatedAt: CreationOptional<Date>;
+}
+
+export function initCampaignModels(sequelize: Sequelize): void {
+  CampaignRow.init(
+    {
+      id: { type: DataTypes.UUID, primaryKey: true, defaultValue: DataTypes.UUIDV4 },
+      tenantId: { type: DataTypes.UUID, allowNull: false },
+      name: { type: DataTypes.TEXT, allowNull: false },
+      templateId: { type: DataTypes.UUID, allowNull: false },
+      audience: { type: DataTypes.JSONB, allowNull: false, defaultValue: {} },
+      status: { type: DataTypes.TEXT, allowNull: false },
+      sendAt: { type: DataTypes.DATE, allowNull: true },
+      cancelledAt: { type: DataTypes.DATE, allowNull: true },
+      createdBy: { type: DataTypes.UUID, allowNull: true },
+      createdAt: DataTypes.DATE,
+      updatedAt: DataTypes.DATE,
+    },
+    { sequelize, tableName: 'campaigns', underscored: true },
+  );
+}
+
+/** The tenant's template (id and default locale), or null: another tenant's template is not found. */
+export async function findTenantTemplate(sequelize: Sequelize, tenantId: string, templateId: string): Promise<{ id: string; defaultLocale: string } | null> {
+  const [row] = await sequelize.query<{ id: string; default_locale: string }>(
+    'SELECT id, default_locale FROM templates WHERE tenant_id = :tenantId AND id = :templateId',
+    { replacements: { tenantId, templateId }, type: QueryTypes.SELECT },
+  );
+  return row ? { id: row.id, defaultLocale: row.default_locale } : null;
+}
+
+/** Lower-cased locales in which the template has a published version. */
+export async function publishedLocales(sequelize: Sequelize, tenantId: string, templateId: string): Promise<Set<string>> {
+  const rows = await sequelize.query<{ locale: string }>(
+    'SELECT DISTINCT lower(locale) AS locale FROM template_versions WHERE tenant_id = :tenantId AND template_id = :templateId AND published_at IS NOT NULL',
+    { replacements: { tenantId, templateId }, type: QueryTypes.SELECT },
+  );
+  return new Set(rows.map((row) => row.locale));
+}

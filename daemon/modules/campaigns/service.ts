@@ -1,0 +1,109 @@
+// Campaign rules: a campaign names a template of the tenant and an audience of opted-in contacts;
+// with a future sendAt it is SCHEDULED, else DRAFT. Locale coverage tells which audience locales the
+// template has a published version for.
+import type { Sequelize } from 'sequelize';
+import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
+import type { TenantContext } from '../../plugins/access.ts';
+import type { Audience, Campaign, CampaignDetail, CampaignListQuery, CreateCampaignBody, LocaleCoverage } from '../../../shared/schemas/campaigns.ts';
+import { countContacts, countContactsByLocale, type ContactFilter } from '../contacts/model.ts';
+import { CampaignRow, findTenantTemplate, publishedLocales } from './model.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toCampaign(row: CampaignRow): Campaign {
+  return {
+    id: row.id,
+    name: row.name,
+    templateId: row.templateId,
+    audience: row.audience ?? {},
+    status: row.status,
+    sendAt: row.sendAt?.toISOString() ?? null,
+    cancelledAt: row.cancelledAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** Campaigns go to opted-in contacts only. */
+function audienceFilter(tenantId: string, audience: Audience): ContactFilter {
+  return { tenantId, optIn: true, tag: audience.tag, locale: audience.locale, projectId: audience.projectId };
+}
+
+async function findCampaign(tenantId: string, id: string): Promise<CampaignRow> {
+  const row = UUID.test(id) ? await CampaignRow.findOne({ where: { tenantId, id } }) : null;
+  if (!row) throw new NotFoundError(`Campaign "${id}"`);
+  return row;
+}
+
+export async function createCampaign(sequelize: Sequelize, ctx: TenantContext, body: CreateCampaignBody): Promise<Campaign> {
+  const sendAt = body.sendAt !== undefined ? new Date(body.sendAt) : null;
+  if (sendAt && sendAt.getTime() <= Date.now()) {
+    throw new ValidationError('sendAt must be in the future; leave it out to create a draft.', [{ field: 'sendAt', message: 'must be in the future' }]);
+  }
+  if (!(await findTenantTemplate(sequelize, ctx.tenantId, body.templateId))) {
+    throw new UnprocessableError(`The template ${body.templateId} does not exist in this tenant.`, 'TEMPLATE_NOT_FOUND');
+  }
+  const row = await CampaignRow.create({
+    tenantId: ctx.tenantId,
+    name: body.name,
+    templateId: body.templateId,
+    audience: body.audience,
+    status: sendAt ? 'SCHEDULED' : 'DRAFT',
+    sendAt,
+    createdBy: ctx.adminId,
+  });
+  return toCampaign(row);
+}
+
+export async function listCampaigns(ctx: TenantContext, query: CampaignListQuery) {
+  const page = query.page ?? 1;
+  const limit = query.limit ?? 20;
+  const { rows, count } = await CampaignRow.findAndCountAll({
+    where: { tenantId: ctx.tenantId, ...(query.status ? { status: query.status } : {}) },
+    order: [['createdAt', 'DESC'], ['id', 'DESC']],
+    limit,
+    offset: (page - 1) * limit,
+  });
+  return { data: rows.map(toCampaign), meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+}
+
+export async function getCampaign(sequelize: Sequelize, ctx: TenantContext, id: string): Promise<CampaignDetail> {
+  const row = await findCampaign(ctx.tenantId, id);
+  return { ...toCampaign(row), audienceSize: await countContacts(sequelize, audienceFilter(ctx.tenantId, row.audience ?? {})) };
+}
+
+/** Only campaigns that have not started sending can be cancelled. */
+export async function cancelCampaign(ctx: TenantContext, id: string): Promise<Campaign> {
+  const row = await findCampaign(ctx.tenantId, id);
+  if (row.status !== 'DRAFT' && row.status !== 'SCHEDULED') {
+    throw new ConflictError(`The campaign is ${row.status}; only DRAFT or SCHEDULED campaigns can be cancelled.`, 'CAMPAIGN_NOT_CANCELLABLE');
+  }
+  row.set({ status: 'CANCELLED', cancelledAt: new Date() });
+  await row.save();
+  return toCampaign(row);
+}
+
+/** The published locale a send for `locale` would use without an exact version: the language, then the default. */
+function fallbackFor(locale: string, published: Set<string>, defaultLocale: string): string | null {
+  const language = locale.split('-')[0];
+  if (language !== locale && published.has(language)) return language;
+  return published.has(defaultLocale) ? defaultLocale : null;
+}
+
+export async function localeCoverage(sequelize: Sequelize, ctx: TenantContext, id: string): Promise<LocaleCoverage[]> {
+  const row = await findCampaign(ctx.tenantId, id);
+  const template = await findTenantTemplate(sequelize, ctx.tenantId, row.templateId);
+  const published = template ? await publishedLocales(sequelize, ctx.tenantId, template.id) : new Set<string>();
+  const defaultLocale = (template?.defaultLocale ?? 'en').toLowerCase();
+  const counts = new Map<string, number>();
+  for (const group of await countContactsByLocale(sequelize, audienceFilter(ctx.tenantId, row.audience ?? {}))) {
+    const locale = group.locale ?? defaultLocale;
+    counts.set(locale, (counts.get(locale) ?? 0) + group.contacts);
+  }
+  return [...counts.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([locale, contacts]) => {
+      const exact = published.has(locale);
+      return { locale, contacts, hasPublishedVersion: exact, fallbackLocale: exact ? null : fallbackFor(locale, published, defaultLocale) };
+    });
+}

@@ -1,0 +1,78 @@
+// Campaigns: one template sent to an audience of opted-in contacts.
+import { Type, type Static } from '@sinclair/typebox';
+import { CAMPAIGN_STATUSES } from '../constants.ts';
+import { PageMeta, Timestamp, Uuid } from './common.ts';
+import { Locale, TagName } from './contacts.ts';
+
+// Spelled out (not mapped from CAMPAIGN_STATUSES) so the route types infer the literal union.
+export const CampaignStatus = Type.Union([
+  Type.Literal('DRAFT'),
+  Type.Literal('SCHEDULED'),
+  Type.Literal('SENDING'),
+  Type.Literal('SENT'),
+  Type.Literal('CANCELLED'),
+]);
+export type CampaignStatusName = (typeof CAMPAIGN_STATUSES)[number];
+
+export const Audience = Type.Object(
+  {
+    tag: Type.Optional(TagName),
+    locale: Type.Optional(Locale),
+    projectId: Type.Optional(Uuid),
+  },
+  { additionalProperties: false, description: 'opted-in contacts matching every given filter; {} means every opted-in contact' },
+);
+export type Audience = Static<typeof Audience>;
+
+export const CreateCampaignBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    templateId: Uuid,
+    audience: Audience,
+    sendAt: Type.Optional(Type.String({ format: 'date-time', description: 'a future time: the campaign is SCHEDULED; without it, DRAFT' })),
+  },
+  { additionalProperties: false, description: 'CreateCampaignDto' },
+);
+export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
+
+export const Campaign = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  templateId: Uuid,
+  audience: Audience,
+  status: CampaignStatus,
+  sendAt: Type.Union([Timestamp, Type.Null()]),
+  cancelledAt: Type.Union([Timestamp, Type.Null()]),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Campaign = Static<typeof Campaign>;
+
+export const CampaignDetail = Type.Composite([
+  Campaign,
+  Type.Object({ audienceSize: Type.Integer({ description: 'opted-in contacts the audience matches now' }) }),
+]);
+export type CampaignDetail = Static<typeof CampaignDetail>;
+
+export const CampaignListQuery = Type.Object(
+  {
+    status: Type.Optional(CampaignStatus),
+    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  },
+  { additionalProperties: false },
+);
+export type CampaignListQuery = Static<typeof CampaignListQuery>;
+
+export const CampaignPage = Type.Object({ data: Type.Array(Campaign), meta: PageMeta });
+
+export const LocaleCoverage = Type.Object({
+  locale: Type.String({ description: "the contacts' locale; contacts without one count under the template's default locale" }),
+  contacts: Type.Integer(),
+  hasPublishedVersion: Type.Boolean({ description: 'the template has a published version in exactly this locale' }),
+  fallbackLocale: Type.Union([Type.String(), Type.Null()], {
+    description: 'without an exact version, the published locale a send would use (the language, then the default); null when none',
+  }),
+});
+export const LocaleCoverageList = Type.Array(LocaleCoverage);
+export type LocaleCoverage = Static<typeof LocaleCoverage>;

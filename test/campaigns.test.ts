@@ -1,0 +1,176 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { QueryTypes } from 'sequelize';
+import { createTestContext, type TestContext } from './helpers/context.ts';
+import { addMember, createAdmin, createApiKey, createWorld } from './helpers/fixtures.ts';
+
+let ctx: TestContext;
+let world: Awaited<ReturnType<typeof createWorld>>;
+let templateId: string;
+
+async function rows<T extends object = Record<string, unknown>>(sql: string, replacements: Record<string, unknown> = {}): Promise<T[]> {
+  return ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
+}
+
+/** A template with published versions in `published` and a draft in `drafts`, written straight to its tables. */
+async function createTemplate(tenantId: string, published: string[], drafts: string[] = []): Promise<string> {
+  const [template] = await rows<{ id: string }>(
+    `INSERT INTO templates (tenant_id, name, slug, editor_mode, default_locale) VALUES (:tenantId, 'Launch', :slug, 'html', 'en') RETURNING id`,
+    { tenantId, slug: `launch-${Math.random().toString(36).slice(2, 8)}` },
+  );
+  let version = 0;
+  for (const [locale, isPublished] of [...published.map((l) => [l, true] as const), ...drafts.map((l) => [l, false] as const)]) {
+    version += 1;
+    await ctx.db.sequelize.query(
+      `INSERT INTO template_versions (tenant_id, template_id, version, locale, subject, html_body, published_at)
+       VALUES (:tenantId, :templateId, :version, :locale, 'Hi', '<p>Hi</p>', ${isPublished ? 'now()' : 'NULL'})`,
+      { replacements: { tenantId, templateId: template.id, version, locale } },
+    );
+  }
+  return template.id;
+}
+
+test.before(async () => {
+  ctx = await createTestContext();
+  world = await createWorld(ctx.app);
+  templateId = await createTemplate(world.tenantId, ['en', 'es'], ['de']);
+  const contacts = [
+    { email: 'a@example.com', locale: 'en', optIn: true, tags: ['launch'] },
+    { email: 'b@example.com', locale: 'es-MX', optIn: true, tags: ['launch'] },
+    { email: 'c@example.com', locale: 'de', optIn: true, tags: ['launch'] },
+    { email: 'd@example.com', optIn: true, tags: ['launch'] },
+    { email: 'e@example.com', locale: 'fr', optIn: false, tags: ['launch'] },
+    { email: 'f@example.com', locale: 'es', optIn: true },
+  ];
+  const bulk = await ctx.app.inject({ method: 'POST', url: '/contacts/bulk', headers: world.asKey, payload: { contacts } });
+  assert.is(bulk.json().created, 6);
+});
+test.after(async () => {
+  await ctx?.close();
+});
+
+function create(payload: Record<string, unknown>, headers: Record<string, string> = world.asKey) {
+  return ctx.app.inject({ method: 'POST', url: '/campaigns', headers, payload });
+}
+
+test('POST /campaigns creates a DRAFT, or SCHEDULED with a future sendAt', async () => {
+  const draft = await create({ name: 'Spring launch', templateId, audience: { tag: 'launch' } });
+  assert.is(draft.statusCode, 201);
+  const body = draft.json();
+  assert.is(body.status, 'DRAFT');
+  assert.is(body.sendAt, null);
+  assert.equal(body.audience, { tag: 'launch' });
+  const [row] = await rows<{ tenant_id: string; status: string; template_id: string }>('SELECT tenant_id, status, template_id FROM campaigns WHERE id = :id', { id: body.id });
+  assert.equal(row, { tenant_id: world.tenantId, status: 'DRAFT', template_id: templateId });
+
+  const sendAt = new Date(Date.now() + 3_600_000).toISOString();
+  const scheduled = await create({ name: 'Later', templateId, audience: {}, sendAt });
+  assert.is(scheduled.statusCode, 201);
+  assert.is(scheduled.json().status, 'SCHEDULED');
+  assert.is(scheduled.json().sendAt, sendAt);
+});
+
+test('POST /campaigns rejects bad input', async () => {
+  const bad = await create({ name: '', templateId: 'nope', audience: { tag: 'Not A Tag', color: 'red' } });
+  assert.is(bad.statusCode, 400);
+  const fields = bad.json().details.map((d: { field: string }) => d.field);
+  assert.ok(fields.includes('name'));
+  assert.ok(fields.includes('templateId'));
+  assert.ok(fields.some((f: string) => f.startsWith('audience')));
+  const past = await create({ name: 'Past', templateId, audience: {}, sendAt: '2020-01-01T00:00:00Z' });
+  assert.is(past.statusCode, 400);
+  assert.is(past.json().details[0].field, 'sendAt');
+  const missingAudience = await create({ name: 'x', templateId });
+  assert.is(missingAudience.statusCode, 400);
+  const unknownTemplate = await create({ name: 'x', templateId: '00000000-0000-4000-8000-000000000000', audience: {} });
+  assert.is(unknownTemplate.statusCode, 422);
+  assert.is(unknownTemplate.json().code, 'TEMPLATE_NOT_FOUND');
+});
+
+test('a campaign cannot use another tenant\'s template; other tenants never see it', async () => {
+  const other = await createWorld(ctx.app);
+  const foreign = await create({ name: 'Steal', templateId, audience: {} }, other.asKey);
+  assert.is(foreign.statusCode, 422);
+  const mine = (await create({ name: 'Mine', templateId, audience: {} })).json();
+  for (const url of [`/campaigns/${mine.id}`, `/campaigns/${mine.id}/locale-coverage`]) {
+    const res = await ctx.app.inject({ method: 'GET', url, headers: other.asKey });
+    assert.is(res.statusCode, 404, url);
+    assert.is(res.json().code, 'NOT_FOUND');
+  }
+  assert.is((await ctx.app.inject({ method: 'POST', url: `/campaigns/${mine.id}/cancel`, headers: other.asKey })).statusCode, 404);
+  const list = (await ctx.app.inject({ method: 'GET', url: '/campaigns', headers: other.asKey })).json();
+  assert.is(list.meta.total, 0);
+  const mismatch = await ctx.app.inject({ method: 'GET', url: '/campaigns', headers: { ...world.asKey, 'x-tenant-id': other.tenantId } });
+  assert.is(mismatch.statusCode, 403);
+});
+
+test('scopes and roles', async () => {
+  const reader = await createApiKey(world.tenantId, { scopes: ['campaigns:read'] });
+  const asReader = { authorization: `Bearer ${reader.key}` };
+  const denied = await create({ name: 'x', templateId, audience: {} }, asReader);
+  assert.is(denied.statusCode, 403);
+  assert.is(denied.json().code, 'INSUFFICIENT_SCOPE');
+  assert.is((await ctx.app.inject({ method: 'GET', url: '/campaigns', headers: asReader })).statusCode, 200);
+  const contactsOnly = await createApiKey(world.tenantId, { scopes: ['contacts:read'] });
+  assert.is((await ctx.app.inject({ method: 'GET', url: '/campaigns', headers: { authorization: `Bearer ${contactsOnly.key}` } })).statusCode, 403);
+  const viewer = await createAdmin(ctx.app);
+  await addMember(world.tenantId, viewer.id, 'viewer');
+  const asViewer = { authorization: `Bearer ${viewer.token}`, 'x-tenant-id': world.tenantId };
+  assert.is((await create({ name: 'x', templateId, audience: {} }, asViewer)).statusCode, 403);
+  assert.is((await ctx.app.inject({ method: 'GET', url: '/campaigns', headers: asViewer })).statusCode, 200);
+  const byOwner = await create({ name: 'Owner made', templateId, audience: {} }, world.asOwner);
+  assert.is(byOwner.statusCode, 201);
+  const [row] = await rows<{ created_by: string }>('SELECT created_by FROM campaigns WHERE id = :id', { id: byOwner.json().id });
+  assert.is(row.created_by, world.owner.id);
+});
+
+test('GET /campaigns pages and filters by status; GET /campaigns/:id counts the audience', async () => {
+  const t = await createWorld(ctx.app);
+  const tpl = await createTemplate(t.tenantId, ['en']);
+  for (let i = 0; i < 3; i += 1) assert.is((await create({ name: `c${i}`, templateId: tpl, audience: {} }, t.asKey)).statusCode, 201);
+  await create({ name: 'sched', templateId: tpl, audience: {}, sendAt: new Date(Date.now() + 60_000).toISOString() }, t.asKey);
+  const page1 = (await ctx.app.inject({ method: 'GET', url: '/campaigns?page=1&limit=3', headers: t.asKey })).json();
+  assert.equal(page1.meta, { page: 1, limit: 3, total: 4, totalPages: 2 });
+  assert.is(page1.data[0].name, 'sched', 'newest first');
+  const page2 = (await ctx.app.inject({ method: 'GET', url: '/campaigns?page=2&limit=3', headers: t.asKey })).json();
+  assert.is(page2.data.length, 1);
+  const scheduled = (await ctx.app.inject({ method: 'GET', url: '/campaigns?status=SCHEDULED', headers: t.asKey })).json();
+  assert.equal(scheduled.data.map((c: { name: string }) => c.name), ['sched']);
+  for (const q of ['status=DONE', 'limit=101', 'page=0']) {
+    assert.is((await ctx.app.inject({ method: 'GET', url: `/campaigns?${q}`, headers: t.asKey })).statusCode, 400, q);
+  }
+
+  const tagged = (await create({ name: 'Tagged', templateId, audience: { tag: 'launch' } })).json();
+  const detail = await ctx.app.inject({ method: 'GET', url: `/campaigns/${tagged.id}`, headers: world.asKey });
+  assert.is(detail.statusCode, 200);
+  assert.is(detail.json().audienceSize, 4, 'opted-in contacts with the tag');
+  const spanish = (await create({ name: 'ES', templateId, audience: { locale: 'es' } })).json();
+  assert.is((await ctx.app.inject({ method: 'GET', url: `/campaigns/${spanish.id}`, headers: world.asKey })).json().audienceSize, 1);
+  assert.is((await ctx.app.inject({ method: 'GET', url: '/campaigns/not-a-uuid', headers: world.asKey })).statusCode, 400);
+});
+
+test('GET /campaigns/:id/locale-coverage reports each audience locale against the published versions', async () => {
+  const campaign = (await create({ name: 'Coverage', templateId, audience: { tag: 'launch' } })).json();
+  const res = await ctx.app.inject({ method: 'GET', url: `/campaigns/${campaign.id}/locale-coverage`, headers: world.asKey });
+  assert.is(res.statusCode, 200);
+  assert.equal(res.json(), [
+    { locale: 'de', contacts: 1, hasPublishedVersion: false, fallbackLocale: 'en' },
+    { locale: 'en', contacts: 2, hasPublishedVersion: true, fallbackLocale: null },
+    { locale: 'es-mx', contacts: 1, hasPublishedVersion: false, fallbackLocale: 'es' },
+  ]);
+});
+
+test('POST /campaigns/:id/cancel cancels a draft once', async () => {
+  const campaign = (await create({ name: 'Cancel me', templateId, audience: {} })).json();
+  const res = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/cancel`, headers: world.asKey });
+  assert.is(res.statusCode, 200);
+  assert.is(res.json().status, 'CANCELLED');
+  assert.type(res.json().cancelledAt, 'string');
+  const [row] = await rows<{ status: string }>('SELECT status FROM campaigns WHERE id = :id', { id: campaign.id });
+  assert.is(row.status, 'CANCELLED');
+  const again = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/cancel`, headers: world.asKey });
+  assert.is(again.statusCode, 409);
+  assert.is(again.json().code, 'CAMPAIGN_NOT_CANCELLABLE');
+});
+
+test.run();
