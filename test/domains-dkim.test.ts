@@ -20,6 +20,7 @@ test.before(async () => {
   dns = await startDnsServer();
   ctx = await createTestContext({ env: { DNS_SERVERS: dns.address, PUBLIC_URL: 'https://mail.svc.test' } });
   dns.zone.txt.set('_spf.mail.svc.test', ['v=spf1 ip4:192.0.2.10 -all']);
+  await ctx.db.sequelize.query(`INSERT INTO platform_settings (key, value) VALUES ('returnPathDomain', '"rp.svc.test"')`);
   world = await createWorld(ctx.app);
   const created = await ctx.app.inject({ method: 'POST', url: '/domains', headers: world.asOwner, payload: { name: 'signed.test' } });
   assert.is(created.statusCode, 201);
@@ -89,6 +90,24 @@ test('an altered body fails, and a message checked against another published key
   } finally {
     dns.zone.txt.set(name, published);
   }
+});
+
+test('a message sent through the pipeline (capture) is DKIM-signed, passes, and bounces to the domain\'s return path', async () => {
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/emails/send?sync=true',
+    headers: world.asKey,
+    payload: { from: 'Shop <orders@signed.test>', to: 'buyer@receiver.test', subject: 'Your order', textBody: 'Thanks for your order.' },
+  });
+  assert.is(res.statusCode, 200, res.body);
+  assert.is(res.json().status, 'SENT', res.body);
+  const [rows] = await ctx.db.sequelize.query(`SELECT raw, envelope_from FROM captured_messages WHERE email_id = :id`, { replacements: { id: res.json().id } });
+  const [captured] = rows as { raw: string; envelope_from: string }[];
+  assert.ok(captured, 'the message was captured');
+  assert.match(captured.envelope_from, /@bounces\.signed\.test$/);
+  const result = await dkimVerify(Buffer.from(captured.raw), { resolver: resolverFor(dns.address) as never });
+  assert.is(result.results[0].status.result, 'pass', JSON.stringify(result.results[0].status));
+  assert.is(result.results[0].signingDomain, 'signed.test');
 });
 
 test('no signing options for unverified, unknown or another tenant\'s domains', async () => {
