@@ -1,6 +1,7 @@
 // One error envelope for every answer that is not a success (CONTRACT.md, "Errors").
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ConnectionError } from 'sequelize';
 import { ApiError, STATUS_TEXT, type ErrorDetail } from '../errors.ts';
 import type { ErrorBody } from '../../shared/schemas/common.ts';
 
@@ -47,6 +48,11 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: 
   FST_JWT_NO_AUTHORIZATION_IN_HEADER: { status: 401, code: 'UNAUTHORIZED', message: 'Authentication is required: send Authorization: Bearer <token or API key>.' },
 };
 
+/** The database is unreachable (refused, timed out, pool closed): a 503, not a bug. */
+function databaseUnavailable(error: Error): boolean {
+  return error instanceof ConnectionError || /connection manager was closed|Connection terminated unexpectedly/.test(error.message);
+}
+
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   return reply.code(error.statusCode).send(body(error.statusCode, error.code, error.message, error.details));
@@ -68,6 +74,10 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
       // Plugins (jwt, rate-limit, ...) raise their own 4xx: keep the status, use our envelope.
       if (error.headers) reply.headers(error.headers);
       return reply.code(status).send(body(status, error.code ?? 'BAD_REQUEST', error.message));
+    }
+    if (databaseUnavailable(error)) {
+      request.log.error({ err: error.message, route: request.routeOptions.url }, 'database unavailable');
+      return reply.code(503).send(body(503, 'DATABASE_UNAVAILABLE', 'The database is not answering; try again shortly.'));
     }
     request.log.error({ err: error, route: request.routeOptions.url }, 'unhandled error');
     return reply.code(500).send(body(500, 'INTERNAL', 'Something went wrong on our side; the error has been logged.'));
