@@ -16,6 +16,8 @@ export const SANDBOX_LIMITS = {
   stackSizeMb: 4,
   /** Renders running at once; more wait their turn (the machine has few cores). */
   concurrency: 2,
+  /** Renders allowed to wait for a slot; beyond that the renderer answers 503 at once. */
+  maxWaiting: 20,
   maxHtmlChars: 2_000_000,
 } as const;
 
@@ -30,6 +32,9 @@ async function acquireSlot(): Promise<void> {
   if (running < SANDBOX_LIMITS.concurrency) {
     running += 1;
     return;
+  }
+  if (waiting.length >= SANDBOX_LIMITS.maxWaiting) {
+    throw new ServiceUnavailableError('The React Email renderer is busy: try again in a few seconds.', 'RENDERER_BUSY');
   }
   await new Promise<void>((resolve) => waiting.push(resolve));
 }
