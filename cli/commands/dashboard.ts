@@ -1,6 +1,6 @@
 import { SvcCommand } from '../base-command.ts';
 import { loadDashboard, type DashboardData } from '../services/dashboard.ts';
-import { renderDashboard } from '../ui/render.tsx';
+import { renderDashboard } from '../ui/render.ts';
 
 export default class DashboardCommand extends SvcCommand<typeof DashboardCommand> {
   static override summary = 'Overview of the current tenant: quota, queues, recent sends, failing webhooks.';

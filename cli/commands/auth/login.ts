@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { MissingInputError, CliFailure, EXIT } from '../../errors.ts';
 import { SignInFlow, readStdin, settleTenant, type SignedIn } from '../../services/session.ts';
-import { renderLogin } from '../../ui/render.tsx';
+import { renderLogin } from '../../ui/render.ts';
 
 export default class Login extends SvcCommand<typeof Login> {
   static override summary = 'Sign in as an admin and store the session in a profile.';

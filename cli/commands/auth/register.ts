@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { CliFailure, EXIT, MissingInputError } from '../../errors.ts';
 import { SignInFlow, readStdin, settleTenant } from '../../services/session.ts';
-import { renderLogin } from '../../ui/render.tsx';
+import { renderLogin } from '../../ui/render.ts';
 
 export interface Registered {
   admin: { id: string; email: string };

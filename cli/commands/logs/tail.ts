@@ -3,7 +3,7 @@ import { SvcCommand } from '../../base-command.ts';
 import { colourStatus, recipients, shortDate } from '../../format.ts';
 import { EMAIL_STATUSES } from '../../../shared/constants.ts';
 import { followLogs, type LogEntry } from '../../services/log-feed.ts';
-import { renderLogTail } from '../../ui/render.tsx';
+import { renderLogTail } from '../../ui/render.ts';
 
 export default class LogsTail extends SvcCommand<typeof LogsTail> {
   static override summary = 'Follow sends as they happen.';

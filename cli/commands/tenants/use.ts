@@ -1,7 +1,7 @@
 import { Args } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { CliFailure, EXIT } from '../../errors.ts';
-import { renderPicker } from '../../ui/render.tsx';
+import { renderPicker } from '../../ui/render.ts';
 
 export default class TenantsUse extends SvcCommand<typeof TenantsUse> {
   static override summary = 'Make a tenant the current one of the profile.';

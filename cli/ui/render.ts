@@ -1,0 +1,66 @@
+// The only door to Ink: each function shows one screen and resolves to what the person chose.
+// All refuse to run without a terminal; commands offer flags instead. Ink and the screens are
+// imported only when a screen is shown: loading Ink costs seconds that pipelines should not pay.
+import type { ReactElement } from 'react';
+import { CliFailure, EXIT } from '../errors.ts';
+import { assertInteractive } from './tty.ts';
+import type { LoginFormProps } from './LoginForm.tsx';
+import type { PickerItem } from './Picker.tsx';
+import type { LogTailProps } from './LogTail.tsx';
+import type { DashboardAction, DashboardProps } from './Dashboard.tsx';
+
+class CancelledError extends CliFailure {
+  constructor(what: string) {
+    super(`${what} was cancelled.`, EXIT.refused, 'CANCELLED');
+  }
+}
+
+/** Mounts a screen until it calls `finish` or `cancel`, unmounts it, then settles. */
+export async function showScreen<T>(build: (finish: (value: T) => void, cancel: () => void) => ReactElement, what: string): Promise<T> {
+  const { render } = await import('ink');
+  return new Promise<T>((resolve, reject) => {
+    let outcome: { value: T } | null = null;
+    const app = render(build(
+      (value) => {
+        outcome = { value };
+        app.unmount();
+      },
+      () => app.unmount(),
+    ), { exitOnCtrlC: true });
+    app.waitUntilExit().then(
+      () => (outcome ? resolve(outcome.value) : reject(new CancelledError(what))),
+      reject,
+    );
+  });
+}
+
+export type LoginScreenOptions = Omit<LoginFormProps, 'onDone' | 'onCancel'>;
+
+/** Resolves to the e-mail that signed in; the callbacks store the tokens. */
+export async function renderLogin(options: LoginScreenOptions): Promise<string> {
+  assertInteractive('The sign-in form', 'pass --email and --password-stdin (and --code with 2FA).');
+  const [{ createElement }, { LoginForm }] = await Promise.all([import('react'), import('./LoginForm.tsx')]);
+  return showScreen<string>((finish, cancel) => createElement(LoginForm, { ...options, onDone: finish, onCancel: cancel }), 'Sign-in');
+}
+
+export async function renderPicker<V>(title: string, items: PickerItem<V>[], initialValue?: V): Promise<V> {
+  assertInteractive(title, 'pass the choice as an argument.');
+  const [{ createElement }, { Picker }] = await Promise.all([import('react'), import('./Picker.tsx')]);
+  return showScreen<V>((finish, cancel) => createElement(Picker<V>, { title, items, initialValue, onPick: finish, onCancel: cancel }), title);
+}
+
+export type LogTailScreenOptions = Omit<LogTailProps, 'onExit'>;
+
+/** Runs the live log until the person presses q. */
+export async function renderLogTail(options: LogTailScreenOptions): Promise<void> {
+  assertInteractive('The live log view', 'run `svc logs tail` without a terminal to get one line per change, or `svc logs list`.');
+  const [{ createElement }, { LogTail }] = await Promise.all([import('react'), import('./LogTail.tsx')]);
+  return showScreen<void>((finish) => createElement(LogTail, { ...options, onExit: () => finish() }), 'The log view');
+}
+
+/** Resolves to the screen the person jumped to, or null when they quit. */
+export async function renderDashboard(options: Omit<DashboardProps, 'onAction' | 'onExit'>): Promise<DashboardAction | null> {
+  assertInteractive('The dashboard', 'run `svc --help` for the commands.');
+  const [{ createElement }, { Dashboard }] = await Promise.all([import('react'), import('./Dashboard.tsx')]);
+  return showScreen<DashboardAction | null>((finish) => createElement(Dashboard, { ...options, onAction: finish, onExit: () => finish(null) }), 'The dashboard');
+}
