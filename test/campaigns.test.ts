@@ -173,4 +173,65 @@ test('POST /campaigns/:id/cancel cancels a draft once', async () => {
   assert.is(again.json().code, 'CAMPAIGN_NOT_CANCELLABLE');
 });
 
+test('POST /campaigns/:id/send hands each opted-in contact to the send pipeline with the version for their locale', async () => {
+  const campaign = (await create({ name: 'Send me', templateId, audience: { tag: 'launch' } })).json();
+  const res = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: world.asKey, payload: { from: 'Acme <news@acme.example>' } });
+  assert.is(res.statusCode, 200, res.body);
+  const body = res.json();
+  assert.is(body.status, 'SENT');
+  assert.is(body.accepted, 4);
+  assert.is(body.rejected, 0);
+  assert.is(body.from, 'Acme <news@acme.example>');
+  assert.type(body.sentAt, 'string');
+  const logs = await rows<{ to_addresses: string[]; locale: string; status: string; tags: string[] }>(
+    `SELECT to_addresses, locale, status, tags FROM email_logs WHERE tenant_id = :tenantId AND metadata->>'campaignId' = :id ORDER BY to_addresses[1]`,
+    { tenantId: world.tenantId, id: campaign.id },
+  );
+  assert.equal(logs.map((l) => [l.to_addresses[0], l.locale, l.status]), [
+    ['a@example.com', 'en', 'QUEUED'],
+    ['b@example.com', 'es', 'QUEUED'],
+    ['c@example.com', 'en', 'QUEUED'],
+    ['d@example.com', 'en', 'QUEUED'],
+  ]);
+  assert.ok(logs.every((l) => l.tags.includes('campaign')));
+  const again = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: world.asKey, payload: { from: 'news@acme.example' } });
+  assert.is(again.statusCode, 409);
+  assert.is(again.json().code, 'CAMPAIGN_NOT_SENDABLE');
+});
+
+test('campaign send: suppressed and uncovered recipients are counted as rejected; a bad sender changes nothing', async () => {
+  const t = await createWorld(ctx.app);
+  const onlySpanish = await createTemplate(t.tenantId, ['es']);
+  const contacts = [
+    { email: 'uno@example.com', locale: 'es', optIn: true },
+    { email: 'dos@example.com', locale: 'es', optIn: true },
+    { email: 'three@example.com', locale: 'en', optIn: true },
+  ];
+  assert.is((await ctx.app.inject({ method: 'POST', url: '/contacts/bulk', headers: t.asKey, payload: { contacts } })).json().created, 3);
+  const suppressed = await ctx.app.inject({ method: 'POST', url: '/suppressions', headers: t.asKey, payload: { email: 'dos@example.com', reason: 'unsubscribe' } });
+  assert.is(suppressed.statusCode, 201, suppressed.body);
+  const campaign = (await create({ name: 'ES', templateId: onlySpanish, audience: {} }, t.asKey)).json();
+
+  const bad = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: t.asKey, payload: { from: 'not an address' } });
+  assert.is(bad.statusCode, 400);
+  const [afterBad] = await rows<{ status: string; last_error: string }>('SELECT status, last_error FROM campaigns WHERE id = :id', { id: campaign.id });
+  assert.is(afterBad.status, 'DRAFT');
+  assert.ok(afterBad.last_error);
+
+  const res = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: t.asKey, payload: { from: 'hola@acme.example' } });
+  assert.is(res.statusCode, 200, res.body);
+  assert.is(res.json().accepted, 1);
+  assert.is(res.json().rejected, 2);
+  assert.is(res.json().lastError, null);
+  const sent = await rows<{ to: string }>(`SELECT to_addresses[1] AS to FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id });
+  assert.equal(sent, [{ to: 'uno@example.com' }]);
+
+  const other = await createWorld(ctx.app);
+  const foreign = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: other.asKey, payload: { from: 'x@acme.example' } });
+  assert.is(foreign.statusCode, 404);
+  const reader = await createApiKey(t.tenantId, { scopes: ['campaigns:read'] });
+  const denied = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: { authorization: `Bearer ${reader.key}` }, payload: { from: 'x@acme.example' } });
+  assert.is(denied.statusCode, 403);
+});
+
 test.run();

@@ -43,6 +43,11 @@ export const Campaign = Type.Object({
   status: CampaignStatus,
   sendAt: Type.Union([Timestamp, Type.Null()]),
   cancelledAt: Type.Union([Timestamp, Type.Null()]),
+  sentAt: Type.Union([Timestamp, Type.Null()]),
+  from: Type.Union([Type.String(), Type.Null()], { description: 'the sender of the send, once started' }),
+  accepted: Type.Integer({ description: 'messages the send pipeline accepted' }),
+  rejected: Type.Integer({ description: 'recipients refused (suppressed, no published version for their locale …)' }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: 'why a send stopped part-way (e.g. the monthly quota)' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -76,3 +81,9 @@ export const LocaleCoverage = Type.Object({
 });
 export const LocaleCoverageList = Type.Array(LocaleCoverage);
 export type LocaleCoverage = Static<typeof LocaleCoverage>;
+
+export const SendCampaignBody = Type.Object(
+  { from: Type.String({ minLength: 3, maxLength: 320, description: 'sender, e.g. "Acme <news@acme.example>"; on a verified domain when mail leaves' }) },
+  { additionalProperties: false },
+);
+export type SendCampaignBody = Static<typeof SendCampaignBody>;

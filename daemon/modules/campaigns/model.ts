@@ -23,6 +23,11 @@ export class CampaignRow extends Model<InferAttributes<CampaignRow>, InferCreati
   declare sendAt: CreationOptional<Date | null>;
   declare cancelledAt: CreationOptional<Date | null>;
   declare createdBy: CreationOptional<string | null>;
+  declare fromAddress: CreationOptional<string | null>;
+  declare sentAt: CreationOptional<Date | null>;
+  declare acceptedCount: CreationOptional<number>;
+  declare rejectedCount: CreationOptional<number>;
+  declare lastError: CreationOptional<string | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 }
@@ -39,6 +44,11 @@ export function initCampaignModels(sequelize: Sequelize): void {
       sendAt: { type: DataTypes.DATE, allowNull: true },
       cancelledAt: { type: DataTypes.DATE, allowNull: true },
       createdBy: { type: DataTypes.UUID, allowNull: true },
+      fromAddress: { type: DataTypes.TEXT, allowNull: true },
+      sentAt: { type: DataTypes.DATE, allowNull: true },
+      acceptedCount: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      rejectedCount: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      lastError: { type: DataTypes.TEXT, allowNull: true },
       createdAt: DataTypes.DATE,
       updatedAt: DataTypes.DATE,
     },
@@ -62,4 +72,23 @@ export async function publishedLocales(sequelize: Sequelize, tenantId: string, t
     { replacements: { tenantId, templateId }, type: QueryTypes.SELECT },
   );
   return new Set(rows.map((row) => row.locale));
+}
+
+/** DRAFT or SCHEDULED → SENDING in one statement, so two concurrent sends cannot both start. */
+export async function claimForSending(sequelize: Sequelize, tenantId: string, id: string, fromAddress: string): Promise<boolean> {
+  const rows = await sequelize.query<{ id: string }>(
+    `UPDATE campaigns SET status = 'SENDING', from_address = :fromAddress, last_error = NULL, updated_at = now()
+     WHERE tenant_id = :tenantId AND id = :id AND status IN ('DRAFT', 'SCHEDULED') RETURNING id`,
+    { replacements: { tenantId, id, fromAddress }, type: QueryTypes.SELECT },
+  );
+  return rows.length === 1;
+}
+
+/** The tenant's template slug (published versions are resolved by slug and locale). */
+export async function templateSlug(sequelize: Sequelize, tenantId: string, templateId: string): Promise<string | null> {
+  const [row] = await sequelize.query<{ slug: string }>('SELECT slug FROM templates WHERE tenant_id = :tenantId AND id = :templateId', {
+    replacements: { tenantId, templateId },
+    type: QueryTypes.SELECT,
+  });
+  return row?.slug ?? null;
 }

@@ -3,14 +3,16 @@ import type { App, AppDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
 import { tenantOf } from '../../plugins/auth.ts';
 import { ErrorBody, IdParams } from '../../../shared/schemas/common.ts';
-import { Campaign, CampaignDetail, CampaignListQuery, CampaignPage, CreateCampaignBody, LocaleCoverageList } from '../../../shared/schemas/campaigns.ts';
+import { Campaign, CampaignDetail, CampaignListQuery, CampaignPage, CreateCampaignBody, LocaleCoverageList, SendCampaignBody } from '../../../shared/schemas/campaigns.ts';
 import { cancelCampaign, createCampaign, getCampaign, listCampaigns, localeCoverage } from './service.ts';
+import { sendCampaign } from './send.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const notFound = { ...errors, 404: ErrorBody };
 
 export default async function campaignRoutes(app: App, deps: AppDeps): Promise<void> {
   const { sequelize } = deps.db;
+  const sendDeps = { sequelize, config: deps.config, secrets: deps.secrets };
   const tags = ['campaigns'];
   const read = { access: access.keyOrSession('campaigns:read') };
   const write = { access: access.keyOrSession('campaigns:write') };
@@ -49,4 +51,15 @@ export default async function campaignRoutes(app: App, deps: AppDeps): Promise<v
     config: write,
     schema: { tags, summary: 'Cancel a DRAFT or SCHEDULED campaign', params: IdParams, response: { 200: Campaign, ...notFound, 409: ErrorBody } },
   }, async (request) => cancelCampaign(tenantOf(request), request.params.id));
+
+  app.post('/campaigns/:id/send', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Send a DRAFT or SCHEDULED campaign now to its opted-in audience, through the send pipeline (quota, suppressions, tracking)',
+      params: IdParams,
+      body: SendCampaignBody,
+      response: { 200: Campaign, ...notFound, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody },
+    },
+  }, async (request) => sendCampaign(sendDeps, tenantOf(request), request.params.id, request.body));
 }

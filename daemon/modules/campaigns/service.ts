@@ -10,7 +10,7 @@ import { CampaignRow, findTenantTemplate, publishedLocales } from './model.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function toCampaign(row: CampaignRow): Campaign {
+export function toCampaign(row: CampaignRow): Campaign {
   return {
     id: row.id,
     name: row.name,
@@ -19,17 +19,22 @@ function toCampaign(row: CampaignRow): Campaign {
     status: row.status,
     sendAt: row.sendAt?.toISOString() ?? null,
     cancelledAt: row.cancelledAt?.toISOString() ?? null,
+    sentAt: row.sentAt?.toISOString() ?? null,
+    from: row.fromAddress ?? null,
+    accepted: row.acceptedCount ?? 0,
+    rejected: row.rejectedCount ?? 0,
+    lastError: row.lastError ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };
 }
 
 /** Campaigns go to opted-in contacts only. */
-function audienceFilter(tenantId: string, audience: Audience): ContactFilter {
+export function audienceFilter(tenantId: string, audience: Audience): ContactFilter {
   return { tenantId, optIn: true, tag: audience.tag, locale: audience.locale, projectId: audience.projectId };
 }
 
-async function findCampaign(tenantId: string, id: string): Promise<CampaignRow> {
+export async function findCampaign(tenantId: string, id: string): Promise<CampaignRow> {
   const row = UUID.test(id) ? await CampaignRow.findOne({ where: { tenantId, id } }) : null;
   if (!row) throw new NotFoundError(`Campaign "${id}"`);
   return row;

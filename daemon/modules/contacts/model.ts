@@ -253,3 +253,15 @@ export async function countContactsByLocale(sequelize: Sequelize, filter: Contac
   );
   return rows.map((row) => ({ locale: row.locale, contacts: Number(row.contacts) }));
 }
+
+/** Matching contacts in id order, `limit` after `afterId`: a walk that an update mid-walk cannot reorder (campaign sends). */
+export async function findContactsAfterId(sequelize: Sequelize, filter: ContactFilter, afterId: string | null, limit: number): Promise<ContactRow[]> {
+  const where = whereOf(filter);
+  const found = await sequelize.query<{ id: string }>(
+    `SELECT c.id FROM contacts c WHERE ${where.sql} ${afterId ? 'AND c.id > CAST(:afterId AS uuid)' : ''} ORDER BY c.id LIMIT :limit`,
+    { replacements: { ...where.replacements, afterId, limit }, type: QueryTypes.SELECT },
+  );
+  if (found.length === 0) return [];
+  const rows = await ContactRow.findAll({ where: { tenantId: filter.tenantId, id: found.map((row) => row.id) } });
+  return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
+}
