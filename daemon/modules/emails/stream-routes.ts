@@ -11,7 +11,8 @@ import { ErrorBody } from '../../../shared/schemas/common.ts';
 
 export const LOG_STREAM_POLL_MS = 1000;
 export const LOG_STREAM_HEARTBEAT_MS = 15_000;
-const MAX_ROWS_PER_POLL = 200;
+const MAX_ROWS_PER_POLL = 500;
+const COMMIT_OVERLAP_MS = 5000;
 
 interface LogChangeRow {
   id: string;
@@ -53,14 +54,31 @@ async function latestLogs(sequelize: Sequelize, tenantId: string, count: number)
   return rows.reverse();
 }
 
-async function logChangesAfter(sequelize: Sequelize, tenantId: string, cursor: StreamCursor): Promise<LogChangeRow[]> {
-  return sequelize.query<LogChangeRow>(
-    `SELECT ${COLUMNS} FROM email_logs
-      WHERE tenant_id = :tenantId
-        AND (updated_at > CAST(:at AS timestamptz) OR (updated_at = CAST(:at AS timestamptz) AND id > CAST(:id AS uuid)))
-      ORDER BY updated_at, id LIMIT :limit`,
-    { type: QueryTypes.SELECT, replacements: { tenantId, at: cursor.at, id: cursor.id, limit: MAX_ROWS_PER_POLL } },
-  );
+/**
+ * Rows changed after the cursor, plus those of a short overlap before it: updated_at is set
+ * before the writing transaction commits, so a row can become visible with a time a previous poll
+ * already passed. The caller skips what it has sent.
+ */
+async function logChangesSince(sequelize: Sequelize, tenantId: string, cursor: StreamCursor): Promise<LogChangeRow[]> {
+  const replacements = { tenantId, at: cursor.at, id: cursor.id, overlap: COMMIT_OVERLAP_MS / 1000, limit: MAX_ROWS_PER_POLL };
+  const [late, after] = await Promise.all([
+    sequelize.query<LogChangeRow>(
+      `SELECT ${COLUMNS} FROM email_logs
+        WHERE tenant_id = :tenantId
+          AND updated_at >= CAST(:at AS timestamptz) - make_interval(secs => :overlap)
+          AND (updated_at < CAST(:at AS timestamptz) OR (updated_at = CAST(:at AS timestamptz) AND id <= CAST(:id AS uuid)))
+        ORDER BY updated_at, id LIMIT :limit`,
+      { type: QueryTypes.SELECT, replacements },
+    ),
+    sequelize.query<LogChangeRow>(
+      `SELECT ${COLUMNS} FROM email_logs
+        WHERE tenant_id = :tenantId
+          AND (updated_at > CAST(:at AS timestamptz) OR (updated_at = CAST(:at AS timestamptz) AND id > CAST(:id AS uuid)))
+        ORDER BY updated_at, id LIMIT :limit`,
+      { type: QueryTypes.SELECT, replacements },
+    ),
+  ]);
+  return [...late, ...after];
 }
 
 async function databaseNow(sequelize: Sequelize): Promise<string> {
@@ -94,6 +112,15 @@ function toEvent(row: LogChangeRow) {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A timestamptz as PostgreSQL prints it, e.g. `2026-05-01 09:00:00.123456+00`. */
+const PG_TIMESTAMP = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2})?|Z)?$/;
+
+const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+
+/** (updated_at, id) order; PostgreSQL prints timestamps of one session in one sortable form. */
+function atOrBefore(row: LogChangeRow, cursor: StreamCursor): boolean {
+  return row.cursor < cursor.at || (row.cursor === cursor.at && row.id <= cursor.id);
+}
 
 function parseLastEventId(header: string | string[] | undefined): StreamCursor | null {
   const value = Array.isArray(header) ? header[0] : header;
@@ -101,7 +128,7 @@ function parseLastEventId(header: string | string[] | undefined): StreamCursor |
   const separator = value.lastIndexOf('|');
   const at = value.slice(0, separator);
   const id = value.slice(separator + 1);
-  if (separator < 1 || !UUID.test(id) || Number.isNaN(Date.parse(at.replace(' ', 'T')))) return null;
+  if (separator < 1 || !UUID.test(id) || !PG_TIMESTAMP.test(at)) return null;
   return { at, id };
 }
 
@@ -135,12 +162,10 @@ export default async function emailLogStreamRoutes(app: App, deps: AppDeps): Pro
   }, async (request, reply) => {
     const { tenantId } = tenantOf(request);
     const sequelize = deps.db.sequelize;
-    let cursor = parseLastEventId(request.headers['last-event-id']);
-    const backlog = cursor ? [] : await latestLogs(sequelize, tenantId, request.query.backlog ?? 20);
-    if (!cursor) {
-      const last = backlog.at(-1);
-      cursor = last ? { at: last.cursor, id: last.id } : { at: await databaseNow(sequelize), id: '00000000-0000-0000-0000-000000000000' };
-    }
+    const resumeFrom = parseLastEventId(request.headers['last-event-id']);
+    const backlog = resumeFrom ? [] : await latestLogs(sequelize, tenantId, request.query.backlog ?? 20);
+    const newest = backlog.at(-1);
+    let cursor: StreamCursor = resumeFrom ?? (newest ? { at: newest.cursor, id: newest.id } : { at: await databaseNow(sequelize), id: ZERO_UUID });
 
     reply.hijack();
     const response = reply.raw;
@@ -151,14 +176,21 @@ export default async function emailLogStreamRoutes(app: App, deps: AppDeps): Pro
       'x-accel-buffering': 'no',
     });
     open.add(response);
-    const write = (rows: LogChangeRow[]) => {
+    // Rows at or before where the stream started were the backlog or deliberately left out.
+    const start: StreamCursor = cursor;
+    // What this stream sent, by id → the updated_at it had, so the overlap re-reads send nothing twice.
+    const sent = new Map<string, string>();
+    const write = (rows: LogChangeRow[], polled: boolean) => {
       for (const row of rows) {
+        if (sent.get(row.id) === row.cursor || (polled && atOrBefore(row, start))) continue;
+        sent.set(row.id, row.cursor);
         response.write(`id: ${row.cursor}|${row.id}\nevent: email\ndata: ${JSON.stringify(toEvent(row))}\n\n`);
-        cursor = { at: row.cursor, id: row.id };
+        if (!atOrBefore(row, cursor)) cursor = { at: row.cursor, id: row.id };
       }
+      if (sent.size > 10_000) sent.clear();
     };
     response.write(`retry: 3000\n\n`);
-    write(backlog);
+    write(backlog, false);
 
     let closed = false;
     let pollTimer: NodeJS.Timeout | undefined;
@@ -173,7 +205,7 @@ export default async function emailLogStreamRoutes(app: App, deps: AppDeps): Pro
 
     const poll = async () => {
       try {
-        write(await logChangesAfter(sequelize, tenantId, cursor!));
+        write(await logChangesSince(sequelize, tenantId, cursor), true);
       } catch (error) {
         request.log.warn({ err: (error as Error).message }, 'email log stream poll failed');
       }
