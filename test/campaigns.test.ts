@@ -1,6 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { QueryTypes } from 'sequelize';
+import { pino } from 'pino';
+import { dispatchDueCampaigns } from '../daemon/modules/campaigns/dispatch.ts';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addMember, createAdmin, createApiKey, createWorld } from './helpers/fixtures.ts';
 
@@ -64,7 +66,7 @@ test('POST /campaigns creates a DRAFT, or SCHEDULED with a future sendAt', async
   assert.equal(row, { tenant_id: world.tenantId, status: 'DRAFT', template_id: templateId });
 
   const sendAt = new Date(Date.now() + 3_600_000).toISOString();
-  const scheduled = await create({ name: 'Later', templateId, audience: {}, sendAt });
+  const scheduled = await create({ name: 'Later', templateId, audience: {}, sendAt, from: 'news@acme.example' });
   assert.is(scheduled.statusCode, 201);
   assert.is(scheduled.json().status, 'SCHEDULED');
   assert.is(scheduled.json().sendAt, sendAt);
@@ -128,7 +130,7 @@ test('GET /campaigns pages and filters by status; GET /campaigns/:id counts the 
   const t = await createWorld(ctx.app);
   const tpl = await createTemplate(t.tenantId, ['en']);
   for (let i = 0; i < 3; i += 1) assert.is((await create({ name: `c${i}`, templateId: tpl, audience: {} }, t.asKey)).statusCode, 201);
-  await create({ name: 'sched', templateId: tpl, audience: {}, sendAt: new Date(Date.now() + 60_000).toISOString() }, t.asKey);
+  await create({ name: 'sched', templateId: tpl, audience: {}, sendAt: new Date(Date.now() + 60_000).toISOString(), from: 'news@acme.example' }, t.asKey);
   const page1 = (await ctx.app.inject({ method: 'GET', url: '/campaigns?page=1&limit=3', headers: t.asKey })).json();
   assert.equal(page1.meta, { page: 1, limit: 3, total: 4, totalPages: 2 });
   assert.is(page1.data[0].name, 'sched', 'newest first');
@@ -232,6 +234,30 @@ test('campaign send: suppressed and uncovered recipients are counted as rejected
   const reader = await createApiKey(t.tenantId, { scopes: ['campaigns:read'] });
   const denied = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: { authorization: `Bearer ${reader.key}` }, payload: { from: 'x@acme.example' } });
   assert.is(denied.statusCode, 403);
+});
+
+test('a SCHEDULED campaign needs a sender, and the maintenance task sends it once its time has come', async () => {
+  const later = new Date(Date.now() + 60_000).toISOString();
+  const noSender = await create({ name: 'No sender', templateId, audience: { locale: 'es' }, sendAt: later });
+  assert.is(noSender.statusCode, 400);
+  assert.is(noSender.json().details[0].field, 'from');
+  const badSender = await create({ name: 'Bad sender', templateId, audience: {}, sendAt: later, from: 'nope' });
+  assert.is(badSender.statusCode, 400);
+  assert.is(badSender.json().details[0].field, 'from');
+
+  const campaign = (await create({ name: 'Timed', templateId, audience: { locale: 'es' }, sendAt: later, from: 'timed@acme.example' })).json();
+  assert.is(campaign.status, 'SCHEDULED');
+  assert.is(campaign.from, 'timed@acme.example');
+  const worker = { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, log: pino({ level: 'silent' }), workerId: 'test' };
+  await dispatchDueCampaigns(worker);
+  assert.is((await rows<{ status: string }>('SELECT status FROM campaigns WHERE id = :id', { id: campaign.id }))[0].status, 'SCHEDULED', 'not due yet');
+
+  await ctx.db.sequelize.query(`UPDATE campaigns SET send_at = now() - interval '1 second' WHERE id = :id`, { replacements: { id: campaign.id } });
+  await Promise.all([dispatchDueCampaigns(worker), dispatchDueCampaigns(worker)]);
+  const [row] = await rows<{ status: string; accepted_count: number }>('SELECT status, accepted_count FROM campaigns WHERE id = :id', { id: campaign.id });
+  assert.equal(row, { status: 'SENT', accepted_count: 1 });
+  const logs = await rows<{ to: string; from_address: string }>(`SELECT to_addresses[1] AS to, from_address FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id });
+  assert.equal(logs, [{ to: 'f@example.com', from_address: 'timed@acme.example' }], 'two dispatchers, one send');
 });
 
 test.run();

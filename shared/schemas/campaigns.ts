@@ -30,6 +30,7 @@ export const CreateCampaignBody = Type.Object(
     templateId: Uuid,
     audience: Audience,
     sendAt: Type.Optional(Type.String({ format: 'date-time', description: 'a future time: the campaign is SCHEDULED; without it, DRAFT' })),
+    from: Type.Optional(Type.String({ minLength: 3, maxLength: 320, description: 'sender; required with sendAt, since nobody is there to give it when the time comes' })),
   },
   { additionalProperties: false, description: 'CreateCampaignDto' },
 );

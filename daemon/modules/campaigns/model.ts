@@ -2,6 +2,7 @@
 import {
   DataTypes,
   Model,
+  Op,
   QueryTypes,
   type CreationOptional,
   type InferAttributes,
@@ -28,6 +29,7 @@ export class CampaignRow extends Model<InferAttributes<CampaignRow>, InferCreati
   declare acceptedCount: CreationOptional<number>;
   declare rejectedCount: CreationOptional<number>;
   declare lastError: CreationOptional<string | null>;
+  declare testMode: CreationOptional<boolean>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 }
@@ -49,6 +51,7 @@ export function initCampaignModels(sequelize: Sequelize): void {
       acceptedCount: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       rejectedCount: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       lastError: { type: DataTypes.TEXT, allowNull: true },
+      testMode: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
       createdAt: DataTypes.DATE,
       updatedAt: DataTypes.DATE,
     },
@@ -91,4 +94,9 @@ export async function templateSlug(sequelize: Sequelize, tenantId: string, templ
     type: QueryTypes.SELECT,
   });
   return row?.slug ?? null;
+}
+
+/** Scheduled campaigns whose time has come, oldest first. */
+export async function dueCampaigns(limit: number): Promise<CampaignRow[]> {
+  return CampaignRow.findAll({ where: { status: 'SCHEDULED', sendAt: { [Op.lte]: new Date() } }, order: [['sendAt', 'ASC']], limit });
 }

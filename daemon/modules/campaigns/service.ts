@@ -5,6 +5,7 @@ import type { Sequelize } from 'sequelize';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
 import type { TenantContext } from '../../plugins/access.ts';
 import type { Audience, Campaign, CampaignDetail, CampaignListQuery, CreateCampaignBody, LocaleCoverage } from '../../../shared/schemas/campaigns.ts';
+import { normalizeSend } from '../emails/validate.ts';
 import { countContacts, countContactsByLocale, type ContactFilter } from '../contacts/model.ts';
 import { CampaignRow, findTenantTemplate, publishedLocales } from './model.ts';
 
@@ -45,6 +46,11 @@ export async function createCampaign(sequelize: Sequelize, ctx: TenantContext, b
   if (sendAt && sendAt.getTime() <= Date.now()) {
     throw new ValidationError('sendAt must be in the future; leave it out to create a draft.', [{ field: 'sendAt', message: 'must be in the future' }]);
   }
+  if (sendAt && body.from === undefined) {
+    throw new ValidationError('A scheduled campaign needs its sender: add from.', [{ field: 'from', message: 'is required with sendAt' }]);
+  }
+  // The pipeline's own sender check, with a well-formed stand-in message so that only `from` can fail.
+  if (body.from !== undefined) normalizeSend({ from: body.from, to: 'recipient@example.com', subject: '-', textBody: '-' });
   if (!(await findTenantTemplate(sequelize, ctx.tenantId, body.templateId))) {
     throw new UnprocessableError(`The template ${body.templateId} does not exist in this tenant.`, 'TEMPLATE_NOT_FOUND');
   }
@@ -55,6 +61,8 @@ export async function createCampaign(sequelize: Sequelize, ctx: TenantContext, b
     audience: body.audience,
     status: sendAt ? 'SCHEDULED' : 'DRAFT',
     sendAt,
+    fromAddress: body.from ?? null,
+    testMode: ctx.testMode,
     createdBy: ctx.adminId,
   });
   return toCampaign(row);
