@@ -1,0 +1,87 @@
+// A fresh PostgreSQL database for one bench run (like test/helpers/context.ts does for a test file),
+// with the daemon's migrations, one tenant whose quota cannot run out, a live API key, a verified
+// sending domain with its DKIM key, and the baseline's table.
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { openDatabase, type Database } from '../daemon/db/index.ts';
+import { migrateUp } from '../daemon/db/migrate.ts';
+import { initModels } from '../daemon/db/models.ts';
+import { loadSecrets } from '../daemon/secrets.ts';
+import { generateDkimKey } from '../daemon/modules/domains/keys.ts';
+import { generateApiKey } from '../daemon/modules/auth/api-key-format.ts';
+import { ApiKey, Tenant } from '../daemon/modules/tenants/model.ts';
+import { API_KEY_SCOPES } from '../shared/constants.ts';
+
+export const SENDER_DOMAIN = 'bench.example';
+
+export interface BenchDatabase {
+  url: string;
+  db: Database;
+  postgresVersion: string;
+  apiKey: string;
+  tenantId: string;
+  drop(): Promise<void>;
+}
+
+async function adminQuery(baseUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: baseUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function seed(sequelize: Sequelize, jwtSecret: string, dataDir: string) {
+  const tenant = await Tenant.create({ name: 'Bench', plan: 'business', monthlyLimit: 1_000_000_000 });
+  const generated = generateApiKey('live');
+  await ApiKey.create({
+    tenantId: tenant.id,
+    name: 'bench key',
+    prefix: generated.prefix,
+    keyHash: generated.keyHash,
+    scopes: [...API_KEY_SCOPES],
+    environment: 'live',
+  });
+  // Relayed mail must come from a verified domain; the daemon signs it with this DKIM key. Checked
+  // just now, so the maintenance thread's daily DNS re-check leaves it alone (its DNS is fiction).
+  const key = await generateDkimKey(loadSecrets(dataDir, jwtSecret).encryptionKey);
+  await sequelize.query(
+    `INSERT INTO domains (tenant_id, name, status, dkim_selector, dkim_public_key, dkim_private_key_sealed, verified_at, last_checked_at)
+     VALUES (:tenantId, :name, 'verified', :selector, :publicKey, :sealed, now(), now())`,
+    { replacements: { tenantId: tenant.id, name: SENDER_DOMAIN, selector: key.selector, publicKey: key.publicKey, sealed: key.privateKeySealed } },
+  );
+  // The baseline writes one row per request into a table shaped like email_logs (same columns,
+  // defaults and indexes; no foreign key).
+  await sequelize.query(`CREATE TABLE bench_sends (LIKE email_logs INCLUDING DEFAULTS INCLUDING INDEXES)`);
+  return { tenantId: tenant.id, apiKey: generated.key };
+}
+
+export async function createBenchDatabase(baseUrl: string, jwtSecret: string, dataDir: string): Promise<BenchDatabase> {
+  const name = `svc_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(baseUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  const db = await openDatabase({ databaseUrl: url.toString(), dataDir });
+  const drop = async () => {
+    await db.close().catch(() => {});
+    await adminQuery(baseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  };
+  try {
+    await migrateUp(db.sequelize);
+    initModels(db.sequelize);
+    const seeded = await seed(db.sequelize, jwtSecret, dataDir);
+    const [{ version }] = await db.sequelize.query<{ version: string }>(`SELECT current_setting('server_version') AS version`, { type: QueryTypes.SELECT });
+    return { url: url.toString(), db, postgresVersion: version, ...seeded, drop };
+  } catch (error) {
+    await drop();
+    throw error;
+  }
+}
+
+/** An id for a message the bench builds itself (the nodemailer baseline). */
+export function benchMessageId(): string {
+  return `<${randomUUID()}@${SENDER_DOMAIN}>`;
+}

@@ -1,0 +1,213 @@
+// `npm run bench`: the performance figures of the send pipeline, measured in one run on this machine
+// against a fresh PostgreSQL database (DATABASE_URL names the server; a bench database is created
+// and dropped). Writes bench/results.json and prints a Markdown table for the README.
+//
+//   1. accept rate of POST /emails/send (daemon ROLE=api) beside bare Fastify + one pg INSERT and
+//      bare Fastify alone, all three as child processes loaded by autocannon from this process;
+//   2. BENCH_SENDS queued sends drained by the real worker threads to the SMTP sink, beside plain
+//      pooled nodemailer (same pool size, same message, same DKIM key) to the same sink;
+//   3. time from the 202 to the sink receiving the message, at half the measured drain rate.
+//
+// Environment: DATABASE_URL (required), BENCH_SENDS (20000), BENCH_DURATION (10 s per autocannon
+// run), BENCH_WARMUP (2 s), BENCH_CONNECTIONS (64), BENCH_LATENCY_SECONDS (10), BENCH_LOG_LEVEL
+// (warn: the daemon's log level), SMTP_MAX_CONNECTIONS / SMTP_MAX_MESSAGES (the daemon's defaults),
+// BENCH_CPU_PROF=1 (the daemon children write .cpuprofile files to bench/profiles), BENCH_KEEP_DB=1.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Sequelize } from 'sequelize';
+import { loadConfig } from '../daemon/config.ts';
+import { Domain } from '../daemon/modules/domains/model.ts';
+import { openDkimPrivateKey } from '../daemon/modules/domains/keys.ts';
+import { loadSecrets } from '../daemon/secrets.ts';
+import { measureAcceptRate, type AcceptRunOptions } from './accept.ts';
+import { BENCH_DIR, freePort, startChild, type Child } from './children.ts';
+import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
+import { checkDrained, drainFigures, enqueueSends, waitedSendJobs } from './drain.ts';
+import { measureDeliveryLatency } from './latency.ts';
+import { machineInfo } from './machine.ts';
+import { evaluateGoals, markdownTable, type BenchResults, type BenchSettings } from './report.ts';
+import { startBenchSink, type BenchSink } from './sink.ts';
+
+function whole(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a whole number, got "${raw}"`);
+  return Number(raw);
+}
+
+const databaseUrl = process.env.DATABASE_URL;
+if (!databaseUrl) {
+  console.error('npm run bench needs a PostgreSQL server: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres). A fresh bench database is created there and dropped afterwards.');
+  process.exit(2);
+}
+// The daemon's own parsing gives the pool defaults, so the baseline uses the very same numbers.
+const daemonDefaults = loadConfig({ SMTP_MAX_CONNECTIONS: process.env.SMTP_MAX_CONNECTIONS, SMTP_MAX_MESSAGES: process.env.SMTP_MAX_MESSAGES });
+const settings: BenchSettings = {
+  connections: whole('BENCH_CONNECTIONS', 64),
+  durationSeconds: whole('BENCH_DURATION', 10),
+  warmupSeconds: whole('BENCH_WARMUP', 2),
+  sends: whole('BENCH_SENDS', 20_000),
+  smtpMaxConnections: daemonDefaults.smtpMaxConnections,
+  smtpMaxMessages: daemonDefaults.smtpMaxMessages,
+  latencySeconds: whole('BENCH_LATENCY_SECONDS', 10),
+  daemonLogLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
+  redis: Boolean(process.env.REDIS_URL),
+};
+const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
+const cpuProfile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(BENCH_DIR, 'profiles')}`] : [];
+const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
+
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+const children = new Set<Child>();
+// Held outside main() so that the finally block can clean up after a failure half-way.
+const held: { sink: BenchSink | null; database: BenchDatabase | null } = { sink: null, database: null };
+
+async function startDaemonChild(role: 'api' | 'all', smtpPort: number): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const child = await startChild(`daemon (ROLE=${role})`, 'daemon-child.ts', [], {
+    nodeArgs: cpuProfile,
+    env: {
+      NODE_ENV: 'production',
+      ROLE: role,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      DATABASE_URL: held.database!.url,
+      JWT_SECRET,
+      SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+      // The limiter must not throttle the load generator's single IP.
+      RATE_LIMIT_MAX: '10000000',
+      LOG_LEVEL: settings.daemonLogLevel,
+    },
+  });
+  children.add(child);
+  return { child, url: child.readyText };
+}
+
+async function stopChild(child: Child): Promise<void> {
+  await child.stop();
+  children.delete(child);
+}
+
+async function startBaseline(mode: 'db' | 'none'): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const child = await startChild(`baseline (${mode})`, 'baseline-server.ts', [mode, String(port)], { env: { DATABASE_URL: held.database!.url } });
+  children.add(child);
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+async function settledSendJobs(sequelize: Sequelize): Promise<void> {
+  let before = -1;
+  for (;;) {
+    const now = await waitedSendJobs(sequelize);
+    if (now === before) return;
+    before = now;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+async function main(): Promise<BenchResults> {
+  const sink = (held.sink = await startBenchSink());
+  log(`creating a bench database on ${new URL(databaseUrl!).host}`);
+  const database = (held.database = await createBenchDatabase(databaseUrl!, JWT_SECRET, dataDir));
+  const machine = machineInfo(database.postgresVersion);
+  const sequelize = database.db.sequelize;
+  const auth = { authorization: `Bearer ${database.apiKey}` };
+  const acceptOptions: AcceptRunOptions = { connections: settings.connections, durationSeconds: settings.durationSeconds, warmupSeconds: settings.warmupSeconds };
+
+  // 1. Accept rate: the reference, the baseline, then the daemon.
+  log('accept rate: bare Fastify (no database)');
+  const bare = await startBaseline('none');
+  const bareFastify = await measureAcceptRate('bare Fastify', bare.url, {}, acceptOptions);
+  log(`  ${bareFastify.requestsPerSecond} req/s, p50 ${bareFastify.latencyP50Ms} ms, p99 ${bareFastify.latencyP99Ms} ms`);
+  await stopChild(bare.child);
+  log('accept rate: bare Fastify + one pg INSERT');
+  const insert = await startBaseline('db');
+  const baselineInsert = await measureAcceptRate('Fastify + INSERT', insert.url, {}, acceptOptions);
+  log(`  ${baselineInsert.requestsPerSecond} req/s, p50 ${baselineInsert.latencyP50Ms} ms, p99 ${baselineInsert.latencyP99Ms} ms`);
+  await stopChild(insert.child);
+  log('accept rate: svc daemon (ROLE=api), POST /emails/send');
+  const api = await startDaemonChild('api', sink.port);
+  const svcAccept = await measureAcceptRate('svc', api.url, auth, acceptOptions);
+  log(`  ${svcAccept.requestsPerSecond} req/s, p50 ${svcAccept.latencyP50Ms} ms, p99 ${svcAccept.latencyP99Ms} ms`);
+  if (svcAccept.non2xx > 0) throw new Error(`svc answered non-2xx during the accept run: ${JSON.stringify(svcAccept.statusCodes)}`);
+
+  // 2. End to end. The accept run left its sends queued: they are not part of this measurement.
+  // Requests autocannon abandoned at the end of its run may still be committing: let them land.
+  await settledSendJobs(sequelize);
+  await sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
+  await sequelize.query(`UPDATE email_logs SET status = 'FAILED', error = 'bench: accept-rate run, never delivered' WHERE status = 'QUEUED'`);
+  log(`end to end: accepting ${settings.sends} sends with the workers off`);
+  await enqueueSends(api.url, database.apiKey, settings.sends);
+  const queued = await waitedSendJobs(sequelize);
+  if (queued !== settings.sends) throw new Error(`expected ${settings.sends} send jobs waiting, found ${queued}`);
+  await stopChild(api.child);
+
+  log('end to end: svc daemon (ROLE=all) drains the queue to the sink');
+  sink.reset();
+  const all = await startDaemonChild('all', sink.port);
+  const drainTimeoutMs = Math.max(120_000, settings.sends * 20);
+  const svcDrain = await drainFigures('svc worker threads', sink, settings.sends, drainTimeoutMs);
+  log(`  ${svcDrain.messagesPerSecond} msg/s (${svcDrain.seconds} s)`);
+  await checkDrained(sequelize, settings.sends);
+
+  // 3. 202 → sink at half the drain rate, on the same daemon (after a short warm-up of its API).
+  const rate = Math.max(1, svcDrain.messagesPerSecond / 2);
+  log(`latency: paced sends at ${Math.round(rate)}/s for ${settings.latencySeconds} s`);
+  sink.reset();
+  await measureDeliveryLatency(all.url, database.apiKey, sink, rate, Math.min(2, settings.latencySeconds));
+  sink.reset();
+  const latency = await measureDeliveryLatency(all.url, database.apiKey, sink, rate, settings.latencySeconds);
+  log(`  p50 ${latency.deliveryP50Ms} ms, p99 ${latency.deliveryP99Ms} ms`);
+  await stopChild(all.child);
+
+  log('end to end: plain pooled nodemailer to the same sink');
+  const domain = await Domain.findOne({ where: { tenantId: database.tenantId, name: SENDER_DOMAIN } });
+  const secrets = loadSecrets(dataDir, JWT_SECRET);
+  sink.reset();
+  const sender = await startChild('nodemailer baseline', 'nodemailer-child.ts', [], {
+    env: {
+      BENCH_SINK_PORT: String(sink.port),
+      BENCH_COUNT: String(settings.sends),
+      BENCH_MAX_CONNECTIONS: String(settings.smtpMaxConnections),
+      BENCH_MAX_MESSAGES: String(settings.smtpMaxMessages),
+      BENCH_DKIM_DOMAIN: SENDER_DOMAIN,
+      BENCH_DKIM_SELECTOR: domain!.dkimSelector,
+      BENCH_DKIM_KEY: openDkimPrivateKey(secrets.encryptionKey, domain!.dkimPrivateKeySealed),
+    },
+  });
+  children.add(sender);
+  const nodemailerDrain = await drainFigures('pooled nodemailer', sink, settings.sends, drainTimeoutMs);
+  log(`  ${nodemailerDrain.messagesPerSecond} msg/s (${nodemailerDrain.seconds} s)`);
+  await sender.exited;
+  children.delete(sender);
+
+  const partial = {
+    machine,
+    settings,
+    accept: { svc: svcAccept, baselineInsert, bareFastify },
+    drain: { svc: svcDrain, nodemailer: nodemailerDrain },
+    latency,
+  };
+  return { ...partial, goals: evaluateGoals(partial) };
+}
+
+try {
+  const results = await main();
+  writeFileSync(join(BENCH_DIR, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  console.log(markdownTable(results));
+  const missed = results.goals.filter((g) => !g.met);
+  if (missed.length) log(`goals missed: ${missed.map((g) => `${g.name} = ${g.value} (goal ${g.target})`).join('; ')}`);
+  log('wrote bench/results.json');
+} catch (error) {
+  process.exitCode = 1;
+  console.error(error instanceof Error ? error.stack ?? error.message : error);
+} finally {
+  for (const child of children) await child.stop().catch(() => {});
+  await held.sink?.close().catch(() => {});
+  const { database } = held;
+  if (database && process.env.BENCH_KEEP_DB !== '1') await database.drop().catch((error: Error) => log(`could not drop the bench database: ${error.message}`));
+  else if (database) log(`kept the bench database: ${database.url}`);
+  rmSync(dataDir, { recursive: true, force: true });
+}
