@@ -25,6 +25,18 @@ export interface FrontMatter {
 const EXTENSIONS: Record<string, TemplateEditorMode> = { '.html': 'html', '.htm': 'html', '.liquid': 'html', '.tsx': 'react-email', '.jsx': 'react-email' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** YAML-style scalars: "double" (with escapes, as serializeFrontMatter writes them), 'single' or bare. */
+function unquote(value: string): string {
+  if (/^".*"$/.test(value)) {
+    try {
+      return JSON.parse(value) as string;
+    } catch {
+      return value.slice(1, -1);
+    }
+  }
+  return value.replace(/^'(.*)'$/, '$1');
+}
+
 /** `---` / `key: value` lines / `---` at the top; in .tsx files also inside a leading block comment. */
 export function parseFrontMatter(source: string): FrontMatter {
   const match = /^(?:\/\*\s*\n)?---\r?\n([\s\S]*?)\r?\n---\r?\n(?:\s*\*\/\r?\n)?/.exec(source);
@@ -33,7 +45,7 @@ export function parseFrontMatter(source: string): FrontMatter {
   for (const line of match[1].split(/\r?\n/)) {
     const pair = /^\s*([A-Za-z][\w-]*)\s*:\s*(.*?)\s*$/.exec(line);
     if (!pair) continue;
-    fields[pair[1]] = pair[2].replace(/^(["'])(.*)\1$/, '$2');
+    fields[pair[1]] = unquote(pair[2]);
   }
   return { fields, body: source.slice(match[0].length) };
 }

@@ -33,10 +33,10 @@ export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode
     setStep(back);
   };
 
-  const sendCredentials = () => {
+  const sendCredentials = (typedPassword: string) => {
     setStep('working');
     setError(null);
-    submitCredentials(email, password).then((outcome) => {
+    submitCredentials(email, typedPassword).then((outcome) => {
       if (outcome === 'signed-in') return onDone(email);
       setTwoFactor(true);
       setStep('code');
@@ -46,11 +46,11 @@ export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode
     });
   };
 
-  const sendCode = () => {
-    if (!/^\d{6}$/.test(code)) return setError('The code is the 6 digits your authenticator app shows.');
+  const sendCode = (typedCode: string) => {
+    if (!/^\d{6}$/.test(typedCode)) return setError('The code is the 6 digits your authenticator app shows.');
     setStep('working');
     setError(null);
-    submitCode(code).then(() => onDone(email), (reason: unknown) => {
+    submitCode(typedCode).then(() => onDone(email), (reason: unknown) => {
       setCode('');
       failed('code')(reason);
     });
@@ -62,7 +62,7 @@ export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode
       <Box>
         <Text>E-mail    </Text>
         {step === 'email' ? (
-          <TextInput value={email} onChange={setEmail} onSubmit={() => email.includes('@') ? (setError(null), setStep('password')) : setError('Enter an e-mail address.')} placeholder="you@example.com" />
+          <TextInput value={email} onChange={setEmail} onSubmit={(typed) => typed.includes('@') ? (setError(null), setStep('password')) : setError('Enter an e-mail address.')} placeholder="you@example.com" />
         ) : (
           <Text>{email}</Text>
         )}

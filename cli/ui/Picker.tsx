@@ -32,9 +32,9 @@ export function Picker<V>({ title, items, initialValue, onPick, onCancel }: Pick
     }
     if (key.upArrow) return setCursor(Math.max(0, index - 1));
     if (key.downArrow) return setCursor(Math.min(visible.length - 1, index + 1));
-    if (key.backspace || key.delete) return setFilter(filter.slice(0, -1));
+    if (key.backspace || key.delete) return setFilter((current) => current.slice(0, -1));
     if (input && !key.ctrl && !key.meta) {
-      setFilter(filter + input);
+      setFilter((current) => current + input);
       setCursor(0);
     }
   });

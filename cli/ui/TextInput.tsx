@@ -1,5 +1,5 @@
 // A one-line input: typed characters, backspace, Enter submits; `mask` hides what is typed.
-import React from 'react';
+import React, { useRef } from 'react';
 import { Text, useInput } from 'ink';
 
 export interface TextInputProps {
@@ -12,14 +12,22 @@ export interface TextInputProps {
 }
 
 export function TextInput({ value, onChange, onSubmit, mask, placeholder, focus = true }: TextInputProps) {
+  // Keys can arrive faster than React re-renders (typing fast, pasting): build on the last value
+  // this input produced, not on the possibly stale prop.
+  const latest = useRef(value);
+  latest.current = value;
+  const change = (next: string) => {
+    latest.current = next;
+    onChange(next);
+  };
   useInput(
     (input, key) => {
-      if (key.return) return onSubmit(value);
+      if (key.return) return onSubmit(latest.current);
       // Terminals send DEL (0x7f) for the backspace key, which Ink reports as `delete`.
-      if (key.backspace || key.delete) return onChange(value.slice(0, -1));
+      if (key.backspace || key.delete) return change(latest.current.slice(0, -1));
       if (key.ctrl || key.meta || key.tab || key.escape || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow) return;
       const printable = input.replace(/[\r\n]/g, '');
-      if (printable) onChange(value + printable);
+      if (printable) change(latest.current + printable);
     },
     { isActive: focus },
   );
