@@ -1,6 +1,7 @@
 // GET /emails/logs/stream (the feed of `svc logs tail`): auth, tenant filter, backlog, changes,
 // resume with Last-Event-ID, and a daemon that still shuts down with streams open.
 import { test } from 'uvu';
+import { QueryTypes } from 'sequelize';
 import * as assert from 'uvu/assert';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createApiKey, createWorld } from './helpers/fixtures.ts';
@@ -133,7 +134,7 @@ test('a change that commits late, with an updated_at the stream already passed, 
     const ahead = await sendAs(a.asKey, 'ahead');
     assert.is((await stream.next()).json.id, ahead);
     // As if its transaction had started before "ahead" was written but committed after it.
-    const [row] = await ctx.db.sequelize.query(`SELECT updated_at::text AS at FROM email_logs WHERE id = :ahead`, { replacements: { ahead }, type: 'SELECT' as never }) as { at: string }[];
+    const [row] = await ctx.db.sequelize.query<{ at: string }>(`SELECT updated_at::text AS at FROM email_logs WHERE id = :ahead`, { replacements: { ahead }, type: QueryTypes.SELECT });
     await ctx.db.sequelize.query(`UPDATE email_logs SET status = 'SENT', updated_at = CAST(:at AS timestamptz) - interval '100 milliseconds' WHERE id = :late`, { replacements: { at: row.at, late } });
     const frame = await stream.next();
     assert.is(frame.json.id, late);
