@@ -27,6 +27,7 @@ import {
   deleteTenant,
   getTenant,
   listTenants,
+  assertMember,
   requireTenantRole,
   resumeSending,
   unblockTenant,
@@ -43,6 +44,8 @@ function actorOf(request: FastifyRequest): Actor {
   return { adminId: principal.adminId, isPlatformAdmin: principal.isPlatformAdmin, ip: request.ip };
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 function pageOf(query: { page?: number; limit?: number }): [number, number] {
   return [query.page ?? 1, query.limit ?? 20];
 }
@@ -54,6 +57,15 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
   const platformAdmin = { access: access.session({ tenant: false, platformAdmin: true }) };
   const denied = { 401: ErrorBody, 403: ErrorBody };
   const invalid = { 400: ErrorBody };
+
+  // Runs after the auth plugin's check, still before validation: a non-member gets 403 whatever
+  // the body. Platform admins pass; the services decide what they may do without membership.
+  app.addHook('preValidation', async (request) => {
+    const tenantId = (request.params as { tenantId?: string } | undefined)?.tenantId;
+    const principal = request.principal;
+    if (!tenantId || !UUID.test(tenantId) || principal?.kind !== 'admin' || principal.isPlatformAdmin) return;
+    await assertMember(tenantId.toLowerCase(), principal.adminId);
+  });
 
   app.post('/tenants', {
     config: session,

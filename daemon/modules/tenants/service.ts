@@ -53,6 +53,12 @@ export async function requireTenantRole(
   return { tenant, role: membership.role };
 }
 
+/** Early refusal for non-members, before the body is even validated (so they learn nothing from 400s). */
+export async function assertMember(tenantId: string, adminId: string): Promise<void> {
+  const membership = await Membership.findOne({ where: { tenantId, adminId }, attributes: ['role'] });
+  if (!membership) throw new ForbiddenError('You are not a member of this tenant.', 'NOT_A_MEMBER');
+}
+
 export function tenantBody(tenant: Tenant, role: MemberRole | null): TenantBody {
   return {
     id: tenant.id,
