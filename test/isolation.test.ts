@@ -22,7 +22,7 @@ interface RouteUnderTest {
 const NOT_TENANT_SCOPED = [/^\/auth(\/|$)/, /^\/health(\/|$)/, /^\/platform(\/|$)/, /^\/tenants$/];
 
 let ctx: TestContext;
-let routes: RouteUnderTest[] = [];
+const routes: RouteUnderTest[] = [];
 let victim: Awaited<ReturnType<typeof createWorld>>;
 let intruder: Awaited<ReturnType<typeof createWorld>>;
 let victimKeyPrefix = '';
