@@ -11,7 +11,7 @@ import { unseal } from '../daemon/crypto/sealed.ts';
 
 let ctx: TestContext;
 test.before(async () => {
-  ctx = await createTestContext();
+  ctx = await createTestContext({ env: { AUTH_RATE_LIMIT_MAX: '1000' } });
 });
 test.after(async () => {
   await ctx?.close();

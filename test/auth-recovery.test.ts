@@ -14,7 +14,7 @@ import { pickMailLocale } from '../daemon/modules/auth/mails.ts';
 const PUBLIC_URL = 'https://mail.example.test';
 let ctx: TestContext;
 test.before(async () => {
-  ctx = await createTestContext({ env: { PUBLIC_URL } });
+  ctx = await createTestContext({ env: { PUBLIC_URL, AUTH_RATE_LIMIT_MAX: '1000' } });
 });
 test.after(async () => {
   await ctx?.close();
