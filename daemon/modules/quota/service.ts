@@ -1,12 +1,15 @@
 // Monthly sending quota. A tenant's limit is its monthlyLimit override or its plan's; usage is
-// counted per cycle in sharded counters (quota_usage: a send adds to one of QUOTA_SHARDS rows
-// chosen at random, a read sums them) so concurrent sends of one tenant do not queue on one row.
+// counted per cycle in sharded counters (quota_usage: a send adds to one of QUOTA_SHARDS rows, a
+// read sums them) so concurrent sends of one tenant do not queue on one row. The shard is picked by
+// the database connection (backend pid), not at random: a connection runs one transaction at a time,
+// so two sends in flight together only meet on a row when their pids collide modulo QUOTA_SHARDS.
+// (A random pick among 8 made concurrent sends wait on each other's row lock until COMMIT's fsync.)
 // A cycle starts on the first of the month (UTC) unless billing restarted it (quota_cycles,
 // written by resetQuotaCycle on the payment provider's invoice.paid); it then lasts one month.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { PLANS, type PlanSlug } from '../../../shared/constants.ts';
 
-export const QUOTA_SHARDS = 8;
+export const QUOTA_SHARDS = 64;
 export const QUOTA_WARNING_PERCENT = 80;
 /** Sends are refused once usage would pass this share of the limit (grace up to 110 %). */
 export const QUOTA_HARD_STOP_RATIO = 1.1;
@@ -77,9 +80,9 @@ export function wouldExceedQuota(status: QuotaStatus, count: number): boolean {
 export async function addQuotaUsage(sequelize: Sequelize, tenantId: string, cycleStart: Date, count: number, transaction?: Transaction): Promise<void> {
   if (count <= 0) return;
   await sequelize.query(
-    `INSERT INTO quota_usage (tenant_id, cycle_start, shard, used) VALUES (:tenantId, :cycleStart, :shard, :count)
+    `INSERT INTO quota_usage (tenant_id, cycle_start, shard, used) VALUES (:tenantId, :cycleStart, pg_backend_pid() % :shards, :count)
      ON CONFLICT (tenant_id, cycle_start, shard) DO UPDATE SET used = quota_usage.used + EXCLUDED.used`,
-    { replacements: { tenantId, cycleStart, shard: Math.floor(Math.random() * QUOTA_SHARDS), count }, transaction },
+    { replacements: { tenantId, cycleStart, shards: QUOTA_SHARDS, count }, transaction },
   );
 }
 
