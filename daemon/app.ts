@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { App, AppDeps } from './app-types.ts';
 import errorsPlugin, { sendError } from './plugins/errors.ts';
+import finiteNumbersPlugin from './plugins/finite-numbers.ts';
 import { ApiError } from './errors.ts';
 import authPlugin from './plugins/auth.ts';
 import rateLimitPlugin from './plugins/rate-limit.ts';
@@ -68,6 +69,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   // Scopes that accept other types (inbound, tracking, billing) add their own parser.
   app.removeContentTypeParser('text/plain');
   await app.register(errorsPlugin);
+  await app.register(finiteNumbersPlugin);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

@@ -106,6 +106,12 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'validation: a query number that is not finite (ajv would coerce it to Infinity)',
+    request: () => ({ method: 'GET', url: '/suppressions?page=1e309&limit=Infinity', headers: world.asKey }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+  },
+  {
     name: 'X-Tenant-Id that is not a UUID',
     request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { ...world.asOwner, 'x-tenant-id': 'acme' } }),
     status: 400,

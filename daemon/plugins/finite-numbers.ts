@@ -1,0 +1,40 @@
+// Ajv coerces query and path strings such as "1e309" or "Infinity" to Infinity and then skips
+// minimum/maximum (its range checks only look at finite numbers), so `?limit=Infinity` would reach
+// the SQL. Numbers in the query and path must be finite; bodies are safe (JSON has no Infinity
+// and ajv refuses a non-finite JSON number).
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ValidationError } from '../errors.ts';
+
+interface ObjectSchema {
+  properties?: Record<string, { type?: string | string[] }>;
+}
+
+function numericKeys(schema: unknown): string[] {
+  const properties = (schema as ObjectSchema | undefined)?.properties ?? {};
+  return Object.entries(properties)
+    .filter(([, property]) => [property.type].flat().some((type) => type === 'integer' || type === 'number'))
+    .map(([key]) => key);
+}
+
+function check(request: FastifyRequest, part: 'querystring' | 'params', values: unknown): void {
+  const keys = numericKeys(request.routeOptions.schema?.[part]);
+  if (keys.length === 0 || !values || typeof values !== 'object') return;
+  for (const key of keys) {
+    const raw = (values as Record<string, unknown>)[key];
+    for (const value of [raw].flat()) {
+      if (typeof value === 'string' && value.trim() !== '' && !Number.isFinite(Number(value))) {
+        throw new ValidationError(`Invalid request: ${part}.${key} must be a finite number.`, [{ field: `${part}.${key}`, message: 'must be a finite number' }]);
+      }
+    }
+  }
+}
+
+async function finiteNumbers(app: FastifyInstance): Promise<void> {
+  app.addHook('preValidation', async (request) => {
+    check(request, 'querystring', request.query);
+    check(request, 'params', request.params);
+  });
+}
+
+export default fp(finiteNumbers, { name: 'finite-numbers' });
