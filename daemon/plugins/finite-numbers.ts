@@ -8,17 +8,22 @@ import { ValidationError } from '../errors.ts';
 
 interface ObjectSchema {
   properties?: Record<string, { type?: string | string[] }>;
+  allOf?: ObjectSchema[];
+  anyOf?: ObjectSchema[];
 }
 
-function numericKeys(schema: unknown): string[] {
-  const properties = (schema as ObjectSchema | undefined)?.properties ?? {};
-  return Object.entries(properties)
+/** Names of numeric properties, looking through Type.Intersect / Type.Union too. */
+function numericKeys(schema: ObjectSchema | undefined): string[] {
+  if (!schema) return [];
+  const own = Object.entries(schema.properties ?? {})
     .filter(([, property]) => [property.type].flat().some((type) => type === 'integer' || type === 'number'))
     .map(([key]) => key);
+  const nested = [...(schema.allOf ?? []), ...(schema.anyOf ?? [])].flatMap(numericKeys);
+  return [...own, ...nested];
 }
 
 function check(request: FastifyRequest, part: 'querystring' | 'params', values: unknown): void {
-  const keys = numericKeys(request.routeOptions.schema?.[part]);
+  const keys = numericKeys(request.routeOptions.schema?.[part] as ObjectSchema | undefined);
   if (keys.length === 0 || !values || typeof values !== 'object') return;
   for (const key of keys) {
     const raw = (values as Record<string, unknown>)[key];

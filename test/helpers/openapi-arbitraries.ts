@@ -46,7 +46,7 @@ const MAX_DEPTH = 4;
 const junk = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
   fc.string({ unit: 'binary', maxLength: 30 }),
-  fc.constantFrom('', ' ', '\r\nBcc: victim@example.com', '../../etc/passwd', "' OR 1=1 --", '%00', '{{7*7}}', '<script>', 'null', '-1', '1e309', 'x'.repeat(5000)),
+  fc.constantFrom('', ' ', '\r\nBcc: victim@example.com', '../../etc/passwd', "' OR 1=1 --", '%00', '{{7*7}}', '<script>', 'null', '-1', '1e309', 'Infinity', '-Infinity', 'NaN', '9007199254740993', '1e20', 'x'.repeat(5000)),
 );
 
 function resolve(schema: Schema, doc: OpenApiDocument): Schema {
@@ -74,7 +74,7 @@ export function valid(input: Schema, doc: OpenApiDocument, depth = 0): fc.Arbitr
 }
 
 function byType(type: string | undefined, schema: Schema, doc: OpenApiDocument, depth: number): fc.Arbitrary<unknown> {
-  switch (type) {
+  switch (type ?? '') {
     case 'string':
       return stringOf(schema);
     case 'integer':
@@ -100,7 +100,7 @@ function byType(type: string | undefined, schema: Schema, doc: OpenApiDocument, 
 }
 
 function stringOf(schema: Schema): fc.Arbitrary<string> {
-  switch (schema.format) {
+  switch (schema.format ?? '') {
     case 'uuid':
       return fc.uuid();
     case 'email':
