@@ -1,6 +1,7 @@
 // Child processes of the bench (the daemon, the baselines, the nodemailer sender): started with
 // tsx, ready when they print "ready ...", stopped with SIGTERM (SIGKILL if they hang).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -86,3 +87,16 @@ export async function startChild(name: string, script: string, args: string[], o
     },
   };
 }
+
+/**
+ * Statements sent so far by every thread of process `pid` (see count-queries.mjs). Waits a moment
+ * first so each thread has written its latest count.
+ */
+export async function queriesSentBy(dir: string, pid: number): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return readdirSync(dir)
+    .filter((file) => file.startsWith(`${pid}-`))
+    .reduce((sum, file) => sum + Number(readFileSync(join(dir, file), 'utf8')), 0);
+}
+
+export const QUERY_COUNTER = join(BENCH_DIR, 'count-queries.mjs');

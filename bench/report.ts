@@ -22,6 +22,8 @@ export interface BenchResults {
   accept: { svc: AcceptFigures; baselineInsert: AcceptFigures; bareFastify: AcceptFigures };
   drain: { svc: DrainFigures; nodemailer: DrainFigures };
   latency: LatencyFigures;
+  /** Statements the daemon sends to PostgreSQL per message (BEGIN and COMMIT count), counted in pg.Client. */
+  queriesPerSend: { accept: number; delivery: number; baselineInsert: number };
   goals: Goal[];
 }
 
@@ -64,6 +66,7 @@ export function markdownTable(r: BenchResults): string {
     `| Reference: bare Fastify, no database | — | ${n(bareFastify.requestsPerSecond)} req/s, p50 ${ms(bareFastify.latencyP50Ms)} / p99 ${ms(bareFastify.latencyP99Ms)} | — | — |`,
     `| End to end: ${n(r.drain.svc.messages)} queued sends drained to an SMTP sink (pool of ${s.smtpMaxConnections}) | ${n(r.drain.svc.messagesPerSecond)} msg/s | ${n(r.drain.nodemailer.messagesPerSecond)} msg/s (plain pooled nodemailer, same pool) | ${drain.value}× | ≥ 0.7× — ${mark(drain)} |`,
     `| 202 → sink receives the message, at ${n(r.latency.ratePerSecond)} sends/s (half the drain rate) | p50 ${ms(r.latency.deliveryP50Ms)} / p99 ${ms(r.latency.deliveryP99Ms)} | — | — | p50 < 50 ms — ${mark(p50)}; p99 < 250 ms — ${mark(p99)} |`,
+    `| Database statements per message (BEGIN/COMMIT included) | accept ${r.queriesPerSend.accept}, delivery ${r.queriesPerSend.delivery} | ${r.queriesPerSend.baselineInsert} (the INSERT) | — | — |`,
     '',
     `Measured ${m.date.slice(0, 10)} on ${m.nproc} × ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}, PostgreSQL ${m.postgres ?? '?'}; load generator, SMTP sink and daemon on the same machine (load average ${m.loadAverageAtStart.join(' / ')} at start). \`npm run bench\` writes bench/results.json.`,
   ];

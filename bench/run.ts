@@ -21,7 +21,7 @@ import { Domain } from '../daemon/modules/domains/model.ts';
 import { openDkimPrivateKey } from '../daemon/modules/domains/keys.ts';
 import { loadSecrets } from '../daemon/secrets.ts';
 import { measureAcceptRate, type AcceptRunOptions } from './accept.ts';
-import { BENCH_DIR, freePort, startChild, type Child } from './children.ts';
+import { BENCH_DIR, freePort, queriesSentBy, QUERY_COUNTER, startChild, type Child } from './children.ts';
 import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
 import { checkDrained, drainFigures, enqueueSends, waitedSendJobs } from './drain.ts';
 import { measureDeliveryLatency } from './latency.ts';
@@ -59,6 +59,7 @@ const cpuProfile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-pr
 const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+const queryCountDir = mkdtempSync(join(tmpdir(), 'svc-bench-queries-'));
 const children = new Set<Child>();
 // Held outside main() so that the finally block can clean up after a failure half-way.
 const held: { sink: BenchSink | null; database: BenchDatabase | null } = { sink: null, database: null };
@@ -66,8 +67,9 @@ const held: { sink: BenchSink | null; database: BenchDatabase | null } = { sink:
 async function startDaemonChild(role: 'api' | 'all', smtpPort: number): Promise<{ child: Child; url: string }> {
   const port = await freePort();
   const child = await startChild(`daemon (ROLE=${role})`, 'daemon-child.ts', [], {
-    nodeArgs: cpuProfile,
+    nodeArgs: [...cpuProfile, '--import', QUERY_COUNTER],
     env: {
+      BENCH_QUERY_COUNT_DIR: queryCountDir,
       NODE_ENV: 'production',
       ROLE: role,
       PORT: String(port),
@@ -136,12 +138,14 @@ async function main(): Promise<BenchResults> {
   // 2. End to end. The accept run left its sends queued: they are not part of this measurement.
   // Requests autocannon abandoned at the end of its run may still be committing: let them land.
   await settledSendJobs(sequelize);
+  const queriesBeforeEnqueue = await queriesSentBy(queryCountDir, api.child.process.pid!);
   await sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
   await sequelize.query(`UPDATE email_logs SET status = 'FAILED', error = 'bench: accept-rate run, never delivered' WHERE status = 'QUEUED'`);
   log(`end to end: accepting ${settings.sends} sends with the workers off`);
   await enqueueSends(api.url, database.apiKey, settings.sends);
   const queued = await waitedSendJobs(sequelize);
   if (queued !== settings.sends) throw new Error(`expected ${settings.sends} send jobs waiting, found ${queued}`);
+  const acceptQueries = (await queriesSentBy(queryCountDir, api.child.process.pid!)) - queriesBeforeEnqueue;
   await stopChild(api.child);
 
   log('end to end: svc daemon (ROLE=all) drains the queue to the sink');
@@ -151,6 +155,8 @@ async function main(): Promise<BenchResults> {
   const svcDrain = await drainFigures('svc worker threads', sink, settings.sends, drainTimeoutMs);
   log(`  ${svcDrain.messagesPerSecond} msg/s (${svcDrain.seconds} s)`);
   await checkDrained(sequelize, settings.sends);
+  // Since the process started: boot and idle polling are a few hundred statements against N × ~10.
+  const drainQueries = await queriesSentBy(queryCountDir, all.child.process.pid!);
 
   // 3. 202 → sink at half the drain rate, on the same daemon (after a short warm-up of its API).
   const rate = Math.max(1, svcDrain.messagesPerSecond / 2);
@@ -189,6 +195,11 @@ async function main(): Promise<BenchResults> {
     accept: { svc: svcAccept, baselineInsert, bareFastify },
     drain: { svc: svcDrain, nodemailer: nodemailerDrain },
     latency,
+    queriesPerSend: {
+      accept: Math.round((acceptQueries / settings.sends) * 10) / 10,
+      delivery: Math.round((drainQueries / settings.sends) * 10) / 10,
+      baselineInsert: 1,
+    },
   };
   return { ...partial, goals: evaluateGoals(partial) };
 }
@@ -210,4 +221,5 @@ try {
   if (database && process.env.BENCH_KEEP_DB !== '1') await database.drop().catch((error: Error) => log(`could not drop the bench database: ${error.message}`));
   else if (database) log(`kept the bench database: ${database.url}`);
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(queryCountDir, { recursive: true, force: true });
 }
