@@ -60,7 +60,7 @@ export async function registerAdmin(
     // Serialises registrations so two simultaneous "first" admins cannot both become platform admin.
     await deps.sequelize.query('LOCK TABLE admins IN SHARE ROW EXCLUSIVE MODE', { transaction });
     const first = (await Admin.count({ transaction })) === 0;
-    if (!first && !(await getPlatformSettings(deps.sequelize)).registrationOpen) {
+    if (!first && !(await getPlatformSettings(deps.sequelize, transaction)).registrationOpen) {
       throw new ForbiddenError('Registration is closed on this service: ask a platform administrator to add you.', 'REGISTRATION_CLOSED');
     }
     if (await findAdminByEmail(email, transaction)) {

@@ -1,6 +1,6 @@
 // Platform settings: defaults from shared/schemas/platform.ts, overridden by rows of
 // platform_settings. Read by registration, the send pipeline and domains.
-import type { Sequelize } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import { PlatformSetting } from './model.ts';
 import { recordAudit } from '../audit/service.ts';
 import {
@@ -13,10 +13,11 @@ const KNOWN_KEYS = Object.keys(DEFAULT_PLATFORM_SETTINGS) as (keyof PlatformSett
 
 /**
  * The current settings. Takes the connection rather than using the model, so worker threads and
- * other modules can call it without binding this module's models.
+ * other modules can call it without binding this module's models. Inside a transaction, pass it:
+ * the embedded database serves one session at a time, so a second connection would wait forever.
  */
-export async function getPlatformSettings(sequelize: Sequelize): Promise<PlatformSettings> {
-  const [rows] = await sequelize.query('SELECT key, value FROM platform_settings');
+export async function getPlatformSettings(sequelize: Sequelize, transaction?: Transaction): Promise<PlatformSettings> {
+  const [rows] = await sequelize.query('SELECT key, value FROM platform_settings', { transaction });
   const settings: PlatformSettings = { ...DEFAULT_PLATFORM_SETTINGS };
   for (const row of rows as { key: string; value: unknown }[]) {
     if ((KNOWN_KEYS as string[]).includes(row.key)) {
