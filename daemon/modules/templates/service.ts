@@ -134,12 +134,14 @@ export async function duplicateTemplate(ctx: TenantContext, id: string): Promise
   const latestPerLocale = new Map<string, TemplateVersion>();
   for (const v of versions) if (!latestPerLocale.has(v.locale)) latestPerLocale.set(v.locale, v);
   const links = await TemplateTagLink.findAll({ where: { templateId: source.id } });
+  // Outside the transaction: the embedded database has a single connection, which the transaction holds.
+  const slug = await freeCopySlug(ctx.tenantId, source.slug);
   const copy = await sequelize.transaction(async (transaction) => {
     const created = await Template.create({
       tenantId: ctx.tenantId,
       projectId: source.projectId,
       name: `${source.name} (copy)`.slice(0, 200),
-      slug: await freeCopySlug(ctx.tenantId, source.slug),
+      slug,
       editorMode: source.editorMode,
       defaultLocale: source.defaultLocale,
       createdBy: ctx.adminId,

@@ -1,7 +1,7 @@
 // Versions of a template: numbered 1, 2, 3 …; each has a locale; at most one published per locale
 // (publishing another unpublishes the previous, in one transaction). A published version is frozen:
 // change it by creating a new version (a copy of the latest) and publishing that.
-import { Op, type Sequelize } from 'sequelize';
+import { Op, type Sequelize, type Transaction } from 'sequelize';
 import type { TenantContext } from '../../plugins/access.ts';
 import { ConflictError } from '../../errors.ts';
 import type { CreateVersionBody, TemplateVersionView, UpdateVersionBody } from '../../../shared/schemas/templates.ts';
@@ -14,7 +14,7 @@ function sequelizeOf(): Sequelize {
   return TemplateVersion.sequelize as Sequelize;
 }
 
-async function touch(template: Template, transaction?: import('sequelize').Transaction): Promise<void> {
+async function touch(template: Template, transaction?: Transaction): Promise<void> {
   template.changed('updatedAt', true);
   await template.save({ transaction });
 }
