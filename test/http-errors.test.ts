@@ -112,6 +112,12 @@ const CASES: Case[] = [
     code: 'VALIDATION_FAILED',
   },
   {
+    name: 'validation: a page number past any real page',
+    request: () => ({ method: 'GET', url: '/suppressions?page=100000000000000000000', headers: world.asKey }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+  },
+  {
     name: 'X-Tenant-Id that is not a UUID',
     request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { ...world.asOwner, 'x-tenant-id': 'acme' } }),
     status: 400,

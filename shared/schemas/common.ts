@@ -10,7 +10,8 @@ export type IdParams = Static<typeof IdParams>;
 
 export function PageQuery(maxLimit = 100, defaultLimit = 20) {
   return Type.Object({
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    // Bounded so that (page - 1) * limit stays a valid OFFSET.
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit })),
   });
 }
