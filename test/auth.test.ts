@@ -156,6 +156,10 @@ test('logout revokes only this sign-in; logout-all revokes every one', async () 
   assert.is((await RefreshToken.findOne({ where: { tokenHash: hashToken(b.refreshToken) } }))!.revokedAt, null);
   const refreshA = await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: a.refreshToken } });
   assert.is(refreshA.statusCode, 401);
+  const meA = await ctx.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(a.accessToken) });
+  assert.is(meA.statusCode, 401, 'the access token of an ended sign-in stops working at once');
+  assert.match(meA.json().message, /ended/);
+  assert.is((await ctx.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(b.accessToken) })).statusCode, 200);
 
   const all = await ctx.app.inject({ method: 'POST', url: '/auth/logout-all', headers: bearer(b.accessToken) });
   assert.is(all.statusCode, 200);
@@ -185,6 +189,8 @@ test('change-password: wrong current password 403; keeps this session, revokes t
   assert.is(ok.statusCode, 200);
   assert.is(ok.json().revokedSessions, 1);
   assert.is((await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: other.refreshToken } })).statusCode, 401);
+  assert.is((await ctx.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(other.accessToken) })).statusCode, 401);
+  assert.is((await ctx.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(keep.accessToken) })).statusCode, 200);
   assert.is((await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: keep.refreshToken } })).statusCode, 200);
   assert.is((await login('changer@example.test')).statusCode, 401);
   assert.is((await login('changer@example.test', 'a brand new password')).statusCode, 200);

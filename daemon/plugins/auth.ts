@@ -7,6 +7,7 @@ import { ForbiddenError, UnauthorizedError, ValidationError } from '../errors.ts
 import { Membership, Tenant } from '../modules/tenants/model.ts';
 import { looksLikeApiKey } from '../modules/auth/api-key-format.ts';
 import { resolveApiKey } from '../modules/auth/credentials.ts';
+import { sessionIsLive } from '../modules/auth/tokens.ts';
 import { TENANT_HEADER, type MemberRole } from '../../shared/constants.ts';
 import { defaultRoleFor, roleAtLeast, type Access, type Principal, type TenantContext } from './access.ts';
 
@@ -52,21 +53,29 @@ async function resolvePrincipal(app: FastifyInstance, request: FastifyRequest): 
     };
     return;
   }
+  let claims: AccessTokenClaims;
   try {
-    const claims = app.jwt.verify<AccessTokenClaims>(token);
+    claims = app.jwt.verify<AccessTokenClaims>(token);
     if (claims.typ !== 'access' || typeof claims.sub !== 'string') throw new Error('not an access token');
-    request.principal = {
-      kind: 'admin',
-      adminId: claims.sub,
-      isPlatformAdmin: claims.pa === true,
-      sessionId: typeof claims.sid === 'string' ? claims.sid : null,
-    };
   } catch (error) {
     const expired = (error as { code?: string }).code === 'FAST_JWT_EXPIRED';
     request.authFailure = expired
       ? 'The access token has expired: refresh it with POST /auth/refresh or sign in again.'
       : 'The access token is invalid.';
+    return;
   }
+  // Signing out (logout, logout-all, password change or reset, refresh-token reuse) ends the
+  // sign-in's access tokens at once, not 15 minutes later.
+  if (typeof claims.sid === 'string' && !(await sessionIsLive(claims.sid))) {
+    request.authFailure = 'This sign-in has ended (signed out or revoked): sign in again.';
+    return;
+  }
+  request.principal = {
+    kind: 'admin',
+    adminId: claims.sub,
+    isPlatformAdmin: claims.pa === true,
+    sessionId: typeof claims.sid === 'string' ? claims.sid : null,
+  };
 }
 
 function headerTenantId(request: FastifyRequest): string | null {

@@ -88,3 +88,12 @@ export async function findLiveOneTimeToken(token: string, purpose: AuthTokenPurp
     lock: transaction ? transaction.LOCK.UPDATE : undefined,
   });
 }
+
+/** Whether the sign-in (refresh-token family) still has a live, unexpired token. */
+export async function sessionIsLive(familyId: string): Promise<boolean> {
+  const row = await RefreshToken.findOne({
+    where: { familyId, revokedAt: { [Op.is]: null }, expiresAt: { [Op.gt]: new Date() } },
+    attributes: ['id'],
+  });
+  return row !== null;
+}
