@@ -7,7 +7,8 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { Admin, RefreshToken } from '../daemon/modules/auth/model.ts';
 import { AuditEvent } from '../daemon/modules/audit/model.ts';
 import { PlatformSetting } from '../daemon/modules/platform/model.ts';
-import { hashToken } from '../daemon/modules/auth/tokens.ts';
+import { hashToken, pruneExpiredAuthTokens } from '../daemon/modules/auth/tokens.ts';
+import { AuthToken } from '../daemon/modules/auth/model.ts';
 
 let ctx: TestContext;
 test.before(async () => {
@@ -216,6 +217,18 @@ test('tokens with alg none, another secret, or an API-key look are refused with 
   const res = await ctx.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(expired) });
   assert.is(res.statusCode, 401);
   assert.match(res.json().message, /expired/);
+});
+
+test('maintenance prunes tokens a day past their expiry and keeps the rest', async () => {
+  const admin = await Admin.findOne({ where: { email: 'first@example.test' } });
+  const old = new Date(Date.now() - 2 * 86_400_000);
+  await AuthToken.create({ adminId: admin!.id, purpose: 'reset-password', tokenHash: 'old-one-time', expiresAt: old });
+  await RefreshToken.create({ adminId: admin!.id, familyId: admin!.id, tokenHash: 'old-refresh', expiresAt: old });
+  const liveRefresh = await RefreshToken.count({ where: { adminId: admin!.id } });
+  await pruneExpiredAuthTokens(ctx.db.sequelize);
+  assert.is(await AuthToken.count({ where: { tokenHash: 'old-one-time' } }), 0);
+  assert.is(await RefreshToken.count({ where: { tokenHash: 'old-refresh' } }), 0);
+  assert.is(await RefreshToken.count({ where: { adminId: admin!.id } }), liveRefresh - 1);
 });
 
 test.run();

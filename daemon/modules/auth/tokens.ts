@@ -2,7 +2,7 @@
 // challenges): 32 random bytes, stored only as their SHA-256 hash. They are high-entropy, so a
 // fast hash is enough and a look-up by hash is safe.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { Op, type Transaction } from 'sequelize';
+import { Op, type Sequelize, type Transaction } from 'sequelize';
 import { AuthToken, RefreshToken, type AuthTokenPurpose } from './model.ts';
 
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -96,4 +96,13 @@ export async function sessionIsLive(familyId: string): Promise<boolean> {
     attributes: ['id'],
   });
   return row !== null;
+}
+
+/**
+ * Maintenance: drops one-time tokens and refresh tokens a day after they expire. An expired
+ * refresh token is refused anyway, so its row no longer serves reuse detection.
+ */
+export async function pruneExpiredAuthTokens(sequelize: Sequelize): Promise<void> {
+  await sequelize.query(`DELETE FROM auth_tokens WHERE expires_at < now() - interval '1 day'`);
+  await sequelize.query(`DELETE FROM refresh_tokens WHERE expires_at < now() - interval '1 day'`);
 }
