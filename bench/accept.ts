@@ -2,6 +2,7 @@
 // bare Fastify route doing one pg INSERT and a bare Fastify route doing nothing. Every target gets
 // the same body, connections and duration, after a short warm-up whose figures are dropped.
 import autocannon from 'autocannon';
+import { cpuTimeMs } from './children.ts';
 import { sendBody } from './message.ts';
 
 export interface AcceptFigures {
@@ -11,6 +12,8 @@ export interface AcceptFigures {
   latencyP99Ms: number;
   latencyMaxMs: number;
   requests: number;
+  /** CPU time the server process spent per answered request during the measured run (Linux). */
+  serverCpuMsPerRequest: number | null;
   non2xx: number;
   errors: number;
   statusCodes: Record<string, number>;
@@ -19,12 +22,13 @@ export interface AcceptFigures {
 export interface AcceptRunOptions {
   connections: number;
   durationSeconds: number;
-  warmupSeconds: number;
+  /** Requests sent (and all answered) before the measured run. */
+  warmupRequests: number;
 }
 
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-export async function measureAcceptRate(label: string, baseUrl: string, headers: Record<string, string>, options: AcceptRunOptions): Promise<AcceptFigures> {
+export async function measureAcceptRate(label: string, baseUrl: string, headers: Record<string, string>, options: AcceptRunOptions, serverPid: number): Promise<AcceptFigures> {
   // No Idempotency-Key: every request is a new send (the pipeline dedupes only on a key).
   const request = {
     url: `${baseUrl}/emails/send`,
@@ -35,8 +39,12 @@ export async function measureAcceptRate(label: string, baseUrl: string, headers:
     pipelining: 1,
     timeout: 30,
   };
-  if (options.warmupSeconds > 0) await autocannon({ ...request, duration: options.warmupSeconds });
+  // A warm-up by count, not duration: autocannon then waits for every answer, so no abandoned
+  // requests are still being served when the measured run starts.
+  if (options.warmupRequests > 0) await autocannon({ ...request, amount: options.warmupRequests });
+  const cpuBefore = cpuTimeMs(serverPid);
   const result = await autocannon({ ...request, duration: options.durationSeconds });
+  const cpuAfter = cpuTimeMs(serverPid);
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count]));
   return {
     label,
@@ -45,6 +53,7 @@ export async function measureAcceptRate(label: string, baseUrl: string, headers:
     latencyP99Ms: round(result.latency.p99),
     latencyMaxMs: round(result.latency.max),
     requests: result.requests.total,
+    serverCpuMsPerRequest: cpuBefore === null || cpuAfter === null || result.requests.total === 0 ? null : round((cpuAfter - cpuBefore) / result.requests.total, 2),
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
     statusCodes,

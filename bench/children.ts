@@ -99,4 +99,15 @@ export async function queriesSentBy(dir: string, pid: number): Promise<number> {
     .reduce((sum, file) => sum + Number(readFileSync(join(dir, file), 'utf8')), 0);
 }
 
+/** CPU time (user + system, every thread) process `pid` has used so far, in ms; null off Linux. */
+export function cpuTimeMs(pid: number): number | null {
+  try {
+    // Fields after "(comm) ": state is the 1st, utime the 12th, stime the 13th, in clock ticks (100/s).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 export const QUERY_COUNTER = join(BENCH_DIR, 'count-queries.mjs');

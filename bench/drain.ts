@@ -12,6 +12,8 @@ export interface DrainFigures {
   messages: number;
   seconds: number;
   messagesPerSecond: number;
+  /** CPU time of the sending process (all its threads) per message, from its ready line to the last message (Linux). */
+  senderCpuMsPerMessage: number | null;
 }
 
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -36,10 +38,11 @@ export async function enqueueSends(baseUrl: string, apiKey: string, count: numbe
 }
 
 /** Waits until the sink has `count` messages and reads the rate off its first and last arrival. */
-export async function drainFigures(label: string, sink: BenchSink, count: number, timeoutMs: number): Promise<DrainFigures> {
+export async function drainFigures(label: string, sink: BenchSink, count: number, timeoutMs: number, senderCpuMs: () => Promise<number | null>): Promise<DrainFigures> {
   await sink.waitForCount(count, timeoutMs);
+  const cpu = await senderCpuMs();
   const seconds = (sink.lastAt()! - sink.firstAt()!) / 1000;
-  return { label, messages: count, seconds: round(seconds, 2), messagesPerSecond: round((count - 1) / seconds, 0) };
+  return { label, messages: count, seconds: round(seconds, 2), messagesPerSecond: round((count - 1) / seconds, 0), senderCpuMsPerMessage: cpu === null ? null : round(cpu / count, 2) };
 }
 
 /** Every accepted send reached SENT and left the queue. */

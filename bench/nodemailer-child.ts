@@ -1,6 +1,6 @@
 // The baseline of the end-to-end measurement, as a child process like the daemon: plain pooled
 // nodemailer sending N messages to the sink, the same message the daemon sends (same headers, same
-// DKIM key), with the same pool size. Prints "ready", sends, then prints "done <count>".
+// DKIM key), with the same pool size. Prints "ready", sends, then "done <sent> <failed> <cpu ms>".
 // Usage: node --import tsx bench/nodemailer-child.ts   (env BENCH_* below)
 import { randomUUID } from 'node:crypto';
 import nodemailer from 'nodemailer';
@@ -43,6 +43,7 @@ function message() {
 }
 
 console.log('ready');
+const cpuAtReady = process.cpuUsage();
 let next = 0;
 let failed = 0;
 async function lane() {
@@ -55,5 +56,6 @@ async function lane() {
 }
 await Promise.all(Array.from({ length: inFlight }, lane));
 transport.close();
-console.log(`done ${count - failed} ${failed}`);
+const cpu = process.cpuUsage(cpuAtReady);
+console.log(`done ${count - failed} ${failed} ${(cpu.user + cpu.system) / 1000}`);
 process.exit(0);

@@ -9,7 +9,7 @@
 //   3. time from the 202 to the sink receiving the message, at half the measured drain rate.
 //
 // Environment: DATABASE_URL (required), BENCH_SENDS (20000), BENCH_DURATION (10 s per autocannon
-// run), BENCH_WARMUP (2 s), BENCH_CONNECTIONS (64), BENCH_LATENCY_SECONDS (10), BENCH_LOG_LEVEL
+// run), BENCH_WARMUP (2000 requests before each measured run), BENCH_CONNECTIONS (64), BENCH_LATENCY_SECONDS (10), BENCH_LOG_LEVEL
 // (warn: the daemon's log level), SMTP_MAX_CONNECTIONS / SMTP_MAX_MESSAGES (the daemon's defaults),
 // BENCH_CPU_PROF=1 (the daemon children write .cpuprofile files to bench/profiles), BENCH_KEEP_DB=1.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +21,7 @@ import { Domain } from '../daemon/modules/domains/model.ts';
 import { openDkimPrivateKey } from '../daemon/modules/domains/keys.ts';
 import { loadSecrets } from '../daemon/secrets.ts';
 import { measureAcceptRate, type AcceptRunOptions } from './accept.ts';
-import { BENCH_DIR, freePort, queriesSentBy, QUERY_COUNTER, startChild, type Child } from './children.ts';
+import { BENCH_DIR, cpuTimeMs, freePort, queriesSentBy, QUERY_COUNTER, startChild, type Child } from './children.ts';
 import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
 import { checkDrained, drainFigures, enqueueSends, waitedSendJobs } from './drain.ts';
 import { measureDeliveryLatency } from './latency.ts';
@@ -46,7 +46,7 @@ const daemonDefaults = loadConfig({ SMTP_MAX_CONNECTIONS: process.env.SMTP_MAX_C
 const settings: BenchSettings = {
   connections: whole('BENCH_CONNECTIONS', 64),
   durationSeconds: whole('BENCH_DURATION', 10),
-  warmupSeconds: whole('BENCH_WARMUP', 2),
+  warmupRequests: whole('BENCH_WARMUP', 2000),
   sends: whole('BENCH_SENDS', 20_000),
   smtpMaxConnections: daemonDefaults.smtpMaxConnections,
   smtpMaxMessages: daemonDefaults.smtpMaxMessages,
@@ -116,23 +116,23 @@ async function main(): Promise<BenchResults> {
   const machine = machineInfo(database.postgresVersion);
   const sequelize = database.db.sequelize;
   const auth = { authorization: `Bearer ${database.apiKey}` };
-  const acceptOptions: AcceptRunOptions = { connections: settings.connections, durationSeconds: settings.durationSeconds, warmupSeconds: settings.warmupSeconds };
+  const acceptOptions: AcceptRunOptions = { connections: settings.connections, durationSeconds: settings.durationSeconds, warmupRequests: settings.warmupRequests };
 
   // 1. Accept rate: the reference, the baseline, then the daemon.
   log('accept rate: bare Fastify (no database)');
   const bare = await startBaseline('none');
-  const bareFastify = await measureAcceptRate('bare Fastify', bare.url, {}, acceptOptions);
-  log(`  ${bareFastify.requestsPerSecond} req/s, p50 ${bareFastify.latencyP50Ms} ms, p99 ${bareFastify.latencyP99Ms} ms`);
+  const bareFastify = await measureAcceptRate('bare Fastify', bare.url, {}, acceptOptions, bare.child.process.pid!);
+  log(`  ${bareFastify.requestsPerSecond} req/s, p50 ${bareFastify.latencyP50Ms} ms, p99 ${bareFastify.latencyP99Ms} ms, server CPU ${bareFastify.serverCpuMsPerRequest} ms/request`);
   await stopChild(bare.child);
   log('accept rate: bare Fastify + one pg INSERT');
   const insert = await startBaseline('db');
-  const baselineInsert = await measureAcceptRate('Fastify + INSERT', insert.url, {}, acceptOptions);
-  log(`  ${baselineInsert.requestsPerSecond} req/s, p50 ${baselineInsert.latencyP50Ms} ms, p99 ${baselineInsert.latencyP99Ms} ms`);
+  const baselineInsert = await measureAcceptRate('Fastify + INSERT', insert.url, {}, acceptOptions, insert.child.process.pid!);
+  log(`  ${baselineInsert.requestsPerSecond} req/s, p50 ${baselineInsert.latencyP50Ms} ms, p99 ${baselineInsert.latencyP99Ms} ms, server CPU ${baselineInsert.serverCpuMsPerRequest} ms/request`);
   await stopChild(insert.child);
   log('accept rate: svc daemon (ROLE=api), POST /emails/send');
   const api = await startDaemonChild('api', sink.port);
-  const svcAccept = await measureAcceptRate('svc', api.url, auth, acceptOptions);
-  log(`  ${svcAccept.requestsPerSecond} req/s, p50 ${svcAccept.latencyP50Ms} ms, p99 ${svcAccept.latencyP99Ms} ms`);
+  const svcAccept = await measureAcceptRate('svc', api.url, auth, acceptOptions, api.child.process.pid!);
+  log(`  ${svcAccept.requestsPerSecond} req/s, p50 ${svcAccept.latencyP50Ms} ms, p99 ${svcAccept.latencyP99Ms} ms, server CPU ${svcAccept.serverCpuMsPerRequest} ms/request`);
   if (svcAccept.non2xx > 0) throw new Error(`svc answered non-2xx during the accept run: ${JSON.stringify(svcAccept.statusCodes)}`);
 
   // 2. End to end. The accept run left its sends queued: they are not part of this measurement.
@@ -151,9 +151,14 @@ async function main(): Promise<BenchResults> {
   log('end to end: svc daemon (ROLE=all) drains the queue to the sink');
   sink.reset();
   const all = await startDaemonChild('all', sink.port);
+  const allPid = all.child.process.pid!;
   const drainTimeoutMs = Math.max(120_000, settings.sends * 20);
-  const svcDrain = await drainFigures('svc worker threads', sink, settings.sends, drainTimeoutMs);
-  log(`  ${svcDrain.messagesPerSecond} msg/s (${svcDrain.seconds} s)`);
+  const cpuAtReady = cpuTimeMs(allPid);
+  const svcDrain = await drainFigures('svc worker threads', sink, settings.sends, drainTimeoutMs, async () => {
+    const now = cpuTimeMs(allPid);
+    return now === null || cpuAtReady === null ? null : now - cpuAtReady;
+  });
+  log(`  ${svcDrain.messagesPerSecond} msg/s (${svcDrain.seconds} s), daemon CPU ${svcDrain.senderCpuMsPerMessage} ms/message`);
   await checkDrained(sequelize, settings.sends);
   // Since the process started: boot and idle polling are a few hundred statements against N × ~10.
   const drainQueries = await queriesSentBy(queryCountDir, all.child.process.pid!);
@@ -184,9 +189,13 @@ async function main(): Promise<BenchResults> {
     },
   });
   children.add(sender);
-  const nodemailerDrain = await drainFigures('pooled nodemailer', sink, settings.sends, drainTimeoutMs);
-  log(`  ${nodemailerDrain.messagesPerSecond} msg/s (${nodemailerDrain.seconds} s)`);
-  await sender.exited;
+  // The sender reports its own CPU time when it is done: it exits right after.
+  const nodemailerDrain = await drainFigures('pooled nodemailer', sink, settings.sends, drainTimeoutMs, async () => {
+    await sender.exited;
+    const done = sender.lines.find((line) => line.startsWith('done '));
+    return done ? Number(done.split(' ')[3]) : null;
+  });
+  log(`  ${nodemailerDrain.messagesPerSecond} msg/s (${nodemailerDrain.seconds} s), sender CPU ${nodemailerDrain.senderCpuMsPerMessage} ms/message`);
   children.delete(sender);
 
   const partial = {
