@@ -1,7 +1,7 @@
 // A fresh PostgreSQL database for one bench run (like test/helpers/context.ts does for a test file),
 // with the daemon's migrations, one tenant whose quota cannot run out, a live API key, a verified
 // sending domain with its DKIM key, and the baseline's table.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { openDatabase, type Database } from '../daemon/db/index.ts';
@@ -79,9 +79,4 @@ export async function createBenchDatabase(baseUrl: string, jwtSecret: string, da
     await drop();
     throw error;
   }
-}
-
-/** An id for a message the bench builds itself (the nodemailer baseline). */
-export function benchMessageId(): string {
-  return `<${randomUUID()}@${SENDER_DOMAIN}>`;
 }

@@ -1,7 +1,6 @@
 // What the figures were measured on: they mean little without the machine and the date.
-import { cpus, totalmem } from 'node:os';
 import { readFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 
 export interface MachineInfo {
   date: string;
