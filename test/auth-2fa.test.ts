@@ -117,6 +117,22 @@ test('an expired challenge is refused', async () => {
   assert.is(late.json().code, 'INVALID_CHALLENGE');
 });
 
+test('a challenge dies after 5 wrong codes, even with a right one after', async () => {
+  const res = await ctx.app.inject({ method: 'POST', url: '/auth/login', payload: { email: EMAIL, password: PASSWORD } });
+  const challengeToken = res.json().challengeToken;
+  const wrong = ['000000', '111111', '222222', '333333', '444444', '555555', '666666'].filter((c) => c !== code(1) && c !== code(0) && c !== code(2)).slice(0, 5);
+  for (const guess of wrong) {
+    const attempt = await ctx.app.inject({ method: 'POST', url: '/auth/login/verify-2fa', payload: { challengeToken, code: guess } });
+    assert.is(attempt.statusCode, 401);
+  }
+  const row = await AuthToken.findOne({ where: { tokenHash: hashToken(challengeToken) } });
+  assert.is(row!.attempts, 5);
+  assert.ok(row!.usedAt);
+  const right = await ctx.app.inject({ method: 'POST', url: '/auth/login/verify-2fa', payload: { challengeToken, code: code(1) } });
+  assert.is(right.statusCode, 401);
+  assert.is(right.json().code, 'INVALID_CHALLENGE');
+});
+
 test('disable needs a fresh valid code; an old one is refused', async () => {
   const old = await ctx.app.inject({ method: 'POST', url: '/auth/2fa/disable', headers: auth(), payload: { code: code(0) } });
   assert.is(old.statusCode, 400);

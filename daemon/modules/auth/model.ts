@@ -44,6 +44,8 @@ export class AuthToken extends Model<InferAttributes<AuthToken>, InferCreationAt
   declare tokenHash: string;
   declare expiresAt: Date;
   declare usedAt: CreationOptional<Date | null>;
+  /** Wrong codes sent with this token (login challenges). */
+  declare attempts: CreationOptional<number>;
   declare createdAt: CreationOptional<Date>;
 }
 
@@ -87,6 +89,7 @@ export function initAuthModels(sequelize: Sequelize): void {
       tokenHash: { type: DataTypes.TEXT, allowNull: false, unique: true },
       expiresAt: { type: DataTypes.DATE, allowNull: false },
       usedAt: { type: DataTypes.DATE, allowNull: true },
+      attempts: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       createdAt: DataTypes.DATE,
     },
     { sequelize, tableName: 'auth_tokens', underscored: true, updatedAt: false },

@@ -15,6 +15,9 @@ export interface TwoFactorDeps extends AuthDeps {
   encryptionKey: Buffer;
 }
 
+/** Wrong codes a login challenge survives; then the password is needed again. */
+export const MAX_CHALLENGE_ATTEMPTS = 5;
+
 const WRONG_CODE = 'The code is wrong, expired or already used: wait for the next code of your authenticator app.';
 
 function wrongCode(): ApiError {
@@ -110,7 +113,11 @@ export async function verifyTwoFactorLogin(
     const admin = await lockedAdmin(challenge.adminId, transaction);
     if (!admin.totpEnabled || admin.totpSecret === null) return { error: 'challenge' as const };
     const step = acceptStep(admin, admin.totpSecret, input.code, deps.encryptionKey);
-    if (step === null) return { error: 'code' as const, adminId: admin.id };
+    if (step === null) {
+      const attempts = challenge.attempts + 1;
+      await challenge.update({ attempts, usedAt: attempts >= MAX_CHALLENGE_ATTEMPTS ? new Date() : null }, { transaction });
+      return { error: 'code' as const, adminId: admin.id };
+    }
     await admin.update({ totpLastStep: step }, { transaction });
     await challenge.update({ usedAt: new Date() }, { transaction });
     return { tokens: await completeTwoFactorLogin(deps, admin, origin, transaction) };
