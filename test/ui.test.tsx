@@ -98,6 +98,20 @@ test('LoginForm: a refused password shows the API sentence and lets the person r
   unmount();
 });
 
+test('TextInput: keys that arrive in one chunk, Enter included, are all kept', async () => {
+  let submitted: string | null = null;
+  const { stdin, unmount } = render(<LoginForm baseUrl="x" submitCredentials={async (email, password) => {
+    submitted = `${email} ${password}`;
+    return 'signed-in';
+  }} submitCode={async () => {}} onDone={() => {}} onCancel={() => {}} />);
+  stdin.write('fast@x.test\r');
+  await tick();
+  stdin.write('pasted-password\r');
+  await tick(60);
+  assert.is(submitted, 'fast@x.test pasted-password');
+  unmount();
+});
+
 test('Picker: arrows move, typing filters, Enter picks, Escape cancels', async () => {
   const items = [
     { label: 'Acme', value: 'a', hint: 'owner' },

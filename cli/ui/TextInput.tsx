@@ -26,8 +26,10 @@ export function TextInput({ value, onChange, onSubmit, mask, placeholder, focus 
       // Terminals send DEL (0x7f) for the backspace key, which Ink reports as `delete`.
       if (key.backspace || key.delete) return change(latest.current.slice(0, -1));
       if (key.ctrl || key.meta || key.tab || key.escape || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow) return;
-      const printable = input.replace(/[\r\n]/g, '');
-      if (printable) change(latest.current + printable);
+      // A paste, or keys that arrive together, can carry the Enter inside the text.
+      const [line, ...rest] = input.split(/\r\n|\r|\n/);
+      if (line) change(latest.current + line);
+      if (rest.length) onSubmit(latest.current);
     },
     { isActive: focus },
   );

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Drives the interactive screens of the svc CLI in a real terminal (tmux), the way a person would:
+# the sign-in form with a 2FA code, the tenant picker, and the live log tail.
+# Run by hand:  bash test/tty/run-tmux.sh      (needs tmux; CI has no TTY and does not run it)
+# Uses DATABASE_URL when set, else the embedded database in a temp dir. Prints PASS/FAIL per step.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+command -v tmux >/dev/null || { echo "tmux is not installed"; exit 1; }
+WORK=$(mktemp -d)
+PORT=$(node -e 'const s=require("net").createServer().listen(0,()=>{console.log(s.address().port);s.close()})')
+SESSION="svc-tty-$$"
+export SVC_BASE_URL="http://127.0.0.1:$PORT" XDG_CONFIG_HOME="$WORK/config" NO_COLOR=
+unset SVC_API_KEY SVC_TENANT_ID SVC_PROFILE
+FAILED=0
+DAEMON_PID=""
+
+cleanup() {
+  tmux kill-session -t "$SESSION" 2>/dev/null || true
+  [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+pass() { echo "PASS  $1"; }
+fail() { echo "FAIL  $1"; FAILED=1; echo "----- screen -----"; tmux capture-pane -p -t "$SESSION" || true; echo "------------------"; }
+screen() { tmux capture-pane -p -t "$SESSION"; }
+# wait_for <text> [seconds]: until the pane shows the text.
+wait_for() {
+  local deadline=$((SECONDS + ${2:-20}))
+  while [ $SECONDS -lt $deadline ]; do
+    screen | grep -qF -- "$1" && return 0
+    sleep 0.3
+  done
+  return 1
+}
+svc() { node bin/svc.js "$@"; }
+
+echo "Starting the daemon on port $PORT (data in $WORK)…"
+PORT=$PORT DATA_DIR="$WORK/data" LOG_LEVEL=warn node bin/svc.js daemon start >"$WORK/daemon.log" 2>&1 &
+DAEMON_PID=$!
+for _ in $(seq 1 120); do curl -sf "$SVC_BASE_URL/health/ready" >/dev/null && break; sleep 0.5; done
+curl -sf "$SVC_BASE_URL/health/ready" >/dev/null || { echo "daemon did not start"; cat "$WORK/daemon.log"; exit 1; }
+
+EMAIL=person@tty.test
+PASSWORD=correct-horse-battery
+printf %s "$PASSWORD" | svc register --email "$EMAIL" --password-stdin --tenant "Acme" --json >/dev/null
+svc tenants create --name "Beta Corp" --no-use --json >/dev/null
+TOKEN=$(node -e 'const f=require(process.argv[1]);console.log(f.profiles.default.accessToken)' "$XDG_CONFIG_HOME/svc/profiles.json")
+SECRET=$(curl -sf -X POST -H "authorization: Bearer $TOKEN" "$SVC_BASE_URL/auth/2fa/enable" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).secret))')
+# Confirm with the previous step's code so the login below can use the current one (codes are single-use).
+PREVIOUS=$(node --input-type=module -e "import { authenticator } from 'otplib'; console.log(authenticator.clone({ epoch: Date.now() - 30000 }).generate('$SECRET'))")
+curl -sf -X POST -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d "{\"code\":\"$PREVIOUS\"}" "$SVC_BASE_URL/auth/2fa/verify" >/dev/null
+svc logout >/dev/null 2>&1
+
+# From here on a failed check is reported, not fatal.
+set +e
+tmux new-session -d -s "$SESSION" -x 120 -y 40 -e "SVC_BASE_URL=$SVC_BASE_URL" -e "XDG_CONFIG_HOME=$XDG_CONFIG_HOME"
+
+# 1. Sign-in form with the authenticator code.
+tmux send-keys -t "$SESSION" "node bin/svc.js login" Enter
+if wait_for "Sign in to $SVC_BASE_URL" 30; then pass "login form opens"; else fail "login form opens"; fi
+tmux send-keys -t "$SESSION" -l "$EMAIL"; sleep 0.5; tmux send-keys -t "$SESSION" Enter
+wait_for "Password" 10
+tmux send-keys -t "$SESSION" -l "$PASSWORD"
+sleep 1
+if screen | grep -qF "$PASSWORD"; then fail "password is masked"; else pass "password is masked"; fi
+tmux send-keys -t "$SESSION" Enter
+if wait_for "Code" 15; then pass "daemon asks for the 2FA code"; else fail "daemon asks for the 2FA code"; fi
+CODE=$(node --input-type=module -e "import { authenticator } from 'otplib'; console.log(authenticator.generate('$SECRET'))")
+tmux send-keys -t "$SESSION" -l "$CODE"; sleep 0.5; tmux send-keys -t "$SESSION" Enter
+if wait_for "Signed in as $EMAIL" 15; then pass "signed in with the code"; else fail "signed in with the code"; fi
+
+# 2. Tenant picker.
+tmux send-keys -t "$SESSION" "clear; node bin/svc.js tenants use" Enter
+if wait_for "Choose the tenant to act in" 30; then pass "tenant picker opens"; else fail "tenant picker opens"; fi
+tmux send-keys -t "$SESSION" -l "beta"; sleep 0.5; tmux send-keys -t "$SESSION" Enter
+if wait_for "Now acting in Beta Corp" 15; then pass "picker chose Beta Corp"; else fail "picker chose Beta Corp"; fi
+tmux send-keys -t "$SESSION" "clear; node bin/svc.js tenants use" Enter
+wait_for "Choose the tenant" 30 || true
+# The picker opens on the current tenant (Beta Corp, listed after Acme): one step up is Acme.
+sleep 1; tmux send-keys -t "$SESSION" Up; sleep 1; tmux send-keys -t "$SESSION" Enter
+if wait_for "Now acting in Acme" 15; then pass "arrows and Enter chose Acme"; else fail "arrows and Enter chose Acme"; fi
+
+# 3. Live log tail: sends appear as they happen, pause, status filter, detail view.
+KEY=$(svc keys create --name tty --environment test --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).key))')
+send_one() {
+  curl -sf -X POST -H "authorization: Bearer $KEY" -H 'content-type: application/json' \
+    -d "{\"from\":\"hello@acme.test\",\"to\":\"$1\",\"subject\":\"$2\",\"textBody\":\"Hello from tmux\"}" "$SVC_BASE_URL/emails/send" >/dev/null
+}
+tmux send-keys -t "$SESSION" "clear; node bin/svc.js logs tail" Enter
+if wait_for "● live" 30; then pass "tail connects to the event stream"; else fail "tail connects to the event stream"; fi
+send_one ada@example.com "First tmux send"
+if wait_for "ada@example.com" 15; then pass "a new send appears live"; else fail "a new send appears live"; fi
+if wait_for "SENT" 30; then pass "its status moves to SENT in place"; else fail "its status moves to SENT in place"; fi
+tmux send-keys -t "$SESSION" p
+sleep 0.5
+send_one grace@example.com "Sent while paused"
+sleep 3
+if screen | grep -q "paused (" && ! screen | grep -qF "grace@example.com"; then pass "pause freezes the view"; else fail "pause freezes the view"; fi
+tmux send-keys -t "$SESSION" p
+if wait_for "grace@example.com" 10; then pass "resume shows what arrived"; else fail "resume shows what arrived"; fi
+tmux send-keys -t "$SESSION" s
+if wait_for "status: QUEUED" 5; then pass "s cycles the status filter"; else fail "s cycles the status filter"; fi
+tmux send-keys -t "$SESSION" c; sleep 1
+tmux send-keys -t "$SESSION" Up; sleep 1; tmux send-keys -t "$SESSION" Enter
+if wait_for "Hello from tmux" 20; then pass "Enter opens the detail"; else fail "Enter opens the detail"; fi
+tmux send-keys -t "$SESSION" Escape
+sleep 1
+if ! screen | grep -qF "Hello from tmux" && screen | grep -qF "q quit"; then pass "Esc closes the detail"; else fail "Esc closes the detail"; fi
+tmux send-keys -t "$SESSION" q
+# The view has quit when the pane runs the shell again instead of node.
+quit=1
+for _ in $(seq 1 30); do
+  [ "$(tmux display -p -t "$SESSION" '#{pane_current_command}')" != node ] && { quit=0; break; }
+  sleep 0.5
+done
+if [ $quit -eq 0 ]; then pass "q quits"; else fail "q quits"; fi
+
+echo
+[ $FAILED -eq 0 ] && echo "All interactive checks passed." || echo "Some interactive checks failed."
+exit $FAILED
