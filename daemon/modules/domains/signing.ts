@@ -16,13 +16,23 @@ const CACHE_TTL_MS = 60_000;
 const CACHE_MAX_ENTRIES = 1000;
 const cache = new Map<string, { value: DkimSigningOptions | null; expiresAt: number }>();
 
-/** The tenant's verified domain that covers `domain`: itself or, for a subdomain, its closest verified parent. */
+// Every send asks which verified domain covers its sender, twice (accepting it, then delivering it):
+// kept as briefly as the keys, and forgotten with them when the tenant's domains change.
+const domainCache = new Map<string, { value: Domain | null; expiresAt: number }>();
+
+/** The tenant's verified domain that covers `domain`: itself or, for a subdomain, its closest verified parent. Callers must not modify it. */
 export async function findVerifiedDomain(_sequelize: Sequelize, tenantId: string, domain: string): Promise<Domain | null> {
   const normalized = senderDomainOf(domain);
   if (normalized === null) return null;
+  const key = `${tenantId} ${normalized}`;
+  const hit = domainCache.get(key);
+  if (hit && hit.expiresAt > Date.now()) return hit.value;
   const candidates = await Domain.findAll({ where: { tenantId, name: domainAndParents(normalized), status: 'verified' } });
   candidates.sort((a, b) => b.name.length - a.name.length);
-  return candidates[0] ?? null;
+  const value = candidates[0] ?? null;
+  if (domainCache.size >= CACHE_MAX_ENTRIES) domainCache.clear();
+  domainCache.set(key, { value, expiresAt: Date.now() + CACHE_TTL_MS });
+  return value;
 }
 
 /**
@@ -46,4 +56,5 @@ export async function dkimFor(sequelize: Sequelize, secrets: Pick<Secrets, 'encr
 /** Called when a tenant's domains change, so this process signs with the new state at once. */
 export function forgetDkimKeys(tenantId: string): void {
   for (const key of cache.keys()) if (key.startsWith(`${tenantId} `)) cache.delete(key);
+  for (const key of domainCache.keys()) if (key.startsWith(`${tenantId} `)) domainCache.delete(key);
 }
