@@ -121,6 +121,30 @@ test('--role api serves HTTP without worker threads and is ready', async () => {
   }
 });
 
+test('--role worker runs the worker threads without HTTP; SIGTERM drains and exits 0', async () => {
+  const database = await createTestDatabase();
+  try {
+    const child = spawn(process.execPath, [SVC, 'daemon', 'start', '--role', 'worker'], {
+      env: { ...process.env, NODE_OPTIONS: '', PORT: '0', LOG_LEVEL: 'info', DATA_DIR: database.dataDir, ...(database.url ? { DATABASE_URL: database.url } : { DATABASE_URL: '' }) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.add(child);
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const exit = new Promise((resolve) => child.once('exit', resolve));
+    const deadline = Date.now() + 90_000;
+    while (!/worker threads started/.test(output) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.match(output, /worker threads started/);
+    assert.not.match(output, /Server listening/);
+    child.kill('SIGTERM');
+    assert.is(await exit, 0, output);
+    children.delete(child);
+  } finally {
+    await database.drop();
+  }
+});
+
 test('a bad setting stops boot with a sentence naming the variable', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-boot-'));
   const child = spawn(process.execPath, [SVC, 'daemon', 'start'], {
