@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Drives the interactive screens of the svc CLI in a real terminal (tmux), the way a person would:
-# the sign-in form with a 2FA code, the tenant picker, and the live log tail.
+# the sign-in form with a 2FA code, the tenant picker, the live log tail and the dashboard.
 # Run by hand:  bash test/tty/run-tmux.sh      (needs tmux; CI has no TTY and does not run it)
 # Uses DATABASE_URL when set, else the embedded database in a temp dir. Prints PASS/FAIL per step.
 set -euo pipefail
@@ -35,6 +35,12 @@ wait_for() {
   return 1
 }
 svc() { node bin/svc.js "$@"; }
+# run_in_pane <command>: clears the pane first, so wait_for never matches the previous screen.
+run_in_pane() {
+  tmux send-keys -t "$SESSION" "clear" Enter
+  for _ in $(seq 1 20); do [ "$(screen | grep -c .)" -le 1 ] && break; sleep 0.2; done
+  tmux send-keys -t "$SESSION" "$1" Enter
+}
 
 echo "Starting the daemon on port $PORT (data in $WORK)…"
 PORT=$PORT DATA_DIR="$WORK/data" LOG_LEVEL=warn node bin/svc.js daemon start >"$WORK/daemon.log" 2>&1 &
@@ -58,7 +64,7 @@ set +e
 tmux new-session -d -s "$SESSION" -x 120 -y 40 -e "SVC_BASE_URL=$SVC_BASE_URL" -e "XDG_CONFIG_HOME=$XDG_CONFIG_HOME"
 
 # 1. Sign-in form with the authenticator code.
-tmux send-keys -t "$SESSION" "node bin/svc.js login" Enter
+run_in_pane "node bin/svc.js login"
 if wait_for "Sign in to $SVC_BASE_URL" 30; then pass "login form opens"; else fail "login form opens"; fi
 tmux send-keys -t "$SESSION" -l "$EMAIL"; sleep 0.5; tmux send-keys -t "$SESSION" Enter
 wait_for "Password" 10
@@ -72,11 +78,11 @@ tmux send-keys -t "$SESSION" -l "$CODE"; sleep 0.5; tmux send-keys -t "$SESSION"
 if wait_for "Signed in as $EMAIL" 15; then pass "signed in with the code"; else fail "signed in with the code"; fi
 
 # 2. Tenant picker.
-tmux send-keys -t "$SESSION" "clear; node bin/svc.js tenants use" Enter
+run_in_pane "node bin/svc.js tenants use"
 if wait_for "Choose the tenant to act in" 30; then pass "tenant picker opens"; else fail "tenant picker opens"; fi
 tmux send-keys -t "$SESSION" -l "beta"; sleep 0.5; tmux send-keys -t "$SESSION" Enter
 if wait_for "Now acting in Beta Corp" 15; then pass "picker chose Beta Corp"; else fail "picker chose Beta Corp"; fi
-tmux send-keys -t "$SESSION" "clear; node bin/svc.js tenants use" Enter
+run_in_pane "node bin/svc.js tenants use"
 wait_for "Choose the tenant" 30 || true
 # The picker opens on the current tenant (Beta Corp, listed after Acme): one step up is Acme.
 sleep 1; tmux send-keys -t "$SESSION" Up; sleep 1; tmux send-keys -t "$SESSION" Enter
@@ -88,7 +94,7 @@ send_one() {
   curl -sf -X POST -H "authorization: Bearer $KEY" -H 'content-type: application/json' \
     -d "{\"from\":\"hello@acme.test\",\"to\":\"$1\",\"subject\":\"$2\",\"textBody\":\"Hello from tmux\"}" "$SVC_BASE_URL/emails/send" >/dev/null
 }
-tmux send-keys -t "$SESSION" "clear; node bin/svc.js logs tail" Enter
+run_in_pane "node bin/svc.js logs tail"
 if wait_for "● live" 30; then pass "tail connects to the event stream"; else fail "tail connects to the event stream"; fi
 send_one ada@example.com "First tmux send"
 if wait_for "ada@example.com" 15; then pass "a new send appears live"; else fail "a new send appears live"; fi
@@ -116,6 +122,12 @@ for _ in $(seq 1 30); do
   sleep 0.5
 done
 if [ $quit -eq 0 ]; then pass "q quits"; else fail "q quits"; fi
+
+# 4. `svc` alone opens the dashboard; k jumps to the API keys.
+run_in_pane "node bin/svc.js"
+if wait_for "Quota this month" 30 && wait_for "First tmux send" 15; then pass "svc alone opens the dashboard with recent sends"; else fail "svc alone opens the dashboard with recent sends"; fi
+tmux send-keys -t "$SESSION" k
+if wait_for "PREFIX" 30 && screen | grep -q "svc_test_"; then pass "k jumps to the API keys"; else fail "k jumps to the API keys"; fi
 
 echo
 [ $FAILED -eq 0 ] && echo "All interactive checks passed." || echo "Some interactive checks failed."

@@ -16,7 +16,7 @@ export default class Send extends SvcCommand<typeof Send> {
   static override summary = 'Send an email, or a published template, and print its id and status.';
   static override description =
     'Queued by default (status QUEUED); --sync delivers before answering (SENT or FAILED). --schedule sends later. ' +
-    'The exit code is 0 once the daemon accepted the send, also for a --sync send that FAILED: check "status".';
+    'Exit 0 once the daemon accepted the send; with --sync, exit 1 when the delivery FAILED (the result is printed either way).';
   static override examples = [
     '<%= config.bin %> send --to ada@example.com --from hello@acme.test --subject Hi --text "Hello"',
     '<%= config.bin %> send --to ada@example.com --template welcome --data \'{"name":"Ada"}\' --json',
@@ -70,6 +70,7 @@ export default class Send extends SvcCommand<typeof Send> {
       ...(result.scheduledFor ? [['scheduled for', result.scheduledFor] as [string, string]] : []),
       ...(result.error ? [['error', result.error] as [string, string]] : []),
     ]));
+    if (f.sync && result.status === 'FAILED') process.exitCode = EXIT.refused;
     return result;
   }
 }
