@@ -213,6 +213,22 @@ async function main(): Promise<BenchResults> {
   return { ...partial, goals: evaluateGoals(partial) };
 }
 
+async function cleanUp(): Promise<void> {
+  for (const child of children) await child.stop().catch(() => {});
+  await held.sink?.close().catch(() => {});
+  const { database } = held;
+  if (database && process.env.BENCH_KEEP_DB !== '1') await database.drop().catch((error: Error) => log(`could not drop the bench database: ${error.message}`));
+  else if (database) log(`kept the bench database: ${database.url}`);
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(queryCountDir, { recursive: true, force: true });
+}
+
+// Ctrl-C: the children get the signal too; still drop the bench database rather than leave it behind.
+process.once('SIGINT', () => {
+  log('interrupted: cleaning up');
+  void cleanUp().finally(() => process.exit(130));
+});
+
 try {
   const results = await main();
   writeFileSync(join(BENCH_DIR, 'results.json'), JSON.stringify(results, null, 2) + '\n');
@@ -224,11 +240,5 @@ try {
   process.exitCode = 1;
   console.error(error instanceof Error ? error.stack ?? error.message : error);
 } finally {
-  for (const child of children) await child.stop().catch(() => {});
-  await held.sink?.close().catch(() => {});
-  const { database } = held;
-  if (database && process.env.BENCH_KEEP_DB !== '1') await database.drop().catch((error: Error) => log(`could not drop the bench database: ${error.message}`));
-  else if (database) log(`kept the bench database: ${database.url}`);
-  rmSync(dataDir, { recursive: true, force: true });
-  rmSync(queryCountDir, { recursive: true, force: true });
+  await cleanUp();
 }
