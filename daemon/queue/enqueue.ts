@@ -1,5 +1,6 @@
-// Putting work in and taking not-yet-started work out. Each function is one SQL statement and takes
-// the caller's transaction, so a job commits (or rolls back) with the row that asked for it.
+// Putting work in and taking not-yet-started work out. Each function is one SQL statement (plus the
+// wake-up sent after commit) and takes the caller's transaction, so a job commits (or rolls back)
+// with the row that asked for it.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { QueueName } from '../../shared/constants.ts';
 import { queueChannel } from './channel.ts';
@@ -7,10 +8,55 @@ import type { EnqueueJobOptions } from './types.ts';
 
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
+// Waking the workers. The NOTIFY is sent after the enqueueing transaction commits, by a statement of
+// its own, and at most one at a time per queue and process (a wake asked for meanwhile is sent once
+// the current one is done, so none is lost). A NOTIFY inside the transaction made PostgreSQL
+// serialize the commits of every enqueueing transaction — it holds a database-wide lock through the
+// commit's WAL flush — which capped accepted sends at a few hundred a second (see bench/).
+interface WakeState {
+  inFlight: boolean;
+  again: boolean;
+}
+const wakeStates = new WeakMap<Sequelize, Map<QueueName, WakeState>>();
+const wokenByTransaction = new WeakMap<Transaction, Set<QueueName>>();
+
+function wakeWorkers(sequelize: Sequelize, queue: QueueName): void {
+  let states = wakeStates.get(sequelize);
+  if (!states) wakeStates.set(sequelize, (states = new Map()));
+  let state = states.get(queue);
+  if (!state) states.set(queue, (state = { inFlight: false, again: false }));
+  if (state.inFlight) {
+    state.again = true;
+    return;
+  }
+  state.inFlight = true;
+  const current = state;
+  const send = (): void => {
+    current.again = false;
+    sequelize
+      .query('SELECT pg_notify(:channel, :queue)', { replacements: { channel: queueChannel(queue), queue } })
+      // Workers also poll: a lost wake-up only delays the job until their next poll.
+      .catch(() => {})
+      .finally(() => {
+        if (current.again) send();
+        else current.inFlight = false;
+      });
+  };
+  send();
+}
+
+/** Wakes the queue's workers once `transaction` commits (once per queue, however many jobs it adds). */
+function wakeWorkersAfterCommit(sequelize: Sequelize, queue: QueueName, transaction: Transaction): void {
+  let queues = wokenByTransaction.get(transaction);
+  if (!queues) wokenByTransaction.set(transaction, (queues = new Set()));
+  if (queues.has(queue)) return;
+  queues.add(queue);
+  transaction.afterCommit(() => wakeWorkers(sequelize, queue));
+}
+
 /**
- * Adds a job and wakes the queue's workers. The NOTIFY payload is the queue name, so Postgres folds
- * the notifications of one transaction into one per queue however many jobs it enqueues.
- * With a `key` that already waits in the queue, the existing job is kept and its id returned.
+ * Adds a job and, when it is due now, wakes the queue's workers (after the caller's transaction
+ * commits). With a `key` that already waits in the queue, the existing job is kept and its id returned.
  */
 export async function enqueueJob(sequelize: Sequelize, options: EnqueueJobOptions, transaction?: Transaction): Promise<string> {
   const replacements = {
@@ -20,20 +66,17 @@ export async function enqueueJob(sequelize: Sequelize, options: EnqueueJobOption
     runAt: options.runAt ?? null,
     maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     key: options.key ?? null,
-    channel: queueChannel(options.queue),
   };
-  const statement = () => sequelize.query<{ id: string }>(
+  const statement = () => sequelize.query<{ id: string; inserted: boolean }>(
     `WITH inserted AS (
        INSERT INTO jobs (queue, tenant_id, payload, run_at, max_attempts, key)
        VALUES (:queue, :tenantId, CAST(:payload AS jsonb), COALESCE(CAST(:runAt AS timestamptz), now()), :maxAttempts, :key)
        ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
        RETURNING id, run_at
      )
-     SELECT id::text AS id,
-            CASE WHEN run_at <= now() THEN pg_notify(:channel, :queue) END AS notified
-       FROM inserted
+     SELECT id::text AS id, true AS inserted FROM inserted
      UNION ALL
-     SELECT id::text, NULL FROM jobs
+     SELECT id::text, false FROM jobs
       WHERE queue = :queue AND key = :key AND NOT EXISTS (SELECT 1 FROM inserted)`,
     { replacements, type: QueryTypes.SELECT, transaction },
   );
@@ -42,7 +85,18 @@ export async function enqueueJob(sequelize: Sequelize, options: EnqueueJobOption
   let rows = await statement();
   if (!rows[0] && options.key && !transaction) rows = await statement();
   if (!rows[0]) throw new Error(`enqueueJob: job with key ${options.key} in ${options.queue} vanished while enqueueing`);
+  const due = !options.runAt || options.runAt.getTime() <= Date.now();
+  if (rows[0].inserted && due) wakeQueue(sequelize, options.queue, transaction);
   return rows[0].id;
+}
+
+/**
+ * For callers that insert jobs with SQL of their own (one statement for a send and its job): wakes
+ * the queue's workers now, or once `transaction` commits.
+ */
+export function wakeQueue(sequelize: Sequelize, queue: QueueName, transaction?: Transaction): void {
+  if (transaction) wakeWorkersAfterCommit(sequelize, queue, transaction);
+  else wakeWorkers(sequelize, queue);
 }
 
 /**
