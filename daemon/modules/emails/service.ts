@@ -9,21 +9,19 @@
 // the logs, their jobs, the quota count and the idempotency answer → 202 (or, with sync, delivery
 // in the request). Throws ApiError subclasses for refusals; quota headers travel on the answer.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Sequelize, Transaction } from 'sequelize';
+import type { Sequelize } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
 import type { TenantContext } from '../../plugins/access.ts';
 import { ApiError, ConflictError, ForbiddenError, UnprocessableError } from '../../errors.ts';
-import { enqueueJob, removeJob } from '../../queue/enqueue.ts';
-import { Tenant } from '../tenants/model.ts';
+import { removeJob } from '../../queue/enqueue.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
 import { suppressedAmong } from '../suppressions/service.ts';
 import { projectExists } from '../projects/service.ts';
-import { addQuotaUsage, quotaHeaders, quotaStatus, wouldExceedQuota, type QuotaStatus } from '../quota/service.ts';
+import { quotaHeaders, quotaStatus, tenantSendingState, wouldExceedQuota, type QuotaStatus } from '../quota/service.ts';
 import { loadTemplateRenderer } from '../../mail/template-hook.ts';
-import { EmailLog } from './model.ts';
-import { recordEmailEvent } from './outcomes.ts';
+import { insertAcceptedSends, type AcceptedSend } from './insert-accepted.ts';
 import { bareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
 import type { BatchAccepted, SendAccepted } from '../../../shared/schemas/emails.ts';
 
@@ -103,11 +101,7 @@ function messageIdFor(emailId: string, fromAddress: string): string {
   return `<${emailId}@${domain.replace(/[^A-Za-z0-9.-]/g, '') || 'localhost'}>`;
 }
 
-interface Prepared {
-  request: NormalizedSend;
-  id: string;
-  messageId: string;
-}
+type Prepared = AcceptedSend;
 
 async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[]): Promise<void> {
   if (requests.some((r) => r.templateVersionId) && !(await loadTemplateRenderer())) {
@@ -134,48 +128,6 @@ function quotaError(quota: QuotaStatus): ApiError {
   });
 }
 
-async function insertLogs(deps: SendDeps, ctx: TenantContext, tenant: Tenant, prepared: Prepared[], sync: boolean, tx: Transaction): Promise<void> {
-  await EmailLog.bulkCreate(prepared.map(({ request: r, id, messageId }) => ({
-    id,
-    tenantId: ctx.tenantId,
-    apiKeyId: ctx.apiKeyId,
-    projectId: r.projectId,
-    status: 'QUEUED' as const,
-    messageId,
-    fromAddress: r.from,
-    toAddresses: r.to,
-    ccAddresses: r.cc,
-    bccAddresses: r.bcc,
-    replyTo: r.replyTo,
-    subject: r.subject,
-    htmlBody: r.htmlBody,
-    textBody: r.textBody,
-    templateVersionId: r.templateVersionId,
-    data: r.data,
-    locale: r.locale,
-    headers: r.headers,
-    tags: r.tags,
-    metadata: r.metadata,
-    attachments: r.attachments,
-    trackOpens: r.trackOpens ?? tenant.trackOpens ?? false,
-    trackClicks: r.trackClicks ?? tenant.trackClicks ?? false,
-    testMode: ctx.testMode,
-    resentFrom: r.resentFrom ?? null,
-    scheduledEmailId: r.scheduledEmailId ?? null,
-  })), { transaction: tx });
-  for (const { id } of prepared) {
-    await recordEmailEvent(deps.sequelize, { tenantId: ctx.tenantId, emailId: id, type: 'queued' }, tx);
-    await enqueueJob(deps.sequelize, {
-      queue: 'send',
-      tenantId: ctx.tenantId,
-      payload: { emailId: id, tenantId: ctx.tenantId },
-      key: sendJobKey(id),
-      maxAttempts: SEND_MAX_ATTEMPTS,
-      runAt: sync ? new Date(Date.now() + SYNC_SAFETY_DELAY_MS) : undefined,
-    }, tx);
-  }
-}
-
 export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], options: AcceptOptions): Promise<SendAnswer> {
   const { sequelize } = deps;
   const key = options.idempotencyKey ?? null;
@@ -184,7 +136,9 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     const known = await replayIfKnown(sequelize, ctx.tenantId, key, hash);
     if (known) return { ...known, quota: await quotaStatus(sequelize, ctx.tenantId), replayed: true };
   }
-  const tenant = await Tenant.findByPk(ctx.tenantId);
+  // One read: the pause, the tracking defaults and the quota (read again here, not cached, so a
+  // pause or a quota reached takes effect on the very next send).
+  const tenant = await tenantSendingState(sequelize, ctx.tenantId);
   if (!tenant) throw new ForbiddenError('This tenant no longer exists.', 'TENANT_GONE');
   await checkReferences(deps, ctx, requests);
 
@@ -208,7 +162,7 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     throw new ApiError(422, 'RECIPIENT_SUPPRESSED', 'Every recipient of this message is on the suppression list; nothing was sent.', suppressedOfSingle.map((address) => ({ field: 'to', message: `${address} is suppressed` })));
   }
 
-  const quota = await quotaStatus(sequelize, ctx.tenantId);
+  const quota = tenant.quota;
   const counted = ctx.testMode ? 0 : kept.length;
   if (counted > 0 && wouldExceedQuota(quota, counted)) throw quotaError(quota);
   if (tenant.sendingPausedAt && kept.length > 0) {
@@ -224,22 +178,34 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     ? { id: prepared[0].id, status: 'QUEUED', messageId: prepared[0].messageId, ...(suppressedOfSingle.length ? { suppressed: suppressedOfSingle } : {}) }
     : { accepted: prepared.map((p) => ({ to: p.request.to.join(', '), id: p.id, messageId: p.messageId })), rejected };
 
-  const raced = await sequelize.transaction(async (tx) => {
-    if (key) {
-      const inserted = await sequelize.query(
-        `INSERT INTO idempotency_keys (tenant_id, key, body_hash, status_code, response)
-         VALUES (:tenantId, :key, :hash, :status, CAST(:response AS jsonb))
-         ON CONFLICT (tenant_id, key) DO UPDATE SET body_hash = EXCLUDED.body_hash, status_code = EXCLUDED.status_code,
-           response = EXCLUDED.response, created_at = now()
-           WHERE idempotency_keys.created_at <= now() - make_interval(hours => :ttl)
-         RETURNING key`,
-        { replacements: { tenantId: ctx.tenantId, key, hash, status: sync ? null : 202, response: sync ? null : JSON.stringify(body), ttl: IDEMPOTENCY_TTL_HOURS }, type: QueryTypes.SELECT, transaction: tx },
-      );
-      // Another request with this key committed first (we waited on its row): answer as it did.
-      if (inserted.length === 0) return true;
-    }
-    if (prepared.length) await insertLogs(deps, ctx, tenant, prepared, sync, tx);
-    if (counted > 0) await addQuotaUsage(sequelize, ctx.tenantId, quota.cycleStart, counted, tx);
+  const insertOptions = {
+    tenantId: ctx.tenantId,
+    apiKeyId: ctx.apiKeyId,
+    testMode: ctx.testMode,
+    trackOpens: tenant.trackOpens,
+    trackClicks: tenant.trackClicks,
+    counted,
+    cycleStart: quota.cycleStart,
+    runAt: sync ? new Date(Date.now() + SYNC_SAFETY_DELAY_MS) : undefined,
+    maxAttempts: SEND_MAX_ATTEMPTS,
+    jobKeyPrefix: sendJobKey(''),
+  };
+  // Without a key the sends are one statement, which commits on its own: no BEGIN/COMMIT.
+  let raced = false;
+  if (!key) await insertAcceptedSends(sequelize, prepared, insertOptions);
+  else raced = await sequelize.transaction(async (tx) => {
+    const inserted = await sequelize.query(
+      `INSERT INTO idempotency_keys (tenant_id, key, body_hash, status_code, response)
+       VALUES (:tenantId, :key, :hash, :status, CAST(:response AS jsonb))
+       ON CONFLICT (tenant_id, key) DO UPDATE SET body_hash = EXCLUDED.body_hash, status_code = EXCLUDED.status_code,
+         response = EXCLUDED.response, created_at = now()
+         WHERE idempotency_keys.created_at <= now() - make_interval(hours => :ttl)
+       RETURNING key`,
+      { replacements: { tenantId: ctx.tenantId, key, hash, status: sync ? null : 202, response: sync ? null : JSON.stringify(body), ttl: IDEMPOTENCY_TTL_HOURS }, type: QueryTypes.SELECT, transaction: tx },
+    );
+    // Another request with this key committed first (we waited on its row): answer as it did.
+    if (inserted.length === 0) return true;
+    await insertAcceptedSends(sequelize, prepared, insertOptions, tx);
     return false;
   });
   if (raced) {

@@ -46,29 +46,64 @@ export function cycleAt(now: Date, startedAt: Date | null): { start: Date; next:
   return { start, next: addMonthsUtc(startedAt, months + 1) };
 }
 
-interface UsageRow {
+interface TenantQuotaRow {
   plan: string;
   monthly_limit: number | null;
   started_at: Date | null;
+  sending_paused_at: Date | null;
+  sending_paused_reason: string | null;
+  track_opens: boolean | null;
+  track_clicks: boolean | null;
+  /** Usage per cycle start over the last USAGE_WINDOW_DAYS: the current cycle is one of them. */
+  usage: { cycleStart: string; used: number }[] | null;
 }
 
-/** Limit, usage and cycle of a tenant. Two reads: the tenant with its cycle, then the counters. */
-export async function quotaStatus(sequelize: Sequelize, tenantId: string, transaction?: Transaction): Promise<QuotaStatus> {
-  const [row] = await sequelize.query<UsageRow>(
-    `SELECT t.plan, t.monthly_limit, c.started_at FROM tenants t LEFT JOIN quota_cycles c ON c.tenant_id = t.id WHERE t.id = :tenantId`,
-    { replacements: { tenantId }, type: QueryTypes.SELECT, transaction },
+/** The send-relevant settings of a tenant, read with its quota. */
+export interface TenantSendingState {
+  sendingPausedAt: Date | null;
+  sendingPausedReason: string | null;
+  trackOpens: boolean | null;
+  trackClicks: boolean | null;
+  quota: QuotaStatus;
+}
+
+// A cycle lasts one calendar month (at most 31 days, 31 also when JS month arithmetic overflows),
+// so its start is inside this window; the window lets one statement read the usage before the
+// cycle is known.
+const USAGE_WINDOW_DAYS = 40;
+
+/**
+ * The tenant's pause and tracking defaults with its limit, cycle and usage, in one read (the send
+ * path asks for all of them on every request). Null when the tenant does not exist.
+ */
+export async function tenantSendingState(sequelize: Sequelize, tenantId: string, transaction?: Transaction): Promise<TenantSendingState | null> {
+  const [row] = await sequelize.query<TenantQuotaRow>(
+    `SELECT t.plan, t.monthly_limit, c.started_at, t.sending_paused_at, t.sending_paused_reason, t.track_opens, t.track_clicks,
+            (SELECT json_agg(json_build_object('cycleStart', u.cycle_start, 'used', u.used))
+               FROM (SELECT cycle_start, SUM(used)::int AS used FROM quota_usage
+                      WHERE tenant_id = t.id AND cycle_start > now() - make_interval(days => :windowDays)
+                      GROUP BY cycle_start) u) AS usage
+       FROM tenants t LEFT JOIN quota_cycles c ON c.tenant_id = t.id WHERE t.id = :tenantId`,
+    { replacements: { tenantId, windowDays: USAGE_WINDOW_DAYS }, type: QueryTypes.SELECT, transaction },
   );
-  const cycle = cycleAt(new Date(), row?.started_at ? new Date(row.started_at) : null);
-  const [usage] = await sequelize.query<{ used: number }>(
-    `SELECT COALESCE(SUM(used), 0)::int AS used FROM quota_usage WHERE tenant_id = :tenantId AND cycle_start = :cycleStart`,
-    { replacements: { tenantId, cycleStart: cycle.start }, type: QueryTypes.SELECT, transaction },
-  );
+  if (!row) return null;
+  const cycle = cycleAt(new Date(), row.started_at ? new Date(row.started_at) : null);
+  const current = (row.usage ?? []).find((u) => new Date(u.cycleStart).getTime() === cycle.start.getTime());
   return {
-    limit: row ? limitFor(row.plan, row.monthly_limit) : PLANS.free.monthlyEmails,
-    used: Number(usage?.used ?? 0),
-    cycleStart: cycle.start,
-    nextCycleAt: cycle.next,
+    sendingPausedAt: row.sending_paused_at ? new Date(row.sending_paused_at) : null,
+    sendingPausedReason: row.sending_paused_reason,
+    trackOpens: row.track_opens,
+    trackClicks: row.track_clicks,
+    quota: { limit: limitFor(row.plan, row.monthly_limit), used: Number(current?.used ?? 0), cycleStart: cycle.start, nextCycleAt: cycle.next },
   };
+}
+
+/** Limit, usage and cycle of a tenant (one read). */
+export async function quotaStatus(sequelize: Sequelize, tenantId: string, transaction?: Transaction): Promise<QuotaStatus> {
+  const state = await tenantSendingState(sequelize, tenantId, transaction);
+  if (state) return state.quota;
+  const cycle = cycleAt(new Date(), null);
+  return { limit: PLANS.free.monthlyEmails, used: 0, cycleStart: cycle.start, nextCycleAt: cycle.next };
 }
 
 /** True when `count` more sends would take usage past 110 % of the limit. */
