@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
 import type { ThreadData, ThreadMessage } from './thread.ts';
-import { DEFAULT_TUNING, type QueueTuning } from './tuning.ts';
+import { DEFAULT_TUNING, sendWorkerConcurrency, type QueueTuning } from './tuning.ts';
 
 export type { QueueTuning } from './tuning.ts';
 
@@ -22,6 +22,8 @@ export interface WorkerDefinition {
   /** Absolute path of the worker's .ts module (it calls runWorkerThread). */
   module: string;
   options?: Record<string, unknown>;
+  /** This worker's own tuning over the defaults (a caller's explicit `tuning` still wins). */
+  tuning?: (config: Config) => Partial<QueueTuning>;
 }
 
 export interface StartWorkersOptions {
@@ -41,7 +43,7 @@ const BOOTSTRAP = here('./bootstrap.mjs');
 const RESTART_DELAY_MS = 1_000;
 
 export const DAEMON_WORKERS: WorkerDefinition[] = [
-  { name: 'send-worker', module: here('./send-worker.ts') },
+  { name: 'send-worker', module: here('./send-worker.ts'), tuning: (config) => ({ concurrency: sendWorkerConcurrency(config) }) },
   { name: 'scheduler', module: here('./scheduler.ts') },
   { name: 'webhook-worker', module: here('./webhook-worker.ts') },
   { name: 'maintenance', module: here('./maintenance.ts') },
@@ -61,7 +63,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
       encryptionKey: new Uint8Array(options.secrets.encryptionKey),
       linkSigningKey: new Uint8Array(options.secrets.linkSigningKey),
     },
-    tuning,
+    tuning: { ...DEFAULT_TUNING, ...definition.tuning?.(options.config), ...options.tuning },
     options: definition.options ?? {},
   });
 

@@ -1,4 +1,6 @@
 // Knobs of the worker loops. Production uses the defaults; tests shorten leases and intervals.
+import type { Config } from '../config.ts';
+
 export interface QueueTuning {
   /** How long a claim holds a job before another worker may take it. Extended every third of it. */
   leaseMs: number;
@@ -28,3 +30,14 @@ export const DEFAULT_TUNING: QueueTuning = {
   drainTimeoutMs: 10_000,
   retryBaseMs: 5_000,
 };
+
+/**
+ * Send jobs a send-worker thread runs at once, per SMTP pool connection. A send spends most of its
+ * time waiting (database, rendering, SMTP round trips), so a pool of N connections needs several
+ * jobs per connection to stay busy; with the general default (10) a pool of 5 sat half idle.
+ */
+export const SEND_JOBS_PER_SMTP_CONNECTION = 4;
+
+export function sendWorkerConcurrency(config: Pick<Config, 'smtpMaxConnections'>): number {
+  return SEND_JOBS_PER_SMTP_CONNECTION * config.smtpMaxConnections;
+}
