@@ -26,7 +26,7 @@ interface Group {
 }
 
 class Session {
-  private buffer = Buffer.alloc(0);
+  private buffer: Buffer = Buffer.alloc(0);
   private pending: Buffer[] = [];
   private started = false;
   closed = false;
