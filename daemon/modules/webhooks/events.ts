@@ -6,10 +6,12 @@
 // all). We chose this over a worker sweeping `events WHERE fanned_out_at IS NULL` because nothing
 // then sits between "committed" and "queued": no sweep latency, no window where a crash or an
 // endpoint toggled in between changes who hears about an event, and no second writer of deliveries.
-// The price is one indexed SELECT on webhook_endpoints per event, inside the caller's transaction.
+// The price is one indexed look-up on webhook_endpoints per event, inside the caller's transaction:
+// it rides on the event's INSERT (and fanned_out_at is set there, the fan-out being in the same
+// transaction), so an event nobody listens to costs one statement; the deliveries are a second.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { EventType } from '../../../shared/constants.ts';
-import { fanOutEvent, type OutboxEvent } from './fan-out.ts';
+import { fanOutEvent, targetEndpointsWhere, type OutboxEvent } from './fan-out.ts';
 
 export interface EmittedEvent {
   tenantId: string;
@@ -19,23 +21,37 @@ export interface EmittedEvent {
   data: Record<string, unknown>;
 }
 
-async function insertEvent(sequelize: Sequelize, event: EmittedEvent, transaction: Transaction): Promise<OutboxEvent> {
-  const rows = await sequelize.query<{ id: string; created_at: Date | string }>(
-    `INSERT INTO events (tenant_id, type, email_id, data) VALUES (:tenantId, :type, :emailId, CAST(:data AS jsonb)) RETURNING id, created_at`,
+interface RecordedEvent {
+  event: OutboxEvent;
+  /** Some endpoint will receive it: the fan-out has rows to write. */
+  hasTargets: boolean;
+}
+
+async function insertEvent(sequelize: Sequelize, event: EmittedEvent, transaction: Transaction, onlyEndpointId?: string): Promise<RecordedEvent> {
+  const rows = await sequelize.query<{ id: string; created_at: Date | string; has_targets: boolean }>(
+    `WITH inserted AS (
+       INSERT INTO events (tenant_id, type, email_id, data, fanned_out_at)
+       VALUES (:tenantId, :type, :emailId, CAST(:data AS jsonb), now())
+       RETURNING id, created_at
+     )
+     SELECT id, created_at, EXISTS (SELECT 1 FROM webhook_endpoints WHERE ${targetEndpointsWhere(onlyEndpointId)}) AS has_targets FROM inserted`,
     {
-      replacements: { tenantId: event.tenantId, type: event.type, emailId: event.emailId ?? null, data: JSON.stringify(event.data) },
+      replacements: { tenantId: event.tenantId, type: event.type, emailId: event.emailId ?? null, data: JSON.stringify(event.data), endpointId: onlyEndpointId ?? null },
       type: QueryTypes.SELECT,
       transaction,
     },
   );
-  return { id: rows[0].id, tenantId: event.tenantId, type: event.type, createdAt: new Date(rows[0].created_at), data: event.data };
+  return {
+    event: { id: rows[0].id, tenantId: event.tenantId, type: event.type, createdAt: new Date(rows[0].created_at), data: event.data },
+    hasTargets: rows[0].has_targets,
+  };
 }
 
 export async function emitEvent(sequelize: Sequelize, event: EmittedEvent, transaction?: Transaction): Promise<string> {
   if (!transaction) return sequelize.transaction((own) => emitEvent(sequelize, event, own));
   const recorded = await insertEvent(sequelize, event, transaction);
-  await fanOutEvent(sequelize, recorded, transaction);
-  return recorded.id;
+  if (recorded.hasTargets) await fanOutEvent(sequelize, recorded.event, transaction);
+  return recorded.event.id;
 }
 
 /**
@@ -51,7 +67,8 @@ export async function emitTestEvent(
     sequelize,
     { tenantId: target.tenantId, type: 'test', data: { message: 'This is a test event sent from the webhooks API.', endpointId: target.endpointId } },
     transaction,
+    target.endpointId,
   );
-  const [deliveryId] = await fanOutEvent(sequelize, recorded, transaction, { onlyEndpointId: target.endpointId, enqueue: false, maxAttempts: 1 });
-  return { eventId: recorded.id, deliveryId };
+  const [deliveryId] = await fanOutEvent(sequelize, recorded.event, transaction, { onlyEndpointId: target.endpointId, enqueue: false, maxAttempts: 1 });
+  return { eventId: recorded.event.id, deliveryId };
 }

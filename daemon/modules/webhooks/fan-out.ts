@@ -45,14 +45,19 @@ export interface FanOutOptions {
   maxAttempts?: number;
 }
 
+/** SQL condition on webhook_endpoints for the endpoints an event goes to (replacements :tenantId, :type, :endpointId). */
+export function targetEndpointsWhere(onlyEndpointId?: string): string {
+  return `tenant_id = :tenantId AND ${onlyEndpointId ? 'id = :endpointId' : 'enabled AND :type = ANY(events)'}`;
+}
+
+/** Delivery rows (and jobs) for an event inserted with its fanned_out_at already set (events.ts). */
 export async function fanOutEvent(sequelize: Sequelize, event: OutboxEvent, transaction: Transaction, options: FanOutOptions = {}): Promise<string[]> {
   const payload = JSON.stringify(buildWebhookPayload(event));
-  const endpointFilter = options.onlyEndpointId ? 'id = :endpointId' : 'enabled AND :type = ANY(events)';
   const deliveries = await sequelize.query<{ id: string }>(
     `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, payload, max_attempts)
      SELECT tenant_id, id, :eventId, :type, CAST(:payload AS json), :maxAttempts
        FROM webhook_endpoints
-      WHERE tenant_id = :tenantId AND ${endpointFilter}
+      WHERE ${targetEndpointsWhere(options.onlyEndpointId)}
      RETURNING id`,
     {
       replacements: {
@@ -70,6 +75,5 @@ export async function fanOutEvent(sequelize: Sequelize, event: OutboxEvent, tran
   if (options.enqueue !== false) {
     for (const delivery of deliveries) await enqueueDelivery(sequelize, { id: delivery.id, tenantId: event.tenantId }, transaction);
   }
-  await sequelize.query(`UPDATE events SET fanned_out_at = now() WHERE id = :id`, { replacements: { id: event.id }, transaction });
   return deliveries.map((delivery) => delivery.id);
 }
