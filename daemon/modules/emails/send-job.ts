@@ -1,7 +1,7 @@
 // The send worker's job: load the log, render, compose, deliver, record. Also used in the request
 // for ?sync=true. Delivery is at-least-once: a log already past QUEUED/SENDING is not sent again,
 // and the Message-ID was fixed at accept time so a duplicate after a crash is recognisable.
-import type { Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
 import type { JobHandler } from '../../queue/types.ts';
@@ -57,9 +57,13 @@ async function renderIfTemplate(deps: DeliveryDeps, log: EmailLog): Promise<void
 /** One delivery attempt of the log `emailId`; records the result and says what the queue should do. */
 export async function deliverEmailLog(deps: DeliveryDeps, emailId: string, attempt: DeliveryAttempt): Promise<DeliveryStatus> {
   const { sequelize } = deps;
-  const log = await EmailLog.findByPk(emailId);
-  if (!log || (log.status !== 'QUEUED' && log.status !== 'SENDING')) return { status: 'SKIPPED' };
-  await log.update({ status: 'SENDING', attempts: log.attempts + 1 });
+  // Read and mark in one statement; a log gone or already settled (SENT, FAILED, cancelled …) is skipped.
+  const [log] = await sequelize.query<EmailLog>(
+    `UPDATE email_logs SET status = 'SENDING', attempts = attempts + 1, updated_at = :now
+      WHERE id = :emailId AND status IN ('QUEUED', 'SENDING') RETURNING *`,
+    { replacements: { emailId, now: new Date() }, type: QueryTypes.SELECT, model: EmailLog, mapToModel: true },
+  );
+  if (!log) return { status: 'SKIPPED' };
 
   let composed;
   let target: RelayTarget;
