@@ -4,12 +4,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { createApiKey, createWorld } from './helpers/fixtures.ts';
+import { addVerifiedDomain, createApiKey, createWorld } from './helpers/fixtures.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { closeTransports } from '../daemon/mail/transport.ts';
-import { generateDkimKey } from '../daemon/modules/domains/keys.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -19,12 +18,7 @@ test.before(async () => {
   sink = await startSmtpSink();
   ctx = await createTestContext({ env: { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, PUBLIC_URL: 'http://mail.example.test' } });
   world = await createWorld(ctx.app);
-  const key = await generateDkimKey(ctx.deps.secrets.encryptionKey);
-  await ctx.db.sequelize.query(
-    `INSERT INTO domains (tenant_id, name, status, dkim_selector, dkim_public_key, dkim_private_key_sealed, verified_at)
-     VALUES (:tenantId, 'acme.test', 'verified', :selector, :publicKey, :sealed, now())`,
-    { replacements: { tenantId: world.tenantId, selector: key.selector, publicKey: key.publicKey, sealed: key.privateKeySealed } },
-  );
+  await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, world.tenantId);
 });
 test.after(async () => {
   closeTransports();

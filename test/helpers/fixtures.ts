@@ -1,7 +1,10 @@
 // Rows a test needs, written straight to the database, and credentials for them.
 // Tests of the auth endpoints themselves go through HTTP instead.
 import { randomUUID } from 'node:crypto';
+import type { Sequelize } from 'sequelize';
 import type { App } from '../../daemon/app-types.ts';
+import type { Secrets } from '../../daemon/secrets.ts';
+import { generateDkimKey } from '../../daemon/modules/domains/keys.ts';
 import { Admin } from '../../daemon/modules/auth/model.ts';
 import { ApiKey, Membership, Tenant } from '../../daemon/modules/tenants/model.ts';
 import { generateApiKey } from '../../daemon/modules/auth/api-key-format.ts';
@@ -61,4 +64,22 @@ export async function createWorld(app: App) {
   const asOwner = { authorization: `Bearer ${owner.token}`, 'x-tenant-id': tenantId };
   const asKey = { authorization: `Bearer ${key.key}` };
   return { owner, tenantId, key, asOwner, asKey };
+}
+
+/**
+ * A verified sending domain with a real DKIM key, as if its DNS had just been checked
+ * (last_checked_at = now, so the maintenance thread's daily re-check leaves it alone).
+ */
+export async function addVerifiedDomain(
+  sequelize: Sequelize,
+  secrets: Secrets,
+  tenantId: string,
+  name = 'acme.test',
+): Promise<void> {
+  const key = await generateDkimKey(secrets.encryptionKey);
+  await sequelize.query(
+    `INSERT INTO domains (tenant_id, name, status, dkim_selector, dkim_public_key, dkim_private_key_sealed, verified_at, last_checked_at)
+     VALUES (:tenantId, :name, 'verified', :selector, :publicKey, :sealed, now(), now())`,
+    { replacements: { tenantId, name, selector: key.selector, publicKey: key.publicKey, sealed: key.privateKeySealed } },
+  );
 }
