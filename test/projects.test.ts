@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { createApiKey, createWorld } from './helpers/fixtures.ts';
+import { addVerifiedDomain, createApiKey, createWorld } from './helpers/fixtures.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { closeTransports } from '../daemon/mail/transport.ts';
@@ -56,17 +56,13 @@ test('verify-smtp does a real handshake: ok against a live server, an error agai
 
 test('a send naming a project goes through the project relay (not captured)', async () => {
   const project = (await ctx.app.inject({ method: 'GET', url: '/projects', headers: world.asKey })).json()[0];
-  await ctx.db.sequelize.query(
-    `INSERT INTO domains (tenant_id, name, status, dkim_selector, dkim_public_key, dkim_private_key_sealed) VALUES (:t, 'shop.test', 'verified', 's', 'p', 'x')`,
-    { replacements: { t: world.tenantId } },
-  );
-  // A verified domain without a usable key would fail compose; give the domain no signing by removing it after the check.
+  await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, world.tenantId, 'shop.test');
   const res = await ctx.app.inject({ method: 'POST', url: '/emails/send', headers: world.asKey, payload: { from: 'shop@shop.test', to: 'buyer@example.test', subject: 'Order', textBody: 'thanks', projectId: project.id } });
   assert.is(res.statusCode, 202, res.body);
-  await ctx.db.sequelize.query(`DELETE FROM domains WHERE tenant_id = :t`, { replacements: { t: world.tenantId } });
   assert.equal(await runJobs(ctx, 'send'), ['done']);
   const received = await sink.waitFor((m) => m.parsed.messageId === res.json().messageId);
   assert.equal(received.rcptTo, ['buyer@example.test']);
+  assert.ok(received.parsed.headers.has('dkim-signature'), 'relayed through the project, signed with the domain key');
   const unknown = await ctx.app.inject({ method: 'POST', url: '/emails/send', headers: world.asKey, payload: { from: 'shop@shop.test', to: 'b@example.test', subject: 'x', textBody: 'y', projectId: '00000000-0000-4000-8000-000000000000' } });
   assert.is(unknown.statusCode, 422);
 });
