@@ -36,6 +36,8 @@ export type Principal =
       kind: 'apiKey';
       apiKeyId: string;
       tenantId: string;
+      /** The key's tenant status as cached with the key (blocked tenants are refused). */
+      tenantStatus: 'active' | 'blocked';
       scopes: string[];
       environment: ApiKeyEnvironment;
       prefix: string;

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import fastifyJwt from '@fastify/jwt';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../errors.ts';
-import { Membership, Tenant } from '../modules/tenants/model.ts';
+import { findMembershipWithTenantStatus } from '../modules/tenants/model.ts';
 import { looksLikeApiKey } from '../modules/auth/api-key-format.ts';
 import { resolveApiKey } from '../modules/auth/credentials.ts';
 import { sessionIsLive } from '../modules/auth/tokens.ts';
@@ -47,6 +47,7 @@ async function resolvePrincipal(app: FastifyInstance, request: FastifyRequest): 
       kind: 'apiKey',
       apiKeyId: key.id,
       tenantId: key.tenantId,
+      tenantStatus: key.tenantStatus,
       scopes: key.scopes,
       environment: key.environment,
       prefix: key.prefix,
@@ -107,8 +108,7 @@ async function enforce(request: FastifyRequest, rule: Access): Promise<void> {
     if (!principal.scopes.includes(rule.scope)) {
       throw new ForbiddenError(`This API key lacks the "${rule.scope}" scope.`, 'INSUFFICIENT_SCOPE');
     }
-    const key = await resolveApiKey(bearerOf(request)!);
-    if (key?.tenantStatus === 'blocked') throw new ForbiddenError(BLOCKED_MESSAGE, 'TENANT_BLOCKED');
+    if (principal.tenantStatus === 'blocked') throw new ForbiddenError(BLOCKED_MESSAGE, 'TENANT_BLOCKED');
     request.tenant = {
       tenantId: principal.tenantId,
       adminId: null,
@@ -132,14 +132,11 @@ async function enforce(request: FastifyRequest, rule: Access): Promise<void> {
       { field: 'headers.x-tenant-id', message: 'is required' },
     ]);
   }
-  const [membership, tenant] = await Promise.all([
-    Membership.findOne({ where: { tenantId, adminId: principal.adminId }, attributes: ['role'] }),
-    Tenant.findByPk(tenantId, { attributes: ['status'] }),
-  ]);
-  if (!membership || !tenant) {
+  const membership = await findMembershipWithTenantStatus(tenantId, principal.adminId);
+  if (!membership) {
     throw new ForbiddenError('You are not a member of this tenant.', 'NOT_A_MEMBER');
   }
-  if (tenant.status === 'blocked' && !principal.isPlatformAdmin) throw new ForbiddenError(BLOCKED_MESSAGE, 'TENANT_BLOCKED');
+  if (membership.tenantStatus === 'blocked' && !principal.isPlatformAdmin) throw new ForbiddenError(BLOCKED_MESSAGE, 'TENANT_BLOCKED');
   const needed: MemberRole = rule.role ?? defaultRoleFor(request.method);
   if (!roleAtLeast(membership.role, needed)) {
     throw new ForbiddenError(`This needs the ${needed} role or higher; you are ${membership.role}.`, 'ROLE_REQUIRED');

@@ -1,6 +1,7 @@
 // Tenants, their members and their API keys.
 import {
   DataTypes,
+  QueryTypes,
   Model,
   type CreationOptional,
   type InferAttributes,
@@ -91,4 +92,21 @@ export function initTenantModels(sequelize: Sequelize): void {
     },
     { sequelize, tableName: 'api_keys', underscored: true },
   );
+}
+
+/**
+ * An admin's role in a tenant and the tenant's status, in one round trip: the auth plugin asks
+ * this on every session request that acts inside a tenant. Null when not a member.
+ */
+export async function findMembershipWithTenantStatus(
+  tenantId: string,
+  adminId: string,
+): Promise<{ role: MemberRole; tenantStatus: 'active' | 'blocked' } | null> {
+  const rows = await Membership.sequelize!.query<{ role: MemberRole; tenantStatus: 'active' | 'blocked' }>(
+    `SELECT m.role, t.status AS "tenantStatus"
+       FROM memberships m JOIN tenants t ON t.id = m.tenant_id
+      WHERE m.tenant_id = :tenantId AND m.admin_id = :adminId`,
+    { replacements: { tenantId, adminId }, type: QueryTypes.SELECT },
+  );
+  return rows[0] ?? null;
 }
