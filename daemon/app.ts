@@ -31,6 +31,9 @@ import templateRoutes from './modules/templates/routes.ts';
 import sendTemplateRoutes from './modules/templates/send-template-routes.ts';
 import { registerPendingRoutes } from './modules/pending-routes.ts';
 
+/** Longest path parameter accepted: tracking and unsubscribe tokens (a click token carries its URL). */
+const TRACKING_TOKEN_MAX_LENGTH = 8200;
+
 export interface BuildAppOptions {
   /** Pino logger options, or false to stay quiet (tests). */
   logger?: boolean | Record<string, unknown>;
@@ -55,6 +58,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const app = Fastify({
     logger,
     bodyLimit: MAX_BODY_BYTES,
+    maxParamLength: TRACKING_TOKEN_MAX_LENGTH,
     trustProxy: deps.config.trustProxy,
     // Fastify answers a malformed URL before routing, outside the error handler: keep the envelope.
     frameworkErrors: (error, _request, reply) =>
