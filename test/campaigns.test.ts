@@ -248,7 +248,7 @@ test('a SCHEDULED campaign needs a sender, and the maintenance task sends it onc
   const campaign = (await create({ name: 'Timed', templateId, audience: { locale: 'es' }, sendAt: later, from: 'timed@acme.example' })).json();
   assert.is(campaign.status, 'SCHEDULED');
   assert.is(campaign.from, 'timed@acme.example');
-  const worker = { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, log: pino({ level: 'silent' }), workerId: 'test' };
+  const worker = { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'test' };
   await dispatchDueCampaigns(worker);
   assert.is((await rows<{ status: string }>('SELECT status FROM campaigns WHERE id = :id', { id: campaign.id }))[0].status, 'SCHEDULED', 'not due yet');
 

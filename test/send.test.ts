@@ -29,7 +29,7 @@ test.after(async () => {
 });
 
 function workerContext(): WorkerContext {
-  return { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, log: pino({ level: 'silent' }), workerId: 'test' };
+  return { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'test' };
 }
 
 /** Runs the send jobs waiting in the queue, as a worker would, and returns their outcomes. */

@@ -3,12 +3,15 @@
 import { Sequelize } from 'sequelize';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.ts';
+import { createSql, type Sql } from './sql.ts';
 
 // Postgres bigint/numeric counts arrive as strings by default; every count we read fits a double.
 pg.types.setTypeParser(20, (value: string) => Number(value));
 
 export interface Database {
   sequelize: Sequelize;
+  /** Plain `pg` for the hot paths (./sql.ts). */
+  sql: Sql;
   /** Connection string the worker threads use to reach the same database. */
   url: string;
   embedded: boolean;
@@ -48,11 +51,14 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`Cannot reach the database at ${redactUrl(url)}: ${reason}`);
   }
+  const sql = createSql(url, { max: options.poolMax ?? 10, embedded: embedded !== null });
   return {
     sequelize,
+    sql,
     url,
     embedded: embedded !== null,
     async close() {
+      await sql.close();
       await sequelize.close();
       await embedded?.stop();
     },

@@ -7,6 +7,7 @@ import pino from 'pino';
 import type { Config } from '../config.ts';
 import { connectSequelize } from '../db/index.ts';
 import { initModels } from '../db/models.ts';
+import { createSql } from '../db/sql.ts';
 import { releaseJobs } from '../queue/claim.ts';
 import type { WorkerContext } from '../queue/types.ts';
 import type { QueueTuning } from './tuning.ts';
@@ -48,6 +49,7 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
 
   const sequelize = connectSequelize(data.databaseUrl, data.tuning.concurrency + 2);
   initModels(sequelize);
+  const sql = createSql(data.databaseUrl, { max: data.tuning.concurrency + 2, embedded: data.config.databaseUrl === null });
   const ctx: WorkerContext = {
     config: data.config,
     secrets: {
@@ -56,6 +58,7 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
       linkSigningKey: Buffer.from(data.secrets.linkSigningKey),
     },
     sequelize,
+    sql,
     log,
     workerId,
   };
@@ -65,11 +68,13 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
     await body({ data, ctx, tuning: data.tuning, signal: stop.signal, embedded: data.config.databaseUrl === null });
     const released = await releaseJobs(sequelize, workerId);
     if (released > 0) log.warn({ released }, 'released the leases of jobs still running at shutdown');
+    await sql.close();
     await sequelize.close();
     port.postMessage('done' satisfies ThreadMessage);
   } catch (error) {
     // The pool sees the thread exit and starts a new one; leases held now expire and are reclaimed.
     log.error({ err: error instanceof Error ? error.message : String(error) }, 'worker thread failed');
+    await sql.close().catch(() => {});
     await sequelize.close().catch(() => {});
     process.exit(1);
   }

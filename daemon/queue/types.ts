@@ -1,6 +1,7 @@
 // The contract between the queue (claiming, leases, retries) and the code that does the work.
 // A handler gets a claimed job and says what happened; the queue does the bookkeeping.
 import type { Sequelize } from 'sequelize';
+import type { Sql } from '../db/sql.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
@@ -29,6 +30,8 @@ export interface WorkerContext {
   config: Config;
   secrets: Secrets;
   sequelize: Sequelize;
+  /** Plain `pg` for the hot paths (daemon/db/sql.ts). */
+  sql: Sql;
   log: Logger;
   /** Identifies this worker in lease columns (thread and process). */
   workerId: string;

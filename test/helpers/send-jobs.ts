@@ -7,7 +7,7 @@ import { handleSendJob } from '../../daemon/modules/emails/send-job.ts';
 import { handleScheduledJob } from '../../daemon/modules/scheduled/service.ts';
 
 export function workerContext(ctx: TestContext): WorkerContext {
-  return { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, log: pino({ level: 'silent' }), workerId: 'test' };
+  return { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'test' };
 }
 
 /** Takes every job of `queue` (due or not), runs it once, returns the outcomes' kinds. */

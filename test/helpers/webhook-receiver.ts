@@ -67,7 +67,7 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 export function workerContext(ctx: TestContext, workerId = 'test-webhook-worker'): WorkerContext {
-  return { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, log: pino({ level: 'silent' }), workerId };
+  return { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId };
 }
 
 async function settle(sequelize: Sequelize, jobId: string, workerId: string, outcome: JobOutcome): Promise<void> {

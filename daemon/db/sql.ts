@@ -1,0 +1,68 @@
+// Plain SQL on `pg` for the hot paths (accept, claim, deliver, record outcomes, webhook fan-out and
+// delivery). Sequelize stays for the CRUD modules, where it reads best; a statement that runs once
+// per message goes through here instead, because Sequelize's query building, replacement escaping
+// and model hydration cost more CPU than the statement itself (see bench/ and the README).
+//
+// A statement is declared once, as a constant with a stable name, and run as a named prepared
+// statement: PostgreSQL parses and plans it once per connection. The embedded PGlite serves every
+// client from ONE backend session, where a name prepared by one connection collides with the same
+// name prepared by another, so there statements run unnamed (parsed each time; still no Sequelize).
+import pg from 'pg';
+
+export interface Statement {
+  /** Unique across the daemon; PostgreSQL keys the prepared plan by it. */
+  name: string;
+  text: string;
+}
+
+/** A pool, or one checked-out client inside a transaction. */
+export type SqlRunner = pg.Pool | pg.PoolClient;
+
+export interface Sql {
+  pool: pg.Pool;
+  /** Runs a declared statement on the pool (or the given client) and answers its rows. */
+  rows<T extends pg.QueryResultRow>(statement: Statement, values: unknown[], runner?: SqlRunner): Promise<T[]>;
+  /** Runs a declared statement and answers the number of rows it touched. */
+  count(statement: Statement, values: unknown[], runner?: SqlRunner): Promise<number>;
+  /** BEGIN … COMMIT on one client; ROLLBACK and rethrow when `work` throws. */
+  transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function declare(name: string, text: string): Statement {
+  return { name, text };
+}
+
+export function createSql(url: string, options: { max: number; embedded: boolean }): Sql {
+  const pool = new pg.Pool({ connectionString: url, max: options.max, idleTimeoutMillis: 10_000 });
+  // An idle client that loses its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const config = (statement: Statement, values: unknown[]): pg.QueryConfig =>
+    options.embedded ? { text: statement.text, values } : { name: statement.name, text: statement.text, values };
+  return {
+    pool,
+    async rows<T extends pg.QueryResultRow>(statement: Statement, values: unknown[], runner: SqlRunner = pool) {
+      return (await runner.query<T>(config(statement, values))).rows;
+    },
+    async count(statement, values, runner = pool) {
+      return (await runner.query(config(statement, values))).rowCount ?? 0;
+    },
+    async transaction(work) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // A client whose ROLLBACK fails is not given back to the pool: it is destroyed.
+        await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    close: () => pool.end(),
+  };
+}
