@@ -19,6 +19,16 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
       env: 'SVC_PROFILE',
       helpGroup: 'GLOBAL',
     }),
+    insecure: Flags.boolean({
+      description: 'allow credentials over plain http:// to a non-loopback daemon (lab networks only; warns every time)',
+      env: 'SVC_INSECURE',
+      helpGroup: 'GLOBAL',
+    }),
+    ca: Flags.string({
+      description: 'PEM file of a private certificate authority to trust for the daemon (or NODE_EXTRA_CA_CERTS)',
+      env: 'SVC_CA_FILE',
+      helpGroup: 'GLOBAL',
+    }),
   };
   /** Commands that act in a tenant print "profile · tenant · daemon" on stderr in human mode. */
   static showHeader = true;
@@ -43,6 +53,8 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
     });
     this.flags = flags as SvcFlags<T>;
     this.args = args as SvcArgs<T>;
+    const base = flags as { insecure?: boolean; ca?: string };
+    this.environment.transport = { insecure: base.insecure === true || this.environment.transport.insecure, caFile: base.ca ?? this.environment.transport.caFile };
     if (ctor.showHeader && !this.jsonEnabled()) this.printHeader();
   }
 

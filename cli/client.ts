@@ -18,6 +18,7 @@ import { HttpSession } from './http.ts';
 import { NoTenantError } from './errors.ts';
 import { ProfileStore } from './profiles.ts';
 import type { CliEnvironment } from './environment.ts';
+import type { DoctorReport } from '../shared/schemas/doctor.ts';
 
 export interface ReadyAnswer {
   status: 'ready' | 'not-ready';
@@ -223,5 +224,8 @@ export class SvcClient {
   }
   queues() {
     return this.http.request<QueuesAnswer>('GET', '/health/queues', { tenant: false, accept: [503] });
+  }
+  doctor() {
+    return this.http.request<DoctorReport>('GET', '/platform/doctor', { tenant: false });
   }
 }

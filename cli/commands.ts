@@ -17,6 +17,7 @@ import LogsTail from './commands/logs/tail.ts';
 import DashboardCommand from './commands/dashboard.ts';
 import DaemonStart from './commands/daemon/start.ts';
 import DaemonStatus from './commands/daemon/status.ts';
+import Doctor from './commands/doctor.ts';
 import DbMigrate from './commands/db/migrate.ts';
 import TemplatesList from './commands/templates/list.ts';
 import TemplatesShow from './commands/templates/show.ts';
@@ -72,5 +73,6 @@ export const COMMANDS = {
   dashboard: DashboardCommand,
   'daemon:start': DaemonStart,
   'daemon:status': DaemonStatus,
+  doctor: Doctor,
   'db:migrate': DbMigrate,
 };

@@ -1,5 +1,6 @@
 // The CLI's settings from the environment, read once. CI pipelines set these instead of signing in.
 import chalk from 'chalk';
+import type { TransportSettings } from './transport-security.ts';
 
 export interface CliEnvironment {
   /** SVC_BASE_URL: the daemon to talk to; wins over the profile's URL. */
@@ -11,6 +12,8 @@ export interface CliEnvironment {
   /** SVC_PROFILE: the stored profile to use when --profile is not given. */
   profile?: string;
   noColor: boolean;
+  /** SVC_INSECURE=1 / --insecure and SVC_CA_FILE / --ca (cli/transport-security.ts). */
+  transport: TransportSettings;
 }
 
 const nonEmpty = (value: string | undefined) => (value && value.trim() !== '' ? value.trim() : undefined);
@@ -22,6 +25,7 @@ export function readCliEnvironment(env: NodeJS.ProcessEnv = process.env): CliEnv
     tenantId: nonEmpty(env.SVC_TENANT_ID),
     profile: nonEmpty(env.SVC_PROFILE),
     noColor: env.NO_COLOR !== undefined && env.NO_COLOR !== '',
+    transport: { insecure: /^(1|true|yes)$/i.test(env.SVC_INSECURE ?? ''), caFile: nonEmpty(env.SVC_CA_FILE) },
   };
 }
 

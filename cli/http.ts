@@ -3,8 +3,11 @@ import ky, { type KyResponse } from 'ky';
 import type { CliEnvironment } from './environment.ts';
 import { DEFAULT_BASE_URL } from './environment.ts';
 import type { Profile, ProfileStore } from './profiles.ts';
+import { checkTransport, describeCertificateProblem, fetchTrusting, insecureWarning } from './transport-security.ts';
 import {
   ApiRequestError,
+  CliFailure,
+  EXIT,
   DaemonUnreachableError,
   NoTenantError,
   NotSignedInError,
@@ -44,6 +47,8 @@ export interface TokenPair {
 
 export class HttpSession {
   private refreshing: Promise<void> | null = null;
+  private warnedInsecure = false;
+  private trustedFetch: typeof fetch | undefined | null = null;
   /** A base URL given on the command line (login --base-url) before it is saved to the profile. */
   baseUrlOverride: string | undefined;
   /** Quota headers of the last tenant answer that carried them (the dashboard's quota bar). */
@@ -126,8 +131,16 @@ export class HttpSession {
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) searchParams[key] = String(value);
     }
+    // Decided before ky runs, so a refused request opens no connection at all.
+    const carriesSecrets = headers.authorization !== undefined || options.json !== undefined;
+    if (checkTransport(this.baseUrl, carriesSecrets, this.environment.transport) === 'warn' && !this.warnedInsecure) {
+      this.warnedInsecure = true;
+      process.stderr.write(insecureWarning(this.baseUrl) + '\n');
+    }
+    if (this.trustedFetch === null) this.trustedFetch = fetchTrusting(this.environment.transport.caFile);
     try {
       return await ky(`${this.baseUrl}${path}`, {
+        ...(this.trustedFetch ? { fetch: this.trustedFetch } : {}),
         method,
         headers,
         searchParams,
@@ -139,6 +152,8 @@ export class HttpSession {
       });
     } catch (error) {
       if (options.signal?.aborted) throw error;
+      const untrusted = describeCertificateProblem(causeCode(error), this.baseUrl);
+      if (untrusted) throw new CliFailure(untrusted, EXIT.unreachable, 'UNTRUSTED_CERTIFICATE');
       throw new DaemonUnreachableError(this.baseUrl, describeNetworkError(error));
     }
   }
@@ -203,6 +218,11 @@ async function toApiError(response: KyResponse): Promise<ApiRequestError> {
     message: body.message ?? `The daemon answered ${response.status} ${response.statusText}.`,
     details: body.details,
   });
+}
+
+function causeCode(error: unknown): string | undefined {
+  const cause = (error as { cause?: { code?: string; cause?: { code?: string } } } | null)?.cause;
+  return cause?.code ?? cause?.cause?.code;
 }
 
 function describeNetworkError(error: unknown): string {

@@ -11,6 +11,7 @@ import rateLimitPlugin from './plugins/rate-limit.ts';
 import { initModels } from './db/models.ts';
 import { MAX_BODY_BYTES } from '../shared/constants.ts';
 import { ErrorBody } from '../shared/schemas/common.ts';
+import type { TlsPair } from './tls.ts';
 import healthRoutes from './modules/health/routes.ts';
 import authRoutes from './modules/auth/routes.ts';
 import tenantRoutes from './modules/tenants/routes.ts';
@@ -37,6 +38,8 @@ const TRACKING_TOKEN_MAX_LENGTH = 8200;
 export interface BuildAppOptions {
   /** Pino logger options, or false to stay quiet (tests). */
   logger?: boolean | Record<string, unknown>;
+  /** Serve HTTPS with this pair: HTTP/2 where the client offers it (ALPN), HTTP/1.1 otherwise. */
+  tls?: TlsPair | null;
 }
 
 /** Keys whose values never reach a log line. */
@@ -55,7 +58,11 @@ export const REDACTED_LOG_PATHS = [
 export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<App> {
   initModels(deps.db.sequelize);
   const logger = options.logger === undefined ? { level: deps.config.logLevel, redact: REDACTED_LOG_PATHS } : options.logger;
+  // Typed as a plain object: Fastify's typings pick the http or http2 server type from this literal, while
+  // every module is written against the HTTP/1 request types that the compatibility layer also provides.
+  const tls: object = options.tls ? { http2: true as const, https: { allowHTTP1: true, cert: options.tls.cert, key: options.tls.key } } : {};
   const app = Fastify({
+    ...tls,
     logger,
     bodyLimit: MAX_BODY_BYTES,
     maxParamLength: TRACKING_TOKEN_MAX_LENGTH,

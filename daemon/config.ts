@@ -33,6 +33,9 @@ export interface Config {
   role: Role;
   logLevel: string;
   queueStuckAfterMs: number;
+  /** PEM files of the API's certificate and key; both set = HTTPS (and HTTP/2) on PORT. */
+  tlsCertFile: string | null;
+  tlsKeyFile: string | null;
 }
 
 export class ConfigError extends Error {
@@ -108,7 +111,13 @@ export function loadConfig(env: Env = process.env): Config {
   const production = nodeEnv === 'production';
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = text(env, 'HOST') ?? '127.0.0.1';
-  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host}:${port}`).replace(/\/+$/, '');
+  const tlsCertFile = text(env, 'TLS_CERT');
+  const tlsKeyFile = text(env, 'TLS_KEY');
+  if ((tlsCertFile === null) !== (tlsKeyFile === null)) {
+    throw new ConfigError(tlsCertFile === null ? 'TLS_CERT' : 'TLS_KEY', 'TLS_CERT and TLS_KEY go together: set both (PEM files) to serve HTTPS, or neither.');
+  }
+  const scheme = tlsCertFile ? 'https' : 'http';
+  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `${scheme}://${host}:${port}`).replace(/\/+$/, '');
   const jwtSecret = text(env, 'JWT_SECRET');
   if (jwtSecret !== null && jwtSecret.length < 32) {
     throw new ConfigError('JWT_SECRET', 'must be at least 32 characters long.');
@@ -141,5 +150,7 @@ export function loadConfig(env: Env = process.env): Config {
     role: oneOf(env, 'ROLE', ['api', 'worker', 'all'] as const, 'all'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, production ? 'info' : 'info'),
     queueStuckAfterMs: integer(env, 'QUEUE_STUCK_AFTER_MS', 5 * 60_000, 1000, 86_400_000),
+    tlsCertFile,
+    tlsKeyFile,
   };
 }

@@ -5,6 +5,8 @@ import { loadConfig, type Config } from './config.ts';
 import { openDatabase, redactUrl } from './db/index.ts';
 import { migrateUp } from './db/migrate.ts';
 import { loadSecrets } from './secrets.ts';
+import { readTlsPair, reloadTlsOnHangup } from './tls.ts';
+import { registerNode } from './modules/doctor/nodes.ts';
 import { buildApp, REDACTED_LOG_PATHS } from './app.ts';
 import { startWorkers, type WorkerPool } from './jobs/index.ts';
 import type { App, AppDeps } from './app-types.ts';
@@ -20,6 +22,7 @@ export interface RunningDaemon {
 
 export async function startDaemon(config: Config = loadConfig()): Promise<RunningDaemon> {
   const log = pino({ level: config.logLevel, redact: REDACTED_LOG_PATHS });
+  const tls = config.role === 'worker' ? null : readTlsPair(config);
   const secrets = loadSecrets(config.dataDir, config.jwtSecret);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 20 });
   log.info({ database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) }, 'database connected');
@@ -35,6 +38,10 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     });
   }
 
+  const node = await registerNode(db.sequelize, { role: config.role, redis: redis !== null }, (error) =>
+    log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not refresh this node in daemon_nodes'),
+  );
+
   let workers: WorkerPool | null = null;
   const deps: AppDeps = {
     config,
@@ -46,21 +53,25 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   };
 
   let app: App | null = null;
+  let stopTlsReload = () => {};
   if (config.role !== 'worker') {
-    app = await buildApp(deps);
+    app = await buildApp(deps, { tls });
     await app.listen({ port: config.port, host: config.host });
+    if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
   }
   if (config.role !== 'api') {
     workers = await startWorkers({ config, databaseUrl: db.url, secrets, log });
   }
-  const url = app ? `http://${config.host}:${(app.server.address() as { port: number }).port}` : '';
+  const url = app ? `${tls ? 'https' : 'http'}://${config.host}:${(app.server.address() as { port: number }).port}` : '';
 
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
       log.info('shutting down: draining requests and in-flight jobs');
+      stopTlsReload();
       await app?.close();
       await workers?.stop();
+      await node.stop();
       redis?.disconnect();
       await db.close();
     })();

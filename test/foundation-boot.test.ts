@@ -7,51 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createTestDatabase } from './helpers/context.ts';
+import { killDaemonProcesses, startDaemonProcess, SVC_BIN } from './helpers/daemon-process.ts';
 
-const SVC = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
+const SVC = SVC_BIN;
 const children = new Set<ChildProcess>();
-
-interface Daemon {
-  child: ChildProcess;
-  url: string;
-  output(): string;
-  exit: Promise<number | null>;
-}
-
-/** Starts `node bin/svc.js daemon start` exactly as `npm start` does, on a port the OS picks. */
-async function startDaemon(env: Record<string, string>, args: string[] = []): Promise<Daemon> {
-  const base = { ...process.env };
-  delete base.DATABASE_URL;
-  delete base.REDIS_URL;
-  delete base.NODE_OPTIONS;
-  const child = spawn(process.execPath, [SVC, 'daemon', 'start', ...args], {
-    env: { ...base, PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'test', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => {
-    children.delete(child);
-    resolve(code);
-  }));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not listen within 90 s:\n${output}`)), 90_000);
-    const look = () => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout!.on('data', look);
-    void exit.then((code) => reject(new Error(`daemon exited with ${code} before listening:\n${output}`)));
-  });
-  return { child, url, output: () => output, exit };
-}
+const startDaemon = startDaemonProcess;
 
 async function waitReady(url: string): Promise<{ status: number; body: Record<string, any> }> {
   const deadline = Date.now() + 90_000;
@@ -66,6 +27,7 @@ async function waitReady(url: string): Promise<{ status: number; body: Record<st
 }
 
 test.after(() => {
+  killDaemonProcesses();
   for (const child of children) child.kill('SIGKILL');
 });
 

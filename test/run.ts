@@ -56,7 +56,7 @@ function runFile(file: string): Promise<FileResult> {
 
 const only = process.argv.slice(2);
 const files = findTests(join(ROOT, 'test'))
-  .filter((file) => only.length === 0 || only.some((pattern) => file.includes(pattern)))
+  .filter((file) => only.length === 0 || only.some((pattern) => relative(ROOT, file).includes(pattern)))
   .sort();
 const results: FileResult[] = [];
 let next = 0;

@@ -5,6 +5,8 @@ import { adminIdOf } from '../../plugins/auth.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { PlatformSettingsBody, UpdatePlatformSettingsBody } from '../../../shared/schemas/platform.ts';
 import { getPlatformSettings, updatePlatformSettings } from './service.ts';
+import { runDoctor } from '../doctor/service.ts';
+import { DoctorReport } from '../../../shared/schemas/doctor.ts';
 
 export default async function platformRoutes(app: App, deps: AppDeps): Promise<void> {
   const tags = ['platform'];
@@ -26,4 +28,13 @@ export default async function platformRoutes(app: App, deps: AppDeps): Promise<v
       response: { 200: PlatformSettingsBody, 400: ErrorBody, ...errors },
     },
   }, async (request) => updatePlatformSettings(sequelize, request.body, { adminId: adminIdOf(request), ip: request.ip }));
+
+  app.get('/platform/doctor', {
+    config,
+    schema: {
+      tags,
+      summary: 'Deployment readiness checks, one per line with the fix (platform admins only; extension)',
+      response: { 200: DoctorReport, ...errors },
+    },
+  }, async () => runDoctor({ config: deps.config, sequelize, redis: deps.redis, embedded: deps.db.embedded }));
 }

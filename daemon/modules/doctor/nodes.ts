@@ -1,0 +1,49 @@
+// The registry of running daemons (table daemon_nodes): each node upserts its row at boot,
+// refreshes it every NODE_HEARTBEAT_MS and deletes it on a clean stop; a node that died simply
+// stops being "seen". `svc doctor` reads it to tell one node from several.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Role } from '../../config.ts';
+
+export const NODE_HEARTBEAT_MS = 30_000;
+/** A node not seen for this long is counted as gone. */
+export const NODE_SEEN_WITHIN_MS = 3 * NODE_HEARTBEAT_MS;
+
+export interface NodeRegistration {
+  id: string;
+  stop(): Promise<void>;
+}
+
+export async function registerNode(sequelize: Sequelize, node: { role: Role; redis: boolean }, onError: (error: unknown) => void): Promise<NodeRegistration> {
+  const id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const beat = () =>
+    sequelize.query(
+      `INSERT INTO daemon_nodes (id, hostname, pid, role, redis) VALUES (:id, :hostname, :pid, :role, :redis)
+       ON CONFLICT (id) DO UPDATE SET last_seen_at = now()`,
+      { replacements: { id, hostname: hostname(), pid: process.pid, role: node.role, redis: node.redis } },
+    );
+  await beat();
+  const timer = setInterval(() => beat().catch(onError), NODE_HEARTBEAT_MS);
+  timer.unref();
+  return {
+    id,
+    async stop() {
+      clearInterval(timer);
+      await sequelize.query('DELETE FROM daemon_nodes WHERE id = :id', { replacements: { id } }).catch(onError);
+    },
+  };
+}
+
+export interface SeenNode {
+  id: string;
+  role: string;
+  redis: boolean;
+}
+
+export async function seenNodes(sequelize: Sequelize): Promise<SeenNode[]> {
+  return sequelize.query<SeenNode>(
+    `SELECT id, role, redis FROM daemon_nodes WHERE last_seen_at > now() - make_interval(secs => :seconds) ORDER BY started_at`,
+    { replacements: { seconds: NODE_SEEN_WITHIN_MS / 1000 }, type: QueryTypes.SELECT },
+  );
+}

@@ -1,0 +1,158 @@
+// Is this deployment ready? Each check answers (never throws) with what it found and, when it is
+// not right, the fix. The same checks serve GET /platform/doctor (a running daemon, asked remotely)
+// and `svc doctor --local` (run beside the daemon with its environment, before or after boot).
+import { statfs } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import type { Redis } from 'ioredis';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Config } from '../../config.ts';
+import { pendingMigrations } from '../../db/migrate.ts';
+import { smtpSettingsFromUrl, verifySmtp } from '../../mail/transport.ts';
+import { queueStats } from '../../queue/stats.ts';
+import { getPlatformSettings } from '../platform/service.ts';
+import { seenNodes } from './nodes.ts';
+import type { DoctorCheck, DoctorReport } from '../../../shared/schemas/doctor.ts';
+
+export interface DoctorDeps {
+  config: Config;
+  sequelize: Sequelize;
+  redis: Redis | null;
+  /** True on the embedded PGlite (one node by construction). */
+  embedded: boolean;
+}
+
+const MIN_FREE_BYTES = 1024 ** 3;
+const MIN_FREE_RATIO = 0.05;
+
+const pass = (name: string, message: string): DoctorCheck => ({ name, ok: true, message });
+const fail = (name: string, message: string, fix: string): DoctorCheck => ({ name, ok: false, message, fix });
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function isLocalHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare.endsWith('.localhost') || bare.startsWith('127.') || bare === '::1';
+}
+
+function checkSecret({ config, embedded }: DoctorDeps): DoctorCheck {
+  if (config.jwtSecret) return pass('secret', 'JWT_SECRET is set, so every node signs and seals with the same secret.');
+  if (embedded) return pass('secret', `The secret was generated into ${config.dataDir}/secret.key; fine for one node on the embedded database.`);
+  return fail(
+    'secret',
+    `JWT_SECRET is not set: this node generated its own secret into ${config.dataDir}/secret.key, and a second node would generate another.`,
+    `Set JWT_SECRET to the same value on every node (for example the content of ${config.dataDir}/secret.key).`,
+  );
+}
+
+function checkPublicUrl({ config }: DoctorDeps): DoctorCheck {
+  const url = new URL(config.publicUrl);
+  if (config.nodeEnv !== 'production') return pass('public-url', `PUBLIC_URL is ${config.publicUrl} (development: http is accepted).`);
+  if (url.protocol !== 'https:') return fail('public-url', `PUBLIC_URL is ${config.publicUrl}: links in mail (unsubscribe, tracking, password reset) would travel in clear.`, 'Set PUBLIC_URL to the https:// address recipients reach the daemon at.');
+  if (isLocalHost(url.hostname) || isIP(url.hostname.replace(/^\[|\]$/g, ''))) {
+    return fail('public-url', `PUBLIC_URL is ${config.publicUrl}: recipients cannot open links to that host.`, 'Set PUBLIC_URL to the public https:// name of the daemon.');
+  }
+  return pass('public-url', `PUBLIC_URL is ${config.publicUrl}.`);
+}
+
+async function checkRelay({ config }: DoctorDeps): Promise<DoctorCheck> {
+  if (!config.smtpUrl) {
+    if (config.nodeEnv === 'production') return fail('relay', 'SMTP_URL is not set: mail is captured and nothing leaves this machine.', 'Set SMTP_URL=smtp://user:pass@relay:587 (or smtps://…:465).');
+    return pass('relay', 'No SMTP_URL: mail is captured (development).');
+  }
+  const settings = smtpSettingsFromUrl(config.smtpUrl);
+  const verified = await verifySmtp(settings);
+  const where = `${settings.host}:${settings.port}`;
+  if (!verified.ok) return fail('relay', `The relay ${where} did not complete EHLO/STARTTLS/AUTH: ${verified.error}.`, 'Check SMTP_URL (host, port, user, password) and that this node may connect to the relay.');
+  return pass('relay', `The relay ${where} answered EHLO${settings.secure ? ' over TLS' : ''}${settings.user ? ' and accepted AUTH' : ''}.`);
+}
+
+async function checkPlatformSender({ sequelize }: DoctorDeps): Promise<DoctorCheck> {
+  const settings = await getPlatformSettings(sequelize);
+  const from = settings.defaultFromAddress;
+  if (!from) return fail('platform-sender', 'No platform sender: password resets, verifications and invitations have no From address.', 'Set it as a platform admin: PATCH /platform/settings {"defaultFromAddress": "no-reply@mail.example.com"}.');
+  const domain = from.split('@')[1].toLowerCase();
+  if (isLocalHost(domain) || !domain.includes('.')) return fail('platform-sender', `The platform sender ${from} is not on a routable domain.`, 'Use an address on a domain you own and publish DNS for.');
+  const [row] = await sequelize.query<{ status: string }>(
+    `SELECT status FROM domains WHERE lower(name) = :domain ORDER BY (status = 'verified') DESC LIMIT 1`,
+    { replacements: { domain }, type: QueryTypes.SELECT },
+  );
+  if (!row) return fail('platform-sender', `The platform sender's domain ${domain} is not a sending domain, so system mail is not DKIM-signed.`, `Add it with POST /domains {"name":"${domain}"} (svc domains add ${domain}), publish its records, then verify it.`);
+  if (row.status !== 'verified') return fail('platform-sender', `The platform sender's domain ${domain} is ${row.status}: its SPF/DKIM records do not check out yet.`, `Publish the records of svc domains dns ${domain}, then svc domains verify ${domain} (svc domains diagnose ${domain} says what is wrong).`);
+  return pass('platform-sender', `System mail goes from ${from}; ${domain} is verified and DKIM-ready.`);
+}
+
+async function checkRedis({ sequelize, redis, config, embedded }: DoctorDeps): Promise<DoctorCheck> {
+  const nodes = embedded ? [] : await seenNodes(sequelize);
+  if (redis) {
+    try {
+      await redis.ping();
+      return pass('redis', `Redis answers; rate limits are shared by the ${Math.max(nodes.length, 1)} running node(s).`);
+    } catch (error) {
+      return fail('redis', `REDIS_URL is set but Redis does not answer: ${errorText(error)}.`, 'Start Redis or correct REDIS_URL.');
+    }
+  }
+  if (config.redisUrl) return fail('redis', 'REDIS_URL is set but this check could not connect to it.', 'Start Redis or correct REDIS_URL.');
+  if (nodes.length > 1) {
+    return fail('redis', `${nodes.length} nodes share this database without Redis: each counts rate limits on its own, so clients get ${nodes.length}× the limit.`, 'Set REDIS_URL (the same on every node).');
+  }
+  return pass('redis', 'One node: rate-limit counters in process are enough (set REDIS_URL before adding a second node).');
+}
+
+async function checkMigrations({ sequelize }: DoctorDeps): Promise<DoctorCheck> {
+  const pending = await pendingMigrations(sequelize);
+  if (pending.length) return fail('migrations', `${pending.length} migration(s) not applied: ${pending.join(', ')}.`, 'Run svc db migrate once (or start one node: it migrates at boot).');
+  return pass('migrations', 'Every migration is applied.');
+}
+
+async function checkQueues({ sequelize, config }: DoctorDeps): Promise<DoctorCheck> {
+  const queues = await queueStats(sequelize, config.queueStuckAfterMs);
+  const stuck = Object.entries(queues).filter(([, stats]) => stats.stuck);
+  if (stuck.length) {
+    const detail = stuck.map(([name, stats]) => `${name} (${stats.depth} waiting, oldest ${Math.round(stats.oldestWaitingAgeMs / 1000)} s)`).join(', ');
+    return fail('queues', `Queues stuck: ${detail}.`, 'Check that worker nodes run (ROLE=worker or all) and /health/ready on each; svc daemon status shows the workers.');
+  }
+  const failed = Object.values(queues).reduce((sum, stats) => sum + stats.failed, 0);
+  return pass('queues', `No queue is stuck${failed ? ` (${failed} job(s) kept in failed_jobs)` : ''}.`);
+}
+
+async function checkDisk({ config }: DoctorDeps): Promise<DoctorCheck> {
+  let stats;
+  try {
+    stats = await statfs(config.dataDir);
+  } catch {
+    return pass('disk', `DATA_DIR ${config.dataDir} does not exist on this node (nothing is stored locally).`);
+  }
+  const free = stats.bavail * stats.bsize;
+  const total = stats.blocks * stats.bsize;
+  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+  if (free < MIN_FREE_BYTES || free / total < MIN_FREE_RATIO) {
+    return fail('disk', `Only ${gib(free)} of ${gib(total)} free under DATA_DIR ${config.dataDir}.`, 'Free space or move DATA_DIR; shorten retention so old logs and captured messages are dropped sooner.');
+  }
+  return pass('disk', `${gib(free)} free of ${gib(total)} under DATA_DIR.`);
+}
+
+const CHECKS: { name: string; run: (deps: DoctorDeps) => DoctorCheck | Promise<DoctorCheck> }[] = [
+  { name: 'secret', run: checkSecret },
+  { name: 'public-url', run: checkPublicUrl },
+  { name: 'relay', run: checkRelay },
+  { name: 'platform-sender', run: checkPlatformSender },
+  { name: 'redis', run: checkRedis },
+  { name: 'migrations', run: checkMigrations },
+  { name: 'queues', run: checkQueues },
+  { name: 'disk', run: checkDisk },
+];
+
+export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
+  const checks = await Promise.all(
+    CHECKS.map(async (check) => {
+      try {
+        return await check.run(deps);
+      } catch (error) {
+        return fail(check.name, `The check could not run: ${errorText(error)}.`, 'Check that the database answers (svc daemon status).');
+      }
+    }),
+  );
+  return { ok: checks.every((check) => check.ok), checks };
+}

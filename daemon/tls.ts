@@ -1,0 +1,59 @@
+// HTTPS on the API: the PEM pair named by TLS_CERT / TLS_KEY, read at boot and again on SIGHUP
+// (certbot and similar renew the files in place; a reload swaps the secure context for new
+// connections while open ones finish on the old one, so nothing is dropped).
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
+import type { SecureContextOptions } from 'node:tls';
+import type { Logger } from 'pino';
+import { ConfigError, type Config } from './config.ts';
+
+export interface TlsPair {
+  cert: Buffer;
+  key: Buffer;
+}
+
+function readPem(variable: string, path: string, marker: RegExp): Buffer {
+  let content: Buffer;
+  try {
+    content = readFileSync(path);
+  } catch (error) {
+    throw new ConfigError(variable, `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)}).`);
+  }
+  if (!marker.test(content.toString('latin1'))) throw new ConfigError(variable, `${path} is not a PEM file (no "-----BEGIN …-----" block).`);
+  return content;
+}
+
+/** The configured pair, checked to be usable together (a key that does not match its certificate fails here, not at the first client). */
+export function readTlsPair(config: Pick<Config, 'tlsCertFile' | 'tlsKeyFile'>): TlsPair | null {
+  if (!config.tlsCertFile || !config.tlsKeyFile) return null;
+  const pair = {
+    cert: readPem('TLS_CERT', config.tlsCertFile, /-----BEGIN CERTIFICATE-----/),
+    key: readPem('TLS_KEY', config.tlsKeyFile, /-----BEGIN [A-Z ]*PRIVATE KEY-----/),
+  };
+  try {
+    createSecureContext(pair);
+  } catch (error) {
+    throw new ConfigError('TLS_KEY', `the key does not fit the certificate in TLS_CERT (${error instanceof Error ? error.message : String(error)}).`);
+  }
+  return pair;
+}
+
+interface SecureServer {
+  setSecureContext(options: SecureContextOptions): void;
+}
+
+/** Re-reads the pair on SIGHUP; a broken new pair is logged and the old one kept. Returns the unsubscribe. */
+export function reloadTlsOnHangup(server: SecureServer, config: Config, log: Logger): () => void {
+  const reload = () => {
+    try {
+      const pair = readTlsPair(config);
+      if (!pair) return;
+      server.setSecureContext(pair);
+      log.info({ cert: config.tlsCertFile }, 'TLS certificate reloaded');
+    } catch (error) {
+      log.error({ err: error instanceof Error ? error.message : String(error) }, 'TLS reload failed: still serving the previous certificate');
+    }
+  };
+  process.on('SIGHUP', reload);
+  return () => process.off('SIGHUP', reload);
+}

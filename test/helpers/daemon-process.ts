@@ -1,0 +1,58 @@
+// `node bin/svc.js daemon start` as a child process, exactly as `npm start` runs it, on a port the
+// OS picks; answers once it listens (http or https).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const SVC_BIN = fileURLToPath(new URL('../../bin/svc.js', import.meta.url));
+const children = new Set<ChildProcess>();
+
+export interface DaemonProcess {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  exit: Promise<number | null>;
+}
+
+/** The environment without the test run's own database, Redis and loader settings. */
+export function cleanEnv(): Record<string, string | undefined> {
+  const base: Record<string, string | undefined> = { ...process.env };
+  delete base.DATABASE_URL;
+  delete base.REDIS_URL;
+  delete base.NODE_OPTIONS;
+  return base;
+}
+
+export async function startDaemonProcess(env: Record<string, string>, args: string[] = []): Promise<DaemonProcess> {
+  const child = spawn(process.execPath, [SVC_BIN, 'daemon', 'start', ...args], {
+    env: { ...cleanEnv(), PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'test', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exit = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`daemon did not listen within 90 s:\n${output}`)), 90_000);
+    const look = () => {
+      const match = /Server listening at (https?:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout!.on('data', look);
+    void exit.then((code) => reject(new Error(`daemon exited with ${code} before listening:\n${output}`)));
+  });
+  return { child, url, output: () => output, exit };
+}
+
+/** Kills every daemon a test file started and did not stop (test.after). */
+export function killDaemonProcesses(): void {
+  for (const child of children) child.kill('SIGKILL');
+}
