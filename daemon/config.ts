@@ -36,6 +36,8 @@ export interface Config {
   /** PEM files of the API's certificate and key; both set = HTTPS (and HTTP/2) on PORT. */
   tlsCertFile: string | null;
   tlsKeyFile: string | null;
+  /** shared: send-worker + one background thread (scheduler, webhooks, maintenance); separate: four threads. */
+  workerThreads: 'shared' | 'separate';
 }
 
 export class ConfigError extends Error {
@@ -152,5 +154,6 @@ export function loadConfig(env: Env = process.env): Config {
     queueStuckAfterMs: integer(env, 'QUEUE_STUCK_AFTER_MS', 5 * 60_000, 1000, 86_400_000),
     tlsCertFile,
     tlsKeyFile,
+    workerThreads: oneOf(env, 'WORKER_THREADS', ['shared', 'separate'] as const, 'shared'),
   };
 }

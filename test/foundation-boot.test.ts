@@ -37,7 +37,7 @@ async function bootAndStop(env: Record<string, string>) {
   assert.is(ready.status, 200, JSON.stringify(ready.body));
   assert.is(ready.body.status, 'ready');
   assert.ok(ready.body.checks.workers.ok);
-  assert.equal(ready.body.checks.workers.names, ['send-worker', 'scheduler', 'webhook-worker', 'maintenance']);
+  assert.equal(ready.body.checks.workers.names, env.WORKER_THREADS === 'separate' ? ['send-worker', 'scheduler', 'webhook-worker', 'maintenance'] : ['send-worker', 'background']);
   assert.equal(ready.body.checks.migrations, { ok: true, pending: [] });
 
   const queues = await fetch(`${daemon.url}/health/queues`);
@@ -62,7 +62,7 @@ test('boots on PostgreSQL (DATABASE_URL): ready with workers, SIGTERM exits 0', 
   if (!process.env.DATABASE_URL) return;
   const database = await createTestDatabase();
   try {
-    await bootAndStop({ DATA_DIR: database.dataDir, DATABASE_URL: database.url!, ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) });
+    await bootAndStop({ DATA_DIR: database.dataDir, WORKER_THREADS: 'separate', DATABASE_URL: database.url!, ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) });
   } finally {
     await database.drop();
   }

@@ -19,7 +19,7 @@ export type Migration = (params: MigrationParams<MigrationContext>) => Promise<v
 
 function migrationFiles(): string[] {
   return readdirSync(MIGRATIONS_DIR)
-    .filter((name) => /^\d{4}-[\w-]+\.ts$/.test(name))
+    .filter((name) => /^\d{4}-[\w-]+\.(ts|js)$/.test(name))
     .sort();
 }
 
@@ -36,7 +36,7 @@ export function createMigrator(sequelize: Sequelize, log: (message: string) => v
       const path = join(MIGRATIONS_DIR, file);
       const load = () => import(pathToFileURL(path).href) as Promise<{ up: Migration; down: Migration }>;
       return {
-        name: file.replace(/\.ts$/, ''),
+        name: file.replace(/\.(ts|js)$/, ''),
         path,
         up: async (params) => (await load()).up(params),
         down: async (params) => (await load()).down(params),

@@ -1,8 +1,10 @@
-// Entry file of every worker thread. Bree starts threads from a file path, and Node cannot load a
-// .ts file in a new thread unless a loader is registered there: register tsx in this thread, then
-// load the worker module named in workerData (a file URL).
+// Entry file of every worker thread. Bree starts threads from a file path. The daemon runs from
+// its compiled build (daemon/build.ts), where workerData.module is a .js file and nothing else is
+// needed; tests start threads from the .ts sources, where tsx's loader is registered first.
 import { workerData } from 'node:worker_threads';
-import { register } from 'tsx/esm/api';
 
-register();
+if (workerData.module.endsWith('.ts')) {
+  const { register } = await import('tsx/esm/api');
+  register();
+}
 await import(workerData.module);

@@ -1,6 +1,7 @@
 // Starts the long-lived worker threads with Bree: send-worker, scheduler, webhook-worker and
-// maintenance. A thread that dies is started again; stop() lets each thread drain and give back
-// its leases before it ends.
+// maintenance, each in its own thread (WORKER_THREADS=separate) or the last three sharing one
+// (shared, the default). A thread that dies is started again; stop() lets each thread drain and
+// give back its leases before it ends.
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Bree from 'bree';
 import type { Logger } from 'pino';
@@ -22,6 +23,8 @@ export interface WorkerDefinition {
   /** Absolute path of the worker's .ts module (it calls runWorkerThread). */
   module: string;
   options?: Record<string, unknown>;
+  /** Worker loops in this thread (default 1). */
+  loops?: number;
   /** This worker's own tuning over the defaults (a caller's explicit `tuning` still wins). */
   tuning?: (config: Config) => Partial<QueueTuning>;
 }
@@ -42,16 +45,26 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const BOOTSTRAP = here('./bootstrap.mjs');
 const RESTART_DELAY_MS = 1_000;
 
+const SEND_WORKER: WorkerDefinition = { name: 'send-worker', module: here('./send-worker.ts'), tuning: (config) => ({ concurrency: sendWorkerConcurrency(config) }) };
+
+/** WORKER_THREADS=separate: a thread per worker. */
 export const DAEMON_WORKERS: WorkerDefinition[] = [
-  { name: 'send-worker', module: here('./send-worker.ts'), tuning: (config) => ({ concurrency: sendWorkerConcurrency(config) }) },
+  SEND_WORKER,
   { name: 'scheduler', module: here('./scheduler.ts') },
   { name: 'webhook-worker', module: here('./webhook-worker.ts') },
   { name: 'maintenance', module: here('./maintenance.ts') },
 ];
 
+/** WORKER_THREADS=shared (default): the send worker, and one thread for the other three (background.ts). */
+export const SHARED_DAEMON_WORKERS: WorkerDefinition[] = [SEND_WORKER, { name: 'background', module: here('./background.ts'), loops: 3 }];
+
+export function daemonWorkers(config: Pick<Config, 'workerThreads'>): WorkerDefinition[] {
+  return config.workerThreads === 'separate' ? DAEMON_WORKERS : SHARED_DAEMON_WORKERS;
+}
+
 export async function startWorkers(options: StartWorkersOptions): Promise<WorkerPool> {
   const { log } = options;
-  const definitions = options.workers ?? DAEMON_WORKERS;
+  const definitions = options.workers ?? daemonWorkers(options.config);
   const tuning: QueueTuning = { ...DEFAULT_TUNING, ...options.tuning };
   const threadData = (definition: WorkerDefinition): ThreadData => ({
     name: definition.name,
@@ -64,6 +77,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
       linkSigningKey: new Uint8Array(options.secrets.linkSigningKey),
     },
     tuning: { ...DEFAULT_TUNING, ...definition.tuning?.(options.config), ...options.tuning },
+    loops: definition.loops ?? 1,
     options: definition.options ?? {},
   });
 

@@ -1,38 +1,5 @@
-// Worker thread: puts expired leases back in line, runs the registered periodic tasks, and works
-// the "maintenance" queue when a handler for it exists.
-import { reclaimExpiredLeases } from '../queue/leases.ts';
-import type { MaintenanceTask, WorkerContext } from '../queue/types.ts';
-import { JOB_HANDLERS, MAINTENANCE_TASKS } from './handlers.ts';
-import { runQueueLoop } from './queue-loop.ts';
-import { runWorkerThread, sleep, type ThreadRuntime } from './thread.ts';
+// Worker thread (WORKER_THREADS=separate): the maintenance loops on their own (maintenance-loop.ts).
+import { maintenanceBody } from './maintenance-loop.ts';
+import { runWorkerThread } from './thread.ts';
 
-function reclaimTask(everyMs: number): MaintenanceTask {
-  return {
-    name: 'reclaim-expired-leases',
-    everyMs,
-    async run(ctx: WorkerContext) {
-      const result = await reclaimExpiredLeases(ctx.sequelize);
-      if (result.reclaimed || result.failed) ctx.log.warn(result, 'reclaimed jobs whose worker stopped mid-job');
-    },
-  };
-}
-
-/** Runs a task now and then every `everyMs` until shutdown; a failing run is logged, not fatal. */
-async function repeat(task: MaintenanceTask, runtime: ThreadRuntime): Promise<void> {
-  while (!runtime.signal.aborted) {
-    try {
-      await task.run(runtime.ctx);
-    } catch (error) {
-      runtime.ctx.log.error({ task: task.name, err: error instanceof Error ? error.message : String(error) }, 'maintenance task failed');
-    }
-    await sleep(task.everyMs, runtime.signal);
-  }
-}
-
-await runWorkerThread(async (runtime) => {
-  const tasks = [reclaimTask(runtime.tuning.reclaimEveryMs), ...MAINTENANCE_TASKS];
-  const loops = tasks.map((task) => repeat(task, runtime));
-  const load = JOB_HANDLERS.maintenance;
-  if (load) loops.push(runQueueLoop(runtime, 'maintenance', await load()));
-  await Promise.all(loops);
-});
+await runWorkerThread(maintenanceBody);

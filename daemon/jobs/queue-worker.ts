@@ -1,11 +1,13 @@
 // The body of send-worker, scheduler and webhook-worker: one queue, its handler from the registry.
+// (The shared background thread runs several of these bodies side by side: background.ts.)
 import type { QueueName } from '../../shared/constants.ts';
 import { JOB_HANDLERS } from './handlers.ts';
 import { runQueueLoop } from './queue-loop.ts';
-import { runWorkerThread, sleep } from './thread.ts';
+import { runWorkerThread, sleep, type ThreadRuntime } from './thread.ts';
 
-export async function runQueueWorker(queue: QueueName): Promise<void> {
-  await runWorkerThread(async (runtime) => {
+/** Works one queue until shutdown: the whole of a separate thread, or one loop of the shared one. */
+export function queueWorkerBody(queue: QueueName): (runtime: ThreadRuntime) => Promise<void> {
+  return async (runtime) => {
     const load = JOB_HANDLERS[queue];
     if (!load) {
       // Stay up (the pool counts this thread alive) but leave the queue's jobs alone.
@@ -14,5 +16,9 @@ export async function runQueueWorker(queue: QueueName): Promise<void> {
       return;
     }
     await runQueueLoop(runtime, queue, await load());
-  });
+  };
+}
+
+export async function runQueueWorker(queue: QueueName): Promise<void> {
+  await runWorkerThread(queueWorkerBody(queue));
 }

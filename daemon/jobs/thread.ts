@@ -20,6 +20,8 @@ export interface ThreadData {
   databaseUrl: string;
   secrets: { jwtSecret: string; encryptionKey: Uint8Array; linkSigningKey: Uint8Array };
   tuning: QueueTuning;
+  /** How many worker loops this thread runs (1, or 3 for the shared background thread). */
+  loops: number;
   /** Worker-specific settings (a test worker's queue, for example). */
   options: Record<string, unknown>;
 }
@@ -47,9 +49,11 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
     if (message === 'cancel') stop.abort();
   });
 
-  const sequelize = connectSequelize(data.databaseUrl, data.tuning.concurrency + 2);
+  // A shared thread runs several loops, each up to `concurrency` jobs at once: size the pools for all.
+  const connections = data.tuning.concurrency * data.loops + 2;
+  const sequelize = connectSequelize(data.databaseUrl, connections);
   initModels(sequelize);
-  const sql = createSql(data.databaseUrl, { max: data.tuning.concurrency + 2, embedded: data.config.databaseUrl === null });
+  const sql = createSql(data.databaseUrl, { max: connections, embedded: data.config.databaseUrl === null });
   const ctx: WorkerContext = {
     config: data.config,
     secrets: {

@@ -1,0 +1,11 @@
+// Worker thread (WORKER_THREADS=shared, the default): the scheduler, webhook-worker and maintenance
+// loops in ONE thread. Each of them waits on the database or the network nearly all the time, and a
+// thread costs ~45 MB of resident memory idle (its own V8 heap, modules and connection pool), so
+// sharing one keeps a small server small; the send worker keeps a thread of its own.
+import { maintenanceBody } from './maintenance-loop.ts';
+import { queueWorkerBody } from './queue-worker.ts';
+import { runWorkerThread } from './thread.ts';
+
+await runWorkerThread(async (runtime) => {
+  await Promise.all([queueWorkerBody('scheduled')(runtime), queueWorkerBody('webhook')(runtime), maintenanceBody(runtime)]);
+});
