@@ -7,6 +7,10 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { servePglite } from './pglite-server.ts';
 
+/** PostgreSQL settings of the embedded database (one backend session, one machine). */
+export const EMBEDDED_SETTINGS = ['shared_buffers=16MB', 'work_mem=2MB', 'maintenance_work_mem=16MB', 'temp_buffers=2MB', 'wal_buffers=1MB'];
+const EMBEDDED_INITIAL_MEMORY_BYTES = 128 * 1024 * 1024; // the smallest the WASM module accepts
+
 export interface EmbeddedPostgres {
   url: string;
   stop(): Promise<void>;
@@ -15,7 +19,12 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   const dir = join(dataDir, 'pgdata');
   await mkdir(dir, { recursive: true });
-  const db = await PGlite.create(dir);
+  const db = await PGlite.create(dir, {
+    // Sized for a laptop: PostgreSQL's defaults (128 MB of shared buffers inside the WASM heap, which
+    // never shrinks) made the embedded database most of the daemon's idle memory.
+    initialMemory: EMBEDDED_INITIAL_MEMORY_BYTES,
+    startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS.flatMap((setting) => ['-c', setting])],
+  });
   const server = await servePglite(db);
   return {
     url: `postgres://postgres@127.0.0.1:${server.port}/postgres`,
