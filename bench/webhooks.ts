@@ -133,7 +133,11 @@ function rateOf(label: string, receivers: Receiver[], deliveries: number): Webho
 async function retire(sequelize: Sequelize, endpointIds: string[]): Promise<void> {
   const ids = `{${endpointIds.join(',')}}`;
   await sequelize.query(`UPDATE webhook_endpoints SET enabled = false WHERE id = ANY(CAST(:ids AS uuid[]))`, { replacements: { ids } });
-  await sequelize.query(`UPDATE webhook_deliveries SET status = 'skipped', due_at = NULL WHERE status = 'pending' AND endpoint_id = ANY(CAST(:ids AS uuid[]))`, { replacements: { ids } });
+  // Held ones are left to settle: the receivers count an answer a moment before the worker records it.
+  await sequelize.query(
+    `UPDATE webhook_deliveries SET status = 'skipped', due_at = NULL WHERE status = 'pending' AND locked_by IS NULL AND endpoint_id = ANY(CAST(:ids AS uuid[]))`,
+    { replacements: { ids } },
+  );
 }
 
 export async function runWebhookBench(options: { databaseUrl: string; deliveries: number; log: (message: string) => void }): Promise<WebhookBenchResults> {
