@@ -46,6 +46,8 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
   const lanes = new Map<string, EndpointLane<ClaimedDelivery>>();
   const secrets = new Map<string, { sealed: string; plain: string }>();
   const held = new Set<string>();
+  /** Held deliveries whose answer is in and waits to be settled: their leases are not extended. */
+  const answered = new Set<string>();
   let unsettled: DeliveryOutcome[] = [];
   let settling: Promise<void> | null = null;
   let wantsClaim: () => void = () => {};
@@ -79,6 +81,7 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
         if (settled < batch.length) log.warn({ lost: batch.length - settled }, 'webhook outcomes arrived after their lease was lost; the new holder decides');
         for (const outcome of batch) {
           held.delete(outcome.deliveryId);
+          answered.delete(outcome.deliveryId);
           options.onSettled?.(outcome);
           // A retry due before the next poll is claimed on time.
           if (outcome.delayMs !== null) setTimeout(() => wantsClaim(), outcome.delayMs + 5).unref();
@@ -98,6 +101,7 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
   };
 
   const finish = (outcome: DeliveryOutcome) => {
+    answered.add(outcome.deliveryId);
     unsettled.push(outcome);
     settleSoon();
   };
@@ -152,7 +156,7 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
   };
 
   const leaseTimer = setInterval(() => {
-    const ids = [...held];
+    const ids = [...held].filter((id) => !answered.has(id));
     extendDeliveryLeases(sql, ids, workerId, options.leaseMs).then(
       (kept) => {
         if (kept.length < ids.length) log.warn({ lost: ids.length - kept.length }, 'lost the lease of held webhook deliveries');
