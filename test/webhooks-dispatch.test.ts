@@ -9,6 +9,7 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { createTestDispatcher, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
+import { buildWebhookPayload, fanOutEventsSql } from '../daemon/modules/webhooks/fan-out.ts';
 import { claimDeliveries, settleDeliveries } from '../daemon/modules/webhooks/delivery-store.ts';
 import { EndpointLane, INITIAL_IN_FLIGHT, retryAfterMs } from '../daemon/modules/webhooks/endpoint-lane.ts';
 import type { DeliveryOutcome } from '../daemon/modules/webhooks/attempt.ts';
@@ -261,6 +262,30 @@ test('/health/queues counts pending deliveries in the webhook queue', async () =
   await claimDeliveries(ctx.db.sql, 'health-worker', 1, 60_000, []);
   const after = await ctx.app.inject({ method: 'GET', url: '/health/queues', headers: asKey });
   assert.equal([after.json().queues.webhook.depth, after.json().queues.webhook.running], [2, 1]);
+});
+
+test('fanOutEventsSql: many events in one statement, one due delivery per enabled subscribed endpoint', async () => {
+  const { asKey, tenantId } = await createWorld(ctx.app);
+  const sent = await createEndpoint(asKey, receiver.url, ['email.sent']);
+  const delivered = await createEndpoint(asKey, receiver.url, ['email.delivered', 'email.sent']);
+  const off = await createEndpoint(asKey, receiver.url, ['email.sent']);
+  await ctx.app.inject({ method: 'PATCH', url: `/webhooks/endpoints/${off.id}/toggle`, headers: asKey });
+  const events = await q<{ id: string; type: string; created_at: Date }>(
+    `INSERT INTO events (tenant_id, type, data, fanned_out_at) VALUES (:tenantId, 'email.sent', '{}', now()), (:tenantId, 'email.delivered', '{}', now()) RETURNING id, type, created_at`,
+    { tenantId });
+  const payloads = events.map((event) => JSON.stringify(buildWebhookPayload({ id: event.id, tenantId, type: event.type, createdAt: new Date(event.created_at), data: {} })));
+  const inserted = await ctx.db.sql.pool.query(fanOutEventsSql(), [events.map((e) => e.id), events.map(() => tenantId), events.map((e) => e.type), payloads, events.map(() => 5)]);
+  assert.is(inserted.rowCount, 3);
+  const rows = await q<{ endpoint_id: string; event_type: string; due: boolean; payload: { id: string } }>(
+    `SELECT endpoint_id, event_type, due_at <= now() AS due, payload FROM webhook_deliveries WHERE event_id IN (:ids) ORDER BY event_type, endpoint_id`,
+    { ids: events.map((e) => e.id) });
+  const expected = [
+    ...[delivered.id].map((id) => ['email.delivered', id]),
+    ...[sent.id, delivered.id].sort().map((id) => ['email.sent', id]),
+  ];
+  assert.equal(rows.map((row) => [row.event_type, row.endpoint_id]), expected);
+  assert.ok(rows.every((row) => row.due));
+  assert.ok(rows.every((row) => events.some((e) => e.id === row.payload.id)));
 });
 
 test.run();
