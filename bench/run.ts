@@ -28,6 +28,7 @@ import { measureDeliveryLatency } from './latency.ts';
 import { machineInfo } from './machine.ts';
 import { evaluateGoals, markdownTable, type BenchResults, type BenchSettings } from './report.ts';
 import { startBenchSink, type BenchSink } from './sink.ts';
+import { benchWebhooks } from './webhooks.ts';
 
 function whole(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -236,6 +237,8 @@ try {
   const missed = results.goals.filter((g) => !g.met);
   if (missed.length) log(`goals missed: ${missed.map((g) => `${g.name} = ${g.value} (goal ${g.target})`).join('; ')}`);
   log('wrote bench/results.json');
+  // 4. Webhook deliveries (bench/webhooks.ts, its own database and results file).
+  await benchWebhooks(databaseUrl!, log);
 } catch (error) {
   process.exitCode = 1;
   console.error(error instanceof Error ? error.stack ?? error.message : error);

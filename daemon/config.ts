@@ -25,6 +25,8 @@ export interface Config {
   trustProxy: boolean;
   webhooksAllowPrivate: boolean;
   webhookRetryBaseMs: number;
+  /** Ceiling of one endpoint's adaptive concurrency, per webhook worker thread. */
+  webhookMaxInFlightPerEndpoint: number;
   sendRetryBaseMs: number;
   stripeSecretKey: string | null;
   stripeWebhookSecret: string | null;
@@ -144,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     webhooksAllowPrivate: boolean(env, 'WEBHOOKS_ALLOW_PRIVATE', !production),
     webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 10_000, 1, 3_600_000),
+    webhookMaxInFlightPerEndpoint: integer(env, 'WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', 64, 1, 1_000),
     sendRetryBaseMs: integer(env, 'SEND_RETRY_BASE_MS', 30_000, 1, 3_600_000),
     stripeSecretKey: text(env, 'STRIPE_SECRET_KEY'),
     stripeWebhookSecret: text(env, 'STRIPE_WEBHOOK_SECRET'),

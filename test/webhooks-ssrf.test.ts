@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
-import { drainWebhookQueue, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
+import { drainWebhookDeliveries, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
 import { isPublicAddress, resolveDeliveryTarget, UnsafeWebhookUrlError } from '../daemon/modules/webhooks/url-guard.ts';
 import { loadConfig } from '../daemon/config.ts';
@@ -62,7 +62,7 @@ test('the target is checked again at delivery time: a URL that now points inside
   // Stand-in for a DNS answer that changed after creation.
   await ctx.db.sequelize.query(`UPDATE webhook_endpoints SET url = :url WHERE id = :id`, { replacements: { url: `https://127.0.0.1:${receiver.port}/hooks`, id: created.json().id } });
   const eventId = await emitEvent(ctx.db.sequelize, { tenantId, type: 'email.delivered', data: {} });
-  await drainWebhookQueue(ctx, 10_000);
+  await drainWebhookDeliveries(ctx, 10_000);
   assert.is(receiver.requests.length, 0);
   const [delivery] = await ctx.db.sequelize.query<{ status: string; attempt: number; status_code: number | null; error: string }>(
     `SELECT * FROM webhook_deliveries WHERE event_id = :eventId`, { replacements: { eventId }, type: QueryTypes.SELECT });

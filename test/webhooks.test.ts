@@ -1,6 +1,6 @@
 // Outbound webhooks end to end: endpoints over HTTP, fan-out from the outbox, signed deliveries to a
 // real HTTP receiver (checked with our verifier, Stripe's and an independent Standard Webhooks HMAC),
-// retries through the real queue, 410, auto-disable, toggle, replay, test events, concurrency.
+// retries through the worker's dispatcher, 410, auto-disable, toggle, replay, test events, concurrency.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createHmac } from 'node:crypto';
@@ -8,10 +8,8 @@ import { QueryTypes } from 'sequelize';
 import Stripe from 'stripe';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createApiKey, createWorld } from './helpers/fixtures.ts';
-import { drainWebhookQueue, runDueWebhookJobs, startReceiver, workerContext, type Receiver } from './helpers/webhook-receiver.ts';
+import { drainWebhookDeliveries, runDueDeliveries, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
-import { handleWebhookJob } from '../daemon/modules/webhooks/delivery-job.ts';
-import { claimJobs } from '../daemon/queue/index.ts';
 import { verifyWebhookSignature } from '../shared/webhooks.ts';
 import { USER_AGENT_LABEL } from '../shared/constants.ts';
 
@@ -110,7 +108,7 @@ test('scope, role and tenant isolation: no webhooks:manage → 403, another tena
   assert.is(row.enabled, true);
 });
 
-test('fan-out: one delivery and one queued job per enabled subscribed endpoint, in the event\'s transaction', async () => {
+test('fan-out: one delivery due at once per enabled subscribed endpoint, no job, in the event\'s transaction', async () => {
   const { asKey, tenantId } = await createWorld(ctx.app);
   const other = await createWorld(ctx.app);
   const subscribed = await createEndpoint(asKey, { url: receiver.url, events: ['email.delivered'] });
@@ -124,8 +122,9 @@ test('fan-out: one delivery and one queued job per enabled subscribed endpoint, 
   assert.is(deliveries.length, 1);
   assert.is(deliveries[0].endpoint_id, subscribed.id);
   assert.not.ok(deliveries.some((d) => d.endpoint_id === elsewhere.id || d.endpoint_id === off.id));
-  const jobs = await q<{ payload: { deliveryId: string } }>(`SELECT payload FROM jobs WHERE queue = 'webhook' AND payload->>'deliveryId' = :id`, { id: deliveries[0].id });
-  assert.is(jobs.length, 1);
+  const [due] = await q<{ status: string; due: boolean }>(`SELECT status, due_at <= now() AS due FROM webhook_deliveries WHERE id = :id`, { id: deliveries[0].id });
+  assert.equal([due.status, due.due], ['pending', true]);
+  assert.is((await q(`SELECT 1 FROM jobs WHERE queue = 'webhook'`)).length, 0);
   const [event] = await q<{ fanned_out_at: Date | null }>(`SELECT fanned_out_at FROM events WHERE id = :eventId`, { eventId });
   assert.ok(event.fanned_out_at);
 
@@ -137,14 +136,14 @@ test('fan-out: one delivery and one queued job per enabled subscribed endpoint, 
   }).catch(() => {});
   assert.is((await q(`SELECT 1 FROM events WHERE id = :id`, { id: rolledBackId })).length, 0);
   assert.is((await q(`SELECT 1 FROM webhook_deliveries WHERE event_id = :id`, { id: rolledBackId })).length, 0);
-  await drainWebhookQueue(ctx);
+  await drainWebhookDeliveries(ctx);
 });
 
 test('a delivery is a signed POST that our verifier, Stripe\'s verifier and a Standard Webhooks check accept', async () => {
   const { asKey, tenantId } = await createWorld(ctx.app);
   const endpoint = await createEndpoint(asKey, { url: receiver.url, events: ['email.delivered'] });
   const eventId = await emit(tenantId, 'email.delivered', { subject: 'Hello ✓' });
-  await drainWebhookQueue(ctx);
+  await drainWebhookDeliveries(ctx);
   assert.is(receiver.requests.length, 1);
   const request = receiver.requests[0];
   const [delivery] = await q<{ id: string; status: string; attempt: number; status_code: number; response_body: string; delivered_at: Date }>(
@@ -200,10 +199,11 @@ test('failures retry with exponential backoff, 5 attempts in all, then stop keep
   const endpoint = await createEndpoint(asKey, { url: receiver.url, events: ['email.bounced'] });
   receiver.respond = () => ({ status: 503, body: 'x'.repeat(5000) });
   const eventId = await emit(tenantId, 'email.bounced');
-  const outcomes = await drainWebhookQueue(ctx, 15_000);
+  const outcomes = await drainWebhookDeliveries(ctx, 15_000);
   assert.is(receiver.requests.length, 5);
-  assert.equal(outcomes.map((o) => o.kind), ['retry', 'retry', 'retry', 'retry', 'fail']);
-  const delays = outcomes.slice(0, 4).map((o) => (o.kind === 'retry' ? o.delayMs : 0));
+  assert.equal(outcomes.map((o) => o.status), ['pending', 'pending', 'pending', 'pending', 'failed']);
+  assert.equal(outcomes.map((o) => o.attempt), [1, 2, 3, 4, 5]);
+  const delays = outcomes.slice(0, 4).map((o) => o.delayMs ?? 0);
   [50, 100, 200, 400].forEach((base, i) => assert.ok(delays[i] >= base * 0.8 && delays[i] <= base * 1.2, `delay ${i}: ${delays[i]}`));
   for (let i = 1; i < 5; i++) assert.ok(receiver.requests[i].receivedAt - receiver.requests[i - 1].receivedAt >= delays[i - 1] - 5);
 
@@ -231,7 +231,7 @@ test('network errors and redirects are failures too (no redirect is followed)', 
   const redirecting = await createEndpoint(asKey, { url: receiver.url, events: ['email.sent'] });
   const dead = await createEndpoint(asKey, { url: 'http://127.0.0.1:1/nothing-listens', events: ['email.sent'] });
   await emit(tenantId, 'email.sent');
-  await runDueWebhookJobs(ctx);
+  await runDueDeliveries(ctx);
   const rows = await q<{ endpoint_id: string; status: string; status_code: number | null; error: string }>(`SELECT * FROM webhook_deliveries WHERE endpoint_id IN (:a, :b)`, { a: redirecting.id, b: dead.id });
   const byEndpoint = Object.fromEntries(rows.map((r) => [r.endpoint_id, r]));
   assert.is(byEndpoint[redirecting.id].status_code, 302);
@@ -241,7 +241,7 @@ test('network errors and redirects are failures too (no redirect is followed)', 
   assert.match(byEndpoint[dead.id].error, /ECONNREFUSED/);
   assert.is(byEndpoint[dead.id].status, 'pending');
   await ctx.db.sequelize.query(`DELETE FROM webhook_endpoints WHERE id IN (:a, :b)`, { replacements: { a: redirecting.id, b: dead.id } });
-  await drainWebhookQueue(ctx);
+  await drainWebhookDeliveries(ctx);
 });
 
 test('a 410 answer disables the endpoint at once and mails the tenant owner', async () => {
@@ -249,8 +249,8 @@ test('a 410 answer disables the endpoint at once and mails the tenant owner', as
   const endpoint = await createEndpoint(asKey, { url: receiver.url, events: ['email.delivered'] });
   receiver.respond = () => ({ status: 410, body: 'gone' });
   const eventId = await emit(tenantId, 'email.delivered');
-  const outcomes = await drainWebhookQueue(ctx);
-  assert.equal(outcomes.map((o) => o.kind), ['fail']);
+  const outcomes = await drainWebhookDeliveries(ctx);
+  assert.equal(outcomes.map((o) => o.status), ['failed']);
   assert.is(receiver.requests.length, 1);
   const [row] = await q<{ enabled: boolean; disabled_reason: string }>(`SELECT * FROM webhook_endpoints WHERE id = :id`, { id: endpoint.id });
   assert.is(row.enabled, false);
@@ -272,7 +272,7 @@ test('20 failures in a row disable the endpoint and mail the owner once', async 
   receiver.respond = () => ({ status: 500 });
   await emit(tenantId, 'email.delivered');
   await emit(tenantId, 'email.delivered');
-  await drainWebhookQueue(ctx);
+  await drainWebhookDeliveries(ctx);
   const [row] = await q<{ enabled: boolean; disabled_reason: string; consecutive_failures: number }>(`SELECT * FROM webhook_endpoints WHERE id = :id`, { id: endpoint.id });
   assert.is(row.enabled, false);
   assert.is(row.disabled_reason, 'failing');
@@ -290,7 +290,7 @@ test('toggle switches an endpoint off and on; deliveries waiting for a switched-
   assert.is(off.statusCode, 200);
   assert.is(off.json().enabled, false);
   assert.is(off.json().disabledReason, 'manual');
-  await drainWebhookQueue(ctx);
+  await drainWebhookDeliveries(ctx);
   assert.is(receiver.requests.length, 0);
   const [skipped] = await q<{ status: string; attempt: number }>(`SELECT * FROM webhook_deliveries WHERE event_id = :eventId`, { eventId });
   assert.equal([skipped.status, skipped.attempt], ['skipped', 0]);
@@ -301,7 +301,7 @@ test('toggle switches an endpoint off and on; deliveries waiting for a switched-
   assert.is(on.json().disabledReason, null);
   assert.is(on.json().consecutiveFailures, 0);
   await emit(tenantId, 'email.delivered');
-  await drainWebhookQueue(ctx);
+  await drainWebhookDeliveries(ctx);
   assert.is(receiver.requests.length, 1);
 });
 
@@ -310,7 +310,7 @@ test('replay sends the payload again as a new delivery; refused (409) while the 
   const endpoint = await createEndpoint(asKey, { url: receiver.url, events: ['email.delivered'] });
   receiver.respond = () => ({ status: 500 });
   const eventId = await emit(tenantId, 'email.delivered');
-  await drainWebhookQueue(ctx);
+  await drainWebhookDeliveries(ctx);
   const [original] = await q<{ id: string; status: string }>(`SELECT * FROM webhook_deliveries WHERE event_id = :eventId`, { eventId });
   assert.is(original.status, 'failed');
 
@@ -323,7 +323,7 @@ test('replay sends the payload again as a new delivery; refused (409) while the 
   assert.is(replay.status, 'pending');
   assert.is(replay.payload.id, eventId);
   assert.is.not(replay.id, original.id);
-  await drainWebhookQueue(ctx);
+  await drainWebhookDeliveries(ctx);
   assert.is(receiver.requests.length, 1);
   assert.is(receiver.requests[0].headers['x-service-delivery-id'], replay.id);
   assert.is(JSON.parse(receiver.requests[0].rawBody).id, eventId);
@@ -369,46 +369,8 @@ test('deliveries list: newest first, 20 by default, limit respected', async () =
   assert.is(del.statusCode, 200);
   assert.equal(del.json(), { ok: true });
   assert.is((await q(`SELECT 1 FROM webhook_deliveries WHERE endpoint_id = :id`, { id: endpoint.id })).length, 0);
-  await drainWebhookQueue(ctx);
+  await drainWebhookDeliveries(ctx);
   assert.is(receiver.requests.length, 0);
-});
-
-test('a slow endpoint holds at most 2 slots and does not delay another endpoint', async () => {
-  const { asKey, tenantId } = await createWorld(ctx.app);
-  const slow = await startReceiver();
-  slow.respond = () => new Promise((resolve) => setTimeout(() => resolve({ status: 200 }), 600));
-  try {
-    const slowEndpoint = await createEndpoint(asKey, { url: slow.url, events: ['email.sent'] });
-    await emit(tenantId, 'email.sent');
-    await emit(tenantId, 'email.sent');
-    await emit(tenantId, 'email.sent');
-    const fast = await createEndpoint(asKey, { url: receiver.url, events: ['email.delivered'] });
-    await emit(tenantId, 'email.delivered');
-    const worker = workerContext(ctx);
-    const jobs = await claimJobs(ctx.db.sequelize, 'webhook', worker.workerId, 10, 60_000);
-    assert.is(jobs.length, 4);
-    const started = Date.now();
-    const results = await Promise.all(jobs.map(async (job) => {
-      const outcome = await handleWebhookJob(job, worker);
-      return { deliveryId: String(job.payload.deliveryId), outcome, tookMs: Date.now() - started };
-    }));
-    const endpointOf = Object.fromEntries((await q<{ id: string; endpoint_id: string }>(`SELECT id, endpoint_id FROM webhook_deliveries WHERE tenant_id = :tenantId`, { tenantId })).map((r) => [r.id, r.endpoint_id]));
-    const slowResults = results.filter((r) => endpointOf[r.deliveryId] === slowEndpoint.id);
-    const fastResult = results.find((r) => endpointOf[r.deliveryId] === fast.id)!;
-    assert.is(slowResults.filter((r) => r.outcome.kind === 'done').length, 2);
-    const busy = slowResults.find((r) => r.outcome.kind === 'retry')!;
-    assert.ok(busy, 'the third slow delivery was sent back to the queue');
-    assert.ok(busy.tookMs < 300, `busy answer took ${busy.tookMs} ms`);
-    assert.is(fastResult.outcome.kind, 'done');
-    assert.ok(fastResult.tookMs < 500, `the fast endpoint waited ${fastResult.tookMs} ms`);
-    assert.is(slow.requests.length, 2);
-    await ctx.db.sequelize.query(`UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = now() WHERE queue = 'webhook'`);
-    await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'webhook' AND payload->>'deliveryId' IN (SELECT id::text FROM webhook_deliveries WHERE status <> 'pending')`);
-    await drainWebhookQueue(ctx);
-    assert.is(slow.requests.length, 3);
-  } finally {
-    await slow.close();
-  }
 });
 
 test.run();

@@ -1,13 +1,13 @@
 // A real HTTP receiver for webhook tests (node:http on 127.0.0.1, random port) and a small driver
-// that runs the 'webhook' queue's jobs through the real queue primitives and the real handler.
+// that runs due webhook deliveries through the worker's real dispatcher, in this process.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import type { Sequelize } from 'sequelize';
+import { QueryTypes } from 'sequelize';
 import type { TestContext } from './context.ts';
-import { claimJobs, completeJob, failJob, retryJob } from '../../daemon/queue/index.ts';
-import type { JobOutcome, WorkerContext } from '../../daemon/queue/types.ts';
-import { handleWebhookJob } from '../../daemon/modules/webhooks/delivery-job.ts';
+import type { WorkerContext } from '../../daemon/queue/types.ts';
+import type { DeliveryOutcome } from '../../daemon/modules/webhooks/attempt.ts';
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from '../../daemon/modules/webhooks/dispatcher.ts';
 
 export interface ReceivedRequest {
   method: string;
@@ -21,6 +21,8 @@ export interface Receiver {
   url: string;
   port: number;
   requests: ReceivedRequest[];
+  /** TCP connections accepted so far (keep-alive reuses them). */
+  connections: number;
   /** Decides the answer of each request (default 200 "ok"). May wait to play a slow receiver. */
   respond: (request: ReceivedRequest) => Promise<{ status: number; body?: string; headers?: Record<string, string> }> | { status: number; body?: string; headers?: Record<string, string> };
   close(): Promise<void>;
@@ -31,6 +33,7 @@ export async function startReceiver(): Promise<Receiver> {
     url: '',
     port: 0,
     requests: [] as ReceivedRequest[],
+    connections: 0,
     respond: (() => ({ status: 200, body: 'ok' })) as Receiver['respond'],
     close: async () => {},
   };
@@ -55,6 +58,7 @@ export async function startReceiver(): Promise<Receiver> {
       );
     });
   });
+  server.on('connection', () => (receiver.connections += 1));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   receiver.port = port;
@@ -70,40 +74,60 @@ export function workerContext(ctx: TestContext, workerId = 'test-webhook-worker'
   return { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId };
 }
 
-async function settle(sequelize: Sequelize, jobId: string, workerId: string, outcome: JobOutcome): Promise<void> {
-  switch (outcome.kind) {
-    case 'done':
-      await completeJob(sequelize, jobId, workerId);
-      return;
-    case 'retry':
-      await retryJob(sequelize, jobId, workerId, outcome.delayMs, outcome.error);
-      return;
-    case 'fail':
-      await failJob(sequelize, jobId, workerId, outcome.error);
-      return;
+export interface TestDispatcher extends Dispatcher {
+  /** Every settled outcome, in the order they were settled. */
+  outcomes: DeliveryOutcome[];
+}
+
+/** The worker's real dispatcher, in this process, on the test database. */
+export function createTestDispatcher(ctx: TestContext, options: Partial<DispatcherOptions> = {}): TestDispatcher {
+  const outcomes: DeliveryOutcome[] = [];
+  const worker = workerContext(ctx, options.workerId);
+  const dispatcher = createDispatcher(worker, {
+    workerId: worker.workerId,
+    leaseMs: 60_000,
+    claimBatch: 200,
+    maxHeld: 2_000,
+    maxInFlightPerEndpoint: ctx.config.webhookMaxInFlightPerEndpoint,
+    onSettled: (outcome) => outcomes.push(outcome),
+    ...options,
+  });
+  return Object.assign(dispatcher, { outcomes });
+}
+
+async function pendingDue(ctx: TestContext): Promise<number> {
+  const [{ left }] = await ctx.db.sequelize.query<{ left: number }>(
+    `SELECT count(*)::int AS left FROM webhook_deliveries WHERE status = 'pending' AND due_at IS NOT NULL`,
+    { type: QueryTypes.SELECT },
+  );
+  return left;
+}
+
+/** Claims what is due once, waits for every attempt to be settled, answers the outcomes. */
+export async function runDueDeliveries(ctx: TestContext): Promise<DeliveryOutcome[]> {
+  const dispatcher = createTestDispatcher(ctx);
+  try {
+    await dispatcher.claim();
+    await dispatcher.idle();
+    return dispatcher.outcomes;
+  } finally {
+    await dispatcher.stop(1_000);
   }
 }
 
-/** Claims every due webhook job once, runs them side by side, and settles each outcome. */
-export async function runDueWebhookJobs(ctx: TestContext, workerId = 'test-webhook-worker'): Promise<JobOutcome[]> {
-  const worker = workerContext(ctx, workerId);
-  const jobs = await claimJobs(ctx.db.sequelize, 'webhook', workerId, 50, 60_000);
-  return Promise.all(jobs.map(async (job) => {
-    const outcome = await handleWebhookJob(job, worker);
-    await settle(ctx.db.sequelize, job.id, workerId, outcome);
-    return outcome;
-  }));
-}
-
-/** Keeps running due webhook jobs until the queue holds none (retries included) or time runs out. */
-export async function drainWebhookQueue(ctx: TestContext, timeoutMs = 10_000): Promise<JobOutcome[]> {
-  const outcomes: JobOutcome[] = [];
+/** Keeps delivering until no delivery is pending (retries included) or time runs out. */
+export async function drainWebhookDeliveries(ctx: TestContext, timeoutMs = 10_000): Promise<DeliveryOutcome[]> {
+  const dispatcher = createTestDispatcher(ctx);
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    outcomes.push(...(await runDueWebhookJobs(ctx)));
-    const [{ left }] = await ctx.db.sequelize.query<{ left: number }>(`SELECT count(*)::int AS left FROM jobs WHERE queue = 'webhook'`, { type: 'SELECT' as never });
-    if (left === 0) return outcomes;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  try {
+    while (Date.now() < deadline) {
+      await dispatcher.claim();
+      await dispatcher.idle();
+      if ((await pendingDue(ctx)) === 0) return dispatcher.outcomes;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await dispatcher.stop(1_000);
   }
-  throw new Error(`the webhook queue did not drain within ${timeoutMs} ms`);
+  throw new Error(`the webhook deliveries did not drain within ${timeoutMs} ms`);
 }

@@ -3,6 +3,7 @@ import type { AppDeps } from '../../app-types.ts';
 import { pendingMigrations } from '../../db/migrate.ts';
 import { queueStats } from '../../queue/stats.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
+import { addDeliveryBacklog } from '../webhooks/delivery-store.ts';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -68,6 +69,9 @@ export async function checkQueues(deps: AppDeps) {
   const stuckAfterMs = deps.config.queueStuckAfterMs;
   try {
     const queues = await withTimeout(queueStats(deps.db.sequelize, stuckAfterMs), 'the database');
+    // Webhook deliveries wait in webhook_deliveries, not in jobs: the 'webhook' queue counts them too.
+    const webhook = await withTimeout(addDeliveryBacklog(queues.webhook, deps.db.sql, stuckAfterMs), 'the database');
+    if (webhook) queues.webhook = webhook;
     return { ok: !Object.values(queues).some((queue) => queue.stuck), stuckAfterMs, queues };
   } catch (error) {
     throw new ServiceUnavailableError(`Queue statistics are unavailable: ${message(error)}`);

@@ -2,7 +2,7 @@
 // that caused it, so that the change and its event commit (or roll back) together.
 //
 // Fan-out happens here too, in that same transaction: the event row, one delivery row per enabled
-// endpoint subscribed to its type, and one 'webhook' job per delivery commit together (or not at
+// endpoint subscribed to its type (due at once for the webhook worker) commit together (or not at
 // all). We chose this over a worker sweeping `events WHERE fanned_out_at IS NULL` because nothing
 // then sits between "committed" and "queued": no sweep latency, no window where a crash or an
 // endpoint toggled in between changes who hears about an event, and no second writer of deliveries.

@@ -1,16 +1,9 @@
 // From one outbox event to its deliveries: a row per enabled endpoint of the tenant that subscribes
-// to the event type, each with a job in the 'webhook' queue, all in the caller's transaction.
+// to the event type, due at once for the webhook worker (dispatcher.ts), in the caller's transaction.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { enqueueJob } from '../../queue/enqueue.ts';
 import type { WebhookPayload } from '../../../shared/schemas/webhooks.ts';
 
 export const WEBHOOK_MAX_ATTEMPTS = 5;
-/**
- * The queue counts every run of a webhook job, including the quick "endpoint busy, come back" runs
- * of the per-endpoint concurrency limit; the real attempts are counted on the delivery row
- * (WEBHOOK_MAX_ATTEMPTS). This is only a backstop against a job that never settles.
- */
-export const WEBHOOK_JOB_MAX_RUNS = 10_000;
 
 export interface OutboxEvent {
   id: string;
@@ -20,27 +13,15 @@ export interface OutboxEvent {
   data: Record<string, unknown>;
 }
 
+/** The body every endpoint receives: the event's id and createdAt let receivers dedupe and order. */
 export function buildWebhookPayload(event: OutboxEvent): WebhookPayload {
   return { id: event.id, type: event.type, createdAt: event.createdAt.toISOString(), tenantId: event.tenantId, data: event.data };
-}
-
-/** Queues one delivery. Keyed by the delivery id, so a delivery never has two waiting jobs. */
-export async function enqueueDelivery(
-  sequelize: Sequelize,
-  delivery: { id: string; tenantId: string },
-  transaction?: Transaction,
-): Promise<void> {
-  await enqueueJob(
-    sequelize,
-    { queue: 'webhook', tenantId: delivery.tenantId, payload: { deliveryId: delivery.id }, key: `delivery:${delivery.id}`, maxAttempts: WEBHOOK_JOB_MAX_RUNS },
-    transaction,
-  );
 }
 
 export interface FanOutOptions {
   /** Deliver to this endpoint only, subscribed or not (test events). */
   onlyEndpointId?: string;
-  /** False: create the delivery rows but queue nothing (the caller attempts them itself). */
+  /** False: create the delivery rows with no due time (the caller attempts them itself). */
   enqueue?: boolean;
   maxAttempts?: number;
 }
@@ -50,12 +31,26 @@ export function targetEndpointsWhere(onlyEndpointId?: string): string {
   return `tenant_id = :tenantId AND ${onlyEndpointId ? 'id = :endpointId' : 'enabled AND :type = ANY(events)'}`;
 }
 
-/** Delivery rows (and jobs) for an event inserted with its fanned_out_at already set (events.ts). */
+/**
+ * The fan-out of many events in one statement, for plain pg ($1..$5 are parallel arrays, one entry
+ * per event: event id uuid[], tenant id uuid[], type text[], payload json text[] (buildWebhookPayload,
+ * JSON.stringify'd), max attempts int[]). Inserts one delivery per enabled endpoint of the event's
+ * tenant subscribed to its type, due at once (the webhook worker claims it); answers the delivery ids.
+ */
+export function fanOutEventsSql(): string {
+  return `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, payload, max_attempts, due_at)
+          SELECT ev.tenant_id, w.id, ev.id, ev.type, CAST(ev.payload AS json), ev.max_attempts, now()
+            FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[]) AS ev(id, tenant_id, type, payload, max_attempts)
+            JOIN webhook_endpoints w ON w.tenant_id = ev.tenant_id AND w.enabled AND ev.type = ANY(w.events)
+          RETURNING id`;
+}
+
+/** Delivery rows for an event inserted with its fanned_out_at already set (events.ts). */
 export async function fanOutEvent(sequelize: Sequelize, event: OutboxEvent, transaction: Transaction, options: FanOutOptions = {}): Promise<string[]> {
   const payload = JSON.stringify(buildWebhookPayload(event));
   const deliveries = await sequelize.query<{ id: string }>(
-    `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, payload, max_attempts)
-     SELECT tenant_id, id, :eventId, :type, CAST(:payload AS json), :maxAttempts
+    `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, payload, max_attempts, due_at)
+     SELECT tenant_id, id, :eventId, :type, CAST(:payload AS json), :maxAttempts, CASE WHEN :due THEN now() END
        FROM webhook_endpoints
       WHERE ${targetEndpointsWhere(options.onlyEndpointId)}
      RETURNING id`,
@@ -67,13 +62,11 @@ export async function fanOutEvent(sequelize: Sequelize, event: OutboxEvent, tran
         tenantId: event.tenantId,
         endpointId: options.onlyEndpointId ?? null,
         maxAttempts: options.maxAttempts ?? WEBHOOK_MAX_ATTEMPTS,
+        due: options.enqueue !== false,
       },
       type: QueryTypes.SELECT,
       transaction,
     },
   );
-  if (options.enqueue !== false) {
-    for (const delivery of deliveries) await enqueueDelivery(sequelize, { id: delivery.id, tenantId: event.tenantId }, transaction);
-  }
   return deliveries.map((delivery) => delivery.id);
 }

@@ -30,7 +30,7 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const notFound = { ...errors, 404: ErrorBody };
 
 export default async function webhookRoutes(app: App, deps: AppDeps): Promise<void> {
-  const services: WebhookServiceDeps = { sequelize: deps.db.sequelize, config: deps.config, secrets: deps.secrets };
+  const services: WebhookServiceDeps = { sequelize: deps.db.sequelize, sql: deps.db.sql, config: deps.config, secrets: deps.secrets };
   const tags = ['webhooks'];
   const manage = { access: access.keyOrSession('webhooks:manage') };
 

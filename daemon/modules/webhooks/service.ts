@@ -1,6 +1,7 @@
 // Webhook endpoints and their deliveries, for one tenant at a time.
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
+import type { Sql } from '../../db/sql.ts';
 import type { Secrets } from '../../secrets.ts';
 import type { TenantContext } from '../../plugins/access.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
@@ -14,12 +15,12 @@ import type {
 } from '../../../shared/schemas/webhooks.ts';
 import { WebhookDeliveryRecord, WebhookEndpointRecord } from './model.ts';
 import { parseEndpointUrl, privateTargetsAllowed, resolveDeliveryTarget, UnsafeWebhookUrlError } from './url-guard.ts';
-import { enqueueDelivery } from './fan-out.ts';
 import { emitTestEvent } from './events.ts';
 import { attemptDelivery } from './delivery.ts';
 
 export interface WebhookServiceDeps {
   sequelize: Sequelize;
+  sql: Sql;
   config: Config;
   secrets: Secrets;
 }
@@ -138,7 +139,7 @@ export async function listDeliveries(ctx: TenantContext, endpointId: string, que
 
 /**
  * Sends a delivery's payload again as a new delivery (new delivery id, same event id in the body,
- * `replayOf` pointing at the original), through the queue with the usual retries.
+ * `replayOf` pointing at the original), delivered by the webhook worker with the usual retries.
  */
 export async function replayDelivery(deps: WebhookServiceDeps, ctx: TenantContext, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
   const endpoint = await findEndpoint(ctx, endpointId);
@@ -147,13 +148,9 @@ export async function replayDelivery(deps: WebhookServiceDeps, ctx: TenantContex
   if (!endpoint.enabled) {
     throw new ConflictError('The endpoint is disabled: switch it on (PATCH /webhooks/endpoints/{id}/toggle) before replaying deliveries.', 'ENDPOINT_DISABLED');
   }
-  const replay = await deps.sequelize.transaction(async (transaction) => {
-    const row = await WebhookDeliveryRecord.create(
-      { tenantId: ctx.tenantId, endpointId, eventId: original.eventId, eventType: original.eventType, payload: original.payload, replayOf: original.id },
-      { transaction },
-    );
-    await enqueueDelivery(deps.sequelize, { id: row.id, tenantId: ctx.tenantId }, transaction);
-    return row;
+  // due_at defaults to now(): the webhook worker picks it up at its next claim.
+  const replay = await WebhookDeliveryRecord.create({
+    tenantId: ctx.tenantId, endpointId, eventId: original.eventId, eventType: original.eventType, payload: original.payload, replayOf: original.id,
   });
   return toDeliveryDto(replay);
 }

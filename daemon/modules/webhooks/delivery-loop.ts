@@ -1,0 +1,47 @@
+// The webhook worker thread's delivery loop: claim as soon as a lane could use more work (the
+// dispatcher says so), otherwise every poll; on shutdown, let attempts in flight finish, settle
+// them and give back what was still waiting.
+import type { ThreadRuntime } from '../../jobs/thread.ts';
+import { createWaker } from '../../jobs/wake.ts';
+import { createDispatcher, type DispatcherOptions } from './dispatcher.ts';
+
+/** Deliveries one claim statement takes at most. */
+export const DELIVERY_CLAIM_BATCH = 200;
+/** Deliveries a thread holds at most (waiting in lanes plus in flight). */
+export const DELIVERY_MAX_HELD = 2_000;
+/** Longest sleep between claims: retries and new deliveries are found within this. */
+const DELIVERY_POLL_MS = 250;
+/** A claim that found less than it asked for is not repeated sooner than this. */
+const CLAIM_GAP_MS = 20;
+const CLAIM_ERROR_PAUSE_MS = 1_000;
+
+export async function runDeliveryLoop(runtime: ThreadRuntime, overrides: Partial<DispatcherOptions> = {}): Promise<void> {
+  const { ctx, tuning, signal } = runtime;
+  const dispatcher = createDispatcher(ctx, {
+    workerId: ctx.workerId,
+    leaseMs: tuning.leaseMs,
+    claimBatch: DELIVERY_CLAIM_BATCH,
+    maxHeld: DELIVERY_MAX_HELD,
+    maxInFlightPerEndpoint: ctx.config.webhookMaxInFlightPerEndpoint,
+    ...overrides,
+  });
+  const waker = createWaker();
+  dispatcher.onWantsClaim(() => waker.wake());
+  signal.addEventListener('abort', () => waker.wake(), { once: true });
+  const pollMs = Math.min(DELIVERY_POLL_MS, runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs);
+
+  while (!signal.aborted) {
+    let result: { claimed: number; requested: number };
+    try {
+      result = await dispatcher.claim();
+    } catch (error) {
+      ctx.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not claim webhook deliveries; trying again shortly');
+      await waker.wait(CLAIM_ERROR_PAUSE_MS);
+      continue;
+    }
+    if (result.requested > 0 && result.claimed === result.requested) continue;
+    await new Promise((resolve) => setTimeout(resolve, CLAIM_GAP_MS));
+    await waker.wait(pollMs);
+  }
+  await dispatcher.stop(tuning.drainTimeoutMs);
+}

@@ -1,0 +1,228 @@
+// The webhook worker's delivery engine. It claims due deliveries in batches (SKIP LOCKED, leased),
+// sorts them into one lane per endpoint, and starts each lane's attempts up to that lane's adaptive
+// limit (endpoint-lane.ts). Outcomes are settled in batches: whatever finished while the previous
+// settle statement ran goes in the next one. Nothing is shared between endpoints but the claim: a
+// lane with enough work waiting is left out of the next claims, so a slow or dead endpoint holds
+// only its own few attempts and its own buffer, never a slot another endpoint needs.
+import type { Logger } from 'pino';
+import { unseal } from '../../crypto/sealed.ts';
+import { attemptOnce, skippedOutcome, type DeliveryOutcome } from './attempt.ts';
+import { settleOutcomes, type DeliveryDeps } from './delivery.ts';
+import { claimDeliveries, extendDeliveryLeases, releaseDeliveries, type ClaimedDelivery } from './delivery-store.ts';
+import { EndpointLane } from './endpoint-lane.ts';
+
+export interface DispatcherOptions {
+  workerId: string;
+  /** How long a claim holds a delivery before another worker may take it (extended while held). */
+  leaseMs: number;
+  /** Most deliveries one claim takes. */
+  claimBatch: number;
+  /** Most deliveries held at once (waiting in lanes plus in flight). */
+  maxHeld: number;
+  /** Ceiling of any one endpoint's attempts in flight (WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT). */
+  maxInFlightPerEndpoint: number;
+  /** Called with every outcome once it is settled (tests, benchmarks). */
+  onSettled?: (outcome: DeliveryOutcome) => void;
+}
+
+export interface Dispatcher {
+  /** Claims what is due (up to the free room) and starts it; answers how many were claimed. */
+  claim(): Promise<{ claimed: number; requested: number }>;
+  /** Resolves when nothing is held and every outcome is settled. */
+  idle(): Promise<void>;
+  /** Called when a claim could pay off again (a lane ran dry, room freed, a retry fell due). */
+  onWantsClaim(listener: () => void): void;
+  /** Every endpoint's current limit and attempts in flight (diagnostics, tests). */
+  lanes(): Array<{ endpointId: string; limit: number; inFlight: number; waiting: number; pausedUntil: number }>;
+  /** Waits for attempts in flight (at most `timeoutMs`), settles them, gives back what waits. */
+  stop(timeoutMs: number): Promise<void>;
+}
+
+const IDLE_LANE_MS = 60_000;
+
+export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: DispatcherOptions): Dispatcher {
+  const { sql, log } = deps;
+  const { workerId } = options;
+  const lanes = new Map<string, EndpointLane<ClaimedDelivery>>();
+  const secrets = new Map<string, { sealed: string; plain: string }>();
+  const held = new Set<string>();
+  /** Held deliveries whose answer is in and waits to be settled: their leases are not extended. */
+  const answered = new Set<string>();
+  let unsettled: DeliveryOutcome[] = [];
+  let settling: Promise<void> | null = null;
+  let wantsClaim: () => void = () => {};
+  let stopping = false;
+  const idleWaiters = new Set<() => void>();
+
+  const isIdle = () => held.size === 0 && unsettled.length === 0 && settling === null;
+  const checkIdle = () => {
+    if (!isIdle()) return;
+    for (const resolve of idleWaiters) resolve();
+    idleWaiters.clear();
+  };
+
+  const secretOf = (delivery: ClaimedDelivery): string => {
+    const cached = secrets.get(delivery.endpointId);
+    if (cached?.sealed === delivery.secretEncrypted) return cached.plain;
+    const plain = unseal(deps.secrets.encryptionKey, delivery.secretEncrypted);
+    secrets.set(delivery.endpointId, { sealed: delivery.secretEncrypted, plain });
+    return plain;
+  };
+
+  const settleSoon = () => {
+    if (settling || unsettled.length === 0) return;
+    settling = (async () => {
+      // One tick lets the answers that arrive together share the statement.
+      await new Promise((resolve) => setImmediate(resolve));
+      const batch = unsettled;
+      unsettled = [];
+      try {
+        const settled = await settleOutcomes(deps, workerId, batch);
+        if (settled < batch.length) log.warn({ lost: batch.length - settled }, 'webhook outcomes arrived after their lease was lost; the new holder decides');
+        for (const outcome of batch) {
+          held.delete(outcome.deliveryId);
+          answered.delete(outcome.deliveryId);
+          options.onSettled?.(outcome);
+          // A retry due before the next poll is claimed on time.
+          if (outcome.delayMs !== null) setTimeout(() => wantsClaim(), outcome.delayMs + 5).unref();
+        }
+      } catch (error) {
+        // Still held: the leases keep them; try the statement again shortly.
+        log.error({ err: error instanceof Error ? error.message : String(error), outcomes: batch.length }, 'could not settle webhook outcomes; trying again');
+        unsettled = batch.concat(unsettled);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      } finally {
+        settling = null;
+      }
+      settleSoon();
+      if (!stopping) wantsClaim();
+      checkIdle();
+    })();
+  };
+
+  const finish = (outcome: DeliveryOutcome) => {
+    answered.add(outcome.deliveryId);
+    unsettled.push(outcome);
+    settleSoon();
+  };
+
+  const releasePaused = (lane: EndpointLane<ClaimedDelivery>) => {
+    const ids = lane.waiting.splice(0).map((delivery) => delivery.id);
+    releaseDeliveries(sql, ids, workerId, new Date(lane.pausedUntil)).then(
+      () => ids.forEach((id) => held.delete(id)),
+      (error: Error) => log.warn({ err: error.message }, 'could not give back the deliveries of a paused endpoint; their leases will run out'),
+    ).finally(checkIdle);
+  };
+
+  const pump = (lane: EndpointLane<ClaimedDelivery>) => {
+    if (lane.paused()) {
+      if (lane.waiting.length > 0) releasePaused(lane);
+      return;
+    }
+    while (lane.freeSlots() > 0 && lane.waiting.length > 0) {
+      const delivery = lane.waiting.shift()!;
+      lane.inFlight += 1;
+      lane.lastUsedAt = Date.now();
+      void run(lane, delivery);
+    }
+    if (lane.waiting.length < Math.floor(lane.limit) && !stopping) wantsClaim();
+  };
+
+  const run = async (lane: EndpointLane<ClaimedDelivery>, delivery: ClaimedDelivery) => {
+    let outcome: DeliveryOutcome;
+    try {
+      outcome = !delivery.enabled && delivery.eventType !== 'test'
+        ? skippedOutcome(delivery)
+        : await attemptOnce(delivery, {
+          config: deps.config,
+          secret: secretOf(delivery),
+          target: () => lane.checkedTarget(delivery.url, deps.config),
+          agent: (target) => lane.agentFor(target),
+        });
+    } catch (error) {
+      // Not an answer of the receiver (attemptOnce catches those): leave it to the lease.
+      log.error({ err: error instanceof Error ? error.message : String(error), delivery: delivery.id }, 'webhook attempt crashed');
+      held.delete(delivery.id);
+      lane.inFlight -= 1;
+      checkIdle();
+      pump(lane);
+      return;
+    }
+    lane.inFlight -= 1;
+    lane.observe(outcome.answer);
+    if (outcome.pauseUntil) lane.pause(outcome.pauseUntil.getTime());
+    finish(outcome);
+    pump(lane);
+  };
+
+  const leaseTimer = setInterval(() => {
+    const ids = [...held].filter((id) => !answered.has(id));
+    extendDeliveryLeases(sql, ids, workerId, options.leaseMs).then(
+      (kept) => {
+        if (kept.length < ids.length) log.warn({ lost: ids.length - kept.length }, 'lost the lease of held webhook deliveries');
+      },
+      (error: Error) => log.warn({ err: error.message }, 'could not extend webhook delivery leases'),
+    );
+    const now = Date.now();
+    for (const [id, lane] of lanes) {
+      if (lane.inFlight === 0 && lane.waiting.length === 0 && now - lane.lastUsedAt > IDLE_LANE_MS && !lane.paused(now)) {
+        lane.close();
+        lanes.delete(id);
+        secrets.delete(id);
+      } else if (lane.waiting.length > 0 && !lane.paused(now)) {
+        pump(lane);
+      }
+    }
+  }, Math.max(50, Math.floor(options.leaseMs / 3)));
+  leaseTimer.unref();
+
+  const laneOf = (endpointId: string) => {
+    let lane = lanes.get(endpointId);
+    if (!lane) lanes.set(endpointId, (lane = new EndpointLane<ClaimedDelivery>(endpointId, options.maxInFlightPerEndpoint)));
+    return lane;
+  };
+
+  return {
+    async claim() {
+      const requested = Math.min(options.claimBatch, options.maxHeld - held.size);
+      if (stopping || requested <= 0) return { claimed: 0, requested: 0 };
+      const now = Date.now();
+      const skip = [...lanes.values()].filter((lane) => lane.saturated(now)).map((lane) => lane.endpointId);
+      const claimed = await claimDeliveries(sql, workerId, requested, options.leaseMs, skip);
+      const touched = new Set<EndpointLane<ClaimedDelivery>>();
+      for (const delivery of claimed) {
+        held.add(delivery.id);
+        const lane = laneOf(delivery.endpointId);
+        lane.waiting.push(delivery);
+        touched.add(lane);
+      }
+      for (const lane of touched) pump(lane);
+      return { claimed: claimed.length, requested };
+    },
+    idle() {
+      if (isIdle()) return Promise.resolve();
+      return new Promise<void>((resolve) => idleWaiters.add(resolve));
+    },
+    onWantsClaim(listener) {
+      wantsClaim = listener;
+    },
+    lanes() {
+      return [...lanes.values()].map((lane) => ({ endpointId: lane.endpointId, limit: lane.limit, inFlight: lane.inFlight, waiting: lane.waiting.length, pausedUntil: lane.pausedUntil }));
+    },
+    async stop(timeoutMs) {
+      stopping = true;
+      const waiting: string[] = [];
+      for (const lane of lanes.values()) waiting.push(...lane.waiting.splice(0).map((delivery) => delivery.id));
+      if (waiting.length > 0) {
+        await releaseDeliveries(sql, waiting, workerId).catch((error: Error) => log.warn({ err: error.message }, 'could not give back waiting webhook deliveries'));
+        waiting.forEach((id) => held.delete(id));
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.idle(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      clearTimeout(timer);
+      clearInterval(leaseTimer);
+      for (const lane of lanes.values()) lane.close();
+      lanes.clear();
+    },
+  };
+}

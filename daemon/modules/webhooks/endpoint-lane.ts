@@ -1,0 +1,106 @@
+// One endpoint's lane in a webhook worker: the deliveries claimed for it, how many attempts it may
+// have open at once (adaptive, AIMD), whether it asked us to pause (429 + Retry-After), and its
+// keep-alive connections.
+//
+// The limit starts at INITIAL_IN_FLIGHT and grows by about one per round trip while the receiver
+// answers 2xx within FAST_ANSWER_MS and deliveries are waiting for it; it halves on a timeout, a
+// network error, a 429 or a 5xx, never below 1 nor above the operator's ceiling
+// (WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT, per worker thread). A slow or dead receiver therefore keeps
+// a few attempts of its own open, never the slots of another endpoint.
+import type http from 'node:http';
+import type { Config } from '../../config.ts';
+import { createKeepAliveAgent } from './http-post.ts';
+import { resolveDeliveryTarget, type DeliveryTarget } from './url-guard.ts';
+
+export const INITIAL_IN_FLIGHT = 4;
+/** An answer slower than this does not grow the limit (it does not shrink it either). */
+export const FAST_ANSWER_MS = 1_000;
+/**
+ * How long a checked target is reused before url-guard runs again. The check still precedes every
+ * connection (the agent's sockets all go to the checked address); this only spares a DNS look-up
+ * per attempt at hundreds of attempts a second.
+ */
+export const TARGET_RECHECK_MS = 1_000;
+/** Longest pause a Retry-After can impose. */
+export const MAX_PAUSE_MS = 60 * 60_000;
+
+export type AnswerKind = 'fast-success' | 'slow-success' | 'overloaded' | 'other';
+
+export interface LaneDelivery {
+  id: string;
+}
+
+export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
+  limit: number;
+  inFlight = 0;
+  readonly waiting: D[] = [];
+  pausedUntil = 0;
+  lastUsedAt = Date.now();
+  private target: { value: DeliveryTarget; checkedAt: number; url: string } | null = null;
+  private agent: { key: string; value: http.Agent } | null = null;
+
+  constructor(readonly endpointId: string, readonly ceiling: number) {
+    this.limit = Math.min(INITIAL_IN_FLIGHT, ceiling);
+  }
+
+  /** Attempts that may start now. */
+  freeSlots(now = Date.now()): number {
+    if (this.pausedUntil > now) return 0;
+    return Math.max(0, Math.floor(this.limit) - this.inFlight);
+  }
+
+  paused(now = Date.now()): boolean {
+    return this.pausedUntil > now;
+  }
+
+  /** Enough claimed deliveries wait here: the next claims leave this endpoint's rows alone. */
+  saturated(now = Date.now()): boolean {
+    return this.paused(now) || this.waiting.length >= Math.max(8, 2 * Math.floor(this.limit));
+  }
+
+  /** AIMD on the answer of one attempt. */
+  observe(kind: AnswerKind): void {
+    if (kind === 'fast-success') {
+      if (this.waiting.length > 0) this.limit = Math.min(this.ceiling, this.limit + 1 / Math.floor(this.limit));
+    } else if (kind === 'overloaded') {
+      this.limit = Math.max(1, this.limit / 2);
+    }
+  }
+
+  pause(untilMs: number): void {
+    this.pausedUntil = Math.max(this.pausedUntil, Math.min(untilMs, Date.now() + MAX_PAUSE_MS));
+  }
+
+  /** The checked target (url-guard), re-checked after TARGET_RECHECK_MS or when the URL changed. */
+  async checkedTarget(url: string, config: Config): Promise<DeliveryTarget> {
+    const now = Date.now();
+    if (this.target && this.target.url === url && now - this.target.checkedAt < TARGET_RECHECK_MS) return this.target.value;
+    const value = await resolveDeliveryTarget(url, config);
+    this.target = { value, checkedAt: now, url };
+    return value;
+  }
+
+  /** The keep-alive agent for this target; a new address (or URL) gets a new agent. */
+  agentFor(target: DeliveryTarget): http.Agent {
+    const key = `${target.url.protocol}//${target.hostname}:${target.url.port}|${target.address}`;
+    if (this.agent?.key === key) return this.agent.value;
+    this.agent?.value.destroy();
+    this.agent = { key, value: createKeepAliveAgent(target, this.ceiling) };
+    return this.agent.value;
+  }
+
+  close(): void {
+    this.agent?.value.destroy();
+    this.agent = null;
+  }
+}
+
+/** Retry-After as milliseconds from now (seconds or an HTTP date); null when absent or unreadable. */
+export function retryAfterMs(header: string | null, now = Date.now()): number | null {
+  if (!header) return null;
+  const trimmed = header.trim();
+  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed) * 1000, MAX_PAUSE_MS);
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return null;
+  return Math.min(Math.max(0, at - now), MAX_PAUSE_MS);
+}
