@@ -5,7 +5,8 @@
 import { maintenanceBody } from './maintenance-loop.ts';
 import { queueWorkerBody } from './queue-worker.ts';
 import { runWorkerThread } from './thread.ts';
+import { webhookWorkerBody } from './webhook-loops.ts';
 
 await runWorkerThread(async (runtime) => {
-  await Promise.all([queueWorkerBody('scheduled')(runtime), queueWorkerBody('webhook')(runtime), maintenanceBody(runtime)]);
+  await Promise.all([queueWorkerBody('scheduled')(runtime), webhookWorkerBody(runtime), maintenanceBody(runtime)]);
 });

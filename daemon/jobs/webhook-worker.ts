@@ -1,11 +1,5 @@
-// Worker thread: delivers signed webhook events (the delivery loop, claiming straight from
-// webhook_deliveries) and runs the 'webhook' queue's other jobs (SNS subscription confirmations).
-import { JOB_HANDLERS } from './handlers.ts';
-import { runQueueLoop } from './queue-loop.ts';
+// Worker thread (WORKER_THREADS=separate): delivers signed webhook events (webhook-loops.ts).
 import { runWorkerThread } from './thread.ts';
-import { runDeliveryLoop } from '../modules/webhooks/delivery-loop.ts';
+import { webhookWorkerBody } from './webhook-loops.ts';
 
-await runWorkerThread(async (runtime) => {
-  const handler = await JOB_HANDLERS.webhook!();
-  await Promise.all([runQueueLoop(runtime, 'webhook', handler), runDeliveryLoop(runtime)]);
-});
+await runWorkerThread(webhookWorkerBody);
