@@ -62,6 +62,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
       jwtSecret: options.secrets.jwtSecret,
       encryptionKey: new Uint8Array(options.secrets.encryptionKey),
       linkSigningKey: new Uint8Array(options.secrets.linkSigningKey),
+      keyCheck: options.secrets.keyCheck,
     },
     tuning: { ...DEFAULT_TUNING, ...definition.tuning?.(options.config), ...options.tuning },
     options: definition.options ?? {},

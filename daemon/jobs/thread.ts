@@ -18,7 +18,7 @@ export interface ThreadData {
   module: string;
   config: Config;
   databaseUrl: string;
-  secrets: { jwtSecret: string; encryptionKey: Uint8Array; linkSigningKey: Uint8Array };
+  secrets: { jwtSecret: string; encryptionKey: Uint8Array; linkSigningKey: Uint8Array; keyCheck: string };
   tuning: QueueTuning;
   /** Worker-specific settings (a test worker's queue, for example). */
   options: Record<string, unknown>;
@@ -56,6 +56,7 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
       jwtSecret: data.secrets.jwtSecret,
       encryptionKey: Buffer.from(data.secrets.encryptionKey),
       linkSigningKey: Buffer.from(data.secrets.linkSigningKey),
+      keyCheck: data.secrets.keyCheck,
     },
     sequelize,
     sql,
