@@ -19,9 +19,17 @@ import { NoTenantError } from './errors.ts';
 import { ProfileStore } from './profiles.ts';
 import type { CliEnvironment } from './environment.ts';
 
+export interface ReadyWarning {
+  code: string;
+  message: string;
+  fix: string;
+}
+
 export interface ReadyAnswer {
   status: 'ready' | 'not-ready';
   checks: Record<string, { ok: boolean; [key: string]: unknown }>;
+  /** Works, but needs the operator (an unroutable or unsigned system mail sender). */
+  warnings?: ReadyWarning[];
 }
 
 export interface QueueStats {

@@ -33,6 +33,8 @@ export interface Config {
   role: Role;
   logLevel: string;
   queueStuckAfterMs: number;
+  /** First-boot sender of system mail until the platform setting defaultFromAddress is set. */
+  systemMailFrom: string | null;
 }
 
 export class ConfigError extends Error {
@@ -90,6 +92,16 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T;
 }
 
+/** `a@b` or `Name <a@b>`: one mailbox, checked loosely (the send path validates it fully). */
+function mailbox(env: Env, name: string): string | null {
+  const raw = text(env, name);
+  if (raw === null) return null;
+  if (/[\r\n]/.test(raw) || !/^(?:[^<>@]*<[^<>@\s]+@[^<>@\s]+\.?[^<>@\s]*>|[^<>@\s]+@[^<>@\s]+)$/.test(raw)) {
+    throw new ConfigError(name, `expected an address like no-reply@mail.example.com or "Name <no-reply@mail.example.com>", got "${raw}".`);
+  }
+  return raw;
+}
+
 function dnsServers(env: Env): string[] {
   const raw = text(env, 'DNS_SERVERS');
   if (raw === null) return [];
@@ -141,5 +153,6 @@ export function loadConfig(env: Env = process.env): Config {
     role: oneOf(env, 'ROLE', ['api', 'worker', 'all'] as const, 'all'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, production ? 'info' : 'info'),
     queueStuckAfterMs: integer(env, 'QUEUE_STUCK_AFTER_MS', 5 * 60_000, 1000, 86_400_000),
+    systemMailFrom: mailbox(env, 'SYSTEM_MAIL_FROM'),
   };
 }

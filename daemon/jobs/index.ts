@@ -1,5 +1,5 @@
-// Starts the long-lived worker threads with Bree: send-worker, scheduler, webhook-worker and
-// maintenance. A thread that dies is started again; stop() lets each thread drain and give back
+// Starts the long-lived worker threads with Bree: send-worker, scheduler, webhook-worker,
+// system-mail-worker and maintenance. A thread that dies is started again; stop() lets each thread drain and give back
 // its leases before it ends.
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Bree from 'bree';
@@ -46,6 +46,7 @@ export const DAEMON_WORKERS: WorkerDefinition[] = [
   { name: 'send-worker', module: here('./send-worker.ts'), tuning: (config) => ({ concurrency: sendWorkerConcurrency(config) }) },
   { name: 'scheduler', module: here('./scheduler.ts') },
   { name: 'webhook-worker', module: here('./webhook-worker.ts') },
+  { name: 'system-mail-worker', module: here('./system-mail-worker.ts') },
   { name: 'maintenance', module: here('./maintenance.ts') },
 ];
 
