@@ -20,9 +20,17 @@ import { ProfileStore } from './profiles.ts';
 import type { CliEnvironment } from './environment.ts';
 import type { DoctorReport } from '../shared/schemas/doctor.ts';
 
+export interface ReadyWarning {
+  code: string;
+  message: string;
+  fix: string;
+}
+
 export interface ReadyAnswer {
   status: 'ready' | 'not-ready';
   checks: Record<string, { ok: boolean; [key: string]: unknown }>;
+  /** Works, but needs the operator (an unroutable or unsigned system mail sender). */
+  warnings?: ReadyWarning[];
 }
 
 export interface QueueStats {

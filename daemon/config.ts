@@ -38,8 +38,10 @@ export interface Config {
   /** PEM files of the API's certificate and key; both set = HTTPS (and HTTP/2) on PORT. */
   tlsCertFile: string | null;
   tlsKeyFile: string | null;
-  /** shared: send-worker + one background thread (scheduler, webhooks, maintenance); separate: four threads. */
+  /** shared: send-worker + one background thread (scheduler, webhooks, system mail, maintenance); separate: five threads. */
   workerThreads: 'shared' | 'separate';
+  /** First-boot sender of system mail until the platform setting defaultFromAddress is set. */
+  systemMailFrom: string | null;
 }
 
 export class ConfigError extends Error {
@@ -95,6 +97,16 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
     throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${raw}".`);
   }
   return raw as T;
+}
+
+/** `a@b` or `Name <a@b>`: one mailbox, checked loosely (the send path validates it fully). */
+function mailbox(env: Env, name: string): string | null {
+  const raw = text(env, name);
+  if (raw === null) return null;
+  if (/[\r\n]/.test(raw) || !/^(?:[^<>@]*<[^<>@\s]+@[^<>@\s]+\.?[^<>@\s]*>|[^<>@\s]+@[^<>@\s]+)$/.test(raw)) {
+    throw new ConfigError(name, `expected an address like no-reply@mail.example.com or "Name <no-reply@mail.example.com>", got "${raw}".`);
+  }
+  return raw;
 }
 
 function dnsServers(env: Env): string[] {
@@ -158,5 +170,6 @@ export function loadConfig(env: Env = process.env): Config {
     tlsCertFile,
     tlsKeyFile,
     workerThreads: oneOf(env, 'WORKER_THREADS', ['shared', 'separate'] as const, 'shared'),
+    systemMailFrom: mailbox(env, 'SYSTEM_MAIL_FROM'),
   };
 }

@@ -4,9 +4,10 @@ import { Redis } from 'ioredis';
 import { loadConfig, type Config } from './config.ts';
 import { openDatabase, redactUrl } from './db/index.ts';
 import { migrateUp } from './db/migrate.ts';
-import { loadSecrets } from './secrets.ts';
+
 import { readTlsPair, reloadTlsOnHangup } from './tls.ts';
 import { registerNode } from './modules/doctor/nodes.ts';
+import { checkSecretAgainstDatabase, loadSecrets } from './secrets.ts';
 import { buildApp, REDACTED_LOG_PATHS } from './app.ts';
 import { startWorkers, type WorkerPool } from './jobs/index.ts';
 import type { App, AppDeps } from './app-types.ts';
@@ -28,6 +29,12 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   log.info({ database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) }, 'database connected');
   const applied = await migrateUp(db.sequelize);
   if (applied.length) log.info({ applied }, 'migrations applied');
+  try {
+    if ((await checkSecretAgainstDatabase(db.sequelize, secrets)) === 'recorded') log.info('recorded the key-check value of this secret in the database');
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
 
   let redis: Redis | null = null;
   if (config.redisUrl) {

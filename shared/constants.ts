@@ -50,7 +50,7 @@ export const PLANS = {
 } as const;
 export type PlanSlug = keyof typeof PLANS;
 
-export const QUEUES = ['send', 'scheduled', 'webhook', 'maintenance'] as const;
+export const QUEUES = ['send', 'scheduled', 'webhook', 'maintenance', 'system'] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 export const MAX_RECIPIENTS_PER_SEND = 50;

@@ -10,6 +10,7 @@ import { hashToken } from '../daemon/modules/auth/tokens.ts';
 import { latestCapturedMessageTo } from '../daemon/mail/system-mail.ts';
 import { seal } from '../daemon/crypto/sealed.ts';
 import { pickMailLocale } from '../daemon/modules/auth/mails.ts';
+import { runJobs } from './helpers/send-jobs.ts';
 
 const PUBLIC_URL = 'https://mail.example.test';
 let ctx: TestContext;
@@ -24,11 +25,14 @@ const EMAIL = 'forgetful@example.test';
 const PASSWORD = 'correct horse battery';
 
 async function capturedCount(): Promise<number> {
+  // System mail waits on the durable queue until its worker (run here) delivers it.
+  await runJobs(ctx, 'system');
   const rows = await ctx.db.sequelize.query<{ n: string }>('SELECT count(*) AS n FROM captured_messages', { type: QueryTypes.SELECT });
   return Number(rows[0].n);
 }
 
 async function latestMail(address: string) {
+  await runJobs(ctx, 'system');
   const message = await latestCapturedMessageTo(ctx.db.sequelize, address);
   assert.ok(message, `a mail to ${address} was captured`);
   const parsed = await simpleParser(message!.raw);

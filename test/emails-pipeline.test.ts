@@ -141,8 +141,9 @@ test('batch: per-recipient logs, suppressed and invalid recipients rejected, quo
   assert.equal(body.rejected.map((r: { to: string }) => r.to).sort(), ['bad address', 'gone@example.test']);
   assert.is(body.rejected.find((r: { to: string }) => r.to === 'gone@example.test').reason, 'suppressed');
   assert.is(res.headers['x-quota-used'], '2');
-  const slug = await ctx.app.inject({ method: 'POST', url: '/emails/batch', headers: world.asKey, payload: { slug: 'welcome', recipients: [{ to: 'a@example.test' }] } });
+  const slug = await ctx.app.inject({ method: 'POST', url: '/emails/batch', headers: world.asKey, payload: { from: 'app@acme.test', slug: 'no-such-template', recipients: [{ to: 'a@example.test' }] } });
   assert.is(slug.statusCode, 422);
+  assert.is(slug.json().code, 'TEMPLATE_NOT_FOUND');
   const tooMany = await ctx.app.inject({ method: 'POST', url: '/emails/batch', headers: world.asKey, payload: { from: 'app@acme.test', subject: 's', htmlBody: 'x', recipients: Array.from({ length: 101 }, (_, i) => ({ to: `r${i}@example.test` })) } });
   assert.is(tooMany.statusCode, 400);
   await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);

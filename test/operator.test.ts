@@ -260,6 +260,15 @@ test('svc doctor --local runs the checks from the daemon environment without a d
     assert.match(checks.relay.message, /mail is captured and nothing leaves this machine/);
     assert.is(checks.migrations.ok, true);
 
+    // A database first set up with another secret: this node's JWT_SECRET does not match its key check.
+    await ctx.db.sequelize.query(`INSERT INTO platform_secrets_check (id, check_value) VALUES (1, 'another-secret-check') ON CONFLICT (id) DO UPDATE SET check_value = EXCLUDED.check_value`);
+    const mismatched = await cli.run(['doctor', '--local', '--json'], {
+      env: { DATABASE_URL: ctx.databaseUrl, DATA_DIR: ctx.dataDir, JWT_SECRET: 'x'.repeat(40) },
+    });
+    const secret = byName(mismatched.json.checks).secret;
+    assert.is(secret.ok, false);
+    assert.match(secret.message, /JWT_SECRET does not match the database/);
+
     const embedded = await cli.run(['doctor', '--local', '--json'], { env: { DATABASE_URL: '', DATA_DIR: ctx.dataDir } });
     assert.is(embedded.code, 2);
     assert.is(embedded.json.error.code, 'NO_DATABASE_URL');

@@ -240,6 +240,7 @@ test('QuotaBar and Dashboard: panels, failures per panel, keys jump to screens',
     queues: { value: null, error: 'The API key lacks access.' },
     recent: { value: [entry('1', 'SENT', 'ada@example.com', 'Welcome')], error: null },
     failingWebhooks: { value: [{ id: 'w', url: 'https://hooks.acme.test/x', events: [], enabled: true, disabledReason: null, consecutiveFailures: 3, createdAt: '', updatedAt: '' }], error: null },
+    warnings: { value: [{ code: 'SYSTEM_SENDER_NOT_ROUTABLE', message: 'System mail comes from svc <no-reply@localhost>.', fix: 'Set defaultFromAddress.' }], error: null },
     loadedAt: '',
   };
   const actions: string[] = [];
@@ -252,6 +253,8 @@ test('QuotaBar and Dashboard: panels, failures per panel, keys jump to screens',
   assert.match(frame, 'The API key lacks access.');
   assert.match(frame, 'ada@example.com');
   assert.match(frame, '3 failures https://hooks.acme.test/x');
+  assert.match(frame, '! System mail comes from svc <no-reply@localhost>.');
+  assert.match(frame, 'Fix: Set defaultFromAddress.');
   stdin.write('l');
   stdin.write('k');
   await tick();

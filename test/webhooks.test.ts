@@ -8,6 +8,7 @@ import { QueryTypes } from 'sequelize';
 import Stripe from 'stripe';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createApiKey, createWorld } from './helpers/fixtures.ts';
+import { runJobs } from './helpers/send-jobs.ts';
 import { drainWebhookDeliveries, runDueDeliveries, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
 import { verifyWebhookSignature } from '../shared/webhooks.ts';
@@ -257,6 +258,8 @@ test('a 410 answer disables the endpoint at once and mails the tenant owner', as
   assert.is(row.disabled_reason, 'gone');
   const [delivery] = await q<{ status: string; attempt: number; status_code: number }>(`SELECT * FROM webhook_deliveries WHERE event_id = :eventId`, { eventId });
   assert.equal([delivery.status, delivery.attempt, delivery.status_code], ['failed', 1, 410]);
+  // The notice goes through the durable system mail queue.
+  assert.equal(await runJobs(ctx, 'system'), ['done']);
   const mails = await q<{ subject: string }>(`SELECT subject FROM captured_messages WHERE :to = ANY(envelope_to)`, { to: owner.email });
   assert.is(mails.length, 1);
   assert.match(mails[0].subject, /Webhook endpoint disabled/);
@@ -278,6 +281,7 @@ test('20 failures in a row disable the endpoint and mail the owner once', async 
   assert.is(row.disabled_reason, 'failing');
   const statuses = (await q<{ status: string }>(`SELECT status FROM webhook_deliveries WHERE endpoint_id = :id`, { id: endpoint.id })).map((r) => r.status).sort();
   assert.ok(statuses.includes('skipped') || statuses.every((s) => s === 'failed'), statuses.join());
+  assert.equal(await runJobs(ctx, 'system'), ['done']);
   const mails = await q(`SELECT 1 FROM captured_messages WHERE :to = ANY(envelope_to)`, { to: owner.email });
   assert.is(mails.length, 1);
 });

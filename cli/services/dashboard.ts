@@ -1,5 +1,5 @@
 // What the dashboard shows, fetched in parallel; a panel whose endpoint fails shows its sentence.
-import type { SvcClient, QueuesAnswer } from '../client.ts';
+import type { SvcClient, QueuesAnswer, ReadyWarning } from '../client.ts';
 import type { EmailLog, TenantSummary } from '../api-types.ts';
 import type { WebhookEndpoint } from '../../shared/schemas/webhooks.ts';
 import { PLANS, type PlanSlug } from '../../shared/constants.ts';
@@ -22,6 +22,8 @@ export interface DashboardData {
   queues: Panel<QueuesAnswer>;
   recent: Panel<EmailLog[]>;
   failingWebhooks: Panel<WebhookEndpoint[]>;
+  /** The daemon's readiness warnings (system mail sender not set, unsigned). */
+  warnings: Panel<ReadyWarning[]>;
   loadedAt: string;
 }
 
@@ -39,7 +41,7 @@ function monthStart(now: Date): string {
 
 export async function loadDashboard(client: SvcClient, now = new Date()): Promise<DashboardData> {
   const tenantId = client.http.tenantId;
-  const [tenant, queues, recent, failingWebhooks, sentThisMonth] = await Promise.all([
+  const [tenant, queues, recent, failingWebhooks, sentThisMonth, warnings] = await Promise.all([
     panel(async () => {
       if (!tenantId) throw new Error('no tenant id (the API key decides it)');
       return client.getTenant(tenantId);
@@ -48,6 +50,7 @@ export async function loadDashboard(client: SvcClient, now = new Date()): Promis
     panel(async () => (await client.listLogs({ limit: 8 })).data),
     panel(async () => (await client.listWebhooks({ limit: 100 })).data.filter((endpoint) => !endpoint.enabled || endpoint.consecutiveFailures > 0)),
     panel(async () => (await client.listLogs({ since: monthStart(now), limit: 1 })).meta.total),
+    panel(async () => (await client.ready()).warnings ?? []),
   ]);
   const quota = await panel<QuotaView>(async () => {
     const reported = client.http.lastQuota;
@@ -58,5 +61,5 @@ export async function loadDashboard(client: SvcClient, now = new Date()): Promis
     if (limit === null) throw new Error(tenant.error ?? 'unknown plan');
     return { used: sentThisMonth.value, limit, source: 'logs' };
   });
-  return { tenant, quota, queues, recent, failingWebhooks, loadedAt: now.toISOString() };
+  return { tenant, quota, queues, recent, failingWebhooks, warnings, loadedAt: now.toISOString() };
 }

@@ -1,5 +1,7 @@
 // `svc doctor --local`: the daemon's own checks, run in this process from the daemon's environment
 // (the same variables `svc daemon start` reads), so an operator can check a node before it boots.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { CliFailure, EXIT } from '../errors.ts';
 import type { DoctorReport } from '../../shared/schemas/doctor.ts';
@@ -8,6 +10,7 @@ export async function runLocalDoctor(env: NodeJS.ProcessEnv = process.env): Prom
   const { loadConfig, ConfigError } = await import('../../daemon/config.ts');
   const { openDatabase } = await import('../../daemon/db/index.ts');
   const { runDoctor } = await import('../../daemon/modules/doctor/service.ts');
+  const { loadSecrets } = await import('../../daemon/secrets.ts');
   let config;
   try {
     config = loadConfig(env);
@@ -29,7 +32,9 @@ export async function runLocalDoctor(env: NodeJS.ProcessEnv = process.env): Prom
   redis?.on('error', () => {});
   await redis?.connect().catch(() => {});
   try {
-    return await runDoctor({ config, sequelize: db.sequelize, redis, embedded: false });
+    // Never generate a secret here: only an existing one (JWT_SECRET or DATA_DIR/secret.key) is checked.
+    const secrets = config.jwtSecret || existsSync(join(config.dataDir, 'secret.key')) ? loadSecrets(config.dataDir, config.jwtSecret) : null;
+    return await runDoctor({ config, secrets, sequelize: db.sequelize, redis, embedded: false });
   } finally {
     redis?.disconnect();
     await db.close();

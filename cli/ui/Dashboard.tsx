@@ -69,6 +69,12 @@ export function Dashboard({ load, onAction, onExit, refreshMs = 5000 }: Dashboar
       {failure ? <Text color="red">{failure}</Text> : null}
       {!data ? <Text color="cyan">Loading…</Text> : (
         <Box flexDirection="column">
+          {data.warnings.value?.map((warning) => (
+            <Box key={warning.code} marginTop={1} flexDirection="column">
+              <Text color="yellow">! {warning.message}</Text>
+              <Text dimColor>  Fix: {warning.fix}</Text>
+            </Box>
+          ))}
           <Box marginTop={1} flexDirection="column">
             <Text bold>Quota this month</Text>
             {data.quota.value ? <Box><Text>  </Text><QuotaBar used={data.quota.value.used} limit={data.quota.value.limit} /></Box> : <Failed panel={data.quota} />}

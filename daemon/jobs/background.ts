@@ -1,5 +1,5 @@
-// Worker thread (WORKER_THREADS=shared, the default): the scheduler, webhook-worker and maintenance
-// loops in ONE thread. Each of them waits on the database or the network nearly all the time, and a
+// Worker thread (WORKER_THREADS=shared, the default): the scheduler, webhook-worker, system-mail and
+// maintenance loops in ONE thread. Each of them waits on the database or the network nearly all the time, and a
 // thread costs ~45 MB of resident memory idle (its own V8 heap, modules and connection pool), so
 // sharing one keeps a small server small; the send worker keeps a thread of its own.
 import { maintenanceBody } from './maintenance-loop.ts';
@@ -8,5 +8,5 @@ import { runWorkerThread } from './thread.ts';
 import { webhookWorkerBody } from './webhook-loops.ts';
 
 await runWorkerThread(async (runtime) => {
-  await Promise.all([queueWorkerBody('scheduled')(runtime), webhookWorkerBody(runtime), maintenanceBody(runtime)]);
+  await Promise.all([queueWorkerBody('scheduled')(runtime), webhookWorkerBody(runtime), queueWorkerBody('system')(runtime), maintenanceBody(runtime)]);
 });

@@ -9,6 +9,7 @@ export const JOB_HANDLERS: Partial<Record<QueueName, () => Promise<JobHandler>>>
   send: async () => (await import('../modules/emails/send-job.ts')).handleSendJob,
   scheduled: async () => (await import('../modules/scheduled/service.ts')).handleScheduledJob,
   webhook: async () => (await import('../modules/webhooks/delivery-job.ts')).handleWebhookJob,
+  system: async () => (await import('../mail/system-mail-job.ts')).handleSystemMailJob,
 };
 
 export const MAINTENANCE_TASKS: MaintenanceTask[] = [

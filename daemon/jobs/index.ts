@@ -1,7 +1,7 @@
-// Starts the long-lived worker threads with Bree: send-worker, scheduler, webhook-worker and
-// maintenance, each in its own thread (WORKER_THREADS=separate) or the last three sharing one
-// (shared, the default). A thread that dies is started again; stop() lets each thread drain and
-// give back its leases before it ends.
+// Starts the long-lived worker threads with Bree: send-worker, scheduler, webhook-worker,
+// system-mail-worker and maintenance, each in its own thread (WORKER_THREADS=separate) or all but the
+// send worker sharing one (shared, the default). A thread that dies is started again; stop() lets
+// each thread drain and give back its leases before it ends.
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Bree from 'bree';
 import type { Logger } from 'pino';
@@ -52,11 +52,12 @@ export const DAEMON_WORKERS: WorkerDefinition[] = [
   SEND_WORKER,
   { name: 'scheduler', module: here('./scheduler.ts') },
   { name: 'webhook-worker', module: here('./webhook-worker.ts') },
+  { name: 'system-mail-worker', module: here('./system-mail-worker.ts') },
   { name: 'maintenance', module: here('./maintenance.ts') },
 ];
 
-/** WORKER_THREADS=shared (default): the send worker, and one thread for the other three (background.ts). */
-export const SHARED_DAEMON_WORKERS: WorkerDefinition[] = [SEND_WORKER, { name: 'background', module: here('./background.ts'), loops: 3 }];
+/** WORKER_THREADS=shared (default): the send worker, and one thread for the other four (background.ts). */
+export const SHARED_DAEMON_WORKERS: WorkerDefinition[] = [SEND_WORKER, { name: 'background', module: here('./background.ts'), loops: 4 }];
 
 export function daemonWorkers(config: Pick<Config, 'workerThreads'>): WorkerDefinition[] {
   return config.workerThreads === 'separate' ? DAEMON_WORKERS : SHARED_DAEMON_WORKERS;
@@ -75,6 +76,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
       jwtSecret: options.secrets.jwtSecret,
       encryptionKey: new Uint8Array(options.secrets.encryptionKey),
       linkSigningKey: new Uint8Array(options.secrets.linkSigningKey),
+      keyCheck: options.secrets.keyCheck,
     },
     tuning: { ...DEFAULT_TUNING, ...definition.tuning?.(options.config), ...options.tuning },
     loops: definition.loops ?? 1,

@@ -18,7 +18,7 @@ export interface ThreadData {
   module: string;
   config: Config;
   databaseUrl: string;
-  secrets: { jwtSecret: string; encryptionKey: Uint8Array; linkSigningKey: Uint8Array };
+  secrets: { jwtSecret: string; encryptionKey: Uint8Array; linkSigningKey: Uint8Array; keyCheck: string };
   tuning: QueueTuning;
   /** How many worker loops this thread runs (1, or 3 for the shared background thread). */
   loops: number;
@@ -60,6 +60,7 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
       jwtSecret: data.secrets.jwtSecret,
       encryptionKey: Buffer.from(data.secrets.encryptionKey),
       linkSigningKey: Buffer.from(data.secrets.linkSigningKey),
+      keyCheck: data.secrets.keyCheck,
     },
     sequelize,
     sql,

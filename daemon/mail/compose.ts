@@ -1,7 +1,7 @@
 // Step 7 of the pipeline: an email log becomes nodemailer message options — rendered bodies,
-// tracking, List-Unsubscribe (URL + mailto) with List-Unsubscribe-Post (RFC 8058), custom
-// headers, attachments, the fixed Message-ID, and the DKIM key of the verified domain, which
-// signs both List-Unsubscribe headers.
+// tracking, List-Unsubscribe (the one-click https URL) with List-Unsubscribe-Post (RFC 8058),
+// a visible unsubscribe link in the body of campaign mail, custom headers, attachments, the fixed
+// Message-ID, and the DKIM key of the verified domain, which signs both List-Unsubscribe headers.
 import type Mail from 'nodemailer/lib/mailer';
 import { convert as htmlToText } from 'html-to-text';
 import { signLinkToken } from './link-tokens.ts';
@@ -31,13 +31,15 @@ export interface ComposableEmail {
   attachments: NormalizedAttachment[];
   trackOpens: boolean;
   trackClicks: boolean;
+  /** A campaign's sends carry `campaignId` here: broadcast mail shows its unsubscribe link in the body. */
+  metadata?: Record<string, unknown> | null;
 }
 
 export interface ComposeOptions {
   publicUrl: string;
   linkSigningKey: Buffer;
-  /** Domain of the mailto: unsubscribe address. */
-  mailDomain: string;
+  /** The service's own mail domain: where a mailto: unsubscribe address would live once inbound mail is received. */
+  mailDomain?: string;
   dkim: DkimSigningOptions | null;
   /** Envelope sender (Return-Path) when bounces are routed through the customer's domain. */
   envelopeFrom: string | null;
@@ -46,6 +48,34 @@ export interface ComposeOptions {
 export function unsubscribeUrl(email: Pick<ComposableEmail, 'id' | 'tenantId' | 'toAddresses'>, options: Pick<ComposeOptions, 'publicUrl' | 'linkSigningKey'>): string {
   const token = signLinkToken(options.linkSigningKey, { k: 'u', e: email.id, t: email.tenantId, a: bareAddress(email.toAddresses[0]) });
   return `${options.publicUrl}/u/${token}`;
+}
+
+/**
+ * The List-Unsubscribe value: the one-click URL (RFC 8058), and nothing the service cannot act on.
+ * The one place that builds it, so a mailto: can join once the service receives that mail.
+ */
+export function listUnsubscribeHeader(target: { url: string; token: string }, _options: Pick<ComposeOptions, 'mailDomain'>): string {
+  return `<${target.url}>`;
+}
+
+/** Broadcast mail (a campaign's sends) shows the unsubscribe link in the body too, as Gmail and Yahoo require. */
+export function wantsVisibleUnsubscribe(email: Pick<ComposableEmail, 'metadata'>): boolean {
+  return typeof email.metadata?.campaignId === 'string';
+}
+
+function escapeAttribute(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** The HTML with an unsubscribe paragraph at the end of its body (before </body> in a whole document). */
+export function withUnsubscribeFooterHtml(html: string, url: string): string {
+  const footer = `<p style="font-size:12px;color:#666666;margin-top:24px">Don't want these e-mails? <a href="${escapeAttribute(url)}">Unsubscribe</a>.</p>`;
+  const close = html.search(/<\/body\s*>/i);
+  return close >= 0 ? html.slice(0, close) + footer + html.slice(close) : html + footer;
+}
+
+export function withUnsubscribeFooterText(text: string, url: string): string {
+  return `${text.replace(/\s+$/, '')}\n\n--\nUnsubscribe: ${url}\n`;
 }
 
 export interface ComposedMessage {
@@ -59,9 +89,11 @@ export interface ComposedMessage {
 export function composeMessage(email: ComposableEmail, options: ComposeOptions): ComposedMessage {
   const unsubscribe = unsubscribeUrl(email, options);
   const unsubscribeToken = unsubscribe.slice(unsubscribe.lastIndexOf('/') + 1);
-  const listUnsubscribe = `<${unsubscribe}>, <mailto:unsubscribe@${options.mailDomain}?subject=unsubscribe-${unsubscribeToken}>`;
-  const html = email.htmlBody
-    ? applyTracking(email.htmlBody, {
+  const listUnsubscribe = listUnsubscribeHeader({ url: unsubscribe, token: unsubscribeToken }, options);
+  const visibleUnsubscribe = wantsVisibleUnsubscribe(email);
+  const htmlBody = email.htmlBody && visibleUnsubscribe ? withUnsubscribeFooterHtml(email.htmlBody, unsubscribe) : email.htmlBody;
+  const html = htmlBody
+    ? applyTracking(htmlBody, {
         emailId: email.id,
         publicUrl: options.publicUrl,
         linkSigningKey: options.linkSigningKey,
@@ -71,7 +103,8 @@ export function composeMessage(email: ComposableEmail, options: ComposeOptions):
       })
     : null;
   // A text part goes with every HTML message: spam filters weigh HTML-only mail against it.
-  const text = email.textBody ?? (email.htmlBody ? htmlToText(email.htmlBody, { wordwrap: 78 }) : null);
+  const plain = email.textBody ?? (email.htmlBody ? htmlToText(email.htmlBody, { wordwrap: 78 }) : null);
+  const text = plain !== null && visibleUnsubscribe ? withUnsubscribeFooterText(plain, unsubscribe) : plain;
   const headers: Record<string, string> = {
     ...email.headers,
     'List-Unsubscribe': listUnsubscribe,

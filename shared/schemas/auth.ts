@@ -16,7 +16,12 @@ export const RegistrationStatus = Type.Object({ open: Type.Boolean(), hasAdmins:
 export type RegistrationStatus = Static<typeof RegistrationStatus>;
 
 export const RegisterBody = Type.Object(
-  { email: EmailAddress, password: Password, name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  {
+    email: EmailAddress,
+    password: Password,
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    invitationToken: Type.Optional(Type.String({ minLength: 10, maxLength: 200, description: 'from an invitation mail: joins its tenant with its role (works while registration is closed)' })),
+  },
   { additionalProperties: false },
 );
 export type RegisterBody = Static<typeof RegisterBody>;

@@ -67,7 +67,11 @@ export const BatchBody = Type.Object(
     htmlBody: Type.Optional(Type.String({ maxLength: 2_000_000 })),
     from: Type.Optional(Address),
     recipients: Type.Array(
-      Type.Object({ to: Address, data: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }, { additionalProperties: false }),
+      Type.Object({
+        to: Address,
+        data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+        locale: Type.Optional(Type.String({ maxLength: 35, description: "this recipient's locale (by slug: picks the published version, with send-template's fallback)" })),
+      }, { additionalProperties: false }),
       { minItems: 1, maxItems: MAX_BATCH_RECIPIENTS },
     ),
     ...SendOptions,

@@ -50,6 +50,14 @@ export type TenantBody = Static<typeof TenantBody>;
 
 export const InviteMemberBody = Type.Object({ email: EmailAddress, role: MemberRoleSchema }, { additionalProperties: false });
 export type InviteMemberBody = Static<typeof InviteMemberBody>;
+export const InvitationBody = Type.Object({
+  invitationId: Uuid,
+  email: Type.String(),
+  role: MemberRoleSchema,
+  expiresAt: Timestamp,
+}, { description: 'the address has no account yet: an invitation with a sign-up link was mailed to it' });
+export type InvitationBody = Static<typeof InvitationBody>;
+
 export const UpdateMemberRoleBody = Type.Object({ role: MemberRoleSchema }, { additionalProperties: false });
 
 export const MemberBody = Type.Object({

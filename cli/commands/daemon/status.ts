@@ -35,6 +35,10 @@ export default class DaemonStatusCommand extends SvcCommand<typeof DaemonStatusC
       const extra = 'error' in check && check.error ? ` ${chalk.red(String(check.error))}` : 'pending' in check && Array.isArray(check.pending) && check.pending.length ? ` pending: ${check.pending.join(', ')}` : '';
       this.log(`  ${mark(check.ok)} ${name}${extra}`);
     }
+    for (const warning of ready.warnings ?? []) {
+      this.log(`  ${chalk.yellow('!')} ${warning.message}`);
+      this.log(chalk.dim(`    fix: ${warning.fix}`));
+    }
     if (queues) {
       this.log('');
       this.log(table(Object.entries(queues.queues), [

@@ -26,6 +26,7 @@ export type AuditAction =
   | 'member.added'
   | 'member.role_changed'
   | 'member.removed'
+  | 'member.invited'
   | 'api_key.created'
   | 'api_key.rotated'
   | 'api_key.revoked'

@@ -1,14 +1,17 @@
 // Password reset and address verification by mail. Both answer the same whether or not the
-// address has an account; the tokens are single-use and stored hashed (reset 1 h, verify 48 h).
+// address has an account, and take the same time: a request by address builds the mail and runs
+// one statement either way; the only difference is whether it inserts the token and the queued
+// system mail. The tokens are single-use and stored hashed (reset 1 h, verify 48 h).
 // A reset changes the password and ends every session; it leaves two-factor authentication on.
-import type { Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize } from 'sequelize';
 import { Admin } from './model.ts';
 import { hashPassword } from './passwords.ts';
-import { createOneTimeToken, findLiveOneTimeToken, revokeSessions } from './tokens.ts';
-import { findAdminByEmail, type RequestOrigin } from './service.ts';
+import { createOneTimeToken, findLiveOneTimeToken, hashToken, newOpaqueToken, ONE_TIME_TOKEN_TTL_MS, revokeSessions } from './tokens.ts';
+import { normaliseEmail, type RequestOrigin } from './service.ts';
 import { accountLink, composeAccountMail, pickMailLocale } from './mails.ts';
 import { recordAudit } from '../audit/service.ts';
-import { sendSystemMail, type SystemMailDeps } from '../../mail/system-mail.ts';
+import { sendSystemMail, SYSTEM_MAIL_MAX_ATTEMPTS, SYSTEM_QUEUE, systemMailPayload, type SystemMailDeps } from '../../mail/system-mail.ts';
+import { wakeQueue } from '../../queue/enqueue.ts';
 import { ApiError } from '../../errors.ts';
 
 export type RecoveryDeps = SystemMailDeps;
@@ -26,10 +29,45 @@ async function mailAccountLink(deps: RecoveryDeps, admin: Admin, kind: 'reset-pa
   await sendSystemMail(deps, { to: admin.email, ...mail });
 }
 
+/**
+ * For a request by address: the token and the mail are made whether or not an account matches, and
+ * one statement retires earlier tokens, stores the new one and queues the mail only when it does.
+ */
+async function mailAccountLinkByAddress(deps: RecoveryDeps, email: string, kind: 'reset-password' | 'verify-email', acceptLanguage?: string): Promise<void> {
+  const address = normaliseEmail(email);
+  const token = newOpaqueToken();
+  const mail = composeAccountMail(kind, pickMailLocale(acceptLanguage), accountLink(deps.config.publicUrl, kind, token));
+  const rows = await deps.sequelize.query<{ queued: number }>(
+    `WITH admin AS (
+       SELECT id FROM admins WHERE email = :address AND (:anyAccount OR email_verified_at IS NULL)
+     ), retired AS (
+       UPDATE auth_tokens SET used_at = now() WHERE admin_id IN (SELECT id FROM admin) AND purpose = :purpose AND used_at IS NULL RETURNING id
+     ), token AS (
+       INSERT INTO auth_tokens (admin_id, purpose, token_hash, expires_at) SELECT id, :purpose, :tokenHash, :expiresAt FROM admin RETURNING id
+     ), job AS (
+       INSERT INTO jobs (queue, payload, max_attempts) SELECT :queue, CAST(:payload AS jsonb), :maxAttempts FROM admin RETURNING id
+     )
+     SELECT (SELECT count(*) FROM job)::int AS queued`,
+    {
+      replacements: {
+        address,
+        anyAccount: kind === 'reset-password',
+        purpose: kind,
+        tokenHash: hashToken(token),
+        expiresAt: new Date(Date.now() + ONE_TIME_TOKEN_TTL_MS[kind]),
+        queue: SYSTEM_QUEUE,
+        payload: JSON.stringify(systemMailPayload(deps.secrets, { to: address, ...mail })),
+        maxAttempts: SYSTEM_MAIL_MAX_ATTEMPTS,
+      },
+      type: QueryTypes.SELECT,
+    },
+  );
+  if (rows[0]?.queued) wakeQueue(deps.sequelize, SYSTEM_QUEUE);
+}
+
 /** Mails a reset link when the address has an account; silent otherwise. */
 export async function requestPasswordReset(deps: RecoveryDeps, email: string, acceptLanguage?: string): Promise<void> {
-  const admin = await findAdminByEmail(email);
-  if (admin) await mailAccountLink(deps, admin, 'reset-password', acceptLanguage);
+  await mailAccountLinkByAddress(deps, email, 'reset-password', acceptLanguage);
 }
 
 export async function resetPassword(sequelize: Sequelize, input: { token: string; newPassword: string }, origin: RequestOrigin): Promise<void> {
@@ -51,8 +89,7 @@ export async function resetPassword(sequelize: Sequelize, input: { token: string
 
 /** Mails a verification link when the address has an unverified account; silent otherwise. */
 export async function requestEmailVerification(deps: RecoveryDeps, email: string, acceptLanguage?: string): Promise<void> {
-  const admin = await findAdminByEmail(email);
-  if (admin && admin.emailVerifiedAt === null) await mailAccountLink(deps, admin, 'verify-email', acceptLanguage);
+  await mailAccountLinkByAddress(deps, email, 'verify-email', acceptLanguage);
 }
 
 export async function requestOwnEmailVerification(deps: RecoveryDeps, adminId: string, acceptLanguage?: string): Promise<{ alreadyVerified: boolean }> {

@@ -97,7 +97,8 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
     },
   }, async (request, reply) => {
     const admin = await registerAdmin(authDeps, request.body, originOf(request));
-    await mailQuietly(request, sendVerificationAfterRegistration(mailDeps, admin, languageOf(request)));
+    // An invited admin proved the address by using the invitation: nothing to verify.
+    if (admin.emailVerifiedAt === null) await mailQuietly(request, sendVerificationAfterRegistration(mailDeps, admin, languageOf(request)));
     return reply.code(201).send({ admin: adminSummary(admin) });
   });
 

@@ -16,6 +16,7 @@ import { Membership, Tenant } from '../tenants/model.ts';
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenClaims } from '../../plugins/auth.ts';
 import type { AdminSummary, LoginAnswer, MeAnswer, RegistrationStatus, TokenPair } from '../../../shared/schemas/auth.ts';
+import { acceptInvitation, findLiveInvitation, invalidInvitation } from '../tenants/invitations.ts';
 
 export interface AuthDeps {
   sequelize: Sequelize;
@@ -51,7 +52,7 @@ export async function registrationStatus(sequelize: Sequelize): Promise<Registra
 /** A new admin. The first one becomes platform admin and may register even when registration is closed. */
 export async function registerAdmin(
   deps: AuthDeps,
-  input: { email: string; password: string; name?: string },
+  input: { email: string; password: string; name?: string; invitationToken?: string },
   origin: RequestOrigin,
 ): Promise<Admin> {
   const email = normaliseEmail(input.email);
@@ -59,15 +60,23 @@ export async function registerAdmin(
   return deps.sequelize.transaction(async (transaction) => {
     // Serialises registrations so two simultaneous "first" admins cannot both become platform admin.
     await deps.sequelize.query('LOCK TABLE admins IN SHARE ROW EXCLUSIVE MODE', { transaction });
+    // An invitation (for this very address) lets its invitee in even while registration is closed.
+    const invitation = input.invitationToken ? await findLiveInvitation(deps.sequelize, input.invitationToken, email, transaction) : null;
+    if (input.invitationToken && !invitation) throw invalidInvitation();
     const first = (await Admin.count({ transaction })) === 0;
-    if (!first && !(await getPlatformSettings(deps.sequelize, transaction)).registrationOpen) {
+    if (!first && !invitation && !(await getPlatformSettings(deps.sequelize, transaction)).registrationOpen) {
       throw new ForbiddenError('Registration is closed on this service: ask a platform administrator to add you.', 'REGISTRATION_CLOSED');
     }
     if (await findAdminByEmail(email, transaction)) {
       throw new ConflictError('An account with this e-mail address already exists: sign in or reset its password.', 'EMAIL_TAKEN');
     }
-    const admin = await Admin.create({ email, passwordHash, name: input.name?.trim() || null, isPlatformAdmin: first }, { transaction });
-    await recordAudit({ action: 'auth.registered', adminId: admin.id, ip: origin.ip, metadata: { platformAdmin: first } }, transaction);
+    // The invitation arrived at this address: that proves it.
+    const admin = await Admin.create(
+      { email, passwordHash, name: input.name?.trim() || null, isPlatformAdmin: first, emailVerifiedAt: invitation ? new Date() : null },
+      { transaction },
+    );
+    await recordAudit({ action: 'auth.registered', adminId: admin.id, ip: origin.ip, metadata: { platformAdmin: first, invited: invitation !== null } }, transaction);
+    if (invitation) await acceptInvitation(deps.sequelize, invitation, admin.id, transaction, origin.ip);
     return admin;
   });
 }

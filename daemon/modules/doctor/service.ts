@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import type { Redis } from 'ioredis';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
+import { SECRET_MISMATCH_MESSAGE, type Secrets } from '../../secrets.ts';
 import { pendingMigrations } from '../../db/migrate.ts';
 import { smtpSettingsFromUrl, verifySmtp } from '../../mail/transport.ts';
 import { queueStats } from '../../queue/stats.ts';
@@ -15,6 +16,8 @@ import type { DoctorCheck, DoctorReport } from '../../../shared/schemas/doctor.t
 
 export interface DoctorDeps {
   config: Config;
+  /** The secret of the node being checked (null: none configured or generated yet). */
+  secrets: Pick<Secrets, 'keyCheck'> | null;
   sequelize: Sequelize;
   redis: Redis | null;
   /** True on the embedded PGlite (one node by construction). */
@@ -36,12 +39,16 @@ function isLocalHost(host: string): boolean {
   return bare === 'localhost' || bare.endsWith('.localhost') || bare.startsWith('127.') || bare === '::1';
 }
 
-function checkSecret({ config, embedded }: DoctorDeps): DoctorCheck {
-  if (config.jwtSecret) return pass('secret', 'JWT_SECRET is set, so every node signs and seals with the same secret.');
-  if (embedded) return pass('secret', `The secret was generated into ${config.dataDir}/secret.key; fine for one node on the embedded database.`);
+async function checkSecret({ config, embedded, secrets, sequelize }: DoctorDeps): Promise<DoctorCheck> {
+  const [stored] = await sequelize.query<{ check_value: string }>('SELECT check_value FROM platform_secrets_check WHERE id = 1', { type: QueryTypes.SELECT });
+  if (!secrets) return fail('secret', `No secret: JWT_SECRET is not set and ${config.dataDir}/secret.key does not exist.`, 'Set JWT_SECRET to the value every other node uses.');
+  if (stored && stored.check_value !== secrets.keyCheck) return fail('secret', `JWT_SECRET does not match the database: ${SECRET_MISMATCH_MESSAGE}`, 'Give this node the JWT_SECRET of the first node.');
+  const matches = stored ? 'matches the database' : 'is not recorded in the database yet (the first boot records it)';
+  if (config.jwtSecret) return pass('secret', `JWT_SECRET is set and ${matches}.`);
+  if (embedded) return pass('secret', `The secret generated into ${config.dataDir}/secret.key ${matches}; fine for one node on the embedded database.`);
   return fail(
     'secret',
-    `JWT_SECRET is not set: this node generated its own secret into ${config.dataDir}/secret.key, and a second node would generate another.`,
+    `JWT_SECRET is not set: this node uses its own generated ${config.dataDir}/secret.key (it ${matches}), and a second node would generate another.`,
     `Set JWT_SECRET to the same value on every node (for example the content of ${config.dataDir}/secret.key).`,
   );
 }

@@ -75,8 +75,9 @@ export default async function emailRoutes(app: App, deps: AppDeps): Promise<void
     },
   }, async (request, reply) => {
     const { idempotencyKey } = request.body;
-    const { sends, rejected } = buildBatchSends(request.body);
-    const result = await acceptSends(sendDeps, tenantOf(request), sends, {
+    const ctx = tenantOf(request);
+    const { sends, rejected } = await buildBatchSends(sendDeps, ctx.tenantId, request.body);
+    const result = await acceptSends(sendDeps, ctx, sends, {
       shape: 'batch',
       rejected,
       idempotencyKey: idempotencyKeyOf(request.headers['idempotency-key'], idempotencyKey),

@@ -13,6 +13,11 @@ const ReadyBody = Type.Object({
     migrations: Type.Object({ ok: Type.Boolean(), pending: Type.Array(Type.String()) }),
     workers: Type.Object({ ok: Type.Boolean(), role: Type.String(), names: Type.Array(Type.String()) }),
   }),
+  warnings: Type.Array(Type.Object({
+    code: Type.String({ description: 'SYSTEM_SENDER_NOT_ROUTABLE, SYSTEM_MAIL_UNSIGNED or SYSTEM_SENDER_UNKNOWN' }),
+    message: Type.String(),
+    fix: Type.String(),
+  }), { description: 'what works but needs the operator (never makes the node not-ready)' }),
 });
 const RedisBody = Type.Object({ ok: Type.Boolean(), mode: Type.Union([Type.Literal('redis'), Type.Literal('memory')]), latencyMs: Type.Optional(Type.Number()), error: Type.Optional(Type.String()) });
 const QueueStatsBody = Type.Object({

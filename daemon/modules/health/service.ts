@@ -4,6 +4,13 @@ import { pendingMigrations } from '../../db/migrate.ts';
 import { queueStats } from '../../queue/stats.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
 import { addDeliveryBacklog } from '../webhooks/delivery-store.ts';
+import { SYSTEM_SENDER_FIX, systemSenderStatus } from '../../mail/system-mail.ts';
+
+export interface ReadinessWarning {
+  code: 'SYSTEM_SENDER_NOT_ROUTABLE' | 'SYSTEM_MAIL_UNSIGNED' | 'SYSTEM_SENDER_UNKNOWN';
+  message: string;
+  fix: string;
+}
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -61,7 +68,34 @@ export async function checkReadiness(deps: AppDeps) {
     migrations: { ok: migrationsOk, pending },
     workers: { ok: workersOk, role, names: deps.workers?.names() ?? [] },
   };
-  return { status: database.ok && migrationsOk && workersOk ? ('ready' as const) : ('not-ready' as const), checks };
+  const warnings = database.ok && migrationsOk ? await systemMailWarnings(deps) : [];
+  return { status: database.ok && migrationsOk && workersOk ? ('ready' as const) : ('not-ready' as const), checks, warnings };
+}
+
+/** What keeps system mail (resets, verifications, invitations) out of inboxes: a warning, never a failure. */
+export async function systemMailWarnings(deps: AppDeps): Promise<ReadinessWarning[]> {
+  let status;
+  try {
+    status = await withTimeout(systemSenderStatus(deps.db.sequelize, deps.config), 'the database');
+  } catch (error) {
+    return [{ code: 'SYSTEM_SENDER_UNKNOWN', message: `The system mail sender could not be read: ${message(error)}`, fix: 'Check the database connection.' }];
+  }
+  if (!status.routable) {
+    const consequence = deps.config.nodeEnv === 'production' ? 'so in production it is not sent at all' : 'which receiving servers refuse or file as spam';
+    return [{
+      code: 'SYSTEM_SENDER_NOT_ROUTABLE',
+      message: `System mail (password resets, verifications, invitations) comes from ${status.from}, ${consequence}.`,
+      fix: SYSTEM_SENDER_FIX,
+    }];
+  }
+  if (!status.signedBy) {
+    return [{
+      code: 'SYSTEM_MAIL_UNSIGNED',
+      message: `System mail from ${status.from} is not DKIM-signed: no tenant of a platform admin has verified its domain.`,
+      fix: 'As a platform admin, add the sender\'s domain with POST /domains in one of your tenants, publish the records it returns and verify it (svc domains add / verify).',
+    }];
+  }
+  return [];
 }
 
 /** Per-queue load; a database that does not answer is a 503, not an empty report. */

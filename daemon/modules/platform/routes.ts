@@ -36,5 +36,5 @@ export default async function platformRoutes(app: App, deps: AppDeps): Promise<v
       summary: 'Deployment readiness checks, one per line with the fix (platform admins only; extension)',
       response: { 200: DoctorReport, ...errors },
     },
-  }, async () => runDoctor({ config: deps.config, sequelize, redis: deps.redis, embedded: deps.db.embedded }));
+  }, async () => runDoctor({ config: deps.config, secrets: deps.secrets, sequelize, redis: deps.redis, embedded: deps.db.embedded }));
 }

@@ -8,7 +8,10 @@ import { normaliseEmail } from '../auth/service.ts';
 import { recordAudit } from '../audit/service.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors.ts';
 import type { MemberRole } from '../../../shared/constants.ts';
-import type { MemberBody } from '../../../shared/schemas/tenants.ts';
+import type { InvitationBody, MemberBody } from '../../../shared/schemas/tenants.ts';
+import type { SystemMailDeps } from '../../mail/system-mail.ts';
+import { inviteByEmail } from './invitations.ts';
+import { Tenant } from './model.ts';
 
 function memberBody(membership: Membership, admin: Admin): MemberBody {
   return { adminId: admin.id, email: admin.email, name: admin.name, role: membership.role, createdAt: membership.createdAt.toISOString() };
@@ -42,18 +45,35 @@ export async function listMembers(tenantId: string, actor: Actor, page: number, 
   };
 }
 
-/** Adds an existing admin (they must have registered) to the tenant. */
-export async function addMember(sequelize: Sequelize, tenantId: string, actor: Actor, input: { email: string; role: MemberRole }): Promise<MemberBody> {
+/**
+ * Adds an existing admin to the tenant; an address with no account gets an invitation instead
+ * (a mail with a sign-up link; registering with it joins the tenant with this role).
+ */
+export async function addMember(
+  deps: SystemMailDeps,
+  tenantId: string,
+  actor: Actor,
+  input: { email: string; role: MemberRole },
+): Promise<{ member: MemberBody } | { invitation: InvitationBody }> {
+  const { sequelize } = deps;
   return sequelize.transaction(async (transaction) => {
     const { role: actorRole } = await requireTenantRole(tenantId, actor, 'admin', { transaction });
     if (input.role === 'owner') onlyOwnersHandleOwners(actorRole);
-    const admin = await Admin.findOne({ where: { email: normaliseEmail(input.email) }, transaction });
-    if (!admin) throw new NotFoundError('An admin account with this e-mail address (they must register first)');
+    const email = normaliseEmail(input.email);
+    const admin = await Admin.findOne({ where: { email }, transaction });
+    if (!admin) {
+      const [tenant, inviter] = await Promise.all([Tenant.findByPk(tenantId, { transaction }), Admin.findByPk(actor.adminId, { transaction })]);
+      if (!tenant) throw new NotFoundError('Tenant');
+      const invitation = await inviteByEmail(deps, transaction, {
+        tenantId, tenantName: tenant.name, email, role: input.role, invitedBy: actor.adminId, inviterEmail: inviter?.email ?? 'An administrator', ip: actor.ip,
+      });
+      return { invitation };
+    }
     const existing = await Membership.findOne({ where: { tenantId, adminId: admin.id }, transaction });
     if (existing) throw new ConflictError(`${admin.email} is already a member of this tenant (as ${existing.role}).`, 'ALREADY_MEMBER');
     const membership = await Membership.create({ tenantId, adminId: admin.id, role: input.role }, { transaction });
     await recordAudit({ action: 'member.added', tenantId, adminId: actor.adminId, ip: actor.ip, target: admin.id, metadata: { role: input.role } }, transaction);
-    return memberBody(membership, admin);
+    return { member: memberBody(membership, admin) };
   });
 }
 

@@ -12,6 +12,7 @@ import {
   CreateApiKeyBody,
   CreatedApiKeyBody,
   CreateTenantBody,
+  InvitationBody,
   InviteMemberBody,
   MemberBody,
   MemberParams,
@@ -105,12 +106,15 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
     config: session,
     schema: {
       tags,
-      summary: 'Add a registered admin by e-mail with a role (admins; owners for the owner role)',
+      summary: 'Add an admin by e-mail with a role (admins; owners for the owner role): 201 member, or 202 with an invitation mailed when the address has no account yet',
       params: TenantParams,
       body: InviteMemberBody,
-      response: { 201: MemberBody, 404: ErrorBody, 409: ErrorBody, ...invalid, ...denied },
+      response: { 201: MemberBody, 202: InvitationBody, 404: ErrorBody, 409: ErrorBody, ...invalid, ...denied },
     },
-  }, async (request, reply) => reply.code(201).send(await addMember(sequelize, request.params.tenantId, actorOf(request), request.body)));
+  }, async (request, reply) => {
+    const added = await addMember({ sequelize, config: deps.config, secrets: deps.secrets }, request.params.tenantId, actorOf(request), request.body);
+    return 'member' in added ? reply.code(201).send(added.member) : reply.code(202).send(added.invitation);
+  });
 
   app.get('/tenants/:tenantId/members', {
     config: session,

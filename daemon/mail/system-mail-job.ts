@@ -1,0 +1,63 @@
+// The worker side of system mail (queue "system"): unseal the content, resolve the sender now (a
+// sender fixed later still applies to mail waiting in the queue), sign with the platform's verified
+// domain, deliver through the default relay (SMTP_URL, else capture). A transient failure (4xx,
+// relay unreachable) is retried with the send backoff; a permanent one fails the job, kept in
+// failed_jobs with the reason.
+import type { JobHandler } from '../queue/types.ts';
+import { backoffDelayMs } from '../queue/backoff.ts';
+import { unseal } from '../crypto/sealed.ts';
+import { dkimFor } from '../modules/domains/signing.ts';
+import { returnPathFor } from '../modules/domains/service.ts';
+import { DKIM_SIGNED_HEADERS } from './compose.ts';
+import { classifyDeliveryError, defaultRelay, deliverMessage } from './transport.ts';
+import { platformSigningTenant, resolveSystemSender, systemSenderRefusal, type SystemMailContent } from './system-mail.ts';
+import type Mail from 'nodemailer/lib/mailer';
+
+export const handleSystemMailJob: JobHandler = async (job, ctx) => {
+  const { sequelize, config, secrets, log } = ctx;
+  if (typeof job.payload.sealed !== 'string') return { kind: 'fail', error: 'system mail job without sealed content' };
+  let mail: SystemMailContent;
+  try {
+    mail = JSON.parse(unseal(secrets.encryptionKey, job.payload.sealed)) as SystemMailContent;
+  } catch (error) {
+    return { kind: 'fail', error: `the system mail could not be opened: ${error instanceof Error ? error.message : String(error)}` };
+  }
+
+  const sender = await resolveSystemSender(sequelize, config);
+  const refusal = systemSenderRefusal(sender, config);
+  if (refusal) {
+    log.error({ job: job.id }, refusal);
+    return { kind: 'fail', error: refusal };
+  }
+  const signing = sender.routable ? await platformSigningTenant(sequelize, sender.domain) : null;
+  const [dkim, returnPath] = signing
+    ? await Promise.all([dkimFor(sequelize, secrets, signing.tenantId, sender.domain), returnPathFor(sequelize, signing.tenantId, sender.domain)])
+    : [null, null];
+
+  const message: Mail.Options = {
+    from: sender.from,
+    to: mail.to,
+    subject: mail.subject,
+    html: mail.html,
+    text: mail.text,
+    // On the sender's domain and the same on every attempt, so a duplicate after a crash is recognisable.
+    messageId: `<${mail.messageKey}@${sender.domain}>`,
+    headers: {
+      'Auto-Submitted': 'auto-generated',
+      ...(mail.locale ? { 'Content-Language': mail.locale } : {}),
+    },
+    // The envelope sender is on the From domain (SPF aligned), or its verified bounce subdomain.
+    envelope: { from: returnPath ? `bounce-system@${returnPath}` : sender.address, to: [mail.to] },
+    dkim: dkim ? { ...dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
+  };
+  try {
+    await deliverMessage(defaultRelay(config), message, { sequelize, tenantId: null, emailId: null }, config);
+    return { kind: 'done' };
+  } catch (error) {
+    const failure = classifyDeliveryError(error);
+    if (failure.kind === 'transient') {
+      return { kind: 'retry', delayMs: backoffDelayMs(job.attempts, config.sendRetryBaseMs), error: failure.message };
+    }
+    return { kind: 'fail', error: failure.message };
+  }
+};
