@@ -75,7 +75,7 @@ async function bootAndStop(env: Record<string, string>) {
   assert.is(ready.status, 200, JSON.stringify(ready.body));
   assert.is(ready.body.status, 'ready');
   assert.ok(ready.body.checks.workers.ok);
-  assert.equal(ready.body.checks.workers.names, ['send-worker', 'scheduler', 'webhook-worker', 'maintenance']);
+  assert.equal(ready.body.checks.workers.names, ['send-worker', 'scheduler', 'webhook-worker', 'maintenance', 'campaign-worker']);
   assert.equal(ready.body.checks.migrations, { ok: true, pending: [] });
 
   const queues = await fetch(`${daemon.url}/health/queues`);

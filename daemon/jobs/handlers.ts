@@ -9,6 +9,7 @@ export const JOB_HANDLERS: Partial<Record<QueueName, () => Promise<JobHandler>>>
   send: async () => (await import('../modules/emails/send-job.ts')).handleSendJob,
   scheduled: async () => (await import('../modules/scheduled/service.ts')).handleScheduledJob,
   webhook: async () => (await import('../modules/webhooks/delivery-job.ts')).handleWebhookJob,
+  campaign: async () => (await import('../modules/campaigns/expand.ts')).handleCampaignJob,
 };
 
 export const MAINTENANCE_TASKS: MaintenanceTask[] = [

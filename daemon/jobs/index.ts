@@ -47,6 +47,8 @@ export const DAEMON_WORKERS: WorkerDefinition[] = [
   { name: 'scheduler', module: here('./scheduler.ts') },
   { name: 'webhook-worker', module: here('./webhook-worker.ts') },
   { name: 'maintenance', module: here('./maintenance.ts') },
+  // A few campaigns expand at once; a shorter lease, so a campaign whose worker died resumes soon.
+  { name: 'campaign-worker', module: here('./campaign-worker.ts'), tuning: () => ({ concurrency: 2, batchSize: 2, leaseMs: 20_000 }) },
 ];
 
 export async function startWorkers(options: StartWorkersOptions): Promise<WorkerPool> {

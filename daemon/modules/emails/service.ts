@@ -9,7 +9,7 @@
 // the logs, their jobs, the quota count and the idempotency answer → 202 (or, with sync, delivery
 // in the request). Throws ApiError subclasses for refusals; quota headers travel on the answer.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Sequelize } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
@@ -41,6 +41,11 @@ export interface AcceptOptions {
   idempotencyFingerprint?: unknown;
   /** Batch entries already refused by the caller (bad address, unknown template …). */
   rejected?: { to: string; reason: string }[];
+  /**
+   * Write the sends inside the caller's transaction (a campaign chunk commits its sends together
+   * with its position); the workers are woken when it commits. Not for sync sends.
+   */
+  transaction?: Transaction;
 }
 
 export interface SendAnswer {
@@ -173,7 +178,7 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     const id = randomUUID();
     return { request, id, messageId: messageIdFor(id, request.fromAddress) };
   });
-  const sync = options.sync === true && options.shape === 'single';
+  const sync = options.sync === true && options.shape === 'single' && !options.transaction;
   const body: SendAccepted | BatchAccepted = options.shape === 'single'
     ? { id: prepared[0].id, status: 'QUEUED', messageId: prepared[0].messageId, ...(suppressedOfSingle.length ? { suppressed: suppressedOfSingle } : {}) }
     : { accepted: prepared.map((p) => ({ to: p.request.to.join(', '), id: p.id, messageId: p.messageId })), rejected };
@@ -192,8 +197,8 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
   };
   // Without a key the sends are one statement, which commits on its own: no BEGIN/COMMIT.
   let raced = false;
-  if (!key) await insertAcceptedSends(sequelize, prepared, insertOptions);
-  else raced = await sequelize.transaction(async (tx) => {
+  if (!key) await insertAcceptedSends(sequelize, prepared, insertOptions, options.transaction);
+  else raced = await sequelize.transaction({ transaction: options.transaction }, async (tx) => {
     const inserted = await sequelize.query(
       `INSERT INTO idempotency_keys (tenant_id, key, body_hash, status_code, response)
        VALUES (:tenantId, :key, :hash, :status, CAST(:response AS jsonb))
