@@ -23,7 +23,6 @@ import {
 } from '../../../shared/schemas/contacts.ts';
 import {
   addContactTags,
-  bulkUpsertContacts,
   eraseContact,
   getContact,
   listContacts,
@@ -31,6 +30,7 @@ import {
   removeContactTag,
   upsertContact,
 } from './service.ts';
+import { bulkUpsertContacts } from './bulk.ts';
 import { createContactTag, deleteContactTag, listContactTags, updateContactTag } from './tags-service.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
@@ -70,7 +70,7 @@ export default async function contactRoutes(app: App, deps: AppDeps): Promise<vo
       body: BulkUpsertContactsBody,
       response: { 200: BulkUpsertContactsResult, ...errors },
     },
-  }, async (request) => bulkUpsertContacts(sequelize, tenantOf(request), request.body.contacts));
+  }, async (request) => bulkUpsertContacts(deps.db.sql, tenantOf(request), request.body.contacts));
 
   app.get('/contacts/:idOrExternalId', {
     config: read,
