@@ -95,4 +95,66 @@ test('two requests racing over the same new addresses create each contact once',
   assert.is(Number(n.n), 300);
 });
 
+function importCsv(headers: Record<string, string>, csv: string, query = '') {
+  return ctx.app.inject({ method: 'POST', url: `/contacts/import${query}`, headers: { ...headers, 'content-type': 'text/csv' }, payload: csv });
+}
+
+test('POST /contacts/import reads a CSV stream with a column map; bad rows are reported by line and skipped', async () => {
+  const w = await createWorld(ctx.app);
+  const lines = [
+    'E-mail,First,Plan,Opt In,Tags,locale',
+    'ana@example.com,Ana,gold,yes,vip;news,es',
+    'not-an-address,Bad,gold,yes,,',
+    '',
+    'bea@example.com,"Bea, ""the"" Second",silver,maybe,,en',
+    '"cid@example.com","Multi',
+    'line",bronze,0,news,xx-!!',
+    'dan@example.com,Dan,,false,,',
+  ];
+  const query = '?map=email%3DE-mail&map=firstName%3DFirst&map=attributes.plan%3DPlan&map=optIn%3DOpt%20In';
+  const res = await importCsv(w.asKey, lines.join('\r\n') + '\r\n', query);
+  assert.is(res.statusCode, 200, res.body);
+  const body = res.json();
+  assert.equal([body.rows, body.created, body.updated, body.failed, body.aborted], [5, 2, 0, 3, null]);
+  assert.equal(body.errors.map((e: { line: number }) => e.line), [3, 5, 7]);
+  assert.match(body.errors[0].error, /email/);
+  assert.match(body.errors[1].error, /optIn "maybe"/);
+  assert.match(body.errors[2].error, /locale/);
+  const contacts = await rows<{ email: string; first_name: string; opt_in: boolean; locale: string | null; attributes: Record<string, string> }>(
+    `SELECT email, first_name, opt_in, locale, attributes FROM contacts WHERE tenant_id = :t ORDER BY email`,
+    { t: w.tenantId },
+  );
+  assert.equal(contacts, [
+    { email: 'ana@example.com', first_name: 'Ana', opt_in: true, locale: 'es', attributes: { plan: 'gold' } },
+    { email: 'dan@example.com', first_name: 'Dan', opt_in: false, locale: null, attributes: { plan: '' } },
+  ]);
+  const tags = await rows<{ name: string }>(`SELECT t.name FROM contact_tag_links l JOIN contact_tags t ON t.id = l.tag_id JOIN contacts c ON c.id = l.contact_id WHERE c.email = 'ana@example.com' ORDER BY 1`);
+  assert.equal(tags.map((t) => t.name), ['news', 'vip']);
+});
+
+test('POST /contacts/import: thousands of rows across chunks, the last row of a contact wins, a broken quote stops reading', async () => {
+  const w = await createWorld(ctx.app);
+  const data = Array.from({ length: 2500 }, (_, i) => `p${i}@example.com,First${i},true`);
+  data.push('p0@example.com,Last word,false');
+  const res = await importCsv(w.asKey, ['email,firstName,optIn', ...data].join('\n'));
+  const body = res.json();
+  assert.equal([body.rows, body.created, body.updated, body.failed], [2501, 2500, 1, 0]);
+  const [p0] = await rows<{ first_name: string; opt_in: boolean }>(`SELECT first_name, opt_in FROM contacts WHERE tenant_id = :t AND email = 'p0@example.com'`, { t: w.tenantId });
+  assert.equal(p0, { first_name: 'Last word', opt_in: false });
+
+  const broken = await importCsv(w.asKey, 'email\nq1@example.com\n"q2@example.com\nq3@example.com\n');
+  assert.is(broken.statusCode, 200);
+  assert.is(broken.json().created, 1);
+  assert.match(broken.json().aborted, /could not be read further/);
+
+  const noEmail = await importCsv(w.asKey, 'name\nAna\n');
+  assert.is(noEmail.statusCode, 400);
+  assert.match(noEmail.json().message, /email/);
+  const badMap = await importCsv(w.asKey, 'email\na@example.com\n', '?map=colour%3Demail');
+  assert.is(badMap.statusCode, 400);
+  const json = await ctx.app.inject({ method: 'POST', url: '/contacts/import', headers: w.asKey, payload: { email: 'a@example.com' } });
+  assert.is(json.statusCode, 415);
+  assert.is(json.json().code, 'UNSUPPORTED_MEDIA_TYPE');
+});
+
 test.run();
