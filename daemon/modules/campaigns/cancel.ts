@@ -1,9 +1,9 @@
 // Cancelling a campaign: a DRAFT or SCHEDULED one simply becomes CANCELLED; a SENDING one also
 // stops its expansion and takes back the sends it queued that no worker has picked up yet.
 //
-// The status change waits for the chunk in progress (the expansion holds the campaign row until
-// its chunk commits), so after it no further chunk starts: the job finds the campaign CANCELLED
-// and ends. The queued sends are taken back in the same transaction: their send jobs are deleted
+// Once the status is CANCELLED no further chunk commits: a chunk writes its sends and position only
+// while the campaign is SENDING (compare-and-set in the same transaction, expand.ts), so the chunk
+// in flight rolls back and the job, reading CANCELLED, ends. The queued sends are taken back in the same transaction: their send jobs are deleted
 // unless a worker has leased them (those are already being delivered and are left alone), and
 // their logs become CANCELLED.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
@@ -43,7 +43,7 @@ async function takeBackQueuedSends(sequelize: Sequelize, tenantId: string, campa
 export async function cancelCampaign(sequelize: Sequelize, ctx: TenantContext, id: string): Promise<Campaign> {
   const campaign = await findCampaign(ctx.tenantId, id);
   const cancelled = await sequelize.transaction(async (transaction) => {
-    // Waits for the expansion's chunk in progress (it holds this row), then reads the status it left.
+    // Waits for a chunk committing right now (it updates this row), then reads the status it left.
     const [row] = await sequelize.query<{ status: string; started_at: Date | null }>(
       'SELECT status, started_at FROM campaigns WHERE id = :id AND tenant_id = :tenantId FOR UPDATE',
       { replacements: { id: campaign.id, tenantId: ctx.tenantId }, type: QueryTypes.SELECT, transaction },

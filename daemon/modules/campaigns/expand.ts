@@ -1,21 +1,22 @@
 // The campaign expansion job (queue 'campaign', handler registered in daemon/jobs/handlers.ts).
 //
-// The audience is walked in id order, CONTACTS_PER_CHUNK contacts at a time. Each chunk is ONE
-// transaction: it locks the campaign row, reads the next contacts after the stored position, hands
-// them to the send pipeline (acceptSends, inside this transaction) and writes the new position and
-// counters. A worker killed at any point therefore leaves either the whole chunk (sends and
+// The audience is walked in id order, CONTACTS_PER_CHUNK contacts at a time. A chunk reads the
+// campaign's position and the next contacts after it, hands them to the send pipeline, and the
+// pipeline writes the chunk's sends and the new position (with the counters) in ONE transaction
+// (acceptSends' inTransaction). The position is written compare-and-set: only if the campaign is
+// still SENDING at the position the chunk started from, else the transaction rolls back with the
+// chunk's sends. A worker killed at any point therefore leaves either the whole chunk (sends and
 // position) or none of it; the queue's lease reclaim runs the job again and it resumes after the
-// last committed chunk: no contact is sent twice by the expansion and none is skipped. The row lock
-// also keeps two runs of the same job (a lease lost by a live worker) from taking the same chunk,
-// and makes a cancel wait for the chunk in progress.
+// last committed chunk: no contact is sent twice by the expansion and none is skipped. Two runs of
+// the same job (a lease lost by a live worker) cannot both commit one chunk, and a cancel that
+// commits first makes the chunk in flight roll back.
 //
 // Refusals of the pipeline (quota, sending pause, unverified domain …): with nothing accepted yet
 // the campaign returns to DRAFT (SCHEDULED if it has a sendAt) with the sentence in lastError;
 // part-way it stays SENDING with lastError and the job is retried with backoff (up to an hour),
 // so it continues once the quota cycle resets or the pause is lifted, or it is cancelled. The
 // quota is exact per recipient: a chunk that would cross the hard stop is cut to what still fits.
-import type { Sequelize } from 'sequelize';
-import { QueryTypes } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { ApiError, UnprocessableError } from '../../errors.ts';
 import type { TenantContext } from '../../plugins/access.ts';
 import type { JobOutcome, JobRow, WorkerContext } from '../../queue/types.ts';
@@ -76,58 +77,86 @@ interface Run {
   versions: VersionCache;
 }
 
-/** One chunk, in one transaction (see the header). */
+/** The chunk's position moved under it (another run of the job, or a cancel): its sends roll back. */
+class PositionMoved extends Error {}
+
+interface Advance {
+  from: string | null;
+  to: string | null;
+  accepted: number;
+  rejected: number;
+  finished?: boolean;
+}
+
+/**
+ * Moves the position from `from` to `to` and adds the chunk's counts, only if the campaign is still
+ * SENDING at `from` (compare-and-set); false otherwise.
+ */
+async function advance(sequelize: Sequelize, run: Run, step: Advance, transaction?: Transaction): Promise<boolean> {
+  const rows = await sequelize.query(
+    `UPDATE campaigns SET expansion_cursor = CAST(:to AS uuid), accepted_count = accepted_count + :accepted,
+            rejected_count = rejected_count + :rejected, last_error = NULL, updated_at = now()
+            ${step.finished ? `, status = 'SENT', sent_at = now()` : ''}
+      WHERE id = :id AND tenant_id = :tenantId AND status = 'SENDING' AND expansion_cursor IS NOT DISTINCT FROM CAST(:from AS uuid)
+      RETURNING id`,
+    { replacements: { ...step, id: run.campaignId, tenantId: run.tenantId }, type: QueryTypes.SELECT, transaction },
+  );
+  return rows.length === 1;
+}
+
+/** One chunk (see the header): reads first, then the sends and the new position in one transaction. */
 async function expandChunk(run: Run, limit: number): Promise<Step> {
   const { sequelize } = run.deps;
-  return sequelize.transaction(async (transaction) => {
-    const campaign = await CampaignRow.findOne({ where: { id: run.campaignId, tenantId: run.tenantId }, lock: true, transaction });
-    if (!campaign || campaign.status !== 'SENDING') return 'stopped';
-    const contacts = await findAudienceChunk(sequelize, audienceFilter(run.tenantId, campaign.audience ?? {}), campaign.expansionCursor ?? null, limit, transaction);
-    if (contacts.length === 0) {
-      campaign.set({ status: 'SENT', sentAt: new Date(), lastError: null });
-      await campaign.save({ transaction });
-      return 'finished';
+  const campaign = await CampaignRow.findOne({ where: { id: run.campaignId, tenantId: run.tenantId } });
+  if (!campaign || campaign.status !== 'SENDING') return 'stopped';
+  const from = campaign.expansionCursor ?? null;
+  const contacts = await findAudienceChunk(sequelize, audienceFilter(run.tenantId, campaign.audience ?? {}), from, limit);
+  if (contacts.length === 0) {
+    return (await advance(sequelize, run, { from, to: from, accepted: 0, rejected: 0, finished: true })) ? 'finished' : 'more';
+  }
+  const slug = await templateSlug(sequelize, run.tenantId, campaign.templateId);
+  if (!slug) throw new UnprocessableError('The campaign\'s template no longer exists.', 'TEMPLATE_NOT_FOUND');
+  const sender = campaign.fromAddress ?? '';
+  const sends: NormalizedSend[] = [];
+  const refused: { to: string; reason: string }[] = [];
+  for (const contact of contacts) {
+    const version = await versionFor(sequelize, run.tenantId, slug, contact.locale, run.versions);
+    if (!version) {
+      refused.push({ to: contact.email, reason: `no published version for locale ${contact.locale ?? '(none)'} or the default locale` });
+      continue;
     }
-    const slug = await templateSlug(sequelize, run.tenantId, campaign.templateId);
-    if (!slug) throw new UnprocessableError('The campaign\'s template no longer exists.', 'TEMPLATE_NOT_FOUND');
-    const from = campaign.fromAddress ?? '';
-    const sends: NormalizedSend[] = [];
-    const refused: { to: string; reason: string }[] = [];
-    for (const contact of contacts) {
-      const version = await versionFor(sequelize, run.tenantId, slug, contact.locale, run.versions);
-      if (!version) {
-        refused.push({ to: contact.email, reason: `no published version for locale ${contact.locale ?? '(none)'} or the default locale` });
-        continue;
-      }
-      sends.push(normalizeSend({
-        from,
-        to: contact.email,
-        templateVersionId: version.id,
-        locale: version.locale,
-        data: templateData(contact),
-        tags: ['campaign'],
-        metadata: { campaignId: campaign.id },
-        ...(contact.projectId ? { projectId: contact.projectId } : {}),
-      }));
-    }
-    let accepted = 0;
-    let rejected = refused.length;
-    if (sends.length > 0) {
-      // The campaign's one call into the send pipeline: this chunk's sends commit with its position.
-      const answer = await acceptSends(run.deps, senderOf(campaign), sends, { shape: 'batch', rejected: refused, transaction });
-      const result = answer.body as BatchAccepted;
-      accepted = result.accepted.length;
-      rejected = result.rejected.length;
-    }
-    campaign.set({
-      expansionCursor: contacts[contacts.length - 1].id,
-      acceptedCount: campaign.acceptedCount + accepted,
-      rejectedCount: campaign.rejectedCount + rejected,
-      lastError: null,
-    });
-    await campaign.save({ transaction });
+    sends.push(normalizeSend({
+      from: sender,
+      to: contact.email,
+      templateVersionId: version.id,
+      locale: version.locale,
+      data: templateData(contact),
+      tags: ['campaign'],
+      metadata: { campaignId: campaign.id },
+      ...(contact.projectId ? { projectId: contact.projectId } : {}),
+    }));
+  }
+  const to = contacts[contacts.length - 1].id;
+  if (sends.length === 0) {
+    await advance(sequelize, run, { from, to, accepted: 0, rejected: refused.length });
     return 'more';
-  });
+  }
+  try {
+    // The campaign's one call into the send pipeline: this chunk's sends commit with its position.
+    await acceptSends(run.deps, senderOf(campaign), sends, {
+      shape: 'batch',
+      rejected: refused,
+      inTransaction: async (transaction, body) => {
+        const result = body as BatchAccepted;
+        if (!(await advance(sequelize, run, { from, to, accepted: result.accepted.length, rejected: result.rejected.length }, transaction))) throw new PositionMoved();
+      },
+    });
+  } catch (error) {
+    // Read again: a cancel ends the job, another run's progress is continued.
+    if (error instanceof PositionMoved) return 'more';
+    throw error;
+  }
+  return 'more';
 }
 
 /** One chunk of at most `limit` contacts, as a job run would take it (tests stop a send part-way with it). */

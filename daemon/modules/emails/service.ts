@@ -42,10 +42,12 @@ export interface AcceptOptions {
   /** Batch entries already refused by the caller (bad address, unknown template …). */
   rejected?: { to: string; reason: string }[];
   /**
-   * Write the sends inside the caller's transaction (a campaign chunk commits its sends together
-   * with its position); the workers are woken when it commits. Not for sync sends.
+   * Runs inside the transaction that writes the sends, after them, with the answer: a caller's own
+   * rows commit (or roll back, when it throws) together with the sends. A campaign chunk writes its
+   * position this way. Only the writes are in that transaction (every read comes before it), which
+   * the embedded PGlite needs: it serves one transaction at a time. Not for sync sends.
    */
-  transaction?: Transaction;
+  inTransaction?: (transaction: Transaction, body: SendAccepted | BatchAccepted) => Promise<void>;
 }
 
 export interface SendAnswer {
@@ -178,7 +180,7 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     const id = randomUUID();
     return { request, id, messageId: messageIdFor(id, request.fromAddress) };
   });
-  const sync = options.sync === true && options.shape === 'single' && !options.transaction;
+  const sync = options.sync === true && options.shape === 'single' && !options.inTransaction;
   const body: SendAccepted | BatchAccepted = options.shape === 'single'
     ? { id: prepared[0].id, status: 'QUEUED', messageId: prepared[0].messageId, ...(suppressedOfSingle.length ? { suppressed: suppressedOfSingle } : {}) }
     : { accepted: prepared.map((p) => ({ to: p.request.to.join(', '), id: p.id, messageId: p.messageId })), rejected };
@@ -197,8 +199,14 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
   };
   // Without a key the sends are one statement, which commits on its own: no BEGIN/COMMIT.
   let raced = false;
-  if (!key) await insertAcceptedSends(sequelize, prepared, insertOptions, options.transaction);
-  else raced = await sequelize.transaction({ transaction: options.transaction }, async (tx) => {
+  const hook = options.inTransaction;
+  if (!key && !hook) await insertAcceptedSends(sequelize, prepared, insertOptions);
+  else if (!key) {
+    await sequelize.transaction(async (tx) => {
+      await insertAcceptedSends(sequelize, prepared, insertOptions, tx);
+      await hook!(tx, body);
+    });
+  } else raced = await sequelize.transaction(async (tx) => {
     const inserted = await sequelize.query(
       `INSERT INTO idempotency_keys (tenant_id, key, body_hash, status_code, response)
        VALUES (:tenantId, :key, :hash, :status, CAST(:response AS jsonb))
@@ -211,6 +219,7 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     // Another request with this key committed first (we waited on its row): answer as it did.
     if (inserted.length === 0) return true;
     await insertAcceptedSends(sequelize, prepared, insertOptions, tx);
+    await hook?.(tx, body);
     return false;
   });
   if (raced) {
