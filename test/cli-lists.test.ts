@@ -61,13 +61,15 @@ test('campaigns send --watch follows the send to SENT; list, show and cancel', a
   );
   const create = (name: string) => ctx.app.inject({ method: 'POST', url: '/campaigns', headers: world.asKey, payload: { name, templateId: template.id, audience: {} } });
   const campaign = (await create('Newsletter')).json();
+  // Beyond the free plan's 110 a month.
+  await ctx.db.sequelize.query(`UPDATE tenants SET plan = 'business' WHERE id = :t`, { replacements: { t: world.tenantId } });
 
   const watching = cli.run(['campaigns', 'send', campaign.id, '--from', 'news@acme.test', '--watch'], { env: ci, timeoutMs: 60_000 });
   // No worker threads in this process: run the expansion job once the CLI has started the send.
   for (let i = 0; i < 200 && (await runJobs(ctx, 'campaign')).length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
   const run = await watching;
   assert.is(run.code, 0, run.stdout + run.stderr);
-  assert.match(run.stdout, /SENT · 1500 accepted · 0 rejected · 0 remaining of 1500/);
+  assert.match(run.stdout, /SENT · 1,500 accepted · 0 rejected · 0 remaining of 1,500/);
   assert.match(run.stdout, /status\s+SENT/);
 
   const shown = await cli.run(['campaigns', 'show', campaign.id, '--json'], { env: ci });
