@@ -13,7 +13,11 @@ import type {
   Suppression,
   TenantSummary,
 } from './api-types.ts';
+import type { Static } from '@sinclair/typebox';
+import type { CampaignPage as CampaignPageSchema } from '../shared/schemas/campaigns.ts';
 import type { TemplateDetail, TemplateSummary, TemplateVersionView } from '../shared/schemas/templates.ts';
+import type { Campaign, CampaignDetail } from '../shared/schemas/campaigns.ts';
+import type { ContactImportResult } from '../shared/schemas/contacts.ts';
 import { HttpSession } from './http.ts';
 import { NoTenantError } from './errors.ts';
 import { ProfileStore } from './profiles.ts';
@@ -25,6 +29,8 @@ export interface ReadyWarning {
   message: string;
   fix: string;
 }
+
+export type CampaignPage = Static<typeof CampaignPageSchema>;
 
 export interface ReadyAnswer {
   status: 'ready' | 'not-ready';
@@ -213,6 +219,24 @@ export class SvcClient {
   }
 
   // Suppressions
+  // Campaigns and contacts at list scale
+  listCampaigns(query: { page?: number; limit?: number; status?: string } = {}) {
+    return this.http.request<CampaignPage>('GET', '/campaigns', { query });
+  }
+  getCampaign(id: string) {
+    return this.http.request<CampaignDetail>('GET', `/campaigns/${encodeURIComponent(id)}`);
+  }
+  sendCampaign(id: string, from: string) {
+    return this.http.request<Campaign>('POST', `/campaigns/${encodeURIComponent(id)}/send`, { json: { from } });
+  }
+  cancelCampaign(id: string) {
+    return this.http.request<Campaign>('POST', `/campaigns/${encodeURIComponent(id)}/cancel`);
+  }
+  /** Streams a CSV file to POST /contacts/import; `map` holds field=Column pairs. */
+  importContacts(csv: ReadableStream<Uint8Array>, map: string[]) {
+    return this.http.request<ContactImportResult>('POST', '/contacts/import', { body: csv, query: { map }, headers: { 'content-type': 'text/csv' } });
+  }
+
   listSuppressions(query: { page?: number; limit?: number; email?: string; reason?: string } = {}) {
     return this.http.request<Page<Suppression>>('GET', '/suppressions', { query });
   }

@@ -36,6 +36,11 @@ import WebhooksReplay from './commands/webhooks/replay.ts';
 import SuppressionsList from './commands/suppressions/list.ts';
 import SuppressionsAdd from './commands/suppressions/add.ts';
 import SuppressionsRemove from './commands/suppressions/remove.ts';
+import CampaignsList from './commands/campaigns/list.ts';
+import CampaignsShow from './commands/campaigns/show.ts';
+import CampaignsSend from './commands/campaigns/send.ts';
+import CampaignsCancel from './commands/campaigns/cancel.ts';
+import ContactsImport from './commands/contacts/import.ts';
 
 export const COMMANDS = {
   login: Login,
@@ -70,6 +75,11 @@ export const COMMANDS = {
   'suppressions:list': SuppressionsList,
   'suppressions:add': SuppressionsAdd,
   'suppressions:remove': SuppressionsRemove,
+  'campaigns:list': CampaignsList,
+  'campaigns:show': CampaignsShow,
+  'campaigns:send': CampaignsSend,
+  'campaigns:cancel': CampaignsCancel,
+  'contacts:import': ContactsImport,
   dashboard: DashboardCommand,
   'daemon:start': DaemonStart,
   'daemon:status': DaemonStatus,

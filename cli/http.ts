@@ -16,7 +16,7 @@ import {
 } from './errors.ts';
 
 const REQUEST_TIMEOUT_MS = 30_000;
-type Query = Record<string, string | number | boolean | undefined>;
+type Query = Record<string, string | number | boolean | string[] | undefined>;
 
 export interface RequestOptions {
   json?: unknown;
@@ -28,6 +28,8 @@ export interface RequestOptions {
   auth?: boolean;
   /** Keep the body unread and without timeout (server-sent events). */
   stream?: boolean;
+  /** A streamed request body (a file upload); sent without timeout, and not re-sent after a 401. */
+  body?: ReadableStream<Uint8Array>;
   signal?: AbortSignal;
   /** Statuses that are answers rather than failures (e.g. 503 from a readiness check). */
   accept?: number[];
@@ -117,7 +119,7 @@ export class HttpSession {
       else if (!this.usesApiKey) throw new NoTenantError();
     }
     const response = await this.fetch(method, path, options, headers);
-    if (response.status === 401 && mayRefresh && options.auth !== false && !this.usesApiKey) {
+    if (response.status === 401 && mayRefresh && options.auth !== false && !this.usesApiKey && !options.body) {
       await this.refreshAfter(accessToken);
       return this.send(method, path, options, false);
     }
@@ -127,9 +129,9 @@ export class HttpSession {
   }
 
   private async fetch(method: string, path: string, options: RequestOptions, headers: Record<string, string>): Promise<KyResponse> {
-    const searchParams: Record<string, string> = {};
+    const searchParams = new URLSearchParams();
     for (const [key, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined) searchParams[key] = String(value);
+      for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) searchParams.append(key, String(one));
     }
     // Decided before ky runs, so a refused request opens no connection at all.
     const carriesSecrets = headers.authorization !== undefined || options.json !== undefined;
@@ -145,9 +147,11 @@ export class HttpSession {
         headers,
         searchParams,
         ...(options.json === undefined ? {} : { json: options.json }),
+        // fetch needs duplex 'half' to send a stream; ky hands its options to the Request.
+        ...(options.body === undefined ? {} : ({ body: options.body, duplex: 'half' } as object)),
         throwHttpErrors: false,
         retry: 0,
-        timeout: options.stream ? false : REQUEST_TIMEOUT_MS,
+        timeout: options.stream || options.body ? false : REQUEST_TIMEOUT_MS,
         signal: options.signal,
       });
     } catch (error) {

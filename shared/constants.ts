@@ -35,7 +35,8 @@ export const EMAIL_EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EMAIL_EVENT_TYPES)[number];
 
-export const EMAIL_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SUPPRESSED'] as const;
+// CANCELLED: a campaign send taken back by the campaign's cancel before a worker picked it up.
+export const EMAIL_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SUPPRESSED', 'CANCELLED'] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 export const SCHEDULED_STATUSES = ['PENDING', 'SENT', 'FAILED', 'CANCELLED'] as const;
@@ -50,7 +51,7 @@ export const PLANS = {
 } as const;
 export type PlanSlug = keyof typeof PLANS;
 
-export const QUEUES = ['send', 'scheduled', 'webhook', 'maintenance', 'system'] as const;
+export const QUEUES = ['send', 'scheduled', 'webhook', 'maintenance', 'system', 'campaign'] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 export const MAX_RECIPIENTS_PER_SEND = 50;

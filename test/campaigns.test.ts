@@ -1,8 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { QueryTypes } from 'sequelize';
-import { pino } from 'pino';
 import { dispatchDueCampaigns } from '../daemon/modules/campaigns/dispatch.ts';
+import { expandOneChunk } from '../daemon/modules/campaigns/expand.ts';
+import { runJobs, workerContext } from './helpers/send-jobs.ts';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addMember, createAdmin, createApiKey, createWorld } from './helpers/fixtures.ts';
 
@@ -175,15 +176,34 @@ test('POST /campaigns/:id/cancel cancels a draft once', async () => {
   assert.is(again.json().code, 'CAMPAIGN_NOT_CANCELLABLE');
 });
 
-test('POST /campaigns/:id/send hands each opted-in contact to the send pipeline with the version for their locale', async () => {
+function campaignGet(id: string, headers: Record<string, string> = world.asKey) {
+  return ctx.app.inject({ method: 'GET', url: `/campaigns/${id}`, headers });
+}
+
+function startSend(id: string, from: string, headers: Record<string, string> = world.asKey) {
+  return ctx.app.inject({ method: 'POST', url: `/campaigns/${id}/send`, headers, payload: { from } });
+}
+
+async function campaignJobs(): Promise<number> {
+  return Number((await rows<{ n: string }>(`SELECT count(*) AS n FROM jobs WHERE queue = 'campaign'`))[0].n);
+}
+
+test('POST /campaigns/:id/send answers 202 at once; the campaign job hands each opted-in contact to the pipeline with the version for their locale', async () => {
   const campaign = (await create({ name: 'Send me', templateId, audience: { tag: 'launch' } })).json();
-  const res = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: world.asKey, payload: { from: 'Acme <news@acme.example>' } });
-  assert.is(res.statusCode, 200, res.body);
-  const body = res.json();
+  const res = await startSend(campaign.id, 'Acme <news@acme.example>');
+  assert.is(res.statusCode, 202, res.body);
+  const started = res.json();
+  assert.is(started.status, 'SENDING');
+  assert.equal([started.total, started.accepted, started.rejected, started.remaining], [4, 0, 0, 4]);
+  assert.type(started.startedAt, 'string');
+  assert.is(started.from, 'Acme <news@acme.example>');
+  assert.is(await campaignJobs(), 1, 'one expansion job, enqueued with the claim');
+  assert.equal(await rows(`SELECT id FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id }), [], 'nothing sent in the request');
+
+  assert.equal(await runJobs(ctx, 'campaign'), ['done']);
+  const body = (await campaignGet(campaign.id)).json();
   assert.is(body.status, 'SENT');
-  assert.is(body.accepted, 4);
-  assert.is(body.rejected, 0);
-  assert.is(body.from, 'Acme <news@acme.example>');
+  assert.equal([body.total, body.accepted, body.rejected, body.remaining, body.cancelledSends], [4, 4, 0, 0, 0]);
   assert.type(body.sentAt, 'string');
   const logs = await rows<{ to_addresses: string[]; locale: string; status: string; tags: string[] }>(
     `SELECT to_addresses, locale, status, tags FROM email_logs WHERE tenant_id = :tenantId AND metadata->>'campaignId' = :id ORDER BY to_addresses[1]`,
@@ -196,9 +216,10 @@ test('POST /campaigns/:id/send hands each opted-in contact to the send pipeline 
     ['d@example.com', 'en', 'QUEUED'],
   ]);
   assert.ok(logs.every((l) => l.tags.includes('campaign')));
-  const again = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: world.asKey, payload: { from: 'news@acme.example' } });
+  const again = await startSend(campaign.id, 'news@acme.example');
   assert.is(again.statusCode, 409);
   assert.is(again.json().code, 'CAMPAIGN_NOT_SENDABLE');
+  await runJobs(ctx, 'send');
 });
 
 test('campaign send: suppressed and uncovered recipients are counted as rejected; a bad sender changes nothing', async () => {
@@ -214,29 +235,31 @@ test('campaign send: suppressed and uncovered recipients are counted as rejected
   assert.is(suppressed.statusCode, 201, suppressed.body);
   const campaign = (await create({ name: 'ES', templateId: onlySpanish, audience: {} }, t.asKey)).json();
 
-  const bad = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: t.asKey, payload: { from: 'not an address' } });
+  const bad = await startSend(campaign.id, 'not an address', t.asKey);
   assert.is(bad.statusCode, 400);
   const [afterBad] = await rows<{ status: string; last_error: string }>('SELECT status, last_error FROM campaigns WHERE id = :id', { id: campaign.id });
   assert.is(afterBad.status, 'DRAFT');
   assert.ok(afterBad.last_error);
+  assert.is(await campaignJobs(), 0);
 
-  const res = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: t.asKey, payload: { from: 'hola@acme.example' } });
-  assert.is(res.statusCode, 200, res.body);
-  assert.is(res.json().accepted, 1);
-  assert.is(res.json().rejected, 2);
-  assert.is(res.json().lastError, null);
+  const res = await startSend(campaign.id, 'hola@acme.example', t.asKey);
+  assert.is(res.statusCode, 202, res.body);
+  assert.equal(await runJobs(ctx, 'campaign'), ['done']);
+  const done = (await campaignGet(campaign.id, t.asKey)).json();
+  assert.equal([done.status, done.accepted, done.rejected, done.lastError], ['SENT', 1, 2, null]);
   const sent = await rows<{ to: string }>(`SELECT to_addresses[1] AS to FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id });
   assert.equal(sent, [{ to: 'uno@example.com' }]);
 
   const other = await createWorld(ctx.app);
-  const foreign = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: other.asKey, payload: { from: 'x@acme.example' } });
+  const foreign = await startSend(campaign.id, 'x@acme.example', other.asKey);
   assert.is(foreign.statusCode, 404);
   const reader = await createApiKey(t.tenantId, { scopes: ['campaigns:read'] });
-  const denied = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/send`, headers: { authorization: `Bearer ${reader.key}` }, payload: { from: 'x@acme.example' } });
+  const denied = await startSend(campaign.id, 'x@acme.example', { authorization: `Bearer ${reader.key}` });
   assert.is(denied.statusCode, 403);
+  await runJobs(ctx, 'send');
 });
 
-test('a SCHEDULED campaign needs a sender, and the maintenance task sends it once its time has come', async () => {
+test('a SCHEDULED campaign needs a sender, and the maintenance task starts it once its time has come', async () => {
   const later = new Date(Date.now() + 60_000).toISOString();
   const noSender = await create({ name: 'No sender', templateId, audience: { locale: 'es' }, sendAt: later });
   assert.is(noSender.statusCode, 400);
@@ -248,16 +271,96 @@ test('a SCHEDULED campaign needs a sender, and the maintenance task sends it onc
   const campaign = (await create({ name: 'Timed', templateId, audience: { locale: 'es' }, sendAt: later, from: 'timed@acme.example' })).json();
   assert.is(campaign.status, 'SCHEDULED');
   assert.is(campaign.from, 'timed@acme.example');
-  const worker = { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'test' };
+  const worker = workerContext(ctx);
   await dispatchDueCampaigns(worker);
   assert.is((await rows<{ status: string }>('SELECT status FROM campaigns WHERE id = :id', { id: campaign.id }))[0].status, 'SCHEDULED', 'not due yet');
 
   await ctx.db.sequelize.query(`UPDATE campaigns SET send_at = now() - interval '1 second' WHERE id = :id`, { replacements: { id: campaign.id } });
   await Promise.all([dispatchDueCampaigns(worker), dispatchDueCampaigns(worker)]);
+  assert.is((await rows<{ status: string }>('SELECT status FROM campaigns WHERE id = :id', { id: campaign.id }))[0].status, 'SENDING');
+  assert.is(await campaignJobs(), 1, 'two dispatchers, one expansion job');
+  assert.equal(await runJobs(ctx, 'campaign'), ['done']);
   const [row] = await rows<{ status: string; accepted_count: number }>('SELECT status, accepted_count FROM campaigns WHERE id = :id', { id: campaign.id });
   assert.equal(row, { status: 'SENT', accepted_count: 1 });
   const logs = await rows<{ to: string; from_address: string }>(`SELECT to_addresses[1] AS to, from_address FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id });
-  assert.equal(logs, [{ to: 'f@example.com', from_address: 'timed@acme.example' }], 'two dispatchers, one send');
+  assert.equal(logs, [{ to: 'f@example.com', from_address: 'timed@acme.example' }]);
+  await runJobs(ctx, 'send');
+});
+
+/** A tenant with `count` opted-in contacts c000@list.test … and a template published in English. */
+async function listWorld(count: number) {
+  const t = await createWorld(ctx.app);
+  const tpl = await createTemplate(t.tenantId, ['en']);
+  const contacts = Array.from({ length: count }, (_, i) => ({ email: `c${String(i).padStart(3, '0')}@list.test`, optIn: true }));
+  const bulk = await ctx.app.inject({ method: 'POST', url: '/contacts/bulk', headers: t.asKey, payload: { contacts } });
+  assert.is(bulk.json().created, count, bulk.body);
+  return { ...t, templateId: tpl };
+}
+
+test('cancel while SENDING stops the expansion and takes back the queued sends no worker has picked up', async () => {
+  const t = await listWorld(5);
+  const campaign = (await create({ name: 'Stop me', templateId: t.templateId, audience: {} }, t.asKey)).json();
+  assert.is((await startSend(campaign.id, 'news@acme.example', t.asKey)).statusCode, 202);
+  const deps = { sequelize: ctx.db.sequelize, config: ctx.config, secrets: ctx.deps.secrets };
+  assert.is(await expandOneChunk(deps, t.tenantId, campaign.id, 3), 'more');
+  const midway = (await campaignGet(campaign.id, t.asKey)).json();
+  assert.equal([midway.status, midway.total, midway.accepted, midway.remaining], ['SENDING', 5, 3, 2]);
+
+  const logs = await rows<{ id: string }>(`SELECT id FROM email_logs WHERE metadata->>'campaignId' = :id ORDER BY id`, { id: campaign.id });
+  assert.is(logs.length, 3);
+  // A worker already holds the first one: it is being delivered and cannot be taken back.
+  await ctx.db.sequelize.query(`UPDATE jobs SET locked_by = 'w', locked_until = now() + interval '1 minute' WHERE queue = 'send' AND key = :key`, { replacements: { key: `email:${logs[0].id}` } });
+
+  const res = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/cancel`, headers: t.asKey });
+  assert.is(res.statusCode, 200, res.body);
+  const body = res.json();
+  assert.equal([body.status, body.accepted, body.cancelledSends, body.remaining], ['CANCELLED', 3, 2, 0]);
+  assert.type(body.cancelledAt, 'string');
+  const after = await rows<{ id: string; status: string; error: string | null }>(`SELECT id, status, error FROM email_logs WHERE metadata->>'campaignId' = :id ORDER BY id`, { id: campaign.id });
+  assert.equal(after.map((l) => l.status), ['QUEUED', 'CANCELLED', 'CANCELLED']);
+  assert.match(after[1].error ?? '', /cancelled/);
+  const sendJobs = await rows<{ key: string }>(`SELECT key FROM jobs WHERE queue = 'send' AND key IN (:keys)`, { keys: logs.map((l) => `email:${l.id}`) });
+  assert.equal(sendJobs, [{ key: `email:${logs[0].id}` }], 'only the leased send is left');
+  assert.is(await campaignJobs(), 0, 'the expansion job is removed');
+  assert.is(await expandOneChunk(deps, t.tenantId, campaign.id, 3), 'stopped', 'a running job stops at its next chunk');
+  assert.is((await rows(`SELECT id FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id })).length, 3);
+  const again = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/cancel`, headers: t.asKey });
+  assert.is(again.statusCode, 409);
+  await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
+});
+
+test('campaign recipients get the exact quota: the send stops at the 110 % hard stop, suppressed contacts are refused', async () => {
+  // Free plan: 100 a month, hard stop at 110. 120 contacts, one of them suppressed.
+  const t = await listWorld(120);
+  await ctx.app.inject({ method: 'POST', url: '/suppressions', headers: t.asKey, payload: { email: 'c007@list.test', reason: 'unsubscribe' } });
+  const campaign = (await create({ name: 'Too many', templateId: t.templateId, audience: {} }, t.asKey)).json();
+  assert.is((await startSend(campaign.id, 'news@acme.example', t.asKey)).statusCode, 202);
+  assert.equal(await runJobs(ctx, 'campaign'), ['retry'], 'part-way: retried later (next cycle, upgrade) rather than given up');
+  const body = (await campaignGet(campaign.id, t.asKey)).json();
+  assert.is(body.status, 'SENDING');
+  assert.is(body.accepted, 110, 'exactly up to the hard stop');
+  assert.match(body.lastError, /quota/);
+  assert.is(body.remaining, 120 - 110 - body.rejected);
+  const [usage] = await rows<{ used: string }>('SELECT sum(used) AS used FROM quota_usage WHERE tenant_id = :t', { t: t.tenantId });
+  assert.is(Number(usage.used), 110);
+  const logs = await rows<{ to: string }>(`SELECT to_addresses[1] AS to FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id });
+  assert.is(logs.length, 110);
+  assert.is(new Set(logs.map((l) => l.to)).size, 110, 'one log per contact');
+  assert.not.ok(logs.some((l) => l.to === 'c007@list.test'), 'the suppressed contact got nothing');
+  await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
+});
+
+test('a campaign refused before anything was accepted returns to DRAFT with the reason', async () => {
+  const t = await listWorld(2);
+  await ctx.db.sequelize.query(`UPDATE tenants SET sending_paused_at = now(), sending_paused_reason = 'bounce rate' WHERE id = :id`, { replacements: { id: t.tenantId } });
+  const campaign = (await create({ name: 'Paused', templateId: t.templateId, audience: {} }, t.asKey)).json();
+  assert.is((await startSend(campaign.id, 'news@acme.example', t.asKey)).statusCode, 202);
+  assert.equal(await runJobs(ctx, 'campaign'), ['done']);
+  const body = (await campaignGet(campaign.id, t.asKey)).json();
+  assert.equal([body.status, body.accepted], ['DRAFT', 0]);
+  assert.match(body.lastError, /paused/i);
+  assert.is((await startSend(campaign.id, 'news@acme.example', t.asKey)).statusCode, 202, 'it can be sent again');
+  await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'campaign'`);
 });
 
 test.run();

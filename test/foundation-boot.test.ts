@@ -37,7 +37,7 @@ async function bootAndStop(env: Record<string, string>) {
   assert.is(ready.status, 200, JSON.stringify(ready.body));
   assert.is(ready.body.status, 'ready');
   assert.ok(ready.body.checks.workers.ok);
-  assert.equal(ready.body.checks.workers.names, env.WORKER_THREADS === 'separate' ? ['send-worker', 'scheduler', 'webhook-worker', 'system-mail-worker', 'maintenance'] : ['send-worker', 'background']);
+  assert.equal(ready.body.checks.workers.names, env.WORKER_THREADS === 'separate' ? ['send-worker', 'scheduler', 'webhook-worker', 'system-mail-worker', 'maintenance', 'campaign-worker'] : ['send-worker', 'background']);
   assert.equal(ready.body.checks.migrations, { ok: true, pending: [] });
 
   const queues = await fetch(`${daemon.url}/health/queues`);

@@ -127,7 +127,7 @@ test('/health/queues: per-queue depth, age, running; stuck when work waits too l
   const before = idle.json();
   assert.is(before.ok, true);
   assert.is(before.stuckAfterMs, 2000);
-  for (const queue of ['send', 'scheduled', 'webhook', 'maintenance', 'system']) {
+  for (const queue of ['send', 'scheduled', 'webhook', 'maintenance', 'system', 'campaign']) {
     assert.equal(before.queues[queue], { depth: 0, oldestWaitingAgeMs: 0, running: 0, scheduled: 0, failed: 0, stuck: false });
   }
 

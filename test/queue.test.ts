@@ -156,7 +156,7 @@ test('queueStats reports depth, the oldest waiting age and stuck', async () => {
   assert.ok(stats.stuck);
   assert.not.ok((await queueStats(sequelize, 60_000))['t-stats'].stuck);
   const all = await queueStats(sequelize, 60_000);
-  for (const queue of ['send', 'scheduled', 'webhook', 'maintenance', 'system']) assert.ok(all[queue], `${queue} is always listed`);
+  for (const queue of ['send', 'scheduled', 'webhook', 'maintenance', 'system', 'campaign']) assert.ok(all[queue], `${queue} is always listed`);
 });
 
 test('NOTIFY: one per queue per transaction, however many jobs it enqueues', async () => {

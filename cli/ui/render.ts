@@ -8,6 +8,7 @@ import type { LoginFormProps } from './LoginForm.tsx';
 import type { PickerItem } from './Picker.tsx';
 import type { LogTailProps } from './LogTail.tsx';
 import type { DashboardAction, DashboardProps } from './Dashboard.tsx';
+import type { ProgressState } from './Progress.tsx';
 
 class CancelledError extends CliFailure {
   constructor(what: string) {
@@ -63,4 +64,11 @@ export async function renderDashboard(options: Omit<DashboardProps, 'onAction' |
   assertInteractive('The dashboard', 'run `svc --help` for the commands.');
   const [{ createElement }, { Dashboard }] = await Promise.all([import('react'), import('./Dashboard.tsx')]);
   return showScreen<DashboardAction | null>((finish) => createElement(Dashboard, { ...options, onAction: finish, onExit: () => finish(null) }), 'The dashboard');
+}
+
+/** Draws a live progress bar until `updates` ends (or q is pressed); resolves to the last state. */
+export async function renderProgress(title: string, updates: AsyncIterable<ProgressState>): Promise<ProgressState | null> {
+  assertInteractive(title, 'pass --json, or pipe the output, to get plain progress lines.');
+  const [{ createElement }, { Progress }] = await Promise.all([import('react'), import('./Progress.tsx')]);
+  return showScreen<ProgressState | null>((finish) => createElement(Progress, { title, updates, onEnd: finish }), title);
 }

@@ -10,6 +10,7 @@ export const JOB_HANDLERS: Partial<Record<QueueName, () => Promise<JobHandler>>>
   scheduled: async () => (await import('../modules/scheduled/service.ts')).handleScheduledJob,
   webhook: async () => (await import('../modules/webhooks/delivery-job.ts')).handleWebhookJob,
   system: async () => (await import('../mail/system-mail-job.ts')).handleSystemMailJob,
+  campaign: async () => (await import('../modules/campaigns/expand.ts')).handleCampaignJob,
 };
 
 export const MAINTENANCE_TASKS: MaintenanceTask[] = [

@@ -1,5 +1,5 @@
 // Starts the long-lived worker threads with Bree: send-worker, scheduler, webhook-worker,
-// system-mail-worker and maintenance, each in its own thread (WORKER_THREADS=separate) or all but the
+// system-mail-worker, maintenance and campaign-worker, each in its own thread (WORKER_THREADS=separate) or all but the
 // send worker sharing one (shared, the default). A thread that dies is started again; stop() lets
 // each thread drain and give back its leases before it ends.
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
 import type { ThreadData, ThreadMessage } from './thread.ts';
-import { DEFAULT_TUNING, sendWorkerConcurrency, type QueueTuning } from './tuning.ts';
+import { CAMPAIGN_TUNING, DEFAULT_TUNING, sendWorkerConcurrency, type QueueTuning } from './tuning.ts';
 
 export type { QueueTuning } from './tuning.ts';
 
@@ -54,10 +54,12 @@ export const DAEMON_WORKERS: WorkerDefinition[] = [
   { name: 'webhook-worker', module: here('./webhook-worker.ts') },
   { name: 'system-mail-worker', module: here('./system-mail-worker.ts') },
   { name: 'maintenance', module: here('./maintenance.ts') },
+  // A few campaigns expand at once; a shorter lease, so a campaign whose worker died resumes soon.
+  { name: 'campaign-worker', module: here('./campaign-worker.ts'), tuning: () => CAMPAIGN_TUNING },
 ];
 
-/** WORKER_THREADS=shared (default): the send worker, and one thread for the other four (background.ts). */
-export const SHARED_DAEMON_WORKERS: WorkerDefinition[] = [SEND_WORKER, { name: 'background', module: here('./background.ts'), loops: 4 }];
+/** WORKER_THREADS=shared (default): the send worker, and one thread for all the others (background.ts). */
+export const SHARED_DAEMON_WORKERS: WorkerDefinition[] = [SEND_WORKER, { name: 'background', module: here('./background.ts'), loops: 5 }];
 
 export function daemonWorkers(config: Pick<Config, 'workerThreads'>): WorkerDefinition[] {
   return config.workerThreads === 'separate' ? DAEMON_WORKERS : SHARED_DAEMON_WORKERS;

@@ -4,10 +4,13 @@ import type { QueueName } from '../../shared/constants.ts';
 import { JOB_HANDLERS } from './handlers.ts';
 import { runQueueLoop } from './queue-loop.ts';
 import { runWorkerThread, sleep, type ThreadRuntime } from './thread.ts';
+import type { QueueTuning } from './tuning.ts';
 
 /** Works one queue until shutdown: the whole of a separate thread, or one loop of the shared one. */
-export function queueWorkerBody(queue: QueueName): (runtime: ThreadRuntime) => Promise<void> {
-  return async (runtime) => {
+export function queueWorkerBody(queue: QueueName, tuning: Partial<QueueTuning> = {}): (runtime: ThreadRuntime) => Promise<void> {
+  return async (threadRuntime) => {
+    // A loop's own tuning over the thread's (the campaign loop in the shared thread).
+    const runtime = { ...threadRuntime, tuning: { ...threadRuntime.tuning, ...tuning } };
     const load = JOB_HANDLERS[queue];
     if (!load) {
       // Stay up (the pool counts this thread alive) but leave the queue's jobs alone.

@@ -41,3 +41,9 @@ export const SEND_JOBS_PER_SMTP_CONNECTION = 4;
 export function sendWorkerConcurrency(config: Pick<Config, 'smtpMaxConnections'>): number {
   return SEND_JOBS_PER_SMTP_CONNECTION * config.smtpMaxConnections;
 }
+
+/**
+ * The campaign expansion loop: few chunks at once (each is a transaction of up to 1,000 sends) and a
+ * short lease, so a chunk a dead worker held is taken up again within seconds.
+ */
+export const CAMPAIGN_TUNING: Partial<QueueTuning> = { concurrency: 2, batchSize: 2, leaseMs: 20_000 };

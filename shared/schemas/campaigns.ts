@@ -48,6 +48,12 @@ export const Campaign = Type.Object({
   from: Type.Union([Type.String(), Type.Null()], { description: 'the sender of the send, once started' }),
   accepted: Type.Integer({ description: 'messages the send pipeline accepted' }),
   rejected: Type.Integer({ description: 'recipients refused (suppressed, no published version for their locale …)' }),
+  cancelledSends: Type.Integer({ description: 'queued sends a cancel took back before a worker picked them up (their logs are CANCELLED)' }),
+  total: Type.Union([Type.Integer(), Type.Null()], { description: 'opted-in contacts the audience matched when the send started; null before' }),
+  remaining: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'contacts the expansion has not reached yet (total − accepted − rejected; an estimate while the audience changes mid-send); 0 once SENT or CANCELLED, null before the send',
+  }),
+  startedAt: Type.Union([Timestamp, Type.Null()], { description: 'when the send was started (by request or by the schedule)' }),
   lastError: Type.Union([Type.String(), Type.Null()], { description: 'why a send stopped part-way (e.g. the monthly quota)' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,

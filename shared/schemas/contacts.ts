@@ -152,3 +152,27 @@ export const UpdateContactTagBody = Type.Object(
 export type UpdateContactTagBody = Static<typeof UpdateContactTagBody>;
 
 export const ContactTagParamsByName = Type.Object({ name: TagName });
+
+export const ContactImportQuery = Type.Object(
+  {
+    map: Type.Optional(Type.Array(Type.String({ maxLength: 300 }), {
+      maxItems: 100,
+      description: 'field=Column pairs (repeat the parameter), e.g. map=email=E-mail&map=firstName=First&map=attributes.plan=Plan; a column named like a field feeds it without a pair',
+    })),
+  },
+  { additionalProperties: false },
+);
+export type ContactImportQuery = Static<typeof ContactImportQuery>;
+
+export const ContactImportResult = Type.Object({
+  rows: Type.Integer({ description: 'data rows read (the header not counted)' }),
+  created: Type.Integer(),
+  updated: Type.Integer(),
+  failed: Type.Integer(),
+  errors: Type.Array(Type.Object({ line: Type.Integer({ description: 'line of the CSV where the row ends' }), error: Type.String() }), {
+    description: 'the first 1,000 row errors',
+  }),
+  errorsOmitted: Type.Integer({ description: 'row errors beyond those listed' }),
+  aborted: Type.Union([Type.String(), Type.Null()], { description: 'why reading stopped before the end of the file (malformed CSV); null when the whole file was read' }),
+});
+export type ContactImportResult = Static<typeof ContactImportResult>;

@@ -1,10 +1,12 @@
-// The maintenance worker's task: scheduled campaigns whose sendAt has passed are sent as if their
-// creator pressed send. claimForSending makes two workers on two daemons unable to send one twice.
+// The maintenance worker's task: scheduled campaigns whose sendAt has passed are started as if
+// their creator pressed send (the same claim and expansion job as POST /campaigns/{id}/send).
+// The claim makes two workers on two daemons unable to start one twice.
+import { ApiError } from '../../errors.ts';
 import type { MaintenanceTask, WorkerContext } from '../../queue/types.ts';
 import { dueCampaigns } from './model.ts';
-import { sendCampaign } from './send.ts';
+import { startCampaignSend } from './send.ts';
 
-const CAMPAIGNS_PER_TICK = 5;
+const CAMPAIGNS_PER_TICK = 20;
 
 export async function dispatchDueCampaigns(ctx: WorkerContext): Promise<void> {
   for (const campaign of await dueCampaigns(CAMPAIGNS_PER_TICK)) {
@@ -17,11 +19,12 @@ export async function dispatchDueCampaigns(ctx: WorkerContext): Promise<void> {
       testMode: campaign.testMode,
     };
     try {
-      await sendCampaign(ctx, tenant, campaign.id, { from: campaign.fromAddress ?? '' });
+      await startCampaignSend(ctx.sequelize, tenant, campaign.id, { from: campaign.fromAddress ?? '' }, { testMode: null });
     } catch (error) {
-      // sendCampaign keeps the sentence on the campaign (lastError); a campaign with nothing accepted
-      // stays SCHEDULED and is tried again next tick (e.g. once the quota cycle resets).
-      ctx.log.warn({ campaignId: campaign.id, tenantId: campaign.tenantId, err: error }, 'scheduled campaign could not be sent');
+      // Another dispatcher started it first (409), or the sender is refused (kept as lastError; the
+      // campaign stays SCHEDULED and is tried again next tick).
+      if (error instanceof ApiError && error.statusCode === 409) continue;
+      ctx.log.warn({ campaignId: campaign.id, tenantId: campaign.tenantId, err: error }, 'scheduled campaign could not be started');
     }
   }
 }

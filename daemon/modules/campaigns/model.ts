@@ -8,6 +8,7 @@ import {
   type InferAttributes,
   type InferCreationAttributes,
   type Sequelize,
+  type Transaction,
 } from 'sequelize';
 import type { CAMPAIGN_STATUSES } from '../../../shared/constants.ts';
 import type { Audience } from '../../../shared/schemas/campaigns.ts';
@@ -30,6 +31,11 @@ export class CampaignRow extends Model<InferAttributes<CampaignRow>, InferCreati
   declare rejectedCount: CreationOptional<number>;
   declare lastError: CreationOptional<string | null>;
   declare testMode: CreationOptional<boolean>;
+  declare expansionCursor: CreationOptional<string | null>;
+  declare audienceTotal: CreationOptional<number | null>;
+  declare cancelledCount: CreationOptional<number>;
+  declare startedAt: CreationOptional<Date | null>;
+  declare apiKeyId: CreationOptional<string | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 }
@@ -52,6 +58,11 @@ export function initCampaignModels(sequelize: Sequelize): void {
       rejectedCount: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
       lastError: { type: DataTypes.TEXT, allowNull: true },
       testMode: { type: DataTypes.BOOLEAN, allowNull: false, defaultValue: false },
+      expansionCursor: { type: DataTypes.UUID, allowNull: true },
+      audienceTotal: { type: DataTypes.INTEGER, allowNull: true },
+      cancelledCount: { type: DataTypes.INTEGER, allowNull: false, defaultValue: 0 },
+      startedAt: { type: DataTypes.DATE, allowNull: true },
+      apiKeyId: { type: DataTypes.UUID, allowNull: true },
       createdAt: DataTypes.DATE,
       updatedAt: DataTypes.DATE,
     },
@@ -77,12 +88,29 @@ export async function publishedLocales(sequelize: Sequelize, tenantId: string, t
   return new Set(rows.map((row) => row.locale));
 }
 
-/** DRAFT or SCHEDULED → SENDING in one statement, so two concurrent sends cannot both start. */
-export async function claimForSending(sequelize: Sequelize, tenantId: string, id: string, fromAddress: string): Promise<boolean> {
+export interface SendClaim {
+  tenantId: string;
+  id: string;
+  fromAddress: string;
+  /** The key the send's logs are attributed to (null for an admin session or the scheduler). */
+  apiKeyId: string | null;
+  /** Null keeps the mode the campaign was created with (a scheduled campaign). */
+  testMode: boolean | null;
+  audienceTotal: number;
+}
+
+/**
+ * DRAFT or SCHEDULED → SENDING in one statement, so two concurrent sends cannot both start. The
+ * position and counters start over; the caller enqueues the expansion job in the same transaction.
+ */
+export async function claimForSending(sequelize: Sequelize, claim: SendClaim, transaction: Transaction): Promise<boolean> {
   const rows = await sequelize.query<{ id: string }>(
-    `UPDATE campaigns SET status = 'SENDING', from_address = :fromAddress, last_error = NULL, updated_at = now()
+    `UPDATE campaigns SET status = 'SENDING', from_address = :fromAddress, last_error = NULL, api_key_id = :apiKeyId,
+            test_mode = COALESCE(CAST(:testMode AS boolean), test_mode), audience_total = :audienceTotal,
+            expansion_cursor = NULL, accepted_count = 0, rejected_count = 0, cancelled_count = 0,
+            started_at = now(), updated_at = now()
      WHERE tenant_id = :tenantId AND id = :id AND status IN ('DRAFT', 'SCHEDULED') RETURNING id`,
-    { replacements: { tenantId, id, fromAddress }, type: QueryTypes.SELECT },
+    { replacements: { ...claim }, type: QueryTypes.SELECT, transaction },
   );
   return rows.length === 1;
 }

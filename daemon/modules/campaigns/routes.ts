@@ -4,15 +4,15 @@ import { access } from '../../plugins/access.ts';
 import { tenantOf } from '../../plugins/auth.ts';
 import { ErrorBody, IdParams } from '../../../shared/schemas/common.ts';
 import { Campaign, CampaignDetail, CampaignListQuery, CampaignPage, CreateCampaignBody, LocaleCoverageList, SendCampaignBody } from '../../../shared/schemas/campaigns.ts';
-import { cancelCampaign, createCampaign, getCampaign, listCampaigns, localeCoverage } from './service.ts';
-import { sendCampaign } from './send.ts';
+import { createCampaign, getCampaign, listCampaigns, localeCoverage } from './service.ts';
+import { cancelCampaign } from './cancel.ts';
+import { startCampaignSend } from './send.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const notFound = { ...errors, 404: ErrorBody };
 
 export default async function campaignRoutes(app: App, deps: AppDeps): Promise<void> {
   const { sequelize } = deps.db;
-  const sendDeps = { sequelize, config: deps.config, secrets: deps.secrets };
   const tags = ['campaigns'];
   const read = { access: access.keyOrSession('campaigns:read') };
   const write = { access: access.keyOrSession('campaigns:write') };
@@ -49,17 +49,25 @@ export default async function campaignRoutes(app: App, deps: AppDeps): Promise<v
 
   app.post('/campaigns/:id/cancel', {
     config: write,
-    schema: { tags, summary: 'Cancel a DRAFT or SCHEDULED campaign', params: IdParams, response: { 200: Campaign, ...notFound, 409: ErrorBody } },
-  }, async (request) => cancelCampaign(tenantOf(request), request.params.id));
+    schema: {
+      tags,
+      summary: 'Cancel a DRAFT, SCHEDULED or SENDING campaign; a SENDING one stops and its queued sends not yet picked up are taken back',
+      params: IdParams,
+      response: { 200: Campaign, ...notFound, 409: ErrorBody },
+    },
+  }, async (request) => cancelCampaign(sequelize, tenantOf(request), request.params.id));
 
   app.post('/campaigns/:id/send', {
     config: write,
     schema: {
       tags,
-      summary: 'Send a DRAFT or SCHEDULED campaign now to its opted-in audience, through the send pipeline (quota, suppressions, tracking)',
+      summary: 'Start sending a DRAFT or SCHEDULED campaign: answers 202 SENDING at once; a worker hands each opted-in contact to the send pipeline (quota, suppressions, tracking) in chunks. Follow it with GET /campaigns/{id}',
       params: IdParams,
       body: SendCampaignBody,
-      response: { 200: Campaign, ...notFound, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody },
+      response: { 202: Campaign, ...notFound, 409: ErrorBody, 422: ErrorBody },
     },
-  }, async (request) => sendCampaign(sendDeps, tenantOf(request), request.params.id, request.body));
+  }, async (request, reply) => {
+    const ctx = tenantOf(request);
+    return reply.code(202).send(await startCampaignSend(sequelize, ctx, request.params.id, request.body, { testMode: ctx.testMode }));
+  });
 }

@@ -1,103 +1,60 @@
-// Sending a campaign: every opted-in contact of the audience gets the template's published version
-// for their locale (language, then default locale, as send-template resolves it), through the send
-// pipeline's one entry, acceptSends, 100 recipients per call. Each call carries an idempotency key
-// of the campaign and chunk, so the pipeline's own replay rule guards against double acceptance.
+// Starting a campaign send: POST /campaigns/{id}/send, and a scheduled campaign when its time has
+// come (dispatch.ts). Only what can be checked at once is checked here (the sender, the template);
+// the campaign is claimed (DRAFT or SCHEDULED → SENDING) and its expansion job enqueued in ONE
+// transaction, and the request answers. The audience is expanded by the campaign worker (expand.ts):
+// a crash between the claim and the job is impossible, and a crash after it only delays the job.
 import type { Sequelize } from 'sequelize';
 import { ConflictError, UnprocessableError } from '../../errors.ts';
 import type { TenantContext } from '../../plugins/access.ts';
-import { acceptSends, type SendDeps } from '../emails/service.ts';
-import { normalizeSend, type NormalizedSend } from '../emails/validate.ts';
-import { resolvePublishedVersion, type PublishedVersion } from '../templates/render.ts';
-import { findContactsAfterId, type ContactRow } from '../contacts/model.ts';
-import type { BatchAccepted } from '../../../shared/schemas/emails.ts';
+import { enqueueJob } from '../../queue/enqueue.ts';
+import { normalizeSend } from '../emails/validate.ts';
+import { countContacts } from '../contacts/model.ts';
 import type { Campaign, SendCampaignBody } from '../../../shared/schemas/campaigns.ts';
 import { claimForSending, templateSlug } from './model.ts';
 import { audienceFilter, findCampaign, toCampaign } from './service.ts';
 
-const RECIPIENTS_PER_CALL = 100;
+/** One expansion job per campaign (the queue refuses a second one with the same key). */
+export const campaignJobKey = (campaignId: string): string => `campaign:${campaignId}`;
+/** A campaign refused part-way (quota, pause) is retried for about two days before its job gives up. */
+export const CAMPAIGN_JOB_MAX_ATTEMPTS = 50;
 
-function templateData(contact: ContactRow): Record<string, unknown> {
-  return {
-    ...contact.attributes,
-    contact: {
-      email: contact.email,
-      externalId: contact.externalId,
-      firstName: contact.firstName,
-      lastName: contact.lastName,
-      locale: contact.locale,
-      attributes: contact.attributes,
-    },
-  };
+export interface StartOptions {
+  /** Null keeps the test mode the campaign was created with (the scheduler has no key of its own). */
+  testMode: boolean | null;
 }
 
-async function versionFor(sequelize: Sequelize, tenantId: string, slug: string, locale: string | null, cache: Map<string, PublishedVersion | null>) {
-  const key = (locale ?? '').toLowerCase();
-  if (!cache.has(key)) cache.set(key, await resolvePublishedVersion(sequelize, tenantId, slug, locale));
-  return cache.get(key) ?? null;
-}
-
-export async function sendCampaign(deps: SendDeps, ctx: TenantContext, id: string, body: SendCampaignBody): Promise<Campaign> {
-  const { sequelize } = deps;
+export async function startCampaignSend(sequelize: Sequelize, ctx: TenantContext, id: string, body: SendCampaignBody, options: StartOptions): Promise<Campaign> {
   const campaign = await findCampaign(ctx.tenantId, id);
-  const previousStatus = campaign.status;
-  const slug = await templateSlug(sequelize, ctx.tenantId, campaign.templateId);
-  if (!slug) throw new UnprocessableError('The campaign\'s template no longer exists.', 'TEMPLATE_NOT_FOUND');
-  if (!(await claimForSending(sequelize, ctx.tenantId, campaign.id, body.from))) {
+  try {
+    // The pipeline's own sender check, with a well-formed stand-in message so that only `from` can fail.
+    normalizeSend({ from: body.from, to: 'recipient@example.com', subject: '-', textBody: '-' });
+  } catch (error) {
+    if (campaign.status === 'DRAFT' || campaign.status === 'SCHEDULED') {
+      campaign.set({ lastError: error instanceof Error ? error.message : String(error) });
+      await campaign.save();
+    }
+    throw error;
+  }
+  if (!(await templateSlug(sequelize, ctx.tenantId, campaign.templateId))) {
+    throw new UnprocessableError('The campaign\'s template no longer exists.', 'TEMPLATE_NOT_FOUND');
+  }
+  const audienceTotal = await countContacts(sequelize, audienceFilter(ctx.tenantId, campaign.audience ?? {}));
+  const claimed = await sequelize.transaction(async (transaction) => {
+    const claim = { tenantId: ctx.tenantId, id: campaign.id, fromAddress: body.from, apiKeyId: ctx.apiKeyId, testMode: options.testMode, audienceTotal };
+    if (!(await claimForSending(sequelize, claim, transaction))) return false;
+    await enqueueJob(sequelize, {
+      queue: 'campaign',
+      tenantId: ctx.tenantId,
+      payload: { campaignId: campaign.id, tenantId: ctx.tenantId },
+      key: campaignJobKey(campaign.id),
+      maxAttempts: CAMPAIGN_JOB_MAX_ATTEMPTS,
+    }, transaction);
+    return true;
+  });
+  if (!claimed) {
+    await campaign.reload();
     throw new ConflictError(`The campaign is ${campaign.status}; only DRAFT or SCHEDULED campaigns can be sent.`, 'CAMPAIGN_NOT_SENDABLE');
   }
   await campaign.reload();
-  const filter = audienceFilter(ctx.tenantId, campaign.audience ?? {});
-  const versions = new Map<string, PublishedVersion | null>();
-  let accepted = 0;
-  let rejected = 0;
-  let afterId: string | null = null;
-  let chunk = 0;
-  try {
-    for (;;) {
-      const contacts = await findContactsAfterId(sequelize, filter, afterId, RECIPIENTS_PER_CALL);
-      if (contacts.length === 0) break;
-      const sends: NormalizedSend[] = [];
-      const refused: { to: string; reason: string }[] = [];
-      for (const contact of contacts) {
-        const version = await versionFor(sequelize, ctx.tenantId, slug, contact.locale ?? null, versions);
-        if (!version) {
-          refused.push({ to: contact.email, reason: `no published version for locale ${contact.locale ?? '(none)'} or the default locale` });
-          continue;
-        }
-        sends.push(normalizeSend({
-          from: body.from,
-          to: contact.email,
-          templateVersionId: version.id,
-          locale: version.locale,
-          data: templateData(contact),
-          tags: ['campaign'],
-          metadata: { campaignId: campaign.id },
-          ...(contact.projectId ? { projectId: contact.projectId } : {}),
-        }));
-      }
-      if (sends.length > 0) {
-        const answer = await acceptSends(deps, ctx, sends, { shape: 'batch', idempotencyKey: `campaign:${campaign.id}:${chunk}`, rejected: refused });
-        const result = answer.body as BatchAccepted;
-        accepted += result.accepted.length;
-        rejected += result.rejected.length;
-      } else {
-        rejected += refused.length;
-      }
-      chunk += 1;
-      afterId = contacts[contacts.length - 1].id;
-    }
-  } catch (error) {
-    // Nothing accepted yet: the campaign goes back to where it was. Otherwise it stays SENDING with the reason.
-    campaign.set({
-      status: accepted === 0 ? previousStatus : 'SENDING',
-      acceptedCount: accepted,
-      rejectedCount: rejected,
-      lastError: error instanceof Error ? error.message : String(error),
-    });
-    await campaign.save();
-    throw error;
-  }
-  campaign.set({ status: 'SENT', sentAt: new Date(), acceptedCount: accepted, rejectedCount: rejected });
-  await campaign.save();
   return toCampaign(campaign);
 }

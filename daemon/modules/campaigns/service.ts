@@ -2,7 +2,7 @@
 // with a future sendAt it is SCHEDULED, else DRAFT. Locale coverage tells which audience locales the
 // template has a published version for.
 import type { Sequelize } from 'sequelize';
-import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
+import { NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
 import type { TenantContext } from '../../plugins/access.ts';
 import type { Audience, Campaign, CampaignDetail, CampaignListQuery, CreateCampaignBody, LocaleCoverage } from '../../../shared/schemas/campaigns.ts';
 import { normalizeSend } from '../emails/validate.ts';
@@ -10,6 +10,16 @@ import { countContacts, countContactsByLocale, type ContactFilter } from '../con
 import { CampaignRow, findTenantTemplate, publishedLocales } from './model.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Contacts the expansion has not reached yet: the audience size when the send started minus the
+ * contacts handled since (an estimate while contacts join or leave the audience mid-send).
+ */
+function remainingOf(row: CampaignRow): number | null {
+  if (row.status === 'SENT' || row.status === 'CANCELLED') return row.audienceTotal === null || row.audienceTotal === undefined ? null : 0;
+  if (row.status !== 'SENDING' || row.audienceTotal === null || row.audienceTotal === undefined) return null;
+  return Math.max(0, row.audienceTotal - (row.acceptedCount ?? 0) - (row.rejectedCount ?? 0));
+}
 
 export function toCampaign(row: CampaignRow): Campaign {
   return {
@@ -24,6 +34,10 @@ export function toCampaign(row: CampaignRow): Campaign {
     from: row.fromAddress ?? null,
     accepted: row.acceptedCount ?? 0,
     rejected: row.rejectedCount ?? 0,
+    cancelledSends: row.cancelledCount ?? 0,
+    total: row.audienceTotal ?? null,
+    remaining: remainingOf(row),
+    startedAt: row.startedAt?.toISOString() ?? null,
     lastError: row.lastError ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -83,17 +97,6 @@ export async function listCampaigns(ctx: TenantContext, query: CampaignListQuery
 export async function getCampaign(sequelize: Sequelize, ctx: TenantContext, id: string): Promise<CampaignDetail> {
   const row = await findCampaign(ctx.tenantId, id);
   return { ...toCampaign(row), audienceSize: await countContacts(sequelize, audienceFilter(ctx.tenantId, row.audience ?? {})) };
-}
-
-/** Only campaigns that have not started sending can be cancelled. */
-export async function cancelCampaign(ctx: TenantContext, id: string): Promise<Campaign> {
-  const row = await findCampaign(ctx.tenantId, id);
-  if (row.status !== 'DRAFT' && row.status !== 'SCHEDULED') {
-    throw new ConflictError(`The campaign is ${row.status}; only DRAFT or SCHEDULED campaigns can be cancelled.`, 'CAMPAIGN_NOT_CANCELLABLE');
-  }
-  row.set({ status: 'CANCELLED', cancelledAt: new Date() });
-  await row.save();
-  return toCampaign(row);
 }
 
 /** The published locale a send for `locale` would use without an exact version: the language, then the default. */

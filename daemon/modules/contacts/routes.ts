@@ -9,6 +9,8 @@ import {
   BulkUpsertContactsResult,
   Contact,
   ContactErased,
+  ContactImportQuery,
+  ContactImportResult,
   ContactListQuery,
   ContactPage,
   ContactRefParams,
@@ -23,7 +25,6 @@ import {
 } from '../../../shared/schemas/contacts.ts';
 import {
   addContactTags,
-  bulkUpsertContacts,
   eraseContact,
   getContact,
   listContacts,
@@ -31,6 +32,10 @@ import {
   removeContactTag,
   upsertContact,
 } from './service.ts';
+import { Readable } from 'node:stream';
+import { ApiError } from '../../errors.ts';
+import { bulkUpsertContacts } from './bulk.ts';
+import { importContactsCsv } from './import.ts';
 import { createContactTag, deleteContactTag, listContactTags, updateContactTag } from './tags-service.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
@@ -70,7 +75,23 @@ export default async function contactRoutes(app: App, deps: AppDeps): Promise<vo
       body: BulkUpsertContactsBody,
       response: { 200: BulkUpsertContactsResult, ...errors },
     },
-  }, async (request) => bulkUpsertContacts(sequelize, tenantOf(request), request.body.contacts));
+  }, async (request) => bulkUpsertContacts(deps.db.sql, tenantOf(request), request.body.contacts));
+
+  // The CSV body is handed over unread: importContactsCsv parses it as it arrives (no body limit,
+  // since the whole point is a file of any size; the rows are written as they come).
+  app.addContentTypeParser('text/csv', (_request, payload, done) => done(null, payload));
+  app.post('/contacts/import', {
+    config: write,
+    schema: {
+      tags,
+      summary: 'Import contacts from a CSV body (Content-Type: text/csv), streamed: header row, one contact per row; bad rows are reported by line and skipped',
+      querystring: ContactImportQuery,
+      response: { 200: ContactImportResult, ...errors, 415: ErrorBody },
+    },
+  }, async (request) => {
+    if (!(request.body instanceof Readable)) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the file as the body with Content-Type: text/csv.');
+    return importContactsCsv(deps.db.sql, tenantOf(request), request.body, request.query.map ?? []);
+  });
 
   app.get('/contacts/:idOrExternalId', {
     config: read,

@@ -5,8 +5,6 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import type { TenantContext } from '../../plugins/access.ts';
 import {
   DEFAULT_CONTACT_PAGE,
-  type BulkRowResult,
-  type BulkUpsertContactsResult,
   type Contact,
   type ContactListQuery,
   type ContactPage,
@@ -25,10 +23,8 @@ import {
   unlinkTag,
   type KeysetPosition,
 } from './model.ts';
-import { checkUpsertRow } from './row-validation.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const BULK_CHUNK_ROWS = 100;
 /** updated_at::text as PostgreSQL prints it (DateStyle ISO), e.g. 2026-05-01 10:00:00.123456+00. */
 const POSTGRES_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2}){0,2}$/;
 
@@ -150,46 +146,6 @@ export async function upsertContact(sequelize: Sequelize, ctx: TenantContext, bo
       return { contact: await present(sequelize, row, transaction), created };
     }),
   );
-}
-
-function errorSentence(error: unknown): string {
-  if (error instanceof ConflictError || error instanceof ValidationError) return error.message;
-  if (error instanceof UniqueConstraintError) return 'Another contact already has this email address or externalId.';
-  throw error;
-}
-
-/**
- * Rows are checked one by one; valid rows are written in chunks, one transaction per chunk, each
- * row inside its own savepoint so that one conflicting row does not undo its neighbours.
- */
-export async function bulkUpsertContacts(sequelize: Sequelize, ctx: TenantContext, rows: unknown[]): Promise<BulkUpsertContactsResult> {
-  const results: BulkRowResult[] = [];
-  for (let start = 0; start < rows.length; start += BULK_CHUNK_ROWS) {
-    const chunk = rows.slice(start, start + BULK_CHUNK_ROWS);
-    const chunkResults = await sequelize.transaction(async (transaction) => {
-      const out: BulkRowResult[] = [];
-      for (const [offset, raw] of chunk.entries()) {
-        const index = start + offset;
-        const checked = checkUpsertRow(raw);
-        if (!checked.ok) {
-          out.push({ index, status: 'error', error: checked.error });
-          continue;
-        }
-        try {
-          const { row, created } = await sequelize.transaction({ transaction }, (savepoint) =>
-            upsertInTransaction(sequelize, ctx.tenantId, checked.value, savepoint),
-          );
-          out.push({ index, status: created ? 'created' : 'updated', id: row.id });
-        } catch (error) {
-          out.push({ index, status: 'error', error: errorSentence(error) });
-        }
-      }
-      return out;
-    });
-    results.push(...chunkResults);
-  }
-  const count = (status: BulkRowResult['status']) => results.filter((result) => result.status === status).length;
-  return { created: count('created'), updated: count('updated'), failed: count('error'), results };
 }
 
 function encodeCursor(position: KeysetPosition): string {

@@ -9,7 +9,7 @@
 // the logs, their jobs, the quota count and the idempotency answer → 202 (or, with sync, delivery
 // in the request). Throws ApiError subclasses for refusals; quota headers travel on the answer.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Sequelize } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
@@ -41,6 +41,13 @@ export interface AcceptOptions {
   idempotencyFingerprint?: unknown;
   /** Batch entries already refused by the caller (bad address, unknown template …). */
   rejected?: { to: string; reason: string }[];
+  /**
+   * Runs inside the transaction that writes the sends, after them, with the answer: a caller's own
+   * rows commit (or roll back, when it throws) together with the sends. A campaign chunk writes its
+   * position this way. Only the writes are in that transaction (every read comes before it), which
+   * the embedded PGlite needs: it serves one transaction at a time. Not for sync sends.
+   */
+  inTransaction?: (transaction: Transaction, body: SendAccepted | BatchAccepted) => Promise<void>;
 }
 
 export interface SendAnswer {
@@ -173,7 +180,7 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     const id = randomUUID();
     return { request, id, messageId: messageIdFor(id, request.fromAddress) };
   });
-  const sync = options.sync === true && options.shape === 'single';
+  const sync = options.sync === true && options.shape === 'single' && !options.inTransaction;
   const body: SendAccepted | BatchAccepted = options.shape === 'single'
     ? { id: prepared[0].id, status: 'QUEUED', messageId: prepared[0].messageId, ...(suppressedOfSingle.length ? { suppressed: suppressedOfSingle } : {}) }
     : { accepted: prepared.map((p) => ({ to: p.request.to.join(', '), id: p.id, messageId: p.messageId })), rejected };
@@ -192,8 +199,14 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
   };
   // Without a key the sends are one statement, which commits on its own: no BEGIN/COMMIT.
   let raced = false;
-  if (!key) await insertAcceptedSends(sequelize, prepared, insertOptions);
-  else raced = await sequelize.transaction(async (tx) => {
+  const hook = options.inTransaction;
+  if (!key && !hook) await insertAcceptedSends(sequelize, prepared, insertOptions);
+  else if (!key) {
+    await sequelize.transaction(async (tx) => {
+      await insertAcceptedSends(sequelize, prepared, insertOptions, tx);
+      await hook!(tx, body);
+    });
+  } else raced = await sequelize.transaction(async (tx) => {
     const inserted = await sequelize.query(
       `INSERT INTO idempotency_keys (tenant_id, key, body_hash, status_code, response)
        VALUES (:tenantId, :key, :hash, :status, CAST(:response AS jsonb))
@@ -206,6 +219,7 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     // Another request with this key committed first (we waited on its row): answer as it did.
     if (inserted.length === 0) return true;
     await insertAcceptedSends(sequelize, prepared, insertOptions, tx);
+    await hook?.(tx, body);
     return false;
   });
   if (raced) {

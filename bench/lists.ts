@@ -1,0 +1,136 @@
+// npm run bench:lists — contacts and campaigns at list scale (issue 21), against the real daemon in a
+// child process on a fresh PostgreSQL database (DATABASE_URL):
+//   1. POST /contacts/bulk: LISTS_CONTACTS contacts, 1,000 per request, 4 requests in flight;
+//   2. POST /contacts/import: as many again from a CSV file streamed in one request;
+//   3. a campaign to the CSV contacts: from POST /campaigns/{id}/send to the last recipient queued
+//      (the campaign SENT), i.e. the expansion rate.
+// Goals: ≥ 5,000 contacts/s over bulk, ≥ 10,000/s from CSV, 100,000 recipients queued in ≤ 30 s.
+// LISTS_CONTACTS defaults to 100,000; results go to bench/lists-results.json.
+import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { BENCH_DIR, freePort, startChild, type Child } from './children.ts';
+import { createBenchDatabase, type BenchDatabase } from './database.ts';
+import { machineInfo } from './machine.ts';
+
+const CONTACTS = Number(process.env.LISTS_CONTACTS ?? 100_000);
+const IN_FLIGHT = 4;
+const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
+const log = (message: string) => console.error(`[bench:lists ${new Date().toISOString().slice(11, 19)}] ${message}`);
+
+const baseUrl = process.env.DATABASE_URL;
+if (!baseUrl) {
+  console.error('bench:lists needs DATABASE_URL (a PostgreSQL server where it may create a database).');
+  process.exit(2);
+}
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-lists-'));
+// Held outside main() so that the finally block can clean up after a failure half-way.
+const held: { database: BenchDatabase | null; daemon: Child | null } = { database: null, daemon: null };
+
+async function api(url: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const parsed = await res.json();
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(parsed)}`);
+  return parsed;
+}
+
+async function main() {
+  const database = (held.database = await createBenchDatabase(baseUrl!, JWT_SECRET, dataDir));
+  const port = await freePort();
+  const daemon = (held.daemon = await startChild('daemon', 'daemon-child.ts', [], {
+    env: { NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: database.url, JWT_SECRET, RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn' },
+  }));
+  const url = daemon.readyText;
+  const key = database.apiKey;
+  log(`daemon ready at ${url}; ${CONTACTS} contacts per phase`);
+
+  // 1. Bulk API.
+  let next = 0;
+  const bulkStart = performance.now();
+  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
+    for (;;) {
+      const start = next;
+      next += 1000;
+      if (start >= CONTACTS) return;
+      const contacts = Array.from({ length: Math.min(1000, CONTACTS - start) }, (_, i) => ({
+        email: `bulk${start + i}@example.com`, firstName: `Bulk ${start + i}`, optIn: true, tags: ['bulk'], attributes: { n: start + i },
+      }));
+      const answer = await api(url, key, 'POST', '/contacts/bulk', { contacts });
+      if (answer.failed) throw new Error(`bulk: ${answer.failed} rows failed`);
+    }
+  }));
+  const bulkSeconds = (performance.now() - bulkStart) / 1000;
+  log(`bulk: ${CONTACTS} in ${bulkSeconds.toFixed(1)} s`);
+
+  // 2. CSV import, streamed.
+  const csv = join(dataDir, 'contacts.csv');
+  const lines = ['Email,First,Last,Opt in,Tags,Plan'];
+  for (let i = 0; i < CONTACTS; i += 1) lines.push(`csv${i}@example.com,First ${i},"Last, ${i}",yes,csv;news,gold`);
+  writeFileSync(csv, lines.join('\n') + '\n');
+  const bytes = statSync(csv).size;
+  const csvStart = performance.now();
+  const res = await fetch(`${url}/contacts/import?map=email%3DEmail&map=firstName%3DFirst&map=lastName%3DLast&map=optIn%3DOpt%20in&map=attributes.plan%3DPlan`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
+    body: Readable.toWeb(createReadStream(csv)) as ReadableStream,
+    duplex: 'half',
+  } as RequestInit);
+  const imported = await res.json();
+  const csvSeconds = (performance.now() - csvStart) / 1000;
+  if (imported.created !== CONTACTS) throw new Error(`csv: ${JSON.stringify(imported).slice(0, 500)}`);
+  log(`csv: ${CONTACTS} (${(bytes / 1024 / 1024).toFixed(1)} MB) in ${csvSeconds.toFixed(1)} s`);
+
+  // 3. A campaign to the CSV contacts.
+  const [template] = await database.db.sequelize.query<{ id: string }>(
+    `INSERT INTO templates (tenant_id, name, slug, editor_mode, default_locale) VALUES (:t, 'News', 'news', 'html', 'en') RETURNING id`,
+    { replacements: { t: database.tenantId }, type: 'SELECT' as never },
+  );
+  await database.db.sequelize.query(
+    `INSERT INTO template_versions (tenant_id, template_id, version, locale, subject, html_body, published_at) VALUES (:t, :id, 1, 'en', 'News for {{ contact.firstName }}', '<p>Hello {{ contact.firstName }}</p>', now())`,
+    { replacements: { t: database.tenantId, id: template.id } },
+  );
+  const campaign = await api(url, key, 'POST', '/campaigns', { name: 'Bench', templateId: template.id, audience: { tag: 'csv' } });
+  const sendStart = performance.now();
+  const started = await api(url, key, 'POST', `/campaigns/${campaign.id}/send`, { from: 'Bench News <news@bench.example>' });
+  const answeredMs = performance.now() - sendStart;
+  let state = started;
+  while (state.status === 'SENDING') {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    state = await api(url, key, 'GET', `/campaigns/${campaign.id}`);
+  }
+  const queuedSeconds = (performance.now() - sendStart) / 1000;
+  if (state.status !== 'SENT' || state.accepted !== CONTACTS) throw new Error(`campaign: ${JSON.stringify(state)}`);
+  log(`campaign: ${CONTACTS} recipients queued in ${queuedSeconds.toFixed(1)} s (202 after ${answeredMs.toFixed(0)} ms)`);
+
+  const results = {
+    at: new Date().toISOString(),
+    machine: machineInfo(database.postgresVersion),
+    contacts: CONTACTS,
+    bulkApi: { seconds: round(bulkSeconds), contactsPerSecond: Math.round(CONTACTS / bulkSeconds), goal: 5000 },
+    csvImport: { seconds: round(csvSeconds), megabytes: round(bytes / 1024 / 1024), contactsPerSecond: Math.round(CONTACTS / csvSeconds), goal: 10000 },
+    campaign: {
+      recipients: CONTACTS,
+      sendAnsweredMs: Math.round(answeredMs),
+      secondsToLastQueued: round(queuedSeconds),
+      recipientsPerSecond: Math.round(CONTACTS / queuedSeconds),
+      goalSecondsFor100k: 30,
+    },
+  };
+  writeFileSync(join(BENCH_DIR, 'lists-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  console.log(JSON.stringify(results, null, 2));
+}
+
+const round = (n: number) => Math.round(n * 10) / 10;
+
+try {
+  await main();
+} finally {
+  await held.daemon?.stop();
+  await held.database?.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,240 @@
+// POST /contacts/bulk and the CSV import, written set-wise: a request of up to 1,000 rows costs
+// two statements (one lookup, one write), not a transaction and a handful of queries per row.
+//
+// The rules are those of PUT /contacts, row by row, in request order: a row is matched by its
+// externalId, else by its email (case-insensitive); a matched row is updated (omitted fields keep
+// their value, tags given replace the contact's tags), an unmatched one is created; an address that
+// belongs to another contact, or to a contact with another externalId, is a row error that leaves
+// its neighbours alone. To keep "in request order" exact, rows are written in waves: a row that
+// shares an email, an externalId or a matched contact with an earlier row of the wave waits for the
+// next wave, where it is matched against what the earlier row wrote. Almost every request is one wave.
+//
+// Two requests racing to create the same contact: the loser's write fails on a unique index and
+// the wave is matched and written again (what PUT /contacts does with its one retry).
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { declare, type Sql } from '../../db/sql.ts';
+import type { TenantContext } from '../../plugins/access.ts';
+import type { BulkRowResult, BulkUpsertContactsResult, UpsertContactBody } from '../../../shared/schemas/contacts.ts';
+import { checkUpsertRow } from './row-validation.ts';
+
+const WRITE_ATTEMPTS = 3;
+const RACE_ERROR = 'Another contact already has this email address or externalId.';
+
+const FIND_MATCHES = declare('contacts-bulk-find', `
+  SELECT id, lower(email) AS email_key, external_id FROM contacts
+   WHERE tenant_id = $1 AND (lower(email) = ANY($2::text[]) OR external_id = ANY($3::text[]))`);
+
+const WRITE_ROWS = declare('contacts-bulk-write', `
+  WITH input AS (
+    SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, op text, email text, external_id text, first_name text,
+      last_name text, locale text, opt_in boolean, attributes jsonb, project_id uuid, has_external_id boolean,
+      has_first_name boolean, has_last_name boolean, has_locale boolean, has_opt_in boolean, has_attributes boolean,
+      has_project_id boolean, has_tags boolean, tags text[])
+  ), updated AS (
+    UPDATE contacts c SET
+      email = r.email,
+      external_id = CASE WHEN r.has_external_id THEN r.external_id ELSE c.external_id END,
+      first_name = CASE WHEN r.has_first_name THEN r.first_name ELSE c.first_name END,
+      last_name = CASE WHEN r.has_last_name THEN r.last_name ELSE c.last_name END,
+      locale = CASE WHEN r.has_locale THEN r.locale ELSE c.locale END,
+      opt_in = CASE WHEN r.has_opt_in THEN r.opt_in ELSE c.opt_in END,
+      attributes = CASE WHEN r.has_attributes THEN r.attributes ELSE c.attributes END,
+      project_id = CASE WHEN r.has_project_id THEN r.project_id ELSE c.project_id END,
+      updated_at = now()
+    FROM input r WHERE r.op = 'update' AND c.id = r.id AND c.tenant_id = $1
+    RETURNING c.id
+  ), inserted AS (
+    INSERT INTO contacts (id, tenant_id, email, external_id, first_name, last_name, locale, opt_in, attributes, project_id)
+    SELECT r.id, $1, r.email, r.external_id, r.first_name, r.last_name, r.locale, COALESCE(r.opt_in, false),
+           COALESCE(r.attributes, '{}'::jsonb), r.project_id
+      FROM input r WHERE r.op = 'insert'
+    RETURNING id
+  ), tag_names AS (
+    SELECT DISTINCT t.name FROM input r CROSS JOIN LATERAL unnest(r.tags) AS t(name) WHERE r.has_tags
+  ), tags AS (
+    -- DO UPDATE (to the same name) so that existing tags come back in RETURNING too.
+    INSERT INTO contact_tags (tenant_id, name) SELECT $1, name FROM tag_names
+    ON CONFLICT (tenant_id, name) DO UPDATE SET name = EXCLUDED.name
+    RETURNING id, name
+  ), wanted AS (
+    SELECT DISTINCT r.id AS contact_id, tags.id AS tag_id
+      FROM input r CROSS JOIN LATERAL unnest(r.tags) AS t(name) JOIN tags ON tags.name = t.name
+     WHERE r.has_tags AND (r.op = 'insert' OR r.id IN (SELECT id FROM updated))
+  ), unlinked AS (
+    DELETE FROM contact_tag_links l USING input r
+     WHERE r.has_tags AND r.op = 'update' AND l.contact_id = r.id
+       AND NOT EXISTS (SELECT 1 FROM wanted w WHERE w.contact_id = l.contact_id AND w.tag_id = l.tag_id)
+  ), linked AS (
+    INSERT INTO contact_tag_links (contact_id, tag_id) SELECT contact_id, tag_id FROM wanted ON CONFLICT DO NOTHING
+  )
+  SELECT COALESCE((SELECT array_agg(id::text) FROM updated), '{}') AS updated`);
+
+interface Candidate {
+  index: number;
+  body: UpsertContactBody;
+  emailKey: string;
+}
+
+interface Match {
+  id: string;
+  email_key: string;
+  external_id: string | null;
+}
+
+interface Planned {
+  candidate: Candidate;
+  op: 'insert' | 'update';
+  id: string;
+}
+
+/** Rows sharing an email or externalId with an earlier row wait for the next wave. */
+function splitWave(pending: Candidate[]): { wave: Candidate[]; later: Candidate[] } {
+  const keys = new Set<string>();
+  const wave: Candidate[] = [];
+  const later: Candidate[] = [];
+  for (const candidate of pending) {
+    const own = [`e:${candidate.emailKey}`, ...(candidate.body.externalId !== undefined ? [`x:${candidate.body.externalId}`] : [])];
+    if (own.some((key) => keys.has(key))) later.push(candidate);
+    else wave.push(candidate);
+    for (const key of own) keys.add(key);
+  }
+  return { wave, later };
+}
+
+/** PUT /contacts' matching rules against the wave's matches: an operation, an error, or "wait". */
+function plan(wave: Candidate[], matches: Match[], results: BulkRowResult[]): { planned: Planned[]; later: Candidate[] } {
+  const byEmail = new Map(matches.map((m) => [m.email_key, m]));
+  const byExternalId = new Map(matches.filter((m) => m.external_id !== null).map((m) => [m.external_id as string, m]));
+  const touched = new Set<string>();
+  const planned: Planned[] = [];
+  const later: Candidate[] = [];
+  for (const candidate of wave) {
+    const { body } = candidate;
+    const byExt = body.externalId !== undefined ? byExternalId.get(body.externalId) : undefined;
+    const byMail = byEmail.get(candidate.emailKey);
+    const involved = [byExt?.id, byMail?.id].filter((id): id is string => id !== undefined);
+    if (involved.some((id) => touched.has(id))) {
+      later.push(candidate);
+      continue;
+    }
+    for (const id of involved) touched.add(id);
+    if (byExt) {
+      if (byMail && byMail.id !== byExt.id) {
+        results[candidate.index] = { index: candidate.index, status: 'error', error: `Another contact (${byMail.id}) already has the address ${body.email}.` };
+      } else {
+        planned.push({ candidate, op: 'update', id: byExt.id });
+      }
+    } else if (byMail) {
+      if (body.externalId !== undefined && byMail.external_id !== null && byMail.external_id !== body.externalId) {
+        results[candidate.index] = {
+          index: candidate.index,
+          status: 'error',
+          error: `The address ${body.email} belongs to the contact with externalId "${byMail.external_id}", not "${body.externalId}".`,
+        };
+      } else {
+        planned.push({ candidate, op: 'update', id: byMail.id });
+      }
+    } else {
+      planned.push({ candidate, op: 'insert', id: randomUUID() });
+    }
+  }
+  return { planned, later };
+}
+
+function writeRow({ candidate: { body }, op, id }: Planned) {
+  return {
+    id,
+    op,
+    email: body.email,
+    external_id: body.externalId ?? null,
+    first_name: body.firstName ?? null,
+    last_name: body.lastName ?? null,
+    locale: body.locale ?? null,
+    opt_in: body.optIn ?? null,
+    attributes: body.attributes ?? null,
+    project_id: body.projectId ?? null,
+    has_external_id: body.externalId !== undefined,
+    has_first_name: body.firstName !== undefined,
+    has_last_name: body.lastName !== undefined,
+    has_locale: body.locale !== undefined,
+    has_opt_in: body.optIn !== undefined,
+    has_attributes: body.attributes !== undefined,
+    has_project_id: body.projectId !== undefined,
+    has_tags: body.tags !== undefined,
+    tags: body.tags ?? [],
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as pg.DatabaseError | undefined)?.code === '23505';
+}
+
+/** Matches and writes one wave; answers the rows that must wait for the next one. */
+async function writeWave(sql: Sql, tenantId: string, wave: Candidate[], results: BulkRowResult[]): Promise<Candidate[]> {
+  for (let attempt = 1; ; attempt += 1) {
+    const emails = [...new Set(wave.map((c) => c.emailKey))];
+    const externalIds = [...new Set(wave.map((c) => c.body.externalId).filter((x): x is string => x !== undefined))];
+    const matches = await sql.rows<Match>(FIND_MATCHES, [tenantId, emails, externalIds]);
+    const scratch = [...results];
+    const { planned, later } = plan(wave, matches, scratch);
+    if (planned.length === 0) {
+      Object.assign(results, scratch);
+      return later;
+    }
+    try {
+      const [written] = await sql.rows<{ updated: string[] }>(WRITE_ROWS, [tenantId, JSON.stringify(planned.map(writeRow))]);
+      const updated = new Set(written.updated);
+      Object.assign(results, scratch);
+      for (const row of planned) {
+        if (row.op === 'update' && !updated.has(row.id)) {
+          // Erased between the match and the write: matched again (and created) in the next wave.
+          later.push(row.candidate);
+          continue;
+        }
+        results[row.candidate.index] = { index: row.candidate.index, status: row.op === 'insert' ? 'created' : 'updated', id: row.id };
+      }
+      return later;
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      if (attempt < WRITE_ATTEMPTS) continue;
+      for (const candidate of wave) results[candidate.index] = { index: candidate.index, status: 'error', error: RACE_ERROR };
+      return [];
+    }
+  }
+}
+
+/** Upserts rows already checked against UpsertContactBody; `indexes` are their positions in the request. */
+export async function upsertCheckedContacts(sql: Sql, ctx: TenantContext, rows: { index: number; body: UpsertContactBody }[], results: BulkRowResult[]): Promise<void> {
+  let pending: Candidate[] = rows.map(({ index, body }) => ({ index, body, emailKey: body.email.toLowerCase() }));
+  while (pending.length > 0) {
+    const { wave, later } = splitWave(pending);
+    const waiting = await writeWave(sql, ctx.tenantId, wave, results);
+    pending = [...waiting, ...later].sort((a, b) => a.index - b.index);
+  }
+}
+
+export function summarize(results: BulkRowResult[]): BulkUpsertContactsResult {
+  let created = 0;
+  let updated = 0;
+  let failed = 0;
+  for (const result of results) {
+    if (result.status === 'created') created += 1;
+    else if (result.status === 'updated') updated += 1;
+    else failed += 1;
+  }
+  return { created, updated, failed, results };
+}
+
+/** POST /contacts/bulk: every row is checked on its own; valid rows are written set-wise. */
+export async function bulkUpsertContacts(sql: Sql, ctx: TenantContext, rows: unknown[]): Promise<BulkUpsertContactsResult> {
+  const results: BulkRowResult[] = new Array(rows.length);
+  const valid: { index: number; body: UpsertContactBody }[] = [];
+  rows.forEach((raw, index) => {
+    const checked = checkUpsertRow(raw);
+    if (checked.ok) valid.push({ index, body: checked.value });
+    else results[index] = { index, status: 'error', error: checked.error };
+  });
+  await upsertCheckedContacts(sql, ctx, valid, results);
+  return summarize(results);
+}
