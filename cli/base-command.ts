@@ -3,7 +3,7 @@
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import chalk from 'chalk';
 import { applyColourPreference, readCliEnvironment, type CliEnvironment } from './environment.ts';
-import { CliFailure, ApiRequestError, MissingInputError } from './errors.ts';
+import { CliFailure, ApiRequestError, MissingInputError, redactSecrets, toContractError } from './errors.ts';
 import { SvcClient } from './client.ts';
 import { DEFAULT_PROFILE } from './profiles.ts';
 import { isInteractive } from './ui/tty.ts';
@@ -25,16 +25,17 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
 
   protected flags!: SvcFlags<T>;
   protected args!: SvcArgs<T>;
+  /** Every positional argument (commands with `strict = false` take many). */
+  protected positionals!: string[];
   protected environment!: CliEnvironment;
   private cachedClient?: SvcClient;
-  private failure?: CliFailure;
 
   override async init(): Promise<void> {
     await super.init();
     this.environment = readCliEnvironment();
     applyColourPreference(this.environment);
     const ctor = this.ctor as typeof SvcCommand & T;
-    const { args, flags } = await this.parse({
+    const { args, flags, argv } = await this.parse({
       flags: ctor.flags,
       baseFlags: (super.ctor as typeof SvcCommand).baseFlags,
       enableJsonFlag: ctor.enableJsonFlag,
@@ -43,6 +44,7 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
     });
     this.flags = flags as SvcFlags<T>;
     this.args = args as SvcArgs<T>;
+    this.positionals = argv as string[];
     if (ctor.showHeader && !this.jsonEnabled()) this.printHeader();
   }
 
@@ -73,25 +75,27 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
   }
 
   override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
+    const secrets = [this.environment?.apiKey ?? readCliEnvironment().apiKey];
+    if (this.jsonEnabled()) {
+      // One contract object on stdout, never oclif's error with its parse context (which holds the environment).
+      const contract = toContractError(error, secrets);
+      process.exitCode = contract.error.exitCode;
+      this.logJson(contract);
+      return undefined;
+    }
     if (error instanceof CliFailure) {
-      this.failure = error;
       process.exitCode = error.exitCode;
-      return super.catch(Object.assign(new Errors.CLIError(error.message, { exit: error.exitCode, code: error.code }), { exitCode: error.exitCode }));
+      const message = redactSecrets(error.message + validationLines(error), secrets);
+      return super.catch(Object.assign(new Errors.CLIError(message, { exit: error.exitCode, code: error.code }), { exitCode: error.exitCode }));
     }
     if (error.oclif?.exit !== undefined) process.exitCode = error.oclif.exit;
+    error.message = redactSecrets(error.message, secrets);
     return super.catch(error);
   }
+}
 
-  protected override toErrorJson(error: unknown): unknown {
-    const failure = this.failure;
-    if (!failure) return super.toErrorJson(error);
-    return {
-      error: {
-        message: failure.message,
-        code: failure.code,
-        exitCode: failure.exitCode,
-        ...(failure instanceof ApiRequestError ? { status: failure.status, details: failure.body.details } : {}),
-      },
-    };
-  }
+/** Validation answers name each field: "  to: must be an e-mail address", one per line. */
+function validationLines(error: CliFailure): string {
+  if (!(error instanceof ApiRequestError) || !error.body.details?.length) return '';
+  return '\n' + error.body.details.map((detail) => `  ${detail.field || '(body)'}: ${detail.message}`).join('\n');
 }

@@ -168,6 +168,12 @@ export class SvcClient {
   getTemplateVersion(templateId: string, versionId: string) {
     return this.http.request<TemplateVersionView>('GET', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`);
   }
+  previewTemplateVersion(templateId: string, versionId: string, data: Record<string, unknown>) {
+    return this.http.request<{ subject: string; html: string; text: string }>('POST', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}/preview`, { json: { data } });
+  }
+  renderReactEmail(jsx: string, props: Record<string, unknown>) {
+    return this.http.request<{ html: string; text: string }>('POST', '/templates/render-react-email', { json: { jsx, props } });
+  }
   publishTemplateVersion(templateId: string, versionId: string) {
     return this.http.request<TemplateVersionView>('POST', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}/publish`);
   }

@@ -23,6 +23,9 @@ import TemplatesShow from './commands/templates/show.ts';
 import TemplatesPush from './commands/templates/push.ts';
 import TemplatesPublish from './commands/templates/publish.ts';
 import TemplatesPull from './commands/templates/pull.ts';
+import TemplatesCheck from './commands/templates/check.ts';
+import TemplatesDiff from './commands/templates/diff.ts';
+import TemplatesPreview from './commands/templates/preview.ts';
 import DomainsAdd from './commands/domains/add.ts';
 import DomainsList from './commands/domains/list.ts';
 import DomainsDns from './commands/domains/dns.ts';
@@ -57,6 +60,9 @@ export const COMMANDS = {
   'templates:push': TemplatesPush,
   'templates:publish': TemplatesPublish,
   'templates:pull': TemplatesPull,
+  'templates:check': TemplatesCheck,
+  'templates:diff': TemplatesDiff,
+  'templates:preview': TemplatesPreview,
   'domains:add': DomainsAdd,
   'domains:list': DomainsList,
   'domains:dns': DomainsDns,
