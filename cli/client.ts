@@ -88,6 +88,18 @@ export class SvcClient {
   me() {
     return this.http.request<MeAnswer>('GET', '/auth/me', { tenant: false });
   }
+  twoFactorStatus() {
+    return this.http.request<{ enabled: boolean; pending: boolean }>('GET', '/auth/2fa/status', { tenant: false });
+  }
+  startTwoFactor() {
+    return this.http.request<{ secret: string; otpauthUrl: string }>('POST', '/auth/2fa/enable', { tenant: false });
+  }
+  verifyTwoFactor(code: string) {
+    return this.http.request<unknown>('POST', '/auth/2fa/verify', { json: { code }, tenant: false });
+  }
+  disableTwoFactor(code: string) {
+    return this.http.request<unknown>('POST', '/auth/2fa/disable', { json: { code }, tenant: false });
+  }
 
   // Tenants and keys
   async listTenants(): Promise<TenantSummary[]> {

@@ -3,6 +3,9 @@ import Login from './commands/auth/login.ts';
 import Logout from './commands/auth/logout.ts';
 import WhoAmI from './commands/auth/whoami.ts';
 import Register from './commands/auth/register.ts';
+import TwoFactorEnable from './commands/twofa/enable.ts';
+import TwoFactorDisable from './commands/twofa/disable.ts';
+import TwoFactorStatusCommand from './commands/twofa/status.ts';
 import TenantsList from './commands/tenants/list.ts';
 import TenantsUse from './commands/tenants/use.ts';
 import TenantsCreate from './commands/tenants/create.ts';
@@ -44,6 +47,9 @@ export const COMMANDS = {
   logout: Logout,
   whoami: WhoAmI,
   register: Register,
+  '2fa:enable': TwoFactorEnable,
+  '2fa:disable': TwoFactorDisable,
+  '2fa:status': TwoFactorStatusCommand,
   'tenants:list': TenantsList,
   'tenants:use': TenantsUse,
   'tenants:create': TenantsCreate,

@@ -8,11 +8,14 @@ export interface PasswordPromptProps {
   /** Ask twice and compare (a new password). */
   confirm?: boolean;
   minLength?: number;
+  /** Field label and masking (default "Password", masked): the 2FA code prompt shows its digits. */
+  label?: string;
+  masked?: boolean;
   onDone: (password: string) => void;
   onCancel: () => void;
 }
 
-export function PasswordPrompt({ title, confirm = false, minLength = 0, onDone, onCancel }: PasswordPromptProps) {
+export function PasswordPrompt({ title, confirm = false, minLength = 0, label = 'Password', masked = true, onDone, onCancel }: PasswordPromptProps) {
   const [values, setValues] = useState({ first: '', second: '' });
   const [step, setStepState] = useState<'first' | 'second'>('first');
   const [error, setError] = useState<string | null>(null);
@@ -59,8 +62,8 @@ export function PasswordPrompt({ title, confirm = false, minLength = 0, onDone, 
     <Box flexDirection="column" borderStyle="round" paddingX={1}>
       <Text bold>{title}</Text>
       <Box>
-        <Text>Password  </Text>
-        <TextInput value={values.first} onChange={noop} onSubmit={noop} capture={false} mask="*" focus={step === 'first'} />
+        <Text>{label.padEnd(10)}</Text>
+        <TextInput value={values.first} onChange={noop} onSubmit={noop} capture={false} mask={masked ? '*' : undefined} focus={step === 'first'} />
       </Box>
       {confirm && step === 'second' ? (
         <Box>
