@@ -1,11 +1,14 @@
 // Ink screens added or fixed in the second CLI pass: keystroke bursts in the sign-in form, the masked
-// password prompt of `svc register`.
+// password prompt of `svc register`, dashboard keys that open their screen inside the dashboard.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import React from 'react';
 import { render } from 'ink-testing-library';
 import { LoginForm } from '../cli/ui/LoginForm.tsx';
 import { PasswordPrompt } from '../cli/ui/PasswordPrompt.tsx';
+import { Dashboard, type DashboardViews } from '../cli/ui/Dashboard.tsx';
+import type { DashboardData } from '../cli/services/dashboard.ts';
+import type { LogEntry } from '../cli/services/log-feed.ts';
 
 const tick = (ms = 30) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -49,6 +52,65 @@ test('PasswordPrompt: masked, too short refused, asked twice, a mismatch starts 
   stdin.write('correct-horse\r');
   await tick();
   assert.is(done, 'correct-horse');
+  unmount();
+});
+
+const data: DashboardData = {
+  tenant: { value: { id: 't', name: 'Acme', status: 'active', plan: 'free', monthlyLimit: null, sendingPausedAt: null, sendingPausedReason: null, role: 'owner', createdAt: '' }, error: null },
+  quota: { value: { used: 12, limit: 100, source: 'logs' }, error: null },
+  queues: { value: null, error: 'no access' },
+  recent: { value: [], error: null },
+  failingWebhooks: { value: [], error: null },
+  loadedAt: '',
+};
+
+test('Dashboard: k, t and l open their screen inside the dashboard, Esc comes back; the dashboard never exits for them', async () => {
+  const asked: string[] = [];
+  let used: string | null = null;
+  const entry = { id: 'e1', status: 'SENT', to: ['ada@example.com'], subject: 'Welcome', createdAt: '2026-05-01T09:00:00.000Z', updatedAt: '2026-05-01T09:00:01.000Z' } as unknown as LogEntry;
+  const views: DashboardViews = {
+    text: async (action) => {
+      asked.push(action);
+      return 'ID        NAME\nkey-1     ci';
+    },
+    logTail: { source: async function* () { yield entry; }, loadDetail: async () => { throw new Error('no'); } },
+    tenants: async () => [{ label: 'Acme', value: 't' }, { label: 'Beta', value: 'b' }],
+    useTenant: async (id) => {
+      used = id;
+    },
+  };
+  let left = false;
+  const { stdin, lastFrame, unmount } = render(<Dashboard load={async () => data} views={views} onAction={() => assert.unreachable('no exit for a key')} onExit={() => (left = true)} refreshMs={60_000} />);
+  await tick(60);
+  assert.match(lastFrame()!, 'svc dashboard · Acme');
+  stdin.write('k');
+  await tick(60);
+  assert.equal(asked, ['keys:list']);
+  assert.match(lastFrame()!, 'svc dashboard › API keys');
+  assert.match(lastFrame()!, 'key-1     ci');
+  assert.match(lastFrame()!, 'Esc or q: back to the dashboard');
+  stdin.write('\u001b');
+  await tick(60);
+  assert.match(lastFrame()!, 'Quota this month');
+  stdin.write('t');
+  await tick(60);
+  assert.match(lastFrame()!, 'Choose the tenant to act in');
+  stdin.write('\u001b[B');
+  await tick();
+  stdin.write('\r');
+  await tick(60);
+  assert.is(used, 'b');
+  assert.match(lastFrame()!, 'Quota this month');
+  stdin.write('l');
+  await tick(80);
+  assert.match(lastFrame()!, 'ada@example.com');
+  stdin.write('q');
+  await tick(60);
+  assert.match(lastFrame()!, 'Quota this month');
+  assert.is(left, false);
+  stdin.write('q');
+  await tick();
+  assert.is(left, true);
   unmount();
 });
 

@@ -3,7 +3,8 @@
 import React, { useEffect, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
 import type { DashboardData, Panel } from '../services/dashboard.ts';
-import { STATUS_COLOURS } from './LogTail.tsx';
+import { LogTail, STATUS_COLOURS, type LogTailProps } from './LogTail.tsx';
+import { Picker, type PickerItem } from './Picker.tsx';
 
 export const DASHBOARD_ACTIONS = {
   l: { command: 'logs:tail', label: 'live log' },
@@ -16,11 +17,40 @@ export const DASHBOARD_ACTIONS = {
 } as const;
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[keyof typeof DASHBOARD_ACTIONS]['command'];
 
+/** Screens the dashboard opens inside itself; Esc (or q) comes back. Without them a key ends the dashboard with onAction. */
+export interface DashboardViews {
+  /** The human output of a list command (keys, domains, webhooks, suppressions, templates). */
+  text: (action: DashboardAction) => Promise<string>;
+  logTail: Omit<LogTailProps, 'onExit'>;
+  tenants: () => Promise<PickerItem<string>[]>;
+  useTenant: (id: string) => Promise<void>;
+}
+
 export interface DashboardProps {
   load: () => Promise<DashboardData>;
   onAction: (action: DashboardAction) => void;
   onExit: () => void;
   refreshMs?: number;
+  views?: DashboardViews;
+}
+
+type Inner =
+  | { kind: 'text'; title: string; body: string | null; error?: string }
+  | { kind: 'log' }
+  | { kind: 'tenants'; items: PickerItem<string>[] | null; error?: string };
+
+/** A list screen inside the dashboard: the command's own output, and the way back. */
+function TextScreen({ screen, onBack }: { screen: Extract<Inner, { kind: 'text' }>; onBack: () => void }) {
+  useInput((input, key) => {
+    if (input === 'q' || key.escape) onBack();
+  });
+  return (
+    <Box flexDirection="column">
+      <Text bold>svc dashboard › {screen.title}</Text>
+      {screen.error ? <Text color="red">{screen.error}</Text> : screen.body === null ? <Text color="cyan">Loading…</Text> : <Text wrap="truncate-end">{screen.body}</Text>}
+      <Text dimColor>Esc or q: back to the dashboard</Text>
+    </Box>
+  );
 }
 
 export function QuotaBar({ used, limit, width = 30 }: { used: number; limit: number; width?: number }) {
@@ -40,7 +70,35 @@ function Failed({ panel }: { panel: Panel<unknown> }) {
   return panel.error ? <Text color="red">  {panel.error}</Text> : null;
 }
 
-export function Dashboard({ load, onAction, onExit, refreshMs = 5000 }: DashboardProps) {
+export function Dashboard(props: DashboardProps) {
+  const { views } = props;
+  const [inner, setInner] = useState<Inner | null>(null);
+  const back = () => setInner(null);
+  const open = (action: DashboardAction, label: string) => {
+    if (!views) return props.onAction(action);
+    if (action === 'logs:tail') return setInner({ kind: 'log' });
+    if (action === 'tenants:use') {
+      setInner({ kind: 'tenants', items: null });
+      views.tenants().then((items) => setInner({ kind: 'tenants', items }), (error: Error) => setInner({ kind: 'tenants', items: [], error: error.message }));
+      return;
+    }
+    setInner({ kind: 'text', title: label, body: null });
+    views.text(action).then(
+      (body) => setInner((current) => (current?.kind === 'text' && current.title === label ? { ...current, body } : current)),
+      (error: Error) => setInner((current) => (current?.kind === 'text' && current.title === label ? { ...current, error: error.message } : current)),
+    );
+  };
+  if (views && inner?.kind === 'text') return <TextScreen screen={inner} onBack={back} />;
+  if (views && inner?.kind === 'log') return <LogTail {...views.logTail} onExit={back} />;
+  if (views && inner?.kind === 'tenants') {
+    if (inner.error) return <TextScreen screen={{ kind: 'text', title: 'switch tenant', body: null, error: inner.error }} onBack={back} />;
+    if (!inner.items) return <Text color="cyan">Loading tenants…</Text>;
+    return <Picker title="Choose the tenant to act in" items={inner.items} onCancel={back} onPick={(id) => void views.useTenant(id).then(back, back)} />;
+  }
+  return <Overview {...props} open={open} />;
+}
+
+function Overview({ load, onExit, refreshMs = 5000, open }: DashboardProps & { open: (action: DashboardAction, label: string) => void }) {
   const [data, setData] = useState<DashboardData | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
@@ -59,7 +117,7 @@ export function Dashboard({ load, onAction, onExit, refreshMs = 5000 }: Dashboar
     if (input === 'q' || key.escape) return onExit();
     if (input === 'r') return setTick(tick + 1);
     const action = DASHBOARD_ACTIONS[input as keyof typeof DASHBOARD_ACTIONS];
-    if (action) onAction(action.command);
+    if (action) open(action.command, action.label);
   });
 
   const tenant = data?.tenant.value;
