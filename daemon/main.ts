@@ -8,7 +8,7 @@ import { loadSecrets } from './secrets.ts';
 import { buildApp, REDACTED_LOG_PATHS } from './app.ts';
 import { startWorkers, type WorkerPool } from './jobs/index.ts';
 import type { App, AppDeps } from './app-types.ts';
-import pino from 'pino';
+import { assertPortFree, createDaemonLogger } from './logging.ts';
 
 export interface RunningDaemon {
   config: Config;
@@ -19,7 +19,8 @@ export interface RunningDaemon {
 }
 
 export async function startDaemon(config: Config = loadConfig()): Promise<RunningDaemon> {
-  const log = pino({ level: config.logLevel, redact: REDACTED_LOG_PATHS });
+  const log = createDaemonLogger({ level: config.logLevel, redact: REDACTED_LOG_PATHS });
+  if (config.role !== 'worker') await assertPortFree(config.host, config.port);
   const secrets = loadSecrets(config.dataDir, config.jwtSecret);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 20 });
   log.info({ database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) }, 'database connected');
@@ -47,7 +48,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
 
   let app: App | null = null;
   if (config.role !== 'worker') {
-    app = await buildApp(deps);
+    app = await buildApp(deps, { loggerInstance: log });
     await app.listen({ port: config.port, host: config.host });
   }
   if (config.role !== 'api') {
