@@ -1,5 +1,6 @@
 // Ink screens added or fixed in the second CLI pass: keystroke bursts in the sign-in form, the masked
-// password prompt of `svc register`, dashboard keys that open their screen inside the dashboard.
+// password prompt of `svc register`, dashboard keys that open their screen inside the dashboard, and
+// layouts for narrow terminals (60×15, 100 columns).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import React from 'react';
@@ -7,6 +8,7 @@ import { render } from 'ink-testing-library';
 import { LoginForm } from '../cli/ui/LoginForm.tsx';
 import { PasswordPrompt } from '../cli/ui/PasswordPrompt.tsx';
 import { Dashboard, type DashboardViews } from '../cli/ui/Dashboard.tsx';
+import { LogTail } from '../cli/ui/LogTail.tsx';
 import type { DashboardData } from '../cli/services/dashboard.ts';
 import type { LogEntry } from '../cli/services/log-feed.ts';
 
@@ -113,5 +115,38 @@ test('Dashboard: k, t and l open their screen inside the dashboard, Esc comes ba
   assert.is(left, true);
   unmount();
 });
+
+function sends(count: number): LogEntry[] {
+  return Array.from({ length: count }, (_, index) => ({
+    id: `e${index}`, status: index % 2 ? 'DELIVERED' : 'SENT', to: [`someone.with.a.long.address.${index}@example-customer-domain.com`],
+    subject: `Your order number ${index} has shipped and is on its way to the address you gave us`, createdAt: '2026-05-01T09:00:00.000Z', updatedAt: '2026-05-01T09:00:01.000Z',
+  }) as unknown as LogEntry);
+}
+
+for (const [columns, rows] of [[60, 15], [100, 15], [100, 40]] as const) {
+  test(`LogTail at ${columns}×${rows}: header and key help stay, rows are cut to the width, never wrapped`, async () => {
+    const { lastFrame, unmount } = render(<LogTail columns={columns} rows={rows - 4} source={async function* () { for (const entry of sends(40)) yield entry; }} loadDetail={async () => { throw new Error('no'); }} onExit={() => {}} />);
+    await tick(80);
+    const lines = lastFrame()!.split('\n');
+    assert.ok(lines.length <= rows, `${lines.length} lines for ${rows} rows`);
+    assert.match(lines[0], 'Email log');
+    assert.match(lines[lines.length - 1], 'q quit');
+    for (const line of lines) assert.ok(line.length <= columns, `${line.length} > ${columns}: ${line}`);
+    assert.match(lastFrame()!, 'e39'.replace('e39', 'someone.with'));
+    unmount();
+  });
+
+  test(`Dashboard at ${columns}×${rows}: title and key help stay on screen, lines cut to the width`, async () => {
+    const many = { ...data, recent: { value: sends(20) as never, error: null } };
+    const { lastFrame, unmount } = render(<Dashboard columns={columns} rows={rows} load={async () => many} onAction={() => {}} onExit={() => {}} refreshMs={60_000} />);
+    await tick(60);
+    const lines = lastFrame()!.split('\n');
+    assert.ok(lines.length <= rows, `${lines.length} lines for ${rows} rows:\n${lastFrame()}`);
+    assert.match(lines[0], 'svc dashboard');
+    assert.match(lines[lines.length - 1], 'q quit');
+    for (const line of lines) assert.ok(line.length <= columns, `${line.length} > ${columns}: ${line}`);
+    unmount();
+  });
+}
 
 test.run();

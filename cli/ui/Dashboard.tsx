@@ -5,6 +5,7 @@ import { Box, Text, useInput } from 'ink';
 import type { DashboardData, Panel } from '../services/dashboard.ts';
 import { LogTail, STATUS_COLOURS, type LogTailProps } from './LogTail.tsx';
 import { Picker, type PickerItem } from './Picker.tsx';
+import { fit, useTerminalSize } from './size.ts';
 
 export const DASHBOARD_ACTIONS = {
   l: { command: 'logs:tail', label: 'live log' },
@@ -32,6 +33,9 @@ export interface DashboardProps {
   onExit: () => void;
   refreshMs?: number;
   views?: DashboardViews;
+  /** Terminal size (default: the real one). */
+  columns?: number;
+  rows?: number;
 }
 
 type Inner =
@@ -98,7 +102,12 @@ export function Dashboard(props: DashboardProps) {
   return <Overview {...props} open={open} />;
 }
 
-function Overview({ load, onExit, refreshMs = 5000, open }: DashboardProps & { open: (action: DashboardAction, label: string) => void }) {
+function Overview({ load, onExit, refreshMs = 5000, open, columns, rows }: DashboardProps & { open: (action: DashboardAction, label: string) => void }) {
+  const size = useTerminalSize({ columns, rows });
+  const width = Math.max(20, size.columns - 1);
+  // Small terminals: no blank lines between panels, and only the recent sends that fit.
+  const compact = size.rows < 30;
+  const gap = compact ? 0 : 1;
   const [data, setData] = useState<DashboardData | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
@@ -121,42 +130,46 @@ function Overview({ load, onExit, refreshMs = 5000, open }: DashboardProps & { o
   });
 
   const tenant = data?.tenant.value;
+  // Lines other than recent sends: title, quota (2), queues (1 + each), recent title, webhooks (1 + each), help, gaps.
+  const queueLines = data?.queues.value ? Object.keys(data.queues.value.queues).length : 1;
+  const hookLines = Math.max(1, data?.failingWebhooks.value?.length ?? 1);
+  const recentRows = Math.max(1, size.rows - (1 + 2 + 1 + queueLines + 1 + 1 + hookLines + 1 + gap * 5) - 1);
   return (
-    <Box flexDirection="column">
-      <Text bold>svc dashboard{tenant ? ` · ${tenant.name}` : ''}{tenant ? <Text dimColor> ({tenant.plan}{tenant.status !== 'active' ? `, ${tenant.status}` : ''})</Text> : null}</Text>
+    <Box flexDirection="column" width={width}>
+      <Text bold wrap="truncate-end">svc dashboard{tenant ? ` · ${tenant.name}` : ''}{tenant ? <Text dimColor> ({tenant.plan}{tenant.status !== 'active' ? `, ${tenant.status}` : ''})</Text> : null}</Text>
       {failure ? <Text color="red">{failure}</Text> : null}
       {!data ? <Text color="cyan">Loading…</Text> : (
         <Box flexDirection="column">
-          <Box marginTop={1} flexDirection="column">
+          <Box marginTop={gap} flexDirection="column">
             <Text bold>Quota this month</Text>
             {data.quota.value ? <Box><Text>  </Text><QuotaBar used={data.quota.value.used} limit={data.quota.value.limit} /></Box> : <Failed panel={data.quota} />}
           </Box>
-          <Box marginTop={1} flexDirection="column">
+          <Box marginTop={gap} flexDirection="column">
             <Text bold>Queues</Text>
             {data.queues.value ? Object.entries(data.queues.value.queues).map(([name, queue]) => (
-              <Text key={name}>  {name.padEnd(12)} depth {String(queue.depth).padStart(4)}  running {String(queue.running).padStart(3)}  failed <Text color={queue.failed ? 'red' : undefined}>{queue.failed}</Text>{queue.stuck ? <Text color="red"> stuck</Text> : null}</Text>
+              <Text key={name} wrap="truncate-end">  {name.padEnd(12)} depth {String(queue.depth).padStart(4)}  running {String(queue.running).padStart(3)}  failed <Text color={queue.failed ? 'red' : undefined}>{queue.failed}</Text>{queue.stuck ? <Text color="red"> stuck</Text> : null}</Text>
             )) : <Failed panel={data.queues} />}
           </Box>
-          <Box marginTop={1} flexDirection="column">
+          <Box marginTop={gap} flexDirection="column">
             <Text bold>Recent sends</Text>
             {data.recent.value?.length === 0 ? <Text dimColor>  Nothing sent yet.</Text> : null}
-            {data.recent.value?.map((log) => (
-              <Text key={log.id}>  <Text color={STATUS_COLOURS[log.status]}>{log.status.padEnd(10)}</Text> {log.to.join(', ').slice(0, 30).padEnd(30)} <Text dimColor>{log.subject.slice(0, 40)}</Text></Text>
+            {data.recent.value?.slice(0, recentRows).map((log) => (
+              <Text key={log.id} wrap="truncate-end">  <Text color={STATUS_COLOURS[log.status]}>{log.status.padEnd(10)}</Text> {fit(log.to.join(', '), Math.min(30, Math.floor((width - 14) / 2)))} <Text dimColor>{log.subject}</Text></Text>
             ))}
             <Failed panel={data.recent} />
           </Box>
-          <Box marginTop={1} flexDirection="column">
+          <Box marginTop={gap} flexDirection="column">
             <Text bold>Failing webhooks</Text>
             {data.failingWebhooks.value?.length === 0 ? <Text color="green">  None.</Text> : null}
             {data.failingWebhooks.value?.map((endpoint) => (
-              <Text key={endpoint.id}>  <Text color="red">{endpoint.enabled ? `${endpoint.consecutiveFailures} failures` : `off (${endpoint.disabledReason ?? 'disabled'})`}</Text> {endpoint.url}</Text>
+              <Text key={endpoint.id} wrap="truncate-end">  <Text color="red">{endpoint.enabled ? `${endpoint.consecutiveFailures} failures` : `off (${endpoint.disabledReason ?? 'disabled'})`}</Text> {endpoint.url}</Text>
             ))}
             <Failed panel={data.failingWebhooks} />
           </Box>
         </Box>
       )}
-      <Box marginTop={1}>
-        <Text dimColor>{Object.entries(DASHBOARD_ACTIONS).map(([key, action]) => `${key} ${action.label}`).join(' · ')} · r refresh · q quit</Text>
+      <Box marginTop={gap}>
+        <Text dimColor wrap="truncate-end">{width >= 100 ? `${Object.entries(DASHBOARD_ACTIONS).map(([key, action]) => `${key} ${action.label}`).join(' · ')} · r refresh · q quit` : `q quit · r refresh · ${Object.entries(DASHBOARD_ACTIONS).map(([key, action]) => `${key} ${action.label.split(' ').pop()}`).join(' · ')}`}</Text>
       </Box>
     </Box>
   );
