@@ -12,7 +12,8 @@ import { LogTail } from '../cli/ui/LogTail.tsx';
 import type { DashboardData } from '../cli/services/dashboard.ts';
 import type { LogEntry } from '../cli/services/log-feed.ts';
 
-const tick = (ms = 30) => new Promise((resolve) => setTimeout(resolve, ms));
+// Generous pauses: Ink renders on a loaded machine too.
+const tick = (ms = 30) => new Promise((resolve) => setTimeout(resolve, ms * 3));
 
 test('LoginForm: a burst of Backspaces in one chunk deletes as many characters, none is lost or typed', async () => {
   let submitted: string | null = null;

@@ -4,7 +4,7 @@
 // the field they were meant for.
 import React, { useRef, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
-import { TextInput, editLine } from './TextInput.tsx';
+import { TextInput, feedForm } from './TextInput.tsx';
 
 export type CredentialsOutcome = 'signed-in' | 'needs-code';
 
@@ -68,19 +68,12 @@ export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode
 
   useInput((input, key) => {
     if (key.escape) return onCancel();
-    let pending = input;
-    let first = true;
-    // A chunk may finish one field and start the next ("ops@x.test\rsecret\r").
-    while (first || pending !== '') {
-      const field = live.current.step;
-      if (field === 'working') return;
-      const edited = editLine(live.current.fields[field], pending, first ? key : { ...key, return: false, backspace: false, delete: false });
-      first = false;
-      if (edited.value !== live.current.fields[field]) setField(field, edited.value);
-      if (!edited.submit) return;
-      submit(field);
-      pending = edited.rest;
-    }
+    feedForm<Field>(input, key, {
+      field: () => (live.current.step === 'working' ? null : live.current.step),
+      value: (field) => live.current.fields[field],
+      set: setField,
+      submit,
+    });
   });
 
   const noop = () => {};

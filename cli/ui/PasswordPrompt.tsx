@@ -1,7 +1,7 @@
 // A masked password prompt (twice when choosing a new one), for `svc register` in a terminal.
 import React, { useRef, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
-import { TextInput, editLine } from './TextInput.tsx';
+import { TextInput, feedForm } from './TextInput.tsx';
 
 export interface PasswordPromptProps {
   title: string;
@@ -45,17 +45,7 @@ export function PasswordPrompt({ title, confirm = false, minLength = 0, label = 
   };
   useInput((input, key) => {
     if (key.escape) return onCancel();
-    let pending = input;
-    let firstPass = true;
-    while (firstPass || pending !== '') {
-      const field = live.current.step;
-      const edited = editLine(live.current.values[field], pending, firstPass ? key : { ...key, return: false, backspace: false, delete: false });
-      firstPass = false;
-      if (edited.value !== live.current.values[field]) setValue(field, edited.value);
-      if (!edited.submit) return;
-      submit(field);
-      pending = edited.rest;
-    }
+    feedForm<'first' | 'second'>(input, key, { field: () => live.current.step, value: (field) => live.current.values[field], set: setValue, submit });
   });
   const noop = () => {};
   return (

@@ -40,6 +40,33 @@ export function editLine(current: string, input: string, key: Key): { value: str
   return { value, submit: false, rest: '' };
 }
 
+export interface LineForm<F extends string> {
+  /** The field that takes keys now, or null while none does (a request in flight). */
+  field: () => F | null;
+  value: (field: F) => string;
+  set: (field: F, value: string) => void;
+  submit: (field: F) => void;
+}
+
+/**
+ * Feeds one keyboard event to a form of one-line fields. A chunk may finish one field and start the
+ * next ("ops@x.test\rsecret\r"): what follows an Enter goes to the field that is current after it.
+ */
+export function feedForm<F extends string>(input: string, key: Key, form: LineForm<F>): void {
+  let pending = input;
+  let first = true;
+  while (first || pending !== '') {
+    const field = form.field();
+    if (field === null) return;
+    const edited = editLine(form.value(field), pending, first ? key : { ...key, return: false, backspace: false, delete: false });
+    first = false;
+    if (edited.value !== form.value(field)) form.set(field, edited.value);
+    if (!edited.submit) return;
+    form.submit(field);
+    pending = edited.rest;
+  }
+}
+
 export function TextInput({ value, onChange, onSubmit, mask, placeholder, focus = true, capture = true }: TextInputProps) {
   // Keys can arrive faster than React re-renders (typing fast, pasting): build on the last value
   // this input produced, not on the possibly stale prop.
