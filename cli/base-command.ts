@@ -71,7 +71,10 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
     const http = this.client.http;
     const who = http.usesApiKey ? 'API key (SVC_API_KEY)' : `profile ${http.profileName}`;
     const tenant = http.tenantId ? `tenant ${http.tenantName ? `${http.tenantName} ` : ''}${chalk.dim(`(${http.tenantId})`)}` : chalk.yellow('no tenant');
-    this.logToStderr(chalk.dim('svc · ') + `${who} · ${tenant}` + chalk.dim(` · ${http.baseUrl}`));
+    const line = chalk.dim('svc · ') + `${who} · ${tenant}` + chalk.dim(` · ${http.baseUrl}`);
+    // One line even in a narrow terminal: a wrapped header pushes the screens' own header off the top.
+    const width = process.stderr.isTTY ? process.stderr.columns : undefined;
+    this.logToStderr(width ? truncateVisible(line, width - 1) : line);
   }
 
   override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
@@ -92,6 +95,23 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
     error.message = redactSecrets(error.message, secrets);
     return super.catch(error);
   }
+}
+
+/** Cuts a line with colour codes to `width` visible characters. */
+function truncateVisible(line: string, width: number): string {
+  let visible = 0;
+  let out = '';
+  for (const part of line.split(/(\u001b\[[0-9;]*m)/)) {
+    if (part.startsWith('\u001b[')) {
+      out += part;
+      continue;
+    }
+    const room = width - visible;
+    if (part.length > room) return `${out}${part.slice(0, Math.max(0, room - 1))}…\u001b[0m`;
+    out += part;
+    visible += part.length;
+  }
+  return out;
 }
 
 /** Validation answers name each field: "  to: must be an e-mail address", one per line. */

@@ -51,7 +51,7 @@ function TextScreen({ screen, onBack }: { screen: Extract<Inner, { kind: 'text' 
   return (
     <Box flexDirection="column">
       <Text bold>svc dashboard › {screen.title}</Text>
-      {screen.error ? <Text color="red">{screen.error}</Text> : screen.body === null ? <Text color="cyan">Loading…</Text> : <Text wrap="truncate-end">{screen.body}</Text>}
+      {screen.error ? <Text color="red">{screen.error}</Text> : screen.body === null ? <Text color="cyan">Loading…</Text> : screen.body.split('\n').map((line, index) => <Text key={index} wrap="truncate-end">{line}</Text>)}
       <Text dimColor>Esc or q: back to the dashboard</Text>
     </Box>
   );

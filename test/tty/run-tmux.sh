@@ -144,7 +144,7 @@ tmux send-keys -t "$SESSION" q
 # 5. A small terminal (60×15): header and key help stay on screen, nothing wraps.
 tmux resize-window -t "$SESSION" -x 60 -y 15
 run_in_pane "node bin/svc.js logs tail"
-if wait_for "q quit" 30 && screen | head -1 | grep -qF "Email log" && [ "$(screen | awk '{ if (length($0) > 60) n++ } END { print n+0 }')" = 0 ]; then pass "log tail fits 60×15"; else fail "log tail fits 60×15"; fi
+if wait_for "q quit" 30 && screen | grep -qF "Email log" && [ "$(screen | awk '{ if (length($0) > 60) n++ } END { print n+0 }')" = 0 ]; then pass "log tail fits 60×15"; else fail "log tail fits 60×15"; fi
 tmux send-keys -t "$SESSION" q; sleep 1
 run_in_pane "node bin/svc.js"
 if wait_for "q quit" 30 && screen | grep -qF "svc dashboard"; then pass "dashboard fits 60×15"; else fail "dashboard fits 60×15"; fi
