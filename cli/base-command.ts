@@ -70,7 +70,9 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
   private printHeader(): void {
     const http = this.client.http;
     const who = http.usesApiKey ? 'API key (SVC_API_KEY)' : `profile ${http.profileName}`;
-    const tenant = http.tenantId ? `tenant ${http.tenantName ? `${http.tenantName} ` : ''}${chalk.dim(`(${http.tenantId})`)}` : chalk.yellow('no tenant');
+    const tenant = http.tenantId
+      ? `tenant ${http.tenantName ? `${http.tenantName} ` : ''}${chalk.dim(`(${http.tenantId})`)}`
+      : http.usesApiKey ? 'the key\'s tenant' : chalk.yellow('no tenant');
     const line = chalk.dim('svc · ') + `${who} · ${tenant}` + chalk.dim(` · ${http.baseUrl}`);
     // One line even in a narrow terminal: a wrapped header pushes the screens' own header off the top.
     const width = process.stderr.isTTY ? process.stderr.columns : undefined;
