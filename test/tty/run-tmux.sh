@@ -35,6 +35,14 @@ wait_for() {
   return 1
 }
 svc() { node bin/svc.js "$@"; }
+# wait_shell: until the pane runs the shell again (the screen before has quit).
+wait_shell() {
+  for _ in $(seq 1 40); do
+    [ "$(tmux display -p -t "$SESSION" '#{pane_current_command}')" != node ] && return 0
+    sleep 0.5
+  done
+  return 1
+}
 # run_in_pane <command>: clears the pane first, so wait_for never matches the previous screen.
 run_in_pane() {
   tmux send-keys -t "$SESSION" "clear" Enter
@@ -139,15 +147,15 @@ tmux send-keys -t "$SESSION" k
 if wait_for "svc dashboard › API keys" 30 && wait_for "svc_test_" 30; then pass "k opens the API keys inside the dashboard"; else fail "k opens the API keys inside the dashboard"; fi
 tmux send-keys -t "$SESSION" Escape
 if wait_for "Quota this month" 15; then pass "Esc comes back to the dashboard"; else fail "Esc comes back to the dashboard"; fi
-tmux send-keys -t "$SESSION" q
+tmux send-keys -t "$SESSION" q; wait_shell
 
 # 5. A small terminal (60×15): header and key help stay on screen, nothing wraps.
 tmux resize-window -t "$SESSION" -x 60 -y 15
 run_in_pane "node bin/svc.js logs tail"
 if wait_for "q quit" 30 && screen | grep -qF "Email log" && [ "$(screen | awk '{ if (length($0) > 60) n++ } END { print n+0 }')" = 0 ]; then pass "log tail fits 60×15"; else fail "log tail fits 60×15"; fi
-tmux send-keys -t "$SESSION" q; sleep 1
+tmux send-keys -t "$SESSION" q; wait_shell
 run_in_pane "node bin/svc.js"
-if wait_for "q quit" 30 && screen | grep -qF "svc dashboard"; then pass "dashboard fits 60×15"; else fail "dashboard fits 60×15"; fi
+if wait_for "q quit" 45 && screen | grep -qF "svc dashboard"; then pass "dashboard fits 60×15"; else fail "dashboard fits 60×15"; fi
 tmux send-keys -t "$SESSION" q
 
 echo
