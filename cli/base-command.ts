@@ -3,7 +3,7 @@
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import chalk from 'chalk';
 import { applyColourPreference, readCliEnvironment, type CliEnvironment } from './environment.ts';
-import { CliFailure, ApiRequestError, MissingInputError } from './errors.ts';
+import { CliFailure, ApiRequestError, MissingInputError, redactSecrets, toContractError } from './errors.ts';
 import { SvcClient } from './client.ts';
 import { DEFAULT_PROFILE } from './profiles.ts';
 import { isInteractive } from './ui/tty.ts';
@@ -35,16 +35,17 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
 
   protected flags!: SvcFlags<T>;
   protected args!: SvcArgs<T>;
+  /** Every positional argument (commands with `strict = false` take many). */
+  protected positionals!: string[];
   protected environment!: CliEnvironment;
   private cachedClient?: SvcClient;
-  private failure?: CliFailure;
 
   override async init(): Promise<void> {
     await super.init();
     this.environment = readCliEnvironment();
     applyColourPreference(this.environment);
     const ctor = this.ctor as typeof SvcCommand & T;
-    const { args, flags } = await this.parse({
+    const { args, flags, argv } = await this.parse({
       flags: ctor.flags,
       baseFlags: (super.ctor as typeof SvcCommand).baseFlags,
       enableJsonFlag: ctor.enableJsonFlag,
@@ -55,6 +56,7 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
     this.args = args as SvcArgs<T>;
     const base = flags as { insecure?: boolean; ca?: string };
     this.environment.transport = { insecure: base.insecure === true || this.environment.transport.insecure, caFile: base.ca ?? this.environment.transport.caFile };
+    this.positionals = argv as string[];
     if (ctor.showHeader && !this.jsonEnabled()) this.printHeader();
   }
 
@@ -80,30 +82,54 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
   private printHeader(): void {
     const http = this.client.http;
     const who = http.usesApiKey ? 'API key (SVC_API_KEY)' : `profile ${http.profileName}`;
-    const tenant = http.tenantId ? `tenant ${http.tenantName ? `${http.tenantName} ` : ''}${chalk.dim(`(${http.tenantId})`)}` : chalk.yellow('no tenant');
-    this.logToStderr(chalk.dim('svc · ') + `${who} · ${tenant}` + chalk.dim(` · ${http.baseUrl}`));
+    const tenant = http.tenantId
+      ? `tenant ${http.tenantName ? `${http.tenantName} ` : ''}${chalk.dim(`(${http.tenantId})`)}`
+      : http.usesApiKey ? 'the key\'s tenant' : chalk.yellow('no tenant');
+    const line = chalk.dim('svc · ') + `${who} · ${tenant}` + chalk.dim(` · ${http.baseUrl}`);
+    // One line even in a narrow terminal: a wrapped header pushes the screens' own header off the top.
+    const width = process.stderr.isTTY ? process.stderr.columns : undefined;
+    this.logToStderr(width ? truncateVisible(line, width - 1) : line);
   }
 
   override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
+    const secrets = [this.environment?.apiKey ?? readCliEnvironment().apiKey];
+    if (this.jsonEnabled()) {
+      // One contract object on stdout, never oclif's error with its parse context (which holds the environment).
+      const contract = toContractError(error, secrets);
+      process.exitCode = contract.error.exitCode;
+      this.logJson(contract);
+      return undefined;
+    }
     if (error instanceof CliFailure) {
-      this.failure = error;
       process.exitCode = error.exitCode;
-      return super.catch(Object.assign(new Errors.CLIError(error.message, { exit: error.exitCode, code: error.code }), { exitCode: error.exitCode }));
+      const message = redactSecrets(error.message + validationLines(error), secrets);
+      return super.catch(Object.assign(new Errors.CLIError(message, { exit: error.exitCode, code: error.code }), { exitCode: error.exitCode }));
     }
     if (error.oclif?.exit !== undefined) process.exitCode = error.oclif.exit;
+    error.message = redactSecrets(error.message, secrets);
     return super.catch(error);
   }
+}
 
-  protected override toErrorJson(error: unknown): unknown {
-    const failure = this.failure;
-    if (!failure) return super.toErrorJson(error);
-    return {
-      error: {
-        message: failure.message,
-        code: failure.code,
-        exitCode: failure.exitCode,
-        ...(failure instanceof ApiRequestError ? { status: failure.status, details: failure.body.details } : {}),
-      },
-    };
+/** Cuts a line with colour codes to `width` visible characters. */
+function truncateVisible(line: string, width: number): string {
+  let visible = 0;
+  let out = '';
+  for (const part of line.split(/(\u001b\[[0-9;]*m)/)) {
+    if (part.startsWith('\u001b[')) {
+      out += part;
+      continue;
+    }
+    const room = width - visible;
+    if (part.length > room) return `${out}${part.slice(0, Math.max(0, room - 1))}…\u001b[0m`;
+    out += part;
+    visible += part.length;
   }
+  return out;
+}
+
+/** Validation answers name each field: "  to: must be an e-mail address", one per line. */
+function validationLines(error: CliFailure): string {
+  if (!(error instanceof ApiRequestError) || !error.body.details?.length) return '';
+  return '\n' + error.body.details.map((detail) => `  ${detail.field || '(body)'}: ${detail.message}`).join('\n');
 }

@@ -103,6 +103,18 @@ export class SvcClient {
   me() {
     return this.http.request<MeAnswer>('GET', '/auth/me', { tenant: false });
   }
+  twoFactorStatus() {
+    return this.http.request<{ enabled: boolean; pending: boolean }>('GET', '/auth/2fa/status', { tenant: false });
+  }
+  startTwoFactor() {
+    return this.http.request<{ secret: string; otpauthUrl: string }>('POST', '/auth/2fa/enable', { tenant: false });
+  }
+  verifyTwoFactor(code: string) {
+    return this.http.request<unknown>('POST', '/auth/2fa/verify', { json: { code }, tenant: false });
+  }
+  disableTwoFactor(code: string) {
+    return this.http.request<unknown>('POST', '/auth/2fa/disable', { json: { code }, tenant: false });
+  }
 
   // Tenants and keys
   async listTenants(): Promise<TenantSummary[]> {
@@ -182,6 +194,12 @@ export class SvcClient {
   }
   getTemplateVersion(templateId: string, versionId: string) {
     return this.http.request<TemplateVersionView>('GET', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`);
+  }
+  previewTemplateVersion(templateId: string, versionId: string, data: Record<string, unknown>) {
+    return this.http.request<{ subject: string; html: string; text: string }>('POST', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}/preview`, { json: { data } });
+  }
+  renderReactEmail(jsx: string, props: Record<string, unknown>) {
+    return this.http.request<{ html: string; text: string }>('POST', '/templates/render-react-email', { json: { jsx, props } });
   }
   publishTemplateVersion(templateId: string, versionId: string) {
     return this.http.request<TemplateVersionView>('POST', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}/publish`);

@@ -3,6 +3,9 @@ import Login from './commands/auth/login.ts';
 import Logout from './commands/auth/logout.ts';
 import WhoAmI from './commands/auth/whoami.ts';
 import Register from './commands/auth/register.ts';
+import TwoFactorEnable from './commands/twofa/enable.ts';
+import TwoFactorDisable from './commands/twofa/disable.ts';
+import TwoFactorStatusCommand from './commands/twofa/status.ts';
 import TenantsList from './commands/tenants/list.ts';
 import TenantsUse from './commands/tenants/use.ts';
 import TenantsCreate from './commands/tenants/create.ts';
@@ -24,6 +27,9 @@ import TemplatesShow from './commands/templates/show.ts';
 import TemplatesPush from './commands/templates/push.ts';
 import TemplatesPublish from './commands/templates/publish.ts';
 import TemplatesPull from './commands/templates/pull.ts';
+import TemplatesCheck from './commands/templates/check.ts';
+import TemplatesDiff from './commands/templates/diff.ts';
+import TemplatesPreview from './commands/templates/preview.ts';
 import DomainsAdd from './commands/domains/add.ts';
 import DomainsList from './commands/domains/list.ts';
 import DomainsDns from './commands/domains/dns.ts';
@@ -47,6 +53,9 @@ export const COMMANDS = {
   logout: Logout,
   whoami: WhoAmI,
   register: Register,
+  '2fa:enable': TwoFactorEnable,
+  '2fa:disable': TwoFactorDisable,
+  '2fa:status': TwoFactorStatusCommand,
   'tenants:list': TenantsList,
   'tenants:use': TenantsUse,
   'tenants:create': TenantsCreate,
@@ -63,6 +72,9 @@ export const COMMANDS = {
   'templates:push': TemplatesPush,
   'templates:publish': TemplatesPublish,
   'templates:pull': TemplatesPull,
+  'templates:check': TemplatesCheck,
+  'templates:diff': TemplatesDiff,
+  'templates:preview': TemplatesPreview,
   'domains:add': DomainsAdd,
   'domains:list': DomainsList,
   'domains:dns': DomainsDns,

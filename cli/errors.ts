@@ -77,3 +77,58 @@ export class MissingInputError extends CliFailure {
     super(`${what} (stdin is not a terminal, so svc will not prompt).`, EXIT.usage, 'MISSING_FLAG');
   }
 }
+
+/** The one error object `--json` prints, whatever failed (CONTRACT.md's envelope, plus the exit code). */
+export interface ContractError {
+  error: {
+    code: string;
+    message: string;
+    details: { field: string; message: string }[];
+    exitCode: number;
+    status?: number;
+  };
+}
+
+/** Credentials that must never reach the terminal, even inside an error message. */
+const SECRET_PATTERNS = [/svc_(?:live|test)_[A-Za-z0-9_-]+/g, /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g, /whsec_[A-Za-z0-9_-]+/g];
+
+export function redactSecrets(text: string, secrets: (string | undefined)[] = []): string {
+  let out = text;
+  for (const secret of secrets) if (secret && secret.length >= 6) out = out.split(secret).join('[redacted]');
+  for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, '[redacted]');
+  return out;
+}
+
+/** oclif's parse errors (unknown flag, missing flag or argument, extra argument, bad value). */
+interface ParseErrorLike {
+  message: string;
+  oclif?: { exit?: number };
+  parse?: unknown;
+  flags?: string[];
+  args?: (string | { name: string })[];
+}
+
+/** Turns any failure into the contract object, with oclif's internals and every secret left out. */
+export function toContractError(error: unknown, secrets: (string | undefined)[] = []): ContractError {
+  const clean = (text: string) => redactSecrets(text.replace(/\u001b\[[0-9;]*m/g, ''), secrets);
+  if (error instanceof ApiRequestError) {
+    return { error: { code: error.code, message: clean(error.message), details: (error.body.details ?? []).map((d) => ({ field: d.field, message: clean(d.message) })), exitCode: error.exitCode, status: error.status } };
+  }
+  if (error instanceof CliFailure) {
+    return { error: { code: error.code, message: clean(error.message), details: [], exitCode: error.exitCode } };
+  }
+  const failure = (error ?? {}) as ParseErrorLike;
+  const raw = typeof failure.message === 'string' ? failure.message : String(error);
+  const lines = raw.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !/^See more help with/.test(line) && line !== 'The following error occurred:');
+  let message = clean(lines.join(' ').replace(/\s+/g, ' '));
+  if (failure.parse !== undefined || failure.oclif?.exit === EXIT.usage) {
+    const details = [
+      ...(failure.flags ?? []).map((flag) => ({ field: flag, message: 'unknown flag' })),
+      ...(failure.args ?? []).map((arg) => (typeof arg === 'string' ? { field: arg, message: 'unexpected argument' } : { field: arg.name, message: 'missing argument' })),
+      ...[...raw.matchAll(/Missing required flag (\S+)/g)].map((match) => ({ field: `--${match[1]}`, message: 'missing required flag' })),
+    ];
+    if (lines[0]?.endsWith(':') && details.length) message = `${lines[0]} ${details.map((d) => d.field).join(', ')}`;
+    return { error: { code: 'USAGE', message, details, exitCode: EXIT.usage } };
+  }
+  return { error: { code: 'CLI_FAILURE', message, details: [], exitCode: failure.oclif?.exit ?? EXIT.refused } };
+}

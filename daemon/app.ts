@@ -1,5 +1,5 @@
 // buildApp(deps): every plugin and module, no listen. main.ts listens; tests use app.inject().
-import Fastify from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { App, AppDeps } from './app-types.ts';
@@ -9,6 +9,7 @@ import { ApiError } from './errors.ts';
 import authPlugin from './plugins/auth.ts';
 import rateLimitPlugin from './plugins/rate-limit.ts';
 import { initModels } from './db/models.ts';
+import { isHealthPoll } from './logging.ts';
 import { MAX_BODY_BYTES } from '../shared/constants.ts';
 import { ErrorBody } from '../shared/schemas/common.ts';
 import type { TlsPair } from './tls.ts';
@@ -40,6 +41,8 @@ export interface BuildAppOptions {
   logger?: boolean | Record<string, unknown>;
   /** Serve HTTPS with this pair: HTTP/2 where the client offers it (ALPN), HTTP/1.1 otherwise. */
   tls?: TlsPair | null;
+  /** A logger made by the caller (main.ts: readable lines in a terminal); wins over `logger`. */
+  loggerInstance?: FastifyBaseLogger;
 }
 
 /** Keys whose values never reach a log line. */
@@ -63,9 +66,12 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const tls: object = options.tls ? { http2: true as const, https: { allowHTTP1: true, cert: options.tls.cert, key: options.tls.key } } : {};
   const app = Fastify({
     ...tls,
-    logger,
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger }),
+    // Health polls are logged at debug by the hook below, not as two info lines each.
+    logController: new LogController({ disableRequestLogging: (request: { url?: string }) => isHealthPoll(request.url) }),
     bodyLimit: MAX_BODY_BYTES,
-    maxParamLength: TRACKING_TOKEN_MAX_LENGTH,
+    // Under routerOptions: the top-level option is deprecated (a FastifyWarning at boot).
+    routerOptions: { maxParamLength: TRACKING_TOKEN_MAX_LENGTH },
     trustProxy: deps.config.trustProxy,
     // Fastify answers a malformed URL before routing, outside the error handler: keep the envelope.
     frameworkErrors: (error, _request, reply) =>
@@ -76,6 +82,9 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.addSchema(ErrorBody);
+  app.addHook('onResponse', async (request, reply) => {
+    if (isHealthPoll(request.url)) request.log.debug({ url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'health poll');
+  });
   // JSON only: a text/plain body on a JSON route is a 415, not a string that fails validation.
   // Scopes that accept other types (inbound, tracking, billing) add their own parser.
   app.removeContentTypeParser('text/plain');

@@ -11,7 +11,7 @@ import { checkSecretAgainstDatabase, loadSecrets } from './secrets.ts';
 import { buildApp, REDACTED_LOG_PATHS } from './app.ts';
 import { startWorkers, type WorkerPool } from './jobs/index.ts';
 import type { App, AppDeps } from './app-types.ts';
-import pino from 'pino';
+import { assertPortFree, createDaemonLogger } from './logging.ts';
 
 export interface RunningDaemon {
   config: Config;
@@ -22,8 +22,9 @@ export interface RunningDaemon {
 }
 
 export async function startDaemon(config: Config = loadConfig()): Promise<RunningDaemon> {
-  const log = pino({ level: config.logLevel, redact: REDACTED_LOG_PATHS });
+  const log = createDaemonLogger({ level: config.logLevel, redact: REDACTED_LOG_PATHS });
   const tls = config.role === 'worker' ? null : readTlsPair(config);
+  if (config.role !== 'worker') await assertPortFree(config.host, config.port);
   const secrets = loadSecrets(config.dataDir, config.jwtSecret);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 20 });
   log.info({ database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) }, 'database connected');
@@ -62,7 +63,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   let app: App | null = null;
   let stopTlsReload = () => {};
   if (config.role !== 'worker') {
-    app = await buildApp(deps, { tls });
+    app = await buildApp(deps, { tls, loggerInstance: log });
     await app.listen({ port: config.port, host: config.host });
     if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
   }

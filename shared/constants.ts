@@ -4,11 +4,15 @@ export const API_KEY_SCOPES = [
   'email:send',
   'email:read',
   'templates:read',
+  /** Extension: create, edit, preview and publish templates with a key (CI pipelines). */
+  'templates:write',
   'contacts:read',
   'contacts:write',
   'suppressions:read',
   'suppressions:write',
   'webhooks:manage',
+  /** Extension: list the tenant's sending domains (`svc templates check` verifies a From domain). */
+  'domains:read',
   'campaigns:read',
   'campaigns:write',
   'projects:read',

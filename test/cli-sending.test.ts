@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { createWorld } from './helpers/fixtures.ts';
+import { createApiKey, createWorld } from './helpers/fixtures.ts';
 import { CliWorld, listen, type SvcRun } from './helpers/svc-cli.ts';
 import { EmailLog } from '../daemon/modules/emails/model.ts';
 import { Suppression } from '../daemon/modules/suppressions/model.ts';
@@ -120,19 +120,19 @@ test('templates push creates from an .html file with front-matter, publishes, is
   writeFileSync(file, '---\nslug: welcome\nname: Welcome\nsubject: "Welcome, {{ name }}"\n---\n<p>Hello {{ name }}</p>\n');
   const created = await cli.run(['templates', 'push', file, '--publish', '--json']);
   assert.is(created.code, 0, created.stdout + created.stderr);
-  assert.is(created.json.created, true);
-  assert.is(created.json.published, true);
-  assert.is(created.json.version, 1);
+  assert.is(created.json[0].created, true);
+  assert.is(created.json[0].published, true);
+  assert.is(created.json[0].version, 1);
   const again = await cli.run(['templates', 'push', file, '--json']);
-  assert.is(again.json.changed, false, 'an unchanged file creates no version');
-  assert.is(again.json.version, 1);
+  assert.is(again.json[0].changed, false, 'an unchanged file creates no version');
+  assert.is(again.json[0].version, 1);
 
   writeFileSync(file, '---\nslug: welcome\nname: Welcome\nsubject: "Welcome, {{ name }}"\n---\n<p>Hi {{ name }}!</p>\n');
   const changed = await cli.run(['templates', 'push', file, '--json']);
   assert.is(changed.code, 0, changed.stdout);
-  assert.is(changed.json.changed, true);
-  assert.is(changed.json.version, 2);
-  assert.is(changed.json.published, false);
+  assert.is(changed.json[0].changed, true);
+  assert.is(changed.json[0].version, 2);
+  assert.is(changed.json[0].published, false);
   const publish = await cli.run(['templates', 'publish', 'welcome', '--json']);
   assert.is(publish.code, 0, publish.stdout);
   assert.is(publish.json.version, 2);
@@ -149,7 +149,7 @@ test('templates push creates from an .html file with front-matter, publishes, is
   assert.match(pulled, 'slug: "welcome"');
   assert.match(pulled, '<p>Hi {{ name }}!</p>');
   const roundTrip = await cli.run(['templates', 'push', out, '--json']);
-  assert.is(roundTrip.json.changed, false, 'a pulled file pushes back unchanged');
+  assert.is(roundTrip.json[0].changed, false, 'a pulled file pushes back unchanged');
 
   const sent = await cli.run(['send', '--to', 'grace@example.com', '--from', 'hello@acme.test', '--template', 'welcome', '--data', '{"name":"Grace"}', '--json'], { env: ci });
   assert.is(sent.code, 0, sent.stdout + sent.stderr);
@@ -172,8 +172,9 @@ test('templates push failures have exit codes CI can trust', async () => {
   assert.ok(refused.code === 1, `an invalid template is refused by the API (exit ${refused.code}: ${refused.stdout})`);
   const unknown = await cli.run(['templates', 'publish', 'nope', '--json']);
   assert.is(unknown.code, 1);
-  const keyOnly = await cli.run(['templates', 'show', 'welcome', '--json'], { env: ci });
-  assert.is(keyOnly.code, 1, 'template details need an admin session (403)');
+  const reader = await createApiKey(world.tenantId, { scopes: ['templates:read'] });
+  const keyOnly = await cli.run(['templates', 'show', 'welcome', '--json'], { env: { SVC_API_KEY: reader.key } });
+  assert.is(keyOnly.code, 1, 'template details need an admin session or templates:write (403)');
   assert.is(keyOnly.json.error.status, 403);
 });
 

@@ -100,7 +100,7 @@ test('tenants create --no-use, list marks the current one, use switches, an unkn
 test('tenants use without an id and without a terminal fails with a sentence instead of a picker (exit 2)', async () => {
   const run = await cli.run(['tenants', 'use']);
   assert.is(run.code, 2);
-  assert.match(run.stderr, 'svc tenants use <id>');
+  assert.match(run.stderr, 'svc tenants use <id|name>');
 });
 
 test('SVC_TENANT_ID overrides the profile tenant; another profile is empty', async () => {

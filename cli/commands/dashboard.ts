@@ -1,10 +1,13 @@
 import { SvcCommand } from '../base-command.ts';
 import { loadDashboard, type DashboardData } from '../services/dashboard.ts';
 import { renderDashboard } from '../ui/render.ts';
+import { followLogs } from '../services/log-feed.ts';
+import { captureCommand } from '../services/subcommand.ts';
+import type { DashboardViews } from '../ui/Dashboard.tsx';
 
 export default class DashboardCommand extends SvcCommand<typeof DashboardCommand> {
   static override summary = 'Overview of the current tenant: quota, queues, recent sends, failing webhooks.';
-  static override description = 'In a terminal (also what `svc` alone opens) it refreshes every 5 s and its keys open the other screens. Without a terminal, or with --json, it prints one snapshot.';
+  static override description = 'In a terminal (also what `svc` alone opens) it refreshes every 5 s and its keys open the other screens inside it (Esc comes back). Without a terminal, or with --json, it prints one snapshot.';
   static override examples = ['<%= config.bin %>', '<%= config.bin %> dashboard --json'];
 
   async run(): Promise<DashboardData | void> {
@@ -13,8 +16,21 @@ export default class DashboardCommand extends SvcCommand<typeof DashboardCommand
       this.log(summarize(data));
       return data;
     }
-    const action = await renderDashboard({ load: () => loadDashboard(this.client) });
-    if (action) await this.config.runCommand(action, this.flags.profile ? ['--profile', this.flags.profile] : []);
+    const profile = this.flags.profile ? ['--profile', this.flags.profile] : [];
+    const views: DashboardViews = {
+      text: (action) => captureCommand([...action.split(':'), ...profile], process.stdout.columns || 80),
+      logTail: {
+        source: (signal, onMode) => followLogs(this.client, { signal, onMode }),
+        loadDetail: (id) => this.client.getLog(id),
+        rows: Math.max(3, (process.stdout.rows || 24) - 8),
+      },
+      tenants: async () => (await this.client.listTenants()).map((tenant) => ({ label: tenant.name, value: tenant.id, hint: tenant.id })),
+      useTenant: async (id) => {
+        const tenant = (await this.client.listTenants()).find((candidate) => candidate.id === id);
+        if (tenant) this.client.http.saveProfile({ tenantId: tenant.id, tenantName: tenant.name });
+      },
+    };
+    await renderDashboard({ load: () => loadDashboard(this.client), views });
   }
 }
 

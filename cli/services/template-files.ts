@@ -1,7 +1,7 @@
 // Templates kept in git: a file (.html, .liquid, .tsx) with optional front-matter, pushed as a new
 // version when its content changed, and pulled back into the same format.
-import { readFile } from 'node:fs/promises';
-import { basename, extname } from 'node:path';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
 import type { SvcClient } from '../client.ts';
 import type { TemplateDetail, TemplateVersionView, TemplateEditorMode } from '../../shared/schemas/templates.ts';
 import { CliFailure, EXIT } from '../errors.ts';
@@ -15,6 +15,32 @@ export interface TemplateFile {
   /** HTML (Liquid) for html mode, the module source for react-email mode. */
   content: string;
   text?: string;
+  /** Every front-matter field as written (sample `data`, `from`, `broadcast` for `svc templates check`). */
+  fields: Record<string, string>;
+}
+
+/**
+ * The template files named on the command line: files as given, folders searched (recursively) for
+ * .html, .htm, .liquid, .tsx and .jsx files, in name order. A path that does not exist is exit 2.
+ */
+export async function expandTemplatePaths(paths: string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const path of paths) {
+    const info = await stat(path).catch(() => null);
+    if (!info) throw new CliFailure(`Cannot read ${path}: no such file or folder.`, EXIT.usage, 'BAD_FILE');
+    if (!info.isDirectory()) {
+      found.push(path);
+      continue;
+    }
+    const entries = await readdir(path, { recursive: true, withFileTypes: true });
+    const inside = entries
+      .filter((entry) => entry.isFile() && EXTENSIONS[extname(entry.name).toLowerCase()] !== undefined)
+      .map((entry) => join(entry.parentPath, entry.name))
+      .sort();
+    if (inside.length === 0) throw new CliFailure(`${path} holds no template files (.html, .liquid, .tsx).`, EXIT.usage, 'BAD_FILE');
+    found.push(...inside);
+  }
+  return [...new Set(found)];
 }
 
 export interface FrontMatter {
@@ -82,6 +108,7 @@ export async function readTemplateFile(path: string, overrides: PushOverrides = 
     editorMode,
     content: body,
     text: fields.text,
+    fields,
   };
 }
 

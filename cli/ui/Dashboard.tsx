@@ -3,7 +3,9 @@
 import React, { useEffect, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
 import type { DashboardData, Panel } from '../services/dashboard.ts';
-import { STATUS_COLOURS } from './LogTail.tsx';
+import { LogTail, STATUS_COLOURS, type LogTailProps } from './LogTail.tsx';
+import { Picker, type PickerItem } from './Picker.tsx';
+import { fit, useTerminalSize } from './size.ts';
 
 export const DASHBOARD_ACTIONS = {
   l: { command: 'logs:tail', label: 'live log' },
@@ -16,11 +18,43 @@ export const DASHBOARD_ACTIONS = {
 } as const;
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[keyof typeof DASHBOARD_ACTIONS]['command'];
 
+/** Screens the dashboard opens inside itself; Esc (or q) comes back. Without them a key ends the dashboard with onAction. */
+export interface DashboardViews {
+  /** The human output of a list command (keys, domains, webhooks, suppressions, templates). */
+  text: (action: DashboardAction) => Promise<string>;
+  logTail: Omit<LogTailProps, 'onExit'>;
+  tenants: () => Promise<PickerItem<string>[]>;
+  useTenant: (id: string) => Promise<void>;
+}
+
 export interface DashboardProps {
   load: () => Promise<DashboardData>;
   onAction: (action: DashboardAction) => void;
   onExit: () => void;
   refreshMs?: number;
+  views?: DashboardViews;
+  /** Terminal size (default: the real one). */
+  columns?: number;
+  rows?: number;
+}
+
+type Inner =
+  | { kind: 'text'; title: string; body: string | null; error?: string }
+  | { kind: 'log' }
+  | { kind: 'tenants'; items: PickerItem<string>[] | null; error?: string };
+
+/** A list screen inside the dashboard: the command's own output, and the way back. */
+function TextScreen({ screen, onBack }: { screen: Extract<Inner, { kind: 'text' }>; onBack: () => void }) {
+  useInput((input, key) => {
+    if (input === 'q' || key.escape) onBack();
+  });
+  return (
+    <Box flexDirection="column">
+      <Text bold>svc dashboard › {screen.title}</Text>
+      {screen.error ? <Text color="red">{screen.error}</Text> : screen.body === null ? <Text color="cyan">Loading…</Text> : screen.body.split('\n').map((line, index) => <Text key={index} wrap="truncate-end">{line}</Text>)}
+      <Text dimColor>Esc or q: back to the dashboard</Text>
+    </Box>
+  );
 }
 
 export function QuotaBar({ used, limit, width = 30 }: { used: number; limit: number; width?: number }) {
@@ -40,7 +74,40 @@ function Failed({ panel }: { panel: Panel<unknown> }) {
   return panel.error ? <Text color="red">  {panel.error}</Text> : null;
 }
 
-export function Dashboard({ load, onAction, onExit, refreshMs = 5000 }: DashboardProps) {
+export function Dashboard(props: DashboardProps) {
+  const { views } = props;
+  const [inner, setInner] = useState<Inner | null>(null);
+  const back = () => setInner(null);
+  const open = (action: DashboardAction, label: string) => {
+    if (!views) return props.onAction(action);
+    if (action === 'logs:tail') return setInner({ kind: 'log' });
+    if (action === 'tenants:use') {
+      setInner({ kind: 'tenants', items: null });
+      views.tenants().then((items) => setInner({ kind: 'tenants', items }), (error: Error) => setInner({ kind: 'tenants', items: [], error: error.message }));
+      return;
+    }
+    setInner({ kind: 'text', title: label, body: null });
+    views.text(action).then(
+      (body) => setInner((current) => (current?.kind === 'text' && current.title === label ? { ...current, body } : current)),
+      (error: Error) => setInner((current) => (current?.kind === 'text' && current.title === label ? { ...current, error: error.message } : current)),
+    );
+  };
+  if (views && inner?.kind === 'text') return <TextScreen screen={inner} onBack={back} />;
+  if (views && inner?.kind === 'log') return <LogTail {...views.logTail} onExit={back} />;
+  if (views && inner?.kind === 'tenants') {
+    if (inner.error) return <TextScreen screen={{ kind: 'text', title: 'switch tenant', body: null, error: inner.error }} onBack={back} />;
+    if (!inner.items) return <Text color="cyan">Loading tenants…</Text>;
+    return <Picker title="Choose the tenant to act in" items={inner.items} onCancel={back} onPick={(id) => void views.useTenant(id).then(back, back)} />;
+  }
+  return <Overview {...props} open={open} />;
+}
+
+function Overview({ load, onExit, refreshMs = 5000, open, columns, rows }: DashboardProps & { open: (action: DashboardAction, label: string) => void }) {
+  const size = useTerminalSize({ columns, rows });
+  const width = Math.max(20, size.columns - 1);
+  // Small terminals: no blank lines between panels, and only the recent sends that fit.
+  const compact = size.rows < 30;
+  const gap = compact ? 0 : 1;
   const [data, setData] = useState<DashboardData | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
@@ -59,13 +126,17 @@ export function Dashboard({ load, onAction, onExit, refreshMs = 5000 }: Dashboar
     if (input === 'q' || key.escape) return onExit();
     if (input === 'r') return setTick(tick + 1);
     const action = DASHBOARD_ACTIONS[input as keyof typeof DASHBOARD_ACTIONS];
-    if (action) onAction(action.command);
+    if (action) open(action.command, action.label);
   });
 
   const tenant = data?.tenant.value;
+  // Lines other than recent sends: title, quota (2), queues (1 + each), recent title, webhooks (1 + each), help, gaps.
+  const queueLines = data?.queues.value ? Object.keys(data.queues.value.queues).length : 1;
+  const hookLines = Math.max(1, data?.failingWebhooks.value?.length ?? 1);
+  const recentRows = Math.max(1, size.rows - (1 + 2 + 1 + queueLines + 1 + 1 + hookLines + 1 + gap * 5) - 1);
   return (
-    <Box flexDirection="column">
-      <Text bold>svc dashboard{tenant ? ` · ${tenant.name}` : ''}{tenant ? <Text dimColor> ({tenant.plan}{tenant.status !== 'active' ? `, ${tenant.status}` : ''})</Text> : null}</Text>
+    <Box flexDirection="column" width={width}>
+      <Text bold wrap="truncate-end">svc dashboard{tenant ? ` · ${tenant.name}` : ''}{tenant ? <Text dimColor> ({tenant.plan}{tenant.status !== 'active' ? `, ${tenant.status}` : ''})</Text> : null}</Text>
       {failure ? <Text color="red">{failure}</Text> : null}
       {!data ? <Text color="cyan">Loading…</Text> : (
         <Box flexDirection="column">
@@ -75,36 +146,36 @@ export function Dashboard({ load, onAction, onExit, refreshMs = 5000 }: Dashboar
               <Text dimColor>  Fix: {warning.fix}</Text>
             </Box>
           ))}
-          <Box marginTop={1} flexDirection="column">
+          <Box marginTop={gap} flexDirection="column">
             <Text bold>Quota this month</Text>
             {data.quota.value ? <Box><Text>  </Text><QuotaBar used={data.quota.value.used} limit={data.quota.value.limit} /></Box> : <Failed panel={data.quota} />}
           </Box>
-          <Box marginTop={1} flexDirection="column">
+          <Box marginTop={gap} flexDirection="column">
             <Text bold>Queues</Text>
             {data.queues.value ? Object.entries(data.queues.value.queues).map(([name, queue]) => (
-              <Text key={name}>  {name.padEnd(12)} depth {String(queue.depth).padStart(4)}  running {String(queue.running).padStart(3)}  failed <Text color={queue.failed ? 'red' : undefined}>{queue.failed}</Text>{queue.stuck ? <Text color="red"> stuck</Text> : null}</Text>
+              <Text key={name} wrap="truncate-end">  {name.padEnd(12)} depth {String(queue.depth).padStart(4)}  running {String(queue.running).padStart(3)}  failed <Text color={queue.failed ? 'red' : undefined}>{queue.failed}</Text>{queue.stuck ? <Text color="red"> stuck</Text> : null}</Text>
             )) : <Failed panel={data.queues} />}
           </Box>
-          <Box marginTop={1} flexDirection="column">
+          <Box marginTop={gap} flexDirection="column">
             <Text bold>Recent sends</Text>
             {data.recent.value?.length === 0 ? <Text dimColor>  Nothing sent yet.</Text> : null}
-            {data.recent.value?.map((log) => (
-              <Text key={log.id}>  <Text color={STATUS_COLOURS[log.status]}>{log.status.padEnd(10)}</Text> {log.to.join(', ').slice(0, 30).padEnd(30)} <Text dimColor>{log.subject.slice(0, 40)}</Text></Text>
+            {data.recent.value?.slice(0, recentRows).map((log) => (
+              <Text key={log.id} wrap="truncate-end">  <Text color={STATUS_COLOURS[log.status]}>{log.status.padEnd(10)}</Text> {fit(log.to.join(', '), Math.min(30, Math.floor((width - 14) / 2)))} <Text dimColor>{log.subject}</Text></Text>
             ))}
             <Failed panel={data.recent} />
           </Box>
-          <Box marginTop={1} flexDirection="column">
+          <Box marginTop={gap} flexDirection="column">
             <Text bold>Failing webhooks</Text>
             {data.failingWebhooks.value?.length === 0 ? <Text color="green">  None.</Text> : null}
             {data.failingWebhooks.value?.map((endpoint) => (
-              <Text key={endpoint.id}>  <Text color="red">{endpoint.enabled ? `${endpoint.consecutiveFailures} failures` : `off (${endpoint.disabledReason ?? 'disabled'})`}</Text> {endpoint.url}</Text>
+              <Text key={endpoint.id} wrap="truncate-end">  <Text color="red">{endpoint.enabled ? `${endpoint.consecutiveFailures} failures` : `off (${endpoint.disabledReason ?? 'disabled'})`}</Text> {endpoint.url}</Text>
             ))}
             <Failed panel={data.failingWebhooks} />
           </Box>
         </Box>
       )}
-      <Box marginTop={1}>
-        <Text dimColor>{Object.entries(DASHBOARD_ACTIONS).map(([key, action]) => `${key} ${action.label}`).join(' · ')} · r refresh · q quit</Text>
+      <Box marginTop={gap}>
+        <Text dimColor wrap="truncate-end">{width >= 100 ? `${Object.entries(DASHBOARD_ACTIONS).map(([key, action]) => `${key} ${action.label}`).join(' · ')} · r refresh · q quit` : `q quit · r refresh · ${Object.entries(DASHBOARD_ACTIONS).map(([key, action]) => `${key} ${action.label.split(' ').pop()}`).join(' · ')}`}</Text>
       </Box>
     </Box>
   );

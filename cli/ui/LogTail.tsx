@@ -5,6 +5,7 @@ import { EMAIL_STATUSES } from '../../shared/constants.ts';
 import type { EmailLogDetail } from '../api-types.ts';
 import type { FeedMode, LogEntry } from '../services/log-feed.ts';
 import { TextInput } from './TextInput.tsx';
+import { fit, useTerminalSize } from './size.ts';
 
 export const STATUS_COLOURS: Record<string, string> = {
   QUEUED: 'cyan',
@@ -23,7 +24,10 @@ export interface LogTailProps {
   source: LogSource;
   loadDetail: (id: string) => Promise<EmailLogDetail>;
   onExit: () => void;
+  /** Entries shown at once; default: what fits the terminal under the header and the key help. */
   rows?: number;
+  /** Terminal width (default: the real one). */
+  columns?: number;
   initialStatus?: string;
   initialRecipient?: string;
 }
@@ -33,7 +37,11 @@ const MAX_KEPT = 500;
 const time = (iso: string | undefined) => (iso ? new Date(iso).toISOString().slice(11, 19) : '--:--:--');
 const recipientsOf = (entry: LogEntry) => (Array.isArray(entry.to) ? entry.to.join(', ') : String(entry.to));
 
-export function LogTail({ source, loadDetail, onExit, rows = 15, initialStatus, initialRecipient }: LogTailProps) {
+export function LogTail({ source, loadDetail, onExit, rows: rowsWanted, columns: columnsWanted, initialStatus, initialRecipient }: LogTailProps) {
+  const size = useTerminalSize({ columns: columnsWanted });
+  // Header, mode line and key help stay on screen: the list gets the rest.
+  const rows = rowsWanted ?? Math.max(3, size.rows - 4);
+  const width = Math.max(20, size.columns - 1);
   const [entries, setEntries] = useState<LogEntry[]>([]);
   const [frozen, setFrozen] = useState<{ entries: LogEntry[]; atCount: number } | null>(null);
   const [received, setReceived] = useState(0);
@@ -92,27 +100,30 @@ export function LogTail({ source, loadDetail, onExit, rows = 15, initialStatus, 
 
   const modeLabel = mode.mode === 'stream' ? 'live' : mode.mode === 'poll' ? 'polling' : 'connecting…';
   return (
-    <Box flexDirection="column">
-      <Box>
+    <Box flexDirection="column" width={width}>
+      <Text wrap="truncate-end">
         <Text bold>Email log </Text>
         <Text color={mode.mode === 'stream' ? 'green' : 'yellow'}>● {modeLabel}</Text>
         {frozen ? <Text color="yellow"> ❚❚ paused ({received - frozen.atCount} new)</Text> : null}
         <Text dimColor>  status: {status ?? 'all'} · to: {recipient || 'anyone'}</Text>
-      </Box>
-      {mode.reason ? <Text dimColor>{mode.reason}</Text> : null}
+      </Text>
+      {mode.reason ? <Text dimColor wrap="truncate-end">{mode.reason}</Text> : null}
       {failure ? <Text color="red">{failure}</Text> : null}
       {detail ? <DetailView detail={detail} /> : (
         <Box flexDirection="column">
           {visible.length === 0 ? <Text dimColor>Waiting for sends…</Text> : null}
-          {visible.map((entry) => (
-            <Text key={entry.id} inverse={selected?.id === entry.id}>
-              <Text dimColor>{time(entry.updatedAt ?? entry.createdAt)} </Text>
-              <Text color={STATUS_COLOURS[entry.status]}>{entry.status.padEnd(10)}</Text>
-              <Text> {recipientsOf(entry).slice(0, 32).padEnd(32)} </Text>
-              <Text>{(entry.subject ?? '').slice(0, 40)}</Text>
-              {entry.error ? <Text color="red"> {entry.error.slice(0, 40)}</Text> : null}
-            </Text>
-          ))}
+          {visible.map((entry) => {
+            const columns = layoutColumns(width);
+            return (
+              <Text key={entry.id} inverse={selected?.id === entry.id} wrap="truncate-end">
+                {columns.time ? <Text dimColor>{time(entry.updatedAt ?? entry.createdAt)} </Text> : null}
+                <Text color={STATUS_COLOURS[entry.status]}>{entry.status.padEnd(10)}</Text>
+                <Text> {fit(recipientsOf(entry), columns.to)} </Text>
+                <Text>{fit(entry.subject ?? '', columns.subject).trimEnd()}</Text>
+                {entry.error ? <Text color="red"> {entry.error}</Text> : null}
+              </Text>
+            );
+          })}
         </Box>
       )}
       {editingRecipient ? (
@@ -121,10 +132,18 @@ export function LogTail({ source, loadDetail, onExit, rows = 15, initialStatus, 
           <TextInput value={recipient} onChange={setRecipient} onSubmit={() => setEditingRecipient(false)} />
         </Box>
       ) : (
-        <Text dimColor>{detail ? 'Esc back' : 'p pause · s status · / recipient · c clear · ↑/↓ select · Enter open · q quit'}</Text>
+        <Text dimColor wrap="truncate-end">{detail ? 'Esc back' : width >= 80 ? 'p pause · s status · / recipient · c clear · ↑/↓ select · Enter open · q quit' : 'q quit · p pause · s status · / to · c clear · ↑↓ Enter'}</Text>
       )}
     </Box>
   );
+}
+
+/** Column widths for a terminal `width` wide: the time goes first when space is short, then the subject shrinks. */
+export function layoutColumns(width: number): { time: boolean; to: number; subject: number } {
+  const time = width >= 60;
+  const rest = width - (time ? 9 : 0) - 10 - 2;
+  const to = Math.max(8, Math.min(32, Math.floor(rest * 0.45)));
+  return { time, to, subject: Math.max(0, rest - to - 1) };
 }
 
 function DetailView({ detail }: { detail: EmailLogDetail | 'loading' | { error: string } }) {

@@ -1,7 +1,10 @@
 // Sign-in form: e-mail, masked password, then the authenticator code when the daemon asks for it.
-import React, { useState } from 'react';
+// One keyboard handler serves every field and reads the form's state from a ref, so keys typed while
+// React is still switching fields (fast typing, a burst of Backspaces, a paste with Enter inside) land in
+// the field they were meant for.
+import React, { useRef, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
-import { TextInput } from './TextInput.tsx';
+import { TextInput, feedForm } from './TextInput.tsx';
 
 export type CredentialsOutcome = 'signed-in' | 'needs-code';
 
@@ -15,68 +18,86 @@ export interface LoginFormProps {
 }
 
 type Step = 'email' | 'password' | 'code' | 'working';
+type Field = 'email' | 'password' | 'code';
 
 export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode, onDone, onCancel }: LoginFormProps) {
-  const [step, setStep] = useState<Step>(initialEmail ? 'password' : 'email');
-  const [email, setEmail] = useState(initialEmail ?? '');
-  const [password, setPassword] = useState('');
-  const [code, setCode] = useState('');
+  const [step, setStepState] = useState<Step>(initialEmail ? 'password' : 'email');
+  const [fields, setFields] = useState<Record<Field, string>>({ email: initialEmail ?? '', password: '', code: '' });
   const [twoFactor, setTwoFactor] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // The truth for the keyboard handler: updated at once, rendered through the state above.
+  const live = useRef({ step, fields: { ...fields } });
 
-  useInput((_input, key) => {
-    if (key.escape) onCancel();
-  });
+  const setStep = (next: Step) => {
+    live.current.step = next;
+    setStepState(next);
+  };
+  const setField = (field: Field, value: string) => {
+    live.current.fields = { ...live.current.fields, [field]: value };
+    setFields(live.current.fields);
+  };
 
-  const failed = (back: Step) => (reason: unknown) => {
+  const failed = (back: Step, clear: Field) => (reason: unknown) => {
+    setField(clear, '');
     setError(reason instanceof Error ? reason.message : String(reason));
     setStep(back);
   };
 
-  const sendCredentials = (typedPassword: string) => {
+  const submit = (field: Field) => {
+    const { email, password, code } = live.current.fields;
+    if (field === 'email') {
+      if (!email.includes('@')) return setError('Enter an e-mail address.');
+      setError(null);
+      return setStep('password');
+    }
+    if (field === 'password') {
+      setStep('working');
+      setError(null);
+      submitCredentials(email, password).then((outcome) => {
+        if (outcome === 'signed-in') return onDone(email);
+        setTwoFactor(true);
+        setStep('code');
+      }, failed('password', 'password'));
+      return;
+    }
+    if (!/^\d{6}$/.test(code)) return setError('The code is the 6 digits your authenticator app shows.');
     setStep('working');
     setError(null);
-    submitCredentials(email, typedPassword).then((outcome) => {
-      if (outcome === 'signed-in') return onDone(email);
-      setTwoFactor(true);
-      setStep('code');
-    }, (reason: unknown) => {
-      setPassword('');
-      failed('password')(reason);
-    });
+    submitCode(code).then(() => onDone(email), failed('code', 'code'));
   };
 
-  const sendCode = (typedCode: string) => {
-    if (!/^\d{6}$/.test(typedCode)) return setError('The code is the 6 digits your authenticator app shows.');
-    setStep('working');
-    setError(null);
-    submitCode(typedCode).then(() => onDone(email), (reason: unknown) => {
-      setCode('');
-      failed('code')(reason);
+  useInput((input, key) => {
+    if (key.escape) return onCancel();
+    feedForm<Field>(input, key, {
+      field: () => (live.current.step === 'working' ? null : live.current.step),
+      value: (field) => live.current.fields[field],
+      set: setField,
+      submit,
     });
-  };
+  });
 
+  const noop = () => {};
   return (
     <Box flexDirection="column" borderStyle="round" paddingX={1}>
       <Text bold>Sign in to {baseUrl}</Text>
       <Box>
         <Text>E-mail    </Text>
         {step === 'email' ? (
-          <TextInput value={email} onChange={setEmail} onSubmit={(typed) => typed.includes('@') ? (setError(null), setStep('password')) : setError('Enter an e-mail address.')} placeholder="you@example.com" />
+          <TextInput value={fields.email} onChange={noop} onSubmit={noop} capture={false} placeholder="you@example.com" />
         ) : (
-          <Text>{email}</Text>
+          <Text>{fields.email}</Text>
         )}
       </Box>
       {step !== 'email' && !twoFactor ? (
         <Box>
           <Text>Password  </Text>
-          <TextInput value={password} onChange={setPassword} onSubmit={sendCredentials} mask="*" focus={step === 'password'} />
+          <TextInput value={fields.password} onChange={noop} onSubmit={noop} capture={false} mask="*" focus={step === 'password'} />
         </Box>
       ) : null}
       {twoFactor ? (
         <Box>
           <Text>Code      </Text>
-          <TextInput value={code} onChange={setCode} onSubmit={sendCode} focus={step === 'code'} placeholder="6 digits from your authenticator app" />
+          <TextInput value={fields.code} onChange={noop} onSubmit={noop} capture={false} focus={step === 'code'} placeholder="6 digits from your authenticator app" />
         </Box>
       ) : null}
       {step === 'working' ? <Text color="cyan">Checking…</Text> : null}

@@ -6,6 +6,7 @@ import { CliFailure, EXIT } from '../errors.ts';
 import { assertInteractive } from './tty.ts';
 import type { LoginFormProps } from './LoginForm.tsx';
 import type { PickerItem } from './Picker.tsx';
+import type { PasswordPromptProps } from './PasswordPrompt.tsx';
 import type { LogTailProps } from './LogTail.tsx';
 import type { DashboardAction, DashboardProps } from './Dashboard.tsx';
 import type { ProgressState } from './Progress.tsx';
@@ -42,6 +43,13 @@ export async function renderLogin(options: LoginScreenOptions): Promise<string> 
   assertInteractive('The sign-in form', 'pass --email and --password-stdin (and --code with 2FA).');
   const [{ createElement }, { LoginForm }] = await Promise.all([import('react'), import('./LoginForm.tsx')]);
   return showScreen<string>((finish, cancel) => createElement(LoginForm, { ...options, onDone: finish, onCancel: cancel }), 'Sign-in');
+}
+
+/** Resolves to the typed password (masked on screen). */
+export async function renderPasswordPrompt(options: Omit<PasswordPromptProps, 'onDone' | 'onCancel'>): Promise<string> {
+  assertInteractive('The password prompt', 'pipe the password in with --password-stdin.');
+  const [{ createElement }, { PasswordPrompt }] = await Promise.all([import('react'), import('./PasswordPrompt.tsx')]);
+  return showScreen<string>((finish, cancel) => createElement(PasswordPrompt, { ...options, onDone: finish, onCancel: cancel }), 'The password prompt');
 }
 
 export async function renderPicker<V>(title: string, items: PickerItem<V>[], initialValue?: V): Promise<V> {

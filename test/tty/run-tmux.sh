@@ -35,6 +35,14 @@ wait_for() {
   return 1
 }
 svc() { node bin/svc.js "$@"; }
+# wait_shell: until the pane runs the shell again (the screen before has quit).
+wait_shell() {
+  for _ in $(seq 1 40); do
+    [ "$(tmux display -p -t "$SESSION" '#{pane_current_command}')" != node ] && return 0
+    sleep 0.5
+  done
+  return 1
+}
 # run_in_pane <command>: clears the pane first, so wait_for never matches the previous screen.
 run_in_pane() {
   tmux send-keys -t "$SESSION" "clear" Enter
@@ -50,8 +58,16 @@ curl -sf "$SVC_BASE_URL/health/ready" >/dev/null || { echo "daemon did not start
 
 EMAIL=person@tty.test
 PASSWORD=correct-horse-battery
-printf %s "$PASSWORD" | svc register --email "$EMAIL" --password-stdin --tenant "Acme" --json >/dev/null
-svc tenants create --name "Beta Corp" --no-use --json >/dev/null
+tmux new-session -d -s "$SESSION" -x 120 -y 40 -e "SVC_BASE_URL=$SVC_BASE_URL" -e "XDG_CONFIG_HOME=$XDG_CONFIG_HOME"
+# 0. register in a terminal asks for the password, masked, twice.
+run_in_pane "node bin/svc.js register --email $EMAIL --tenant Acme"
+if wait_for "Choose a password" 30; then pass "register prompts for the password"; else fail "register prompts for the password"; fi
+tmux send-keys -t "$SESSION" -l "$PASSWORD"; sleep 0.5
+if screen | grep -qF "$PASSWORD"; then fail "register masks the password"; else pass "register masks the password"; fi
+tmux send-keys -t "$SESSION" Enter; wait_for "Again" 10 || true
+tmux send-keys -t "$SESSION" -l "$PASSWORD"; sleep 0.5; tmux send-keys -t "$SESSION" Enter
+if wait_for "Registered $EMAIL" 30; then pass "registered from the prompt"; else fail "registered from the prompt"; exit 1; fi
+svc tenants create "Beta Corp" --no-use --json >/dev/null
 TOKEN=$(node -e 'const f=require(process.argv[1]);console.log(f.profiles.default.accessToken)' "$XDG_CONFIG_HOME/svc/profiles.json")
 SECRET=$(curl -sf -X POST -H "authorization: Bearer $TOKEN" "$SVC_BASE_URL/auth/2fa/enable" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).secret))')
 # Confirm with the previous step's code so the login below can use the current one (codes are single-use).
@@ -61,13 +77,14 @@ svc logout >/dev/null 2>&1
 
 # From here on a failed check is reported, not fatal.
 set +e
-tmux new-session -d -s "$SESSION" -x 120 -y 40 -e "SVC_BASE_URL=$SVC_BASE_URL" -e "XDG_CONFIG_HOME=$XDG_CONFIG_HOME"
 
 # 1. Sign-in form with the authenticator code.
 run_in_pane "node bin/svc.js login"
 if wait_for "Sign in to $SVC_BASE_URL" 30; then pass "login form opens"; else fail "login form opens"; fi
-tmux send-keys -t "$SESSION" -l "$EMAIL"; sleep 0.5; tmux send-keys -t "$SESSION" Enter
+# A typo fixed with a burst of Backspaces (one write), then Enter at once: no key may be lost.
+tmux send-keys -t "$SESSION" -l "${EMAIL}XXX"; sleep 0.5; tmux send-keys -t "$SESSION" BSpace BSpace BSpace Enter
 wait_for "Password" 10
+if screen | grep -qF "E-mail    $EMAIL" && ! screen | grep -qF "XXX"; then pass "a burst of Backspaces is kept"; else fail "a burst of Backspaces is kept"; fi
 tmux send-keys -t "$SESSION" -l "$PASSWORD"
 sleep 1
 if screen | grep -qF "$PASSWORD"; then fail "password is masked"; else pass "password is masked"; fi
@@ -127,7 +144,19 @@ if [ $quit -eq 0 ]; then pass "q quits"; else fail "q quits"; fi
 run_in_pane "node bin/svc.js"
 if wait_for "Quota this month" 30 && wait_for "First tmux send" 15; then pass "svc alone opens the dashboard with recent sends"; else fail "svc alone opens the dashboard with recent sends"; fi
 tmux send-keys -t "$SESSION" k
-if wait_for "PREFIX" 30 && screen | grep -q "svc_test_"; then pass "k jumps to the API keys"; else fail "k jumps to the API keys"; fi
+if wait_for "svc dashboard › API keys" 30 && wait_for "svc_test_" 30; then pass "k opens the API keys inside the dashboard"; else fail "k opens the API keys inside the dashboard"; fi
+tmux send-keys -t "$SESSION" Escape
+if wait_for "Quota this month" 15; then pass "Esc comes back to the dashboard"; else fail "Esc comes back to the dashboard"; fi
+tmux send-keys -t "$SESSION" q; wait_shell
+
+# 5. A small terminal (60×15): header and key help stay on screen, nothing wraps.
+tmux resize-window -t "$SESSION" -x 60 -y 15
+run_in_pane "node bin/svc.js logs tail"
+if wait_for "q quit" 30 && screen | grep -qF "Email log" && [ "$(screen | awk '{ if (length($0) > 60) n++ } END { print n+0 }')" = 0 ]; then pass "log tail fits 60×15"; else fail "log tail fits 60×15"; fi
+tmux send-keys -t "$SESSION" q; wait_shell
+run_in_pane "node bin/svc.js"
+if wait_for "q quit" 45 && screen | grep -qF "svc dashboard"; then pass "dashboard fits 60×15"; else fail "dashboard fits 60×15"; fi
+tmux send-keys -t "$SESSION" q
 
 echo
 [ $FAILED -eq 0 ] && echo "All interactive checks passed." || echo "Some interactive checks failed."

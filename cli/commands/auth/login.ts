@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { MissingInputError, CliFailure, EXIT } from '../../errors.ts';
 import { SignInFlow, readStdin, settleTenant, type SignedIn } from '../../services/session.ts';
-import { renderLogin } from '../../ui/render.ts';
+import { renderLogin, renderPicker } from '../../ui/render.ts';
 
 export default class Login extends SvcCommand<typeof Login> {
   static override summary = 'Sign in as an admin and store the session in a profile.';
@@ -50,11 +50,21 @@ export default class Login extends SvcCommand<typeof Login> {
       submitCredentials: (address, password) => flow.submitCredentials(address, password),
       submitCode: (value) => flow.submitCode(value),
     });
-    return this.finish(signedInAs);
+    return this.finish(signedInAs, true);
   }
 
-  private async finish(email: string): Promise<SignedIn> {
-    const tenant = await settleTenant(this.client);
+  private async finish(email: string, canPick = false): Promise<SignedIn> {
+    let tenant = await settleTenant(this.client);
+    // A person with several tenants and none chosen yet picks one now, instead of a later error.
+    if (!tenant && canPick && this.interactive) {
+      const tenants = await this.client.listTenants();
+      if (tenants.length > 1) {
+        const id = await renderPicker('Choose the tenant to act in', tenants.map((t) => ({ label: t.name, value: t.id, hint: `${t.id}${t.role ? ` · ${t.role}` : ''}` })));
+        const chosen = tenants.find((t) => t.id === id)!;
+        this.client.http.saveProfile({ tenantId: chosen.id, tenantName: chosen.name });
+        tenant = { id: chosen.id, name: chosen.name };
+      }
+    }
     const result: SignedIn = { email, profile: this.profileName, baseUrl: this.client.http.baseUrl, tenant };
     this.log(`Signed in as ${email} on ${result.baseUrl} (profile ${result.profile}).`);
     this.log(tenant ? `Tenant: ${tenant.name} (${tenant.id})` : 'No tenant selected yet: run `svc tenants use` or `svc tenants create`.');

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { CliFailure, EXIT, MissingInputError } from '../../errors.ts';
 import { SignInFlow, readStdin, settleTenant } from '../../services/session.ts';
-import { renderLogin } from '../../ui/render.ts';
+import { renderLogin, renderPasswordPrompt } from '../../ui/render.ts';
 
 export interface Registered {
   admin: { id: string; email: string };
@@ -15,13 +15,14 @@ export default class Register extends SvcCommand<typeof Register> {
   static override description =
     'The first admin registered becomes platform administrator. Registration may be closed once an admin exists.';
   static override examples = [
+    '<%= config.bin %> register --email ops@example.com',
     'printf %s "$PASSWORD" | <%= config.bin %> register --email ops@example.com --password-stdin --tenant "Acme"',
   ];
   static override showHeader = false;
   static override flags = {
     email: Flags.string({ description: 'admin e-mail address', required: true }),
     name: Flags.string({ description: 'display name' }),
-    'password-stdin': Flags.boolean({ description: 'read the password (at least 10 characters) from stdin' }),
+    'password-stdin': Flags.boolean({ description: 'read the password (at least 10 characters) from stdin; in a terminal svc asks for it' }),
     tenant: Flags.string({ description: 'also create a tenant with this name and make it current' }),
     'base-url': Flags.string({ description: 'daemon URL to store in the profile' }),
   };
@@ -30,10 +31,13 @@ export default class Register extends SvcCommand<typeof Register> {
     const { email, name, tenant: tenantName } = this.flags;
     const http = this.client.http;
     if (this.flags['base-url']) http.baseUrlOverride = this.flags['base-url'];
-    if (!this.flags['password-stdin']) throw new MissingInputError('Pass --password-stdin and pipe the new password in');
-    const password = await readStdin();
+    // Ask the daemon first: nobody should type a password for a registration that is closed.
     const status = await this.client.registrationStatus();
     if (!status.open) throw new CliFailure('Registration is closed on this daemon: ask an administrator to invite you.', EXIT.refused, 'REGISTRATION_CLOSED');
+    let password: string;
+    if (this.flags['password-stdin']) password = await readStdin();
+    else if (this.interactive) password = await renderPasswordPrompt({ title: `Choose a password for ${email} on ${http.baseUrl}`, confirm: true, minLength: 10 });
+    else throw new MissingInputError('Pass --password-stdin and pipe the new password in');
     const { admin } = await this.client.register({ email, password, ...(name ? { name } : {}) });
     const flow = new SignInFlow(this.client);
     const outcome = await flow.submitCredentials(email, password);

@@ -25,7 +25,8 @@ export default async function domainRoutes(app: App, deps: AppDeps): Promise<voi
   }, async (request, reply) => reply.code(201).send(await createDomain(domainDeps, tenantOf(request).tenantId, request.body)));
 
   app.get('/domains', {
-    config: session,
+    // Extension: an API key with domains:read may list them too (CI checks of a template's From).
+    config: { access: access.keyOrSession('domains:read') },
     schema: { tags, summary: "The tenant's sending domains", headers: TenantHeaders, querystring: PageQuery(), response: { 200: Paged(DomainBody), ...errors } },
   }, async (request) => listDomains(domainDeps, tenantOf(request).tenantId, { page: request.query.page ?? 1, limit: request.query.limit ?? 20 }));
 

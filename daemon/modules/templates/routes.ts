@@ -1,5 +1,7 @@
-// Templates (spec §4 "Templates"): JWT only, except GET /templates, which an API key with
-// templates:read may call too. Static paths (/templates/tags, /templates/render-react-email) win
+// Templates (spec §4 "Templates"): JWT, except GET /templates, which an API key with
+// templates:read may call too, and (extension) the template and version writes, reads and preview a
+// CI pipeline needs to keep templates as code, which an API key with templates:write may call.
+// Static paths (/templates/tags, /templates/render-react-email) win
 // over /templates/:id in Fastify's router, whatever the order of registration.
 import { Type } from '@sinclair/typebox';
 import type { App, AppDeps } from '../../app-types.ts';
@@ -40,10 +42,11 @@ const unprocessable = { ...notFound, 422: ErrorBody };
 export default async function templateRoutes(app: App, _deps: AppDeps): Promise<void> {
   const tags = ['templates'];
   const session = { access: access.session() };
+  const sessionOrWriteKey = { access: access.keyOrSession('templates:write') };
   app.addHook('onClose', async () => stopSandbox());
 
   app.post('/templates/render-react-email', {
-    config: session,
+    config: sessionOrWriteKey,
     schema: {
       tags,
       summary: 'Render JSX + props to HTML and text in the sandbox (2 s, 64 MB; imports: react, @react-email/components); nothing is stored',
@@ -53,7 +56,7 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
   }, async (request) => renderReactEmail(request.body.jsx, request.body.props ?? {}));
 
   app.post('/templates', {
-    config: session,
+    config: sessionOrWriteKey,
     schema: {
       tags,
       summary: 'Create a template and its first version (slug unique per tenant)',
@@ -91,12 +94,12 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
   });
 
   app.get('/templates/:id', {
-    config: session,
+    config: sessionOrWriteKey,
     schema: { tags, summary: 'A template with all its versions, newest first', params: TemplateIdParams, response: { 200: TemplateDetail, ...notFound } },
   }, async (request) => getTemplate(tenantOf(request), request.params.id));
 
   app.patch('/templates/:id', {
-    config: session,
+    config: sessionOrWriteKey,
     schema: {
       tags,
       summary: 'Rename, change slug, project or default locale',
@@ -125,7 +128,7 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
   }, async (request, reply) => reply.code(201).send(await duplicateTemplate(tenantOf(request), request.params.id)));
 
   app.post('/templates/:id/versions', {
-    config: session,
+    config: sessionOrWriteKey,
     schema: {
       tags,
       summary: 'Create a draft version, a copy of the latest (optionally for another locale)',
@@ -136,12 +139,12 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
   }, async (request, reply) => reply.code(201).send(await createVersion(tenantOf(request), request.params.id, request.body ?? undefined)));
 
   app.get('/templates/:id/versions/:versionId', {
-    config: session,
+    config: sessionOrWriteKey,
     schema: { tags, summary: 'One version', params: VersionParams, response: { 200: TemplateVersionView, ...notFound } },
   }, async (request) => getVersion(tenantOf(request), request.params.id, request.params.versionId));
 
   app.patch('/templates/:id/versions/:versionId', {
-    config: session,
+    config: sessionOrWriteKey,
     schema: {
       tags,
       summary: 'Edit a draft version (a published one is frozen: 409)',
@@ -165,7 +168,7 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
   });
 
   app.post('/templates/:id/versions/:versionId/publish', {
-    config: session,
+    config: sessionOrWriteKey,
     schema: {
       tags,
       summary: 'Publish a version; the version published before it for the same locale is unpublished',
@@ -175,12 +178,12 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
   }, async (request, reply) => reply.code(201).send(await publishVersion(tenantOf(request), request.params.id, request.params.versionId)));
 
   app.post('/templates/:id/versions/:versionId/unpublish', {
-    config: session,
+    config: sessionOrWriteKey,
     schema: { tags, summary: 'Unpublish a version (no effect if it is not published)', params: VersionParams, response: { 201: TemplateVersionView, ...notFound } },
   }, async (request, reply) => reply.code(201).send(await unpublishVersion(tenantOf(request), request.params.id, request.params.versionId)));
 
   app.post('/templates/:id/versions/:versionId/preview', {
-    config: session,
+    config: sessionOrWriteKey,
     schema: {
       tags,
       summary: 'Render a version with the given data; nothing is sent',
