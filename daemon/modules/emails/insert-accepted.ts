@@ -2,9 +2,8 @@
 // count in ONE statement (data-modifying CTEs), so a plain send is a single round trip that commits
 // on its own, and a send with an Idempotency-Key adds only its key row to the transaction. This was
 // a Sequelize bulkCreate plus three statements per message plus BEGIN/COMMIT (see bench/).
-import type { Sequelize, Transaction } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { wakeQueue } from '../../queue/enqueue.ts';
-import { QUOTA_SHARDS } from '../quota/service.ts';
 import type { NormalizedSend } from './validate.ts';
 
 export interface AcceptedSend {
@@ -22,6 +21,8 @@ export interface InsertAcceptedOptions {
   trackClicks: boolean | null;
   /** Sends counted against the quota in `cycleStart` (0 for test keys). */
   counted: number;
+  /** The most sends the cycle may count (110 % of the limit): a reservation past it inserts nothing. */
+  quotaCap: number;
   cycleStart: Date;
   /** Job run time; undefined runs it now (a sync send's safety job runs later). */
   runAt?: Date;
@@ -34,9 +35,23 @@ const ROW_COLUMNS = `id uuid, project_id uuid, message_id text, from_address tex
   locale text, headers jsonb, tags text[], metadata jsonb, attachments jsonb, track_opens boolean, track_clicks boolean,
   resent_from uuid, scheduled_email_id uuid`;
 
+// The quota is reserved first, exactly: one counter row per tenant and cycle, incremented only while
+// it stays within the cap. INSERT … ON CONFLICT DO UPDATE locks the row and evaluates its WHERE on the
+// newest committed value, so concurrent accepts (on any number of API nodes) serialize on that row and
+// none can pass the cap; when the reservation fails, `input` is empty and nothing is written. The cost
+// is that one tenant's counted accepts queue on its row for the rest of the statement and the commit
+// (sharded counters avoided that, but could only check usage read before the statement, which let a
+// 40-way burst through at 31–35 sends where 11 was the cap).
 const INSERT_ACCEPTED = `
-  WITH input AS (
+  WITH reserved AS (
+    INSERT INTO quota_usage (tenant_id, cycle_start, shard, used)
+    SELECT :tenantId, :cycleStart, 0, :counted WHERE :counted > 0 AND :counted <= :quotaCap
+    ON CONFLICT (tenant_id, cycle_start, shard) DO UPDATE SET used = quota_usage.used + EXCLUDED.used
+      WHERE quota_usage.used + EXCLUDED.used <= :quotaCap
+    RETURNING used
+  ), input AS (
     SELECT * FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS r(${ROW_COLUMNS})
+     WHERE :counted = 0 OR EXISTS (SELECT 1 FROM reserved)
   ), logs AS (
     INSERT INTO email_logs (id, tenant_id, api_key_id, project_id, status, message_id, from_address, to_addresses, cc_addresses,
       bcc_addresses, reply_to, subject, html_body, text_body, template_version_id, data, locale, headers, tags, metadata,
@@ -53,16 +68,15 @@ const INSERT_ACCEPTED = `
     SELECT 'send', :tenantId, jsonb_build_object('emailId', id, 'tenantId', CAST(:tenantId AS uuid)),
            COALESCE(CAST(:runAt AS timestamptz), now()), :maxAttempts, :jobKeyPrefix || id
       FROM logs
-  ), counted AS (
-    INSERT INTO quota_usage (tenant_id, cycle_start, shard, used)
-    SELECT :tenantId, :cycleStart, pg_backend_pid() % :shards, :counted WHERE :counted > 0
-    ON CONFLICT (tenant_id, cycle_start, shard) DO UPDATE SET used = quota_usage.used + EXCLUDED.used
   )
-  SELECT count(*) FROM logs`;
+  SELECT (SELECT count(*) FROM logs)::int AS inserted`;
 
-/** Writes the sends (see the header) and wakes the send workers once they are committed. */
-export async function insertAcceptedSends(sequelize: Sequelize, sends: AcceptedSend[], options: InsertAcceptedOptions, transaction?: Transaction): Promise<void> {
-  if (sends.length === 0) return;
+/**
+ * Writes the sends (see the header) and wakes the send workers once they are committed. Answers false,
+ * having written nothing, when the quota reservation would pass the cap.
+ */
+export async function insertAcceptedSends(sequelize: Sequelize, sends: AcceptedSend[], options: InsertAcceptedOptions, transaction?: Transaction): Promise<boolean> {
+  if (sends.length === 0) return true;
   const rows = sends.map(({ request: r, id, messageId }) => ({
     id,
     project_id: r.projectId,
@@ -87,7 +101,8 @@ export async function insertAcceptedSends(sequelize: Sequelize, sends: AcceptedS
     resent_from: r.resentFrom ?? null,
     scheduled_email_id: r.scheduledEmailId ?? null,
   }));
-  await sequelize.query(INSERT_ACCEPTED, {
+  const [result] = await sequelize.query<{ inserted: number }>(INSERT_ACCEPTED, {
+    type: QueryTypes.SELECT,
     replacements: {
       rows: JSON.stringify(rows),
       tenantId: options.tenantId,
@@ -98,10 +113,12 @@ export async function insertAcceptedSends(sequelize: Sequelize, sends: AcceptedS
       maxAttempts: options.maxAttempts,
       jobKeyPrefix: options.jobKeyPrefix,
       cycleStart: options.cycleStart,
-      shards: QUOTA_SHARDS,
       counted: options.counted,
+      quotaCap: options.quotaCap,
     },
     transaction,
   });
+  if (result.inserted === 0) return false;
   if (!options.runAt) wakeQueue(sequelize, 'send', transaction);
+  return true;
 }

@@ -19,7 +19,7 @@ import { removeJob } from '../../queue/enqueue.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
 import { suppressedAmong } from '../suppressions/service.ts';
 import { projectExists } from '../projects/service.ts';
-import { quotaHeaders, quotaStatus, tenantSendingState, wouldExceedQuota, type QuotaStatus } from '../quota/service.ts';
+import { quotaCap, quotaHeaders, quotaStatus, tenantSendingState, wouldExceedQuota, type QuotaStatus } from '../quota/service.ts';
 import { loadTemplateRenderer } from '../../mail/template-hook.ts';
 import { insertAcceptedSends, type AcceptedSend } from './insert-accepted.ts';
 import { bareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
@@ -192,6 +192,7 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     trackOpens: tenant.trackOpens,
     trackClicks: tenant.trackClicks,
     counted,
+    quotaCap: quotaCap(quota),
     cycleStart: quota.cycleStart,
     runAt: sync ? new Date(Date.now() + SYNC_SAFETY_DELAY_MS) : undefined,
     maxAttempts: SEND_MAX_ATTEMPTS,
@@ -200,10 +201,14 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
   // Without a key the sends are one statement, which commits on its own: no BEGIN/COMMIT.
   let raced = false;
   const hook = options.inTransaction;
-  if (!key && !hook) await insertAcceptedSends(sequelize, prepared, insertOptions);
-  else if (!key) {
+  // The reservation in the insert is the exact check (the one above read usage before it): a refusal
+  // there wrote nothing, and inside a transaction it rolls back the idempotency row with the rest.
+  const refused = () => quotaError({ ...quota, used: Math.max(quota.used, quotaCap(quota) - counted + 1) });
+  if (!key && !hook) {
+    if (!(await insertAcceptedSends(sequelize, prepared, insertOptions))) throw refused();
+  } else if (!key) {
     await sequelize.transaction(async (tx) => {
-      await insertAcceptedSends(sequelize, prepared, insertOptions, tx);
+      if (!(await insertAcceptedSends(sequelize, prepared, insertOptions, tx))) throw refused();
       await hook!(tx, body);
     });
   } else raced = await sequelize.transaction(async (tx) => {
@@ -218,7 +223,7 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     );
     // Another request with this key committed first (we waited on its row): answer as it did.
     if (inserted.length === 0) return true;
-    await insertAcceptedSends(sequelize, prepared, insertOptions, tx);
+    if (!(await insertAcceptedSends(sequelize, prepared, insertOptions, tx))) throw refused();
     await hook?.(tx, body);
     return false;
   });

@@ -1,15 +1,12 @@
 // Monthly sending quota. A tenant's limit is its monthlyLimit override or its plan's; usage is
-// counted per cycle in sharded counters (quota_usage: a send adds to one of QUOTA_SHARDS rows, a
-// read sums them) so concurrent sends of one tenant do not queue on one row. The shard is picked by
-// the database connection (backend pid), not at random: a connection runs one transaction at a time,
-// so two sends in flight together only meet on a row when their pids collide modulo QUOTA_SHARDS.
-// (A random pick among 8 made concurrent sends wait on each other's row lock until COMMIT's fsync.)
+// counted per cycle in one quota_usage row (shard 0), reserved exactly by the accept statement
+// (emails/insert-accepted.ts) so no concurrency can pass the 110 % cap. (Rows of other shards are
+// from the earlier sharded counters, folded into shard 0 by migration 0105; reads still sum them.)
 // A cycle starts on the first of the month (UTC) unless billing restarted it (quota_cycles,
 // written by resetQuotaCycle on the payment provider's invoice.paid); it then lasts one month.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { PLANS, type PlanSlug } from '../../../shared/constants.ts';
 
-export const QUOTA_SHARDS = 64;
 export const QUOTA_WARNING_PERCENT = 80;
 /** Sends are refused once usage would pass this share of the limit (grace up to 110 %). */
 export const QUOTA_HARD_STOP_RATIO = 1.1;
@@ -106,19 +103,14 @@ export async function quotaStatus(sequelize: Sequelize, tenantId: string, transa
   return { limit: PLANS.free.monthlyEmails, used: 0, cycleStart: cycle.start, nextCycleAt: cycle.next };
 }
 
-/** True when `count` more sends would take usage past 110 % of the limit. */
-export function wouldExceedQuota(status: QuotaStatus, count: number): boolean {
-  return status.used + count > Math.floor(status.limit * QUOTA_HARD_STOP_RATIO);
+/** The most sends a cycle may count: 110 % of the limit. */
+export function quotaCap(status: Pick<QuotaStatus, 'limit'>): number {
+  return Math.floor(status.limit * QUOTA_HARD_STOP_RATIO);
 }
 
-/** Counts `count` sends in the current cycle, inside the caller's transaction. */
-export async function addQuotaUsage(sequelize: Sequelize, tenantId: string, cycleStart: Date, count: number, transaction?: Transaction): Promise<void> {
-  if (count <= 0) return;
-  await sequelize.query(
-    `INSERT INTO quota_usage (tenant_id, cycle_start, shard, used) VALUES (:tenantId, :cycleStart, pg_backend_pid() % :shards, :count)
-     ON CONFLICT (tenant_id, cycle_start, shard) DO UPDATE SET used = quota_usage.used + EXCLUDED.used`,
-    { replacements: { tenantId, cycleStart, shards: QUOTA_SHARDS, count }, transaction },
-  );
+/** True when `count` more sends would take usage past 110 % of the limit. */
+export function wouldExceedQuota(status: QuotaStatus, count: number): boolean {
+  return status.used + count > quotaCap(status);
 }
 
 /** Starts a new cycle now (billing's invoice.paid). Usage of the old cycle stays for history. */
