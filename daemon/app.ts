@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { App, AppDeps } from './app-types.ts';
 import errorsPlugin, { sendError } from './plugins/errors.ts';
 import finiteNumbersPlugin from './plugins/finite-numbers.ts';
+import jsonDepthPlugin from './plugins/json-depth.ts';
 import { ApiError } from './errors.ts';
 import authPlugin from './plugins/auth.ts';
 import rateLimitPlugin from './plugins/rate-limit.ts';
@@ -90,6 +91,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   app.removeContentTypeParser('text/plain');
   await app.register(errorsPlugin);
   await app.register(finiteNumbersPlugin);
+  await app.register(jsonDepthPlugin);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

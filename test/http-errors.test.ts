@@ -18,6 +18,7 @@ test.after(async () => {
 });
 
 const json = { 'content-type': 'application/json' };
+const nested = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
 
 interface Case {
   name: string;
@@ -182,6 +183,43 @@ const CASES: Case[] = [
     status: 403,
     code: 'SESSION_REQUIRED',
   },
+  ...[
+    ['contact attributes', () => ({ method: 'PUT', url: '/contacts', headers: { ...world.asKey, ...json }, payload: `{"email":"deep@example.test","attributes":${nested(5000)}}` }), 'attributes.a.a.a.a.a.a.a'],
+    ['send metadata', () => ({ method: 'POST', url: '/emails/send', headers: { ...world.asKey, ...json }, payload: `{"from":"a@acme.test","to":"b@example.test","subject":"s","textBody":"t","metadata":${nested(100000)}}` }), 'metadata.a.a.a.a.a.a.a'],
+    ['template data', () => ({ method: 'POST', url: '/emails/send-template', headers: { ...world.asKey, ...json }, payload: `{"slug":"x","from":"a@acme.test","to":"b@example.test","data":{"list":[${nested(40)}]}}` }), 'data.list[0].a.a.a.a.a.a'],
+  ].map(([where, request, field]): Case => ({
+    name: `JSON nested thousands of levels deep in ${where as string}`,
+    request: request as () => InjectOptions,
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    check: (body) => {
+      assert.match(body.message, 'nests deeper than 32 levels');
+      assert.is(body.details[0].field, field);
+    },
+  })),
+  ...['/contacts', '/campaigns'].flatMap((path) =>
+    ['1e308', '99999999999999999999', '1000001', '0'].map((page): Case => ({
+      name: `GET ${path}?page=${page}`,
+      request: () => ({ method: 'GET', url: `${path}?page=${page}`, headers: world.asKey }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      check: (body) => assert.ok(body.details.some((detail: { field: string }) => /page/.test(detail.field)), JSON.stringify(body.details)),
+    })),
+  ),
+  ...[
+    ['a local part over 64 octets', `${'l'.repeat(65)}@example.test`, /local part longer than 64 octets/],
+    ['a domain over 255 octets', `a@${Array.from({ length: 5 }, () => 'd'.repeat(60)).join('.')}.test`, /domain longer than 255 octets|not a valid e-mail address/],
+    ['a path over 256 octets', `${'l'.repeat(64)}@${Array.from({ length: 3 }, () => 'd'.repeat(62)).join('.')}.test`, /longer than the 256 octets of an SMTP path/],
+  ].map(([what, address, message]): Case => ({
+    name: `a recipient with ${what as string}`,
+    request: () => ({ method: 'POST', url: '/emails/send', headers: { ...world.asKey, ...json }, payload: { from: 'a@acme.test', to: address, subject: 's', textBody: 't' } }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    check: (body) => {
+      assert.is(body.details[0].field, 'to');
+      assert.match(body.details[0].message, message as RegExp);
+    },
+  })),
   {
     name: 'a malformed URL',
     request: () => ({ method: 'GET', url: '/tenants/%E0%A4%A' }),

@@ -59,6 +59,12 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions):
       );
     },
   });
+  // @fastify/rate-limit writes X-RateLimit-Reset as the seconds left; spec §8 wants the Unix time
+  // (seconds) at which the window resets.
+  app.addHook('onSend', async (_request, reply) => {
+    const secondsLeft = reply.getHeader('x-ratelimit-reset');
+    if (secondsLeft !== undefined) reply.header('x-ratelimit-reset', String(Math.ceil(Date.now() / 1000) + Number(secondsLeft)));
+  });
 }
 
 export default fp(rateLimitPlugin, { name: 'rate-limit' });

@@ -1,7 +1,7 @@
 // Campaigns: one template sent to an audience of opted-in contacts.
 import { Type, type Static } from '@sinclair/typebox';
 import { CAMPAIGN_STATUSES } from '../constants.ts';
-import { PageMeta, Timestamp, Uuid } from './common.ts';
+import { PageLimit, PageMeta, PageNumber, Timestamp, Uuid } from './common.ts';
 import { Locale, TagName } from './contacts.ts';
 
 // Spelled out (not mapped from CAMPAIGN_STATUSES) so the route types infer the literal union.
@@ -69,8 +69,8 @@ export type CampaignDetail = Static<typeof CampaignDetail>;
 export const CampaignListQuery = Type.Object(
   {
     status: Type.Optional(CampaignStatus),
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    page: Type.Optional(PageNumber),
+    limit: Type.Optional(PageLimit()),
   },
   { additionalProperties: false },
 );

@@ -8,11 +8,19 @@ export const EmailAddress = Type.String({ format: 'email', maxLength: 320 });
 export const IdParams = Type.Object({ id: Uuid });
 export type IdParams = Static<typeof IdParams>;
 
+/** The highest page number any list accepts: (page - 1) * limit stays a valid, bounded OFFSET. */
+export const MAX_PAGE = 1_000_000;
+/** `page` of every paged list (spec §8); one schema, so no list can miss the bounds. */
+export const PageNumber = Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 });
+/** `limit` of a paged list, with that list's maximum and default. */
+export function PageLimit(maxLimit = 100, defaultLimit = 20) {
+  return Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit });
+}
+
 export function PageQuery(maxLimit = 100, defaultLimit = 20) {
   return Type.Object({
-    // Bounded so that (page - 1) * limit stays a valid OFFSET.
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit })),
+    page: Type.Optional(PageNumber),
+    limit: Type.Optional(PageLimit(maxLimit, defaultLimit)),
   });
 }
 export const DefaultPageQuery = PageQuery();

@@ -1,6 +1,6 @@
 // Contacts and contact tags: request and answer bodies shared by the daemon and the CLI.
 import { Type, type Static, type TNull, type TSchema, type TUnion } from '@sinclair/typebox';
-import { EmailAddress, PageMeta, Timestamp, Uuid } from './common.ts';
+import { EmailAddress, PageLimit, PageMeta, PageNumber, Timestamp, Uuid } from './common.ts';
 
 /**
  * `type: [T, "null"]` rather than a union: with Fastify's coercing validator a union's string branch
@@ -74,8 +74,8 @@ export type Contact = Static<typeof Contact>;
 
 export const ContactListQuery = Type.Object(
   {
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CONTACT_PAGE, default: DEFAULT_CONTACT_PAGE })),
+    page: Type.Optional(PageNumber),
+    limit: Type.Optional(PageLimit(MAX_CONTACT_PAGE, DEFAULT_CONTACT_PAGE)),
     locale: Type.Optional(Locale),
     optIn: Type.Optional(Type.Boolean()),
     updatedSince: Type.Optional(Type.String({ format: 'date-time', description: 'only contacts changed at or after this time' })),

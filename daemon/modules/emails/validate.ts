@@ -86,6 +86,22 @@ export interface ParsedAddress {
   formatted: string;
 }
 
+/** RFC 5321 §4.5.3.1 size limits, in octets. */
+const MAX_LOCAL_PART_OCTETS = 64;
+const MAX_DOMAIN_OCTETS = 255;
+/** A reverse or forward path is the address in angle brackets: 256 octets, so 254 for the address. */
+const MAX_PATH_OCTETS = 256;
+
+/** Why an address breaks RFC 5321's size limits, or null when it fits. */
+export function addressSizeProblem(address: string): string | null {
+  const at = address.lastIndexOf('@');
+  const octets = (text: string) => Buffer.byteLength(text, 'utf8');
+  if (octets(address.slice(0, at)) > MAX_LOCAL_PART_OCTETS) return `has a local part longer than ${MAX_LOCAL_PART_OCTETS} octets (RFC 5321)`;
+  if (octets(address.slice(at + 1)) > MAX_DOMAIN_OCTETS) return `has a domain longer than ${MAX_DOMAIN_OCTETS} octets (RFC 5321)`;
+  if (octets(address) + 2 > MAX_PATH_OCTETS) return `is longer than the ${MAX_PATH_OCTETS} octets of an SMTP path (RFC 5321)`;
+  return null;
+}
+
 /** One mailbox (`a@b` or `Name <a@b>`); null when it is not exactly one valid address. */
 export function parseMailbox(input: string): ParsedAddress | null {
   if (LINE_BREAK.test(input)) return null;
@@ -107,8 +123,10 @@ function addresses(field: string, values: string[], details: ErrorDetail[]): str
   values.forEach((value, index) => {
     const parsed = parseMailbox(value);
     const name = values.length > 1 ? `${field}[${index}]` : field;
+    const tooLong = parsed ? addressSizeProblem(parsed.address) : null;
     if (LINE_BREAK.test(value)) details.push({ field: name, message: 'must not contain line breaks' });
     else if (!parsed) details.push({ field: name, message: 'is not a valid e-mail address' });
+    else if (tooLong) details.push({ field: name, message: tooLong });
     else out.push(parsed.formatted);
   });
   return out;
