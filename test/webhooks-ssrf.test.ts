@@ -7,7 +7,8 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { drainWebhookDeliveries, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
-import { isPublicAddress, resolveDeliveryTarget, UnsafeWebhookUrlError } from '../daemon/modules/webhooks/url-guard.ts';
+import { embeddedIPv4, isPublicAddress, resolveDeliveryTarget, UnsafeWebhookUrlError } from '../daemon/modules/webhooks/url-guard.ts';
+import { emptyZone, startDnsServer } from './helpers/dns-server.ts';
 import { loadConfig } from '../daemon/config.ts';
 
 let ctx: TestContext;
@@ -40,6 +41,13 @@ test('production refuses http, loopback, link-local (metadata), private and rese
     'https://[::ffff:127.0.0.1]/hook',
     'https://[fd00::1]/hook',
     'https://[fe80::1]/hook',
+    // IPv6 forms that embed a non-public IPv4 address.
+    'https://[::127.0.0.1]/hook',
+    'https://[::ffff:7f00:1]/hook',
+    'https://[::ffff:0:192.168.1.1]/hook',
+    'https://[64:ff9b::a00:1]/hook',
+    'https://[2002:a9fe:a9fe::1]/hook',
+    'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook',
     'http://example.com/hook',
   ];
   for (const url of refused) {
@@ -96,6 +104,48 @@ test('isPublicAddress', () => {
     ['::ffff:8.8.8.8', true], ['64:ff9b::a00:1', false], ['2001:db8::1', false], ['not-an-ip', false],
   ];
   for (const [address, expected] of table) assert.is(isPublicAddress(address), expected, address);
+});
+
+test('the IPv6 table: every form that embeds an IPv4 address is judged by that address', () => {
+  const table: Array<[string, string[], boolean]> = [
+    ['::127.0.0.1', ['127.0.0.1'], false],
+    ['::ffff:10.1.2.3', ['10.1.2.3'], false],
+    ['::ffff:7f00:1', ['127.0.0.1'], false],
+    ['::ffff:0:192.168.1.1', ['192.168.1.1'], false],
+    ['64:ff9b::169.254.169.254', ['169.254.169.254'], false],
+    ['64:ff9b::808:808', ['8.8.8.8'], true],
+    ['2002:7f00:1::', ['127.0.0.1'], false],
+    ['2002:808:808::1', ['8.8.8.8'], true],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', ['65.54.227.120', '127.0.0.1'], false],
+    ['2606:4700::1111', [], true],
+  ];
+  for (const [address, embedded, isPublic] of table) {
+    assert.equal(embeddedIPv4(address), embedded, address);
+    assert.is(isPublicAddress(address), isPublic, address);
+  }
+});
+
+test('with DNS_SERVERS set, names are resolved by those servers (A and AAAA) and every answer is checked', async () => {
+  const zone = emptyZone();
+  zone.a.set('hooks.example', ['93.184.215.14']);
+  zone.aaaa.set('hooks.example', ['::ffff:a00:7']);
+  zone.a.set('public.example', ['93.184.215.14']);
+  const dns = await startDnsServer(zone);
+  try {
+    const config = loadConfig({ NODE_ENV: 'production', WEBHOOKS_ALLOW_PRIVATE: 'false', DNS_SERVERS: dns.address });
+    try {
+      await resolveDeliveryTarget('https://hooks.example/h', config);
+      assert.unreachable('a mapped private AAAA answer must be refused');
+    } catch (error) {
+      assert.instance(error, UnsafeWebhookUrlError);
+      assert.match((error as Error).message, /::ffff:(10\.0\.0\.7|a00:7)/);
+    }
+    const target = await resolveDeliveryTarget('https://public.example/h', config);
+    assert.is(target.address, '93.184.215.14');
+    assert.ok(dns.queries.includes('A public.example') && dns.queries.includes('AAAA hooks.example'), dns.queries.join());
+  } finally {
+    await dns.close();
+  }
 });
 
 test.run();

@@ -17,6 +17,9 @@ export interface TestZone {
   silent: Set<string>;
   /** Names answered with SERVFAIL. */
   servfail: Set<string>;
+  /** name → addresses (A and AAAA). */
+  a: Map<string, string[]>;
+  aaaa: Map<string, string[]>;
 }
 
 export interface TestDnsServer {
@@ -29,7 +32,7 @@ export interface TestDnsServer {
 }
 
 export function emptyZone(): TestZone {
-  return { txt: new Map(), cname: new Map(), mx: new Map(), exists: new Set(), silent: new Set(), servfail: new Set() };
+  return { txt: new Map(), cname: new Map(), mx: new Map(), exists: new Set(), silent: new Set(), servfail: new Set(), a: new Map(), aaaa: new Map() };
 }
 
 /** Splits a long value into 255-byte character strings the way DNS providers publish DKIM keys. */
@@ -55,7 +58,7 @@ export async function startDnsServer(zone: TestZone = emptyZone()): Promise<Test
         void send(response);
         return;
       }
-      const known = zone.txt.has(name) || zone.cname.has(name) || zone.mx.has(name) || zone.exists.has(name);
+      const known = zone.txt.has(name) || zone.cname.has(name) || zone.mx.has(name) || zone.a.has(name) || zone.aaaa.has(name) || zone.exists.has(name);
       if (!known) {
         response.header.rcode = 3; // NXDOMAIN
         void send(response);
@@ -66,6 +69,10 @@ export async function startDnsServer(zone: TestZone = emptyZone()): Promise<Test
         for (const data of zone.txt.get(name) ?? []) response.answers.push({ ...base, type: Packet.TYPE.TXT, data } as never);
       } else if (question.type === Packet.TYPE.CNAME && zone.cname.has(name)) {
         response.answers.push({ ...base, type: Packet.TYPE.CNAME, domain: zone.cname.get(name) } as never);
+      } else if (question.type === Packet.TYPE.A) {
+        for (const address of zone.a.get(name) ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address } as never);
+      } else if (question.type === Packet.TYPE.AAAA) {
+        for (const address of zone.aaaa.get(name) ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address } as never);
       } else if (question.type === Packet.TYPE.MX) {
         for (const mx of zone.mx.get(name) ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx } as never);
       }
