@@ -144,6 +144,51 @@ test('a change that commits late, with an updated_at the stream already passed, 
   }
 });
 
+/** Reads frames until the server ends the stream; answers the frames seen (event `end` included). */
+async function untilEnded(headers: Record<string, string>, act: () => Promise<void>): Promise<{ ended: boolean; events: string[] }> {
+  const stream = await openStream(headers, '?backlog=0');
+  await act();
+  const events: string[] = [];
+  try {
+    for (;;) {
+      const frame = await stream.next(15_000);
+      events.push(frame.event ?? 'message');
+    }
+  } catch (error) {
+    return { ended: (error as Error).message === 'stream ended', events };
+  } finally {
+    stream.close();
+  }
+}
+
+test('a stream ends when its API key is revoked', async () => {
+  const key = await createApiKey(a.tenantId, { scopes: ['email:read'] });
+  const result = await untilEnded({ authorization: `Bearer ${key.key}` }, async () => {
+    const revoked = await ctx.app.inject({ method: 'DELETE', url: `/tenants/${a.tenantId}/api-keys/${key.id}`, headers: a.asOwner });
+    assert.is(revoked.statusCode, 200, revoked.body);
+  });
+  assert.ok(result.ended, 'the server ended the stream');
+  assert.equal(result.events, ['end']);
+  const again = await fetch(`${baseUrl}/emails/logs/stream`, { headers: { authorization: `Bearer ${key.key}` } });
+  assert.is(again.status, 401);
+});
+
+test('a stream ends when its sign-in ends (logout)', async () => {
+  const email = `streamer-${Date.now()}@example.test`;
+  const password = 'correct horse battery staple';
+  const registered = await ctx.app.inject({ method: 'POST', url: '/auth/register', payload: { email, password } });
+  assert.is(registered.statusCode, 201, registered.body);
+  const login = (await ctx.app.inject({ method: 'POST', url: '/auth/login', payload: { email, password } })).json();
+  const bearer = { authorization: `Bearer ${login.accessToken}` };
+  const tenant = (await ctx.app.inject({ method: 'POST', url: '/tenants', headers: bearer, payload: { name: 'Streams' } })).json();
+  const result = await untilEnded({ ...bearer, 'x-tenant-id': tenant.id }, async () => {
+    const out = await ctx.app.inject({ method: 'POST', url: '/auth/logout', headers: bearer });
+    assert.is(out.statusCode, 200, out.body);
+  });
+  assert.ok(result.ended, 'the server ended the stream');
+  assert.equal(result.events, ['end']);
+});
+
 test('the daemon closes while a stream is open', async () => {
   const stream = await openStream(a.asKey, '?backlog=0');
   const started = Date.now();

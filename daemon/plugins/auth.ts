@@ -79,6 +79,17 @@ async function resolvePrincipal(app: FastifyInstance, request: FastifyRequest): 
   };
 }
 
+/**
+ * Whether the credential a request came with still holds now: the API key not revoked, the access
+ * token not expired, its sign-in not ended. Long-lived answers (the log stream) ask this again while
+ * they run, so revoking a key or signing out ends them too.
+ */
+export async function credentialStillValid(app: FastifyInstance, request: FastifyRequest): Promise<boolean> {
+  const probe = { headers: request.headers, principal: undefined, authFailure: undefined } as unknown as FastifyRequest;
+  await resolvePrincipal(app, probe);
+  return probe.principal !== undefined && probe.principal !== null;
+}
+
 function headerTenantId(request: FastifyRequest): string | null {
   const raw = request.headers[TENANT_HEADER];
   const value = Array.isArray(raw) ? raw[0] : raw;

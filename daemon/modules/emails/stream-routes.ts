@@ -6,11 +6,13 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import type { ServerResponse } from 'node:http';
 import type { App, AppDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { credentialStillValid, tenantOf } from '../../plugins/auth.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 
 export const LOG_STREAM_POLL_MS = 1000;
 export const LOG_STREAM_HEARTBEAT_MS = 15_000;
+/** How often an open stream checks that its API key or sign-in still holds. */
+export const LOG_STREAM_REVALIDATE_MS = 5_000;
 const MAX_ROWS_PER_POLL = 500;
 const COMMIT_OVERLAP_MS = 5000;
 
@@ -203,7 +205,19 @@ export default async function emailLogStreamRoutes(app: App, deps: AppDeps): Pro
     };
     response.on('close', stop);
 
+    let validatedAt = Date.now();
     const poll = async () => {
+      if (Date.now() - validatedAt >= LOG_STREAM_REVALIDATE_MS) {
+        validatedAt = Date.now();
+        if (!(await credentialStillValid(app, request).catch(() => true))) {
+          // Revoked key, ended sign-in or expired token: say why, then end the stream (a client that
+          // reconnects gets the 401 with the sentence).
+          response.write(`event: end\ndata: ${JSON.stringify({ code: 'CREDENTIAL_REVOKED', message: 'The API key or sign-in behind this stream was revoked or has expired.' })}\n\n`);
+          response.end();
+          stop();
+          return;
+        }
+      }
       try {
         write(await logChangesSince(sequelize, tenantId, cursor), true);
       } catch (error) {
