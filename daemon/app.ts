@@ -14,6 +14,7 @@ import { isHealthPoll } from './logging.ts';
 import { MAX_BODY_BYTES } from '../shared/constants.ts';
 import { ErrorBody } from '../shared/schemas/common.ts';
 import type { TlsPair } from './tls.ts';
+import { describeOperation } from './openapi.ts';
 import healthRoutes from './modules/health/routes.ts';
 import authRoutes from './modules/auth/routes.ts';
 import tenantRoutes from './modules/tenants/routes.ts';
@@ -107,11 +108,10 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
         },
       },
     },
-    transform: ({ schema, url, route }) => {
-      const rule = route.config?.access;
-      const secured = rule && rule.kind !== 'public';
-      return { schema: secured ? { ...schema, security: [{ bearer: [] }] } : schema, url };
-    },
+    transform: ({ schema, url, route }) => ({
+      schema: describeOperation(schema as Record<string, unknown>, [route.method].flat()[0], url, route.config?.access) as typeof schema,
+      url,
+    }),
   });
   await app.register(authPlugin, { jwtSecret: deps.secrets.jwtSecret });
   await app.register(rateLimitPlugin, {
