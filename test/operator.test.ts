@@ -196,7 +196,7 @@ test('svc doctor against a misconfigured daemon: one line per check with the fix
     assert.is(checks.relay.ok, false);
     assert.match(checks.relay.message, /The relay 127\.0\.0\.1:1 did not complete EHLO\/STARTTLS\/AUTH/);
     assert.is(checks['platform-sender'].ok, false);
-    assert.match(checks['platform-sender'].message, /No platform sender/);
+    assert.match(checks['platform-sender'].message, /not on a routable domain/);
     assert.is(checks.redis.ok, false);
     assert.match(checks.redis.message, /2 nodes share this database without Redis/);
     assert.is(checks.migrations.ok, true);
@@ -225,7 +225,8 @@ test('svc doctor against a correct deployment: every check passes, exit 0; only 
   });
   try {
     const owner = await createAdmin(ctx.app);
-    const tenantId = await createTenant(owner.id, 'Platform');
+    const platformAdmin = await createAdmin(ctx.app, { platformAdmin: true });
+    const tenantId = await createTenant(platformAdmin.id, 'Platform');
     await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, tenantId, 'mail.example.com');
     await ctx.db.sequelize.query(`INSERT INTO platform_settings (key, value) VALUES ('defaultFromAddress', '"no-reply@mail.example.com"')`);
     const { run, url } = await doctorAs(ctx);
@@ -233,7 +234,7 @@ test('svc doctor against a correct deployment: every check passes, exit 0; only 
     assert.is(run.json.ok, true, JSON.stringify(run.json.checks, null, 2));
     const checks = byName(run.json.checks);
     assert.match(checks.relay.message, new RegExp(`The relay 127\\.0\\.0\\.1:${sink.port} answered EHLO`));
-    assert.match(checks['platform-sender'].message, /mail\.example\.com is verified and DKIM-ready/);
+    assert.match(checks['platform-sender'].message, /System mail goes from .*no-reply@mail\.example\.com.*, DKIM-signed by mail\.example\.com/);
 
     const notAdmin = await fetch(`${url}/platform/doctor`, { headers: { authorization: `Bearer ${owner.token}` } });
     assert.is(notAdmin.status, 403);

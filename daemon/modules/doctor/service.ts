@@ -10,7 +10,7 @@ import { SECRET_MISMATCH_MESSAGE, type Secrets } from '../../secrets.ts';
 import { pendingMigrations } from '../../db/migrate.ts';
 import { smtpSettingsFromUrl, verifySmtp } from '../../mail/transport.ts';
 import { queueStats } from '../../queue/stats.ts';
-import { getPlatformSettings } from '../platform/service.ts';
+import { SYSTEM_SENDER_FIX, systemSenderStatus } from '../../mail/system-mail.ts';
 import { seenNodes } from './nodes.ts';
 import type { DoctorCheck, DoctorReport } from '../../../shared/schemas/doctor.ts';
 
@@ -75,19 +75,21 @@ async function checkRelay({ config }: DoctorDeps): Promise<DoctorCheck> {
   return pass('relay', `The relay ${where} answered EHLO${settings.secure ? ' over TLS' : ''}${settings.user ? ' and accepted AUTH' : ''}.`);
 }
 
-async function checkPlatformSender({ sequelize }: DoctorDeps): Promise<DoctorCheck> {
-  const settings = await getPlatformSettings(sequelize);
-  const from = settings.defaultFromAddress;
-  if (!from) return fail('platform-sender', 'No platform sender: password resets, verifications and invitations have no From address.', 'Set it as a platform admin: PATCH /platform/settings {"defaultFromAddress": "no-reply@mail.example.com"}.');
-  const domain = from.split('@')[1].toLowerCase();
-  if (isLocalHost(domain) || !domain.includes('.')) return fail('platform-sender', `The platform sender ${from} is not on a routable domain.`, 'Use an address on a domain you own and publish DNS for.');
-  const [row] = await sequelize.query<{ status: string }>(
-    `SELECT status FROM domains WHERE lower(name) = :domain ORDER BY (status = 'verified') DESC LIMIT 1`,
-    { replacements: { domain }, type: QueryTypes.SELECT },
-  );
-  if (!row) return fail('platform-sender', `The platform sender's domain ${domain} is not a sending domain, so system mail is not DKIM-signed.`, `Add it with POST /domains {"name":"${domain}"} (svc domains add ${domain}), publish its records, then verify it.`);
-  if (row.status !== 'verified') return fail('platform-sender', `The platform sender's domain ${domain} is ${row.status}: its SPF/DKIM records do not check out yet.`, `Publish the records of svc domains dns ${domain}, then svc domains verify ${domain} (svc domains diagnose ${domain} says what is wrong).`);
-  return pass('platform-sender', `System mail goes from ${from}; ${domain} is verified and DKIM-ready.`);
+async function checkPlatformSender({ sequelize, config }: DoctorDeps): Promise<DoctorCheck> {
+  // The same resolution and signing rule the system mail worker uses (mail/system-mail.ts).
+  const status = await systemSenderStatus(sequelize, config);
+  if (!status.routable) return fail('platform-sender', `System mail would go from ${status.from}, which is not on a routable domain.`, SYSTEM_SENDER_FIX);
+  if (!status.signedBy) {
+    return fail(
+      'platform-sender',
+      `System mail goes from ${status.from} (${status.source}) but is not DKIM-signed: no tenant owned by a platform admin has verified its domain.`,
+      SYSTEM_SENDER_FIX,
+    );
+  }
+  if (status.source !== 'setting') {
+    return fail('platform-sender', `System mail goes from ${status.from}, taken from ${status.source === 'environment' ? 'SYSTEM_MAIL_FROM' : 'PUBLIC_URL'}; signed by ${status.signedBy}.`, SYSTEM_SENDER_FIX);
+  }
+  return pass('platform-sender', `System mail goes from ${status.from}, DKIM-signed by ${status.signedBy}.`);
 }
 
 async function checkRedis({ sequelize, redis, config, embedded }: DoctorDeps): Promise<DoctorCheck> {
