@@ -78,6 +78,8 @@ export default class ContactsImport extends SvcCommand<typeof ContactsImport> {
       } finally {
         clearInterval(timer);
       }
+      // The last figure always, however fast the upload was (the timer may not have fired yet).
+      if (reported < 10 && !this.jsonEnabled()) this.logToStderr(`${state().label} (100%)`);
     }
 
     this.log(`${result.rows} rows: ${result.created} created, ${result.updated} updated, ${result.failed} failed.`);
