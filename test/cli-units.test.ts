@@ -32,7 +32,7 @@ test('readTemplateFile: editor mode from the extension, flags win, slug from the
   const html = join(dir, 'Receipt.liquid');
   writeFileSync(html, '---\nsubject: Your receipt\nname: Receipt\n---\n<p>{{ total }}</p>');
   const file = await readTemplateFile(html, { locale: 'en' });
-  assert.equal({ ...file }, { slug: 'receipt', name: 'Receipt', subject: 'Your receipt', locale: 'en', editorMode: 'html', content: '<p>{{ total }}</p>', text: undefined });
+  assert.equal({ ...file }, { slug: 'receipt', name: 'Receipt', subject: 'Your receipt', locale: 'en', editorMode: 'html', content: '<p>{{ total }}</p>', text: undefined, fields: { subject: 'Your receipt', name: 'Receipt' } });
   assert.is((await readTemplateFile(html, { subject: 'Override', slug: 'r2' })).subject, 'Override');
   const tsx = join(dir, 'card.tsx');
   writeFileSync(tsx, 'export default function Card() { return null; }');
