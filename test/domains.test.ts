@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createPublicKey } from 'node:crypto';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { addMember, createAdmin, createWorld } from './helpers/fixtures.ts';
+import { addMember, createAdmin, createApiKey, createWorld } from './helpers/fixtures.ts';
 import { startDnsServer, publishRecords, type TestDnsServer } from './helpers/dns-server.ts';
 import { Domain } from '../daemon/modules/domains/model.ts';
 import { unseal } from '../daemon/crypto/sealed.ts';
@@ -91,9 +91,16 @@ test('a duplicate in the tenant is 409; another tenant may register the same nam
   assert.is(await Domain.count({ where: { name: 'dup.test' } }), 2);
 });
 
-test('API keys are refused (403), viewers may read but not change, other tenants see 404', async () => {
+test('API keys are refused (403) except the listing with domains:read (an extension), viewers may read but not change, other tenants see 404', async () => {
   const mine = await addDomain(world.asOwner, 'isolated.test');
-  for (const [method, url] of [['POST', '/domains'], ['GET', '/domains'], ['GET', `/domains/${mine.id}/dns`], ['POST', `/domains/${mine.id}/verify`], ['GET', `/domains/${mine.id}/diagnose`], ['DELETE', `/domains/${mine.id}`]] as const) {
+  const listing = await ctx.app.inject({ method: 'GET', url: '/domains', headers: world.asKey });
+  assert.is(listing.statusCode, 200, 'a key with domains:read lists the domains');
+  assert.ok(listing.json().data.some((domain: { name: string }) => domain.name === 'isolated.test'));
+  const narrow = await createApiKey(world.tenantId, { scopes: ['email:send'] });
+  const refused = await ctx.app.inject({ method: 'GET', url: '/domains', headers: { authorization: `Bearer ${narrow.key}` } });
+  assert.is(refused.statusCode, 403);
+  assert.is(refused.json().code, 'INSUFFICIENT_SCOPE');
+  for (const [method, url] of [['POST', '/domains'], ['GET', `/domains/${mine.id}/dns`], ['POST', `/domains/${mine.id}/verify`], ['GET', `/domains/${mine.id}/diagnose`], ['DELETE', `/domains/${mine.id}`]] as const) {
     const res = await ctx.app.inject({ method, url, headers: world.asKey, ...(method === 'POST' && url === '/domains' ? { payload: { name: 'k.test' } } : {}) });
     assert.is(res.statusCode, 403, `${method} ${url}`);
     const foreign = await ctx.app.inject({ method, url, headers: other.asOwner });

@@ -43,7 +43,7 @@ test.before(async () => {
   for (const [path, operations] of Object.entries(spec.paths)) {
     if (NOT_TENANT_SCOPED.some((pattern) => pattern.test(path))) continue;
     for (const [method, operation] of Object.entries(operations)) {
-      if (!operation.security) continue; // public: health, tracking, unsubscribe, provider receivers
+      if (!operation.security?.length) continue; // public (security: []): health, tracking, unsubscribe, provider receivers
       const url = path.replace(/\{tenantId\}/g, victim.tenantId).replace(/\{[^}]+\}/g, randomUUID());
       const streaming = JSON.stringify(operation).includes('text/event-stream');
       routes.push({ method: method.toUpperCase() as Method, path, url, pathTenant: path.includes('{tenantId}'), streaming });
