@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { createWorld } from './helpers/fixtures.ts';
+import { createApiKey, createWorld } from './helpers/fixtures.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
 import { SANDBOX_LIMITS } from '../daemon/render/react-email/sandbox.ts';
 
@@ -120,9 +120,12 @@ test('a render after the hostile cases still works (a fresh worker per render)',
   assert.match(res.json().html, /<p>42<\/p>/);
 });
 
-test('render-react-email is JWT only and validates its body', async () => {
-  const res = await ctx.app.inject({ method: 'POST', url: '/templates/render-react-email', headers: world.asKey, payload: { jsx: 'export default () => null' } });
-  assertErrorBody(res, 403);
+test('render-react-email takes a session or a key with templates:write (an extension), and validates its body', async () => {
+  const narrow = await createApiKey(world.tenantId, { scopes: ['email:send', 'templates:read'] });
+  const res = await ctx.app.inject({ method: 'POST', url: '/templates/render-react-email', headers: { authorization: `Bearer ${narrow.key}` }, payload: { jsx: 'export default () => null' } });
+  assertErrorBody(res, 403, 'INSUFFICIENT_SCOPE');
+  const withScope = await ctx.app.inject({ method: 'POST', url: '/templates/render-react-email', headers: world.asKey, payload: { jsx: 'export default () => null' } });
+  assert.is(withScope.statusCode, 200, withScope.body);
   assertErrorBody(await ctx.app.inject({ method: 'POST', url: '/templates/render-react-email', headers: world.asOwner, payload: { props: {} } }), 400, 'VALIDATION_FAILED');
 });
 
