@@ -47,6 +47,8 @@ test('a campaign arrives with a visible unsubscribe link in HTML and text that u
   assert.is(campaign.statusCode, 201, campaign.body);
   const sent = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.json().id}/send`, headers: world.asKey, payload: { from: 'news@acme.test' } });
   assert.ok(sent.statusCode < 300, sent.body);
+  // Campaign sending is durable work: the expansion job queues the sends, then they are delivered.
+  assert.equal(await runJobs(ctx, 'campaign'), ['done']);
   assert.equal(await runJobs(ctx, 'send'), ['done']);
 
   const received = await sink.waitFor((m) => m.rcptTo.includes('reader@example.test'));
