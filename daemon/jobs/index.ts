@@ -44,6 +44,8 @@ export interface StartWorkersOptions {
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const BOOTSTRAP = here('./bootstrap.mjs');
 const RESTART_DELAY_MS = 1_000;
+/** A worker thread's V8 young generation: the default grows to 16+ MB per thread; queue loops allocate little. */
+const WORKER_YOUNG_GENERATION_MB = 4;
 
 const SEND_WORKER: WorkerDefinition = { name: 'send-worker', module: here('./send-worker.ts'), tuning: (config) => ({ concurrency: sendWorkerConcurrency(config) }) };
 
@@ -101,7 +103,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
     jobs: definitions.map((definition) => ({
       name: definition.name,
       path: BOOTSTRAP,
-      worker: { workerData: threadData(definition) },
+      worker: { workerData: threadData(definition), resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } },
     })),
     errorHandler: (error, meta) => {
       if (!stopping) log.error({ worker: meta.name, err: error instanceof Error ? error.message : String(error) }, 'worker thread error');
