@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { BENCH_DIR, ROOT_DIR, freePort } from './children.ts';
 import { createBenchDatabase } from './database.ts';
 import { enqueueSends } from './drain.ts';
@@ -63,9 +64,7 @@ async function idleRss(running: Running): Promise<number> {
   return rssMb(running.child.pid!);
 }
 
-async function main() {
-  const databaseUrl = process.env.DATABASE_URL;
-  if (!databaseUrl) throw new Error('bench:footprint needs DATABASE_URL (a PostgreSQL server where it may create a database)');
+export async function benchFootprint(databaseUrl: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-footprint-'));
   const sink = await startBenchSink();
   const machine = machineInfo(null);
@@ -112,4 +111,8 @@ async function main() {
   console.log(JSON.stringify(report, null, 2));
 }
 
-await main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) throw new Error('bench:footprint needs DATABASE_URL (a PostgreSQL server where it may create a database)');
+  await benchFootprint(databaseUrl);
+}

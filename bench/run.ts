@@ -29,6 +29,7 @@ import { machineInfo } from './machine.ts';
 import { evaluateGoals, markdownTable, type BenchResults, type BenchSettings } from './report.ts';
 import { startBenchSink, type BenchSink } from './sink.ts';
 import { benchWebhooks } from './webhooks.ts';
+import { benchFootprint } from './footprint.ts';
 
 function whole(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -239,6 +240,8 @@ try {
   log('wrote bench/results.json');
   // 4. Webhook deliveries (bench/webhooks.ts, its own database and results file).
   await benchWebhooks(databaseUrl!, log);
+  // 5. Footprint: boot to ready, idle and peak RSS (bench/footprint.ts, its own results file).
+  await benchFootprint(databaseUrl!);
 } catch (error) {
   process.exitCode = 1;
   console.error(error instanceof Error ? error.stack ?? error.message : error);
