@@ -3,8 +3,8 @@
 //
 // PGlite has ONE backend session, shared by every connection. Two rules keep clients from
 // corrupting each other on it:
-//  1. A client's messages reach PGlite in whole groups: everything up to and including Sync ('S')
-//     or a simple Query ('Q'). Interleaving one client's Parse/Bind/Execute with another's would mix
+//  1. A client's messages reach PGlite in whole groups: everything up to and including Sync ('S'),
+//     Flush ('H') or a simple Query ('Q'). Interleaving one client's Parse/Bind/Execute with another's would mix
 //     their unnamed statements, and after an error the backend discards messages up to the next
 //     Sync — another client's messages, whose owner then waits forever. (pglite-socket's own
 //     multiplexer queues single messages and hangs this way under a few concurrent clients.)
@@ -20,10 +20,8 @@ const CANCEL_REQUEST_CODE = 80877102;
 /** Message types that end a group: Sync, simple Query, Flush. */
 const GROUP_END = new Set(['S', 'Q', 'H']);
 
-interface Group {
-  session: Session;
-  bytes: Buffer;
-}
+/** Work for the backend: a client's whole group of messages, or the clean-up after a client left. */
+type Group = { kind: 'messages'; session: Session; bytes: Buffer } | { kind: 'departed'; session: Session };
 
 class Session {
   private buffer: Buffer = Buffer.alloc(0);
@@ -64,7 +62,7 @@ class Session {
           return;
         }
         this.started = true;
-        this.scheduler.submit({ session: this, bytes: Buffer.from(message) });
+        this.scheduler.submit({ kind: 'messages', session: this, bytes: Buffer.from(message) });
         continue;
       }
       if (this.buffer.length < 5) return;
@@ -81,7 +79,7 @@ class Session {
       }
       this.pending.push(message);
       if (GROUP_END.has(type)) {
-        this.scheduler.submit({ session: this, bytes: Buffer.concat(this.pending) });
+        this.scheduler.submit({ kind: 'messages', session: this, bytes: Buffer.concat(this.pending) });
         this.pending = [];
       }
     }
@@ -115,7 +113,7 @@ class Scheduler {
     this.queue = this.queue.filter((group) => group.session !== session);
     if (this.owner === session) {
       this.owner = null;
-      this.queue.unshift({ session, bytes: Buffer.alloc(0) });
+      this.queue.unshift({ kind: 'departed', session });
     }
     void this.run();
   }
@@ -133,12 +131,13 @@ class Scheduler {
     this.running = true;
     try {
       for (let group = this.next(); group; group = this.next()) {
-        const { session, bytes } = group;
-        if (bytes.length === 0 || session.closed) {
+        const { session } = group;
+        if (group.kind === 'departed' || session.closed) {
           // A departed client: undo whatever transaction it left open.
           if (this.db.isInTransaction()) await this.db.exec('ROLLBACK').catch(() => {});
           continue;
         }
+        const { bytes } = group;
         try {
           await this.db.runExclusive(() =>
             this.db.execProtocolRawStream(new Uint8Array(bytes), { onRawData: (data) => session.write(data) }),
