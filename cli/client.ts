@@ -23,36 +23,9 @@ import { NoTenantError } from './errors.ts';
 import { ProfileStore } from './profiles.ts';
 import type { CliEnvironment } from './environment.ts';
 import type { DoctorReport } from '../shared/schemas/doctor.ts';
-
-export interface ReadyWarning {
-  code: string;
-  message: string;
-  fix: string;
-}
+import type { QueuesHealth, Readiness } from '../shared/schemas/health.ts';
 
 export type CampaignPage = Static<typeof CampaignPageSchema>;
-
-export interface ReadyAnswer {
-  status: 'ready' | 'not-ready';
-  checks: Record<string, { ok: boolean; [key: string]: unknown }>;
-  /** Works, but needs the operator (an unroutable or unsigned system mail sender). */
-  warnings?: ReadyWarning[];
-}
-
-export interface QueueStats {
-  depth: number;
-  oldestWaitingAgeMs: number;
-  running: number;
-  scheduled: number;
-  failed: number;
-  stuck: boolean;
-}
-
-export interface QueuesAnswer {
-  ok: boolean;
-  stuckAfterMs: number;
-  queues: Record<string, QueueStats>;
-}
 
 export interface LogFilters {
   status?: string;
@@ -270,10 +243,10 @@ export class SvcClient {
 
   // Health
   ready() {
-    return this.http.request<ReadyAnswer>('GET', '/health/ready', { auth: false, tenant: false, accept: [503] });
+    return this.http.request<Readiness>('GET', '/health/ready', { auth: false, tenant: false, accept: [503] });
   }
   queues() {
-    return this.http.request<QueuesAnswer>('GET', '/health/queues', { tenant: false, accept: [503] });
+    return this.http.request<QueuesHealth>('GET', '/health/queues', { tenant: false, accept: [503] });
   }
   doctor() {
     return this.http.request<DoctorReport>('GET', '/platform/doctor', { tenant: false });

@@ -1,5 +1,6 @@
 // What the dashboard shows, fetched in parallel; a panel whose endpoint fails shows its sentence.
-import type { SvcClient, QueuesAnswer, ReadyWarning } from '../client.ts';
+import type { SvcClient } from '../client.ts';
+import type { QueuesHealth, ReadyWarning } from '../../shared/schemas/health.ts';
 import type { EmailLog, TenantSummary } from '../api-types.ts';
 import type { WebhookEndpoint } from '../../shared/schemas/webhooks.ts';
 import { PLANS, type PlanSlug } from '../../shared/constants.ts';
@@ -19,7 +20,7 @@ export interface QuotaView {
 export interface DashboardData {
   tenant: Panel<TenantSummary>;
   quota: Panel<QuotaView>;
-  queues: Panel<QueuesAnswer>;
+  queues: Panel<QueuesHealth>;
   recent: Panel<EmailLog[]>;
   failingWebhooks: Panel<WebhookEndpoint[]>;
   /** The daemon's readiness warnings (system mail sender not set, unsigned). */

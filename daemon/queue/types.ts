@@ -62,17 +62,4 @@ export interface EnqueueJobOptions {
 }
 
 /** One queue's load, as /health/queues reports it. */
-export interface QueueStats {
-  /** Jobs due now and not leased. */
-  depth: number;
-  /** Age of the oldest due job in ms (0 when none waits). */
-  oldestWaitingAgeMs: number;
-  /** Jobs leased by a worker. */
-  running: number;
-  /** Jobs whose runAt is still in the future. */
-  scheduled: number;
-  /** Jobs kept in failed_jobs. */
-  failed: number;
-  /** True when the oldest due job has waited longer than the threshold. */
-  stuck: boolean;
-}
+export type { QueueStats } from '../../shared/schemas/health.ts';

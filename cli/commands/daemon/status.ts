@@ -1,13 +1,13 @@
 import chalk from 'chalk';
 import { SvcCommand } from '../../base-command.ts';
 import { table } from '../../format.ts';
-import type { QueuesAnswer, ReadyAnswer } from '../../client.ts';
+import type { QueuesHealth, Readiness } from '../../../shared/schemas/health.ts';
 import { EXIT } from '../../errors.ts';
 
 export interface DaemonStatus {
   baseUrl: string;
-  ready: ReadyAnswer;
-  queues: QueuesAnswer | null;
+  ready: Readiness;
+  queues: QueuesHealth | null;
   queuesError?: string;
 }
 
@@ -18,7 +18,7 @@ export default class DaemonStatusCommand extends SvcCommand<typeof DaemonStatusC
 
   async run(): Promise<DaemonStatus> {
     const ready = await this.client.ready();
-    let queues: QueuesAnswer | null = null;
+    let queues: QueuesHealth | null = null;
     let queuesError: string | undefined;
     if (this.client.http.signedIn) {
       try {
