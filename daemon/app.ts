@@ -33,7 +33,6 @@ import trackingRoutes from './modules/tracking/routes.ts';
 import emailLogStreamRoutes from './modules/emails/stream-routes.ts';
 import templateRoutes from './modules/templates/routes.ts';
 import sendTemplateRoutes from './modules/templates/send-template-routes.ts';
-import { registerPendingRoutes } from './modules/pending-routes.ts';
 
 /** Longest path parameter accepted: tracking and unsubscribe tokens (a click token carries its URL). */
 const TRACKING_TOKEN_MAX_LENGTH = 8200;
@@ -143,6 +142,5 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(emailLogStreamRoutes, deps);
   await app.register(templateRoutes, deps);
   await app.register(sendTemplateRoutes, deps);
-  registerPendingRoutes(app);
   return app;
 }

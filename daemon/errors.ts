@@ -61,12 +61,6 @@ export class TooManyRequestsError extends ApiError {
   }
 }
 
-export class NotImplementedError extends ApiError {
-  constructor(message: string) {
-    super(501, 'NOT_IMPLEMENTED', message);
-  }
-}
-
 export class ServiceUnavailableError extends ApiError {
   constructor(message: string, code = 'SERVICE_UNAVAILABLE') {
     super(503, code, message);

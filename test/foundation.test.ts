@@ -1,11 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import Fastify from 'fastify';
-import errorsPlugin from '../daemon/plugins/errors.ts';
-import { registerPendingRoutes } from '../daemon/modules/pending-routes.ts';
-import { access } from '../daemon/plugins/access.ts';
-import type { App } from '../daemon/app-types.ts';
 
 let ctx: TestContext;
 test.before(async () => {
@@ -28,20 +23,6 @@ test('unknown route is a JSON 404 in the error envelope', async () => {
   assert.is(body.code, 'ROUTE_NOT_FOUND');
   assert.is(body.error, 'Not Found');
   assert.type(body.message, 'string');
-});
-
-// Every spec area is built now, so the 501 table is exercised with a stand-in area on a bare app.
-test('pending endpoint answers 501 with a sentence', async () => {
-  const app = Fastify();
-  await app.register(errorsPlugin);
-  registerPendingRoutes(app as unknown as App, [
-    { tag: 'demo', reason: 'Demo is not built yet.', routes: [{ method: 'GET', url: '/demo', access: access.public() }] },
-  ]);
-  const res = await app.inject({ method: 'GET', url: '/demo' });
-  await app.close();
-  assert.is(res.statusCode, 501);
-  assert.is(res.json().code, 'NOT_IMPLEMENTED');
-  assert.match(res.json().message, /not implemented yet/);
 });
 
 test.run();
