@@ -4,6 +4,7 @@ import { Op, type Transaction } from 'sequelize';
 import { AuditEvent } from './model.ts';
 import { Membership } from '../tenants/model.ts';
 import type { AuditEventBody } from '../../../shared/schemas/tenants.ts';
+import { findPage } from '../../db/paging.ts';
 
 export type AuditAction =
   | 'auth.registered'
@@ -67,13 +68,7 @@ export async function listTenantAuditEvents(tenantId: string, page: number, limi
   const where = {
     [Op.or]: [{ tenantId }, ...(memberIds.length ? [{ tenantId: null, adminId: { [Op.in]: memberIds } }] : [])],
   };
-  const { rows, count } = await AuditEvent.findAndCountAll({
-    where,
-    order: [['createdAt', 'DESC'], ['id', 'DESC']],
-    offset: (page - 1) * limit,
-    limit,
-  });
-  const data: AuditEventBody[] = rows.map((row) => ({
+  return findPage(AuditEvent, { where, order: [['createdAt', 'DESC'], ['id', 'DESC']] }, { page, limit }, (rows) => rows.map((row): AuditEventBody => ({
     id: row.id,
     action: row.action,
     adminId: row.adminId,
@@ -82,6 +77,5 @@ export async function listTenantAuditEvents(tenantId: string, page: number, limi
     ip: row.ip,
     metadata: row.metadata,
     createdAt: row.createdAt.toISOString(),
-  }));
-  return { data, meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+  })));
 }

@@ -8,6 +8,7 @@ import type { Audience, Campaign, CampaignDetail, CampaignListQuery, CreateCampa
 import { normalizeSend } from '../emails/validate.ts';
 import { countContacts, countContactsByLocale, type ContactFilter } from '../contacts/model.ts';
 import { CampaignRow, findTenantTemplate, publishedLocales } from './model.ts';
+import { findPage } from '../../db/paging.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -83,15 +84,8 @@ export async function createCampaign(sequelize: Sequelize, ctx: TenantContext, b
 }
 
 export async function listCampaigns(ctx: TenantContext, query: CampaignListQuery) {
-  const page = query.page ?? 1;
-  const limit = query.limit ?? 20;
-  const { rows, count } = await CampaignRow.findAndCountAll({
-    where: { tenantId: ctx.tenantId, ...(query.status ? { status: query.status } : {}) },
-    order: [['createdAt', 'DESC'], ['id', 'DESC']],
-    limit,
-    offset: (page - 1) * limit,
-  });
-  return { data: rows.map(toCampaign), meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+  const where = { tenantId: ctx.tenantId, ...(query.status ? { status: query.status } : {}) };
+  return findPage(CampaignRow, { where, order: [['createdAt', 'DESC'], ['id', 'DESC']] }, query, (rows) => rows.map(toCampaign));
 }
 
 export async function getCampaign(sequelize: Sequelize, ctx: TenantContext, id: string): Promise<CampaignDetail> {

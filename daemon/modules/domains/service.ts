@@ -15,6 +15,7 @@ import { loadSendingDnsSettings, type SendingDnsSettings } from './sending-setti
 import { findVerifiedDomain, forgetDkimKeys } from './signing.ts';
 import { returnPathName } from './records.ts';
 import { getPlatformSettings } from '../platform/service.ts';
+import { findPage } from '../../db/paging.ts';
 
 export interface DomainDeps {
   sequelize: Sequelize;
@@ -73,17 +74,8 @@ export async function createDomain(deps: DomainDeps, tenantId: string, input: { 
 }
 
 export async function listDomains(deps: DomainDeps, tenantId: string, page: { page: number; limit: number }) {
-  const { rows, count } = await Domain.findAndCountAll({
-    where: { tenantId },
-    order: [['createdAt', 'DESC'], ['id', 'ASC']],
-    limit: page.limit,
-    offset: (page.page - 1) * page.limit,
-  });
   const settings = await loadSendingDnsSettings(deps.sequelize, deps.config);
-  return {
-    data: rows.map((row) => toBody(row, settings)),
-    meta: { page: page.page, limit: page.limit, total: count, totalPages: Math.ceil(count / page.limit) },
-  };
+  return findPage(Domain, { where: { tenantId }, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, page, (rows) => rows.map((row) => toBody(row, settings)));
 }
 
 export async function getDomainDns(deps: DomainDeps, tenantId: string, id: string): Promise<DomainBody> {

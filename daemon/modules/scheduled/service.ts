@@ -9,6 +9,7 @@ import { DEFAULT_SCHEDULE_TIMEZONE, type ScheduleEmailBody } from '../../../shar
 import { acceptSends, type SendDeps } from '../emails/service.ts';
 import { normalizeSend, type SendInput } from '../emails/validate.ts';
 import { ScheduledEmail, type ScheduledStatus } from './model.ts';
+import { findPage } from '../../db/paging.ts';
 
 export function scheduledJobKey(id: string): string {
   return `scheduled:${id}`;
@@ -89,11 +90,8 @@ export async function scheduleEmail(sequelize: Sequelize, ctx: TenantContext, bo
 }
 
 export async function listScheduledEmails(ctx: TenantContext, query: { page?: number; limit?: number; status?: ScheduledStatus }) {
-  const page = query.page ?? 1;
-  const limit = query.limit ?? 20;
   const where = { tenantId: ctx.tenantId, ...(query.status ? { status: query.status } : {}) };
-  const { rows, count } = await ScheduledEmail.findAndCountAll({ where, order: [['sendAt', 'ASC'], ['id', 'ASC']], limit, offset: (page - 1) * limit });
-  return { data: rows.map(view), meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+  return findPage(ScheduledEmail, { where, order: [['sendAt', 'ASC'], ['id', 'ASC']] }, query, (rows) => rows.map(view));
 }
 
 export async function cancelScheduledEmail(sequelize: Sequelize, ctx: TenantContext, id: string) {

@@ -4,6 +4,7 @@ import { Op, QueryTypes, type Sequelize, type Transaction, type WhereOptions } f
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { TenantContext } from '../../plugins/access.ts';
 import { Suppression, type SuppressionReason } from './model.ts';
+import { findPage } from '../../db/paging.ts';
 
 export interface SuppressionView {
   id: string;
@@ -50,13 +51,10 @@ export async function listSuppressions(
   ctx: TenantContext,
   query: { page?: number; limit?: number; email?: string; reason?: SuppressionReason },
 ) {
-  const page = query.page ?? 1;
-  const limit = query.limit ?? 20;
   const where: WhereOptions<Suppression> = { tenantId: ctx.tenantId };
   if (query.email) Object.assign(where, { email: query.email.toLowerCase() });
   if (query.reason) Object.assign(where, { reason: query.reason });
-  const { rows, count } = await Suppression.findAndCountAll({ where, order: [['createdAt', 'DESC'], ['id', 'ASC']], limit, offset: (page - 1) * limit });
-  return { data: rows.map(view), meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+  return findPage(Suppression, { where, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, query, (rows) => rows.map(view));
 }
 
 export async function createSuppression(ctx: TenantContext, body: { email: string; reason: SuppressionReason }): Promise<SuppressionView> {

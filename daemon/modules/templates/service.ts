@@ -9,12 +9,12 @@ import type {
   CreateTemplateBody,
   TemplateDetail,
   TemplateListQuery,
-  TemplateSummary,
   UpdateTemplateBody,
 } from '../../../shared/schemas/templates.ts';
 import { Template, TemplateTagLink, TemplateVersion } from './model.ts';
 import { checkVersionContent } from './content.ts';
 import { detailOf, findTemplate, summariesOf } from './views.ts';
+import { findPage } from '../../db/paging.ts';
 
 export const DEFAULT_TEMPLATE_LOCALE = 'en';
 
@@ -33,8 +33,6 @@ function escapeLike(text: string): string {
 }
 
 export async function listTemplates(ctx: TenantContext, query: TemplateListQuery) {
-  const page = query.page ?? 1;
-  const limit = query.limit ?? 20;
   const where: WhereOptions<Template>[] = [{ tenantId: ctx.tenantId }];
   if (query.projectId) where.push({ projectId: query.projectId });
   if (query.editorMode) where.push({ editorMode: query.editorMode });
@@ -49,14 +47,7 @@ export async function listTemplates(ctx: TenantContext, query: TemplateListQuery
     );
     where.push({ id: query.status === 'published' ? { [Op.in]: publishedIds } : { [Op.notIn]: publishedIds } });
   }
-  const { rows, count } = await Template.findAndCountAll({
-    where: { [Op.and]: where },
-    order: [['createdAt', 'DESC'], ['id', 'ASC']],
-    limit,
-    offset: (page - 1) * limit,
-  });
-  const data: TemplateSummary[] = await summariesOf(rows);
-  return { data, meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+  return findPage(Template, { where: { [Op.and]: where }, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, query, summariesOf);
 }
 
 export async function createTemplate(ctx: TenantContext, body: CreateTemplateBody): Promise<TemplateDetail> {

@@ -10,6 +10,7 @@ import { recordAudit } from '../audit/service.ts';
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import { API_KEY_SCOPES, type ApiKeyEnvironment, type ApiKeyScope } from '../../../shared/constants.ts';
 import type { ApiKeyBody, CreatedApiKeyBody } from '../../../shared/schemas/tenants.ts';
+import { findPage } from '../../db/paging.ts';
 
 function apiKeyBody(row: ApiKey): ApiKeyBody {
   return {
@@ -60,13 +61,8 @@ export async function createApiKey(
 /** Live (unrevoked) keys, newest first; never the key or its hash. */
 export async function listApiKeys(tenantId: string, actor: Actor, page: number, limit: number) {
   await requireTenantRole(tenantId, actor, 'viewer', { allowBlocked: true });
-  const { rows, count } = await ApiKey.findAndCountAll({
-    where: { tenantId, revokedAt: { [Op.is]: null } },
-    order: [['createdAt', 'DESC'], ['id', 'ASC']],
-    offset: (page - 1) * limit,
-    limit,
-  });
-  return { data: rows.map(apiKeyBody), meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+  const where = { tenantId, revokedAt: { [Op.is]: null } };
+  return findPage(ApiKey, { where, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, { page, limit }, (rows) => rows.map(apiKeyBody));
 }
 
 async function liveKeyOf(tenantId: string, apiKeyId: string, transaction: Transaction): Promise<ApiKey> {

@@ -12,6 +12,7 @@ import type { InvitationBody, MemberBody } from '../../../shared/schemas/tenants
 import type { SystemMailDeps } from '../../mail/system-mail.ts';
 import { inviteByEmail } from './invitations.ts';
 import { Tenant } from './model.ts';
+import { findPage } from '../../db/paging.ts';
 
 function memberBody(membership: Membership, admin: Admin): MemberBody {
   return { adminId: admin.id, email: admin.email, name: admin.name, role: membership.role, createdAt: membership.createdAt.toISOString() };
@@ -28,21 +29,14 @@ async function lockedOwnerCount(tenantId: string, transaction: Transaction): Pro
 
 export async function listMembers(tenantId: string, actor: Actor, page: number, limit: number) {
   await requireTenantRole(tenantId, actor, 'viewer', { allowBlocked: true });
-  const { rows, count } = await Membership.findAndCountAll({
-    where: { tenantId },
-    order: [['createdAt', 'ASC'], ['adminId', 'ASC']],
-    offset: (page - 1) * limit,
-    limit,
-  });
-  const admins = rows.length ? await Admin.findAll({ where: { id: { [Op.in]: rows.map((m) => m.adminId) } } }) : [];
-  const byId = new Map(admins.map((a) => [a.id, a]));
-  return {
-    data: rows.flatMap((m) => {
+  return findPage(Membership, { where: { tenantId }, order: [['createdAt', 'ASC'], ['adminId', 'ASC']] }, { page, limit }, async (rows) => {
+    const admins = rows.length ? await Admin.findAll({ where: { id: { [Op.in]: rows.map((m) => m.adminId) } } }) : [];
+    const byId = new Map(admins.map((a) => [a.id, a]));
+    return rows.flatMap((m) => {
       const admin = byId.get(m.adminId);
       return admin ? [memberBody(m, admin)] : [];
-    }),
-    meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) },
-  };
+    });
+  });
 }
 
 /**

@@ -9,6 +9,7 @@ import { roleAtLeast } from '../../plugins/access.ts';
 import { ForbiddenError, NotFoundError } from '../../errors.ts';
 import type { MemberRole } from '../../../shared/constants.ts';
 import type { TenantBody, UpdateTenantBody } from '../../../shared/schemas/tenants.ts';
+import { findPage } from '../../db/paging.ts';
 
 /** The signed-in admin acting on a tenant named in the path. */
 export interface Actor {
@@ -86,16 +87,10 @@ export async function createTenant(sequelize: Sequelize, actor: Actor, input: { 
 export async function listTenants(adminId: string, page: number, limit: number) {
   const memberships = await Membership.findAll({ where: { adminId }, attributes: ['tenantId', 'role'] });
   const roles = new Map(memberships.map((m) => [m.tenantId, m.role]));
-  const { rows, count } = await Tenant.findAndCountAll({
-    where: { id: { [Op.in]: [...roles.keys()] } },
-    order: [['createdAt', 'ASC'], ['id', 'ASC']],
-    offset: (page - 1) * limit,
-    limit,
-  });
-  return {
-    data: rows.map((tenant) => tenantBody(tenant, roles.get(tenant.id) ?? null)),
-    meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) },
-  };
+  const where = { id: { [Op.in]: [...roles.keys()] } };
+  return findPage(Tenant, { where, order: [['createdAt', 'ASC'], ['id', 'ASC']] }, { page, limit }, (rows) =>
+    rows.map((tenant) => tenantBody(tenant, roles.get(tenant.id) ?? null)),
+  );
 }
 
 export async function getTenant(tenantId: string, actor: Actor): Promise<TenantBody> {

@@ -17,6 +17,7 @@ import { WebhookDeliveryRecord, WebhookEndpointRecord } from './model.ts';
 import { parseEndpointUrl, privateTargetsAllowed, resolveDeliveryTarget, UnsafeWebhookUrlError } from './url-guard.ts';
 import { emitTestEvent } from './events.ts';
 import { attemptDelivery } from './delivery.ts';
+import { findPage, type Page } from '../../db/paging.ts';
 
 export interface WebhookServiceDeps {
   sequelize: Sequelize;
@@ -25,10 +26,6 @@ export interface WebhookServiceDeps {
   secrets: Secrets;
 }
 
-interface Page<T> {
-  data: T[];
-  meta: { page: number; limit: number; total: number; totalPages: number };
-}
 
 export function toEndpointDto(row: WebhookEndpointRecord): WebhookEndpoint {
   return {
@@ -90,15 +87,7 @@ export async function createEndpoint(deps: WebhookServiceDeps, ctx: TenantContex
 }
 
 export async function listEndpoints(ctx: TenantContext, query: { page?: number; limit?: number }): Promise<Page<WebhookEndpoint>> {
-  const page = query.page ?? 1;
-  const limit = query.limit ?? 20;
-  const { rows, count } = await WebhookEndpointRecord.findAndCountAll({
-    where: { tenantId: ctx.tenantId },
-    order: [['createdAt', 'DESC'], ['id', 'ASC']],
-    limit,
-    offset: (page - 1) * limit,
-  });
-  return { data: rows.map(toEndpointDto), meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+  return findPage(WebhookEndpointRecord, { where: { tenantId: ctx.tenantId }, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, query, (rows) => rows.map(toEndpointDto));
 }
 
 async function findEndpoint(ctx: TenantContext, id: string): Promise<WebhookEndpointRecord> {
@@ -126,15 +115,8 @@ export async function toggleEndpoint(ctx: TenantContext, id: string): Promise<We
 
 export async function listDeliveries(ctx: TenantContext, endpointId: string, query: { page?: number; limit?: number }): Promise<Page<WebhookDelivery>> {
   await findEndpoint(ctx, endpointId);
-  const page = query.page ?? 1;
-  const limit = query.limit ?? 20;
-  const { rows, count } = await WebhookDeliveryRecord.findAndCountAll({
-    where: { tenantId: ctx.tenantId, endpointId },
-    order: [['createdAt', 'DESC'], ['id', 'ASC']],
-    limit,
-    offset: (page - 1) * limit,
-  });
-  return { data: rows.map(toDeliveryDto), meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+  const where = { tenantId: ctx.tenantId, endpointId };
+  return findPage(WebhookDeliveryRecord, { where, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, query, (rows) => rows.map(toDeliveryDto));
 }
 
 /**
