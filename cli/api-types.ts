@@ -1,9 +1,6 @@
 // Answer shapes the CLI reads, under the names its commands use; all come from shared/schemas.
 
-export interface Page<T> {
-  data: T[];
-  meta: { page: number; limit: number; total: number; totalPages: number };
-}
+export type { PageOf as Page } from '../shared/schemas/common.ts';
 
 export type { TenantBody as TenantSummary, ApiKeyBody as ApiKeySummary, CreatedApiKeyBody as CreatedApiKey } from '../shared/schemas/tenants.ts';
 export type { SendAccepted as SendAnswer, EmailLogSummary as EmailLog, EmailLogDetail } from '../shared/schemas/emails.ts';

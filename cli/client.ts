@@ -24,6 +24,9 @@ import { ProfileStore } from './profiles.ts';
 import type { CliEnvironment } from './environment.ts';
 import type { DoctorReport } from '../shared/schemas/doctor.ts';
 import type { QueuesHealth, Readiness } from '../shared/schemas/health.ts';
+import type { SendEmailBody } from '../shared/schemas/emails.ts';
+import type { SendTemplateBody } from '../shared/schemas/templates.ts';
+import type { ScheduleEmailBody } from '../shared/schemas/scheduled.ts';
 
 export type CampaignPage = Static<typeof CampaignPageSchema>;
 
@@ -37,7 +40,6 @@ export interface LogFilters {
   limit?: number;
 }
 
-export type SendBody = Record<string, unknown>;
 
 /** Lists may be paged ({ data, meta }) or plain arrays depending on the endpoint. */
 function items<T>(answer: Page<T> | T[] | { data: T[] }): T[] {
@@ -113,21 +115,21 @@ export class SvcClient {
   }
 
   // Sending and logs
-  send(body: SendBody, options: { sync?: boolean; idempotencyKey?: string } = {}) {
+  send(body: SendEmailBody, options: { sync?: boolean; idempotencyKey?: string } = {}) {
     return this.http.request<SendAnswer>('POST', '/emails/send', {
       json: body,
       query: { sync: options.sync ? 'true' : undefined },
       headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined,
     });
   }
-  sendTemplate(body: SendBody, options: { sync?: boolean; idempotencyKey?: string } = {}) {
+  sendTemplate(body: SendTemplateBody, options: { sync?: boolean; idempotencyKey?: string } = {}) {
     return this.http.request<SendAnswer>('POST', '/emails/send-template', {
       json: body,
       query: { sync: options.sync ? 'true' : undefined },
       headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined,
     });
   }
-  schedule(body: SendBody & { sendAt: string; timezone?: string }, options: { idempotencyKey?: string } = {}) {
+  schedule(body: ScheduleEmailBody, options: { idempotencyKey?: string } = {}) {
     return this.http.request<ScheduledEmail>('POST', '/scheduled-emails', {
       json: body,
       headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined,

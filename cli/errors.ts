@@ -1,4 +1,5 @@
 // Failures the CLI reports as one sentence and an exit code a pipeline can branch on.
+import type { ErrorBody as ApiErrorBody } from '../shared/schemas/common.ts';
 export const EXIT = {
   /** The API refused the request (4xx other than 401), or a check the command runs failed. */
   refused: 1,
@@ -23,13 +24,8 @@ export class CliFailure extends Error {
   }
 }
 
-export interface ApiErrorBody {
-  statusCode: number;
-  error: string;
-  code: string;
-  message: string;
-  details?: { field: string; message: string }[];
-}
+/** The daemon's one error envelope (CONTRACT.md). */
+export type { ApiErrorBody };
 
 /** The daemon answered with an error body; the message is the API's own sentence. */
 export class ApiRequestError extends CliFailure {

@@ -59,7 +59,8 @@ test('prepareSend builds SendEmailDto or SendTemplateDto; parseData reads @files
   assert.equal(email, { kind: 'email', body: { to: ['a@x.test', 'b@x.test'], from: 'f@x.test', tags: ['t1'], subject: 's', textBody: 't' } });
   const htmlFile = join(dir, 'body.html');
   writeFileSync(htmlFile, '<b>hi</b>');
-  assert.is((await prepareSend({ to: ['a@x.test'], from: 'f@x.test', subject: 's', htmlFile })).body.htmlBody, '<b>hi</b>');
+  const withFile = await prepareSend({ to: ['a@x.test'], from: 'f@x.test', subject: 's', htmlFile });
+  assert.is(withFile.kind === 'email' ? withFile.body.htmlBody : undefined, '<b>hi</b>');
   const template = await prepareSend({ to: ['a@x.test'], template: 'welcome', data: '{"n":1}', locale: 'fr' });
   assert.equal(template, { kind: 'template', body: { slug: 'welcome', to: 'a@x.test', data: { n: 1 }, locale: 'fr' } });
   await prepareSend({ to: ['a@x.test'], template: 'w', html: '<p>' }).then(() => assert.unreachable(), (error: Error) => assert.match(error.message, '--template'));

@@ -1,6 +1,8 @@
 // Turns send flags into the API's SendEmailDto / SendTemplateDto, reading files the flags point at.
 import { readFile } from 'node:fs/promises';
 import { CliFailure, EXIT } from '../errors.ts';
+import type { SendEmailBody } from '../../shared/schemas/emails.ts';
+import type { SendTemplateBody } from '../../shared/schemas/templates.ts';
 
 export interface SendOptions {
   to: string[];
@@ -18,10 +20,7 @@ export interface SendOptions {
   replyTo?: string;
 }
 
-export interface PreparedSend {
-  kind: 'email' | 'template';
-  body: Record<string, unknown>;
-}
+export type PreparedSend = { kind: 'email'; body: SendEmailBody } | { kind: 'template'; body: SendTemplateBody };
 
 function usage(message: string): CliFailure {
   return new CliFailure(message, EXIT.usage, 'BAD_FLAGS');
@@ -67,7 +66,7 @@ export async function prepareSend(options: SendOptions): Promise<PreparedSend> {
   if (!htmlBody && !options.text) throw usage('Pass a body: --html, --html-file or --text (or --template <slug>).');
   return {
     kind: 'email',
-    body: { ...common, subject: options.subject, ...(htmlBody ? { htmlBody } : {}), ...(options.text ? { textBody: options.text } : {}) },
+    body: { ...common, from: options.from, subject: options.subject, ...(htmlBody ? { htmlBody } : {}), ...(options.text ? { textBody: options.text } : {}) },
   };
 }
 

@@ -1,14 +1,11 @@
 // One way to answer a paged list (spec §8: `?page=&limit=` → `{ data, meta: { page, limit, total,
 // totalPages } }`) from a Sequelize model, so no list computes its window or meta by hand.
 import type { Attributes, FindOptions, Model, ModelStatic } from 'sequelize';
-import type { PageQuery } from '../../shared/schemas/common.ts';
+import type { PageOf, PageQuery } from '../../shared/schemas/common.ts';
 
 export const DEFAULT_PAGE_LIMIT = 20;
 
-export interface Page<T> {
-  data: T[];
-  meta: { page: number; limit: number; total: number; totalPages: number };
-}
+export type Page<T> = PageOf<T>;
 
 /** The page and limit a query asks for (the route's schema bounds them), and the OFFSET they mean. */
 export function pageWindow(query: PageQuery): { page: number; limit: number; offset: number } {

@@ -36,6 +36,8 @@ export const PageMeta = Type.Object({
 export function Paged<T extends TSchema>(item: T) {
   return Type.Object({ data: Type.Array(item), meta: PageMeta });
 }
+/** A page of any item type (the static side of `Paged`, for generic code). */
+export type PageOf<T> = { data: T[]; meta: Static<typeof PageMeta> };
 
 export const ErrorBody = Type.Object(
   {

@@ -59,8 +59,8 @@ export default class Send extends SvcCommand<typeof Send> {
       const scheduled = await this.client.schedule({ ...prepared.body, sendAt, ...(f.timezone ? { timezone: f.timezone } : {}) }, { idempotencyKey });
       result = { id: scheduled.id, status: scheduled.status, scheduledFor: scheduled.sendAt };
     } else {
-      const send = prepared.kind === 'template' ? this.client.sendTemplate.bind(this.client) : this.client.send.bind(this.client);
-      const answer = await send(prepared.body, { sync: f.sync, idempotencyKey });
+      const options = { sync: f.sync, idempotencyKey };
+      const answer = prepared.kind === 'template' ? await this.client.sendTemplate(prepared.body, options) : await this.client.send(prepared.body, options);
       result = { id: answer.id, status: answer.status, ...(answer.messageId ? { messageId: answer.messageId } : {}), ...(answer.error ? { error: answer.error } : {}) };
     }
     this.log(keyValue([
