@@ -61,8 +61,11 @@ export function describeOperation(schema: Schema, method: string, url: string, r
       const names = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
       if (status === '429' || status === '503') names.push('Retry-After');
       if (tenantScoped(rule)) names.push('X-Quota-Limit', 'X-Quota-Used', 'X-Quota-Percentage', 'X-Quota-Warning');
-      // The error body is one component every operation points to, so a generator makes one type of it.
-      const schemaOf = body.$id === ERROR_BODY_ID ? { $ref: `${ERROR_BODY_ID}#`, description: body.description } : body;
+      // The error body is one component every operation points to, so a generator makes one type of it;
+      // always JSON, also on routes that otherwise produce something else (the log stream).
+      const schemaOf = body.$id === ERROR_BODY_ID
+        ? { description: body.description, content: { 'application/json': { schema: { $ref: `${ERROR_BODY_ID}#` } } } }
+        : body;
       response[status] = { ...schemaOf, headers: Object.fromEntries(names.map((name) => [name, headerSchema(name)])) };
     }
     out.response = response;

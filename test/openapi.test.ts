@@ -69,6 +69,8 @@ test('every error answer points to the one ErrorBody component', () => {
     }
   }
   assert.equal(inline, []);
+  // Errors are JSON on every route, also on the one that otherwise answers a text/event-stream.
+  assert.equal(Object.keys(document.paths['/emails/logs/stream'].get.responses['401'].content), ['application/json']);
   assert.ok(refs > 300, `${refs} error answers refer to ErrorBody`);
 });
 
