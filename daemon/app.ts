@@ -14,7 +14,7 @@ import { isHealthPoll } from './logging.ts';
 import { MAX_BODY_BYTES } from '../shared/constants.ts';
 import { ErrorBody } from '../shared/schemas/common.ts';
 import type { TlsPair } from './tls.ts';
-import { describeOperation } from './openapi.ts';
+import { componentName, describeOperation } from './openapi.ts';
 import healthRoutes from './modules/health/routes.ts';
 import authRoutes from './modules/auth/routes.ts';
 import tenantRoutes from './modules/tenants/routes.ts';
@@ -107,6 +107,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
         },
       },
     },
+    refResolver: { buildLocalReference: componentName },
     transform: ({ schema, url, route }) => ({
       schema: describeOperation(schema as Record<string, unknown>, [route.method].flat()[0], url, route.config?.access) as typeof schema,
       url,

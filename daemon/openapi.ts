@@ -1,8 +1,11 @@
 // What /openapi.json says beyond each route's own schema, decided once from the route's access rule
 // (plugins/access.ts), so no route can forget it: a unique operationId, the security requirement
 // (explicitly none on public routes), the X-Tenant-Id header on tenant-scoped operations, and the
-// response headers every answer carries (rate limit; quota on tenant-scoped ones; Retry-After on 429).
+// response headers every answer carries (rate limit; quota on tenant-scoped ones; Retry-After on 429),
+// and the error body as a `$ref` to one component (`components.schemas.ErrorBody`) instead of a copy.
 import type { Access } from './plugins/access.ts';
+
+const ERROR_BODY_ID = 'ErrorBody';
 
 type Schema = Record<string, unknown> & { headers?: Record<string, unknown>; response?: Record<string, Record<string, unknown>> };
 
@@ -37,6 +40,11 @@ function tenantScoped(rule: Access | undefined): boolean {
 
 const headerSchema = (name: string) => ({ ...RESPONSE_HEADERS[name].schema, description: RESPONSE_HEADERS[name].description });
 
+/** Names the document's components after their schema's `$id` (ErrorBody), not `def-0`. */
+export function componentName(json: Record<string, unknown>, _baseUri: unknown, _fragment: unknown, index: number): string {
+  return typeof json.$id === 'string' ? json.$id : `def-${index}`;
+}
+
 export function describeOperation(schema: Schema, method: string, url: string, rule: Access | undefined): Schema {
   const secured = rule !== undefined && rule.kind !== 'public';
   const out: Schema = { ...schema, operationId: (schema.operationId as string | undefined) ?? operationIdOf(method, url), security: secured ? [{ bearer: [] }] : [] };
@@ -53,7 +61,12 @@ export function describeOperation(schema: Schema, method: string, url: string, r
       const names = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
       if (status === '429' || status === '503') names.push('Retry-After');
       if (tenantScoped(rule)) names.push('X-Quota-Limit', 'X-Quota-Used', 'X-Quota-Percentage', 'X-Quota-Warning');
-      response[status] = { ...body, headers: Object.fromEntries(names.map((name) => [name, headerSchema(name)])) };
+      // The error body is one component every operation points to, so a generator makes one type of it;
+      // always JSON, also on routes that otherwise produce something else (the log stream).
+      const schemaOf = body.$id === ERROR_BODY_ID
+        ? { description: body.description, content: { 'application/json': { schema: { $ref: `${ERROR_BODY_ID}#` } } } }
+        : body;
+      response[status] = { ...schemaOf, headers: Object.fromEntries(names.map((name) => [name, headerSchema(name)])) };
     }
     out.response = response;
   }

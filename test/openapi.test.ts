@@ -53,6 +53,27 @@ test('tenant-scoped operations declare X-Tenant-Id; answers declare the rate-lim
   assert.ok(send.responses['429'].headers['Retry-After'], 'Retry-After on 429');
 });
 
+test('every error answer points to the one ErrorBody component', () => {
+  assert.equal(Object.keys(document.components.schemas), ['ErrorBody']);
+  assert.equal(document.components.schemas.ErrorBody.required, ['statusCode', 'error', 'code', 'message']);
+  let refs = 0;
+  const inline: string[] = [];
+  for (const { method, path, op } of operations()) {
+    for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+      if (!/^[45]/.test(status)) continue;
+      for (const [type, media] of Object.entries((response.content ?? {}) as Record<string, any>)) {
+        if (media.schema?.$ref === '#/components/schemas/ErrorBody') refs += 1;
+        // Declared exceptions: health checks answer 503 with their own report, unsubscribe pages are HTML.
+        else if (!(path.startsWith('/health') && status === '503') && media.schema?.description !== 'an HTML page') inline.push(`${method} ${path} ${status} ${type}`);
+      }
+    }
+  }
+  assert.equal(inline, []);
+  // Errors are JSON on every route, also on the one that otherwise answers a text/event-stream.
+  assert.equal(Object.keys(document.paths['/emails/logs/stream'].get.responses['401'].content), ['application/json']);
+  assert.ok(refs > 300, `${refs} error answers refer to ErrorBody`);
+});
+
 test('Redocly CLI (recommended rules) reports no error', async () => {
   const file = join(dir, 'openapi.json');
   writeFileSync(file, JSON.stringify(document));

@@ -49,6 +49,25 @@ const junk = fc.oneof(
   fc.constantFrom('', ' ', '\r\nBcc: victim@example.com', '../../etc/passwd', "' OR 1=1 --", '%00', '{{7*7}}', '<script>', 'null', '-1', '1e309', 'Infinity', '-Infinity', 'NaN', '9007199254740993', '1e20', 'x'.repeat(5000)),
 );
 
+/**
+ * JSON text nested far past the daemon's bound (MAX_JSON_DEPTH = 32), objects and arrays mixed. Kept as
+ * text: fast-check would overflow its own stack describing a value 5,000 levels deep.
+ */
+const deeplyNestedJson = fc.tuple(fc.integer({ min: 33, max: 5000 }), fc.boolean()).map(([levels, arrays]) => {
+  let json = '1';
+  for (let level = 0; level < levels; level++) json = arrays && level % 2 === 0 ? `[${json}]` : `{"a":${json}}`;
+  return json;
+});
+
+/** Paging and number extremes: a bound ± 1, huge, fractional, exponent forms (spec §8's paging bounds). */
+function numberExtremes(schema: Schema): fc.Arbitrary<string> {
+  const bounds = [schema.minimum, schema.maximum].filter((bound): bound is number => typeof bound === 'number');
+  return fc.constantFrom(
+    ...bounds.flatMap((bound) => [String(bound - 1), String(bound + 1)]),
+    '0', '-0', '-1', '1.5', '1e308', '-1e308', '99999999999999999999', '9007199254740993', '0x10', ' 1', '',
+  );
+}
+
 function resolve(schema: Schema, doc: OpenApiDocument): Schema {
   let current = schema;
   for (let hops = 0; current.$ref && hops < 10; hops++) {
@@ -146,17 +165,38 @@ export function broken(input: Schema, doc: OpenApiDocument): fc.Arbitrary<unknow
   return fc.oneof(...options);
 }
 
+/** A body (as JSON text) nested too deep: as a whole, or in one field of an otherwise valid body. */
+function nestedBody(input: Schema | undefined, doc: OpenApiDocument): fc.Arbitrary<string> {
+  const schema = input ? resolve(input, doc) : {};
+  const keys = Object.keys(schema.properties ?? {});
+  if (keys.length === 0) return deeplyNestedJson;
+  const inField = fc.tuple(objectOf(schema, doc, 0), fc.constantFrom(...keys), deeplyNestedJson).map(([value, key, json]) => {
+    const rest = { ...value };
+    delete rest[key];
+    const head = JSON.stringify(rest).slice(0, -1);
+    return `${head}${head === '{' ? '' : ','}${JSON.stringify(key)}:${json}}`;
+  });
+  return fc.oneof(deeplyNestedJson, inField);
+}
+
 /** A body for the operation: mostly valid, often broken, sometimes absent or not JSON at all. */
 export function bodyArbitrary(schema: Schema | undefined, doc: OpenApiDocument, method: string) {
   const none = fc.constant({ present: false, value: undefined, raw: false });
   const notJson = fc.constantFrom('{', '{"a":', 'nul', '[1,]', '\u0000').map((value) => ({ present: true, value, raw: true }));
-  if (!schema) return method === 'GET' || method === 'DELETE' ? none : fc.oneof(none, notJson, junk.map((value) => ({ present: true, value, raw: false })));
+  const nested = nestedBody(schema, doc).map((value) => ({ present: true, value, raw: true }));
+  if (!schema) return method === 'GET' || method === 'DELETE' ? none : fc.oneof(none, notJson, nested, junk.map((value) => ({ present: true, value, raw: false })));
   return fc.oneof(
+    { weight: 1, arbitrary: nested },
     { weight: 4, arbitrary: valid(schema, doc).map((value) => ({ present: true, value, raw: false })) },
     { weight: 3, arbitrary: broken(schema, doc).map((value) => ({ present: true, value, raw: false })) },
     { weight: 1, arbitrary: notJson },
     { weight: 1, arbitrary: none },
   );
+}
+
+function isNumeric(schema: Schema): boolean {
+  const types = [schema.type].flat();
+  return types.includes('integer') || types.includes('number') || [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].some(isNumeric);
 }
 
 function encodeValue(value: unknown): string {
@@ -171,6 +211,7 @@ export function queryArbitrary(parameters: Parameter[], doc: OpenApiDocument): f
       fc.oneof(
         { weight: 3, arbitrary: valid(parameter.schema ?? {}, doc) },
         { weight: 1, arbitrary: junk },
+        ...(isNumeric(resolve(parameter.schema ?? {}, doc)) ? [{ weight: 2, arbitrary: numberExtremes(resolve(parameter.schema ?? {}, doc)) }] : []),
       ),
       { nil: undefined, freq: parameter.required ? 10 : 3 },
     ).map((value) => [parameter.name, value] as const),

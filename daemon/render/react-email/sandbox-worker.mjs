@@ -8,15 +8,20 @@
 //      generation from strings disabled (no eval / Function in the template's realm);
 //   3. the objects it shares with this thread's realm (React, components) lead nowhere: the
 //      constructors of this realm's functions are removed, stack-trace hooks are locked, and process
-//      capabilities that reach files or native code are deleted before the template is evaluated.
-import { parentPort } from 'node:worker_threads';
+//      capabilities that reach files or native code are deleted before the template is evaluated;
+//   4. memory outside the heap is closed in the template's realm and budgeted in this one (off-heap.mjs),
+//      and this thread watches its own arrayBuffers as a backstop for any path those two miss.
+import { parentPort, workerData } from 'node:worker_threads';
 import vm from 'node:vm';
 import * as React from 'react';
 import * as jsxRuntime from 'react/jsx-runtime';
 import * as components from '@react-email/components';
 import { render } from '@react-email/render';
+import { budgetThisRealm, closeTemplateRealm, createOffHeapBudget } from './off-heap.mjs';
 
 const MAX_ERROR_CHARS = 300;
+const { offHeapBytes, watchdogIntervalMs } = workerData;
+const memoryUsage = process.memoryUsage.bind(process);
 
 function describeError(error) {
   try {
@@ -59,7 +64,7 @@ function allowedModules() {
   return Object.freeze(modules);
 }
 
-async function renderTemplate({ code, propsJson, globalName }) {
+async function renderTemplate({ code, propsJson, globalName }, budget) {
   const sandbox = Object.create(null);
   sandbox.__svcModules = allowedModules();
   sandbox.__svcPropsJson = propsJson;
@@ -67,6 +72,7 @@ async function renderTemplate({ code, propsJson, globalName }) {
     name: 'react-email-template',
     codeGeneration: { strings: false, wasm: false },
   });
+  closeTemplateRealm(sandbox, vm.runInContext('globalThis', context), budget);
   // Props are parsed inside the template's realm so that they carry no objects from this one.
   const props = vm.runInContext('JSON.parse(__svcPropsJson)', context);
   vm.runInContext(code, context, { filename: 'template.jsx' });
@@ -84,10 +90,32 @@ async function renderTemplate({ code, propsJson, globalName }) {
 // tell the parent this thread is ready for exactly one template.
 await render(React.createElement('p', null, 'warm-up'));
 hardenThisRealm();
+const budget = createOffHeapBudget(offHeapBytes);
+budgetThisRealm(budget);
+
+// The backstop: whatever path allocated it, this isolate's ArrayBuffer memory past the budget ends the
+// render. Checked while an asynchronous template waits and once more before answering.
+const arrayBuffersAtStart = memoryUsage().arrayBuffers;
+function overBudget() {
+  const used = memoryUsage().arrayBuffers - arrayBuffersAtStart;
+  if (used <= offHeapBytes) return null;
+  return `The template holds ${Math.ceil(used / 1048576)} MB outside the JavaScript heap; a render may use at most ${offHeapBytes / 1048576} MB there.`;
+}
+
+let answered = false;
+let watchdog;
+function answer(result) {
+  if (answered) return;
+  answered = true;
+  clearInterval(watchdog);
+  const refusal = budget.refusal ?? overBudget();
+  parentPort.postMessage(refusal ? { ok: false, kind: 'memory', message: refusal } : result);
+}
 parentPort.once('message', (job) => {
-  renderTemplate(job).then(
-    (result) => parentPort.postMessage(result),
-    (error) => parentPort.postMessage({ ok: false, kind: 'failed', message: describeError(error) }),
-  );
+  watchdog = setInterval(() => {
+    const refusal = overBudget();
+    if (refusal) answer({ ok: false, kind: 'memory', message: refusal });
+  }, watchdogIntervalMs);
+  renderTemplate(job, budget).then(answer, (error) => answer({ ok: false, kind: 'failed', message: describeError(error) }));
 });
 parentPort.postMessage({ ready: true });

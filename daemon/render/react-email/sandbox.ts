@@ -5,6 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import { ServiceUnavailableError, UnprocessableError } from '../../errors.ts';
 import { SANDBOX_GLOBAL_NAME } from './compile.ts';
+import { RssWatchdog } from './rss-watchdog.ts';
 
 export const SANDBOX_LIMITS = {
   /** Wall clock for the tenant's code, from handing it over to the HTML coming back. */
@@ -14,6 +15,13 @@ export const SANDBOX_LIMITS = {
   maxOldGenerationSizeMb: 64,
   maxYoungGenerationSizeMb: 16,
   stackSizeMb: 4,
+  /** ArrayBuffers, typed arrays, Buffers: memory beside the heap, counted over the whole render. */
+  offHeapMb: 32,
+  /** How often the worker checks its own ArrayBuffer memory while a template waits. */
+  watchdogIntervalMs: 20,
+  /** The daemon's RSS may grow by this much per running render (heap 80 + off-heap 32 + the worker ≈ 60, measured). */
+  rssPerRenderMb: 256,
+  rssCheckIntervalMs: 50,
   /** Renders running at once; more wait their turn (the machine has few cores). */
   concurrency: 2,
   /** Renders allowed to wait for a slot; beyond that the renderer answers 503 at once. */
@@ -26,6 +34,7 @@ const WORKER_URL = new URL('./sandbox-worker.mjs', import.meta.url);
 type WorkerAnswer = { ok: true; html: string } | { ok: false; kind: string; message: string };
 
 let running = 0;
+const rssWatchdog = new RssWatchdog({ perRenderBytes: SANDBOX_LIMITS.rssPerRenderMb * 1024 * 1024, intervalMs: SANDBOX_LIMITS.rssCheckIntervalMs });
 const waiting: Array<() => void> = [];
 
 async function acquireSlot(): Promise<void> {
@@ -51,6 +60,7 @@ function startWorker(): Promise<Worker> {
     env: { NODE_ENV: 'production' },
     execArgv: [],
     argv: [],
+    workerData: { offHeapBytes: SANDBOX_LIMITS.offHeapMb * 1024 * 1024, watchdogIntervalMs: SANDBOX_LIMITS.watchdogIntervalMs },
     resourceLimits: {
       maxOldGenerationSizeMb: SANDBOX_LIMITS.maxOldGenerationSizeMb,
       maxYoungGenerationSizeMb: SANDBOX_LIMITS.maxYoungGenerationSizeMb,
@@ -103,6 +113,7 @@ export async function stopSandbox(): Promise<void> {
 
 function failure(answer: Extract<WorkerAnswer, { ok: false }>): UnprocessableError {
   if (answer.kind === 'no-component') return new UnprocessableError(answer.message, 'RENDER_NO_COMPONENT');
+  if (answer.kind === 'memory') return new UnprocessableError(answer.message, 'RENDER_MEMORY_LIMIT');
   return new UnprocessableError(`The React Email template failed while rendering: ${answer.message}`, 'RENDER_FAILED');
 }
 
@@ -112,6 +123,7 @@ function runOnce(worker: Worker, code: string, propsJson: string): Promise<strin
     const settle = (action: () => void) => {
       if (settled) return;
       settled = true;
+      unwatch();
       clearTimeout(timer);
       worker.off('message', onAnswer).off('error', onError).off('exit', onExit);
       void worker.terminate();
@@ -140,6 +152,7 @@ function runOnce(worker: Worker, code: string, propsJson: string): Promise<strin
         reject(new UnprocessableError(`The React Email template did not finish rendering within ${SANDBOX_LIMITS.timeoutMs} ms.`, 'RENDER_TIMEOUT')),
       );
     }, SANDBOX_LIMITS.timeoutMs);
+    const unwatch = rssWatchdog.watch((error) => settle(() => reject(error)));
     worker.once('message', onAnswer).once('error', onError).once('exit', onExit);
     worker.ref();
     worker.postMessage({ code, propsJson, globalName: SANDBOX_GLOBAL_NAME });
