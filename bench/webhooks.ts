@@ -14,7 +14,7 @@
 // Environment: DATABASE_URL (required), BENCH_WEBHOOKS (5000), BENCH_KEEP_DB=1.
 import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
@@ -44,6 +44,9 @@ export interface WebhookRate {
 }
 
 export interface WebhookBenchResults {
+  date: string;
+  /** 1-, 5- and 15-minute load averages before and after: the figures mean little on a busy machine without them. */
+  loadAverage: { atStart: number[]; atEnd: number[] };
   deliveries: number;
   oneEndpoint: WebhookRate;
   tenEndpoints: WebhookRate;
@@ -154,6 +157,9 @@ async function retire(sequelize: Sequelize, endpointIds: string[]): Promise<void
 
 export async function runWebhookBench(options: { databaseUrl: string; deliveries: number; log: (message: string) => void }): Promise<WebhookBenchResults> {
   const { log, deliveries } = options;
+  const date = new Date().toISOString();
+  const load = () => loadavg().map((l) => Math.round(l * 100) / 100);
+  const atStart = load();
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-webhooks-'));
   const receivers: Receiver[] = [];
   let database: BenchDatabase | null = null;
@@ -234,7 +240,7 @@ export async function runWebhookBench(options: { databaseUrl: string; deliveries
       { name: 'deliveries/s across ten endpoints', value: tenEndpoints.deliveriesPerSecond, target: '≥ 2000', met: tenEndpoints.deliveriesPerSecond >= 2000 },
       { name: 'cost of a slow and a dead endpoint to the others (%)', value: cost, target: '≤ 10', met: cost <= 10 },
     ];
-    return { deliveries, oneEndpoint, tenEndpoints, tenBesideSlowAndDead, costOfSlowAndDeadPercent: cost, goals };
+    return { date, loadAverage: { atStart, atEnd: load() }, deliveries, oneEndpoint, tenEndpoints, tenBesideSlowAndDead, costOfSlowAndDeadPercent: cost, goals };
   } finally {
     await pool?.stop().catch(() => {});
     for (const receiver of receivers) await receiver.close().catch(() => {});
@@ -246,10 +252,11 @@ export async function runWebhookBench(options: { databaseUrl: string; deliveries
 
 export function webhookTable(results: WebhookBenchResults): string {
   const rows = [results.oneEndpoint, results.tenEndpoints, results.tenBesideSlowAndDead].map(
-    (rate) => `| ${rate.label} | ${rate.deliveries} | ${rate.seconds} | ${rate.deliveriesPerSecond} |`,
+    (rate) => `| ${rate.label} | ${rate.deliveries} | ${rate.seconds} | ${rate.deliveriesPerSecond}${rate.rounds ? ` (rounds: ${rate.rounds.join(', ')})` : ''} |`,
   );
   const goals = results.goals.map((goal) => `| ${goal.name} | ${goal.value} | ${goal.target} | ${goal.met ? 'met' : 'missed'} |`);
-  return ['| webhook run | deliveries | seconds | deliveries/s |', '|---|---|---|---|', ...rows, '', '| goal | value | target | |', '|---|---|---|---|', ...goals].join('\n');
+  return [`load average ${results.loadAverage.atStart.join(' ')} at the start, ${results.loadAverage.atEnd.join(' ')} at the end`, '',
+    '| webhook run | deliveries | seconds | deliveries/s |', '|---|---|---|---|', ...rows, '', '| goal | value | target | |', '|---|---|---|---|', ...goals].join('\n');
 }
 
 /** Runs the webhook benchmark, prints its table and writes bench/webhooks-results.json. */
