@@ -113,8 +113,9 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
 
   const releasePaused = (lane: EndpointLane<ClaimedDelivery>) => {
     const ids = lane.waiting.splice(0).map((delivery) => delivery.id);
-    releaseDeliveries(sql, ids, workerId, new Date(lane.pausedUntil)).then(
-      () => ids.forEach((id) => held.delete(id)),
+    // No longer ours from here on: the lease timer must not extend them while (or if) the release fails.
+    ids.forEach((id) => held.delete(id));
+    releaseDeliveries(sql, ids, workerId, new Date(lane.pausedUntil)).catch(
       (error: Error) => log.warn({ err: error.message }, 'could not give back the deliveries of a paused endpoint; their leases will run out'),
     ).finally(checkIdle);
   };
