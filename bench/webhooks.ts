@@ -6,6 +6,7 @@
 //   3. the same ten again, beside one endpoint that answers after 2 s and one that refuses
 //      connections, each with a backlog as large as a healthy endpoint's: the healthy endpoints'
 //      rate, and what the two cost them against run 2.
+// Runs 2 and 3 alternate for ROUNDS rounds and each sums its rounds (see below).
 // Rates are read at the receivers, from the first arrival to the last, so the worker's start-up and
 // the claim of the first batch do not count. The receivers run in this process's main thread, the
 // worker in its own thread, PostgreSQL beside them: on a small machine the three share the cores.
@@ -13,7 +14,7 @@
 // Environment: DATABASE_URL (required), BENCH_WEBHOOKS (5000), BENCH_KEEP_DB=1.
 import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +30,8 @@ import { createBenchDatabase, type BenchDatabase } from './database.ts';
 
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const SLOW_ANSWER_MS = 2_000;
+/** Rounds of (ten alone, ten beside the slow and the dead one). */
+const ROUNDS = 2;
 
 export interface WebhookRate {
   label: string;
@@ -36,9 +39,14 @@ export interface WebhookRate {
   deliveries: number;
   seconds: number;
   deliveriesPerSecond: number;
+  /** Each round's own rate, when the figure sums several. */
+  rounds?: number[];
 }
 
 export interface WebhookBenchResults {
+  date: string;
+  /** 1-, 5- and 15-minute load averages before and after: the figures mean little on a busy machine without them. */
+  loadAverage: { atStart: number[]; atEnd: number[] };
   deliveries: number;
   oneEndpoint: WebhookRate;
   tenEndpoints: WebhookRate;
@@ -129,6 +137,13 @@ function rateOf(label: string, receivers: Receiver[], deliveries: number): Webho
   return { label, endpoints: receivers.length, deliveries, seconds: Math.round(seconds * 100) / 100, deliveriesPerSecond: Math.round((deliveries - 1) / seconds) };
 }
 
+/** Several rounds of one run as one figure: all their deliveries over all their seconds. */
+function combined(label: string, rounds: WebhookRate[]): WebhookRate {
+  const deliveries = rounds.reduce((sum, r) => sum + r.deliveries, 0);
+  const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
+  return { label, endpoints: rounds[0].endpoints, deliveries, seconds: Math.round(seconds * 100) / 100, deliveriesPerSecond: Math.round(deliveries / seconds), rounds: rounds.map((r) => r.deliveriesPerSecond) };
+}
+
 /** Leaves nothing of a run behind for the next one: its endpoints off, what still waits skipped. */
 async function retire(sequelize: Sequelize, endpointIds: string[]): Promise<void> {
   const ids = `{${endpointIds.join(',')}}`;
@@ -142,6 +157,9 @@ async function retire(sequelize: Sequelize, endpointIds: string[]): Promise<void
 
 export async function runWebhookBench(options: { databaseUrl: string; deliveries: number; log: (message: string) => void }): Promise<WebhookBenchResults> {
   const { log, deliveries } = options;
+  const date = new Date().toISOString();
+  const load = () => loadavg().map((l) => Math.round(l * 100) / 100);
+  const atStart = load();
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-webhooks-'));
   const receivers: Receiver[] = [];
   let database: BenchDatabase | null = null;
@@ -184,28 +202,37 @@ export async function runWebhookBench(options: { databaseUrl: string; deliveries
     log(`  ${oneEndpoint.deliveriesPerSecond}/s (${oneEndpoint.seconds} s)`);
     await retire(sequelize, one);
 
+    // The two runs the cost compares alternate (alone, beside, alone, beside) and each figure sums
+    // both of its rounds, so load that comes and goes on a shared machine weighs on both alike.
     const healthy = receivers.slice(0, 10);
     const perEndpoint = Math.ceil(deliveries / 10);
-    log(`webhooks: ${perEndpoint * 10} deliveries over ten endpoints`);
-    healthy.forEach((r) => r.reset());
-    const ten = await Promise.all(healthy.map((r) => endpoint(r.url)));
-    await insertDeliveries(sequelize, tenantId, ten, perEndpoint);
-    await waitForCount(healthy, perEndpoint * 10, timeoutMs);
-    const tenEndpoints = rateOf('ten endpoints', healthy, perEndpoint * 10);
-    log(`  ${tenEndpoints.deliveriesPerSecond}/s (${tenEndpoints.seconds} s)`);
-    await retire(sequelize, ten);
+    const alone: WebhookRate[] = [];
+    const beside: WebhookRate[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      log(`webhooks: round ${round}/${ROUNDS}, ${perEndpoint * 10} deliveries over ten endpoints`);
+      healthy.forEach((r) => r.reset());
+      const ten = await Promise.all(healthy.map((r) => endpoint(r.url)));
+      await insertDeliveries(sequelize, tenantId, ten, perEndpoint);
+      await waitForCount(healthy, perEndpoint * 10, timeoutMs);
+      alone.push(rateOf('ten endpoints', healthy, perEndpoint * 10));
+      log(`  ${alone.at(-1)!.deliveriesPerSecond}/s (${alone.at(-1)!.seconds} s)`);
+      await retire(sequelize, ten);
 
-    log(`webhooks: the same ten beside an endpoint answering in ${SLOW_ANSWER_MS / 1000} s and one refusing connections`);
-    healthy.forEach((r) => r.reset());
-    const tenAgain = await Promise.all(healthy.map((r) => endpoint(r.url)));
-    const troubled = [await endpoint(slow.url), await endpoint(deadUrl)];
-    // The troubled endpoints' deliveries come first in due order: the worst case for the claim.
-    await insertDeliveries(sequelize, tenantId, troubled, perEndpoint);
-    await insertDeliveries(sequelize, tenantId, tenAgain, perEndpoint);
-    await waitForCount(healthy, perEndpoint * 10, timeoutMs);
-    const tenBesideSlowAndDead = rateOf('ten endpoints beside a slow and a dead one', healthy, perEndpoint * 10);
-    log(`  ${tenBesideSlowAndDead.deliveriesPerSecond}/s (${tenBesideSlowAndDead.seconds} s); the slow endpoint answered ${slow.count}`);
-    await retire(sequelize, [...tenAgain, ...troubled]);
+      log(`webhooks: round ${round}/${ROUNDS}, the same ten beside an endpoint answering in ${SLOW_ANSWER_MS / 1000} s and one refusing connections`);
+      healthy.forEach((r) => r.reset());
+      slow.reset();
+      const tenAgain = await Promise.all(healthy.map((r) => endpoint(r.url)));
+      const troubled = [await endpoint(slow.url), await endpoint(deadUrl)];
+      // The troubled endpoints' deliveries come first in due order: the worst case for the claim.
+      await insertDeliveries(sequelize, tenantId, troubled, perEndpoint);
+      await insertDeliveries(sequelize, tenantId, tenAgain, perEndpoint);
+      await waitForCount(healthy, perEndpoint * 10, timeoutMs);
+      beside.push(rateOf('ten endpoints beside a slow and a dead one', healthy, perEndpoint * 10));
+      log(`  ${beside.at(-1)!.deliveriesPerSecond}/s (${beside.at(-1)!.seconds} s); the slow endpoint answered ${slow.count}`);
+      await retire(sequelize, [...tenAgain, ...troubled]);
+    }
+    const tenEndpoints = combined('ten endpoints', alone);
+    const tenBesideSlowAndDead = combined('ten endpoints beside a slow and a dead one', beside);
 
     const cost = Math.round((1 - tenBesideSlowAndDead.deliveriesPerSecond / tenEndpoints.deliveriesPerSecond) * 1000) / 10;
     const goals = [
@@ -213,7 +240,7 @@ export async function runWebhookBench(options: { databaseUrl: string; deliveries
       { name: 'deliveries/s across ten endpoints', value: tenEndpoints.deliveriesPerSecond, target: '≥ 2000', met: tenEndpoints.deliveriesPerSecond >= 2000 },
       { name: 'cost of a slow and a dead endpoint to the others (%)', value: cost, target: '≤ 10', met: cost <= 10 },
     ];
-    return { deliveries, oneEndpoint, tenEndpoints, tenBesideSlowAndDead, costOfSlowAndDeadPercent: cost, goals };
+    return { date, loadAverage: { atStart, atEnd: load() }, deliveries, oneEndpoint, tenEndpoints, tenBesideSlowAndDead, costOfSlowAndDeadPercent: cost, goals };
   } finally {
     await pool?.stop().catch(() => {});
     for (const receiver of receivers) await receiver.close().catch(() => {});
@@ -225,10 +252,11 @@ export async function runWebhookBench(options: { databaseUrl: string; deliveries
 
 export function webhookTable(results: WebhookBenchResults): string {
   const rows = [results.oneEndpoint, results.tenEndpoints, results.tenBesideSlowAndDead].map(
-    (rate) => `| ${rate.label} | ${rate.deliveries} | ${rate.seconds} | ${rate.deliveriesPerSecond} |`,
+    (rate) => `| ${rate.label} | ${rate.deliveries} | ${rate.seconds} | ${rate.deliveriesPerSecond}${rate.rounds ? ` (rounds: ${rate.rounds.join(', ')})` : ''} |`,
   );
   const goals = results.goals.map((goal) => `| ${goal.name} | ${goal.value} | ${goal.target} | ${goal.met ? 'met' : 'missed'} |`);
-  return ['| webhook run | deliveries | seconds | deliveries/s |', '|---|---|---|---|', ...rows, '', '| goal | value | target | |', '|---|---|---|---|', ...goals].join('\n');
+  return [`load average ${results.loadAverage.atStart.join(' ')} at the start, ${results.loadAverage.atEnd.join(' ')} at the end`, '',
+    '| webhook run | deliveries | seconds | deliveries/s |', '|---|---|---|---|', ...rows, '', '| goal | value | target | |', '|---|---|---|---|', ...goals].join('\n');
 }
 
 /** Runs the webhook benchmark, prints its table and writes bench/webhooks-results.json. */

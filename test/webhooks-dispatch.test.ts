@@ -11,7 +11,7 @@ import { createTestDispatcher, startReceiver, type Receiver } from './helpers/we
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
 import { buildWebhookPayload, fanOutEventsSql } from '../daemon/modules/webhooks/fan-out.ts';
 import { claimDeliveries, settleDeliveries } from '../daemon/modules/webhooks/delivery-store.ts';
-import { EndpointLane, INITIAL_IN_FLIGHT, retryAfterMs } from '../daemon/modules/webhooks/endpoint-lane.ts';
+import { EndpointLane, INITIAL_IN_FLIGHT, newLaneRoom, retryAfterMs, UNREACHABLE_PAUSE_AFTER } from '../daemon/modules/webhooks/endpoint-lane.ts';
 import type { DeliveryOutcome } from '../daemon/modules/webhooks/attempt.ts';
 import { verifyWebhookSignature } from '../shared/webhooks.ts';
 
@@ -40,7 +40,7 @@ async function createEndpoint(headers: Record<string, string>, url: string, even
   return res.json() as { id: string; secret: string };
 }
 
-async function emitMany(tenantId: string, type: 'email.sent' | 'email.delivered' | 'email.opened', count: number): Promise<string[]> {
+async function emitMany(tenantId: string, type: 'email.sent' | 'email.delivered' | 'email.opened' | 'email.clicked', count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) ids.push(await emitEvent(ctx.db.sequelize, { tenantId, type, data: { n: i } }));
   return ids;
@@ -53,6 +53,11 @@ async function waitFor(what: string, check: () => boolean | Promise<boolean>, ti
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Nothing left pending by earlier tests: claims below see only this test's deliveries. */
+async function skipEverythingPending(): Promise<void> {
+  await ctx.db.sequelize.query(`UPDATE webhook_deliveries SET status = 'skipped', due_at = NULL WHERE status = 'pending'`);
 }
 
 async function statusesOf(endpointId: string): Promise<Record<string, number>> {
@@ -78,6 +83,15 @@ test('the adaptive limit: starts at 4, grows on fast 2xx while work waits, halve
   lane.pause(Date.now() + 60_000);
   assert.is(lane.freeSlots(), 0);
   assert.ok(lane.saturated(), 'a paused endpoint is left out of claims');
+  const refused = new EndpointLane('r', 16);
+  refused.observe('unreachable');
+  refused.observe('unreachable');
+  refused.observe('fast-success');
+  refused.observe('unreachable');
+  assert.is(refused.paused(), false, 'an answer in between resets the run of refusals');
+  for (let i = 1; i < UNREACHABLE_PAUSE_AFTER; i++) refused.observe('unreachable');
+  assert.is(refused.paused(), true, `${UNREACHABLE_PAUSE_AFTER} refusals in a row pause the lane`);
+  assert.is(refused.room(), 0, 'a paused lane takes nothing in claims');
   assert.is(retryAfterMs('3'), 3000);
   assert.is(retryAfterMs(new Date(Date.now() + 10_000).toUTCString())! > 8000, true);
   assert.is(retryAfterMs('soon'), null);
@@ -95,8 +109,12 @@ test('a batch to two endpoints arrives once each, signed with each endpoint\'s s
     const connectionsBefore = receiver.connections;
     const dispatcher = createTestDispatcher(ctx);
     const claimed = await dispatcher.claim();
-    assert.is(claimed.claimed, 120, 'one claim statement took both endpoints\' deliveries');
-    await dispatcher.idle();
+    assert.is(claimed.claimed, 2 * newLaneRoom(16), 'one claim statement took both endpoints\' deliveries, each up to a new lane\'s room');
+    await waitFor('every delivery', async () => {
+      await dispatcher.claim();
+      await dispatcher.idle();
+      return dispatcher.outcomes.length === 120;
+    });
     await dispatcher.stop(1_000);
 
     for (const [target, endpoint] of [[receiver, one], [second, two]] as const) {
@@ -200,6 +218,76 @@ test('a slow and a dead endpoint beside a healthy one: the healthy one\'s delive
   }
 });
 
+test('a claim gives each endpoint its own room: none to a full lane, its room to a known one, the default to the others', async () => {
+  await skipEverythingPending();
+  const { asKey, tenantId } = await createWorld(ctx.app);
+  const [full, known, other] = [await createEndpoint(asKey, receiver.url, ['email.clicked']), await createEndpoint(asKey, receiver.url, ['email.clicked']), await createEndpoint(asKey, receiver.url, ['email.clicked'])];
+  await emitMany(tenantId, 'email.clicked', 10);
+  const claimed = await claimDeliveries(ctx.db.sql, 'rooms-worker', 100, 60_000, { full: [full.id], rooms: [[known.id, 3]], otherRoom: 5 });
+  const per = (id: string) => claimed.filter((d) => d.endpointId === id).length;
+  assert.equal([per(full.id), per(known.id), per(other.id)], [0, 3, 5]);
+  const [held] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE locked_by = 'rooms-worker' AND status = 'pending'`);
+  assert.is(claimed.length, 8);
+  assert.is(held.n, 8, 'only what was handed out is leased; the rest stays due for anyone');
+  await ctx.db.sequelize.query(`UPDATE webhook_deliveries SET status = 'skipped', due_at = NULL WHERE endpoint_id IN (:ids) AND status = 'pending'`, { replacements: { ids: [full.id, known.id, other.id] } });
+});
+
+test('isolation: a hanging endpoint keeps only its own room, a refusing one pauses its lane, the healthy one gets every delivery and grows', async () => {
+  await skipEverythingPending();
+  const { asKey, tenantId } = await createWorld(ctx.app);
+  const slow = await startReceiver();
+  let releaseSlow: () => void = () => {};
+  const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
+  slow.respond = async () => {
+    await slowGate;
+    return { status: 200 };
+  };
+  try {
+    // The troubled endpoints' deliveries come first in due order: the worst case for a shared claim.
+    const hanging = await createEndpoint(asKey, slow.url, ['email.sent']);
+    const dead = await createEndpoint(asKey, 'http://127.0.0.1:1/nothing-listens', ['email.sent']);
+    await emitMany(tenantId, 'email.sent', 60);
+    const healthy = await createEndpoint(asKey, receiver.url, ['email.sent']);
+    await emitMany(tenantId, 'email.sent', 200);
+    const dispatcher = createTestDispatcher(ctx, { workerId: 'isolation-worker', claimBatch: 100, maxHeld: 200 });
+    const heldBy = async (endpointId: string) => (await q<{ n: number }>(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = :endpointId AND locked_by = 'isolation-worker' AND status = 'pending'`, { endpointId }))[0].n;
+
+    const first = await dispatcher.claim();
+    assert.is(first.claimed, 3 * newLaneRoom(16), 'the first claim gave each of the three endpoints a new lane\'s room, the healthy one included');
+    let mostHeldByHanging = 0;
+    await waitFor('every healthy delivery while the hanging endpoint hangs', async () => {
+      await dispatcher.claim();
+      mostHeldByHanging = Math.max(mostHeldByHanging, await heldBy(hanging.id));
+      return (await statusesOf(healthy.id)).succeeded === 200;
+    });
+
+    assert.is(receiver.requests.length, 200, 'every healthy delivery arrived once');
+    assert.is(new Set(receiver.requests.map((r) => r.headers['x-service-delivery-id'])).size, 200);
+    const lanes = Object.fromEntries(dispatcher.lanes().map((lane) => [lane.endpointId, lane]));
+    assert.ok(lanes[healthy.id].limit > INITIAL_IN_FLIGHT, `the healthy lane grew past its start (${lanes[healthy.id].limit}), not held to anyone else's`);
+    // The hanging endpoint: its own attempts in flight and its small waiting allowance, nothing more.
+    assert.is(slow.requests.length, INITIAL_IN_FLIGHT, 'the hanging endpoint got only its own concurrency');
+    assert.is(lanes[hanging.id].inFlight, INITIAL_IN_FLIGHT);
+    assert.ok(mostHeldByHanging <= newLaneRoom(16), `the hanging endpoint held ${mostHeldByHanging} deliveries (room ${newLaneRoom(16)})`);
+    assert.ok((await statusesOf(hanging.id)).pending === 260);
+    // The dead endpoint: a few refusals, then its lane pauses and gives back what waited, unattempted.
+    const deadOutcomes = dispatcher.outcomes.filter((o) => o.endpointId === dead.id);
+    assert.ok(deadOutcomes.length >= UNREACHABLE_PAUSE_AFTER && deadOutcomes.length <= 12, `dead attempts: ${deadOutcomes.length}`);
+    assert.ok(deadOutcomes.every((o) => o.answer === 'unreachable' && o.status === 'pending' && /ECONNREFUSED/.test(o.error ?? '')));
+    const [untouched] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = :id AND attempt = 0 AND status = 'pending'`, { id: dead.id });
+    assert.is(untouched.n, 260 - deadOutcomes.length, 'the rest of the dead endpoint\'s backlog was not burnt through');
+    assert.ok(await heldBy(dead.id) <= INITIAL_IN_FLIGHT, 'a paused lane gives its waiting deliveries back');
+
+    releaseSlow();
+    await ctx.db.sequelize.query(`UPDATE webhook_endpoints SET enabled = false WHERE id IN (:ids)`, { replacements: { ids: [dead.id, hanging.id] } });
+    await dispatcher.stop(5_000);
+  } finally {
+    releaseSlow();
+    await slow.close();
+  }
+});
+
 test('two workers on one database: each delivery is attempted once', async () => {
   const { asKey, tenantId } = await createWorld(ctx.app);
   const endpoint = await createEndpoint(asKey, receiver.url, ['email.delivered']);
@@ -230,7 +318,7 @@ test('a killed worker\'s deliveries are taken over when its lease runs out; its 
   const endpoint = await createEndpoint(asKey, receiver.url, ['email.sent']);
   await emitMany(tenantId, 'email.sent', 3);
   // The worker claims, then dies before attempting anything.
-  const taken = await claimDeliveries(ctx.db.sql, 'killed-worker', 10, 300, []);
+  const taken = await claimDeliveries(ctx.db.sql, 'killed-worker', 10, 300);
   assert.is(taken.filter((d) => d.endpointId === endpoint.id).length, 3);
   const survivor = createTestDispatcher(ctx, { workerId: 'survivor' });
   assert.is((await survivor.claim()).claimed, 0, 'leased deliveries are not claimed twice');
@@ -259,7 +347,7 @@ test('/health/queues counts pending deliveries in the webhook queue', async () =
   assert.is(res.statusCode, 200, res.body);
   assert.is(res.json().queues.webhook.depth, 3);
   assert.is(res.json().queues.webhook.running, 0);
-  await claimDeliveries(ctx.db.sql, 'health-worker', 1, 60_000, []);
+  await claimDeliveries(ctx.db.sql, 'health-worker', 1, 60_000);
   const after = await ctx.app.inject({ method: 'GET', url: '/health/queues', headers: asKey });
   assert.equal([after.json().queues.webhook.depth, after.json().queues.webhook.running], [2, 1]);
 });

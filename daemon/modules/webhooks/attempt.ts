@@ -108,7 +108,8 @@ export async function attemptOnce(delivery: ClaimedDelivery, tools: AttemptTools
   const status = error === null ? 'succeeded' : gone || exhausted ? 'failed' : 'pending';
   // The spec's backoff; a receiver that asked for a longer pause gets it.
   const delayMs = status === 'pending' ? Math.max(backoffDelayMs(attempt - 1, tools.config.webhookRetryBaseMs), pauseMs ?? 0) : null;
-  const overloaded = timedOut || transportFailed || code === 429 || (code !== null && code >= 500);
+  const unreachable = transportFailed && !timedOut;
+  const overloaded = timedOut || code === 429 || (code !== null && code >= 500);
   return {
     deliveryId: delivery.id,
     endpointId: delivery.endpointId,
@@ -122,6 +123,6 @@ export async function attemptOnce(delivery: ClaimedDelivery, tools: AttemptTools
     delayMs,
     endpointEffect: error === null ? 'success' : gone ? 'gone' : 'failure',
     pauseUntil: pauseMs === null ? null : new Date(Date.now() + pauseMs),
-    answer: error === null ? (tookMs < FAST_ANSWER_MS ? 'fast-success' : 'slow-success') : overloaded ? 'overloaded' : 'other',
+    answer: error === null ? (tookMs < FAST_ANSWER_MS ? 'fast-success' : 'slow-success') : unreachable ? 'unreachable' : overloaded ? 'overloaded' : 'other',
   };
 }

@@ -41,12 +41,25 @@ interface RawClaimed {
 const CLAIMED_COLUMNS = `d.id, d.tenant_id, d.endpoint_id, d.event_type, d.payload::text AS body, d.attempt, d.max_attempts,
                          e.url, e.secret_encrypted, e.enabled`;
 
+// Each endpoint gets at most its own room: $5/$6 give the room of the endpoints this worker has a
+// lane for (full ones are in $3 and left out of the scan), $7 the room of any other endpoint. The
+// window runs over the first $8 due rows only, so a claim costs the same whatever the backlog; the
+// rows are locked only in `picked`, after the per-endpoint cut (FOR UPDATE cannot sit beside a
+// window function), and the lock re-checks that each row is still pending and due.
 const CLAIM = declare('webhook_deliveries_claim', `
-  WITH picked AS (
-    SELECT d.id FROM webhook_deliveries d
-     WHERE d.status = 'pending' AND d.due_at <= now() AND NOT (d.endpoint_id = ANY($3::uuid[]))
-       AND NOT EXISTS (SELECT 1 FROM webhook_endpoints p WHERE p.id = d.endpoint_id AND p.paused_until > now())
-     ORDER BY d.due_at
+  WITH candidates AS (
+    SELECT c.id, c.due_at, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.due_at) AS nth,
+           COALESCE(r.room, $7) AS room
+      FROM (SELECT d.id, d.endpoint_id, d.due_at FROM webhook_deliveries d
+             WHERE d.status = 'pending' AND d.due_at <= now() AND NOT (d.endpoint_id = ANY($3::uuid[]))
+               AND NOT EXISTS (SELECT 1 FROM webhook_endpoints p WHERE p.id = d.endpoint_id AND p.paused_until > now())
+             ORDER BY d.due_at
+             LIMIT $8) c
+      LEFT JOIN unnest($5::uuid[], $6::int[]) AS r(endpoint_id, room) ON r.endpoint_id = c.endpoint_id
+  ), picked AS (
+    SELECT d.id FROM webhook_deliveries d JOIN candidates c ON c.id = d.id
+     WHERE c.nth <= c.room AND d.status = 'pending' AND d.due_at <= now()
+     ORDER BY c.due_at
      LIMIT $2
      FOR UPDATE OF d SKIP LOCKED)
   UPDATE webhook_deliveries d
@@ -128,8 +141,24 @@ function toClaimed(row: RawClaimed): ClaimedDelivery {
   };
 }
 
-export async function claimDeliveries(sql: Sql, workerId: string, limit: number, leaseMs: number, skipEndpoints: string[]): Promise<ClaimedDelivery[]> {
-  return (await sql.rows<RawClaimed>(CLAIM, [workerId, limit, skipEndpoints, leaseMs])).map(toClaimed);
+/** How many deliveries each endpoint may still take in one claim. */
+export interface ClaimRooms {
+  /** Endpoints that take nothing (their lane is full or paused). */
+  full?: string[];
+  /** Endpoints with room, and how much. */
+  rooms?: Array<[endpointId: string, room: number]>;
+  /** The room of every other endpoint (no lane yet); unlimited when absent. */
+  otherRoom?: number;
+}
+
+/** Rows of the due backlog one claim looks at, per delivery it may take. */
+const CLAIM_SCAN_FACTOR = 4;
+
+/** Claims up to `limit` due deliveries, none of a full endpoint, at most its room of any other. */
+export async function claimDeliveries(sql: Sql, workerId: string, limit: number, leaseMs: number, rooms: ClaimRooms = {}): Promise<ClaimedDelivery[]> {
+  const withRoom = rooms.rooms ?? [];
+  const params = [workerId, limit, rooms.full ?? [], leaseMs, withRoom.map(([id]) => id), withRoom.map(([, room]) => room), rooms.otherRoom ?? limit, limit * CLAIM_SCAN_FACTOR];
+  return (await sql.rows<RawClaimed>(CLAIM, params)).map(toClaimed);
 }
 
 export async function claimDelivery(sql: Sql, deliveryId: string, workerId: string, leaseMs: number): Promise<ClaimedDelivery | null> {

@@ -23,15 +23,21 @@ export interface DeliveryDeps {
   log?: Logger;
 }
 
-/** Settles outcomes this worker holds and mails the owners of endpoints switched off by them. */
-export async function settleOutcomes(deps: DeliveryDeps, workerId: string, outcomes: DeliveryOutcome[]): Promise<number> {
-  if (outcomes.length === 0) return 0;
+/**
+ * Settles outcomes this worker holds and mails the owners of endpoints switched off by them.
+ * Answers how many were settled once the statement is done, and the mails as a promise of their
+ * own (never rejected): the dispatcher does not hold other endpoints' outcomes while they go out.
+ */
+export async function settleOutcomes(deps: DeliveryDeps, workerId: string, outcomes: DeliveryOutcome[]): Promise<{ settled: number; notices: Promise<void> }> {
+  if (outcomes.length === 0) return { settled: 0, notices: Promise.resolve() };
   const { settled, disabledEndpoints } = await settleDeliveries(deps.sql, workerId, outcomes);
-  for (const endpointId of disabledEndpoints) {
-    const gone = outcomes.some((o) => o.endpointId === endpointId && o.endpointEffect === 'gone');
-    await notifyOwnersOfDisabledEndpoint(deps, endpointId, gone ? 'gone' : 'failing');
-  }
-  return settled;
+  const notices = (async () => {
+    for (const endpointId of disabledEndpoints) {
+      const gone = outcomes.some((o) => o.endpointId === endpointId && o.endpointEffect === 'gone');
+      await notifyOwnersOfDisabledEndpoint(deps, endpointId, gone ? 'gone' : 'failing');
+    }
+  })().catch((error: unknown) => deps.log?.warn({ err: error, disabledEndpoints }, 'could not mail the owners of disabled webhook endpoints'));
+  return { settled, notices };
 }
 
 const TEST_LEASE_MS = 60_000;
@@ -51,7 +57,7 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
       secret: unseal(deps.secrets.encryptionKey, delivery.secretEncrypted),
       target: () => resolveDeliveryTarget(delivery.url, deps.config),
     });
-  await settleOutcomes(deps, holder, [outcome]);
+  await (await settleOutcomes(deps, holder, [outcome])).notices;
 }
 
 /** Mails every owner of the tenant; a mail that cannot be sent is logged, never retried here. */

@@ -1,15 +1,20 @@
 // The webhook worker's delivery engine. It claims due deliveries in batches (SKIP LOCKED, leased),
 // sorts them into one lane per endpoint, and starts each lane's attempts up to that lane's adaptive
 // limit (endpoint-lane.ts). Outcomes are settled in batches: whatever finished while the previous
-// settle statement ran goes in the next one. Nothing is shared between endpoints but the claim: a
-// lane with enough work waiting is left out of the next claims, so a slow or dead endpoint holds
-// only its own few attempts and its own buffer, never a slot another endpoint needs.
+// settle statement ran goes in the next one.
+//
+// Nothing is shared between endpoints but the claim statement, and it gives each lane only its own
+// room (free slots plus a small waiting allowance): a slow endpoint's backlog stays in the table
+// instead of filling the worker's budget, a dead one pauses its lane. The worker's budget
+// (maxHeld) counts deliveries waiting or in flight; an answered delivery leaves it at once, before
+// its outcome is settled, so a slow settle statement or the mail about a disabled endpoint never
+// stops the other lanes from claiming (answered-but-unsettled ones are bounded on their own).
 import type { Logger } from 'pino';
 import { unseal } from '../../crypto/sealed.ts';
 import { attemptOnce, skippedOutcome, type DeliveryOutcome } from './attempt.ts';
 import { settleOutcomes, type DeliveryDeps } from './delivery.ts';
 import { claimDeliveries, extendDeliveryLeases, releaseDeliveries, type ClaimedDelivery } from './delivery-store.ts';
-import { EndpointLane } from './endpoint-lane.ts';
+import { EndpointLane, newLaneRoom } from './endpoint-lane.ts';
 
 export interface DispatcherOptions {
   workerId: string;
@@ -17,7 +22,7 @@ export interface DispatcherOptions {
   leaseMs: number;
   /** Most deliveries one claim takes. */
   claimBatch: number;
-  /** Most deliveries held at once (waiting in lanes plus in flight). */
+  /** Most deliveries held at once waiting in lanes plus in flight (and, apart, answered but not settled). */
   maxHeld: number;
   /** Ceiling of any one endpoint's attempts in flight (WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT). */
   maxInFlightPerEndpoint: number;
@@ -77,7 +82,7 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
       const batch = unsettled;
       unsettled = [];
       try {
-        const settled = await settleOutcomes(deps, workerId, batch);
+        const { settled } = await settleOutcomes(deps, workerId, batch);
         if (settled < batch.length) log.warn({ lost: batch.length - settled }, 'webhook outcomes arrived after their lease was lost; the new holder decides');
         for (const outcome of batch) {
           held.delete(outcome.deliveryId);
@@ -108,8 +113,9 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
 
   const releasePaused = (lane: EndpointLane<ClaimedDelivery>) => {
     const ids = lane.waiting.splice(0).map((delivery) => delivery.id);
-    releaseDeliveries(sql, ids, workerId, new Date(lane.pausedUntil)).then(
-      () => ids.forEach((id) => held.delete(id)),
+    // No longer ours from here on: the lease timer must not extend them while (or if) the release fails.
+    ids.forEach((id) => held.delete(id));
+    releaseDeliveries(sql, ids, workerId, new Date(lane.pausedUntil)).catch(
       (error: Error) => log.warn({ err: error.message }, 'could not give back the deliveries of a paused endpoint; their leases will run out'),
     ).finally(checkIdle);
   };
@@ -184,11 +190,17 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
 
   return {
     async claim() {
-      const requested = Math.min(options.claimBatch, options.maxHeld - held.size);
-      if (stopping || requested <= 0) return { claimed: 0, requested: 0 };
+      const requested = Math.min(options.claimBatch, options.maxHeld - (held.size - answered.size));
+      if (stopping || requested <= 0 || answered.size >= options.maxHeld) return { claimed: 0, requested: 0 };
       const now = Date.now();
-      const skip = [...lanes.values()].filter((lane) => lane.saturated(now)).map((lane) => lane.endpointId);
-      const claimed = await claimDeliveries(sql, workerId, requested, options.leaseMs, skip);
+      const full: string[] = [];
+      const rooms: Array<[string, number]> = [];
+      for (const lane of lanes.values()) {
+        const room = lane.room(now);
+        if (room === 0) full.push(lane.endpointId);
+        else rooms.push([lane.endpointId, room]);
+      }
+      const claimed = await claimDeliveries(sql, workerId, requested, options.leaseMs, { full, rooms, otherRoom: newLaneRoom(options.maxInFlightPerEndpoint) });
       const touched = new Set<EndpointLane<ClaimedDelivery>>();
       for (const delivery of claimed) {
         held.add(delivery.id);

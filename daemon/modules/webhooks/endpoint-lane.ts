@@ -7,6 +7,13 @@
 // network error, a 429 or a 5xx, never below 1 nor above the operator's ceiling
 // (WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT, per worker thread). A slow or dead receiver therefore keeps
 // a few attempts of its own open, never the slots of another endpoint.
+//
+// What a lane may hold is its own too: claims give each lane at most room() more deliveries (its
+// free slots plus about two rounds of its limit waiting), so a slow endpoint's backlog stays in the
+// table, not in the worker. A receiver that refuses connections UNREACHABLE_PAUSE_AFTER times in a
+// row is left alone for a while (doubling up to MAX_UNREACHABLE_PAUSE_MS, reset by anything else): its
+// waiting deliveries go back unattempted, so a dead endpoint costs an attempt per pause, not a
+// stream of them.
 import type http from 'node:http';
 import type { Config } from '../../config.ts';
 import { createKeepAliveAgent } from './http-post.ts';
@@ -24,7 +31,21 @@ export const TARGET_RECHECK_MS = 1_000;
 /** Longest pause a Retry-After can impose. */
 export const MAX_PAUSE_MS = 60 * 60_000;
 
-export type AnswerKind = 'fast-success' | 'slow-success' | 'overloaded' | 'other';
+/** Claimed deliveries a lane may keep waiting for a slot: at least this, else two rounds of its limit. */
+export const MIN_WAITING = 8;
+/** Refused or broken connections in a row after which the lane pauses. */
+export const UNREACHABLE_PAUSE_AFTER = 3;
+/** The first such pause; each further unreachable answer doubles it. */
+export const UNREACHABLE_PAUSE_MS = 1_000;
+export const MAX_UNREACHABLE_PAUSE_MS = 60_000;
+
+/** 'unreachable': no answer at all (connection refused, reset, broken off); not a timeout. */
+export type AnswerKind = 'fast-success' | 'slow-success' | 'overloaded' | 'unreachable' | 'other';
+
+/** The room of an endpoint that has no lane yet: a new lane's limit plus its waiting allowance. */
+export function newLaneRoom(ceiling: number): number {
+  return Math.min(INITIAL_IN_FLIGHT, ceiling) + MIN_WAITING;
+}
 
 export interface LaneDelivery {
   id: string;
@@ -36,6 +57,8 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
   readonly waiting: D[] = [];
   pausedUntil = 0;
   lastUsedAt = Date.now();
+  /** Answers in a row that were no answer at all. */
+  unreachableStreak = 0;
   private target: { value: DeliveryTarget; checkedAt: number; url: string } | null = null;
   private agent: { key: string; value: http.Agent } | null = null;
 
@@ -53,17 +76,33 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
     return this.pausedUntil > now;
   }
 
-  /** Enough claimed deliveries wait here: the next claims leave this endpoint's rows alone. */
-  saturated(now = Date.now()): boolean {
-    return this.paused(now) || this.waiting.length >= Math.max(8, 2 * Math.floor(this.limit));
+  /** Claimed-but-unsent deliveries this lane keeps at most. */
+  waitingCap(): number {
+    return Math.max(MIN_WAITING, 2 * Math.floor(this.limit));
   }
 
-  /** AIMD on the answer of one attempt. */
+  /** How many more deliveries the next claim may take for this endpoint: none while paused. */
+  room(now = Date.now()): number {
+    if (this.paused(now)) return 0;
+    return Math.max(0, this.freeSlots(now) + this.waitingCap() - this.waiting.length);
+  }
+
+  /** Enough claimed deliveries wait here: the next claims leave this endpoint's rows alone. */
+  saturated(now = Date.now()): boolean {
+    return this.room(now) === 0;
+  }
+
+  /** AIMD on the answer of one attempt; a run of unreachable answers pauses the lane. */
   observe(kind: AnswerKind): void {
+    this.unreachableStreak = kind === 'unreachable' ? this.unreachableStreak + 1 : 0;
     if (kind === 'fast-success') {
       if (this.waiting.length > 0) this.limit = Math.min(this.ceiling, this.limit + 1 / Math.floor(this.limit));
-    } else if (kind === 'overloaded') {
+    } else if (kind === 'overloaded' || kind === 'unreachable') {
       this.limit = Math.max(1, this.limit / 2);
+    }
+    if (this.unreachableStreak >= UNREACHABLE_PAUSE_AFTER) {
+      const doublings = Math.min(this.unreachableStreak - UNREACHABLE_PAUSE_AFTER, 16);
+      this.pause(Date.now() + Math.min(MAX_UNREACHABLE_PAUSE_MS, UNREACHABLE_PAUSE_MS * 2 ** doublings));
     }
   }
 
