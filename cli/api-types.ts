@@ -2,7 +2,7 @@
 
 export interface Page<T> {
   data: T[];
-  meta: { page: number; limit: number; total: number; totalPages: number };
+  meta: { page: number; limit: number; total: number; totalPages: number; totalIsEstimate?: boolean; nextCursor?: string | null };
 }
 
 export type { TenantBody as TenantSummary, ApiKeyBody as ApiKeySummary, CreatedApiKeyBody as CreatedApiKey } from '../shared/schemas/tenants.ts';

@@ -60,8 +60,11 @@ export interface LogFilters {
   since?: string;
   until?: string;
   tag?: string;
+  messageId?: string;
   page?: number;
   limit?: number;
+  /** meta.nextCursor of the previous page */
+  cursor?: string;
 }
 
 export type SendBody = Record<string, unknown>;
