@@ -4,7 +4,6 @@
 //   insert does not change (the index computes it).
 // - tag: GIN over tags (the list's `tag=` filter is tags @> ARRAY[tag]).
 // - the live tail reads a tenant's rows by (updated_at, id).
-// - retention nulls bodies older than their horizon: a partial index finds the rows that still have one.
 import type { Migration } from '../daemon/db/migrate.ts';
 
 export const up: Migration = async ({ context }) => {
@@ -15,13 +14,12 @@ export const up: Migration = async ({ context }) => {
     CREATE INDEX email_logs_recipients_idx ON email_logs USING gin (email_bare_addresses(to_addresses));
     CREATE INDEX email_logs_tags_idx ON email_logs USING gin (tags);
     CREATE INDEX email_logs_tenant_updated_idx ON email_logs (tenant_id, updated_at, id);
-    CREATE INDEX email_logs_bodies_idx ON email_logs (created_at) WHERE html_body IS NOT NULL OR text_body IS NOT NULL;
   `);
 };
 
 export const down: Migration = async ({ context }) => {
   await context.sql(`
-    DROP INDEX IF EXISTS email_logs_bodies_idx, email_logs_tenant_updated_idx, email_logs_tags_idx, email_logs_recipients_idx;
+    DROP INDEX IF EXISTS email_logs_tenant_updated_idx, email_logs_tags_idx, email_logs_recipients_idx;
     DROP FUNCTION IF EXISTS email_bare_addresses(text[]);
   `);
 };

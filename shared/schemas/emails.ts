@@ -128,6 +128,7 @@ export const EmailLogDetail = Type.Intersect([
     trackClicks: Type.Boolean(),
     smtpResponse: Type.Union([Type.String(), Type.Null()]),
     resentFrom: Type.Union([Uuid, Type.Null()]),
+    bodiesRemovedAt: Type.Union([Timestamp, Type.Null()], { description: 'when retention removed the bodies, template data and attachment contents (the log stays until its own horizon); such a log cannot be resent' }),
     events: Type.Array(EmailTimelineEntry),
     raw: Type.Union([Type.String(), Type.Null()], { description: 'the whole RFC 822 message when it was captured' }),
   }),

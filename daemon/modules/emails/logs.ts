@@ -135,6 +135,7 @@ export async function getEmailLog(ctx: TenantContext, id: string): Promise<Email
     trackClicks: log.trackClicks,
     smtpResponse: log.smtpResponse ?? null,
     resentFrom: log.resentFrom ?? null,
+    bodiesRemovedAt: log.bodiesRemovedAt ? log.bodiesRemovedAt.toISOString() : null,
     events: events.map((e) => ({ type: e.type, data: e.data, createdAt: e.createdAt.toISOString() })),
     raw: captured[0]?.raw ?? null,
   };
@@ -168,7 +169,7 @@ export function sendOfLog(log: EmailLog): NormalizedSend {
 
 export async function resendEmailLog(deps: SendDeps, ctx: TenantContext, id: string): Promise<SendAnswer> {
   const log = await ownedLog(ctx, id);
-  if (!log.templateVersionId && log.htmlBody == null && log.textBody == null) {
+  if (log.bodiesRemovedAt) {
     throw new ConflictError('The bodies of this email were removed by the retention policy: it cannot be resent.', 'BODIES_EXPIRED');
   }
   return acceptSends(deps, ctx, [sendOfLog(log)], { shape: 'single' });
