@@ -128,6 +128,7 @@ async function backlog(sequelize: Sequelize, queue: string, count: number): Prom
 
 async function main() {
   const database = (held.database = await createBenchDatabase(baseUrl!, JWT_SECRET, dataDir));
+  const machine = machineInfo(database.postgresVersion);
   const sequelize = database.db.sequelize;
   const port = await freePort();
   const daemon = (held.daemon = await startChild('daemon', 'daemon-child.ts', [], {
@@ -177,7 +178,7 @@ async function main() {
   log(`claim 10 from 1,000: ${JSON.stringify(claimSmall)}; from ${BACKLOG}: ${JSON.stringify(claimLarge)}`);
 
   const results = {
-    machine: machineInfo(database.postgresVersion),
+    machine,
     loadAverageAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
     settings: { logs: LOGS, samples: SAMPLES, acceptSeconds: ACCEPT_SECONDS, backlog: BACKLOG },
     seedSeconds,
