@@ -20,6 +20,7 @@ import type { Campaign, CampaignDetail } from '../shared/schemas/campaigns.ts';
 import type { ContactImportResult } from '../shared/schemas/contacts.ts';
 import { HttpSession } from './http.ts';
 import { NoTenantError } from './errors.ts';
+import type { TenantRetentionBody, UpdateTenantRetentionBody } from '../shared/schemas/retention.ts';
 import { ProfileStore } from './profiles.ts';
 import type { CliEnvironment } from './environment.ts';
 import type { DoctorReport } from '../shared/schemas/doctor.ts';
@@ -36,8 +37,11 @@ export interface LogFilters {
   since?: string;
   until?: string;
   tag?: string;
+  messageId?: string;
   page?: number;
   limit?: number;
+  /** meta.nextCursor of the previous page */
+  cursor?: string;
 }
 
 
@@ -100,6 +104,12 @@ export class SvcClient {
   }
   createTenant(name: string) {
     return this.http.request<TenantSummary>('POST', '/tenants', { json: { name }, tenant: false });
+  }
+  getRetention() {
+    return this.http.request<TenantRetentionBody>('GET', this.tenantPath('/retention'));
+  }
+  updateRetention(changes: UpdateTenantRetentionBody) {
+    return this.http.request<TenantRetentionBody>('PATCH', this.tenantPath('/retention'), { json: changes });
   }
   listApiKeys(query: { page?: number; limit?: number } = {}) {
     return this.http.request<Page<ApiKeySummary>>('GET', this.tenantPath('/api-keys'), { query });

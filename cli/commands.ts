@@ -9,6 +9,7 @@ import TwoFactorStatusCommand from './commands/twofa/status.ts';
 import TenantsList from './commands/tenants/list.ts';
 import TenantsUse from './commands/tenants/use.ts';
 import TenantsCreate from './commands/tenants/create.ts';
+import TenantsRetention from './commands/tenants/retention.ts';
 import KeysList from './commands/keys/list.ts';
 import KeysCreate from './commands/keys/create.ts';
 import KeysRotate from './commands/keys/rotate.ts';
@@ -59,6 +60,7 @@ export const COMMANDS = {
   'tenants:list': TenantsList,
   'tenants:use': TenantsUse,
   'tenants:create': TenantsCreate,
+  'tenants:retention': TenantsRetention,
   'keys:list': KeysList,
   'keys:create': KeysCreate,
   'keys:rotate': KeysRotate,

@@ -47,8 +47,9 @@ export function recipients(to: string | string[] | undefined): string {
   return Array.isArray(to) ? to.join(', ') : to;
 }
 
-export function pageLine(meta: { page: number; totalPages: number; total: number } | undefined): string {
-  return meta ? chalk.dim(`page ${meta.page} of ${Math.max(1, meta.totalPages)} · ${meta.total} in all`) : '';
+export function pageLine(meta: { page: number; totalPages: number; total: number; totalIsEstimate?: boolean } | undefined): string {
+  const about = meta?.totalIsEstimate ? 'about ' : '';
+  return meta ? chalk.dim(`page ${meta.page} of ${about}${Math.max(1, meta.totalPages)} · ${about}${meta.total} in all`) : '';
 }
 
 export function keyValue(pairs: [string, string | null | undefined][]): string {

@@ -94,6 +94,29 @@ test('logs list filters and logs show gives the detail; another id is exit 1', a
   assert.is(missing.json.error.status, 404);
 });
 
+test('logs list walks by cursor (--all, --cursor) and tenants retention shows and shortens the horizons', async () => {
+  const all = await cli.run(['logs', 'list', '--limit', '1', '--all', '--json'], { env: ci });
+  assert.is(all.code, 0, all.stderr);
+  const expected = (await EmailLog.findAll({ where: { tenantId: world.tenantId }, order: [['createdAt', 'DESC'], ['id', 'DESC']] })).map((log) => log.id);
+  assert.ok(expected.length >= 2);
+  assert.equal(all.json.data.map((log: { id: string }) => log.id), expected, 'every log once, newest first');
+  const first = await cli.run(['logs', 'list', '--limit', '1'], { env: ci });
+  const cursor = /--cursor (\S+)/.exec(first.stdout)?.[1];
+  assert.ok(cursor, first.stdout);
+  const second = await cli.run(['logs', 'list', '--limit', '1', '--cursor', cursor!, '--json'], { env: ci });
+  assert.equal(second.json.data.map((log: { id: string }) => log.id), [expected[1]]);
+
+  const shorten = await cli.run(['tenants', 'retention', '--bodies', '5', '--json']);
+  assert.is(shorten.code, 0, shorten.stderr);
+  assert.equal([shorten.json.effective.bodiesDays, shorten.json.overrides.bodiesDays, shorten.json.effective.logsDays], [5, 5, 60]);
+  const shown = await cli.run(['tenants', 'retention']);
+  assert.match(shown.stdout, /bodies\s+5 days \(override; platform default 30\)/);
+  const tooLong = await cli.run(['tenants', 'retention', '--logs', '999', '--json']);
+  assert.is(tooLong.code, 1, tooLong.stdout);
+  const cleared = await cli.run(['tenants', 'retention', '--bodies', 'default', '--json']);
+  assert.equal(cleared.json.overrides.bodiesDays, null);
+});
+
 test('logs tail --json follows new sends through the event stream', async () => {
   const tail = cli.run(['logs', 'tail', '--json', '--backlog', '0', '--count', '1', '--timeout', '60'], { env: ci, timeoutMs: 70_000 });
   let done: SvcRun | null = null;

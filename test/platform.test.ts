@@ -31,6 +31,11 @@ test('GET gives the defaults to platform admins', async () => {
     trackClicksByDefault: false,
     spfInclude: null,
     returnPathDomain: null,
+    logRetentionDays: 60,
+    bodyRetentionDays: 30,
+    rawMessageRetentionDays: 30,
+    eventRetentionDays: 60,
+    webhookDeliveryRetentionDays: 30,
   });
 });
 

@@ -166,7 +166,7 @@ test('LogTail: live entries with status, status filter, pause, detail view, quit
       source={source}
       loadDetail={async (id) => {
         details.push(id);
-        return { ...entry(id, 'FAILED', 'grace@example.com', 'Invoice'), error: 'mailbox full', bcc: [], replyTo: [], bodyHtml: null, bodyText: 'Hello Grace', headers: {}, metadata: {}, attachments: [], trackOpens: false, trackClicks: false, smtpResponse: '552 mailbox full', resentFrom: null, events: [{ type: 'email.failed', data: {}, createdAt: '2026-05-01T09:00:02.000Z' }], raw: null } as EmailLogDetail;
+        return { ...entry(id, 'FAILED', 'grace@example.com', 'Invoice'), error: 'mailbox full', bcc: [], replyTo: [], bodyHtml: null, bodyText: 'Hello Grace', headers: {}, metadata: {}, attachments: [], trackOpens: false, trackClicks: false, smtpResponse: '552 mailbox full', resentFrom: null, bodiesRemovedAt: null, events: [{ type: 'email.failed', data: {}, createdAt: '2026-05-01T09:00:02.000Z' }], raw: null } as EmailLogDetail;
       }}
       onExit={() => (exited = true)}
     />,

@@ -1,7 +1,7 @@
 // Bodies of the send endpoints (CONTRACT.md "Sending"): send, batch, resend, logs.
 import { Type, type Static } from '@sinclair/typebox';
 import { EMAIL_STATUSES, MAX_BATCH_RECIPIENTS } from '../constants.ts';
-import { Paged, PageQuery, Timestamp, Uuid } from './common.ts';
+import { PageMeta, PageQuery, Timestamp, Uuid } from './common.ts';
 
 /** An address as RFC 5322 allows it, with an optional display name: `Ana <ana@example.com>`. */
 const Address = Type.String({ minLength: 3, maxLength: 998, description: 'e-mail address, optionally with a display name' });
@@ -128,6 +128,7 @@ export const EmailLogDetail = Type.Intersect([
     trackClicks: Type.Boolean(),
     smtpResponse: Type.Union([Type.String(), Type.Null()]),
     resentFrom: Type.Union([Uuid, Type.Null()]),
+    bodiesRemovedAt: Type.Union([Timestamp, Type.Null()], { description: 'when retention removed the bodies, template data and attachment contents (the log stays until its own horizon); such a log cannot be resent' }),
     events: Type.Array(EmailTimelineEntry),
     raw: Type.Union([Type.String(), Type.Null()], { description: 'the whole RFC 822 message when it was captured' }),
   }),
@@ -138,12 +139,26 @@ export const LogsQuery = Type.Intersect([
   PageQuery(),
   Type.Object({
     status: Type.Optional(EmailStatus),
-    to: Type.Optional(Type.String({ maxLength: 320 })),
+    to: Type.Optional(Type.String({ maxLength: 320, description: 'a recipient (To) address, case-insensitive; also matches "Name <address>" entries' })),
+    messageId: Type.Optional(Type.String({ maxLength: 998, description: 'the Message-ID, with or without its angle brackets' })),
     since: Type.Optional(Type.String({ format: 'date-time' })),
     until: Type.Optional(Type.String({ format: 'date-time' })),
     tag: Type.Optional(Type.String({ maxLength: 100 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'meta.nextCursor of the previous page; page is ignored when given. The way to read past the first 10,000 logs' })),
   }),
 ]);
 export type LogsQuery = Static<typeof LogsQuery>;
 
-export const LogsPage = Paged(EmailLogSummary);
+/** page × limit may not go past this many logs: deeper reading walks with the cursor. */
+export const MAX_LOG_OFFSET = 10_000;
+/** meta.total is exact up to this many matches, then an estimate (meta.totalIsEstimate). */
+export const EXACT_LOG_TOTAL = 10_000;
+
+export const LogsPage = Type.Object({
+  data: Type.Array(EmailLogSummary),
+  meta: Type.Composite([PageMeta, Type.Object({
+    totalIsEstimate: Type.Boolean({ description: `true when more than ${EXACT_LOG_TOTAL} logs match: total (and totalPages) are then the planner's estimate, not a count` }),
+    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for the page after this one; null on the last page' }),
+  })]),
+});
+export type LogsPage = Static<typeof LogsPage>;

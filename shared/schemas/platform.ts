@@ -12,6 +12,12 @@ export const PlatformSettingsBody = Type.Object({
   trackClicksByDefault: Type.Boolean(),
   spfInclude: Type.Union([Type.Null(), Hostname], { description: 'the SPF include: domain tenants are told to publish' }),
   returnPathDomain: Type.Union([Type.Null(), Hostname], { description: 'the bounce (Return-Path) domain tenants CNAME to' }),
+  // Retention (days; see shared/schemas/retention.ts): tenants may shorten, never lengthen.
+  logRetentionDays: Type.Integer({ minimum: 1, maximum: 3650, description: 'email logs and their timeline; expired a month partition at a time' }),
+  bodyRetentionDays: Type.Integer({ minimum: 1, maximum: 3650, description: 'HTML/text bodies of logs (nulled before the log itself goes)' }),
+  rawMessageRetentionDays: Type.Integer({ minimum: 1, maximum: 3650, description: 'raw captured messages' }),
+  eventRetentionDays: Type.Integer({ minimum: 1, maximum: 3650, description: 'the event outbox' }),
+  webhookDeliveryRetentionDays: Type.Integer({ minimum: 1, maximum: 3650, description: 'webhook deliveries' }),
 });
 export type PlatformSettings = Static<typeof PlatformSettingsBody>;
 
@@ -25,4 +31,10 @@ export const DEFAULT_PLATFORM_SETTINGS: PlatformSettings = {
   trackClicksByDefault: false,
   spfInclude: null,
   returnPathDomain: null,
+  // Postal keeps 60 days of metadata and 30 of raw messages; hosted services 30–45 days.
+  logRetentionDays: 60,
+  bodyRetentionDays: 30,
+  rawMessageRetentionDays: 30,
+  eventRetentionDays: 60,
+  webhookDeliveryRetentionDays: 30,
 };

@@ -20,6 +20,7 @@ export type AuditAction =
   | 'auth.2fa_disabled'
   | 'tenant.created'
   | 'tenant.updated'
+  | 'tenant.retention_updated'
   | 'tenant.deleted'
   | 'tenant.blocked'
   | 'tenant.unblocked'

@@ -1,8 +1,9 @@
 // Contact rules: upsert by externalId else by email, keyset pages, bulk rows that fail one by one,
 // tags created on first use, and GDPR erasure that really deletes.
 import { Op, UniqueConstraintError, fn, col, where as sqlWhere, type Sequelize, type Transaction } from 'sequelize';
-import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
+import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { TenantContext } from '../../plugins/access.ts';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../../db/keyset.ts';
 import {
   DEFAULT_CONTACT_PAGE,
   type Contact,
@@ -25,8 +26,6 @@ import {
 } from './model.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** updated_at::text as PostgreSQL prints it (DateStyle ISO), e.g. 2026-05-01 10:00:00.123456+00. */
-const POSTGRES_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2}){0,2}$/;
 
 export function toContact(row: ContactRow, tags: string[]): Contact {
   return {
@@ -149,28 +148,12 @@ export async function upsertContact(sequelize: Sequelize, ctx: TenantContext, bo
 }
 
 function encodeCursor(position: KeysetPosition): string {
-  return Buffer.from(JSON.stringify([position.updatedAt, position.id])).toString('base64url');
+  return encodeKeysetCursor({ at: position.updatedAt, id: position.id });
 }
 
 function decodeCursor(cursor: string): KeysetPosition {
-  try {
-    const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (
-      Array.isArray(decoded) &&
-      decoded.length === 2 &&
-      typeof decoded[0] === 'string' &&
-      POSTGRES_TIMESTAMP.test(decoded[0]) &&
-      typeof decoded[1] === 'string' &&
-      UUID.test(decoded[1])
-    ) {
-      return { updatedAt: decoded[0], id: decoded[1] };
-    }
-  } catch {
-    // falls through to the validation error
-  }
-  throw new ValidationError('The cursor is not one this API handed out: pass meta.nextCursor unchanged.', [
-    { field: 'querystring.cursor', message: 'is not a valid cursor' },
-  ]);
+  const { at, id } = decodeKeysetCursor(cursor);
+  return { updatedAt: at, id };
 }
 
 export async function listContacts(sequelize: Sequelize, ctx: TenantContext, query: ContactListQuery): Promise<ContactPage> {

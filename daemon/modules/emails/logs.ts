@@ -1,8 +1,10 @@
 // Reading the email logs of a tenant, and resending one (a new send through the whole pipeline).
-import { Op, QueryTypes, type WhereOptions } from 'sequelize';
-import { NotFoundError } from '../../errors.ts';
+import { QueryTypes } from 'sequelize';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../../db/keyset.ts';
 import type { TenantContext } from '../../plugins/access.ts';
-import type { EmailLogDetail, EmailLogSummary } from '../../../shared/schemas/emails.ts';
+import { EXACT_LOG_TOTAL, MAX_LOG_OFFSET, type EmailLogDetail, type EmailLogSummary, type LogsPage } from '../../../shared/schemas/emails.ts';
+import { countLogs, findLogPage, type LogSummaryRow } from './log-queries.ts';
 import { EmailEvent, EmailLog } from './model.ts';
 import { acceptSends, type SendAnswer, type SendDeps } from './service.ts';
 import type { NormalizedSend } from './validate.ts';
@@ -29,39 +31,80 @@ function summary(log: EmailLog): EmailLogSummary {
   };
 }
 
+function summaryOfRow(row: LogSummaryRow): EmailLogSummary {
+  return {
+    id: row.id,
+    status: row.status as EmailStatus,
+    messageId: row.message_id,
+    from: row.from_address,
+    to: row.to_addresses,
+    cc: row.cc_addresses,
+    subject: row.subject,
+    tags: row.tags,
+    projectId: row.project_id,
+    templateVersionId: row.template_version_id,
+    captured: row.captured,
+    testMode: row.test_mode,
+    attempts: row.attempts,
+    error: row.error,
+    sentAt: row.sent_at ? new Date(row.sent_at).toISOString() : null,
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+}
+
 export interface LogFilters {
   page?: number;
   limit?: number;
   status?: EmailStatus;
   to?: string;
+  messageId?: string;
   since?: string;
   until?: string;
   tag?: string;
+  cursor?: string;
 }
 
-export async function listEmailLogs(ctx: TenantContext, filters: LogFilters) {
+/**
+ * A page of logs, newest first. `meta.total` is exact up to EXACT_LOG_TOTAL matches and an
+ * estimate beyond (meta.totalIsEstimate), so page 1 never counts a whole history. page × limit
+ * stops at MAX_LOG_OFFSET (an OFFSET reads and throws away every row before the page); deeper
+ * reading follows meta.nextCursor, which costs the same at any depth.
+ */
+export async function listEmailLogs(ctx: TenantContext, filters: LogFilters): Promise<LogsPage> {
+  const sequelize = EmailLog.sequelize!;
   const page = filters.page ?? 1;
   const limit = filters.limit ?? 20;
-  const where: Record<string | symbol, unknown> = { tenantId: ctx.tenantId };
-  if (filters.status) where.status = filters.status;
-  if (filters.tag) where.tags = { [Op.contains]: [filters.tag] };
-  const created: Record<symbol, Date> = {};
-  if (filters.since) created[Op.gte] = new Date(filters.since);
-  if (filters.until) created[Op.lt] = new Date(filters.until);
-  if (filters.since || filters.until) where.createdAt = created;
-  if (filters.to) {
-    // Matches the bare address inside "Name <address>" entries too.
-    const needle = filters.to.toLowerCase().replace(/[%_\\]/g, '\\$&');
-    where[Op.and] = [EmailLog.sequelize!.literal(`EXISTS (SELECT 1 FROM unnest("EmailLog"."to_addresses") AS a WHERE lower(a) = ${EmailLog.sequelize!.escape(needle)} OR lower(a) LIKE ${EmailLog.sequelize!.escape(`%<${needle}>`)})`)];
+  const after = filters.cursor !== undefined ? decodeKeysetCursor(filters.cursor) : null;
+  if (!after && page * limit > MAX_LOG_OFFSET) {
+    throw new ValidationError(`Pages reach the first ${MAX_LOG_OFFSET} logs; read further with cursor (meta.nextCursor of the previous page).`, [
+      { field: 'querystring.page', message: `page × limit must be at most ${MAX_LOG_OFFSET}; use cursor` },
+    ]);
   }
-  const { rows, count } = await EmailLog.findAndCountAll({
-    where: where as WhereOptions<EmailLog>,
-    attributes: { exclude: ['htmlBody', 'textBody', 'attachments', 'data'] },
-    order: [['createdAt', 'DESC'], ['id', 'DESC']],
-    limit,
-    offset: (page - 1) * limit,
-  });
-  return { data: rows.map(summary), meta: { page, limit, total: count, totalPages: Math.ceil(count / limit) } };
+  const filter = {
+    tenantId: ctx.tenantId,
+    status: filters.status,
+    to: filters.to,
+    messageId: filters.messageId,
+    tag: filters.tag,
+    since: filters.since ? new Date(filters.since) : undefined,
+    until: filters.until ? new Date(filters.until) : undefined,
+  };
+  const [counted, found] = await Promise.all([
+    countLogs(sequelize, filter, EXACT_LOG_TOTAL),
+    findLogPage(sequelize, filter, { limit, offset: after ? 0 : (page - 1) * limit, after }),
+  ]);
+  const last = found.rows.at(-1);
+  return {
+    data: found.rows.map(summaryOfRow),
+    meta: {
+      page: after ? 1 : page,
+      limit,
+      total: counted.total,
+      totalPages: Math.ceil(counted.total / limit),
+      totalIsEstimate: counted.estimate,
+      nextCursor: found.hasMore && last ? encodeKeysetCursor({ at: last.position, id: last.id }) : null,
+    },
+  };
 }
 
 async function ownedLog(ctx: TenantContext, id: string): Promise<EmailLog> {
@@ -92,6 +135,7 @@ export async function getEmailLog(ctx: TenantContext, id: string): Promise<Email
     trackClicks: log.trackClicks,
     smtpResponse: log.smtpResponse ?? null,
     resentFrom: log.resentFrom ?? null,
+    bodiesRemovedAt: log.bodiesRemovedAt ? log.bodiesRemovedAt.toISOString() : null,
     events: events.map((e) => ({ type: e.type, data: e.data, createdAt: e.createdAt.toISOString() })),
     raw: captured[0]?.raw ?? null,
   };
@@ -125,5 +169,8 @@ export function sendOfLog(log: EmailLog): NormalizedSend {
 
 export async function resendEmailLog(deps: SendDeps, ctx: TenantContext, id: string): Promise<SendAnswer> {
   const log = await ownedLog(ctx, id);
+  if (log.bodiesRemovedAt) {
+    throw new ConflictError('The bodies of this email were removed by the retention policy: it cannot be resent.', 'BODIES_EXPIRED');
+  }
   return acceptSends(deps, ctx, [sendOfLog(log)], { shape: 'single' });
 }

@@ -43,6 +43,8 @@ export class EmailLog extends Model<InferAttributes<EmailLog>, InferCreationAttr
   declare resentFrom: CreationOptional<string | null>;
   declare scheduledEmailId: CreationOptional<string | null>;
   declare sentAt: CreationOptional<Date | null>;
+  /** Set by retention when the bodies, template data and attachment contents were removed. */
+  declare bodiesRemovedAt: CreationOptional<Date | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
 }
@@ -93,6 +95,7 @@ export function initEmailModels(sequelize: Sequelize): void {
       resentFrom: { type: DataTypes.UUID, allowNull: true },
       scheduledEmailId: { type: DataTypes.UUID, allowNull: true },
       sentAt: { type: DataTypes.DATE, allowNull: true },
+      bodiesRemovedAt: { type: DataTypes.DATE, allowNull: true },
       createdAt: DataTypes.DATE,
       updatedAt: DataTypes.DATE,
     },

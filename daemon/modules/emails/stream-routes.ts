@@ -39,7 +39,7 @@ interface LogChangeRow {
 }
 
 /** Where a stream stands: the last row it sent, ordered by (updated_at, id). */
-interface StreamCursor {
+export interface StreamCursor {
   at: string;
   id: string;
 }
@@ -61,7 +61,7 @@ async function latestLogs(sequelize: Sequelize, tenantId: string, count: number)
  * before the writing transaction commits, so a row can become visible with a time a previous poll
  * already passed. The caller skips what it has sent.
  */
-async function logChangesSince(sequelize: Sequelize, tenantId: string, cursor: StreamCursor): Promise<LogChangeRow[]> {
+export async function logChangesSince(sequelize: Sequelize, tenantId: string, cursor: StreamCursor): Promise<LogChangeRow[]> {
   const replacements = { tenantId, at: cursor.at, id: cursor.id, overlap: COMMIT_OVERLAP_MS / 1000, limit: MAX_ROWS_PER_POLL };
   const [late, after] = await Promise.all([
     sequelize.query<LogChangeRow>(

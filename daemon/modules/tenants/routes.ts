@@ -38,6 +38,8 @@ import {
 import { addMember, changeMemberRole, listMembers, removeMember } from './members.ts';
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './api-keys.ts';
 import { listTenantAuditEvents } from '../audit/service.ts';
+import { getTenantRetention, updateTenantRetention } from '../retention/service.ts';
+import { TenantRetentionBody, UpdateTenantRetentionBody } from '../../../shared/schemas/retention.ts';
 
 function actorOf(request: FastifyRequest): Actor {
   const principal = principalOf(request);
@@ -101,6 +103,22 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
     await deleteTenant(sequelize, request.params.tenantId, actorOf(request));
     return { ok: true as const };
   });
+
+  app.get('/tenants/:tenantId/retention', {
+    config: session,
+    schema: { tags, summary: 'How long the tenant\'s history is kept: overrides, platform default, effective (members; platform admins)', params: TenantParams, response: { 200: TenantRetentionBody, 404: ErrorBody, ...denied } },
+  }, async (request) => getTenantRetention(sequelize, request.params.tenantId, actorOf(request)));
+
+  app.patch('/tenants/:tenantId/retention', {
+    config: session,
+    schema: {
+      tags,
+      summary: 'Shorten (or clear, null) retention horizons in days (owners, admins); longer than the platform default answers 400',
+      params: TenantParams,
+      body: UpdateTenantRetentionBody,
+      response: { 200: TenantRetentionBody, 404: ErrorBody, ...invalid, ...denied },
+    },
+  }, async (request) => updateTenantRetention(sequelize, request.params.tenantId, actorOf(request), request.body));
 
   app.post('/tenants/:tenantId/members', {
     config: session,

@@ -1,0 +1,201 @@
+// npm run bench:scale — history at scale (issue 17), against the real daemon in a child process on
+// a fresh PostgreSQL database (DATABASE_URL):
+//   1. on the empty database: the accept rate (POST /emails/send, 4 in flight, ACCEPT_SECONDS);
+//   2. SCALE_LOGS logs in the bench tenant, seeded in SQL with generate_series over the last 50 days
+//      (each with a timeline row), then ANALYZE;
+//   3. over HTTP, SAMPLES requests each: list page 1, a deep page (page × limit = 10,000), the page
+//      after it by cursor, recipient search, message-id search, status + time range, tag + time
+//      range, log detail; in SQL the live tail's poll query; the accept rate again;
+//   4. claiming 10 jobs (claimJobs, then deleting them as a finished job is) from 1,000 waiting jobs,
+//      then from 1,000,000 waiting + scheduled jobs.
+// Results go to bench/scale-results.json with the machine and its load average.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { BENCH_DIR, freePort, startChild, type Child } from './children.ts';
+import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
+import { machineInfo } from './machine.ts';
+import { percentile } from './latency.ts';
+import { addMonths, createPartitionSql, monthOf } from '../daemon/db/partitions.ts';
+import { claimJobs } from '../daemon/queue/claim.ts';
+import { logChangesSince } from '../daemon/modules/emails/stream-routes.ts';
+import type { QueueName } from '../shared/constants.ts';
+
+const LOGS = Number(process.env.SCALE_LOGS ?? 1_000_000);
+const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 30);
+const ACCEPT_SECONDS = Number(process.env.ACCEPT_SECONDS ?? 5);
+const BACKLOG = Number(process.env.SCALE_BACKLOG ?? 1_000_000);
+const CHUNK = 250_000;
+const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
+const log = (message: string) => console.error(`[bench:scale ${new Date().toISOString().slice(11, 19)}] ${message}`);
+
+const baseUrl = process.env.DATABASE_URL;
+if (!baseUrl) {
+  console.error('bench:scale needs DATABASE_URL (a PostgreSQL server where it may create a database).');
+  process.exit(2);
+}
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-scale-'));
+const held: { database: BenchDatabase | null; daemon: Child | null } = { database: null, daemon: null };
+
+interface Timing {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+async function timed(samples: number, run: (i: number) => Promise<void>): Promise<Timing> {
+  const ms: number[] = [];
+  for (let i = 0; i < samples; i += 1) {
+    const start = performance.now();
+    await run(i);
+    ms.push(performance.now() - start);
+  }
+  ms.sort((a, b) => a - b);
+  const round = (n: number) => Math.round(n * 10) / 10;
+  return { p50: round(percentile(ms, 50)), p99: round(percentile(ms, 99)), max: round(ms[ms.length - 1]) };
+}
+
+async function get(url: string, key: string, path: string): Promise<any> {
+  const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  const body = await res.json();
+  if (!res.ok) throw new Error(`GET ${path} → ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** Sends accepted per second, 4 requests in flight, for ACCEPT_SECONDS. */
+async function acceptRate(url: string, key: string): Promise<number> {
+  let accepted = 0;
+  const end = performance.now() + ACCEPT_SECONDS * 1000;
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (performance.now() < end) {
+      const res = await fetch(`${url}/emails/send`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ from: `app@${SENDER_DOMAIN}`, to: `accept${accepted}@example.org`, subject: 'Hi', textBody: 'hello' }),
+      });
+      await res.arrayBuffer();
+      if (res.status !== 202 && res.status !== 200) throw new Error(`POST /emails/send → ${res.status}`);
+      accepted += 1;
+    }
+  }));
+  return Math.round(accepted / ACCEPT_SECONDS);
+}
+
+async function seedLogs(sequelize: Sequelize, tenantId: string): Promise<number> {
+  // A migrated database has partitions for its past months; a fresh one only from this month on.
+  for (let i = 1; i <= 2; i += 1) await sequelize.query(createPartitionSql('email_logs', addMonths(monthOf(new Date()), -i)));
+  for (let i = 1; i <= 2; i += 1) await sequelize.query(createPartitionSql('email_events', addMonths(monthOf(new Date()), -i)));
+  const start = performance.now();
+  for (let from = 0; from < LOGS; from += CHUNK) {
+    const to = Math.min(LOGS, from + CHUNK) - 1;
+    await sequelize.query(
+      `WITH logs AS (
+         INSERT INTO email_logs (tenant_id, status, message_id, from_address, to_addresses, subject, html_body, text_body, tags, attempts, sent_at, created_at, updated_at)
+         SELECT :t, CASE WHEN g % 50 = 0 THEN 'FAILED' ELSE 'SENT' END, '<seed' || g || '@${SENDER_DOMAIN}>', 'app@${SENDER_DOMAIN}',
+                ARRAY['User ' || g || ' <user' || (g % 200000) || '@example.org>'], 'Receipt ' || g, '<p>Thanks ' || g || '</p>', 'Thanks ' || g,
+                ARRAY['tag' || (g % 100)], 1, ts, ts, ts
+           FROM generate_series(:from, :to) AS g, LATERAL (SELECT now() - make_interval(secs => 50 * 86400.0 * g / :total) AS ts) AS t
+         RETURNING id, tenant_id, created_at)
+       INSERT INTO email_events (tenant_id, email_id, type, created_at) SELECT tenant_id, id, 'sent', created_at FROM logs`,
+      { replacements: { t: tenantId, from, to, total: LOGS } },
+    );
+    log(`seeded ${to + 1} logs`);
+  }
+  const seconds = (performance.now() - start) / 1000;
+  await sequelize.query('ANALYZE email_logs; ANALYZE email_events');
+  return Math.round(seconds);
+}
+
+async function claimTime(sequelize: Sequelize, queue: string, samples: number): Promise<Timing> {
+  return timed(samples, async (i) => {
+    const jobs = await claimJobs(sequelize, queue as QueueName, `bench:${i}`, 10, 60_000);
+    if (jobs.length !== 10) throw new Error(`claimed ${jobs.length} jobs, wanted 10`);
+    await sequelize.query('DELETE FROM jobs WHERE id IN (:ids)', { replacements: { ids: jobs.map((job) => job.id) } });
+  });
+}
+
+async function backlog(sequelize: Sequelize, queue: string, count: number): Promise<void> {
+  // Half due (waiting), half scheduled for tomorrow: both sit in the index the claim walks.
+  await sequelize.query(
+    `INSERT INTO jobs (queue, payload, run_at) SELECT :queue, jsonb_build_object('n', g),
+            CASE WHEN g % 2 = 0 THEN now() - make_interval(secs => g % 3600) ELSE now() + interval '1 day' END
+       FROM generate_series(1, :count) AS g`,
+    { replacements: { queue, count } },
+  );
+  await sequelize.query('ANALYZE jobs');
+}
+
+async function main() {
+  const database = (held.database = await createBenchDatabase(baseUrl!, JWT_SECRET, dataDir));
+  const machine = machineInfo(database.postgresVersion);
+  const sequelize = database.db.sequelize;
+  const port = await freePort();
+  const daemon = (held.daemon = await startChild('daemon', 'daemon-child.ts', [], {
+    env: { NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: database.url, JWT_SECRET, RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn' },
+  }));
+  const url = daemon.readyText;
+  const key = database.apiKey;
+  log(`daemon ready at ${url}`);
+
+  const acceptEmpty = await acceptRate(url, key);
+  log(`accept on the empty database: ${acceptEmpty}/s`);
+  const seedSeconds = await seedLogs(sequelize, database.tenantId);
+  const [size] = await sequelize.query<{ bytes: string }>(
+    `SELECT sum(pg_total_relation_size(c.oid))::text AS bytes FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'email_logs'::regclass`,
+    { type: QueryTypes.SELECT },
+  );
+  log(`${LOGS} logs in ${seedSeconds} s, email_logs ${Math.round(Number(size.bytes) / 1024 ** 2)} MB`);
+
+  const rangeSince = new Date(Date.now() - 10 * 86400_000).toISOString();
+  const rangeUntil = new Date(Date.now() - 9 * 86400_000).toISOString();
+  const page1 = await get(url, key, '/emails/logs?limit=20');
+  const deep = await get(url, key, '/emails/logs?limit=100&page=100');
+  const sample = page1.data[0];
+  const [{ at: tailFrom }] = await sequelize.query<{ at: string }>(`SELECT (now() - interval '3 seconds')::text AS at`, { type: QueryTypes.SELECT });
+  const queries = {
+    listPage1: await timed(SAMPLES, async () => void (await get(url, key, '/emails/logs?limit=20'))),
+    deepPage100x100: await timed(SAMPLES, async () => void (await get(url, key, '/emails/logs?limit=100&page=100'))),
+    cursorPastDeepPage: await timed(SAMPLES, async () => void (await get(url, key, `/emails/logs?limit=100&cursor=${deep.meta.nextCursor}`))),
+    recipientSearch: await timed(SAMPLES, async (i) => void (await get(url, key, `/emails/logs?to=user${(i * 7919) % 200000}@example.org`))),
+    recipientNamedForm: await timed(SAMPLES, async (i) => void (await get(url, key, `/emails/logs?to=${encodeURIComponent(`X <USER${(i * 104729) % 200000}@Example.org>`)}`))),
+    messageIdSearch: await timed(SAMPLES, async (i) => void (await get(url, key, `/emails/logs?messageId=${encodeURIComponent(`<seed${(i * 15485863) % LOGS}@${SENDER_DOMAIN}>`)}`))),
+    statusInRange: await timed(SAMPLES, async () => void (await get(url, key, `/emails/logs?status=FAILED&since=${rangeSince}&until=${rangeUntil}`))),
+    tagInRange: await timed(SAMPLES, async (i) => void (await get(url, key, `/emails/logs?tag=tag${i % 100}&since=${rangeSince}&until=${rangeUntil}`))),
+    logDetail: await timed(SAMPLES, async () => void (await get(url, key, `/emails/logs/${sample.id}`))),
+    // The stream's poll (both of its statements), from a cursor a few seconds back.
+    liveTailPoll: await timed(SAMPLES, async () => void (await logChangesSince(sequelize, database.tenantId, { at: tailFrom, id: sample.id }))),
+  };
+  log(`queries: ${JSON.stringify(queries)}`);
+  const pageMeta = { total: page1.meta.total, totalIsEstimate: page1.meta.totalIsEstimate };
+  const acceptSeeded = await acceptRate(url, key);
+  log(`accept beside ${LOGS} logs: ${acceptSeeded}/s`);
+
+  await backlog(sequelize, 'bench-small', 1_000);
+  const claimSmall = await claimTime(sequelize, 'bench-small', SAMPLES);
+  await backlog(sequelize, 'bench-large', BACKLOG);
+  const claimLarge = await claimTime(sequelize, 'bench-large', SAMPLES);
+  log(`claim 10 from 1,000: ${JSON.stringify(claimSmall)}; from ${BACKLOG}: ${JSON.stringify(claimLarge)}`);
+
+  const results = {
+    machine,
+    loadAverageAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
+    settings: { logs: LOGS, samples: SAMPLES, acceptSeconds: ACCEPT_SECONDS, backlog: BACKLOG },
+    seedSeconds,
+    emailLogsMB: Math.round(Number(size.bytes) / 1024 ** 2),
+    page1Meta: pageMeta,
+    milliseconds: queries,
+    acceptPerSecond: { emptyDatabase: acceptEmpty, withHistory: acceptSeeded },
+    claim10Milliseconds: { from1000: claimSmall, [`from${BACKLOG}`]: claimLarge },
+  };
+  writeFileSync(join(BENCH_DIR, 'scale-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  console.log(JSON.stringify(results, null, 2));
+}
+
+try {
+  await main();
+} finally {
+  await held.daemon?.stop();
+  await held.database?.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,114 @@
+// The statements behind GET /emails/logs. Every filter has an index (migrations 0010, 0200, 0205):
+// tenant + time (tenant_id, created_at), status (tenant_id, status, created_at), recipient (GIN over
+// email_bare_addresses(to_addresses)), tag (GIN over tags), message id (message_id). Pages are read
+// in (created_at, id) DESC order, by OFFSET for the first MAX_LOG_OFFSET rows or after a keyset cursor.
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { KeysetCursor } from '../../db/keyset.ts';
+
+export interface LogFilter {
+  tenantId: string;
+  status?: string;
+  to?: string;
+  messageId?: string;
+  tag?: string;
+  since?: Date;
+  until?: Date;
+}
+
+export interface LogSummaryRow {
+  id: string;
+  status: string;
+  message_id: string;
+  from_address: string;
+  to_addresses: string[];
+  cc_addresses: string[];
+  subject: string;
+  tags: string[];
+  project_id: string | null;
+  template_version_id: string | null;
+  captured: boolean;
+  test_mode: boolean;
+  attempts: number;
+  error: string | null;
+  sent_at: Date | null;
+  created_at: Date;
+  /** created_at as PostgreSQL prints it: the cursor keeps the microseconds a JS Date would drop. */
+  position: string;
+}
+
+const SUMMARY_COLUMNS = `id, status, message_id, from_address, to_addresses, cc_addresses, subject, tags, project_id,
+  template_version_id, captured, test_mode, attempts, error, sent_at, created_at, created_at::text AS position`;
+
+function whereOf(filter: LogFilter): { sql: string; replacements: Record<string, unknown> } {
+  const clauses = ['tenant_id = :tenantId'];
+  const replacements: Record<string, unknown> = { tenantId: filter.tenantId };
+  if (filter.status) {
+    clauses.push('status = :status');
+    replacements.status = filter.status;
+  }
+  if (filter.to) {
+    // The same function as the index's expression, so "Name <A@x.org>" finds a@x.org too.
+    clauses.push('email_bare_addresses(to_addresses) @> email_bare_addresses(ARRAY[CAST(:to AS text)])');
+    replacements.to = filter.to;
+  }
+  if (filter.messageId) {
+    const bare = filter.messageId.trim().replace(/^<|>$/g, '');
+    clauses.push('message_id IN (:messageIds)');
+    replacements.messageIds = [bare, `<${bare}>`];
+  }
+  if (filter.tag) {
+    clauses.push('tags @> ARRAY[CAST(:tag AS text)]');
+    replacements.tag = filter.tag;
+  }
+  if (filter.since) {
+    clauses.push('created_at >= :since');
+    replacements.since = filter.since;
+  }
+  if (filter.until) {
+    clauses.push('created_at < :until');
+    replacements.until = filter.until;
+  }
+  return { sql: clauses.join(' AND '), replacements };
+}
+
+/** One page plus whether another follows (limit + 1 rows are read). */
+export async function findLogPage(
+  sequelize: Sequelize,
+  filter: LogFilter,
+  page: { limit: number; offset: number; after: KeysetCursor | null },
+): Promise<{ rows: LogSummaryRow[]; hasMore: boolean }> {
+  const where = whereOf(filter);
+  let sql = where.sql;
+  const replacements = { ...where.replacements, limit: page.limit + 1, offset: page.offset };
+  if (page.after) {
+    sql += ' AND (created_at, id) < (CAST(:afterAt AS timestamptz), CAST(:afterId AS uuid))';
+    Object.assign(replacements, { afterAt: page.after.at, afterId: page.after.id });
+  }
+  const rows = await sequelize.query<LogSummaryRow>(
+    `SELECT ${SUMMARY_COLUMNS} FROM email_logs WHERE ${sql} ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset`,
+    { type: QueryTypes.SELECT, replacements },
+  );
+  return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+}
+
+/**
+ * The number of matching logs: counted up to `bound` (an index-only walk of at most bound + 1
+ * entries), beyond that the planner's estimate for the same WHERE (no scan at all).
+ */
+export async function countLogs(sequelize: Sequelize, filter: LogFilter, bound: number): Promise<{ total: number; estimate: boolean }> {
+  const where = whereOf(filter);
+  const [counted] = await sequelize.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM email_logs WHERE ${where.sql} LIMIT :bound) AS bounded`,
+    { type: QueryTypes.SELECT, replacements: { ...where.replacements, bound: bound + 1 } },
+  );
+  if (counted.n <= bound) return { total: counted.n, estimate: false };
+  const [plan] = await sequelize.query<{ 'QUERY PLAN': unknown }>(
+    `EXPLAIN (FORMAT JSON) SELECT 1 FROM email_logs WHERE ${where.sql}`,
+    { type: QueryTypes.SELECT, replacements: where.replacements },
+  );
+  const json = plan['QUERY PLAN'];
+  const parsed = (typeof json === 'string' ? JSON.parse(json) : json) as [{ Plan: { 'Plan Rows': number } }];
+  const estimated = Math.round(parsed[0].Plan['Plan Rows']);
+  // Never below what was just counted: the estimate only ever says "at least this many, about".
+  return { total: Math.max(estimated, counted.n), estimate: true };
+}

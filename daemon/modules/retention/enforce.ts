@@ -1,0 +1,90 @@
+// The retention task (maintenance worker, hourly). For each history table:
+//  1. partitions exist for this month and MONTHS_AHEAD months ahead (inserts never reach the default);
+//  2. month partitions wholly past the platform horizon are dropped: no dead rows, no vacuum debt;
+//  3. rows past the horizon that remain (the month straddling it, the default partition) and the
+//     rows of tenants with a shorter override go by batched deletes of BATCH rows, each its own short
+//     statement, at most MAX_BATCHES per table and run so one run never holds the database for long;
+// and the bodies of logs past the bodies horizon are removed in batches the same way.
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { dropPartitionsBefore, ensurePartitions, PARTITIONED_TABLES, type PartitionedTable } from '../../db/partitions.ts';
+import { getPlatformSettings } from '../platform/service.ts';
+import { allOverrides, platformPolicy, type Overrides } from './service.ts';
+import type { RetentionKind, RetentionPolicy } from '../../../shared/schemas/retention.ts';
+import type { WorkerContext } from '../../queue/types.ts';
+
+export const RETENTION_BATCH = 5000;
+const MAX_BATCHES = 100;
+const DAY_MS = 24 * 60 * 60_000;
+
+/** Which horizon each table follows (a log's timeline goes with the log). */
+export const TABLE_HORIZON: Record<PartitionedTable, RetentionKind> = {
+  email_logs: 'logsDays',
+  email_events: 'logsDays',
+  captured_messages: 'rawMessagesDays',
+  events: 'eventsDays',
+  webhook_deliveries: 'webhookDeliveriesDays',
+};
+
+export interface RetentionReport {
+  partitionsCreated: string[];
+  partitionsDropped: string[];
+  rowsDeleted: Record<string, number>;
+  bodiesRemoved: number;
+}
+
+/** Runs `statement` (which must touch at most RETENTION_BATCH rows) until it touches fewer. */
+async function inBatches(sequelize: Sequelize, statement: string, replacements: Record<string, unknown>): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < MAX_BATCHES; i += 1) {
+    const rows = await sequelize.query<{ id: string }>(statement, { type: QueryTypes.SELECT, replacements: { ...replacements, batch: RETENTION_BATCH } });
+    total += rows.length;
+    if (rows.length < RETENTION_BATCH) break;
+  }
+  return total;
+}
+
+function deleteStatement(table: PartitionedTable, where: string): string {
+  // (id, created_at) is the primary key; ctid would not do (it repeats across partitions).
+  return `DELETE FROM ${table} WHERE (id, created_at) IN (SELECT id, created_at FROM ${table} WHERE ${where} LIMIT :batch) RETURNING id`;
+}
+
+const REMOVE_BODIES = `UPDATE email_logs SET html_body = NULL, text_body = NULL, data = NULL, bodies_removed_at = now(),
+    attachments = (SELECT coalesce(jsonb_agg(a - 'content'), '[]'::jsonb) FROM jsonb_array_elements(attachments) AS a)
+  WHERE (id, created_at) IN (SELECT id, created_at FROM email_logs WHERE bodies_removed_at IS NULL AND %WHERE% LIMIT :batch)
+  RETURNING id`;
+
+/** Tenants whose override of `kind` is shorter than the platform's, with their horizon. */
+function shorter(overrides: Map<string, Overrides>, platform: RetentionPolicy, kind: RetentionKind): [string, number][] {
+  return [...overrides].flatMap(([tenantId, o]): [string, number][] => (o[kind] !== null && o[kind] < platform[kind] ? [[tenantId, o[kind]]] : []));
+}
+
+export async function enforceRetention(sequelize: Sequelize, now = new Date()): Promise<RetentionReport> {
+  const platform = platformPolicy(await getPlatformSettings(sequelize));
+  const overrides = await allOverrides(sequelize);
+  const cutoff = (days: number) => new Date(now.getTime() - days * DAY_MS);
+  const report: RetentionReport = { partitionsCreated: [], partitionsDropped: [], rowsDeleted: {}, bodiesRemoved: 0 };
+
+  for (const table of PARTITIONED_TABLES) {
+    const kind = TABLE_HORIZON[table];
+    report.partitionsCreated.push(...(await ensurePartitions(sequelize, table, now)));
+    report.partitionsDropped.push(...(await dropPartitionsBefore(sequelize, table, cutoff(platform[kind]))));
+    let deleted = await inBatches(sequelize, deleteStatement(table, 'created_at < :cutoff'), { cutoff: cutoff(platform[kind]) });
+    for (const [tenantId, days] of shorter(overrides, platform, kind)) {
+      deleted += await inBatches(sequelize, deleteStatement(table, 'tenant_id = :tenantId AND created_at < :cutoff'), { tenantId, cutoff: cutoff(days) });
+    }
+    report.rowsDeleted[table] = deleted;
+  }
+
+  report.bodiesRemoved = await inBatches(sequelize, REMOVE_BODIES.replace('%WHERE%', 'created_at < :cutoff'), { cutoff: cutoff(platform.bodiesDays) });
+  for (const [tenantId, days] of shorter(overrides, platform, 'bodiesDays')) {
+    report.bodiesRemoved += await inBatches(sequelize, REMOVE_BODIES.replace('%WHERE%', 'tenant_id = :tenantId AND created_at < :cutoff'), { tenantId, cutoff: cutoff(days) });
+  }
+  return report;
+}
+
+/** The maintenance task: enforces, and logs what it did when it did anything. */
+export async function retentionTask(ctx: WorkerContext): Promise<void> {
+  const report = await enforceRetention(ctx.sequelize);
+  const deleted = Object.values(report.rowsDeleted).reduce((sum, n) => sum + n, 0);
+  if (report.partitionsCreated.length || report.partitionsDropped.length || deleted || report.bodiesRemoved) ctx.log.info(report, 'retention enforced');
+}
