@@ -16,6 +16,12 @@ import { createWaker, listenForJobs } from './wake.ts';
 const CLAIM_ERROR_PAUSE_MS = 1_000;
 /** Outcomes written by one statement at most (its arrays stay a few hundred kB). */
 const RECORD_BATCH_MAX = 200;
+/**
+ * Jobs held per delivery slot, counting those delivered and waiting for their outcome to be written:
+ * a slow record statement (a busy database) does not stop the deliveries behind it. It also bounds
+ * the duplicates a crash can cause (jobs held run again).
+ */
+const HELD_PER_SLOT = 3;
 
 interface Settled {
   jobId: string;
@@ -45,6 +51,7 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
   const cache = createSendContextCache(sql, ctx.secrets);
   // Jobs leased by this loop whose outcome is not recorded yet (delivering, or waiting to be written).
   const held = new Set<string>();
+  let delivering = 0;
   const pending: Settled[] = [];
   let writing = false;
   const waker = createWaker();
@@ -110,8 +117,8 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
 
   try {
     while (!signal.aborted) {
-      const free = tuning.concurrency - held.size;
-      const want = Math.min(free, tuning.batchSize);
+      const free = Math.min(tuning.concurrency - delivering, tuning.concurrency * HELD_PER_SLOT - held.size);
+      const want = Math.max(0, Math.min(free, tuning.batchSize));
       let claimed: ClaimedSend[] = [];
       if (want > 0) {
         try {
@@ -126,14 +133,18 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
           held.add(job.jobId);
           const duplicate = job.emailId !== null && seen.has(job.emailId);
           if (job.emailId !== null) seen.add(job.emailId);
+          delivering += 1;
           void deliver(job, duplicate).then((settled) => {
+            delivering -= 1;
             pending.push(settled);
             flush();
+            // Claim again once half a batch of slots is free, not for every single one.
+            if (tuning.concurrency - delivering >= Math.ceil(tuning.batchSize / 2)) waker.wake();
           });
         }
       }
       // A full batch means more may be due: claim again at once. Otherwise sleep until woken.
-      if (want > 0 && claimed.length === want && held.size < tuning.concurrency) continue;
+      if (want > 0 && claimed.length === want && delivering < tuning.concurrency) continue;
       await waker.wait(pollMs);
     }
     if (held.size > 0) {

@@ -58,9 +58,19 @@ export function smtpSettingsFromUrl(url: string): SmtpSettings {
   };
 }
 
+// Every send asks for its relay: the default one is parsed once per config, and a transport is found by
+// the settings object itself before its key is hashed (the drain's project relays are cached objects too).
+const defaultRelays = new WeakMap<Config, RelayTarget>();
+const transportsBySettings = new WeakMap<SmtpSettings, { key: string; transport: Transporter }>();
+
 /** The default relay: SMTP_URL when set, else capture. */
 export function defaultRelay(config: Config): RelayTarget {
-  return config.smtpUrl ? { kind: 'smtp', settings: smtpSettingsFromUrl(config.smtpUrl) } : { kind: 'capture' };
+  let relay = defaultRelays.get(config);
+  if (!relay) {
+    relay = config.smtpUrl ? { kind: 'smtp', settings: smtpSettingsFromUrl(config.smtpUrl) } : { kind: 'capture' };
+    defaultRelays.set(config, relay);
+  }
+  return relay;
 }
 
 function poolOptions(settings: SmtpSettings, config: Pick<Config, 'smtpMaxConnections' | 'smtpMaxMessages'>): SMTPPool.Options {
@@ -86,12 +96,16 @@ function relayKey(settings: SmtpSettings): string {
 }
 
 export function relayTransport(settings: SmtpSettings, config: Pick<Config, 'smtpMaxConnections' | 'smtpMaxMessages'>): Transporter {
+  const known = transportsBySettings.get(settings);
+  // closeTransports() empties the pool map: a transport it closed is not handed out again.
+  if (known && pools.get(known.key) === known.transport) return known.transport;
   const key = relayKey(settings);
   let transport = pools.get(key);
   if (!transport) {
     transport = nodemailer.createTransport(poolOptions(settings, config));
     pools.set(key, transport);
   }
+  transportsBySettings.set(settings, { key, transport });
   return transport;
 }
 
