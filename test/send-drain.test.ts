@@ -12,7 +12,7 @@ import { closeTransports } from '../daemon/mail/transport.ts';
 import { runSendLoop } from '../daemon/jobs/send-loop.ts';
 import { DEFAULT_TUNING } from '../daemon/jobs/tuning.ts';
 import type { ThreadData, ThreadRuntime } from '../daemon/jobs/thread.ts';
-import { claimSends, recordSendOutcomes } from '../daemon/queue/sends.ts';
+import { claimSends, extendSendLeases, recordSendOutcomes } from '../daemon/queue/sends.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -155,7 +155,10 @@ test('a worker that lost the lease records the log but leaves the job to its new
   assert.equal(marked, { status: 'SENDING', attempts: 1 });
   // A second claim finds nothing: the job is leased.
   assert.is((await claimSends(ctx.db.sql, 'worker-b', 10, 60_000)).length, 0);
+  assert.equal(await extendSendLeases(ctx.db.sql, [claimed.jobId], 'worker-a', 60_000), [claimed.jobId]);
   await ctx.db.sequelize.query(`UPDATE jobs SET locked_by = 'worker-b' WHERE id = :id`, { replacements: { id: claimed.jobId } });
+  // The lease is gone: worker-a can no longer extend it.
+  assert.equal(await extendSendLeases(ctx.db.sql, [claimed.jobId], 'worker-a', 60_000), []);
   const recorded = await recordSendOutcomes(ctx.db.sql, 'worker-a', {
     logs: [{ emailId: id, status: 'SENT', error: null, smtpResponse: '250 ok', captured: false, sentHeaders: null, subject: null, html: null, text: null }],
     timeline: [],

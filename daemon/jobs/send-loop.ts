@@ -5,8 +5,7 @@
 // extended) until the statement that records its outcome has run; if the process dies before, the
 // lease expires and the job runs again (at-least-once, duplicates bounded by what was in flight).
 import { backoffDelayMs } from '../queue/backoff.ts';
-import { extendLease } from '../queue/claim.ts';
-import { claimSends, recordSendOutcomes, type ClaimedSend, type JobSettlement } from '../queue/sends.ts';
+import { claimSends, extendSendLeases, recordSendOutcomes, type ClaimedSend, type JobSettlement } from '../queue/sends.ts';
 import { attemptDelivery, jobOutcomeOf, outcomesOf, recordBounces, sendLogOf, type AttemptResult, type DeliveryDeps } from '../modules/emails/send-job.ts';
 import { createSendContextCache } from '../modules/emails/send-context.ts';
 import type { JobOutcome } from '../queue/types.ts';
@@ -61,7 +60,7 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
 
   const leaseTimer = setInterval(() => {
     const ids = [...held];
-    extendLease(ctx.sequelize, ids, workerId, tuning.leaseMs).then(
+    extendSendLeases(sql, ids, workerId, tuning.leaseMs).then(
       (kept) => {
         if (kept.length < ids.length) log.warn({ lost: ids.filter((id) => !kept.includes(id)) }, 'lost the lease of running send jobs');
       },

@@ -101,6 +101,17 @@ export async function claimSends(sql: Sql, workerId: string, limit: number, leas
   }));
 }
 
+const EXTEND_LEASES = declare('drain_extend_leases', `
+  UPDATE jobs SET locked_until = now() + $3 * interval '1 millisecond'
+   WHERE id = ANY($1::bigint[]) AND locked_by = $2
+  RETURNING id::text AS id`);
+
+/** Pushes the lease of the send jobs this worker still holds; answers the ids it still holds. */
+export async function extendSendLeases(sql: Sql, ids: string[], workerId: string, leaseMs: number): Promise<string[]> {
+  if (ids.length === 0) return [];
+  return (await sql.rows<{ id: string }>(EXTEND_LEASES, [ids, workerId, leaseMs])).map((row) => row.id);
+}
+
 /** Marks one log SENDING and answers it; null when it is gone or already settled. */
 export async function markSending(sql: Sql, emailId: string, runner?: SqlRunner): Promise<RawSendLog | null> {
   const [row] = await sql.rows<RawSendLog>(MARK_SENDING, [emailId], runner);
