@@ -93,7 +93,7 @@ export async function startChild(name: string, script: string, args: string[], o
  * first so each thread has written its latest count.
  */
 export async function queriesSentBy(dir: string, pid: number): Promise<number> {
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await new Promise((resolve) => setTimeout(resolve, 500));
   return readdirSync(dir)
     .filter((file) => file.startsWith(`${pid}-`))
     .reduce((sum, file) => sum + Number(readFileSync(join(dir, file), 'utf8')), 0);

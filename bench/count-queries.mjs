@@ -1,7 +1,7 @@
 // Preloaded (node --import) into the daemon children by the bench when BENCH_QUERY_COUNT_DIR is set:
 // counts the statements every pg client of this process sends (Sequelize goes through pg.Client),
 // per thread — worker threads run the preload too — and writes the running count to
-// <dir>/<pid>-<threadId>.count a few times a second. Plain .mjs: it runs before tsx is registered.
+// <dir>/<pid>-<threadId>.count four times a second. Plain .mjs: it runs before tsx is registered.
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -23,5 +23,5 @@ if (dir) {
     if (count === written) return;
     writeFileSync(file, String(count));
     written = count;
-  }, 100).unref();
+  }, 250).unref();
 }

@@ -33,7 +33,7 @@ interface Accepted {
   acceptedAt: number;
 }
 
-function postSend(agent: http.Agent, url: URL, apiKey: string, body: string): Promise<{ status: number; text: string }> {
+export function postSend(agent: http.Agent, url: URL, apiKey: string, body: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request(url, {
       method: 'POST',

@@ -1,6 +1,7 @@
 // The baseline of the end-to-end measurement, as a child process like the daemon: plain pooled
 // nodemailer sending N messages to the sink, the same message the daemon sends (same headers, same
-// DKIM key), with the same pool size. Prints "ready", sends, then "done <sent> <failed> <cpu ms>".
+// DKIM key, or unsigned with BENCH_DKIM=0), with the same pool size. Prints "ready", sends, then
+// "done <sent> <failed> <cpu ms>".
 // Usage: node --import tsx bench/nodemailer-child.ts   (env BENCH_* below)
 import { randomUUID } from 'node:crypto';
 import nodemailer from 'nodemailer';
@@ -18,7 +19,9 @@ const maxConnections = Number(env('BENCH_MAX_CONNECTIONS'));
 const maxMessages = Number(env('BENCH_MAX_MESSAGES'));
 // How many sendMail calls are outstanding at once: the daemon's send worker runs 10 jobs at a time.
 const inFlight = Number(process.env.BENCH_IN_FLIGHT ?? 10);
-const dkim = { domainName: env('BENCH_DKIM_DOMAIN'), keySelector: env('BENCH_DKIM_SELECTOR'), privateKey: env('BENCH_DKIM_KEY'), headerFieldNames: DKIM_SIGNED_HEADERS };
+const signed = process.env.BENCH_DKIM !== '0';
+const domainName = env('BENCH_DKIM_DOMAIN');
+const dkim = signed ? { domainName, keySelector: env('BENCH_DKIM_SELECTOR'), privateKey: env('BENCH_DKIM_KEY'), headerFieldNames: DKIM_SIGNED_HEADERS } : undefined;
 
 const transport = nodemailer.createTransport({ pool: true, host: '127.0.0.1', port, secure: false, maxConnections, maxMessages });
 
@@ -31,7 +34,7 @@ function message() {
     subject: 'Your weekly summary',
     html: BENCH_HTML,
     text: BENCH_TEXT,
-    messageId: `<${id}@${dkim.domainName}>`,
+    messageId: `<${id}@${domainName}>`,
     headers: {
       'List-Unsubscribe': `<http://127.0.0.1:3000/u/${token}>, <mailto:unsubscribe@localhost?subject=unsubscribe-${token}>`,
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',

@@ -11,11 +11,17 @@
 // Environment: DATABASE_URL (required), BENCH_SENDS (20000), BENCH_DURATION (10 s per autocannon
 // run), BENCH_WARMUP (2000 requests before each measured run), BENCH_CONNECTIONS (64), BENCH_LATENCY_SECONDS (10), BENCH_LOG_LEVEL
 // (warn: the daemon's log level), SMTP_MAX_CONNECTIONS / SMTP_MAX_MESSAGES (the daemon's defaults),
-// BENCH_CPU_PROF=1 (the daemon children write .cpuprofile files to bench/profiles), BENCH_KEEP_DB=1.
+// BENCH_CPU_PROF=1 (the daemon children write .cpuprofile files to bench/profiles, worker threads
+// included), BENCH_KEEP_DB=1.
+//
+// Flags: --drain measures only the drains (both DKIM-signed and unsigned, beside both nodemailer
+// baselines) and the 202 → sink latency, and writes bench/drain-results.json instead; --soak (or
+// BENCH_SOAK=1) adds the soak: BENCH_SOAK_SENDS (200000) sends accepted at half the measured drain
+// rate, every one counted at the sink, the daemon's RSS at start and end (bench/soak.ts).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize } from 'sequelize';
 import { loadConfig } from '../daemon/config.ts';
 import { Domain } from '../daemon/modules/domains/model.ts';
 import { openDkimPrivateKey } from '../daemon/modules/domains/keys.ts';
@@ -23,13 +29,14 @@ import { loadSecrets } from '../daemon/secrets.ts';
 import { measureAcceptRate, type AcceptRunOptions } from './accept.ts';
 import { BENCH_DIR, cpuTimeMs, freePort, queriesSentBy, QUERY_COUNTER, startChild, type Child } from './children.ts';
 import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
-import { checkDrained, drainFigures, enqueueSends, waitedSendJobs } from './drain.ts';
+import { checkDrained, drainFigures, enqueueSends, waitedSendJobs, type DrainFigures } from './drain.ts';
 import { measureDeliveryLatency } from './latency.ts';
 import { machineInfo } from './machine.ts';
 import { evaluateGoals, markdownTable, type BenchResults, type BenchSettings } from './report.ts';
 import { startBenchSink, type BenchSink } from './sink.ts';
 import { benchWebhooks } from './webhooks.ts';
 import { benchFootprint } from './footprint.ts';
+import { runSoak } from './soak.ts';
 
 function whole(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -38,6 +45,8 @@ function whole(name: string, fallback: number): number {
   return Number(raw);
 }
 
+const drainOnly = process.argv.includes('--drain');
+const soakWanted = process.argv.includes('--soak') || process.env.BENCH_SOAK === '1';
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) {
   console.error('npm run bench needs a PostgreSQL server: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres). A fresh bench database is created there and dropped afterwards.');
@@ -55,6 +64,7 @@ const settings: BenchSettings = {
   latencySeconds: whole('BENCH_LATENCY_SECONDS', 10),
   daemonLogLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
   redis: Boolean(process.env.REDIS_URL),
+  soakSends: soakWanted ? whole('BENCH_SOAK_SENDS', 200_000) : null,
 };
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const cpuProfile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(BENCH_DIR, 'profiles')}`] : [];
@@ -101,6 +111,14 @@ async function startBaseline(mode: 'db' | 'none'): Promise<{ child: Child; url: 
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
+const loadAverage = () => loadavg().map((l) => Math.round(l * 100) / 100);
+const drainTimeoutMs = () => Math.max(120_000, settings.sends * 20);
+
+async function sentLogs(sequelize: Sequelize): Promise<number> {
+  const [row] = await sequelize.query<{ n: number }>(`SELECT count(*)::int AS n FROM email_logs WHERE status = 'SENT'`, { type: QueryTypes.SELECT });
+  return row.n;
+}
+
 async function settledSendJobs(sequelize: Sequelize): Promise<void> {
   let before = -1;
   for (;;) {
@@ -109,6 +127,65 @@ async function settledSendJobs(sequelize: Sequelize): Promise<void> {
     before = now;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
+}
+
+/** Accepts `count` sends through a daemon whose workers are off (ROLE=api), then stops it. */
+async function acceptWithWorkersOff(sequelize: Sequelize, apiKey: string, sinkPort: number, count: number): Promise<number> {
+  const api = await startDaemonChild('api', sinkPort);
+  const before = await queriesSentBy(queryCountDir, api.child.process.pid!);
+  await enqueueSends(api.url, apiKey, count);
+  const queued = await waitedSendJobs(sequelize);
+  if (queued !== count) throw new Error(`expected ${count} send jobs waiting, found ${queued}`);
+  const statements = (await queriesSentBy(queryCountDir, api.child.process.pid!)) - before;
+  await stopChild(api.child);
+  return statements;
+}
+
+/** The daemon (ROLE=all) drains what is queued to the sink; the daemon is left running. */
+async function svcDrain(label: string, sink: BenchSink, sequelize: Sequelize, sentBefore = 0): Promise<{ figures: DrainFigures; statementsPerMessage: number; daemon: { child: Child; url: string } }> {
+  log(`end to end: svc daemon (ROLE=all) drains the queue to the sink (${label})`);
+  sink.reset();
+  const all = await startDaemonChild('all', sink.port);
+  const allPid = all.child.process.pid!;
+  const cpuAtReady = cpuTimeMs(allPid);
+  const figures = await drainFigures(`svc worker threads (${label})`, sink, settings.sends, drainTimeoutMs(), async () => {
+    const now = cpuTimeMs(allPid);
+    return now === null || cpuAtReady === null ? null : now - cpuAtReady;
+  });
+  log(`  ${figures.messagesPerSecond} msg/s (${figures.seconds} s), daemon CPU ${figures.senderCpuMsPerMessage} ms/message, load ${loadAverage()}`);
+  await checkDrained(sequelize, sentBefore + settings.sends);
+  // Since the process started: boot and idle polling are a few hundred statements against N × a few.
+  const statements = await queriesSentBy(queryCountDir, allPid);
+  return { figures, statementsPerMessage: Math.round((statements / settings.sends) * 100) / 100, daemon: all };
+}
+
+/** Plain pooled nodemailer to the same sink, DKIM-signed with the domain's key or unsigned. */
+async function nodemailerDrain(sink: BenchSink, dkim: { selector: string; key: string } | null): Promise<DrainFigures> {
+  const label = dkim ? 'DKIM-signed' : 'unsigned';
+  log(`end to end: plain pooled nodemailer to the same sink (${label})`);
+  sink.reset();
+  const sender = await startChild('nodemailer baseline', 'nodemailer-child.ts', [], {
+    env: {
+      BENCH_SINK_PORT: String(sink.port),
+      BENCH_COUNT: String(settings.sends),
+      BENCH_MAX_CONNECTIONS: String(settings.smtpMaxConnections),
+      BENCH_MAX_MESSAGES: String(settings.smtpMaxMessages),
+      BENCH_DKIM: dkim ? '1' : '0',
+      BENCH_DKIM_DOMAIN: SENDER_DOMAIN,
+      BENCH_DKIM_SELECTOR: dkim?.selector ?? '',
+      BENCH_DKIM_KEY: dkim?.key ?? '',
+    },
+  });
+  children.add(sender);
+  // The sender reports its own CPU time when it is done: it exits right after.
+  const figures = await drainFigures(`pooled nodemailer (${label})`, sink, settings.sends, drainTimeoutMs(), async () => {
+    await sender.exited;
+    const done = sender.lines.find((line) => line.startsWith('done '));
+    return done ? Number(done.split(' ')[3]) : null;
+  });
+  log(`  ${figures.messagesPerSecond} msg/s (${figures.seconds} s), sender CPU ${figures.senderCpuMsPerMessage} ms/message, load ${loadAverage()}`);
+  children.delete(sender);
+  return figures;
 }
 
 async function main(): Promise<BenchResults> {
@@ -120,95 +197,82 @@ async function main(): Promise<BenchResults> {
   const auth = { authorization: `Bearer ${database.apiKey}` };
   const acceptOptions: AcceptRunOptions = { connections: settings.connections, durationSeconds: settings.durationSeconds, warmupRequests: settings.warmupRequests };
 
-  // 1. Accept rate: the reference, the baseline, then the daemon.
-  log('accept rate: bare Fastify (no database)');
-  const bare = await startBaseline('none');
-  const bareFastify = await measureAcceptRate('bare Fastify', bare.url, {}, acceptOptions, bare.child.process.pid!);
-  log(`  ${bareFastify.requestsPerSecond} req/s, p50 ${bareFastify.latencyP50Ms} ms, p99 ${bareFastify.latencyP99Ms} ms, server CPU ${bareFastify.serverCpuMsPerRequest} ms/request`);
-  await stopChild(bare.child);
-  log('accept rate: bare Fastify + one pg INSERT');
-  const insert = await startBaseline('db');
-  const baselineInsert = await measureAcceptRate('Fastify + INSERT', insert.url, {}, acceptOptions, insert.child.process.pid!);
-  log(`  ${baselineInsert.requestsPerSecond} req/s, p50 ${baselineInsert.latencyP50Ms} ms, p99 ${baselineInsert.latencyP99Ms} ms, server CPU ${baselineInsert.serverCpuMsPerRequest} ms/request`);
-  await stopChild(insert.child);
-  log('accept rate: svc daemon (ROLE=api), POST /emails/send');
-  const api = await startDaemonChild('api', sink.port);
-  const svcAccept = await measureAcceptRate('svc', api.url, auth, acceptOptions, api.child.process.pid!);
-  log(`  ${svcAccept.requestsPerSecond} req/s, p50 ${svcAccept.latencyP50Ms} ms, p99 ${svcAccept.latencyP99Ms} ms, server CPU ${svcAccept.serverCpuMsPerRequest} ms/request`);
-  if (svcAccept.non2xx > 0) throw new Error(`svc answered non-2xx during the accept run: ${JSON.stringify(svcAccept.statusCodes)}`);
+  // 1. Accept rate: the reference, the baseline, then the daemon (skipped by --drain).
+  let accept: BenchResults['accept'] = null;
+  if (!drainOnly) {
+    log('accept rate: bare Fastify (no database)');
+    const bare = await startBaseline('none');
+    const bareFastify = await measureAcceptRate('bare Fastify', bare.url, {}, acceptOptions, bare.child.process.pid!);
+    log(`  ${bareFastify.requestsPerSecond} req/s, p50 ${bareFastify.latencyP50Ms} ms, p99 ${bareFastify.latencyP99Ms} ms, server CPU ${bareFastify.serverCpuMsPerRequest} ms/request`);
+    await stopChild(bare.child);
+    log('accept rate: bare Fastify + one pg INSERT');
+    const insert = await startBaseline('db');
+    const baselineInsert = await measureAcceptRate('Fastify + INSERT', insert.url, {}, acceptOptions, insert.child.process.pid!);
+    log(`  ${baselineInsert.requestsPerSecond} req/s, p50 ${baselineInsert.latencyP50Ms} ms, p99 ${baselineInsert.latencyP99Ms} ms, server CPU ${baselineInsert.serverCpuMsPerRequest} ms/request`);
+    await stopChild(insert.child);
+    log('accept rate: svc daemon (ROLE=api), POST /emails/send');
+    const api = await startDaemonChild('api', sink.port);
+    const svcAccept = await measureAcceptRate('svc', api.url, auth, acceptOptions, api.child.process.pid!);
+    log(`  ${svcAccept.requestsPerSecond} req/s, p50 ${svcAccept.latencyP50Ms} ms, p99 ${svcAccept.latencyP99Ms} ms, server CPU ${svcAccept.serverCpuMsPerRequest} ms/request`);
+    if (svcAccept.non2xx > 0) throw new Error(`svc answered non-2xx during the accept run: ${JSON.stringify(svcAccept.statusCodes)}`);
+    // Requests autocannon abandoned at the end of its run may still be committing: let them land.
+    await settledSendJobs(sequelize);
+    await stopChild(api.child);
+    accept = { svc: svcAccept, baselineInsert, bareFastify };
+  }
 
-  // 2. End to end. The accept run left its sends queued: they are not part of this measurement.
-  // Requests autocannon abandoned at the end of its run may still be committing: let them land.
-  await settledSendJobs(sequelize);
-  const queriesBeforeEnqueue = await queriesSentBy(queryCountDir, api.child.process.pid!);
+  // 2. End to end, DKIM-signed. The accept run left its sends queued: they are not part of this measurement.
   await sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
   await sequelize.query(`UPDATE email_logs SET status = 'FAILED', error = 'bench: accept-rate run, never delivered' WHERE status = 'QUEUED'`);
   log(`end to end: accepting ${settings.sends} sends with the workers off`);
-  await enqueueSends(api.url, database.apiKey, settings.sends);
-  const queued = await waitedSendJobs(sequelize);
-  if (queued !== settings.sends) throw new Error(`expected ${settings.sends} send jobs waiting, found ${queued}`);
-  const acceptQueries = (await queriesSentBy(queryCountDir, api.child.process.pid!)) - queriesBeforeEnqueue;
-  await stopChild(api.child);
-
-  log('end to end: svc daemon (ROLE=all) drains the queue to the sink');
-  sink.reset();
-  const all = await startDaemonChild('all', sink.port);
-  const allPid = all.child.process.pid!;
-  const drainTimeoutMs = Math.max(120_000, settings.sends * 20);
-  const cpuAtReady = cpuTimeMs(allPid);
-  const svcDrain = await drainFigures('svc worker threads', sink, settings.sends, drainTimeoutMs, async () => {
-    const now = cpuTimeMs(allPid);
-    return now === null || cpuAtReady === null ? null : now - cpuAtReady;
-  });
-  log(`  ${svcDrain.messagesPerSecond} msg/s (${svcDrain.seconds} s), daemon CPU ${svcDrain.senderCpuMsPerMessage} ms/message`);
-  await checkDrained(sequelize, settings.sends);
-  // Since the process started: boot and idle polling are a few hundred statements against N × ~10.
-  const drainQueries = await queriesSentBy(queryCountDir, all.child.process.pid!);
+  const acceptStatements = await acceptWithWorkersOff(sequelize, database.apiKey, sink.port, settings.sends);
+  const signed = await svcDrain('DKIM-signed', sink, sequelize);
 
   // 3. 202 → sink at half the drain rate, on the same daemon (after a short warm-up of its API).
-  const rate = Math.max(1, svcDrain.messagesPerSecond / 2);
+  const rate = Math.max(1, signed.figures.messagesPerSecond / 2);
   log(`latency: paced sends at ${Math.round(rate)}/s for ${settings.latencySeconds} s`);
   sink.reset();
-  await measureDeliveryLatency(all.url, database.apiKey, sink, rate, Math.min(2, settings.latencySeconds));
+  await measureDeliveryLatency(signed.daemon.url, database.apiKey, sink, rate, Math.min(2, settings.latencySeconds));
   sink.reset();
-  const latency = await measureDeliveryLatency(all.url, database.apiKey, sink, rate, settings.latencySeconds);
+  const latency = await measureDeliveryLatency(signed.daemon.url, database.apiKey, sink, rate, settings.latencySeconds);
   log(`  p50 ${latency.deliveryP50Ms} ms, p99 ${latency.deliveryP99Ms} ms`);
-  await stopChild(all.child);
+  await stopChild(signed.daemon.child);
 
-  log('end to end: plain pooled nodemailer to the same sink');
+  // 4. End to end, unsigned: the sends are accepted from the verified domain, which is then set back
+  // to pending, so the drain finds no DKIM key to sign with (the drain does not re-check verification).
+  log(`end to end: accepting ${settings.sends} more sends with the workers off (unsigned drain)`);
+  await acceptWithWorkersOff(sequelize, database.apiKey, sink.port, settings.sends);
+  await sequelize.query(`UPDATE domains SET status = 'pending' WHERE name = :name`, { replacements: { name: SENDER_DOMAIN } });
+  const sentBefore = await sentLogs(sequelize);
+  const unsigned = await svcDrain('unsigned', sink, sequelize, sentBefore);
+  await stopChild(unsigned.daemon.child);
+  await sequelize.query(`UPDATE domains SET status = 'verified' WHERE name = :name`, { replacements: { name: SENDER_DOMAIN } });
+
   const domain = await Domain.findOne({ where: { tenantId: database.tenantId, name: SENDER_DOMAIN } });
   const secrets = loadSecrets(dataDir, JWT_SECRET);
-  sink.reset();
-  const sender = await startChild('nodemailer baseline', 'nodemailer-child.ts', [], {
-    env: {
-      BENCH_SINK_PORT: String(sink.port),
-      BENCH_COUNT: String(settings.sends),
-      BENCH_MAX_CONNECTIONS: String(settings.smtpMaxConnections),
-      BENCH_MAX_MESSAGES: String(settings.smtpMaxMessages),
-      BENCH_DKIM_DOMAIN: SENDER_DOMAIN,
-      BENCH_DKIM_SELECTOR: domain!.dkimSelector,
-      BENCH_DKIM_KEY: openDkimPrivateKey(secrets.encryptionKey, domain!.dkimPrivateKeySealed),
-    },
-  });
-  children.add(sender);
-  // The sender reports its own CPU time when it is done: it exits right after.
-  const nodemailerDrain = await drainFigures('pooled nodemailer', sink, settings.sends, drainTimeoutMs, async () => {
-    await sender.exited;
-    const done = sender.lines.find((line) => line.startsWith('done '));
-    return done ? Number(done.split(' ')[3]) : null;
-  });
-  log(`  ${nodemailerDrain.messagesPerSecond} msg/s (${nodemailerDrain.seconds} s), sender CPU ${nodemailerDrain.senderCpuMsPerMessage} ms/message`);
-  children.delete(sender);
+  const key = { selector: domain!.dkimSelector, key: openDkimPrivateKey(secrets.encryptionKey, domain!.dkimPrivateKeySealed) };
+  const nodemailerSigned = await nodemailerDrain(sink, key);
+  const nodemailerUnsigned = await nodemailerDrain(sink, null);
+
+  // 5. The soak (--soak): a fresh daemon, sends paced at half the signed drain rate.
+  let soak: BenchResults['soak'] = null;
+  if (settings.soakSends) {
+    const daemon = await startDaemonChild('all', sink.port);
+    soak = await runSoak({ url: daemon.url, apiKey: database.apiKey, sink, pid: daemon.child.process.pid!, ratePerSecond: rate, sends: settings.soakSends, log });
+    await stopChild(daemon.child);
+  }
 
   const partial = {
     machine,
+    soak,
     settings,
-    accept: { svc: svcAccept, baselineInsert, bareFastify },
-    drain: { svc: svcDrain, nodemailer: nodemailerDrain },
+    accept,
+    drain: { svc: signed.figures, nodemailer: nodemailerSigned, svcUnsigned: unsigned.figures, nodemailerUnsigned },
     latency,
+    loadAverageAtEnd: loadAverage(),
     queriesPerSend: {
-      accept: Math.round((acceptQueries / settings.sends) * 10) / 10,
-      delivery: Math.round((drainQueries / settings.sends) * 10) / 10,
+      accept: Math.round((acceptStatements / settings.sends) * 10) / 10,
+      delivery: signed.statementsPerMessage,
       baselineInsert: 1,
     },
   };
@@ -233,13 +297,14 @@ process.once('SIGINT', () => {
 
 try {
   const results = await main();
-  writeFileSync(join(BENCH_DIR, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  const file = drainOnly ? 'drain-results.json' : 'results.json';
+  writeFileSync(join(BENCH_DIR, file), JSON.stringify(results, null, 2) + '\n');
   console.log(markdownTable(results));
   const missed = results.goals.filter((g) => !g.met);
   if (missed.length) log(`goals missed: ${missed.map((g) => `${g.name} = ${g.value} (goal ${g.target})`).join('; ')}`);
-  log('wrote bench/results.json');
-  // 5. Footprint: boot to ready, idle and peak RSS (bench/footprint.ts, its own results file).
-  await benchFootprint(databaseUrl!);
+  log(`wrote bench/${file}`);
+  // Footprint: boot to ready, idle and peak RSS (bench/footprint.ts, its own results file).
+  if (!drainOnly) await benchFootprint(databaseUrl!);
 } catch (error) {
   process.exitCode = 1;
   console.error(error instanceof Error ? error.stack ?? error.message : error);
@@ -252,7 +317,7 @@ try {
 // to local receivers (one endpoint; ten: goal ≥ 2,000/s) and what a 2 s and a dead endpoint cost the ten
 // healthy ones (goal ≤ 10 %), alone and beside them alternating in the same run.
 try {
-  await benchWebhooks(databaseUrl!, log);
+  if (!drainOnly) await benchWebhooks(databaseUrl!, log);
 } catch (error) {
   process.exitCode = 1;
   console.error(error instanceof Error ? error.stack ?? error.message : error);

@@ -4,6 +4,12 @@
 // A queue without a handler is not claimed: its jobs wait until the handler ships.
 import type { QueueName } from '../../shared/constants.ts';
 import type { JobHandler, MaintenanceTask } from '../queue/types.ts';
+import type { ThreadRuntime } from './thread.ts';
+
+/** Queues drained by a loop of their own (batched claim and outcome statements) instead of a handler. */
+export const QUEUE_LOOPS: Partial<Record<QueueName, () => Promise<(runtime: ThreadRuntime) => Promise<void>>>> = {
+  send: async () => (await import('./send-loop.ts')).runSendLoop,
+};
 
 export const JOB_HANDLERS: Partial<Record<QueueName, () => Promise<JobHandler>>> = {
   send: async () => (await import('../modules/emails/send-job.ts')).handleSendJob,

@@ -1,7 +1,7 @@
 // The body of send-worker, scheduler and webhook-worker: one queue, its handler from the registry.
 // (The shared background thread runs several of these bodies side by side: background.ts.)
 import type { QueueName } from '../../shared/constants.ts';
-import { JOB_HANDLERS } from './handlers.ts';
+import { JOB_HANDLERS, QUEUE_LOOPS } from './handlers.ts';
 import { runQueueLoop } from './queue-loop.ts';
 import { runWorkerThread, sleep, type ThreadRuntime } from './thread.ts';
 import type { QueueTuning } from './tuning.ts';
@@ -11,6 +11,8 @@ export function queueWorkerBody(queue: QueueName, tuning: Partial<QueueTuning> =
   return async (threadRuntime) => {
     // A loop's own tuning over the thread's (the campaign loop in the shared thread).
     const runtime = { ...threadRuntime, tuning: { ...threadRuntime.tuning, ...tuning } };
+    const loop = QUEUE_LOOPS[queue];
+    if (loop) return (await loop())(runtime);
     const load = JOB_HANDLERS[queue];
     if (!load) {
       // Stay up (the pool counts this thread alive) but leave the queue's jobs alone.

@@ -51,7 +51,7 @@ export const handleSystemMailJob: JobHandler = async (job, ctx) => {
     dkim: dkim ? { ...dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
   };
   try {
-    await deliverMessage(defaultRelay(config), message, { sequelize, tenantId: null, emailId: null }, config);
+    await deliverMessage(defaultRelay(config), message, { sql: ctx.sql, tenantId: null, emailId: null }, config);
     return { kind: 'done' };
   } catch (error) {
     const failure = classifyDeliveryError(error);

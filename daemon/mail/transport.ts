@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { Config } from '../config.ts';
+import { declare, type Sql } from '../db/sql.ts';
 
 export interface SmtpSettings {
   host: string;
@@ -33,11 +33,14 @@ export interface DeliveryResult {
 
 /** Where the message belongs in the database when it is captured. */
 export interface CaptureOwner {
-  sequelize: Sequelize;
+  sql: Sql;
   tenantId: string | null;
   emailId: string | null;
-  transaction?: Transaction;
 }
+
+const INSERT_CAPTURED = declare('capture_message', `
+  INSERT INTO captured_messages (tenant_id, email_id, message_id, envelope_from, envelope_to, subject, raw)
+  VALUES ($1, $2, $3, $4, $5::text[], $6, $7) RETURNING id::text AS id`);
 
 const CONNECTION_TIMEOUT_MS = 10_000;
 const SOCKET_TIMEOUT_MS = 60_000;
@@ -55,9 +58,19 @@ export function smtpSettingsFromUrl(url: string): SmtpSettings {
   };
 }
 
+// Every send asks for its relay: the default one is parsed once per config, and a transport is found by
+// the settings object itself before its key is hashed (the drain's project relays are cached objects too).
+const defaultRelays = new WeakMap<Config, RelayTarget>();
+const transportsBySettings = new WeakMap<SmtpSettings, { key: string; transport: Transporter }>();
+
 /** The default relay: SMTP_URL when set, else capture. */
 export function defaultRelay(config: Config): RelayTarget {
-  return config.smtpUrl ? { kind: 'smtp', settings: smtpSettingsFromUrl(config.smtpUrl) } : { kind: 'capture' };
+  let relay = defaultRelays.get(config);
+  if (!relay) {
+    relay = config.smtpUrl ? { kind: 'smtp', settings: smtpSettingsFromUrl(config.smtpUrl) } : { kind: 'capture' };
+    defaultRelays.set(config, relay);
+  }
+  return relay;
 }
 
 function poolOptions(settings: SmtpSettings, config: Pick<Config, 'smtpMaxConnections' | 'smtpMaxMessages'>): SMTPPool.Options {
@@ -83,12 +96,16 @@ function relayKey(settings: SmtpSettings): string {
 }
 
 export function relayTransport(settings: SmtpSettings, config: Pick<Config, 'smtpMaxConnections' | 'smtpMaxMessages'>): Transporter {
+  const known = transportsBySettings.get(settings);
+  // closeTransports() empties the pool map: a transport it closed is not handed out again.
+  if (known && pools.get(known.key) === known.transport) return known.transport;
   const key = relayKey(settings);
   let transport = pools.get(key);
   if (!transport) {
     transport = nodemailer.createTransport(poolOptions(settings, config));
     pools.set(key, transport);
   }
+  transportsBySettings.set(settings, { key, transport });
   return transport;
 }
 
@@ -105,23 +122,15 @@ export async function captureMessage(message: Mail.Options, owner: CaptureOwner)
     envelope: { from: string | false; to: string[] };
     message: Buffer;
   };
-  const rows = await owner.sequelize.query<{ id: string }>(
-    `INSERT INTO captured_messages (tenant_id, email_id, message_id, envelope_from, envelope_to, subject, raw)
-     VALUES (:tenantId, :emailId, :messageId, :from, ARRAY[:to]::text[], :subject, :raw) RETURNING id`,
-    {
-      replacements: {
-        tenantId: owner.tenantId,
-        emailId: owner.emailId,
-        messageId: info.messageId,
-        from: info.envelope.from || null,
-        to: info.envelope.to.length ? info.envelope.to : [''],
-        subject: typeof message.subject === 'string' ? message.subject : null,
-        raw: info.message.toString('utf8'),
-      },
-      type: QueryTypes.SELECT,
-      transaction: owner.transaction,
-    },
-  );
+  const rows = await owner.sql.rows<{ id: string }>(INSERT_CAPTURED, [
+    owner.tenantId,
+    owner.emailId,
+    info.messageId,
+    info.envelope.from || null,
+    info.envelope.to.length ? info.envelope.to : [''],
+    typeof message.subject === 'string' ? message.subject : null,
+    info.message.toString('utf8'),
+  ]);
   return {
     messageId: info.messageId,
     captured: true,

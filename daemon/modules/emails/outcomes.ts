@@ -1,9 +1,12 @@
 // What happens to a message after it left: the log's timeline, the webhook event, suppressions
 // and the automatic sending pause. The send worker and the provider receivers (webhooks area)
 // both record outcomes here, so every path counts toward the pause the same way.
+import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { EventType } from '../../../shared/constants.ts';
+import type { OutcomeEvent, TimelineRow } from '../../queue/sends.ts';
 import { emitEvent } from '../webhooks/events.ts';
+import { buildWebhookPayload, WEBHOOK_MAX_ATTEMPTS } from '../webhooks/fan-out.ts';
 import { suppressAddress } from '../suppressions/service.ts';
 import { EmailLog } from './model.ts';
 
@@ -26,9 +29,36 @@ export async function recordEmailEvent(
   );
 }
 
+/** What an email event says about its log. */
+export type EventLog = Pick<EmailLog, 'id' | 'tenantId' | 'messageId' | 'toAddresses' | 'subject' | 'tags'> & { metadata?: Record<string, unknown> | null };
+
 /** The webhook payload data of an email event (CONTRACT.md: emailId, messageId, to, subject, tags, metadata + fields). */
-export function emailEventData(log: EmailLog, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function emailEventData(log: EventLog, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { emailId: log.id, messageId: log.messageId, to: log.toAddresses, subject: log.subject, tags: log.tags, metadata: log.metadata, ...extra };
+}
+
+/**
+ * recordEmailOutcomeEvent's rows as data, for the drain's batch statement (daemon/queue/sends.ts):
+ * the timeline row and the event with the payload its webhook endpoints receive. The event's id and
+ * time are fixed here so that the payload carries the very values the events row stores.
+ */
+export function outcomeEventRows(log: EventLog, type: EventType, extra: Record<string, unknown>): { timeline: TimelineRow; event: OutcomeEvent } {
+  const id = randomUUID();
+  const createdAt = new Date();
+  const data = emailEventData(log, extra);
+  return {
+    timeline: { tenantId: log.tenantId, emailId: log.id, type: type.replace(/^email\./, ''), data: extra },
+    event: {
+      id,
+      tenantId: log.tenantId,
+      type,
+      emailId: log.id,
+      data,
+      createdAt,
+      payload: JSON.stringify(buildWebhookPayload({ id, tenantId: log.tenantId, type, createdAt, data })),
+      maxAttempts: WEBHOOK_MAX_ATTEMPTS,
+    },
+  };
 }
 
 /** Timeline row + outbox event for a log, in the caller's transaction. */

@@ -37,7 +37,7 @@ function answer(reply: FastifyReply, result: SendAnswer) {
 }
 
 export default async function emailRoutes(app: App, deps: AppDeps): Promise<void> {
-  const sendDeps = { sequelize: deps.db.sequelize, config: deps.config, secrets: deps.secrets };
+  const sendDeps = { sequelize: deps.db.sequelize, sql: deps.db.sql, config: deps.config, secrets: deps.secrets };
   const tags = ['emails'];
   const send = { access: access.keyOrSession('email:send') };
   const read = { access: access.keyOrSession('email:read') };

@@ -1,24 +1,27 @@
-// The send worker's job: load the log, render, compose, deliver, record. Also used in the request
-// for ?sync=true. Delivery is at-least-once: a log already past QUEUED/SENDING is not sent again,
-// and the Message-ID was fixed at accept time so a duplicate after a crash is recognisable.
-import { QueryTypes, type Sequelize } from 'sequelize';
+// One delivery attempt of an email log: render, compose, deliver, and say what to record. The drain
+// (daemon/jobs/send-loop.ts) claims logs in batches and records the attempts of a batch in one
+// statement (daemon/queue/sends.ts); deliverEmailLog does the same for one log (?sync=true, and
+// the single-job handler). Delivery is at-least-once: a log already past QUEUED/SENDING is not
+// sent again, and the Message-ID was fixed at accept time so a duplicate after a crash is recognisable.
+import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
+import type { Sql } from '../../db/sql.ts';
 import type { Secrets } from '../../secrets.ts';
-import type { JobHandler } from '../../queue/types.ts';
+import type { JobHandler, JobOutcome } from '../../queue/types.ts';
 import { backoffDelayMs } from '../../queue/backoff.ts';
-import { composeMessage } from '../../mail/compose.ts';
+import { markSending, recordSendOutcomes, type LogOutcome, type OutcomeEvent, type RawSendLog, type SendOutcomes, type TimelineRow } from '../../queue/sends.ts';
+import { declare } from '../../db/sql.ts';
+import { composeMessage, type ComposableEmail } from '../../mail/compose.ts';
 import { classifyDeliveryError, defaultRelay, deliverMessage, type RelayTarget } from '../../mail/transport.ts';
 import { systemMailDomain } from '../../mail/system-mail.ts';
 import { loadTemplateRenderer } from '../../mail/template-hook.ts';
-import { dkimFor } from '../domains/signing.ts';
-import { returnPathFor } from '../domains/service.ts';
-import { projectSmtpSettings } from '../projects/service.ts';
-import { EmailLog } from './model.ts';
-import { recordDeliveryOutcome, recordEmailEvent, recordEmailOutcomeEvent } from './outcomes.ts';
-import { bareAddress } from './validate.ts';
+import type { NormalizedAttachment } from './validate.ts';
+import { outcomeEventRows, recordDeliveryOutcome, type DeliveryOutcome } from './outcomes.ts';
+import { createSendContextCache, type SendContextCache } from './send-context.ts';
 
 export interface DeliveryDeps {
   sequelize: Sequelize;
+  sql: Sql;
   config: Config;
   secrets: Secrets;
 }
@@ -35,121 +38,200 @@ export type DeliveryStatus =
   | { status: 'RETRY'; error: string; delayMs: number }
   | { status: 'SKIPPED'; error?: undefined };
 
-async function relayFor(deps: DeliveryDeps, log: EmailLog): Promise<RelayTarget> {
+/** A claimed log as compose and relay read it. */
+export interface SendLog extends ComposableEmail {
+  projectId: string | null;
+  templateVersionId: string | null;
+  data: Record<string, unknown> | null;
+  locale: string | null;
+  testMode: boolean;
+}
+
+export function sendLogOf(raw: RawSendLog): SendLog {
+  return {
+    id: raw.id,
+    tenantId: raw.tenant_id,
+    messageId: raw.message_id,
+    fromAddress: raw.from_address,
+    toAddresses: raw.to_addresses,
+    ccAddresses: raw.cc_addresses,
+    bccAddresses: raw.bcc_addresses,
+    replyTo: raw.reply_to,
+    subject: raw.subject,
+    htmlBody: raw.html_body,
+    textBody: raw.text_body,
+    headers: raw.headers ?? {},
+    tags: raw.tags,
+    attachments: (raw.attachments ?? []) as NormalizedAttachment[],
+    trackOpens: raw.track_opens,
+    trackClicks: raw.track_clicks,
+    metadata: raw.metadata,
+    projectId: raw.project_id,
+    templateVersionId: raw.template_version_id,
+    data: raw.data,
+    locale: raw.locale,
+    testMode: raw.test_mode,
+  };
+}
+
+/** What one attempt asks to record: the rows for the batch statement, and bounces to record after it. */
+export interface AttemptResult {
+  status: DeliveryStatus;
+  log: LogOutcome;
+  timeline: TimelineRow[];
+  events: OutcomeEvent[];
+  /** Recipients refused for good: suppressed and counted toward the pause once the batch is recorded. */
+  bounces: DeliveryOutcome[];
+  /** The log stays SENT after its bounces (the relay took the message for the other recipients). */
+  keepSent: boolean;
+}
+
+async function relayFor(deps: DeliveryDeps, cache: SendContextCache, log: SendLog): Promise<RelayTarget> {
   if (log.testMode) return { kind: 'capture' };
   if (log.projectId) {
-    const settings = await projectSmtpSettings(log.tenantId, log.projectId, deps.secrets);
+    const settings = await cache.projectRelay(log.tenantId, log.projectId);
     if (settings) return { kind: 'smtp', settings };
   }
   return defaultRelay(deps.config);
 }
 
-async function renderIfTemplate(deps: DeliveryDeps, log: EmailLog): Promise<void> {
-  if (!log.templateVersionId) return;
+async function renderIfTemplate(deps: DeliveryDeps, log: SendLog): Promise<boolean> {
+  if (!log.templateVersionId) return false;
   const render = await loadTemplateRenderer();
   if (!render) throw new Error('template rendering is not available');
   const rendered = await render(log.templateVersionId, log.data ?? {}, log.locale, { sequelize: deps.sequelize, tenantId: log.tenantId });
   log.subject = rendered.subject;
   log.htmlBody = rendered.html;
   log.textBody = rendered.text;
+  return true;
 }
 
-/** One delivery attempt of the log `emailId`; records the result and says what the queue should do. */
-export async function deliverEmailLog(deps: DeliveryDeps, emailId: string, attempt: DeliveryAttempt): Promise<DeliveryStatus> {
-  const { sequelize } = deps;
-  // Read and mark in one statement; a log gone or already settled (SENT, FAILED, cancelled …) is skipped.
-  const [log] = await sequelize.query<EmailLog>(
-    `UPDATE email_logs SET status = 'SENDING', attempts = attempts + 1, updated_at = :now
-      WHERE id = :emailId AND status IN ('QUEUED', 'SENDING') RETURNING *`,
-    { replacements: { emailId, now: new Date() }, type: QueryTypes.SELECT, model: EmailLog, mapToModel: true },
-  );
-  if (!log) return { status: 'SKIPPED' };
+const unchanged = { smtpResponse: null, captured: null, sentHeaders: null, subject: null, html: null, text: null };
+
+/**
+ * One delivery attempt of a log already marked SENDING. Writes nothing but a captured message; what
+ * to record comes back. Throws only when it could not decide (the sender's domain could not be read):
+ * the caller retries the job later.
+ */
+export async function attemptDelivery(deps: DeliveryDeps, cache: SendContextCache, log: SendLog, attempt: DeliveryAttempt): Promise<AttemptResult> {
+  const [signing, target] = await Promise.all([cache.signing(log.tenantId, log.fromAddress), relayFor(deps, cache, log)]);
+  const failed = (message: string, fields: Partial<LogOutcome>, extra: Record<string, unknown>): AttemptResult => {
+    const rows = outcomeEventRows(log, 'email.failed', extra);
+    return {
+      status: { status: 'FAILED', error: message },
+      log: { ...unchanged, emailId: log.id, status: 'FAILED', error: message, ...fields },
+      timeline: [rows.timeline],
+      events: [rows.event],
+      bounces: [],
+      keepSent: false,
+    };
+  };
 
   let composed;
-  let target: RelayTarget;
+  let rendered = false;
   try {
-    await renderIfTemplate(deps, log);
-    const fromDomain = bareAddress(log.fromAddress).split('@')[1] ?? '';
-    const [dkim, returnPath] = await Promise.all([
-      dkimFor(sequelize, deps.secrets, log.tenantId, fromDomain),
-      returnPathFor(sequelize, log.tenantId, fromDomain),
-    ]);
+    rendered = await renderIfTemplate(deps, log);
     composed = composeMessage(log, {
       publicUrl: deps.config.publicUrl,
       linkSigningKey: deps.secrets.linkSigningKey,
       mailDomain: systemMailDomain(deps.config),
-      dkim,
-      envelopeFrom: returnPath ? `bounce-${log.id}@${returnPath}` : null,
+      dkim: signing.dkim,
+      envelopeFrom: signing.returnPath ? `bounce-${log.id}@${signing.returnPath}` : null,
     });
-    target = await relayFor(deps, log);
   } catch (error) {
     // Rendering or composing cannot succeed on a retry: the message itself is at fault.
     const message = `the message could not be composed: ${error instanceof Error ? error.message : String(error)}`;
-    await sequelize.transaction(async (tx) => {
-      await log.update({ status: 'FAILED', error: message }, { transaction: tx });
-      await recordEmailOutcomeEvent(sequelize, log, 'email.failed', { error: message }, tx);
-    });
-    return { status: 'FAILED', error: message };
+    return failed(message, {}, { error: message });
   }
+  const content = rendered ? { subject: log.subject, html: log.htmlBody, text: log.textBody } : {};
 
   try {
-    const result = await deliverMessage(target, composed.message, { sequelize, tenantId: log.tenantId, emailId: log.id }, deps.config);
-    await sequelize.transaction(async (tx) => {
-      await log.update({
+    const result = await deliverMessage(target, composed.message, { sql: deps.sql, tenantId: log.tenantId, emailId: log.id }, deps.config);
+    const rows = outcomeEventRows(log, 'email.sent', { captured: result.captured, response: result.response.slice(0, 300) });
+    // Recipients the relay refused while it took the message for the others.
+    const hard = result.rejected.filter((r) => r.responseCode !== null && [550, 551, 553].includes(r.responseCode));
+    return {
+      status: { status: 'SENT' },
+      log: {
+        ...unchanged,
+        ...content,
+        emailId: log.id,
         status: 'SENT',
-        sentAt: new Date(),
         error: null,
         smtpResponse: result.response.slice(0, 1000),
         captured: result.captured,
-        sentHeaders: composed.headers,
-        subject: log.subject,
-        htmlBody: log.htmlBody,
-        textBody: log.textBody,
-      }, { transaction: tx });
-      await recordEmailOutcomeEvent(sequelize, log, 'email.sent', { captured: result.captured, response: result.response.slice(0, 300) }, tx);
-    });
-    // Recipients the relay refused while it took the message for the others.
-    const hard = result.rejected.filter((r) => r.responseCode !== null && [550, 551, 553].includes(r.responseCode));
-    for (const refused of hard) {
-      await recordDeliveryOutcome(sequelize, { tenantId: log.tenantId, emailId: log.id, type: 'bounced', bounceType: 'hard', recipients: [refused.address], diagnostic: refused.response });
-    }
-    if (hard.length) await log.update({ status: 'SENT' });
-    return { status: 'SENT' };
+        sentHeaders: JSON.stringify(composed.headers),
+      },
+      timeline: [rows.timeline],
+      events: [rows.event],
+      bounces: hard.map((refused) => ({ tenantId: log.tenantId, emailId: log.id, type: 'bounced', bounceType: 'hard', recipients: [refused.address], diagnostic: refused.response })),
+      keepSent: true,
+    };
   } catch (error) {
     const failure = classifyDeliveryError(error);
     const lastAttempt = attempt.attemptsSoFar + 1 >= attempt.maxAttempts;
     if (failure.kind === 'transient' && !lastAttempt) {
       const delayMs = backoffDelayMs(attempt.attemptsSoFar, deps.config.sendRetryBaseMs);
-      await sequelize.transaction(async (tx) => {
-        await log.update({ status: 'QUEUED', error: failure.message }, { transaction: tx });
-        await recordEmailEvent(sequelize, { tenantId: log.tenantId, emailId: log.id, type: 'deferred', data: { error: failure.message, responseCode: failure.responseCode, retryInMs: delayMs } }, tx);
-      });
-      return { status: 'RETRY', error: failure.message, delayMs };
+      return {
+        status: { status: 'RETRY', error: failure.message, delayMs },
+        log: { ...unchanged, emailId: log.id, status: 'QUEUED', error: failure.message },
+        timeline: [{ tenantId: log.tenantId, emailId: log.id, type: 'deferred', data: { error: failure.message, responseCode: failure.responseCode, retryInMs: delayMs } }],
+        events: [],
+        bounces: [],
+        keepSent: false,
+      };
     }
     const allHardBounced = failure.hardBounces.length > 0 && failure.kind === 'permanent';
-    await sequelize.transaction(async (tx) => {
-      await log.update({ status: 'FAILED', error: failure.message, smtpResponse: failure.message, sentHeaders: composed.headers }, { transaction: tx });
-      await recordEmailOutcomeEvent(sequelize, log, 'email.failed', { error: failure.message, responseCode: failure.responseCode }, tx);
-      if (allHardBounced) {
-        await recordDeliveryOutcome(sequelize, { tenantId: log.tenantId, emailId: log.id, type: 'bounced', bounceType: 'hard', recipients: failure.hardBounces, diagnostic: failure.message }, tx);
-      }
-    });
-    return { status: allHardBounced ? 'BOUNCED' : 'FAILED', error: failure.message };
+    const result = failed(failure.message, { ...content, smtpResponse: failure.message, sentHeaders: JSON.stringify(composed.headers) }, { error: failure.message, responseCode: failure.responseCode });
+    if (!allHardBounced) return result;
+    return {
+      ...result,
+      status: { status: 'BOUNCED', error: failure.message },
+      bounces: [{ tenantId: log.tenantId, emailId: log.id, type: 'bounced', bounceType: 'hard', recipients: failure.hardBounces, diagnostic: failure.message }],
+      keepSent: false,
+    };
   }
 }
 
+const RESTORE_SENT = declare('drain_restore_sent', `UPDATE email_logs SET status = 'SENT', updated_at = now() WHERE id = $1`);
+
+/**
+ * After the batch is recorded: hard bounces suppress their recipients and count toward the pause
+ * (recordDeliveryOutcome, the path provider reports take too). Rare, so one at a time.
+ */
+export async function recordBounces(deps: Pick<DeliveryDeps, 'sequelize' | 'sql'>, result: Pick<AttemptResult, 'bounces' | 'keepSent'>): Promise<void> {
+  for (const bounce of result.bounces) await recordDeliveryOutcome(deps.sequelize, bounce);
+  if (result.bounces.length && result.keepSent) await deps.sql.count(RESTORE_SENT, [result.bounces[0].emailId]);
+}
+
+/** The rows of several attempts as one batch for recordSendOutcomes. */
+export function outcomesOf(results: AttemptResult[], jobs: Pick<SendOutcomes, 'done' | 'retry' | 'fail'>): SendOutcomes {
+  return {
+    ...jobs,
+    logs: results.map((r) => r.log),
+    timeline: results.flatMap((r) => r.timeline),
+    events: results.flatMap((r) => r.events),
+  };
+}
+
+/** One delivery attempt of the log `emailId`, recorded at once (no job involved). */
+export async function deliverEmailLog(deps: DeliveryDeps, emailId: string, attempt: DeliveryAttempt): Promise<DeliveryStatus> {
+  const raw = await markSending(deps.sql, emailId);
+  if (!raw) return { status: 'SKIPPED' };
+  const result = await attemptDelivery(deps, createSendContextCache(deps.sql, deps.secrets), sendLogOf(raw), attempt);
+  await recordSendOutcomes(deps.sql, '', outcomesOf([result], { done: [], retry: [], fail: [] }));
+  await recordBounces(deps, result);
+  return result.status;
+}
+
+/** A delivery's status as the queue's outcome: a refused message is the log's outcome, not the job's failure. */
+export function jobOutcomeOf(status: DeliveryStatus): JobOutcome {
+  return status.status === 'RETRY' ? { kind: 'retry', delayMs: status.delayMs, error: status.error } : { kind: 'done' };
+}
+
+/** The single-job handler (the drain claims in batches instead: daemon/jobs/send-loop.ts). */
 export const handleSendJob: JobHandler = async (job, ctx) => {
   const emailId = job.payload.emailId;
   if (typeof emailId !== 'string') return { kind: 'fail', error: 'send job without an emailId' };
-  const outcome = await deliverEmailLog(ctx, emailId, { attemptsSoFar: job.attempts, maxAttempts: job.maxAttempts });
-  switch (outcome.status) {
-    case 'SENT':
-    case 'SKIPPED':
-    case 'FAILED':
-    case 'BOUNCED':
-      // A refused message is the log's outcome, not the job's failure: the job is done.
-      return { kind: 'done' };
-    case 'RETRY':
-      return { kind: 'retry', delayMs: outcome.delayMs, error: outcome.error };
-  }
+  return jobOutcomeOf(await deliverEmailLog(ctx, emailId, { attemptsSoFar: job.attempts, maxAttempts: job.maxAttempts }));
 };

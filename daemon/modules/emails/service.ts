@@ -8,6 +8,7 @@
 // ARCHITECTURE.md: idempotency → suppression → quota → sending pause → one transaction holding
 // the logs, their jobs, the quota count and the idempotency answer → 202 (or, with sync, delivery
 // in the request). Throws ApiError subclasses for refusals; quota headers travel on the answer.
+import type { Sql } from '../../db/sql.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Sequelize, Transaction } from 'sequelize';
 import { QueryTypes } from 'sequelize';
@@ -29,6 +30,8 @@ export interface SendDeps {
   sequelize: Sequelize;
   config: Config;
   secrets: Secrets;
+  /** Plain `pg` (daemon/db/sql.ts): delivering in the request (sync) records the outcome with it. */
+  sql?: Sql;
 }
 
 export interface AcceptOptions {
@@ -236,7 +239,8 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
 
   if (!sync) return { statusCode: 202, body, quota: after, replayed: false };
   const { deliverEmailLog } = await import('./send-job.ts');
-  const outcome = await deliverEmailLog(deps, prepared[0].id, { attemptsSoFar: 0, maxAttempts: 1 });
+  if (!deps.sql) throw new Error('acceptSends: a send delivered in its request needs deps.sql');
+  const outcome = await deliverEmailLog({ ...deps, sql: deps.sql }, prepared[0].id, { attemptsSoFar: 0, maxAttempts: 1 });
   await removeJob(sequelize, 'send', sendJobKey(prepared[0].id));
   const syncBody: SendAccepted = {
     ...(body as SendAccepted),

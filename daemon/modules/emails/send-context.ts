@@ -1,0 +1,102 @@
+// What composing and relaying a send needs besides its log: the DKIM key and Return-Path of the
+// verified domain that covers the sender, and the project's own relay. These change rarely (a domain
+// verified or removed, a project's SMTP settings edited), so the drain keeps them for a minute per
+// thread, as signing.ts does for the API: read on plain `pg`, one statement per miss, no Sequelize.
+// A change reaches the worker threads within CACHE_TTL_MS.
+import { declare, type Sql } from '../../db/sql.ts';
+import { unseal } from '../../crypto/sealed.ts';
+import type { Secrets } from '../../secrets.ts';
+import type { SmtpSettings } from '../../mail/transport.ts';
+import { openDkimPrivateKey } from '../domains/keys.ts';
+import { domainAndParents, senderDomainOf } from '../domains/names.ts';
+import { returnPathName } from '../domains/records.ts';
+import type { DkimSigningOptions } from '../domains/signing.ts';
+
+const CACHE_TTL_MS = 60_000;
+const CACHE_MAX_ENTRIES = 1000;
+
+export interface SenderSigning {
+  dkim: DkimSigningOptions | null;
+  /** The Return-Path domain (bounces routed through the customer's domain), or null. */
+  returnPath: string | null;
+}
+
+// The closest verified domain covering the sender (itself or a parent), and whether the platform
+// routes bounces through customer domains at all.
+const VERIFIED_SENDER_DOMAIN = declare('drain_verified_sender_domain', `
+  SELECT d.name, d.dkim_selector, d.dkim_private_key_sealed,
+         d.record_checks->'returnPath'->>'status' = 'verified' AS return_path_verified,
+         EXISTS (SELECT 1 FROM platform_settings p
+                  WHERE p.key = 'returnPathDomain' AND jsonb_typeof(p.value) = 'string' AND p.value <> '""'::jsonb) AS platform_return_path
+    FROM domains d
+   WHERE d.tenant_id = $1 AND d.name = ANY($2::text[]) AND d.status = 'verified'
+   ORDER BY length(d.name) DESC
+   LIMIT 1`);
+
+const PROJECT_RELAY = declare('drain_project_relay', `
+  SELECT smtp_host, smtp_port, smtp_secure, smtp_user, smtp_pass_sealed FROM projects WHERE id = $1 AND tenant_id = $2`);
+
+interface Cached<T> {
+  value: T;
+  expiresAt: number;
+}
+
+function remember<T>(cache: Map<string, Cached<T>>, key: string, value: T): T {
+  if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
+  cache.set(key, { value, expiresAt: Date.now() + CACHE_TTL_MS });
+  return value;
+}
+
+/** Per worker thread: what one drain loop (or the sync send path) looks up, kept for a minute. */
+export interface SendContextCache {
+  signing(tenantId: string, fromAddress: string): Promise<SenderSigning>;
+  /** The project's relay; null when it has none (the default relay applies). */
+  projectRelay(tenantId: string, projectId: string): Promise<SmtpSettings | null>;
+}
+
+export function createSendContextCache(sql: Sql, secrets: Pick<Secrets, 'encryptionKey'>): SendContextCache {
+  const signings = new Map<string, Cached<Promise<SenderSigning>>>();
+  const relays = new Map<string, Cached<Promise<SmtpSettings | null>>>();
+  // A promise is cached, so a batch of sends from one domain costs one statement; a failed look-up
+  // is forgotten at once.
+  const cached = <T>(cache: Map<string, Cached<Promise<T>>>, key: string, load: () => Promise<T>): Promise<T> => {
+    const hit = cache.get(key);
+    if (hit && hit.expiresAt > Date.now()) return hit.value;
+    const value = load();
+    value.catch(() => cache.delete(key));
+    return remember(cache, key, value);
+  };
+  return {
+    signing(tenantId, fromAddress) {
+      const domain = senderDomainOf(fromAddress);
+      if (domain === null) return Promise.resolve({ dkim: null, returnPath: null });
+      return cached(signings, `${tenantId} ${domain}`, async () => {
+        const [row] = await sql.rows<{ name: string; dkim_selector: string; dkim_private_key_sealed: string; return_path_verified: boolean | null; platform_return_path: boolean }>(
+          VERIFIED_SENDER_DOMAIN,
+          [tenantId, domainAndParents(domain)],
+        );
+        if (!row) return { dkim: null, returnPath: null };
+        return {
+          dkim: { domainName: row.name, keySelector: row.dkim_selector, privateKey: openDkimPrivateKey(secrets.encryptionKey, row.dkim_private_key_sealed) },
+          returnPath: row.return_path_verified && row.platform_return_path ? returnPathName(row.name) : null,
+        };
+      });
+    },
+    projectRelay(tenantId, projectId) {
+      return cached(relays, `${tenantId} ${projectId}`, async () => {
+        const [row] = await sql.rows<{ smtp_host: string | null; smtp_port: number | null; smtp_secure: boolean; smtp_user: string | null; smtp_pass_sealed: string | null }>(
+          PROJECT_RELAY,
+          [projectId, tenantId],
+        );
+        if (!row || !row.smtp_host) return null;
+        return {
+          host: row.smtp_host,
+          port: row.smtp_port ?? 587,
+          secure: row.smtp_secure,
+          user: row.smtp_user,
+          pass: row.smtp_pass_sealed ? unseal(secrets.encryptionKey, row.smtp_pass_sealed) : null,
+        };
+      });
+    },
+  };
+}
