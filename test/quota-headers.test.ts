@@ -113,7 +113,9 @@ test('a key revoked through one API node stops working on another (NOTIFY), and 
     const send = await second.app.inject({ method: 'POST', url: '/emails/send', headers: world.asKey, payload: message(1) });
     assert.is(send.statusCode, 401, send.body);
     assert.is(await logCount(world.tenantId), 0);
-    // Reads have no such check: they stop once the notification dropped the cached key.
+    // Reads have no such check: they stop once the notification dropped the cached key (the
+    // embedded PGlite delivers no notification to other sessions: there the 10 s TTL does it).
+    if (ctx.db.embedded) return;
     let status = 0;
     for (let attempt = 0; attempt < 100 && status !== 401; attempt += 1) {
       status = (await second.app.inject({ method: 'GET', url: '/emails/logs', headers: world.asKey })).statusCode;
