@@ -35,7 +35,7 @@ import { loadTemplateRenderer } from '../../mail/template-hook.ts';
 import { insertAcceptedSends, type AcceptedSend, type InsertAcceptedOptions, type InsertOutcome } from './insert-accepted.ts';
 import type { AcceptGroups } from './accept-groups.ts';
 import { claimKey, completeKey, fingerprintHash, replayIfKnown, type AnswerBody, type StoredAnswer } from './idempotency.ts';
-import { bareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
+import { normalizedBareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
 import type { BatchAccepted, SendAccepted } from '../../../shared/schemas/emails.ts';
 
 export interface SendDeps {
@@ -175,9 +175,9 @@ async function decide(deps: SendDeps, ctx: TenantContext, requests: NormalizedSe
   const suppressed = fresh ? await suppressedAmong(deps.sequelize, ctx.tenantId, requests.flatMap(recipientsOf)) : new Set<string>();
   const rejected = [...(options.rejected ?? [])];
   const suppressedOfSingle: string[] = [];
-  const kept: NormalizedSend[] = [];
-  for (const request of requests) {
-    const keep = (list: string[]) => list.filter((a) => !suppressed.has(bareAddress(a)));
+  const kept: NormalizedSend[] = suppressed.size === 0 ? requests : [];
+  for (const request of suppressed.size === 0 ? [] : requests) {
+    const keep = (list: string[]) => list.filter((a) => !suppressed.has(normalizedBareAddress(a)));
     const next = { ...request, to: keep(request.to), cc: keep(request.cc), bcc: keep(request.bcc) };
     const dropped = recipientsOf(request).filter((a) => suppressed.has(a));
     if (options.shape === 'batch' && dropped.length) rejected.push({ to: request.to.join(', '), reason: 'suppressed' });
