@@ -24,7 +24,7 @@ import type { Secrets } from '../../secrets.ts';
 import type { Sql } from '../../db/sql.ts';
 import type { TenantContext } from '../../plugins/access.ts';
 import { ApiError, ConflictError, ForbiddenError, UnauthorizedError, UnprocessableError } from '../../errors.ts';
-import { removeJob, wakeQueue } from '../../queue/enqueue.ts';
+import { removeJob, wakeQueueWithSql } from '../../queue/enqueue.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
 import { domainAndParents, senderDomainOf } from '../domains/names.ts';
 import { suppressedAmong } from '../suppressions/service.ts';
@@ -326,7 +326,7 @@ async function finish(deps: SendDeps, ctx: TenantContext, decision: Decision, ou
     replayed: false,
     quota: { ...decision.quota, used },
   };
-  if (sends.length > 0 && !insert.runAt) wakeQueue(deps.sequelize, 'send');
+  if (sends.length > 0 && !insert.runAt) wakeQueueWithSql(deps.sql, 'send');
   if (!decision.sync) return answer;
   const { deliverEmailLog } = await import('./send-job.ts');
   const delivered = await deliverEmailLog(deps, sends[0].id, { attemptsSoFar: 0, maxAttempts: 1 });
