@@ -128,11 +128,12 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   });
   await app.register(authPlugin, { jwtSecret: deps.secrets.jwtSecret, cache: tenantState });
   app.addHook('onSend', async (request, reply) => {
-    // This node's own changes to tenants, keys, plans and cycles apply from its next request on:
-    // what it cached is dropped before the answer of a successful write by an admin session or a
-    // public route (billing, inbound) leaves. API keys cannot change any of it; their writes keep it.
+    // This node's own changes to tenants and keys apply from its next request on: what it cached is
+    // dropped before the answer of a successful write by an admin session leaves. API keys cannot
+    // change any of it; public routes (billing and inbound webhooks, at their own rate) change plans,
+    // cycles and pauses, which the accept statement re-checks and NOTIFY announces.
     const write = request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS';
-    if (write && reply.statusCode < 400 && request.principal?.kind !== 'apiKey') tenantState.forgetAll();
+    if (write && reply.statusCode < 400 && request.principal?.kind === 'admin') tenantState.forgetAll();
     // Spec §8: X-Quota-* on each answer of a tenant-scoped route, from the cached state (a send's
     // answer already carries its own, taken right after its reservation).
     if (!request.tenant || reply.hasHeader('x-quota-limit')) return;
