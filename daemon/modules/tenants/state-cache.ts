@@ -154,6 +154,7 @@ export async function createTenantStateCache(options: TenantStateCacheOptions): 
       if (!closed) retry = setTimeout(() => void listen(), LISTEN_RETRY_MS).unref();
     };
     client.on('error', lost);
+    client.on('end', () => lost(new Error('the LISTEN connection ended')));
     client.on('notification', (message) => {
       if (message.channel === STATE_CHANNEL && message.payload) forgetTenant(message.payload);
     });
