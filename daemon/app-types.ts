@@ -11,6 +11,8 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.ts';
 import type { Database } from './db/index.ts';
 import type { Secrets } from './secrets.ts';
+import type { TenantStateCache } from './modules/tenants/state-cache.ts';
+import type { AcceptGroups } from './modules/emails/accept-groups.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -29,4 +31,12 @@ export interface AppDeps {
   redisPrefix: string;
   /** Reports whether the worker threads are alive; absent on an api-only node. */
   workers?: { alive(): boolean; names(): string[] };
+}
+
+/** What buildApp hands its modules: the app's deps and the state buildApp creates for them. */
+export interface ModuleDeps extends AppDeps {
+  /** API keys and tenant state, cached per app and invalidated across nodes (tenants/state-cache.ts). */
+  tenantState: TenantStateCache;
+  /** Group commit of this node's concurrent plain sends (emails/accept-groups.ts). */
+  acceptGroups: AcceptGroups;
 }

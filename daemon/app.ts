@@ -2,7 +2,7 @@
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { App, AppDeps } from './app-types.ts';
+import type { App, AppDeps, ModuleDeps } from './app-types.ts';
 import errorsPlugin, { sendError } from './plugins/errors.ts';
 import finiteNumbersPlugin from './plugins/finite-numbers.ts';
 import jsonDepthPlugin from './plugins/json-depth.ts';
@@ -33,6 +33,9 @@ import trackingRoutes from './modules/tracking/routes.ts';
 import emailLogStreamRoutes from './modules/emails/stream-routes.ts';
 import templateRoutes from './modules/templates/routes.ts';
 import sendTemplateRoutes from './modules/templates/send-template-routes.ts';
+import { createTenantStateCache } from './modules/tenants/state-cache.ts';
+import { createAcceptGroups } from './modules/emails/accept-groups.ts';
+import { quotaHeaders, quotaOfRow } from './modules/quota/service.ts';
 
 /** Longest path parameter accepted: tracking and unsubscribe tokens (a click token carries its URL). */
 const TRACKING_TOKEN_MAX_LENGTH = 8200;
@@ -59,9 +62,9 @@ export const REDACTED_LOG_PATHS = [
   'secret',
 ];
 
-export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<App> {
-  initModels(deps.db.sequelize);
-  const logger = options.logger === undefined ? { level: deps.config.logLevel, redact: REDACTED_LOG_PATHS } : options.logger;
+export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}): Promise<App> {
+  initModels(appDeps.db.sequelize);
+  const logger = options.logger === undefined ? { level: appDeps.config.logLevel, redact: REDACTED_LOG_PATHS } : options.logger;
   // Typed as a plain object: Fastify's typings pick the http or http2 server type from this literal, while
   // every module is written against the HTTP/1 request types that the compatibility layer also provides.
   const tls: object = options.tls ? { http2: true as const, https: { allowHTTP1: true, cert: options.tls.cert, key: options.tls.key } } : {};
@@ -73,7 +76,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     bodyLimit: MAX_BODY_BYTES,
     // Under routerOptions: the top-level option is deprecated (a FastifyWarning at boot).
     routerOptions: { maxParamLength: TRACKING_TOKEN_MAX_LENGTH },
-    trustProxy: deps.config.trustProxy,
+    trustProxy: appDeps.config.trustProxy,
     // Fastify answers a malformed URL before routing, outside the error handler: keep the envelope.
     frameworkErrors: (error, _request, reply) =>
       sendError(reply, error.code === 'FST_ERR_BAD_URL' ? new ApiError(400, 'BAD_URL', 'The request URL is malformed.') : new ApiError(400, 'BAD_REQUEST', 'The request could not be routed.')),
@@ -81,6 +84,16 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false },
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  // State the modules share for the life of this app (tenants/state-cache.ts, emails/accept-groups.ts).
+  // The embedded PGlite is one session: it cannot deliver another session's NOTIFY, the TTL serves.
+  const tenantState = await createTenantStateCache({
+    sql: appDeps.db.sql,
+    listenUrl: appDeps.db.embedded ? null : appDeps.db.url,
+    onListenError: (error) => app.log.warn({ err: error }, 'tenant state cache: LISTEN lost, retrying (entries expire on their own meanwhile)'),
+  });
+  app.addHook('onClose', async () => tenantState.close());
+  const deps: ModuleDeps = { ...appDeps, tenantState, acceptGroups: createAcceptGroups(appDeps.db.sql) };
 
   app.addSchema(ErrorBody);
   app.addHook('onResponse', async (request, reply) => {
@@ -113,7 +126,20 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       url,
     }),
   });
-  await app.register(authPlugin, { jwtSecret: deps.secrets.jwtSecret });
+  await app.register(authPlugin, { jwtSecret: deps.secrets.jwtSecret, cache: tenantState });
+  app.addHook('onSend', async (request, reply) => {
+    // This node's own changes to tenants and keys apply from its next request on: what it cached is
+    // dropped before the answer of a successful write by an admin session leaves. API keys cannot
+    // change any of it; public routes (billing and inbound webhooks, at their own rate) change plans,
+    // cycles and pauses, which the accept statement re-checks and NOTIFY announces.
+    const write = request.method !== 'GET' && request.method !== 'HEAD' && request.method !== 'OPTIONS';
+    if (write && reply.statusCode < 400 && request.principal?.kind === 'admin') tenantState.forgetAll();
+    // Spec §8: X-Quota-* on each answer of a tenant-scoped route, from the cached state (a send's
+    // answer already carries its own, taken right after its reservation).
+    if (!request.tenant || reply.hasHeader('x-quota-limit')) return;
+    const quota = tenantState.cachedQuota(request.tenant.tenantId) ?? (await tenantState.tenant(request.tenant.tenantId).then((state) => (state ? quotaOfRow(state.row) : null), () => null));
+    if (quota) reply.headers(quotaHeaders(quota));
+  });
   await app.register(rateLimitPlugin, {
     max: deps.config.rateLimitMax,
     windowMs: deps.config.rateLimitWindowMs,

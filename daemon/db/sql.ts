@@ -16,7 +16,7 @@ export interface Statement {
 }
 
 /** A pool, or one checked-out client inside a transaction. */
-export type SqlRunner = pg.Pool | pg.PoolClient;
+export type SqlRunner = pg.Pool | pg.ClientBase;
 
 export interface Sql {
   pool: pg.Pool;

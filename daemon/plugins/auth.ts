@@ -7,6 +7,7 @@ import { ForbiddenError, UnauthorizedError, ValidationError } from '../errors.ts
 import { findMembershipWithTenantStatus } from '../modules/tenants/model.ts';
 import { looksLikeApiKey } from '../modules/auth/api-key-format.ts';
 import { resolveApiKey } from '../modules/auth/credentials.ts';
+import type { TenantStateCache } from '../modules/tenants/state-cache.ts';
 import { sessionIsLive } from '../modules/auth/tokens.ts';
 import { TENANT_HEADER, type MemberRole } from '../../shared/constants.ts';
 import { defaultRoleFor, roleAtLeast, type Access, type Principal, type TenantContext } from './access.ts';
@@ -30,7 +31,7 @@ function bearerOf(request: FastifyRequest): string | null {
   return match ? match[1] : '';
 }
 
-async function resolvePrincipal(app: FastifyInstance, request: FastifyRequest): Promise<void> {
+async function resolvePrincipal(app: FastifyInstance, cache: TenantStateCache, request: FastifyRequest): Promise<void> {
   const token = bearerOf(request);
   if (token === null) return;
   if (token === '') {
@@ -38,7 +39,7 @@ async function resolvePrincipal(app: FastifyInstance, request: FastifyRequest): 
     return;
   }
   if (looksLikeApiKey(token)) {
-    const key = await resolveApiKey(token);
+    const key = await resolveApiKey(cache, token);
     if (!key) {
       request.authFailure = 'The API key is invalid or has been revoked.';
       return;
@@ -84,9 +85,9 @@ async function resolvePrincipal(app: FastifyInstance, request: FastifyRequest): 
  * token not expired, its sign-in not ended. Long-lived answers (the log stream) ask this again while
  * they run, so revoking a key or signing out ends them too.
  */
-export async function credentialStillValid(app: FastifyInstance, request: FastifyRequest): Promise<boolean> {
+export async function credentialStillValid(app: FastifyInstance, cache: TenantStateCache, request: FastifyRequest): Promise<boolean> {
   const probe = { headers: request.headers, principal: undefined, authFailure: undefined } as unknown as FastifyRequest;
-  await resolvePrincipal(app, probe);
+  await resolvePrincipal(app, cache, probe);
   return probe.principal !== undefined && probe.principal !== null;
 }
 
@@ -181,7 +182,7 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-async function authPlugin(app: FastifyInstance, options: { jwtSecret: string }): Promise<void> {
+async function authPlugin(app: FastifyInstance, options: { jwtSecret: string; cache: TenantStateCache }): Promise<void> {
   await app.register(fastifyJwt, {
     secret: options.jwtSecret,
     sign: { algorithm: 'HS256', expiresIn: ACCESS_TOKEN_TTL_SECONDS },
@@ -192,7 +193,7 @@ async function authPlugin(app: FastifyInstance, options: { jwtSecret: string }):
   app.decorateRequest('authFailure', null);
   app.decorateRequest('tenant', null);
   app.addHook('onRequest', async (request) => {
-    await resolvePrincipal(app, request);
+    await resolvePrincipal(app, options.cache, request);
   });
   app.addHook('preValidation', async (request) => {
     if (request.is404) return;

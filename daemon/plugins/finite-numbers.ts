@@ -22,8 +22,12 @@ function numericKeys(schema: ObjectSchema | undefined): string[] {
   return [...own, ...nested];
 }
 
-function check(request: FastifyRequest, part: 'querystring' | 'params', values: unknown): void {
-  const keys = numericKeys(request.routeOptions.schema?.[part] as ObjectSchema | undefined);
+function check(request: FastifyRequest, part: 'querystring' | 'params', values: unknown, known: WeakMap<object, string[]>): void {
+  const schema = request.routeOptions.schema?.[part] as ObjectSchema | undefined;
+  if (!schema) return;
+  // A route's schema never changes: its numeric keys are worked out once, not on every request.
+  let keys = known.get(schema);
+  if (!keys) known.set(schema, (keys = numericKeys(schema)));
   if (keys.length === 0 || !values || typeof values !== 'object') return;
   for (const key of keys) {
     const raw = (values as Record<string, unknown>)[key];
@@ -36,9 +40,10 @@ function check(request: FastifyRequest, part: 'querystring' | 'params', values: 
 }
 
 async function finiteNumbers(app: FastifyInstance): Promise<void> {
+  const known = new WeakMap<object, string[]>();
   app.addHook('preValidation', async (request) => {
-    check(request, 'querystring', request.query);
-    check(request, 'params', request.params);
+    check(request, 'querystring', request.query, known);
+    check(request, 'params', request.params, known);
   });
 }
 

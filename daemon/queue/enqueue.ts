@@ -4,6 +4,7 @@
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { QueueName } from '../../shared/constants.ts';
 import { queueChannel } from './channel.ts';
+import { declare, type Sql } from '../db/sql.ts';
 import type { EnqueueJobOptions } from './types.ts';
 
 export const DEFAULT_MAX_ATTEMPTS = 5;
@@ -17,12 +18,14 @@ interface WakeState {
   inFlight: boolean;
   again: boolean;
 }
-const wakeStates = new WeakMap<Sequelize, Map<QueueName, WakeState>>();
+// Keyed by what sends the NOTIFY (a Sequelize instance, or the plain-pg Sql of the accept path).
+const wakeStates = new WeakMap<object, Map<QueueName, WakeState>>();
 const wokenByTransaction = new WeakMap<Transaction, Set<QueueName>>();
+const WAKE = declare('queue.wake', 'SELECT pg_notify($1, $2)');
 
-function wakeWorkers(sequelize: Sequelize, queue: QueueName): void {
-  let states = wakeStates.get(sequelize);
-  if (!states) wakeStates.set(sequelize, (states = new Map()));
+function coalescedWake(owner: object, queue: QueueName, notify: () => Promise<unknown>): void {
+  let states = wakeStates.get(owner);
+  if (!states) wakeStates.set(owner, (states = new Map()));
   let state = states.get(queue);
   if (!state) states.set(queue, (state = { inFlight: false, again: false }));
   if (state.inFlight) {
@@ -33,8 +36,7 @@ function wakeWorkers(sequelize: Sequelize, queue: QueueName): void {
   const current = state;
   const send = (): void => {
     current.again = false;
-    sequelize
-      .query('SELECT pg_notify(:channel, :queue)', { replacements: { channel: queueChannel(queue), queue } })
+    notify()
       // Workers also poll: a lost wake-up only delays the job until their next poll.
       .catch(() => {})
       .finally(() => {
@@ -43,6 +45,15 @@ function wakeWorkers(sequelize: Sequelize, queue: QueueName): void {
       });
   };
   send();
+}
+
+function wakeWorkers(sequelize: Sequelize, queue: QueueName): void {
+  coalescedWake(sequelize, queue, () => sequelize.query('SELECT pg_notify(:channel, :queue)', { replacements: { channel: queueChannel(queue), queue } }));
+}
+
+/** wakeQueue for plain-pg callers (the accept path), after their statement committed. */
+export function wakeQueueWithSql(sql: Sql, queue: QueueName): void {
+  coalescedWake(sql, queue, () => sql.rows(WAKE, [queueChannel(queue), queue]));
 }
 
 /** Wakes the queue's workers once `transaction` commits (once per queue, however many jobs it adds). */

@@ -185,7 +185,7 @@ async function recordRefusal(run: Run, job: JobRow, error: ApiError): Promise<Jo
 
 export async function handleCampaignJob(job: JobRow, ctx: WorkerContext): Promise<JobOutcome> {
   const run: Run = {
-    deps: { sequelize: ctx.sequelize, config: ctx.config, secrets: ctx.secrets },
+    deps: { sequelize: ctx.sequelize, sql: ctx.sql, config: ctx.config, secrets: ctx.secrets },
     tenantId: String(job.payload.tenantId),
     campaignId: String(job.payload.campaignId),
     versions: new Map(),

@@ -1,7 +1,6 @@
 // Emails (spec §4 "Emails"): send, batch, logs, log detail, resend. API key with email:send /
 // email:read, or JWT. Send and batch take bodies up to 15 MB (attachments); everything else 1 MB.
-import type { FastifyReply } from 'fastify';
-import type { App, AppDeps } from '../../app-types.ts';
+import type { App, ModuleDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
 import { tenantOf } from '../../plugins/auth.ts';
 import { ErrorBody, IdParams } from '../../../shared/schemas/common.ts';
@@ -16,8 +15,8 @@ import {
   SendQuery,
 } from '../../../shared/schemas/emails.ts';
 import type { EmailStatus } from '../../../shared/constants.ts';
-import { quotaHeaders } from '../quota/service.ts';
-import { acceptSends, type SendAnswer } from './service.ts';
+import { acceptSends, type SendDeps } from './service.ts';
+import { replyWithSend } from './reply.ts';
 import { buildBatchSends } from './batch.ts';
 import { getEmailLog, listEmailLogs, resendEmailLog } from './logs.ts';
 import { normalizeSend, SEND_BODY_LIMIT_BYTES } from './validate.ts';
@@ -25,19 +24,18 @@ import { normalizeSend, SEND_BODY_LIMIT_BYTES } from './validate.ts';
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const sendErrors = { ...errors, 409: ErrorBody, 413: ErrorBody, 422: ErrorBody, 429: ErrorBody };
 
-function idempotencyKeyOf(header: string | string[] | undefined, field: string | undefined): string | null {
+export function idempotencyKeyOf(header: string | string[] | undefined, field: string | undefined): string | null {
   const value = Array.isArray(header) ? header[0] : header;
   return value && value.trim() !== '' ? value.trim().slice(0, 255) : (field ?? null);
 }
 
-function answer(reply: FastifyReply, result: SendAnswer) {
-  reply.headers(quotaHeaders(result.quota));
-  if (result.replayed) reply.header('idempotent-replayed', 'true');
-  return reply.code(result.statusCode).send(result.body);
+/** What the send routes hand acceptSends: the app's pg, cache of tenant state and group commit. */
+export function sendDepsOf(deps: ModuleDeps): SendDeps {
+  return { sequelize: deps.db.sequelize, sql: deps.db.sql, config: deps.config, secrets: deps.secrets, tenantState: deps.tenantState, groups: deps.acceptGroups };
 }
 
-export default async function emailRoutes(app: App, deps: AppDeps): Promise<void> {
-  const sendDeps = { sequelize: deps.db.sequelize, sql: deps.db.sql, config: deps.config, secrets: deps.secrets };
+export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<void> {
+  const sendDeps = sendDepsOf(deps);
   const tags = ['emails'];
   const send = { access: access.keyOrSession('email:send') };
   const read = { access: access.keyOrSession('email:read') };
@@ -61,7 +59,7 @@ export default async function emailRoutes(app: App, deps: AppDeps): Promise<void
       idempotencyKey: key,
       idempotencyFingerprint: { path: 'send', sync: request.query.sync === 'true', body: input },
     });
-    return answer(reply, result);
+    return replyWithSend(reply, result);
   });
 
   app.post('/emails/batch', {
@@ -83,7 +81,7 @@ export default async function emailRoutes(app: App, deps: AppDeps): Promise<void
       idempotencyKey: idempotencyKeyOf(request.headers['idempotency-key'], idempotencyKey),
       idempotencyFingerprint: { path: 'batch', body: request.body },
     });
-    return answer(reply, result);
+    return replyWithSend(reply, result);
   });
 
   app.get('/emails/logs', {
@@ -112,6 +110,6 @@ export default async function emailRoutes(app: App, deps: AppDeps): Promise<void
   }, async (request, reply) => {
     const result = await resendEmailLog(sendDeps, tenantOf(request), request.params.id);
     // The spec answers resend with 200.
-    return answer(reply, { ...result, statusCode: 200 });
+    return replyWithSend(reply, result, 200);
   });
 }

@@ -1,37 +1,53 @@
-// The one entry of every send (send, batch, resend, scheduled, send-template, campaigns):
+// The one entry of every send (send, batch, resend, scheduled, send-template, campaigns, SMTP):
 //
 //   acceptSends(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], options: AcceptOptions)
-//     → Promise<SendAnswer>  ({ statusCode, body, quota, replayed })
+//     → Promise<SendAnswer>  ({ body, accepted, rejected, suppressed, sync, replayed, quota })
 //
-// Callers validate first (normalizeSend in ./validate.ts; templates render nothing here: they pass
-// templateVersionId + data and the worker renders). acceptSends then runs the pipeline of
-// ARCHITECTURE.md: idempotency → suppression → quota → sending pause → one transaction holding
-// the logs, their jobs, the quota count and the idempotency answer → 202 (or, with sync, delivery
-// in the request). Throws ApiError subclasses for refusals; quota headers travel on the answer.
-import type { Sql } from '../../db/sql.ts';
-import { createHash, randomUUID } from 'node:crypto';
+// It knows no HTTP: the routes turn the answer into a status and headers (replyWithSend in
+// ./reply.ts). Callers validate first (normalizeSend in ./validate.ts; templates render nothing
+// here: they pass templateVersionId + data and the worker renders). Refusals are thrown as ApiError
+// subclasses, quota ones carrying the X-Quota-* headers.
+//
+// The common case is one round trip: the tenant's state comes from the app's cache
+// (tenants/state-cache.ts), and the one accept statement (./insert-accepted.ts) re-checks that
+// state, the suppression list, the sender domain and the key, reserves the quota exactly and writes
+// the logs, their timeline rows and their jobs; concurrent sends of a tenant share that statement
+// (./accept-groups.ts). When the statement finds the state moved (or a recipient suppressed), the
+// send is decided again on a fresh read, with the precise refusal the pipeline of ARCHITECTURE.md
+// gives: idempotency → suppression → quota → sending pause → write → 202 (or, with sync, delivery
+// in the request). A refusal decided from the cache is also confirmed on a fresh read first.
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
 import type { Sequelize, Transaction } from 'sequelize';
-import { QueryTypes } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
+import type { Sql } from '../../db/sql.ts';
 import type { TenantContext } from '../../plugins/access.ts';
-import { ApiError, ConflictError, ForbiddenError, UnprocessableError } from '../../errors.ts';
-import { removeJob } from '../../queue/enqueue.ts';
+import { ApiError, ConflictError, ForbiddenError, UnauthorizedError, UnprocessableError } from '../../errors.ts';
+import { removeJob, wakeQueueWithSql } from '../../queue/enqueue.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
+import { domainAndParents, senderDomainOf } from '../domains/names.ts';
 import { suppressedAmong } from '../suppressions/service.ts';
 import { projectExists } from '../projects/service.ts';
-import { quotaCap, quotaHeaders, quotaStatus, tenantSendingState, wouldExceedQuota, type QuotaStatus } from '../quota/service.ts';
+import { quotaCap, quotaHeaders, quotaOfRow, wouldExceedQuota, type QuotaStatus } from '../quota/service.ts';
+import { apiKeyIsLive, loadTenantState, type TenantState, type TenantStateCache } from '../tenants/state-cache.ts';
 import { loadTemplateRenderer } from '../../mail/template-hook.ts';
-import { insertAcceptedSends, type AcceptedSend } from './insert-accepted.ts';
-import { bareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
+import { insertAcceptedSends, type AcceptedSend, type InsertAcceptedOptions, type InsertOutcome } from './insert-accepted.ts';
+import type { AcceptGroups } from './accept-groups.ts';
+import { claimKey, completeKey, fingerprintHash, replayIfKnown, type AnswerBody, type StoredAnswer } from './idempotency.ts';
+import { normalizedBareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
 import type { BatchAccepted, SendAccepted } from '../../../shared/schemas/emails.ts';
 
 export interface SendDeps {
   sequelize: Sequelize;
+  /** Plain `pg` for the accept statement and the idempotency keys. */
+  sql: Sql;
   config: Config;
   secrets: Secrets;
-  /** Plain `pg` (daemon/db/sql.ts): delivering in the request (sync) records the outcome with it. */
-  sql?: Sql;
+  /** The API's cache of tenant state (absent in worker threads: every send reads the state). */
+  tenantState?: TenantStateCache;
+  /** Group commit of concurrent plain sends (absent: each send is its own statement). */
+  groups?: AcceptGroups;
 }
 
 export interface AcceptOptions {
@@ -54,56 +70,30 @@ export interface AcceptOptions {
 }
 
 export interface SendAnswer {
-  statusCode: number;
+  /** The answer body in the requested shape (the stored one for a replay). */
   body: SendAccepted | BatchAccepted;
-  quota: QuotaStatus;
+  /** The sends written, in request order (empty for a replay). */
+  accepted: { id: string; messageId: string; to: string[] }[];
+  /** Batch entries refused (by the caller, or suppressed). */
+  rejected: { to: string; reason: string }[];
+  /** Recipients of a single send dropped because they are suppressed. */
+  suppressed: string[];
+  /** The delivery made in the request (sync), or null when the sends were queued. */
+  sync: { status: 'SENT' | 'FAILED'; error?: string } | null;
   /** True when the answer is the stored first answer of an idempotency key. */
   replayed: boolean;
+  /** The tenant's quota after this call. */
+  quota: QuotaStatus;
 }
 
-export const IDEMPOTENCY_TTL_HOURS = 24;
 export const SEND_MAX_ATTEMPTS = 8;
 /** A sync send also gets a job, due after this delay, so a crash mid-request still delivers. */
 const SYNC_SAFETY_DELAY_MS = 60_000;
-const IDEMPOTENCY_WAIT_MS = 10_000;
+/** Fresh reads after the statement found the state moved, before giving up with a 503. */
+const MAX_DECISIONS = 3;
 
 export function sendJobKey(emailId: string): string {
   return `email:${emailId}`;
-}
-
-function fingerprintHash(value: unknown): string {
-  return createHash('sha256').update(JSON.stringify(value ?? null)).digest('hex');
-}
-
-interface StoredAnswer {
-  body_hash: string;
-  status_code: number | null;
-  response: SendAccepted | BatchAccepted | null;
-}
-
-async function storedAnswer(sequelize: Sequelize, tenantId: string, key: string): Promise<StoredAnswer | null> {
-  const [row] = await sequelize.query<StoredAnswer>(
-    `SELECT body_hash, status_code, response FROM idempotency_keys
-      WHERE tenant_id = :tenantId AND key = :key AND created_at > now() - make_interval(hours => :ttl)`,
-    { replacements: { tenantId, key, ttl: IDEMPOTENCY_TTL_HOURS }, type: QueryTypes.SELECT },
-  );
-  return row ?? null;
-}
-
-/** The first answer for this key, 409 for another body; null when the key is new. */
-async function replayIfKnown(sequelize: Sequelize, tenantId: string, key: string, hash: string): Promise<{ statusCode: number; body: SendAccepted | BatchAccepted } | null> {
-  const deadline = Date.now() + IDEMPOTENCY_WAIT_MS;
-  for (;;) {
-    const row = await storedAnswer(sequelize, tenantId, key);
-    if (!row) return null;
-    if (row.body_hash !== hash) {
-      throw new ConflictError('This Idempotency-Key was already used with a different request body; use a new key for a new send.', 'IDEMPOTENCY_KEY_REUSED');
-    }
-    if (row.response && row.status_code) return { statusCode: row.status_code, body: row.response };
-    // The first request (a sync send) is still delivering: wait for its answer.
-    if (Date.now() > deadline) throw new ConflictError('A request with this Idempotency-Key is still being processed; retry shortly.', 'IDEMPOTENCY_KEY_IN_USE');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 function messageIdFor(emailId: string, fromAddress: string): string {
@@ -111,9 +101,13 @@ function messageIdFor(emailId: string, fromAddress: string): string {
   return `<${emailId}@${domain.replace(/[^A-Za-z0-9.-]/g, '') || 'localhost'}>`;
 }
 
-type Prepared = AcceptedSend;
-
-async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[]): Promise<void> {
+/**
+ * Templates available, projects known, sender domains verified. Answers the names the accept
+ * statement checks for a verified domain (the one sender domain and its parents), or null when it
+ * need not check: mail that does not leave (test keys, capture mode), or domains checked here.
+ * From cached state (not `fresh`) the one sender domain is left to the statement, a read less.
+ */
+async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], fresh: boolean): Promise<string[] | null> {
   if (requests.some((r) => r.templateVersionId) && !(await loadTemplateRenderer())) {
     throw new UnprocessableError('Template rendering is not available yet: send htmlBody or textBody instead of templateVersionId.', 'TEMPLATE_RENDERING_UNAVAILABLE');
   }
@@ -122,12 +116,15 @@ async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: Nor
   }
   // Verified domains are required only when mail really leaves: not for test keys, not in capture mode.
   const leaves = !ctx.testMode && (deps.config.smtpUrl !== null || requests.some((r) => r.projectId !== null));
-  if (!leaves) return;
-  for (const domain of new Set(requests.map((r) => r.fromAddress.split('@')[1]))) {
+  if (!leaves) return null;
+  const domains = [...new Set(requests.map((r) => r.fromAddress.split('@')[1]))];
+  if (!fresh && domains.length === 1) return domainAndParents(senderDomainOf(domains[0]) ?? '');
+  for (const domain of domains) {
     if (!(await isVerifiedSenderDomain(deps.sequelize, ctx.tenantId, domain))) {
       throw new ForbiddenError(`${domain} is not a verified sending domain of this tenant: add it with POST /domains and verify its DNS records, or send from a verified domain.`, 'DOMAIN_NOT_VERIFIED');
     }
   }
+  return domains.length === 1 ? domainAndParents(senderDomainOf(domains[0]) ?? '') : null;
 }
 
 function quotaError(quota: QuotaStatus): ApiError {
@@ -138,27 +135,49 @@ function quotaError(quota: QuotaStatus): ApiError {
   });
 }
 
-export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], options: AcceptOptions): Promise<SendAnswer> {
-  const { sequelize } = deps;
-  const key = options.idempotencyKey ?? null;
-  const hash = fingerprintHash(options.idempotencyFingerprint ?? requests);
-  if (key) {
-    const known = await replayIfKnown(sequelize, ctx.tenantId, key, hash);
-    if (known) return { ...known, quota: await quotaStatus(sequelize, ctx.tenantId), replayed: true };
+
+/** The statement found the tenant's state moved: roll back (when in a transaction) and decide again. */
+class StaleState extends Error {}
+
+/** What one decision writes, and the answer it gives when the write goes through. */
+interface Decision {
+  sends: AcceptedSend[];
+  insert: InsertAcceptedOptions;
+  quota: QuotaStatus;
+  body: SendAccepted | BatchAccepted;
+  rejected: { to: string; reason: string }[];
+  suppressed: string[];
+  sync: boolean;
+}
+
+async function readState(deps: SendDeps, tenantId: string, fresh: boolean): Promise<TenantState | null> {
+  if (deps.tenantState) return deps.tenantState.tenant(tenantId, { fresh });
+  return loadTenantState(deps.sql, tenantId);
+}
+
+/**
+ * Decides a send on `state`: refuses it (throws), or says what to write. With `fresh` state the
+ * suppression list and the key are read here; from the cache they are left to the statement.
+ */
+async function decide(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], options: AcceptOptions, state: TenantState | null, fresh: boolean): Promise<Decision> {
+  if (!state) throw new ForbiddenError('This tenant no longer exists.', 'TENANT_GONE');
+  const row = state.row;
+  // A key's request is held to the key and the tenant's status (the auth plugin checked them from
+  // the cache); worker threads send for scheduled sends and campaigns whatever became of the key.
+  const checkKey = deps.tenantState !== undefined && ctx.apiKeyId !== null;
+  if (fresh && checkKey) {
+    if (!(await apiKeyIsLive(deps.sql, ctx.apiKeyId!))) throw new UnauthorizedError('The API key is invalid or has been revoked.');
+    if (row.status === 'blocked') throw new ForbiddenError('This tenant has been blocked by the platform administrator; contact support to lift the block.', 'TENANT_BLOCKED');
   }
-  // One read: the pause, the tracking defaults and the quota (read again here, not cached, so a
-  // pause or a quota reached takes effect on the very next send).
-  const tenant = await tenantSendingState(sequelize, ctx.tenantId);
-  if (!tenant) throw new ForbiddenError('This tenant no longer exists.', 'TENANT_GONE');
-  await checkReferences(deps, ctx, requests);
+  const senderDomains = await checkReferences(deps, ctx, requests, fresh);
 
   // Suppression: suppressed recipients are dropped and listed; a message left with no `to` is refused.
-  const suppressed = await suppressedAmong(sequelize, ctx.tenantId, requests.flatMap(recipientsOf));
+  const suppressed = fresh ? await suppressedAmong(deps.sequelize, ctx.tenantId, requests.flatMap(recipientsOf)) : new Set<string>();
   const rejected = [...(options.rejected ?? [])];
   const suppressedOfSingle: string[] = [];
-  const kept: NormalizedSend[] = [];
-  for (const request of requests) {
-    const keep = (list: string[]) => list.filter((a) => !suppressed.has(bareAddress(a)));
+  const kept: NormalizedSend[] = suppressed.size === 0 ? requests : [];
+  for (const request of suppressed.size === 0 ? [] : requests) {
+    const keep = (list: string[]) => list.filter((a) => !suppressed.has(normalizedBareAddress(a)));
     const next = { ...request, to: keep(request.to), cc: keep(request.cc), bcc: keep(request.bcc) };
     const dropped = recipientsOf(request).filter((a) => suppressed.has(a));
     if (options.shape === 'batch' && dropped.length) rejected.push({ to: request.to.join(', '), reason: 'suppressed' });
@@ -172,92 +191,148 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     throw new ApiError(422, 'RECIPIENT_SUPPRESSED', 'Every recipient of this message is on the suppression list; nothing was sent.', suppressedOfSingle.map((address) => ({ field: 'to', message: `${address} is suppressed` })));
   }
 
-  const quota = tenant.quota;
+  const quota = quotaOfRow(row);
   const counted = ctx.testMode ? 0 : kept.length;
   if (counted > 0 && wouldExceedQuota(quota, counted)) throw quotaError(quota);
-  if (tenant.sendingPausedAt && kept.length > 0) {
-    throw new ForbiddenError(`Sending is paused for this tenant since ${tenant.sendingPausedAt.toISOString()} (${tenant.sendingPausedReason ?? 'too many bounces or complaints'}); clean the list, then an owner can lift the pause with POST /tenants/{id}/resume-sending.`, 'SENDING_PAUSED');
+  if (row.sending_paused_at && kept.length > 0) {
+    throw new ForbiddenError(`Sending is paused for this tenant since ${new Date(row.sending_paused_at).toISOString()} (${row.sending_paused_reason ?? 'too many bounces or complaints'}); clean the list, then an owner can lift the pause with POST /tenants/{id}/resume-sending.`, 'SENDING_PAUSED');
   }
 
-  const prepared: Prepared[] = kept.map((request) => {
+  const sends: AcceptedSend[] = kept.map((request) => {
     const id = randomUUID();
     return { request, id, messageId: messageIdFor(id, request.fromAddress) };
   });
   const sync = options.sync === true && options.shape === 'single' && !options.inTransaction;
   const body: SendAccepted | BatchAccepted = options.shape === 'single'
-    ? { id: prepared[0].id, status: 'QUEUED', messageId: prepared[0].messageId, ...(suppressedOfSingle.length ? { suppressed: suppressedOfSingle } : {}) }
-    : { accepted: prepared.map((p) => ({ to: p.request.to.join(', '), id: p.id, messageId: p.messageId })), rejected };
-
-  const insertOptions = {
+    ? { id: sends[0].id, status: 'QUEUED', messageId: sends[0].messageId, ...(suppressedOfSingle.length ? { suppressed: suppressedOfSingle } : {}) }
+    : { accepted: sends.map((p) => ({ to: p.request.to.join(', '), id: p.id, messageId: p.messageId })), rejected };
+  const insert: InsertAcceptedOptions = {
     tenantId: ctx.tenantId,
     apiKeyId: ctx.apiKeyId,
     testMode: ctx.testMode,
-    trackOpens: tenant.trackOpens,
-    trackClicks: tenant.trackClicks,
     counted,
     quotaCap: quotaCap(quota),
     cycleStart: quota.cycleStart,
     runAt: sync ? new Date(Date.now() + SYNC_SAFETY_DELAY_MS) : undefined,
     maxAttempts: SEND_MAX_ATTEMPTS,
     jobKeyPrefix: sendJobKey(''),
+    expected: { plan: row.plan, monthlyLimit: row.monthly_limit, cycleStartedAt: row.started_at ? new Date(row.started_at) : null, senderDomains, checkKey },
   };
-  // Without a key the sends are one statement, which commits on its own: no BEGIN/COMMIT.
-  let raced = false;
-  const hook = options.inTransaction;
-  // The reservation in the insert is the exact check (the one above read usage before it): a refusal
-  // there wrote nothing, and inside a transaction it rolls back the idempotency row with the rest.
-  const refused = () => quotaError({ ...quota, used: Math.max(quota.used, quotaCap(quota) - counted + 1) });
-  if (!key && !hook) {
-    if (!(await insertAcceptedSends(sequelize, prepared, insertOptions))) throw refused();
-  } else if (!key) {
-    await sequelize.transaction(async (tx) => {
-      if (!(await insertAcceptedSends(sequelize, prepared, insertOptions, tx))) throw refused();
-      await hook!(tx, body);
-    });
-  } else raced = await sequelize.transaction(async (tx) => {
-    const inserted = await sequelize.query(
-      `INSERT INTO idempotency_keys (tenant_id, key, body_hash, status_code, response)
-       VALUES (:tenantId, :key, :hash, :status, CAST(:response AS jsonb))
-       ON CONFLICT (tenant_id, key) DO UPDATE SET body_hash = EXCLUDED.body_hash, status_code = EXCLUDED.status_code,
-         response = EXCLUDED.response, created_at = now()
-         WHERE idempotency_keys.created_at <= now() - make_interval(hours => :ttl)
-       RETURNING key`,
-      { replacements: { tenantId: ctx.tenantId, key, hash, status: sync ? null : 202, response: sync ? null : JSON.stringify(body), ttl: IDEMPOTENCY_TTL_HOURS }, type: QueryTypes.SELECT, transaction: tx },
-    );
-    // Another request with this key committed first (we waited on its row): answer as it did.
-    if (inserted.length === 0) return true;
-    if (!(await insertAcceptedSends(sequelize, prepared, insertOptions, tx))) throw refused();
-    await hook?.(tx, body);
-    return false;
-  });
-  if (raced) {
-    const known = await replayIfKnown(sequelize, ctx.tenantId, key!, hash);
-    if (!known) throw new ConflictError('A request with this Idempotency-Key was being processed; retry shortly.', 'IDEMPOTENCY_KEY_IN_USE');
-    return { ...known, quota: await quotaStatus(sequelize, ctx.tenantId), replayed: true };
-  }
-  const after = { ...quota, used: quota.used + counted };
-
-  if (!sync) return { statusCode: 202, body, quota: after, replayed: false };
-  const { deliverEmailLog } = await import('./send-job.ts');
-  if (!deps.sql) throw new Error('acceptSends: a send delivered in its request needs deps.sql');
-  const outcome = await deliverEmailLog({ ...deps, sql: deps.sql }, prepared[0].id, { attemptsSoFar: 0, maxAttempts: 1 });
-  await removeJob(sequelize, 'send', sendJobKey(prepared[0].id));
-  const syncBody: SendAccepted = {
-    ...(body as SendAccepted),
-    status: outcome.status === 'SENT' ? 'SENT' : 'FAILED',
-    ...(outcome.error ? { error: outcome.error } : {}),
-  };
-  const statusCode = outcome.status === 'SENT' ? 200 : 202;
-  if (key) {
-    await sequelize.query(
-      `UPDATE idempotency_keys SET status_code = :statusCode, response = CAST(:response AS jsonb) WHERE tenant_id = :tenantId AND key = :key`,
-      { replacements: { statusCode, response: JSON.stringify(syncBody), tenantId: ctx.tenantId, key } },
-    );
-  }
-  return { statusCode, body: syncBody, quota: after, replayed: false };
+  return { sends, insert, quota, body, rejected, suppressed: suppressedOfSingle, sync };
 }
 
-/** Deletes idempotency answers older than 24 hours (maintenance). */
-export async function pruneIdempotencyKeys(sequelize: Sequelize): Promise<void> {
-  await sequelize.query(`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => :ttl)`, { replacements: { ttl: IDEMPOTENCY_TTL_HOURS } });
+/** Sequelize's transaction runs on one pg client: the accept statement joins it there. */
+function clientOf(transaction: Transaction): pg.ClientBase {
+  return (transaction as unknown as { connection: pg.ClientBase }).connection;
+}
+
+/**
+ * Writes a decision: alone or grouped when there is no key and no caller's transaction, else in a
+ * transaction with the key row and the caller's rows. Answers the stored answer when another
+ * request with the key committed first; throws StaleState or the quota refusal (nothing written).
+ */
+async function write(deps: SendDeps, ctx: TenantContext, decision: Decision, options: AcceptOptions, key: string | null, hash: string): Promise<{ outcome: InsertOutcome } | { raced: true }> {
+  const { sends, insert, body, sync } = decision;
+  const refused = () => quotaError({ ...decision.quota, used: Math.max(decision.quota.used, insert.quotaCap - insert.counted + 1) });
+  const checked = (outcome: InsertOutcome): InsertOutcome => {
+    if (!outcome.fresh) throw new StaleState();
+    if (outcome.inserted < sends.length) throw refused();
+    return outcome;
+  };
+  const hook = options.inTransaction;
+  if (!key && !hook) {
+    if (sends.length === 0) return { outcome: { fresh: true, inserted: 0, used: null } };
+    return { outcome: checked(await (deps.groups ? deps.groups.insert(sends, insert) : insertAcceptedSends(deps.sql, sends, insert))) };
+  }
+  const work = async (client: pg.ClientBase, tx?: Transaction) => {
+    if (key && !(await claimKey(deps.sql, client, ctx.tenantId, key, hash, sync ? null : { statusCode: 202, body }))) return { raced: true as const };
+    const outcome = checked(await insertAcceptedSends(deps.sql, sends, insert, client));
+    if (hook) await hook(tx!, body);
+    return { outcome };
+  };
+  return hook ? deps.sequelize.transaction((tx) => work(clientOf(tx), tx)) : deps.sql.transaction((client) => work(client));
+}
+
+function replayed(stored: StoredAnswer, quota: QuotaStatus): SendAnswer {
+  const body: AnswerBody = stored.body;
+  const single = 'id' in body ? body : null;
+  return {
+    body,
+    accepted: [],
+    rejected: 'rejected' in body ? body.rejected : [],
+    suppressed: single?.suppressed ?? [],
+    sync: single && single.status !== 'QUEUED' ? { status: single.status as 'SENT' | 'FAILED', ...(single.error ? { error: single.error } : {}) } : null,
+    replayed: true,
+    quota,
+  };
+}
+
+export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], options: AcceptOptions): Promise<SendAnswer> {
+  const key = options.idempotencyKey ?? null;
+  const hash = key ? fingerprintHash(options.idempotencyFingerprint ?? requests) : '';
+  const quotaNow = async () => {
+    const state = await readState(deps, ctx.tenantId, false);
+    return state ? quotaOfRow(state.row) : quotaOfRow({ plan: 'free', monthly_limit: null, started_at: null, usage: null });
+  };
+  if (key) {
+    const known = await replayIfKnown(deps.sql, ctx.tenantId, key, hash);
+    if (known) return replayed(known, await quotaNow());
+  }
+  // Without a cache every decision is on a fresh read; with one, the first is on the cached state.
+  let fresh = !deps.tenantState;
+  let state = await readState(deps, ctx.tenantId, false);
+  for (let decisions = 1; ; decisions += 1) {
+    let decision: Decision;
+    try {
+      decision = await decide(deps, ctx, requests, options, state, fresh);
+    } catch (error) {
+      // A refusal read from the cache is confirmed on a fresh read before it is answered.
+      if (fresh || !(error instanceof ApiError)) throw error;
+      fresh = true;
+      state = await readState(deps, ctx.tenantId, true);
+      continue;
+    }
+    let written: Awaited<ReturnType<typeof write>>;
+    try {
+      written = await write(deps, ctx, decision, options, key, hash);
+    } catch (error) {
+      if (!(error instanceof StaleState)) throw error;
+      if (decisions >= MAX_DECISIONS) throw new ApiError(503, 'TENANT_STATE_CHANGING', 'The tenant\'s settings changed during this send several times; retry shortly.');
+      fresh = true;
+      state = await readState(deps, ctx.tenantId, true);
+      continue;
+    }
+    if ('raced' in written) {
+      // Another request with this key committed first (we waited on its row): answer as it did.
+      const known = await replayIfKnown(deps.sql, ctx.tenantId, key!, hash);
+      if (!known) throw new ConflictError('A request with this Idempotency-Key was being processed; retry shortly.', 'IDEMPOTENCY_KEY_IN_USE');
+      return replayed(known, await quotaNow());
+    }
+    return finish(deps, ctx, decision, written.outcome, key);
+  }
+}
+
+/** After the write: the usage this node knows, the workers woken, and a sync send delivered now. */
+async function finish(deps: SendDeps, ctx: TenantContext, decision: Decision, outcome: InsertOutcome, key: string | null): Promise<SendAnswer> {
+  const { insert, sends, body } = decision;
+  const used = outcome.used ?? decision.quota.used + insert.counted;
+  if (outcome.used !== null) deps.tenantState?.noteUsage(ctx.tenantId, insert.cycleStart, outcome.used);
+  const answer: SendAnswer = {
+    body,
+    accepted: sends.map((s) => ({ id: s.id, messageId: s.messageId, to: s.request.to })),
+    rejected: decision.rejected,
+    suppressed: decision.suppressed,
+    sync: null,
+    replayed: false,
+    quota: { ...decision.quota, used },
+  };
+  if (sends.length > 0 && !insert.runAt) wakeQueueWithSql(deps.sql, 'send');
+  if (!decision.sync) return answer;
+  const { deliverEmailLog } = await import('./send-job.ts');
+  const delivered = await deliverEmailLog(deps, sends[0].id, { attemptsSoFar: 0, maxAttempts: 1 });
+  await removeJob(deps.sequelize, 'send', sendJobKey(sends[0].id));
+  const sync = { status: delivered.status === 'SENT' ? ('SENT' as const) : ('FAILED' as const), ...(delivered.error ? { error: delivered.error } : {}) };
+  const syncBody: SendAccepted = { ...(body as SendAccepted), ...sync };
+  if (key) await completeKey(deps.sql, ctx.tenantId, key, { statusCode: sync.status === 'SENT' ? 200 : 202, body: syncBody });
+  return { ...answer, body: syncBody, sync };
 }

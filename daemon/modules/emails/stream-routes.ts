@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type { ServerResponse } from 'node:http';
-import type { App, AppDeps } from '../../app-types.ts';
+import type { App, ModuleDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
 import { credentialStillValid, tenantOf } from '../../plugins/auth.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
@@ -138,7 +138,7 @@ const StreamQuery = Type.Object({
   backlog: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, default: 20, description: 'how many recent logs to send first' })),
 });
 
-export default async function emailLogStreamRoutes(app: App, deps: AppDeps): Promise<void> {
+export default async function emailLogStreamRoutes(app: App, deps: ModuleDeps): Promise<void> {
   const open = new Set<ServerResponse>();
   // A stream never ends on its own; without this, app.close() would wait for every tail to quit.
   app.addHook('preClose', async () => {
@@ -209,7 +209,7 @@ export default async function emailLogStreamRoutes(app: App, deps: AppDeps): Pro
     const poll = async () => {
       if (Date.now() - validatedAt >= LOG_STREAM_REVALIDATE_MS) {
         validatedAt = Date.now();
-        if (!(await credentialStillValid(app, request).catch(() => true))) {
+        if (!(await credentialStillValid(app, deps.tenantState, request).catch(() => true))) {
           // Revoked key, ended sign-in or expired token: say why, then end the stream (a client that
           // reconnects gets the 401 with the sentence).
           response.write(`event: end\ndata: ${JSON.stringify({ code: 'CREDENTIAL_REVOKED', message: 'The API key or sign-in behind this stream was revoked or has expired.' })}\n\n`);

@@ -212,7 +212,21 @@ export function normalizeSend(input: SendInput, options: { requireSubject?: bool
   };
 }
 
+const PLAIN_ADDRESS = /^[^\s"<>()]+@[^\s"<>()]+$/;
+const FORMATTED_MAILBOX = /^"(?:[^"\\]|\\.)*" <([^\s"<>()]+@[^\s"<>()]+)>$/;
+
+/**
+ * Bare, lower-cased address of a mailbox in the form normalizeSend writes (`a@b` or `"Name" <a@b>`)
+ * without running the address parser again (the send path asks for every recipient several times);
+ * anything else goes through bareAddress.
+ */
+export function normalizedBareAddress(mailbox: string): string {
+  if (PLAIN_ADDRESS.test(mailbox)) return mailbox.toLowerCase();
+  const formatted = FORMATTED_MAILBOX.exec(mailbox);
+  return formatted ? formatted[1].toLowerCase() : bareAddress(mailbox);
+}
+
 /** Every recipient of a send, bare and lower-cased. */
 export function recipientsOf(send: Pick<NormalizedSend, 'to' | 'cc' | 'bcc'>): string[] {
-  return [...send.to, ...send.cc, ...send.bcc].map(bareAddress);
+  return [...send.to, ...send.cc, ...send.bcc].map(normalizedBareAddress);
 }

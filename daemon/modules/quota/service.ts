@@ -6,6 +6,7 @@
 // written by resetQuotaCycle on the payment provider's invoice.paid); it then lasts one month.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { PLANS, type PlanSlug } from '../../../shared/constants.ts';
+import { declare } from '../../db/sql.ts';
 
 export const QUOTA_WARNING_PERCENT = 80;
 /** Sends are refused once usage would pass this share of the limit (grace up to 110 %). */
@@ -43,7 +44,9 @@ export function cycleAt(now: Date, startedAt: Date | null): { start: Date; next:
   return { start, next: addMonthsUtc(startedAt, months + 1) };
 }
 
-interface TenantQuotaRow {
+/** A tenant's row as the send path needs it: status, limit, cycle, pause, tracking and recent usage. */
+export interface TenantStateRow {
+  status: 'active' | 'blocked';
   plan: string;
   monthly_limit: number | null;
   started_at: Date | null;
@@ -70,28 +73,38 @@ export interface TenantSendingState {
 const USAGE_WINDOW_DAYS = 40;
 
 /**
- * The tenant's pause and tracking defaults with its limit, cycle and usage, in one read (the send
- * path asks for all of them on every request). Null when the tenant does not exist.
+ * One read of everything the send path asks about a tenant ($1 the tenant id). Declared for plain
+ * `pg` (the API nodes' tenant-state cache loads it) and run through Sequelize's bind parameters by
+ * the callers that have only Sequelize.
+ */
+export const TENANT_STATE = declare('tenant-state.load', `
+  SELECT t.status, t.plan, t.monthly_limit, c.started_at, t.sending_paused_at, t.sending_paused_reason, t.track_opens, t.track_clicks,
+         (SELECT json_agg(json_build_object('cycleStart', u.cycle_start, 'used', u.used))
+            FROM (SELECT cycle_start, SUM(used)::int AS used FROM quota_usage
+                   WHERE tenant_id = t.id AND cycle_start > now() - make_interval(days => ${USAGE_WINDOW_DAYS})
+                   GROUP BY cycle_start) u) AS usage
+    FROM tenants t LEFT JOIN quota_cycles c ON c.tenant_id = t.id WHERE t.id = $1`);
+
+/** Limit, cycle and usage of a tenant row at `now`. */
+export function quotaOfRow(row: Pick<TenantStateRow, 'plan' | 'monthly_limit' | 'started_at' | 'usage'>, now = new Date()): QuotaStatus {
+  const cycle = cycleAt(now, row.started_at ? new Date(row.started_at) : null);
+  const current = (row.usage ?? []).find((u) => new Date(u.cycleStart).getTime() === cycle.start.getTime());
+  return { limit: limitFor(row.plan, row.monthly_limit), used: Number(current?.used ?? 0), cycleStart: cycle.start, nextCycleAt: cycle.next };
+}
+
+/**
+ * The tenant's pause and tracking defaults with its limit, cycle and usage, in one read. Null when
+ * the tenant does not exist.
  */
 export async function tenantSendingState(sequelize: Sequelize, tenantId: string, transaction?: Transaction): Promise<TenantSendingState | null> {
-  const [row] = await sequelize.query<TenantQuotaRow>(
-    `SELECT t.plan, t.monthly_limit, c.started_at, t.sending_paused_at, t.sending_paused_reason, t.track_opens, t.track_clicks,
-            (SELECT json_agg(json_build_object('cycleStart', u.cycle_start, 'used', u.used))
-               FROM (SELECT cycle_start, SUM(used)::int AS used FROM quota_usage
-                      WHERE tenant_id = t.id AND cycle_start > now() - make_interval(days => :windowDays)
-                      GROUP BY cycle_start) u) AS usage
-       FROM tenants t LEFT JOIN quota_cycles c ON c.tenant_id = t.id WHERE t.id = :tenantId`,
-    { replacements: { tenantId, windowDays: USAGE_WINDOW_DAYS }, type: QueryTypes.SELECT, transaction },
-  );
+  const [row] = await sequelize.query<TenantStateRow>(TENANT_STATE.text, { bind: [tenantId], type: QueryTypes.SELECT, transaction });
   if (!row) return null;
-  const cycle = cycleAt(new Date(), row.started_at ? new Date(row.started_at) : null);
-  const current = (row.usage ?? []).find((u) => new Date(u.cycleStart).getTime() === cycle.start.getTime());
   return {
     sendingPausedAt: row.sending_paused_at ? new Date(row.sending_paused_at) : null,
     sendingPausedReason: row.sending_paused_reason,
     trackOpens: row.track_opens,
     trackClicks: row.track_clicks,
-    quota: { limit: limitFor(row.plan, row.monthly_limit), used: Number(current?.used ?? 0), cycleStart: cycle.start, nextCycleAt: cycle.next },
+    quota: quotaOfRow(row),
   };
 }
 
@@ -122,7 +135,7 @@ export async function resetQuotaCycle(sequelize: Sequelize, tenantId: string, at
   );
 }
 
-/** X-Quota-* headers for a send answer. */
+/** X-Quota-* headers (spec §8: on each answer of a tenant-scoped route). */
 export function quotaHeaders(status: QuotaStatus): Record<string, string> {
   const percentage = status.limit > 0 ? Math.floor((status.used / status.limit) * 100) : 100;
   const headers: Record<string, string> = {

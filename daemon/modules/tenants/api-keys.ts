@@ -5,7 +5,6 @@ import { Op, type Sequelize, type Transaction } from 'sequelize';
 import { ApiKey } from './model.ts';
 import { requireTenantRole, type Actor } from './service.ts';
 import { generateApiKey } from '../auth/api-key-format.ts';
-import { forgetApiKey } from '../auth/credentials.ts';
 import { recordAudit } from '../audit/service.ts';
 import { NotFoundError, ValidationError } from '../../errors.ts';
 import { API_KEY_SCOPES, type ApiKeyEnvironment, type ApiKeyScope } from '../../../shared/constants.ts';
@@ -72,7 +71,8 @@ async function liveKeyOf(tenantId: string, apiKeyId: string, transaction: Transa
 }
 
 export async function rotateApiKey(sequelize: Sequelize, tenantId: string, actor: Actor, apiKeyId: string): Promise<CreatedApiKeyBody> {
-  const { body, oldPrefix } = await sequelize.transaction(async (transaction) => {
+  // The API nodes drop the old prefix from their caches (tenants/state-cache.ts).
+  const { body } = await sequelize.transaction(async (transaction) => {
     await requireTenantRole(tenantId, actor, 'developer', { transaction });
     const row = await liveKeyOf(tenantId, apiKeyId, transaction);
     const oldPrefix = row.prefix;
@@ -84,17 +84,15 @@ export async function rotateApiKey(sequelize: Sequelize, tenantId: string, actor
     );
     return { body: { ...apiKeyBody(row), key: generated.key }, oldPrefix };
   });
-  forgetApiKey(oldPrefix);
   return body;
 }
 
 export async function revokeApiKey(sequelize: Sequelize, tenantId: string, actor: Actor, apiKeyId: string): Promise<void> {
-  const prefix = await sequelize.transaction(async (transaction) => {
+  // The API nodes drop the key from their caches (tenants/state-cache.ts).
+  await sequelize.transaction(async (transaction) => {
     await requireTenantRole(tenantId, actor, 'developer', { transaction });
     const row = await liveKeyOf(tenantId, apiKeyId, transaction);
     await row.update({ revokedAt: new Date() }, { transaction });
     await recordAudit({ action: 'api_key.revoked', tenantId, adminId: actor.adminId, ip: actor.ip, target: row.id, metadata: { prefix: row.prefix } }, transaction);
-    return row.prefix;
   });
-  forgetApiKey(prefix);
 }

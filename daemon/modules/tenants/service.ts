@@ -4,7 +4,6 @@
 import { Op, type Sequelize, type Transaction } from 'sequelize';
 import { Membership, Tenant } from './model.ts';
 import { recordAudit } from '../audit/service.ts';
-import { forgetAllApiKeys } from '../auth/credentials.ts';
 import { roleAtLeast } from '../../plugins/access.ts';
 import { ForbiddenError, NotFoundError } from '../../errors.ts';
 import type { MemberRole } from '../../../shared/constants.ts';
@@ -128,7 +127,6 @@ export async function deleteTenant(sequelize: Sequelize, tenantId: string, actor
     const { tenant } = await requireTenantRole(tenantId, actor, 'owner', { transaction, allowBlocked: false });
     await tenant.destroy({ transaction });
   });
-  forgetAllApiKeys();
 }
 
 async function setStatus(sequelize: Sequelize, tenantId: string, actor: Actor, status: 'active' | 'blocked'): Promise<TenantBody> {
@@ -143,8 +141,7 @@ async function setStatus(sequelize: Sequelize, tenantId: string, actor: Actor, s
     const membership = await Membership.findOne({ where: { tenantId, adminId: actor.adminId }, transaction });
     return tenantBody(tenant, membership?.role ?? null);
   });
-  // Cached keys carry the tenant's status: drop them so the block applies at once on this node.
-  forgetAllApiKeys();
+  // Cached keys carry the tenant's status: every API node drops them (tenants/state-cache.ts).
   return body;
 }
 

@@ -1,0 +1,82 @@
+// acceptSends without HTTP: what it answers (accepted, rejected, suppressed, replayed, sync, quota)
+// for the callers that are not routes (scheduled sends, campaigns, SMTP submission), with and
+// without the API's cache of tenant state and group commit.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { QueryTypes } from 'sequelize';
+import { createTestContext, type TestContext } from './helpers/context.ts';
+import { createWorld } from './helpers/fixtures.ts';
+import { acceptSends, type SendDeps } from '../daemon/modules/emails/service.ts';
+import { normalizeSend } from '../daemon/modules/emails/validate.ts';
+import { createAcceptGroups } from '../daemon/modules/emails/accept-groups.ts';
+import { createTenantStateCache } from '../daemon/modules/tenants/state-cache.ts';
+import type { TenantContext } from '../daemon/plugins/access.ts';
+import { ApiError } from '../daemon/errors.ts';
+
+let ctx: TestContext;
+
+test.before(async () => {
+  ctx = await createTestContext();
+});
+
+test.after(async () => {
+  await ctx?.close();
+});
+
+const plainDeps = (): SendDeps => ({ sequelize: ctx.db.sequelize, sql: ctx.db.sql, config: ctx.config, secrets: ctx.deps.secrets });
+
+async function tenant(limit: number): Promise<TenantContext> {
+  const world = await createWorld(ctx.app);
+  await ctx.db.sequelize.query('UPDATE tenants SET monthly_limit = :limit WHERE id = :id', { replacements: { limit, id: world.tenantId } });
+  await ctx.db.sequelize.query(`INSERT INTO suppressions (tenant_id, email, reason) VALUES (:id, 'gone@example.test', 'bounce')`, { replacements: { id: world.tenantId } });
+  return { tenantId: world.tenantId, adminId: null, apiKeyId: world.key.id, role: null, isPlatformAdmin: false, testMode: false };
+}
+
+const send = (to: string, cc: string[] = []) => normalizeSend({ from: 'app@acme.test', to, cc, subject: 'Hi', textBody: 'Hello' });
+
+for (const [name, deps] of [
+  ['worker threads (no cache)', async () => plainDeps()],
+  ['API (cache and group commit)', async () => {
+    const tenantState = await createTenantStateCache({ sql: ctx.db.sql, listenUrl: null });
+    return { ...plainDeps(), tenantState, groups: createAcceptGroups(ctx.db.sql) };
+  }],
+] as const) {
+  test(`${name}: a single send answers what it accepted and which recipients it dropped`, async () => {
+    const sendDeps = await deps();
+    const as = await tenant(10);
+    const answer = await acceptSends(sendDeps, as, [send('Reader <reader@example.test>', ['gone@example.test'])], { shape: 'single' });
+    assert.is(answer.accepted.length, 1);
+    assert.equal(answer.accepted[0].to, ['"Reader" <reader@example.test>']);
+    assert.equal(answer.suppressed, ['gone@example.test']);
+    assert.equal(answer.rejected, []);
+    assert.is(answer.sync, null);
+    assert.is(answer.replayed, false);
+    assert.equal([answer.quota.limit, answer.quota.used], [10, 1]);
+    assert.equal(answer.body, { id: answer.accepted[0].id, status: 'QUEUED', messageId: answer.accepted[0].messageId, suppressed: ['gone@example.test'] });
+    const [row] = await ctx.db.sequelize.query<{ cc: string[] }>('SELECT cc_addresses AS cc FROM email_logs WHERE id = :id', { replacements: { id: answer.accepted[0].id }, type: QueryTypes.SELECT });
+    assert.equal(row.cc, []);
+  });
+
+  test(`${name}: a batch lists suppressed entries as rejected; a key replays; refusals are ApiErrors`, async () => {
+    const sendDeps = await deps();
+    const as = await tenant(2);
+    const batch = [send('one@example.test'), send('gone@example.test'), send('two@example.test')];
+    const first = await acceptSends(sendDeps, as, batch, { shape: 'batch', idempotencyKey: 'batch-1', rejected: [{ to: 'bad', reason: 'invalid address' }] });
+    assert.equal(first.accepted.map((a) => a.to), [['one@example.test'], ['two@example.test']]);
+    assert.equal(first.rejected, [{ to: 'bad', reason: 'invalid address' }, { to: 'gone@example.test', reason: 'suppressed' }]);
+    const again = await acceptSends(sendDeps, as, batch, { shape: 'batch', idempotencyKey: 'batch-1', rejected: [{ to: 'bad', reason: 'invalid address' }] });
+    assert.is(again.replayed, true);
+    assert.equal(again.accepted, []);
+    assert.equal(again.body, first.body);
+    // 2 of a limit of 2 used: the cap (110 %) is 2, a third is refused with the quota's headers.
+    try {
+      await acceptSends(sendDeps, as, [send('three@example.test')], { shape: 'single' });
+      assert.unreachable('the quota should refuse');
+    } catch (error) {
+      assert.instance(error, ApiError);
+      assert.is((error as ApiError).code, 'QUOTA_EXCEEDED');
+    }
+  });
+}
+
+test.run();
