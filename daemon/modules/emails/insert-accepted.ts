@@ -35,6 +35,22 @@ const ROW_COLUMNS = `id uuid, project_id uuid, message_id text, from_address tex
   locale text, headers jsonb, tags text[], metadata jsonb, attachments jsonb, track_opens boolean, track_clicks boolean,
   resent_from uuid, scheduled_email_id uuid`;
 
+/**
+ * The CTEs `timeline` and `queued` that give each row of a preceding CTE `logs` (its `id`) its
+ * 'queued' timeline row and its send job. The arguments are the statement's placeholders (Sequelize
+ * replacements here, `$n` in the campaign chunk statement), so both write the same rows.
+ */
+export function queuedRowsOfLogs(p: { tenantId: string; runAt: string; maxAttempts: string; jobKeyPrefix: string }): string {
+  return `timeline AS (
+    INSERT INTO email_events (tenant_id, email_id, type, data) SELECT ${p.tenantId}, id, 'queued', '{}' FROM logs
+  ), queued AS (
+    INSERT INTO jobs (queue, tenant_id, payload, run_at, max_attempts, key)
+    SELECT 'send', ${p.tenantId}, jsonb_build_object('emailId', id, 'tenantId', CAST(${p.tenantId} AS uuid)),
+           COALESCE(CAST(${p.runAt} AS timestamptz), now()), ${p.maxAttempts}, ${p.jobKeyPrefix} || id
+      FROM logs
+  )`;
+}
+
 // The quota is reserved first, exactly: one counter row per tenant and cycle, incremented only while
 // it stays within the cap. INSERT … ON CONFLICT DO UPDATE locks the row and evaluates its WHERE on the
 // newest committed value, so concurrent accepts (on any number of API nodes) serialize on that row and
@@ -61,14 +77,7 @@ const INSERT_ACCEPTED = `
       attachments, track_opens, track_clicks, :testMode, resent_from, scheduled_email_id, :createdAt, :createdAt
       FROM input
     RETURNING id
-  ), timeline AS (
-    INSERT INTO email_events (tenant_id, email_id, type, data) SELECT :tenantId, id, 'queued', '{}' FROM logs
-  ), queued AS (
-    INSERT INTO jobs (queue, tenant_id, payload, run_at, max_attempts, key)
-    SELECT 'send', :tenantId, jsonb_build_object('emailId', id, 'tenantId', CAST(:tenantId AS uuid)),
-           COALESCE(CAST(:runAt AS timestamptz), now()), :maxAttempts, :jobKeyPrefix || id
-      FROM logs
-  )
+  ), ${queuedRowsOfLogs({ tenantId: ':tenantId', runAt: ':runAt', maxAttempts: ':maxAttempts', jobKeyPrefix: ':jobKeyPrefix' })}
   SELECT (SELECT count(*) FROM logs)::int AS inserted`;
 
 /**

@@ -103,14 +103,15 @@ async function replayIfKnown(sequelize: Sequelize, tenantId: string, key: string
   }
 }
 
-function messageIdFor(emailId: string, fromAddress: string): string {
+export function messageIdFor(emailId: string, fromAddress: string): string {
   const domain = fromAddress.split('@')[1] ?? 'localhost';
   return `<${emailId}@${domain.replace(/[^A-Za-z0-9.-]/g, '') || 'localhost'}>`;
 }
 
 type Prepared = AcceptedSend;
 
-async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[]): Promise<void> {
+/** Template rendering, projects and verified sender domains of the sends (campaign chunks check theirs once per run). */
+export async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[]): Promise<void> {
   if (requests.some((r) => r.templateVersionId) && !(await loadTemplateRenderer())) {
     throw new UnprocessableError('Template rendering is not available yet: send htmlBody or textBody instead of templateVersionId.', 'TEMPLATE_RENDERING_UNAVAILABLE');
   }
@@ -127,12 +128,17 @@ async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: Nor
   }
 }
 
-function quotaError(quota: QuotaStatus): ApiError {
+export function quotaError(quota: QuotaStatus): ApiError {
   const retryAfter = Math.max(1, Math.ceil((quota.nextCycleAt.getTime() - Date.now()) / 1000));
   return new ApiError(429, 'QUOTA_EXCEEDED', `The monthly quota of ${quota.limit} emails is used beyond the 110 % grace (${quota.used} sent); sending resumes on ${quota.nextCycleAt.toISOString()} or after an upgrade.`, undefined, {
     ...quotaHeaders(quota),
     'retry-after': String(retryAfter),
   });
+}
+
+/** Sending is paused for the tenant (bounces, complaints, or an operator). */
+export function sendingPausedError(pausedAt: Date, reason: string | null): ApiError {
+  return new ForbiddenError(`Sending is paused for this tenant since ${pausedAt.toISOString()} (${reason ?? 'too many bounces or complaints'}); clean the list, then an owner can lift the pause with POST /tenants/{id}/resume-sending.`, 'SENDING_PAUSED');
 }
 
 export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], options: AcceptOptions): Promise<SendAnswer> {
@@ -173,7 +179,7 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
   const counted = ctx.testMode ? 0 : kept.length;
   if (counted > 0 && wouldExceedQuota(quota, counted)) throw quotaError(quota);
   if (tenant.sendingPausedAt && kept.length > 0) {
-    throw new ForbiddenError(`Sending is paused for this tenant since ${tenant.sendingPausedAt.toISOString()} (${tenant.sendingPausedReason ?? 'too many bounces or complaints'}); clean the list, then an owner can lift the pause with POST /tenants/{id}/resume-sending.`, 'SENDING_PAUSED');
+    throw sendingPausedError(tenant.sendingPausedAt, tenant.sendingPausedReason);
   }
 
   const prepared: Prepared[] = kept.map((request) => {
