@@ -297,7 +297,7 @@ async function listWorld(count: number) {
   return { ...t, templateId: tpl };
 }
 
-test('cancel while SENDING stops the expansion and takes back the queued sends no worker has picked up', async () => {
+test('cancel while SENDING stops the expansion and takes back the queued sends no worker has picked up, with their quota', async () => {
   const t = await listWorld(5);
   const campaign = (await create({ name: 'Stop me', templateId: t.templateId, audience: {} }, t.asKey)).json();
   assert.is((await startSend(campaign.id, 'news@acme.example', t.asKey)).statusCode, 202);
@@ -311,10 +311,14 @@ test('cancel while SENDING stops the expansion and takes back the queued sends n
   // A worker already holds the first one: it is being delivered and cannot be taken back.
   await ctx.db.sequelize.query(`UPDATE jobs SET locked_by = 'w', locked_until = now() + interval '1 minute' WHERE queue = 'send' AND key = :key`, { replacements: { key: `email:${logs[0].id}` } });
 
+  const used = async () => Number((await rows<{ used: string }>('SELECT sum(used) AS used FROM quota_usage WHERE tenant_id = :t', { t: t.tenantId }))[0].used);
+  assert.is(await used(), 3, 'each queued send is counted');
+
   const res = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/cancel`, headers: t.asKey });
   assert.is(res.statusCode, 200, res.body);
   const body = res.json();
   assert.equal([body.status, body.accepted, body.cancelledSends, body.remaining], ['CANCELLED', 3, 2, 0]);
+  assert.is(await used(), 1, 'the two sends taken back give their quota back; the one being delivered keeps it');
   assert.type(body.cancelledAt, 'string');
   const after = await rows<{ id: string; status: string; error: string | null }>(`SELECT id, status, error FROM email_logs WHERE metadata->>'campaignId' = :id ORDER BY id`, { id: campaign.id });
   assert.equal(after.map((l) => l.status), ['QUEUED', 'CANCELLED', 'CANCELLED']);
