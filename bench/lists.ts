@@ -3,7 +3,9 @@
 //   1. POST /contacts/bulk: LISTS_CONTACTS contacts, 1,000 per request, 4 requests in flight;
 //   2. POST /contacts/import: as many again from a CSV file streamed in one request;
 //   3. a campaign to the CSV contacts: from POST /campaigns/{id}/send to the last recipient queued
-//      (the campaign SENT), i.e. the expansion rate.
+//      (the campaign SENT), i.e. the expansion rate, with the daemon's workers delivering beside it;
+//   4. the daemon stopped, the same expansion again (a second campaign to the same contacts, chunk
+//      by chunk through expandOneChunk in this process): its own rate, without the drain beside it.
 // Goals: ≥ 5,000 contacts/s over bulk, ≥ 10,000/s from CSV, 100,000 recipients queued in ≤ 30 s.
 // LISTS_CONTACTS defaults to 100,000; results go to bench/lists-results.json.
 import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -13,6 +15,10 @@ import { Readable } from 'node:stream';
 import { BENCH_DIR, freePort, startChild, type Child } from './children.ts';
 import { createBenchDatabase, type BenchDatabase } from './database.ts';
 import { machineInfo } from './machine.ts';
+import { loadConfig } from '../daemon/config.ts';
+import { loadSecrets } from '../daemon/secrets.ts';
+import { CONTACTS_PER_CHUNK, expandOneChunk } from '../daemon/modules/campaigns/expand.ts';
+import { startCampaignSend } from '../daemon/modules/campaigns/send.ts';
 
 const CONTACTS = Number(process.env.LISTS_CONTACTS ?? 100_000);
 const IN_FLIGHT = 4;
@@ -107,6 +113,25 @@ async function main() {
   if (state.status !== 'SENT' || state.accepted !== CONTACTS) throw new Error(`campaign: ${JSON.stringify(state)}`);
   log(`campaign: ${CONTACTS} recipients queued in ${queuedSeconds.toFixed(1)} s (202 after ${answeredMs.toFixed(0)} ms)`);
 
+  // 4. The expansion alone: nothing delivers, nothing else writes.
+  const alone = await api(url, key, 'POST', '/campaigns', { name: 'Alone', templateId: template.id, audience: { tag: 'csv' } });
+  await held.daemon?.stop();
+  held.daemon = null;
+  const deps = {
+    sequelize: database.db.sequelize,
+    sql: database.db.sql,
+    config: loadConfig({ NODE_ENV: 'production', DATABASE_URL: database.url, DATA_DIR: dataDir, JWT_SECRET }),
+    secrets: loadSecrets(dataDir, JWT_SECRET),
+  };
+  const owner = { tenantId: database.tenantId, adminId: null, apiKeyId: null, role: null, isPlatformAdmin: false, testMode: false };
+  await startCampaignSend(database.db.sequelize, owner, alone.id, { from: 'Bench News <news@bench.example>' }, { testMode: null });
+  const aloneStart = performance.now();
+  while ((await expandOneChunk(deps, database.tenantId, alone.id, CONTACTS_PER_CHUNK)) === 'more');
+  const aloneSeconds = (performance.now() - aloneStart) / 1000;
+  const [aloneRow] = await database.db.sequelize.query<{ accepted_count: number }>('SELECT accepted_count FROM campaigns WHERE id = :id', { replacements: { id: alone.id }, type: 'SELECT' as never });
+  if (aloneRow.accepted_count !== CONTACTS) throw new Error(`expansion alone: ${JSON.stringify(aloneRow)}`);
+  log(`expansion alone: ${CONTACTS} recipients in ${aloneSeconds.toFixed(1)} s`);
+
   const results = {
     at: new Date().toISOString(),
     machine: machineInfo(database.postgresVersion),
@@ -119,6 +144,9 @@ async function main() {
       secondsToLastQueued: round(queuedSeconds),
       recipientsPerSecond: Math.round(CONTACTS / queuedSeconds),
       goalSecondsFor100k: 30,
+      // Phase 4: the same expansion with the daemon stopped (no drain beside it).
+      expansionAloneSeconds: round(aloneSeconds),
+      expansionAloneRecipientsPerSecond: Math.round(CONTACTS / aloneSeconds),
     },
   };
   writeFileSync(join(BENCH_DIR, 'lists-results.json'), `${JSON.stringify(results, null, 2)}\n`);
