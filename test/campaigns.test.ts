@@ -216,6 +216,26 @@ test('POST /campaigns/:id/send answers 202 at once; the campaign job hands each 
     ['d@example.com', 'en', 'QUEUED'],
   ]);
   assert.ok(logs.every((l) => l.tags.includes('campaign')));
+  // What the worker renders and sends with: the same row a send through acceptSends stores.
+  const [log] = await rows<Record<string, unknown>>(
+    `SELECT l.id, l.from_address, l.message_id, l.data, l.subject, l.headers, l.cc_addresses, l.attachments, l.html_body, l.api_key_id, l.test_mode,
+            (SELECT count(*)::int FROM jobs j WHERE j.queue = 'send' AND j.key = 'email:' || l.id AND j.payload->>'emailId' = l.id::text) AS jobs,
+            (SELECT count(*)::int FROM email_events e WHERE e.email_id = l.id AND e.type = 'queued') AS queued
+       FROM email_logs l WHERE l.metadata->>'campaignId' = :id AND l.to_addresses[1] = 'b@example.com'`,
+    { id: campaign.id },
+  );
+  const [contact] = await rows<{ email: string; external_id: string | null; first_name: string | null; last_name: string | null; locale: string | null; attributes: Record<string, unknown> }>(
+    `SELECT email, external_id, first_name, last_name, locale, attributes FROM contacts WHERE tenant_id = :tenantId AND email = 'b@example.com'`,
+    { tenantId: world.tenantId },
+  );
+  assert.equal(log.data, {
+    ...contact.attributes,
+    contact: { email: contact.email, externalId: contact.external_id, firstName: contact.first_name, lastName: contact.last_name, locale: contact.locale, attributes: contact.attributes },
+  });
+  assert.equal(
+    [log.from_address, log.message_id, log.subject, log.headers, log.cc_addresses, log.attachments, log.html_body, log.test_mode, log.jobs, log.queued],
+    ['"Acme" <news@acme.example>', `<${String(log.id)}@acme.example>`, '', {}, [], [], null, false, 1, 1],
+  );
   const again = await startSend(campaign.id, 'news@acme.example');
   assert.is(again.statusCode, 409);
   assert.is(again.json().code, 'CAMPAIGN_NOT_SENDABLE');
