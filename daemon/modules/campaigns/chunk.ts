@@ -1,8 +1,9 @@
 // One chunk of a campaign's expansion, set-wise: ONE statement reads the chunk's contacts by keyset
 // and writes their email logs, 'queued' timeline rows and send jobs (INSERT … SELECT FROM contacts),
 // reserves the exact quota for them and moves the campaign's position with its counters. It runs in
-// a transaction behind a compare-and-set lock on the campaign row, so the chunk commits whole or
-// not at all (expand.ts says why that makes a kill -9 harmless).
+// a transaction that first locks the campaign row and reads the position under that lock, so the
+// chunk commits whole or not at all, from the position the last committed chunk left (expand.ts
+// says why that makes a kill -9 harmless).
 //
 // This replaced a call into acceptSends per chunk: reading 1,000 contacts into JavaScript, building,
 // validating and serialising 1,000 sends and sending them back as JSON cost about 1 ms of CPU per
@@ -57,8 +58,8 @@ export interface ChunkTenant {
 
 export type ChunkResult =
   | { kind: 'written'; read: number; accepted: number; rejected: number }
-  /** Another run moved the position, or the campaign is no longer SENDING: nothing was written. */
-  | { kind: 'moved' }
+  /** The campaign is no longer SENDING (cancelled, finished by another run): nothing was written. */
+  | { kind: 'stopped' }
   /** The chunk's sends would pass the cap: nothing was written. */
   | { kind: 'over-quota'; wanted: number }
   /** A contact of the chunk has a project and the sender's domain is not verified: nothing was written. */
@@ -70,7 +71,7 @@ export type ChunkResult =
 // prefix, $18 whether the sender's domain is verified (or the campaign in test mode); then the
 // audience's own filters, in the order tag, locale, project.
 const FIXED_PARAMETERS = 18;
-export const NIL_POSITION = '00000000-0000-0000-0000-000000000000';
+const NIL_POSITION = '00000000-0000-0000-0000-000000000000';
 
 /**
  * The chunk's contacts in id order after the position: the same walk as findAudienceChunk (contacts
@@ -160,13 +161,12 @@ function statementFor(audience: Audience): { statement: Statement; filters: unkn
   return { statement: statements.get(key)!, filters };
 }
 
-// The compare-and-set, taken first: the chunk runs only while the campaign is SENDING at the position
-// it started from, and holds the campaign row until it commits. A cancel (which locks the same row
-// first, then the quota row) waits for it or makes it find nothing; the lock order is the same.
+// Taken first: the chunk runs only while the campaign is SENDING, from the position read under the
+// lock, and holds the campaign row until it commits. Another run of the same job waits and then
+// reads the position this chunk left; a cancel (which locks the same row first, then the quota row)
+// waits for the chunk or makes it find nothing. Both take the two rows in the same order.
 const LOCK_POSITION = declare('campaign-chunk-lock', `
-  SELECT id FROM campaigns
-   WHERE id = $1 AND tenant_id = $2 AND status = 'SENDING' AND expansion_cursor IS NOT DISTINCT FROM $3::uuid
-   FOR UPDATE`);
+  SELECT expansion_cursor FROM campaigns WHERE id = $1 AND tenant_id = $2 AND status = 'SENDING' FOR UPDATE`);
 
 class NothingWritten extends Error {
   constructor(readonly result: ChunkResult) {
@@ -174,14 +174,15 @@ class NothingWritten extends Error {
   }
 }
 
-/** Writes one chunk of at most `limit` contacts after `from` (see the header). */
-export async function writeChunk(sql: Sql, plan: ChunkPlan, tenant: ChunkTenant, from: string | null, limit: number): Promise<ChunkResult> {
+/** Writes the next chunk of at most `limit` contacts (see the header). */
+export async function writeChunk(sql: Sql, plan: ChunkPlan, tenant: ChunkTenant, limit: number): Promise<ChunkResult> {
   const { statement, filters } = statementFor(plan.audience);
   try {
     return await sql.transaction(async (client: pg.PoolClient) => {
-      if ((await sql.rows(LOCK_POSITION, [plan.campaignId, plan.tenantId, from], client)).length === 0) throw new NothingWritten({ kind: 'moved' });
+      const [campaign] = await sql.rows<{ expansion_cursor: string | null }>(LOCK_POSITION, [plan.campaignId, plan.tenantId], client);
+      if (!campaign) throw new NothingWritten({ kind: 'stopped' });
       const [row] = await sql.rows<{ read: number; wanted: number; accepted: number; allowed: boolean; blocked_project: string | null }>(statement, [
-        plan.tenantId, from ?? NIL_POSITION, limit, plan.campaignId, JSON.stringify(plan.versions),
+        plan.tenantId, campaign.expansion_cursor ?? NIL_POSITION, limit, plan.campaignId, JSON.stringify(plan.versions),
         plan.defaultVersion ? JSON.stringify(plan.defaultVersion) : null, plan.apiKeyId, plan.testMode, tenant.trackOpens,
         tenant.trackClicks, plan.from, plan.messageIdSuffix, JSON.stringify({ campaignId: plan.campaignId }), tenant.cycleStart,
         tenant.cap, plan.maxAttempts, plan.jobKeyPrefix, plan.domainVerified, ...filters,

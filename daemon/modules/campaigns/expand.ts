@@ -4,12 +4,13 @@
 // shares (sender, template versions, domain and renderer checks) is settled once per job run; then
 // each chunk is one statement that reads the next contacts after the campaign's position and writes
 // their sends, the quota and the new position (with the counters), in ONE transaction (chunk.ts).
-// The position is written compare-and-set: only if the campaign is still SENDING at the position the
-// chunk started from, else nothing of the chunk is written. A worker killed at any point therefore leaves either the whole chunk (sends and
-// position) or none of it; the queue's lease reclaim runs the job again and it resumes after the
-// last committed chunk: no contact is sent twice by the expansion and none is skipped. Two runs of
-// the same job (a lease lost by a live worker) cannot both commit one chunk, and a cancel that
-// commits first makes the chunk in flight roll back.
+// The transaction reads the position under a lock on the campaign row and writes only while the
+// campaign is SENDING, else nothing of the chunk is written. A worker killed at any point therefore
+// leaves either the whole chunk (sends and position) or none of it; the queue's lease reclaim runs
+// the job again and it resumes after the last committed chunk: no contact is sent twice by the
+// expansion and none is skipped. Two runs of the same job (a lease lost by a live worker) take the
+// lock in turn, the second from the position the first left; a cancel that commits first makes the
+// chunk in flight write nothing.
 //
 // Refusals of the pipeline (quota, sending pause, unverified domain …): with nothing accepted yet
 // the campaign returns to DRAFT (SCHEDULED if it has a sendAt) with the sentence in lastError;
@@ -61,6 +62,7 @@ interface Run {
   plan: ChunkPlan | null;
   /** A send as the pipeline would check it (the sender, a template, the project), for checkReferences. */
   probe: NormalizedSend | null;
+  sender: TenantContext | null;
 }
 
 /** A lower-cased published locale → the version a contact with that locale gets (resolvePublishedVersion). */
@@ -103,9 +105,13 @@ async function planRun(run: Run, campaign: CampaignRow): Promise<ChunkPlan> {
 /** One chunk (see the header): reads first, then one transaction writes the chunk or nothing. */
 async function expandChunk(run: Run, limit: number): Promise<Step> {
   const { sequelize } = run.deps;
-  const campaign = await CampaignRow.findOne({ where: { id: run.campaignId, tenantId: run.tenantId } });
-  if (!campaign || campaign.status !== 'SENDING') return 'stopped';
-  const plan = (run.plan ??= await planRun(run, campaign));
+  if (!run.plan) {
+    const campaign = await CampaignRow.findOne({ where: { id: run.campaignId, tenantId: run.tenantId } });
+    if (!campaign || campaign.status !== 'SENDING') return 'stopped';
+    run.plan = await planRun(run, campaign);
+    run.sender = senderOf(campaign);
+  }
+  const plan = run.plan;
   // Read for every chunk, so a pause or a new quota cycle takes effect at the next one.
   const tenant = await tenantSendingState(sequelize, run.tenantId);
   if (!tenant) throw new ForbiddenError('This tenant no longer exists.', 'TENANT_GONE');
@@ -116,17 +122,16 @@ async function expandChunk(run: Run, limit: number): Promise<Step> {
     cap,
     trackOpens: tenant.trackOpens ?? false,
     trackClicks: tenant.trackClicks ?? false,
-  }, campaign.expansionCursor ?? null, limit);
+  }, limit);
   switch (result.kind) {
-    // Read again: a cancel ends the job, another run's progress is continued.
-    case 'moved':
-      return 'more';
+    case 'stopped':
+      return 'stopped';
     case 'over-quota':
       throw quotaError({ ...tenant.quota, used: Math.max(tenant.quota.used, cap - result.wanted + 1) });
     case 'blocked':
       // The pipeline's own refusal for a send with this project (unverified domain, unknown project);
       // none means the domain was verified meanwhile.
-      await checkReferences(run.deps, senderOf(campaign), [{ ...run.probe!, projectId: result.projectId }]);
+      await checkReferences(run.deps, run.sender!, [{ ...run.probe!, projectId: result.projectId }]);
       plan.domainVerified = true;
       return 'more';
     case 'written':
@@ -137,7 +142,7 @@ async function expandChunk(run: Run, limit: number): Promise<Step> {
 
 /** One chunk of at most `limit` contacts, as a job run would take it (tests stop a send part-way with it). */
 export async function expandOneChunk(deps: ExpandDeps, tenantId: string, campaignId: string, limit: number): Promise<Step> {
-  return expandChunk({ deps, tenantId, campaignId, plan: null, probe: null }, limit);
+  return expandChunk({ deps, tenantId, campaignId, plan: null, probe: null, sender: null }, limit);
 }
 
 /** Sends the tenant may still make this cycle before the hard stop (110 %). */
@@ -166,6 +171,7 @@ export async function handleCampaignJob(job: JobRow, ctx: WorkerContext): Promis
     campaignId: String(job.payload.campaignId),
     plan: null,
     probe: null,
+    sender: null,
   };
   let limit = CONTACTS_PER_CHUNK;
   for (;;) {
