@@ -74,9 +74,10 @@ const FIXED_PARAMETERS = 18;
 const NIL_POSITION = '00000000-0000-0000-0000-000000000000';
 
 /**
- * The chunk's contacts in id order after the position: the same walk as findAudienceChunk (contacts
- * module), on the opted-in partial indexes of migration 0170, with a tag narrowing the walk through
- * the tag's links from the same position.
+ * The chunk's contacts in id order after the position (a walk that an update mid-walk cannot
+ * reorder), on the opted-in partial indexes of migration 0170. A tag narrows the walk through the
+ * tag's links from the same position (a merge over two bounded index ranges), instead of an EXISTS
+ * that the planner serves by reading every link of the tenant.
  */
 function audienceWalk(audience: Audience): string {
   let next = FIXED_PARAMETERS;
