@@ -216,6 +216,26 @@ test('POST /campaigns/:id/send answers 202 at once; the campaign job hands each 
     ['d@example.com', 'en', 'QUEUED'],
   ]);
   assert.ok(logs.every((l) => l.tags.includes('campaign')));
+  // What the worker renders and sends with: the same row a send through acceptSends stores.
+  const [log] = await rows<Record<string, unknown>>(
+    `SELECT l.id, l.from_address, l.message_id, l.data, l.subject, l.headers, l.cc_addresses, l.attachments, l.html_body, l.api_key_id, l.test_mode,
+            (SELECT count(*)::int FROM jobs j WHERE j.queue = 'send' AND j.key = 'email:' || l.id AND j.payload->>'emailId' = l.id::text) AS jobs,
+            (SELECT count(*)::int FROM email_events e WHERE e.email_id = l.id AND e.type = 'queued') AS queued
+       FROM email_logs l WHERE l.metadata->>'campaignId' = :id AND l.to_addresses[1] = 'b@example.com'`,
+    { id: campaign.id },
+  );
+  const [contact] = await rows<{ email: string; external_id: string | null; first_name: string | null; last_name: string | null; locale: string | null; attributes: Record<string, unknown> }>(
+    `SELECT email, external_id, first_name, last_name, locale, attributes FROM contacts WHERE tenant_id = :tenantId AND email = 'b@example.com'`,
+    { tenantId: world.tenantId },
+  );
+  assert.equal(log.data, {
+    ...contact.attributes,
+    contact: { email: contact.email, externalId: contact.external_id, firstName: contact.first_name, lastName: contact.last_name, locale: contact.locale, attributes: contact.attributes },
+  });
+  assert.equal(
+    [log.from_address, log.message_id, log.subject, log.headers, log.cc_addresses, log.attachments, log.html_body, log.test_mode, log.jobs, log.queued],
+    ['"Acme" <news@acme.example>', `<${String(log.id)}@acme.example>`, '', {}, [], [], null, false, 1, 1],
+  );
   const again = await startSend(campaign.id, 'news@acme.example');
   assert.is(again.statusCode, 409);
   assert.is(again.json().code, 'CAMPAIGN_NOT_SENDABLE');
@@ -297,7 +317,7 @@ async function listWorld(count: number) {
   return { ...t, templateId: tpl };
 }
 
-test('cancel while SENDING stops the expansion and takes back the queued sends no worker has picked up', async () => {
+test('cancel while SENDING stops the expansion and takes back the queued sends no worker has picked up, with their quota', async () => {
   const t = await listWorld(5);
   const campaign = (await create({ name: 'Stop me', templateId: t.templateId, audience: {} }, t.asKey)).json();
   assert.is((await startSend(campaign.id, 'news@acme.example', t.asKey)).statusCode, 202);
@@ -311,10 +331,14 @@ test('cancel while SENDING stops the expansion and takes back the queued sends n
   // A worker already holds the first one: it is being delivered and cannot be taken back.
   await ctx.db.sequelize.query(`UPDATE jobs SET locked_by = 'w', locked_until = now() + interval '1 minute' WHERE queue = 'send' AND key = :key`, { replacements: { key: `email:${logs[0].id}` } });
 
+  const used = async () => Number((await rows<{ used: string }>('SELECT sum(used) AS used FROM quota_usage WHERE tenant_id = :t', { t: t.tenantId }))[0].used);
+  assert.is(await used(), 3, 'each queued send is counted');
+
   const res = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/cancel`, headers: t.asKey });
   assert.is(res.statusCode, 200, res.body);
   const body = res.json();
   assert.equal([body.status, body.accepted, body.cancelledSends, body.remaining], ['CANCELLED', 3, 2, 0]);
+  assert.is(await used(), 1, 'the two sends taken back give their quota back; the one being delivered keeps it');
   assert.type(body.cancelledAt, 'string');
   const after = await rows<{ id: string; status: string; error: string | null }>(`SELECT id, status, error FROM email_logs WHERE metadata->>'campaignId' = :id ORDER BY id`, { id: campaign.id });
   assert.equal(after.map((l) => l.status), ['QUEUED', 'CANCELLED', 'CANCELLED']);

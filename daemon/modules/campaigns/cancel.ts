@@ -2,10 +2,13 @@
 // stops its expansion and takes back the sends it queued that no worker has picked up yet.
 //
 // Once the status is CANCELLED no further chunk commits: a chunk writes its sends and position only
-// while the campaign is SENDING (compare-and-set in the same transaction, expand.ts), so the chunk
-// in flight rolls back and the job, reading CANCELLED, ends. The queued sends are taken back in the same transaction: their send jobs are deleted
-// unless a worker has leased them (those are already being delivered and are left alone), and
-// their logs become CANCELLED.
+// while the campaign is SENDING (compare-and-set in the same transaction, chunk.ts), so the chunk in
+// flight writes nothing and the job, reading CANCELLED, ends. The queued sends are taken back in the
+// same transaction: their send jobs are deleted unless a worker has leased them (those are already
+// being delivered and are left alone), and their logs become CANCELLED. The quota those sends took is given back: each one to the cycle it
+// was counted in (the newest counter row that started before its log was written), test sends not,
+// since they were never counted. The campaign row is locked before the counter row, in the order a
+// chunk takes them (chunk.ts), so a cancel and a chunk cannot deadlock.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { ConflictError } from '../../errors.ts';
 import type { TenantContext } from '../../plugins/access.ts';
@@ -18,8 +21,9 @@ import { findCampaign, toCampaign } from './service.ts';
 export const CANCELLED_SEND_ERROR = 'the campaign was cancelled before this message was sent';
 
 /**
- * The campaign's logs are found through the tenant/status index from the moment the send started
- * (a minute earlier, against clock skew between the daemon and the database).
+ * Answers how many were taken back. The campaign's logs are found through the tenant/status index
+ * from the moment the send started (a minute earlier, against clock skew between the daemon and the
+ * database).
  */
 async function takeBackQueuedSends(sequelize: Sequelize, tenantId: string, campaignId: string, startedAt: Date, transaction: Transaction): Promise<number> {
   const [row] = await sequelize.query<{ n: number }>(
@@ -32,7 +36,13 @@ async function takeBackQueuedSends(sequelize: Sequelize, tenantId: string, campa
      ), marked AS (
        UPDATE email_logs SET status = 'CANCELLED', error = :error, updated_at = now()
         WHERE id IN (SELECT id FROM taken) AND status = 'QUEUED'
-        RETURNING id
+        RETURNING id, created_at, test_mode
+     ), refunded AS (
+       UPDATE quota_usage q SET used = GREATEST(0, q.used - r.n)
+         FROM (SELECT (SELECT max(u.cycle_start) FROM quota_usage u WHERE u.tenant_id = :tenantId AND u.cycle_start <= m.created_at) AS cycle_start,
+                      count(*)::int AS n
+                 FROM marked m WHERE NOT m.test_mode GROUP BY 1) r
+        WHERE q.tenant_id = :tenantId AND q.cycle_start = r.cycle_start AND q.shard = 0
      )
      SELECT count(*)::int AS n FROM marked`,
     { replacements: { tenantId, campaignId, startedAt, keyPrefix: sendJobKey(''), error: CANCELLED_SEND_ERROR }, type: QueryTypes.SELECT, transaction },

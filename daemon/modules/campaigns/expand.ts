@@ -1,33 +1,36 @@
 // The campaign expansion job (queue 'campaign', handler registered in daemon/jobs/handlers.ts).
 //
-// The audience is walked in id order, CONTACTS_PER_CHUNK contacts at a time. A chunk reads the
-// campaign's position and the next contacts after it, hands them to the send pipeline, and the
-// pipeline writes the chunk's sends and the new position (with the counters) in ONE transaction
-// (acceptSends' inTransaction). The position is written compare-and-set: only if the campaign is
-// still SENDING at the position the chunk started from, else the transaction rolls back with the
-// chunk's sends. A worker killed at any point therefore leaves either the whole chunk (sends and
-// position) or none of it; the queue's lease reclaim runs the job again and it resumes after the
-// last committed chunk: no contact is sent twice by the expansion and none is skipped. Two runs of
-// the same job (a lease lost by a live worker) cannot both commit one chunk, and a cancel that
-// commits first makes the chunk in flight roll back.
+// The audience is walked in id order, CONTACTS_PER_CHUNK contacts at a time. What every recipient
+// shares (sender, template versions, domain and renderer checks) is settled once per job run; then
+// each chunk is one statement that reads the next contacts after the campaign's position and writes
+// their sends, the quota and the new position (with the counters), in ONE transaction (chunk.ts).
+// The transaction reads the position under a lock on the campaign row and writes only while the
+// campaign is SENDING, else nothing of the chunk is written. A worker killed at any point therefore
+// leaves either the whole chunk (sends and position) or none of it; the queue's lease reclaim runs
+// the job again and it resumes after the last committed chunk: no contact is sent twice by the
+// expansion and none is skipped. Two runs of the same job (a lease lost by a live worker) take the
+// lock in turn, the second from the position the first left; a cancel that commits first makes the
+// chunk in flight write nothing.
 //
 // Refusals of the pipeline (quota, sending pause, unverified domain …): with nothing accepted yet
 // the campaign returns to DRAFT (SCHEDULED if it has a sendAt) with the sentence in lastError;
 // part-way it stays SENDING with lastError and the job is retried with backoff (up to an hour),
 // so it continues once the quota cycle resets or the pause is lifted, or it is cancelled. The
 // quota is exact per recipient: a chunk that would cross the hard stop is cut to what still fits.
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { ApiError, UnprocessableError } from '../../errors.ts';
+// Suppressed contacts, and contacts whose locale has no published version, are counted as rejected.
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { ApiError, ForbiddenError, UnprocessableError } from '../../errors.ts';
+import type { Sql } from '../../db/sql.ts';
 import type { TenantContext } from '../../plugins/access.ts';
+import { wakeQueue } from '../../queue/enqueue.ts';
 import type { JobOutcome, JobRow, WorkerContext } from '../../queue/types.ts';
-import { acceptSends, type SendDeps } from '../emails/service.ts';
+import { checkReferences, messageIdFor, quotaError, SEND_MAX_ATTEMPTS, sendJobKey, sendingPausedError, type SendDeps } from '../emails/service.ts';
 import { normalizeSend, type NormalizedSend } from '../emails/validate.ts';
-import { resolvePublishedVersion, type PublishedVersion } from '../templates/render.ts';
-import { findAudienceChunk, type AudienceContact } from '../contacts/model.ts';
-import { QUOTA_HARD_STOP_RATIO, quotaStatus } from '../quota/service.ts';
-import type { BatchAccepted } from '../../../shared/schemas/emails.ts';
-import { CampaignRow, templateSlug } from './model.ts';
-import { audienceFilter } from './service.ts';
+import { isVerifiedSenderDomain } from '../domains/service.ts';
+import { resolvePublishedVersion } from '../templates/render.ts';
+import { QUOTA_HARD_STOP_RATIO, quotaCap, quotaStatus, tenantSendingState } from '../quota/service.ts';
+import { CampaignRow, publishedLocales, templateSlug } from './model.ts';
+import { writeChunk, type ChunkPlan, type ChunkVersion } from './chunk.ts';
 
 export const CONTACTS_PER_CHUNK = 1000;
 const RETRY_BASE_MS = 60_000;
@@ -35,27 +38,8 @@ const RETRY_MAX_MS = 60 * 60_000;
 
 type Step = 'more' | 'finished' | 'stopped';
 
-function templateData(contact: AudienceContact): Record<string, unknown> {
-  return {
-    ...contact.attributes,
-    contact: {
-      email: contact.email,
-      externalId: contact.externalId,
-      firstName: contact.firstName,
-      lastName: contact.lastName,
-      locale: contact.locale,
-      attributes: contact.attributes,
-    },
-  };
-}
-
-/** Published versions by lower-cased locale, resolved once per job run (language, then default locale). */
-type VersionCache = Map<string, PublishedVersion | null>;
-
-async function versionFor(sequelize: Sequelize, tenantId: string, slug: string, locale: string | null, cache: VersionCache) {
-  const key = (locale ?? '').toLowerCase();
-  if (!cache.has(key)) cache.set(key, await resolvePublishedVersion(sequelize, tenantId, slug, locale));
-  return cache.get(key) ?? null;
+export interface ExpandDeps extends SendDeps {
+  sql: Sql;
 }
 
 /** Who the sends are made as: the campaign's sender (key, test mode), recorded when it was started. */
@@ -71,97 +55,94 @@ function senderOf(campaign: CampaignRow): TenantContext {
 }
 
 interface Run {
-  deps: SendDeps;
+  deps: ExpandDeps;
   tenantId: string;
   campaignId: string;
-  versions: VersionCache;
+  /** Settled at the first chunk of the job run. */
+  plan: ChunkPlan | null;
+  /** A send as the pipeline would check it (the sender, a template, the project), for checkReferences. */
+  probe: NormalizedSend | null;
+  sender: TenantContext | null;
 }
 
-/** The chunk's position moved under it (another run of the job, or a cancel): its sends roll back. */
-class PositionMoved extends Error {}
-
-interface Advance {
-  from: string | null;
-  to: string | null;
-  accepted: number;
-  rejected: number;
-  finished?: boolean;
-}
-
-/**
- * Moves the position from `from` to `to` and adds the chunk's counts, only if the campaign is still
- * SENDING at `from` (compare-and-set); false otherwise.
- */
-async function advance(sequelize: Sequelize, run: Run, step: Advance, transaction?: Transaction): Promise<boolean> {
-  const rows = await sequelize.query(
-    `UPDATE campaigns SET expansion_cursor = CAST(:to AS uuid), accepted_count = accepted_count + :accepted,
-            rejected_count = rejected_count + :rejected, last_error = NULL, updated_at = now()
-            ${step.finished ? `, status = 'SENT', sent_at = now()` : ''}
-      WHERE id = :id AND tenant_id = :tenantId AND status = 'SENDING' AND expansion_cursor IS NOT DISTINCT FROM CAST(:from AS uuid)
-      RETURNING id`,
-    { replacements: { ...step, id: run.campaignId, tenantId: run.tenantId }, type: QueryTypes.SELECT, transaction },
-  );
-  return rows.length === 1;
-}
-
-/** One chunk (see the header): reads first, then the sends and the new position in one transaction. */
-async function expandChunk(run: Run, limit: number): Promise<Step> {
-  const { sequelize } = run.deps;
-  const campaign = await CampaignRow.findOne({ where: { id: run.campaignId, tenantId: run.tenantId } });
-  if (!campaign || campaign.status !== 'SENDING') return 'stopped';
-  const from = campaign.expansionCursor ?? null;
-  const contacts = await findAudienceChunk(sequelize, audienceFilter(run.tenantId, campaign.audience ?? {}), from, limit);
-  if (contacts.length === 0) {
-    return (await advance(sequelize, run, { from, to: from, accepted: 0, rejected: 0, finished: true })) ? 'finished' : 'more';
+/** A lower-cased published locale → the version a contact with that locale gets (resolvePublishedVersion). */
+async function publishedVersions(sequelize: Sequelize, tenantId: string, templateId: string, slug: string) {
+  const versions: Record<string, ChunkVersion> = {};
+  for (const locale of await publishedLocales(sequelize, tenantId, templateId)) {
+    const version = await resolvePublishedVersion(sequelize, tenantId, slug, locale);
+    if (version) versions[locale] = { id: version.id, locale: version.locale };
   }
+  const fallback = await resolvePublishedVersion(sequelize, tenantId, slug, null);
+  return { versions, defaultVersion: fallback ? { id: fallback.id, locale: fallback.locale } : null };
+}
+
+/** What every recipient shares, checked as acceptSends checks a send (sender, renderer, domain). */
+async function planRun(run: Run, campaign: CampaignRow): Promise<ChunkPlan> {
+  const { sequelize } = run.deps;
   const slug = await templateSlug(sequelize, run.tenantId, campaign.templateId);
   if (!slug) throw new UnprocessableError('The campaign\'s template no longer exists.', 'TEMPLATE_NOT_FOUND');
-  const sender = campaign.fromAddress ?? '';
-  const sends: NormalizedSend[] = [];
-  const refused: { to: string; reason: string }[] = [];
-  for (const contact of contacts) {
-    const version = await versionFor(sequelize, run.tenantId, slug, contact.locale, run.versions);
-    if (!version) {
-      refused.push({ to: contact.email, reason: `no published version for locale ${contact.locale ?? '(none)'} or the default locale` });
-      continue;
-    }
-    sends.push(normalizeSend({
-      from: sender,
-      to: contact.email,
-      templateVersionId: version.id,
-      locale: version.locale,
-      data: templateData(contact),
-      tags: ['campaign'],
-      metadata: { campaignId: campaign.id },
-      ...(contact.projectId ? { projectId: contact.projectId } : {}),
-    }));
+  const { versions, defaultVersion } = await publishedVersions(sequelize, run.tenantId, campaign.templateId, slug);
+  const probe = normalizeSend({ from: campaign.fromAddress ?? '', to: 'recipient@example.com', templateVersionId: defaultVersion?.id ?? 'none' });
+  await checkReferences(run.deps, senderOf(campaign), [probe], true);
+  run.probe = probe;
+  return {
+    tenantId: run.tenantId,
+    campaignId: run.campaignId,
+    audience: campaign.audience ?? {},
+    apiKeyId: campaign.apiKeyId ?? null,
+    testMode: campaign.testMode,
+    domainVerified: campaign.testMode || (await isVerifiedSenderDomain(sequelize, run.tenantId, probe.fromAddress.split('@')[1])),
+    from: probe.from,
+    // messageIdFor gives `<id@domain>`: the chunk statement puts each log's id before the rest.
+    messageIdSuffix: messageIdFor('', probe.fromAddress).slice(1),
+    versions,
+    defaultVersion,
+    maxAttempts: SEND_MAX_ATTEMPTS,
+    jobKeyPrefix: sendJobKey(''),
+  };
+}
+
+/** One chunk (see the header): reads first, then one transaction writes the chunk or nothing. */
+async function expandChunk(run: Run, limit: number): Promise<Step> {
+  const { sequelize } = run.deps;
+  if (!run.plan) {
+    const campaign = await CampaignRow.findOne({ where: { id: run.campaignId, tenantId: run.tenantId } });
+    if (!campaign || campaign.status !== 'SENDING') return 'stopped';
+    run.plan = await planRun(run, campaign);
+    run.sender = senderOf(campaign);
   }
-  const to = contacts[contacts.length - 1].id;
-  if (sends.length === 0) {
-    await advance(sequelize, run, { from, to, accepted: 0, rejected: refused.length });
-    return 'more';
+  const plan = run.plan;
+  // Read for every chunk, so a pause or a new quota cycle takes effect at the next one.
+  const tenant = await tenantSendingState(sequelize, run.tenantId);
+  if (!tenant) throw new ForbiddenError('This tenant no longer exists.', 'TENANT_GONE');
+  if (tenant.sendingPausedAt) throw sendingPausedError(tenant.sendingPausedAt, tenant.sendingPausedReason);
+  const cap = quotaCap(tenant.quota);
+  const result = await writeChunk(run.deps.sql, plan, {
+    cycleStart: tenant.quota.cycleStart,
+    cap,
+    trackOpens: tenant.trackOpens ?? false,
+    trackClicks: tenant.trackClicks ?? false,
+  }, limit);
+  switch (result.kind) {
+    case 'stopped':
+      return 'stopped';
+    case 'over-quota':
+      throw quotaError({ ...tenant.quota, used: Math.max(tenant.quota.used, cap - result.wanted + 1) });
+    case 'blocked':
+      // The pipeline's own refusal for a send with this project (unverified domain, unknown project);
+      // none means the domain was verified meanwhile.
+      await checkReferences(run.deps, run.sender!, [{ ...run.probe!, projectId: result.projectId }], true);
+      plan.domainVerified = true;
+      return 'more';
+    case 'written':
+      if (result.accepted > 0) wakeQueue(sequelize, 'send');
+      return result.read === 0 ? 'finished' : 'more';
   }
-  try {
-    // The campaign's one call into the send pipeline: this chunk's sends commit with its position.
-    await acceptSends(run.deps, senderOf(campaign), sends, {
-      shape: 'batch',
-      rejected: refused,
-      inTransaction: async (transaction, body) => {
-        const result = body as BatchAccepted;
-        if (!(await advance(sequelize, run, { from, to, accepted: result.accepted.length, rejected: result.rejected.length }, transaction))) throw new PositionMoved();
-      },
-    });
-  } catch (error) {
-    // Read again: a cancel ends the job, another run's progress is continued.
-    if (error instanceof PositionMoved) return 'more';
-    throw error;
-  }
-  return 'more';
 }
 
 /** One chunk of at most `limit` contacts, as a job run would take it (tests stop a send part-way with it). */
-export async function expandOneChunk(deps: SendDeps, tenantId: string, campaignId: string, limit: number): Promise<Step> {
-  return expandChunk({ deps, tenantId, campaignId, versions: new Map() }, limit);
+export async function expandOneChunk(deps: ExpandDeps, tenantId: string, campaignId: string, limit: number): Promise<Step> {
+  return expandChunk({ deps, tenantId, campaignId, plan: null, probe: null, sender: null }, limit);
 }
 
 /** Sends the tenant may still make this cycle before the hard stop (110 %). */
@@ -188,7 +169,9 @@ export async function handleCampaignJob(job: JobRow, ctx: WorkerContext): Promis
     deps: { sequelize: ctx.sequelize, sql: ctx.sql, config: ctx.config, secrets: ctx.secrets },
     tenantId: String(job.payload.tenantId),
     campaignId: String(job.payload.campaignId),
-    versions: new Map(),
+    plan: null,
+    probe: null,
+    sender: null,
   };
   let limit = CONTACTS_PER_CHUNK;
   for (;;) {

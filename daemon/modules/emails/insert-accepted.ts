@@ -60,6 +60,22 @@ const ROW_COLUMNS = `id uuid, project_id uuid, message_id text, from_address tex
   locale text, headers jsonb, tags text[], metadata jsonb, attachments jsonb, track_opens boolean, track_clicks boolean,
   resent_from uuid, scheduled_email_id uuid`;
 
+/**
+ * The CTEs `timeline` and `queued` that give each row of a preceding CTE `logs` (its `id`) its
+ * 'queued' timeline row and its send job. The arguments are the statement's placeholders (the accept
+ * statement's and the campaign chunk statement's `$n`), so both write the same rows.
+ */
+export function queuedRowsOfLogs(p: { tenantId: string; runAt: string; maxAttempts: string; jobKeyPrefix: string }): string {
+  return `timeline AS (
+    INSERT INTO email_events (tenant_id, email_id, type, data) SELECT ${p.tenantId}, id, 'queued', '{}' FROM logs
+  ), queued AS (
+    INSERT INTO jobs (queue, tenant_id, payload, run_at, max_attempts, key)
+    SELECT 'send', ${p.tenantId}, jsonb_build_object('emailId', id, 'tenantId', CAST(${p.tenantId} AS uuid)),
+           COALESCE(CAST(${p.runAt} AS timestamptz), now()), ${p.maxAttempts}, ${p.jobKeyPrefix} || id
+      FROM logs
+  )`;
+}
+
 // The quota is reserved first, exactly: one counter row per tenant and cycle, incremented only while
 // it stays within the cap. INSERT … ON CONFLICT DO UPDATE locks the row and evaluates its WHERE on the
 // newest committed value, so concurrent accepts (on any number of API nodes) serialize on that row and
@@ -96,14 +112,7 @@ const INSERT_ACCEPTED = declare('emails.insert-accepted', `
       resent_from, scheduled_email_id, $16::timestamptz, $16::timestamptz
       FROM input
     RETURNING id
-  ), timeline AS (
-    INSERT INTO email_events (tenant_id, email_id, type, data) SELECT $1::uuid, id, 'queued', '{}' FROM logs
-  ), queued AS (
-    INSERT INTO jobs (queue, tenant_id, payload, run_at, max_attempts, key)
-    SELECT 'send', $1::uuid, jsonb_build_object('emailId', id, 'tenantId', $1::uuid),
-           COALESCE($8::timestamptz, now()), $9::int, $10::text || id
-      FROM logs
-  )
+  ), ${queuedRowsOfLogs({ tenantId: '$1::uuid', runAt: '$8::timestamptz', maxAttempts: '$9::int', jobKeyPrefix: '$10::text' })}
   SELECT (SELECT count(*) FROM logs)::int AS inserted, EXISTS (SELECT 1 FROM guard) AS fresh, (SELECT used FROM reserved) AS used`);
 
 /** The sends as the statement's jsonb rows (tracking left null where the send says nothing: the tenant's default applies). */

@@ -96,7 +96,7 @@ export function sendJobKey(emailId: string): string {
   return `email:${emailId}`;
 }
 
-function messageIdFor(emailId: string, fromAddress: string): string {
+export function messageIdFor(emailId: string, fromAddress: string): string {
   const domain = fromAddress.split('@')[1] ?? 'localhost';
   return `<${emailId}@${domain.replace(/[^A-Za-z0-9.-]/g, '') || 'localhost'}>`;
 }
@@ -107,7 +107,7 @@ function messageIdFor(emailId: string, fromAddress: string): string {
  * need not check: mail that does not leave (test keys, capture mode), or domains checked here.
  * From cached state (not `fresh`) the one sender domain is left to the statement, a read less.
  */
-async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], fresh: boolean): Promise<string[] | null> {
+export async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], fresh: boolean): Promise<string[] | null> {
   if (requests.some((r) => r.templateVersionId) && !(await loadTemplateRenderer())) {
     throw new UnprocessableError('Template rendering is not available yet: send htmlBody or textBody instead of templateVersionId.', 'TEMPLATE_RENDERING_UNAVAILABLE');
   }
@@ -127,7 +127,7 @@ async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: Nor
   return domains.length === 1 ? domainAndParents(senderDomainOf(domains[0]) ?? '') : null;
 }
 
-function quotaError(quota: QuotaStatus): ApiError {
+export function quotaError(quota: QuotaStatus): ApiError {
   const retryAfter = Math.max(1, Math.ceil((quota.nextCycleAt.getTime() - Date.now()) / 1000));
   return new ApiError(429, 'QUOTA_EXCEEDED', `The monthly quota of ${quota.limit} emails is used beyond the 110 % grace (${quota.used} sent); sending resumes on ${quota.nextCycleAt.toISOString()} or after an upgrade.`, undefined, {
     ...quotaHeaders(quota),
@@ -135,6 +135,10 @@ function quotaError(quota: QuotaStatus): ApiError {
   });
 }
 
+/** Sending is paused for the tenant (bounces, complaints, or an operator). */
+export function sendingPausedError(pausedAt: Date, reason: string | null): ApiError {
+  return new ForbiddenError(`Sending is paused for this tenant since ${pausedAt.toISOString()} (${reason ?? 'too many bounces or complaints'}); clean the list, then an owner can lift the pause with POST /tenants/{id}/resume-sending.`, 'SENDING_PAUSED');
+}
 
 /** The statement found the tenant's state moved: roll back (when in a transaction) and decide again. */
 class StaleState extends Error {}
@@ -195,7 +199,7 @@ async function decide(deps: SendDeps, ctx: TenantContext, requests: NormalizedSe
   const counted = ctx.testMode ? 0 : kept.length;
   if (counted > 0 && wouldExceedQuota(quota, counted)) throw quotaError(quota);
   if (row.sending_paused_at && kept.length > 0) {
-    throw new ForbiddenError(`Sending is paused for this tenant since ${new Date(row.sending_paused_at).toISOString()} (${row.sending_paused_reason ?? 'too many bounces or complaints'}); clean the list, then an owner can lift the pause with POST /tenants/{id}/resume-sending.`, 'SENDING_PAUSED');
+    throw sendingPausedError(new Date(row.sending_paused_at), row.sending_paused_reason);
   }
 
   const sends: AcceptedSend[] = kept.map((request) => {
