@@ -19,7 +19,7 @@ import { getPlatformSettings } from '../platform/service.ts';
 export interface DomainDeps {
   sequelize: Sequelize;
   secrets: Pick<Secrets, 'encryptionKey'>;
-  config: Pick<Config, 'publicUrl' | 'dnsServers'>;
+  config: Pick<Config, 'publicUrl' | 'dnsServers' | 'smtpInboundPort'>;
   /** Per-query DNS time-out (tests shorten it). */
   dnsTimeoutMs?: number;
 }

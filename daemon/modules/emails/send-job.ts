@@ -8,7 +8,7 @@ import type { JobHandler } from '../../queue/types.ts';
 import { backoffDelayMs } from '../../queue/backoff.ts';
 import { composeMessage } from '../../mail/compose.ts';
 import { classifyDeliveryError, defaultRelay, deliverMessage, type RelayTarget } from '../../mail/transport.ts';
-import { systemMailDomain } from '../../mail/system-mail.ts';
+import { inboundMailDomain } from '../inbound-mail/addresses.ts';
 import { loadTemplateRenderer } from '../../mail/template-hook.ts';
 import { dkimFor } from '../domains/signing.ts';
 import { returnPathFor } from '../domains/service.ts';
@@ -77,7 +77,7 @@ export async function deliverEmailLog(deps: DeliveryDeps, emailId: string, attem
     composed = composeMessage(log, {
       publicUrl: deps.config.publicUrl,
       linkSigningKey: deps.secrets.linkSigningKey,
-      mailDomain: systemMailDomain(deps.config),
+      mailDomain: inboundMailDomain(deps.config),
       dkim,
       envelopeFrom: returnPath ? `bounce-${log.id}@${returnPath}` : null,
     });
