@@ -5,6 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -15,7 +16,7 @@ import { runJobs } from './helpers/send-jobs.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { freePort, swaks } from './helpers/swaks.ts';
 import { closeTransports } from '../daemon/mail/transport.ts';
-import { startInboundServer } from '../daemon/smtp/inbound.ts';
+import { createInboundServer, startInboundServer } from '../daemon/smtp/inbound.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -199,6 +200,30 @@ test('mail for anyone else is refused at RCPT with 550 and a sentence; so is a g
     assert.match(run.output, /<\*\* 550 <[^>]+>: this server receives only bounces, complaints, unsubscribes and DMARC reports/);
   }
   assert.match(logLines.map((l) => l.message).join('\n'), /inbound mail received/);
+});
+
+test('EHLO offers SIZE (the HTTP body limit), neither AUTH nor, without a certificate, STARTTLS', async () => {
+  const run = await swaks(inbound.port, ['--quit-after', 'EHLO']);
+  assert.match(run.output, /250[- ]SIZE 15728640/, run.output);
+  assert.not.match(run.output, /AUTH|STARTTLS/);
+});
+
+test('with a certificate the listener offers STARTTLS and takes mail over it', async () => {
+  const key = join(scratch, 'key.pem');
+  const cert = join(scratch, 'cert.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=mx.mail.example.test'], { stdio: 'ignore' });
+  const log = { info: () => {}, warn: () => {} };
+  const server = createInboundServer({ config: ctx.config, db: ctx.db, secrets: ctx.deps.secrets, log }, { tls: { key: readFileSync(key), cert: readFileSync(cert) } });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  try {
+    const port = (server.server.address() as { port: number }).port;
+    const run = await swaks(port, ['--tls', '--from', 'someone@example.org', '--to', 'unsubscribe@mail.example.test', '--header', 'Subject: unsubscribe', '--body', 'please']);
+    assert.is(run.code, 0, run.output);
+    assert.match(run.output, /<-\s+220 .*TLS/i);
+    assert.match(run.output, /<~\s+250 Accepted: ignored/);
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 });
 
 test.run();

@@ -39,6 +39,8 @@ export function createInboundServer(deps: InboundServerDeps, options: { tls?: { 
     ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : {}),
     size: INBOUND_MAX_MESSAGE_BYTES,
     logger: false,
+    // Nothing here uses the client's host name; a PTR lookup per connection would only add latency.
+    disableReverseLookup: true,
 
     onMailFrom(_address, session: InboundSession, callback) {
       session.recipients = [];
