@@ -11,6 +11,7 @@ import { addVerifiedDomain, createApiKey, createWorld } from './helpers/fixtures
 import { CliWorld, listen } from './helpers/svc-cli.ts';
 import { freePort, swaks } from './helpers/swaks.ts';
 import { startInboundServer } from '../daemon/smtp/inbound.ts';
+import { killAllDaemons, seedSendWorld, startChildDaemon, stopChildDaemon } from './helpers/send-daemon.ts';
 
 let ctx: TestContext;
 let inbound: { port: number; stop(): Promise<void> };
@@ -41,6 +42,7 @@ test.before(async () => {
   cli = new CliWorld(await listen(ctx));
 });
 test.after(async () => {
+  killAllDaemons();
   cli?.cleanup();
   await inbound?.stop();
   await ctx?.close();
@@ -156,6 +158,29 @@ test('svc domains dmarc <domain> shows the failing sources as a table, and the a
   assert.match(text.stdout, /REPORTER\s+PERIOD\s+SOURCE\s+COUNT\s+DMARC\s+DKIM\s+SPF\s+DISPOSITION/);
   assert.match(text.stdout, /google\.com\s+2012-04-28 → 2012-04-28\s+198\.51\.100\.99\s+7\s+FAIL\s+not aligned —\s+not aligned softfail spoofer\.example\s+quarantine/);
   assert.match(text.stdout, /21 of 153 messages failed DMARC on this page\./);
+});
+
+test('svc daemon start with SMTP_INBOUND_PORT receives a zipped report by SMTP; svc domains dmarc shows it', async () => {
+  const port = await freePort();
+  const daemonWorld = await seedSendWorld({ SMTP_INBOUND_PORT: String(port) });
+  const daemon = await startChildDaemon(daemonWorld);
+  const daemonCli = new CliWorld(daemon.url);
+  try {
+    assert.match(daemon.output(), /inbound SMTP listening/);
+    // PUBLIC_URL is http://127.0.0.1:<port>: the mail domain of an IP address is localhost.
+    const run = await swaks(port, ['--from', 'noreply-dmarc-support@google.com', '--to', 'dmarc-reports@localhost', '--attach-type', 'application/zip', '--attach', `@${ZIP}`]);
+    assert.is(run.code, 0, run.output);
+    assert.match(run.output, /250 Accepted: dmarc \(1\)/);
+    const answer = await daemonCli.run(['domains', 'dmarc', 'acme.test', '--json'], { env: { SVC_API_KEY: daemonWorld.apiKey } });
+    assert.is(answer.code, 0, answer.stderr);
+    assert.is(answer.json.data.length, 1);
+    assert.is(answer.json.data[0].reportId, '9391651994964116464');
+    assert.equal(answer.json.data[0].sources.filter((s: { dmarc: string }) => s.dmarc === 'fail').map((s: { sourceIp: string }) => s.sourceIp), ['198.51.100.99']);
+  } finally {
+    assert.is(await stopChildDaemon(daemon), 0);
+    daemonCli.cleanup();
+    await daemonWorld.database.drop();
+  }
 });
 
 test.run();
