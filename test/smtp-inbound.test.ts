@@ -208,6 +208,14 @@ test('EHLO offers SIZE (the HTTP body limit), neither AUTH nor, without a certif
   assert.not.match(run.output, /AUTH|STARTTLS/);
 });
 
+test('a message over the size limit is refused with 552 after DATA', async () => {
+  const big = join(scratch, 'big.txt');
+  writeFileSync(big, `${'x'.repeat(998)}\r\n`.repeat(16 * 1024));
+  const run = await swaks(inbound.port, ['--from', 'someone@example.org', '--to', 'unsubscribe@mail.example.test', '--body', `@${big}`]);
+  assert.is.not(run.code, 0);
+  assert.match(run.output, /<\*\* 552 Message exceeds the 15728640 bytes this server accepts\./);
+});
+
 test('with a certificate the listener offers STARTTLS and takes mail over it', async () => {
   const key = join(scratch, 'key.pem');
   const cert = join(scratch, 'cert.pem');

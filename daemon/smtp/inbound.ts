@@ -64,10 +64,15 @@ export function createInboundServer(deps: InboundServerDeps, options: { tls?: { 
 
     onData(stream, session: InboundSession, callback) {
       const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let bytes = 0;
+      stream.on('data', (chunk: Buffer) => {
+        // Past the limit the rest is read and thrown away, not kept in memory.
+        bytes += chunk.length;
+        if (bytes <= INBOUND_MAX_MESSAGE_BYTES) chunks.push(chunk);
+      });
       stream.on('end', () => {
         // smtp-server keeps reading past SIZE to finish the transaction and only flags it.
-        if ((stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) {
+        if (bytes > INBOUND_MAX_MESSAGE_BYTES || (stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) {
           return callback(smtpError(`Message exceeds the ${INBOUND_MAX_MESSAGE_BYTES} bytes this server accepts.`, 552));
         }
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
