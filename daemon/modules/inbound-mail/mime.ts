@@ -94,7 +94,7 @@ export interface ReportMessage {
 
 /** The message's header and its leaf parts; a report nested in multipart/mixed (some gateways) is found too. */
 export function readReport(raw: string): ReportMessage {
-  const { head, body } = splitHead(raw);
+  const { head } = splitHead(raw);
   const headers = parseFields(head);
   const nested = leafParts(raw, 0);
   let reportType: string | null = null;
@@ -102,5 +102,5 @@ export function readReport(raw: string): ReportMessage {
   if (top.type === 'multipart/report') reportType = top.params['report-type']?.toLowerCase() ?? null;
   else if (nested.some((part) => part.contentType === 'message/feedback-report')) reportType = 'feedback-report';
   else if (nested.some((part) => part.contentType === 'message/delivery-status')) reportType = 'delivery-status';
-  return { headers, reportType, parts: body === '' && nested.length === 0 ? [] : nested };
+  return { headers, reportType, parts: nested };
 }
