@@ -1,6 +1,7 @@
 // Typed client of the daemon's API, one method per endpoint the CLI uses. Shapes come from shared/schemas.
 import type { LoginAnswer, MeAnswer, RegistrationStatus, TokenPair } from '../shared/schemas/auth.ts';
 import type { DiagnosisBody, DomainBody, VerifyDomainBody } from '../shared/schemas/domains.ts';
+import type { DmarcReportBody } from '../shared/schemas/dmarc.ts';
 import type { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookDelivery, WebhookEndpoint } from '../shared/schemas/webhooks.ts';
 import type {
   ApiKeySummary,
@@ -205,6 +206,9 @@ export class SvcClient {
   }
   diagnoseDomain(id: string) {
     return this.http.request<DiagnosisBody>('GET', `/domains/${encodeURIComponent(id)}/diagnose`);
+  }
+  dmarcReports(id: string, query: { page?: number; limit?: number } = {}) {
+    return this.http.request<Page<DmarcReportBody>>('GET', `/domains/${encodeURIComponent(id)}/dmarc-reports`, { query });
   }
 
   // Webhooks

@@ -36,6 +36,7 @@ import DomainsList from './commands/domains/list.ts';
 import DomainsDns from './commands/domains/dns.ts';
 import DomainsVerify from './commands/domains/verify.ts';
 import DomainsDiagnose from './commands/domains/diagnose.ts';
+import DomainsDmarc from './commands/domains/dmarc.ts';
 import WebhooksList from './commands/webhooks/list.ts';
 import WebhooksAdd from './commands/webhooks/add.ts';
 import WebhooksDeliveries from './commands/webhooks/deliveries.ts';
@@ -82,6 +83,7 @@ export const COMMANDS = {
   'domains:dns': DomainsDns,
   'domains:verify': DomainsVerify,
   'domains:diagnose': DomainsDiagnose,
+  'domains:dmarc': DomainsDmarc,
   'webhooks:list': WebhooksList,
   'webhooks:add': WebhooksAdd,
   'webhooks:deliveries': WebhooksDeliveries,

@@ -22,6 +22,7 @@ import platformRoutes from './modules/platform/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
 import inboundRoutes from './modules/inbound/routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
+import dmarcRoutes from './modules/dmarc/routes.ts';
 import contactRoutes from './modules/contacts/routes.ts';
 import billingRoutes from './modules/billing/routes.ts';
 import campaignRoutes from './modules/campaigns/routes.ts';
@@ -158,6 +159,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(webhookRoutes, deps);
   await app.register(inboundRoutes, deps);
   await app.register(domainRoutes, deps);
+  await app.register(dmarcRoutes, deps);
   await app.register(contactRoutes, deps);
   await app.register(billingRoutes, deps);
   await app.register(campaignRoutes, deps);

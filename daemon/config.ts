@@ -32,6 +32,10 @@ export interface Config {
   stripeWebhookSecret: string | null;
   stripeApiBase: string | null;
   inboundWebhookToken: string | null;
+  /** SMTP port receiving mail for the service's own addresses (bounces, complaints, unsubscribes, DMARC reports); 0 = off. */
+  smtpInboundPort: number;
+  /** Address the inbound SMTP listener binds to. */
+  smtpInboundHost: string;
   role: Role;
   logLevel: string;
   queueStuckAfterMs: number;
@@ -164,6 +168,8 @@ export function loadConfig(env: Env = process.env): Config {
     stripeWebhookSecret: text(env, 'STRIPE_WEBHOOK_SECRET'),
     stripeApiBase: url(env, 'STRIPE_API_BASE', ['http:', 'https:']),
     inboundWebhookToken: text(env, 'INBOUND_WEBHOOK_TOKEN'),
+    smtpInboundPort: integer(env, 'SMTP_INBOUND_PORT', 0, 0, 65535),
+    smtpInboundHost: text(env, 'SMTP_INBOUND_HOST') ?? host,
     role: oneOf(env, 'ROLE', ['api', 'worker', 'all'] as const, 'all'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, production ? 'info' : 'info'),
     queueStuckAfterMs: integer(env, 'QUEUE_STUCK_AFTER_MS', 5 * 60_000, 1000, 86_400_000),

@@ -12,6 +12,7 @@ import { buildApp, REDACTED_LOG_PATHS } from './app.ts';
 import { startWorkers, type WorkerPool } from './jobs/index.ts';
 import type { App, AppDeps } from './app-types.ts';
 import { assertPortFree, createDaemonLogger } from './logging.ts';
+import { startInboundServer } from './smtp/inbound.ts';
 
 export interface RunningDaemon {
   config: Config;
@@ -70,6 +71,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   if (config.role !== 'api') {
     workers = await startWorkers({ config, databaseUrl: db.url, secrets, log });
   }
+  const inbound = config.role === 'all' ? await startInboundServer({ config, db, secrets, log }, { tls: tls ?? undefined }) : null;
   const url = app ? `${tls ? 'https' : 'http'}://${config.host}:${(app.server.address() as { port: number }).port}` : '';
 
   let stopping: Promise<void> | null = null;
@@ -78,6 +80,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
       log.info('shutting down: draining requests and in-flight jobs');
       stopTlsReload();
       await app?.close();
+      await inbound?.stop();
       await workers?.stop();
       await node.stop();
       redis?.disconnect();

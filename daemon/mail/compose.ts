@@ -1,11 +1,13 @@
 // Step 7 of the pipeline: an email log becomes nodemailer message options — rendered bodies,
-// tracking, List-Unsubscribe (the one-click https URL) with List-Unsubscribe-Post (RFC 8058),
+// tracking, List-Unsubscribe (the one-click https URL, and a mailto when inbound mail is received)
+// with List-Unsubscribe-Post (RFC 8058),
 // a visible unsubscribe link in the body of campaign mail, custom headers, attachments, the fixed
 // Message-ID, and the DKIM key of the verified domain, which signs both List-Unsubscribe headers.
 import type Mail from 'nodemailer/lib/mailer';
 import { convert as htmlToText } from 'html-to-text';
 import { signLinkToken } from './link-tokens.ts';
 import { applyTracking } from './tracking.ts';
+import { UNSUBSCRIBE_MAILBOX } from '../modules/inbound-mail/addresses.ts';
 import type { DkimSigningOptions } from '../modules/domains/signing.ts';
 import { bareAddress } from '../modules/emails/validate.ts';
 import type { NormalizedAttachment } from '../modules/emails/validate.ts';
@@ -38,8 +40,8 @@ export interface ComposableEmail {
 export interface ComposeOptions {
   publicUrl: string;
   linkSigningKey: Buffer;
-  /** The service's own mail domain: where a mailto: unsubscribe address would live once inbound mail is received. */
-  mailDomain?: string;
+  /** The domain of the unsubscribe mailbox when the inbound SMTP listener runs; unset = no mailto is advertised. */
+  mailDomain?: string | null;
   dkim: DkimSigningOptions | null;
   /** Envelope sender (Return-Path) when bounces are routed through the customer's domain. */
   envelopeFrom: string | null;
@@ -51,11 +53,13 @@ export function unsubscribeUrl(email: Pick<ComposableEmail, 'id' | 'tenantId' | 
 }
 
 /**
- * The List-Unsubscribe value: the one-click URL (RFC 8058), and nothing the service cannot act on.
- * The one place that builds it, so a mailto: can join once the service receives that mail.
+ * The List-Unsubscribe value: the one-click URL (RFC 8058) and, when the service receives mail, the
+ * mailto of RFC 2369 — nothing the service cannot act on. The token rides in the subject: 200-odd
+ * characters do not fit a local part (64 at most, RFC 5321), and mail clients send the subject as given.
  */
-export function listUnsubscribeHeader(target: { url: string; token: string }, _options: Pick<ComposeOptions, 'mailDomain'>): string {
-  return `<${target.url}>`;
+export function listUnsubscribeHeader(target: { url: string; token: string }, options: Pick<ComposeOptions, 'mailDomain'>): string {
+  if (!options.mailDomain) return `<${target.url}>`;
+  return `<${target.url}>, <mailto:${UNSUBSCRIBE_MAILBOX}@${options.mailDomain}?subject=unsubscribe%20${target.token}>`;
 }
 
 /** Broadcast mail (a campaign's sends) shows the unsubscribe link in the body too, as Gmail and Yahoo require. */

@@ -44,7 +44,7 @@ export const SYSTEM_MAIL_MAX_ATTEMPTS = 10;
 const DISPLAY_NAME = 'svc';
 
 /** The host part of the fallback sender: PUBLIC_URL's host name, or localhost for a bare IP. */
-export function systemMailDomain(config: Config): string {
+export function systemMailDomain(config: Pick<Config, 'publicUrl'>): string {
   const host = new URL(config.publicUrl).hostname.replace(/^\[(.*)\]$/, '$1');
   return isIP(host) || host === '' ? 'localhost' : host;
 }

@@ -164,7 +164,9 @@ async function inspectDmarc(lookup: DnsLookup, ownAnswer: Lookup<string>, expect
     problems.push(problem('dmarc', 'warning', 'DMARC_POLICY_NONE', 'The DMARC policy is p=none: spoofed mail is only reported, never stopped.', `Once reports show your mail passing, move to: ${withPolicy(record, 'quarantine')}`));
   }
   if (!tags.has('rua')) {
-    problems.push(problem('dmarc', 'info', 'DMARC_NO_RUA', 'The DMARC record has no rua= address, so you receive no aggregate reports.', `Add rua=mailto:dmarc-reports@${domainName} (or a DMARC report service's address).`));
+    // The expected record names the service's report address when inbound mail is received (svc domains dmarc).
+    const rua = dmarcTags(expected.value).get('rua') ?? `mailto:dmarc-reports@${domainName}`;
+    problems.push(problem('dmarc', 'info', 'DMARC_NO_RUA', 'The DMARC record has no rua= address, so you receive no aggregate reports.', `Add rua=${rua} (or a DMARC report service's address).`));
   }
   return { status, found: records, problems, publish };
 }

@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import { getPlatformSettings } from '../platform/service.ts';
+import { dmarcReportAddress } from '../inbound-mail/addresses.ts';
 
 export interface SendingDnsSettings {
   /** The SPF mechanism that authorises our relays: `include:_spf.example.net`, `ip4:203.0.113.7` or `ip6:…`. */
@@ -26,11 +27,17 @@ export function defaultSpfMechanism(config: Pick<Config, 'publicUrl'>): string {
   return `include:_spf.${host}`;
 }
 
-export async function loadSendingDnsSettings(sequelize: Sequelize, config: Pick<Config, 'publicUrl'>): Promise<SendingDnsSettings> {
+export async function loadSendingDnsSettings(sequelize: Sequelize, config: Pick<Config, 'publicUrl' | 'smtpInboundPort'>): Promise<SendingDnsSettings> {
   const platform = await getPlatformSettings(sequelize);
   return {
     spfMechanism: platform.spfInclude ? `include:${platform.spfInclude.toLowerCase()}` : defaultSpfMechanism(config),
     returnPath: platform.returnPathDomain ? { type: 'CNAME', target: platform.returnPathDomain.toLowerCase() } : null,
-    dmarcRua: null,
+    // Reports come to our DMARC mailbox only while something receives them.
+    dmarcRua: dmarcMailto(config),
   };
+}
+
+function dmarcMailto(config: Pick<Config, 'publicUrl' | 'smtpInboundPort'>): string | null {
+  const address = dmarcReportAddress(config);
+  return address ? `mailto:${address}` : null;
 }

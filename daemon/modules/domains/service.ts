@@ -20,7 +20,7 @@ import { findPage } from '../../db/paging.ts';
 export interface DomainDeps {
   sequelize: Sequelize;
   secrets: Pick<Secrets, 'encryptionKey'>;
-  config: Pick<Config, 'publicUrl' | 'dnsServers'>;
+  config: Pick<Config, 'publicUrl' | 'dnsServers' | 'smtpInboundPort'>;
   /** Per-query DNS time-out (tests shorten it). */
   dnsTimeoutMs?: number;
 }

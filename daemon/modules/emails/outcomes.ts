@@ -96,8 +96,10 @@ export async function recordDeliveryOutcome(sequelize: Sequelize, outcome: Deliv
   const work = async (tx: Transaction) => {
     const log = await EmailLog.findOne({ where: { id: outcome.emailId, tenantId: outcome.tenantId }, transaction: tx, lock: tx.LOCK.UPDATE });
     if (!log) return false;
-    // A later, weaker report (delivered after a bounce) does not overwrite a stronger one.
-    const keep = outcome.type === 'delivered' && (log.status === 'BOUNCED' || log.status === 'COMPLAINED');
+    // A later, weaker report (delivered after a bounce) does not overwrite a stronger one, and a soft
+    // bounce (4.x.x: the receiver may still take it) is a timeline note, not the send's final state.
+    const keep = (outcome.type === 'delivered' && (log.status === 'BOUNCED' || log.status === 'COMPLAINED'))
+      || (outcome.type === 'bounced' && outcome.bounceType === 'soft');
     if (!keep) await log.update({ status: STATUS_OF[outcome.type], error: outcome.diagnostic ?? log.error }, { transaction: tx });
     const recipients = outcome.recipients ?? log.toAddresses;
     await recordEmailOutcomeEvent(sequelize, log, EVENT_OF[outcome.type], {

@@ -13,7 +13,7 @@ import { markSending, recordSendOutcomes, type LogOutcome, type OutcomeEvent, ty
 import { declare } from '../../db/sql.ts';
 import { composeMessage, type ComposableEmail } from '../../mail/compose.ts';
 import { classifyDeliveryError, defaultRelay, deliverMessage, type RelayTarget } from '../../mail/transport.ts';
-import { systemMailDomain } from '../../mail/system-mail.ts';
+import { inboundMailDomain } from '../inbound-mail/addresses.ts';
 import { loadTemplateRenderer } from '../../mail/template-hook.ts';
 import type { NormalizedAttachment } from './validate.ts';
 import { outcomeEventRows, recordDeliveryOutcome, type DeliveryOutcome } from './outcomes.ts';
@@ -134,7 +134,7 @@ export async function attemptDelivery(deps: DeliveryDeps, cache: SendContextCach
     composed = composeMessage(log, {
       publicUrl: deps.config.publicUrl,
       linkSigningKey: deps.secrets.linkSigningKey,
-      mailDomain: systemMailDomain(deps.config),
+      mailDomain: inboundMailDomain(deps.config),
       dkim: signing.dkim,
       envelopeFrom: signing.returnPath ? `bounce-${log.id}@${signing.returnPath}` : null,
     });

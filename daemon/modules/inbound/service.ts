@@ -3,10 +3,13 @@
 // automatic pause) is the send pipeline's recordDeliveryOutcome, so every path counts the same way.
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { recordDeliveryOutcome } from '../emails/outcomes.ts';
+import { bareAddress } from '../emails/validate.ts';
 
 export interface ProviderReport {
   /** Message-ID header values (with or without angle brackets) that may identify our log. */
   messageIds: string[];
+  /** Our log's id when the report names it (a VERP return path, X-Service-Email-Id); checked before messageIds. */
+  emailId?: string;
   type: 'delivered' | 'bounced' | 'complained';
   bounceType?: 'hard' | 'soft';
   /** Recipients concerned; every recipient of the log when absent. */
@@ -26,19 +29,25 @@ function withAndWithoutBrackets(ids: string[]): string[] {
  */
 export async function applyProviderReport(sequelize: Sequelize, report: ProviderReport): Promise<number> {
   const candidates = withAndWithoutBrackets(report.messageIds);
-  if (candidates.length === 0) return 0;
-  const logs = await sequelize.query<{ id: string; tenant_id: string }>(
-    `SELECT id, tenant_id FROM email_logs WHERE message_id IN (:candidates)`,
-    { replacements: { candidates }, type: QueryTypes.SELECT },
+  if (candidates.length === 0 && !report.emailId) return 0;
+  const columns = 'id, tenant_id, to_addresses, cc_addresses, bcc_addresses';
+  const logs = await sequelize.query<{ id: string; tenant_id: string; to_addresses: string[]; cc_addresses: string[] | null; bcc_addresses: string[] | null }>(
+    report.emailId
+      ? `SELECT ${columns} FROM email_logs WHERE id = :emailId`
+      : `SELECT ${columns} FROM email_logs WHERE message_id IN (:candidates)`,
+    { replacements: { candidates, emailId: report.emailId ?? null }, type: QueryTypes.SELECT },
   );
   let processed = 0;
   for (const log of logs) {
+    // A report cannot make us suppress an address the send did not go to (mail reports are unauthenticated).
+    const sentTo = new Set([...log.to_addresses, ...(log.cc_addresses ?? []), ...(log.bcc_addresses ?? [])].map((a) => bareAddress(a)));
+    const named = (report.recipients ?? []).filter((r) => sentTo.has(bareAddress(r)));
     const applied = await recordDeliveryOutcome(sequelize, {
       tenantId: log.tenant_id,
       emailId: log.id,
       type: report.type,
       bounceType: report.bounceType,
-      recipients: report.recipients && report.recipients.length > 0 ? report.recipients : undefined,
+      recipients: named.length > 0 ? named : undefined,
       diagnostic: report.diagnostic ?? null,
     });
     if (applied) processed++;

@@ -37,12 +37,15 @@ export function unsubscribeTarget(deps: TrackingDeps, token: string): { address:
   return content ? { address: content.a } : null;
 }
 
-/** RFC 8058 one-click: suppresses the address and emits contact.unsubscribed. False for a bad token. */
-export async function unsubscribe(deps: TrackingDeps, token: string): Promise<boolean> {
+/**
+ * RFC 8058 one-click, or the List-Unsubscribe mailto (`via` says which in the suppression's detail):
+ * suppresses the address and emits contact.unsubscribed. False for a bad token.
+ */
+export async function unsubscribe(deps: TrackingDeps, token: string, via = 'one-click unsubscribe'): Promise<boolean> {
   const content = readLinkToken(deps.linkSigningKey, token, 'u');
   if (!content) return false;
   await deps.sequelize.transaction(async (tx) => {
-    const added = await suppressAddress(deps.sequelize, { tenantId: content.t, email: content.a, reason: 'unsubscribe', emailId: content.e, detail: 'one-click unsubscribe' }, tx);
+    const added = await suppressAddress(deps.sequelize, { tenantId: content.t, email: content.a, reason: 'unsubscribe', emailId: content.e, detail: via }, tx);
     if (!added) return;
     const log = await EmailLog.findOne({ where: { id: content.e, tenantId: content.t }, transaction: tx });
     if (log) await recordEmailEvent(deps.sequelize, { tenantId: content.t, emailId: log.id, type: 'unsubscribed', data: { email: content.a } }, tx);

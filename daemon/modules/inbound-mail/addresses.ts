@@ -1,0 +1,64 @@
+// The addresses the inbound SMTP listener takes mail for, and nothing else (an open relay or a
+// catch-all would collect spam): the VERP return path of each send, `bounce-<email id>@bounces.<verified
+// domain>` (see send-job's envelopeFrom and domains' returnPathFor), and three fixed mailboxes at the
+// service's mail domain — List-Unsubscribe's mailto, the DMARC `rua` address, and the feedback-loop
+// address ARF complaints are registered with.
+import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Config } from '../../config.ts';
+import { systemMailDomain } from '../../mail/system-mail.ts';
+import { bareAddress } from '../emails/validate.ts';
+import { getPlatformSettings } from '../platform/service.ts';
+import { RETURN_PATH_LABEL } from '../domains/sending-settings.ts';
+
+export const UNSUBSCRIBE_MAILBOX = 'unsubscribe';
+export const DMARC_MAILBOX = 'dmarc-reports';
+export const FEEDBACK_MAILBOX = 'fbl';
+
+/** The domain of the fixed mailboxes when inbound mail is received; null when SMTP_INBOUND_PORT is off (advertise nothing). */
+export function inboundMailDomain(config: Pick<Config, 'smtpInboundPort' | 'publicUrl'>): string | null {
+  return config.smtpInboundPort > 0 ? systemMailDomain(config) : null;
+}
+
+/** `mailto:dmarc-reports@<mail domain>` for the DMARC record tenants publish, or null when inbound is off. */
+export function dmarcReportAddress(config: Pick<Config, 'smtpInboundPort' | 'publicUrl'>): string | null {
+  const domain = inboundMailDomain(config);
+  return domain ? `${DMARC_MAILBOX}@${domain}` : null;
+}
+
+export type InboundRecipient =
+  | { kind: 'bounce'; emailId: string; tenantId: string }
+  | { kind: 'unsubscribe' }
+  | { kind: 'dmarc' }
+  | { kind: 'feedback' };
+
+const VERP = /^bounce-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+/**
+ * What an RCPT TO stands for, or null when it is none of ours. A return path is ours only while its
+ * send exists and the domain is the one that send's envelope used, so guessing ids gains nothing.
+ */
+export async function classifyRecipient(sequelize: Sequelize, config: Config, address: string): Promise<InboundRecipient | null> {
+  const at = address.lastIndexOf('@');
+  if (at <= 0) return null;
+  const local = address.slice(0, at).toLowerCase();
+  const domain = address.slice(at + 1).toLowerCase().replace(/\.$/, '');
+  const verp = VERP.exec(local);
+  if (verp) {
+    const [log] = await sequelize.query<{ tenant_id: string; from_address: string }>(
+      `SELECT tenant_id, from_address FROM email_logs WHERE id = :id`,
+      { replacements: { id: verp[1] }, type: QueryTypes.SELECT },
+    );
+    if (!log) return null;
+    const fromDomain = bareAddress(log.from_address).split('@')[1]?.toLowerCase() ?? '';
+    const prefix = `${RETURN_PATH_LABEL}.`;
+    const verified = domain.startsWith(prefix) ? domain.slice(prefix.length) : null;
+    const viaCustomerDomain = verified !== null && (fromDomain === verified || fromDomain.endsWith(`.${verified}`));
+    const platformDomain = (await getPlatformSettings(sequelize)).returnPathDomain?.toLowerCase() ?? null;
+    return viaCustomerDomain || domain === platformDomain ? { kind: 'bounce', emailId: verp[1], tenantId: log.tenant_id } : null;
+  }
+  if (domain !== inboundMailDomain(config)) return null;
+  if (local === UNSUBSCRIBE_MAILBOX) return { kind: 'unsubscribe' };
+  if (local === DMARC_MAILBOX) return { kind: 'dmarc' };
+  if (local === FEEDBACK_MAILBOX) return { kind: 'feedback' };
+  return null;
+}

@@ -1,0 +1,91 @@
+// One message received by the inbound SMTP listener, routed by what it is and whom it was for:
+// ARF complaints and DSNs go through the provider receivers' outcome path (applyProviderReport), a
+// plain non-delivery report to a return path likewise, the List-Unsubscribe mailto through the
+// one-click unsubscribe, DMARC aggregate reports into the dmarc module. Knows no SMTP.
+import { simpleParser } from 'mailparser';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { applyProviderReport, type ProviderReport } from '../inbound/service.ts';
+import { unsubscribe } from '../tracking/service.ts';
+import { receiveAggregateReports, type DmarcLog } from '../dmarc/service.ts';
+import type { InboundRecipient } from './addresses.ts';
+import { readReport } from './mime.ts';
+import { readArf, readDsn, readPlainNdr } from './reports.ts';
+
+export interface InboundMailDeps {
+  sequelize: Sequelize;
+  linkSigningKey: Buffer;
+  log: DmarcLog;
+}
+
+export interface InboundMessage {
+  /** MAIL FROM; null for the null reverse-path `<>` that bounces and reports use. */
+  mailFrom: string | null;
+  recipients: InboundRecipient[];
+  raw: Buffer;
+}
+
+/** What was done with the message, for the SMTP reply and the log line. */
+export interface InboundOutcome {
+  handled: 'complaint' | 'bounce' | 'unsubscribe' | 'dmarc' | 'ignored';
+  /** Logs, suppressions or reports affected. */
+  count: number;
+}
+
+/** Unsubscribe tokens (link-tokens.ts: base64url of iv · tag · ciphertext) are long; words this long are candidates. */
+const TOKEN_CANDIDATE = /[A-Za-z0-9_-]{60,}/g;
+
+async function applyAll(sequelize: Sequelize, reports: ProviderReport[], emailId: string | undefined): Promise<number> {
+  let processed = 0;
+  // The return path the report came to names our log more surely than anything inside the report.
+  for (const report of reports) processed += await applyProviderReport(sequelize, emailId ? { ...report, emailId } : report);
+  return processed;
+}
+
+async function recipientsOfLog(sequelize: Sequelize, emailId: string): Promise<string[]> {
+  const [row] = await sequelize.query<{ to_addresses: string[]; cc_addresses: string[]; bcc_addresses: string[] }>(
+    `SELECT to_addresses, cc_addresses, bcc_addresses FROM email_logs WHERE id = :emailId`,
+    { replacements: { emailId }, type: QueryTypes.SELECT },
+  );
+  return row ? [...row.to_addresses, ...row.cc_addresses, ...row.bcc_addresses] : [];
+}
+
+export async function handleInboundMessage(deps: InboundMailDeps, message: InboundMessage): Promise<InboundOutcome> {
+  const text = message.raw.toString('utf8');
+  const report = readReport(text);
+  const bounce = message.recipients.find((r): r is Extract<InboundRecipient, { kind: 'bounce' }> => r.kind === 'bounce');
+
+  // What the content is decides first: a complaint or a DSN may arrive at any of our addresses.
+  if (report.reportType === 'feedback-report') {
+    const arf = readArf(report);
+    if (arf) return { handled: 'complaint', count: await applyAll(deps.sequelize, [arf], bounce?.emailId ?? arf.emailId) };
+  }
+  if (report.reportType === 'delivery-status') {
+    const reports = readDsn(report);
+    const emailId = bounce?.emailId ?? reports[0]?.emailId;
+    return { handled: 'bounce', count: await applyAll(deps.sequelize, reports, emailId) };
+  }
+  if (bounce) {
+    const body = report.parts.filter((part) => part.contentType.startsWith('text/')).map((part) => part.body).join('\n');
+    const ndr = readPlainNdr(report.headers, body, await recipientsOfLog(deps.sequelize, bounce.emailId), message.mailFrom === null);
+    // Anything else to a return path (an out-of-office reply, a human answering) changes nothing.
+    return ndr ? { handled: 'bounce', count: await applyAll(deps.sequelize, [ndr], bounce.emailId) } : { handled: 'ignored', count: 0 };
+  }
+
+  const kinds = new Set(message.recipients.map((r) => r.kind));
+  if (kinds.has('dmarc')) {
+    const parsed = await simpleParser(message.raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+    const result = await receiveAggregateReports({ sequelize: deps.sequelize, log: deps.log }, parsed.attachments.map((a) => a.content));
+    return { handled: 'dmarc', count: result.stored };
+  }
+  if (kinds.has('unsubscribe')) {
+    const parsed = await simpleParser(message.raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+    // The mailto puts the token in the subject; some clients move it into the body, so both are read.
+    const candidates = [...`${parsed.subject ?? ''}\n${parsed.text ?? ''}`.matchAll(TOKEN_CANDIDATE)].map((m) => m[0]);
+    for (const token of new Set(candidates)) {
+      if (await unsubscribe({ sequelize: deps.sequelize, linkSigningKey: deps.linkSigningKey }, token, 'unsubscribe by mail (List-Unsubscribe mailto)')) {
+        return { handled: 'unsubscribe', count: 1 };
+      }
+    }
+  }
+  return { handled: 'ignored', count: 0 };
+}
