@@ -1,5 +1,6 @@
 // Boot order: config → secrets → database (embedded or external) → migrations → Redis →
-// app.listen (role api|all) → worker threads (role worker|all). SIGTERM/SIGINT drain and stop.
+// app.listen (role api|all) → SMTP edge (role smtp|all, when a port is set) → worker threads
+// (role worker|all). SIGTERM/SIGINT drain and stop.
 import { Redis } from 'ioredis';
 import { loadConfig, type Config } from './config.ts';
 import { openDatabase, redactUrl } from './db/index.ts';
@@ -10,6 +11,8 @@ import { registerNode } from './modules/doctor/nodes.ts';
 import { checkSecretAgainstDatabase, loadSecrets } from './secrets.ts';
 import { buildApp, REDACTED_LOG_PATHS } from './app.ts';
 import { startWorkers, type WorkerPool } from './jobs/index.ts';
+import { initModels } from './db/models.ts';
+import { smtpEdgeConfigured, startSmtpEdge, type SmtpEdge } from './smtp/edge.ts';
 import type { App, AppDeps } from './app-types.ts';
 import { assertPortFree, createDaemonLogger } from './logging.ts';
 
@@ -17,14 +20,17 @@ export interface RunningDaemon {
   config: Config;
   app: App | null;
   workers: WorkerPool | null;
+  smtp: SmtpEdge | null;
   url: string;
   stop(): Promise<void>;
 }
 
 export async function startDaemon(config: Config = loadConfig()): Promise<RunningDaemon> {
   const log = createDaemonLogger({ level: config.logLevel, redact: REDACTED_LOG_PATHS });
-  const tls = config.role === 'worker' ? null : readTlsPair(config);
-  if (config.role !== 'worker') await assertPortFree(config.host, config.port);
+  const runsApi = config.role === 'api' || config.role === 'all';
+  const runsSmtp = (config.role === 'smtp' || config.role === 'all') && smtpEdgeConfigured(config);
+  const tls = runsApi ? readTlsPair(config) : null;
+  if (runsApi) await assertPortFree(config.host, config.port);
   const secrets = loadSecrets(config.dataDir, config.jwtSecret);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 20 });
   log.info({ database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) }, 'database connected');
@@ -62,12 +68,20 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
 
   let app: App | null = null;
   let stopTlsReload = () => {};
-  if (config.role !== 'worker') {
+  if (runsApi) {
     app = await buildApp(deps, { tls, loggerInstance: log });
     await app.listen({ port: config.port, host: config.host });
     if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
   }
-  if (config.role !== 'api') {
+  let smtp: SmtpEdge | null = null;
+  if (runsSmtp) {
+    // Without the API (role smtp) nothing else has bound the models the send pipeline reads.
+    if (!app) initModels(db.sequelize);
+    smtp = await startSmtpEdge({ ...deps, log }, config);
+  } else if (config.role === 'smtp') {
+    log.warn('role smtp with no SMTP listener configured: set SMTP_SUBMISSION_PORT and/or SMTP_SUBMISSION_TLS_PORT');
+  }
+  if (config.role === 'worker' || config.role === 'all') {
     workers = await startWorkers({ config, databaseUrl: db.url, secrets, log });
   }
   const url = app ? `${tls ? 'https' : 'http'}://${config.host}:${(app.server.address() as { port: number }).port}` : '';
@@ -77,6 +91,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     stopping ??= (async () => {
       log.info('shutting down: draining requests and in-flight jobs');
       stopTlsReload();
+      await smtp?.close();
       await app?.close();
       await workers?.stop();
       await node.stop();
@@ -85,7 +100,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     })();
     return stopping;
   };
-  return { config, app, workers, url, stop };
+  return { config, app, workers, smtp, url, stop };
 }
 
 /** Runs the daemon until SIGTERM or SIGINT. Used by `svc daemon start` and `npm start`. */

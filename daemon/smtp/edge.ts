@@ -1,0 +1,75 @@
+// The SMTP edge of the daemon (`--role smtp`, and part of `all`): the listeners the configuration
+// asks for, sharing one certificate pair (./tls.ts). Submission: SMTP_SUBMISSION_PORT (STARTTLS)
+// and SMTP_SUBMISSION_TLS_PORT (implicit TLS), each off when 0 or unset.
+import type { SMTPServer } from 'smtp-server';
+import type { Config } from '../config.ts';
+import { loadSmtpTls } from './tls.ts';
+import { createSubmissionServer, createSubmissionState, insecureAuthAllowed, type SmtpDeps } from './submission.ts';
+
+export interface SmtpListener {
+  name: 'submission' | 'submission-tls';
+  host: string;
+  port: number;
+}
+
+export interface SmtpEdge {
+  listeners: SmtpListener[];
+  close(): Promise<void>;
+}
+
+/** Whether the configuration asks for any SMTP listener (a role with none starts nothing). */
+export function smtpEdgeConfigured(config: Config): boolean {
+  return config.smtpSubmissionPort !== null || config.smtpSubmissionTlsPort !== null;
+}
+
+function listen(server: SMTPServer, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(new Error(`Cannot listen for SMTP on ${host}:${port}: ${error.message}`));
+    server.server.once('error', onError);
+    server.listen(port, host, () => {
+      server.server.off('error', onError);
+      resolve((server.server.address() as { port: number }).port);
+    });
+  });
+}
+
+function closeServer(server: SMTPServer): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+export async function startSmtpEdge(deps: SmtpDeps, config: Config = deps.config): Promise<SmtpEdge> {
+  const { log } = deps;
+  const wanted = [
+    { name: 'submission' as const, port: config.smtpSubmissionPort, implicitTls: false },
+    { name: 'submission-tls' as const, port: config.smtpSubmissionTlsPort, implicitTls: true },
+  ].filter((entry): entry is { name: 'submission' | 'submission-tls'; port: number; implicitTls: boolean } => entry.port !== null);
+  if (wanted.length === 0) return { listeners: [], close: async () => {} };
+
+  const tls = loadSmtpTls(config);
+  if (tls.generatedAt) {
+    log.warn({ dir: tls.generatedAt, host: config.smtpSubmissionHost }, 'generated a self-signed certificate for SMTP TLS: set SMTP_SUBMISSION_TLS_CERT and SMTP_SUBMISSION_TLS_KEY to serve a real one');
+  }
+  const state = createSubmissionState(deps);
+  const servers: SMTPServer[] = [];
+  const listeners: SmtpListener[] = [];
+  const close = async () => {
+    await Promise.all(servers.map(closeServer));
+  };
+  try {
+    for (const entry of wanted) {
+      const server = createSubmissionServer(deps, state, { tls, implicitTls: entry.implicitTls });
+      server.on('error', (error) => log.warn({ err: error.message, listener: entry.name }, 'smtp connection error'));
+      servers.push(server);
+      const port = await listen(server, entry.port, config.smtpSubmissionHost);
+      listeners.push({ name: entry.name, host: config.smtpSubmissionHost, port });
+      log.info(
+        { listener: entry.name, host: config.smtpSubmissionHost, port, tls: entry.implicitTls ? 'implicit' : 'STARTTLS', cert: tls.certFile, plaintextAuth: insecureAuthAllowed(config) },
+        `SMTP ${entry.name} listening on ${config.smtpSubmissionHost}:${port}`,
+      );
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { listeners, close };
+}
