@@ -37,7 +37,8 @@ function closeServer(server: SMTPServer): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-export async function startSmtpEdge(deps: SmtpDeps, config: Config = deps.config): Promise<SmtpEdge> {
+export async function startSmtpEdge(base: SmtpDeps, config: Config = base.config): Promise<SmtpEdge> {
+  const deps = { ...base, config };
   const { log } = deps;
   const wanted = [
     { name: 'submission' as const, port: config.smtpSubmissionPort, implicitTls: false },

@@ -35,6 +35,7 @@ export interface SmtpDeps {
 }
 
 const SEND_SCOPE = 'email:send';
+const AUTH_REQUIRED = 'Authentication required: STARTTLS, then AUTH PLAIN or LOGIN with an API key (email:send) as the password; any username, e.g. svc.';
 
 /** Who signed in on a connection (smtp-server keeps it as session.user). */
 interface SubmissionUser {
@@ -155,6 +156,10 @@ async function accept(deps: SmtpDeps, session: SMTPServerSession, raw: Buffer): 
 
 /** A submission server (not listening yet): STARTTLS on a plain port, or implicit TLS. */
 export function createSubmissionServer(deps: SmtpDeps, state: SubmissionState, options: { tls: TlsPair; implicitTls: boolean }): SMTPServer {
+  // RFC 4954 §4: no plaintext password mechanism before TLS. AUTH is not even advertised then, so a
+  // well-behaved client never puts the key on the wire in the clear (smtp-server would advertise it
+  // and refuse it only after the client sent it).
+  const authNeedsTls = !options.implicitTls && !insecureAuthAllowed(deps.config);
   return new SMTPServer({
     secure: options.implicitTls,
     key: options.tls.key,
@@ -167,12 +172,26 @@ export function createSubmissionServer(deps: SmtpDeps, state: SubmissionState, o
     authMethods: ['PLAIN', 'LOGIN'],
     allowInsecureAuth: insecureAuthAllowed(deps.config),
     disabledCommands: options.implicitTls ? ['STARTTLS'] : [],
+    hideENHANCEDSTATUSCODES: false,
     logger: false,
+    authRequiredMessage: AUTH_REQUIRED,
+    onConnect(session, callback) {
+      if (authNeedsTls) session.disabledCommands = ['AUTH'];
+      callback();
+    },
+    onSecure(_socket, session, callback) {
+      session.disabledCommands = undefined;
+      callback();
+    },
     onAuth(auth, session, callback) {
       authenticate(deps, state, auth, session).then(
         (user) => callback(null, { user }),
         (error: Error) => callback(error),
       );
+    },
+    onMailFrom(_address, session, callback) {
+      // With AUTH hidden before STARTTLS, smtp-server no longer demands it itself.
+      callback(userOf(session) ? undefined : smtpError({ code: 530, message: AUTH_REQUIRED }));
     },
     onRcptTo(_address, session, callback) {
       if (session.envelope.rcptTo.length >= MAX_RECIPIENTS_PER_SEND) {
