@@ -47,18 +47,26 @@ interface SecureServer {
   setSecureContext(options: SecureContextOptions): void;
 }
 
-/** Re-reads the pair on SIGHUP; a broken new pair is logged and the old one kept. Returns the unsubscribe. */
-export function reloadTlsOnHangup(server: SecureServer, config: Config, log: Logger): () => void {
+/**
+ * Re-reads a pair on SIGHUP with `read` and hands it to `apply`; a broken new pair is logged and the
+ * old one kept. Returns the unsubscribe.
+ */
+export function onHangupReload(what: string, read: () => TlsPair | null, apply: (pair: TlsPair) => void, log: Logger, file: string | null): () => void {
   const reload = () => {
     try {
-      const pair = readTlsPair(config);
+      const pair = read();
       if (!pair) return;
-      server.setSecureContext(pair);
-      log.info({ cert: config.tlsCertFile }, 'TLS certificate reloaded');
+      apply(pair);
+      log.info({ cert: file }, `${what} reloaded`);
     } catch (error) {
-      log.error({ err: error instanceof Error ? error.message : String(error) }, 'TLS reload failed: still serving the previous certificate');
+      log.error({ err: error instanceof Error ? error.message : String(error) }, `${what.replace(/ certificate$/, '')} reload failed: still serving the previous certificate`);
     }
   };
   process.on('SIGHUP', reload);
   return () => process.off('SIGHUP', reload);
+}
+
+/** The API's pair again on SIGHUP. Returns the unsubscribe. */
+export function reloadTlsOnHangup(server: SecureServer, config: Config, log: Logger): () => void {
+  return onHangupReload('TLS certificate', () => readTlsPair(config), (pair) => server.setSecureContext(pair), log, config.tlsCertFile);
 }

@@ -21,6 +21,7 @@ import { openSmtp, plainAuth, swaks } from './helpers/smtp-client.ts';
 import { closeTransports } from '../daemon/mail/transport.ts';
 import { startSmtpEdge, type SmtpEdge } from '../daemon/smtp/edge.ts';
 import { insecureAuthAllowed } from '../daemon/smtp/submission.ts';
+import { selfSignedPair } from '../daemon/smtp/tls.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -230,7 +231,7 @@ test('the Idempotency-Key header replays the first id; one log row', async () =>
   await runJobs(ctx, 'send');
 });
 
-test('limits: 50 recipients per message, failed AUTHs throttled per address, connections per key', async () => {
+test('limits: 50 recipients and 15 MB per message, failed AUTHs throttled per address, connections per key', async () => {
   const client = await openSmtp(tlsPort, { implicitTls: true });
   try {
     await client.command('EHLO client.test');
@@ -240,6 +241,10 @@ test('limits: 50 recipients per message, failed AUTHs throttled per address, con
     const extra = await client.command('RCPT TO:<r50@example.test>');
     assert.is(extra.code, 452);
     assert.match(extra.text, /Too many recipients: at most 50 per message/);
+    assert.is((await client.command('RSET')).code, 250);
+    const big = await client.command('MAIL FROM:<app@signed.test> SIZE=15728641');
+    assert.is(big.code, 552, big.text);
+    assert.match(big.text, /message exceeds fixed maximum message size 15728640/);
   } finally {
     client.close();
   }
@@ -275,6 +280,35 @@ test('limits: 50 recipients per message, failed AUTHs throttled per address, con
     throttled.session.close();
   } finally {
     await strict.close();
+  }
+});
+
+test('a configured certificate pair is served, checked at boot, and re-read on SIGHUP', async () => {
+  const files = { cert: join(ctx.dataDir, 'smtp-cert.pem'), key: join(ctx.dataDir, 'smtp-key.pem') };
+  const first = selfSignedPair('smtp.first.test');
+  const second = selfSignedPair('smtp.second.test');
+  writeFileSync(files.cert, first.cert);
+  writeFileSync(files.key, second.key);
+  const config = { ...ctx.config, smtpSubmissionPort: null, smtpSubmissionTlsPort: await freePort(), smtpSubmissionTlsCertFile: files.cert, smtpSubmissionTlsKeyFile: files.key };
+  const mismatch = await startSmtpEdge({ ...ctx.deps, log: silent }, config).then(() => 'started', (error: Error) => error.message);
+  assert.match(mismatch, /^SMTP_SUBMISSION_TLS_KEY: the key does not fit the certificate in SMTP_SUBMISSION_TLS_CERT/);
+
+  writeFileSync(files.key, first.key);
+  const configured = await startSmtpEdge({ ...ctx.deps, log: silent }, config);
+  const servedName = async () => {
+    const client = await openSmtp(config.smtpSubmissionTlsPort, { implicitTls: true });
+    const name = client.peerCertificate()?.subject.CN;
+    client.close();
+    return name;
+  };
+  try {
+    assert.is(await servedName(), 'smtp.first.test');
+    writeFileSync(files.cert, second.cert);
+    writeFileSync(files.key, second.key);
+    process.emit('SIGHUP', 'SIGHUP');
+    assert.is(await servedName(), 'smtp.second.test');
+  } finally {
+    await configured.close();
   }
 });
 

@@ -3,7 +3,8 @@
 // and SMTP_SUBMISSION_TLS_PORT (implicit TLS), each off when 0 or unset.
 import type { SMTPServer } from 'smtp-server';
 import type { Config } from '../config.ts';
-import { loadSmtpTls } from './tls.ts';
+import { onHangupReload } from '../tls.ts';
+import { loadSmtpTls, readConfiguredSmtpTls } from './tls.ts';
 import { createSubmissionServer, createSubmissionState, insecureAuthAllowed, type SmtpDeps } from './submission.ts';
 
 export interface SmtpListener {
@@ -53,7 +54,13 @@ export async function startSmtpEdge(base: SmtpDeps, config: Config = base.config
   const state = createSubmissionState(deps);
   const servers: SMTPServer[] = [];
   const listeners: SmtpListener[] = [];
+  // A configured pair is re-read on SIGHUP (certbot renews in place), as the API's is; open
+  // connections finish on the old one.
+  const stopReload = config.smtpSubmissionTlsCertFile
+    ? onHangupReload('SMTP TLS certificate', () => readConfiguredSmtpTls(config), (pair) => servers.forEach((server) => server.updateSecureContext(pair)), log, config.smtpSubmissionTlsCertFile)
+    : () => {};
   const close = async () => {
+    stopReload();
     await Promise.all(servers.map(closeServer));
   };
   try {

@@ -110,15 +110,19 @@ function reusable(certFile: string, keyFile: string, host: string): TlsPair | nu
 
 type TlsConfig = Pick<Config, 'dataDir' | 'smtpSubmissionHost' | 'smtpSubmissionTlsCertFile' | 'smtpSubmissionTlsKeyFile'>;
 
+/** The pair SMTP_SUBMISSION_TLS_CERT / _KEY name, or null when they are unset (read again on SIGHUP). */
+export function readConfiguredSmtpTls(config: TlsConfig): TlsPair | null {
+  if (!config.smtpSubmissionTlsCertFile || !config.smtpSubmissionTlsKeyFile) return null;
+  return readPemPair(
+    { variable: 'SMTP_SUBMISSION_TLS_CERT', path: config.smtpSubmissionTlsCertFile },
+    { variable: 'SMTP_SUBMISSION_TLS_KEY', path: config.smtpSubmissionTlsKeyFile },
+  );
+}
+
 /** The configured pair, else the stored self-signed one, else a new self-signed one written to DATA_DIR. */
 export function loadSmtpTls(config: TlsConfig): SmtpTls {
-  if (config.smtpSubmissionTlsCertFile && config.smtpSubmissionTlsKeyFile) {
-    const pair = readPemPair(
-      { variable: 'SMTP_SUBMISSION_TLS_CERT', path: config.smtpSubmissionTlsCertFile },
-      { variable: 'SMTP_SUBMISSION_TLS_KEY', path: config.smtpSubmissionTlsKeyFile },
-    );
-    return { ...pair, generatedAt: null, certFile: config.smtpSubmissionTlsCertFile };
-  }
+  const configured = readConfiguredSmtpTls(config);
+  if (configured) return { ...configured, generatedAt: null, certFile: config.smtpSubmissionTlsCertFile! };
   const dir = join(config.dataDir, 'smtp-tls');
   const certFile = join(dir, 'cert.pem');
   const keyFile = join(dir, 'key.pem');

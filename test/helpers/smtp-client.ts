@@ -17,6 +17,8 @@ export interface RawSmtpClient {
   command(line: string | null): Promise<SmtpReply>;
   /** STARTTLS, then the socket continues over TLS (the certificate is not checked). */
   startTls(): Promise<SmtpReply>;
+  /** The server's certificate once the connection is over TLS. */
+  peerCertificate(): import('node:tls').PeerCertificate | null;
   close(): void;
 }
 
@@ -59,6 +61,7 @@ export async function openSmtp(port: number, options: { implicitTls?: boolean } 
       await new Promise((resolve) => (socket as TLSSocket).once('secureConnect', resolve));
       return reply;
     },
+    peerCertificate: () => ('getPeerCertificate' in socket ? socket.getPeerCertificate() : null),
     close: () => socket.destroy(),
   };
   return { ...client, greeting };
