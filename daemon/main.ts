@@ -2,7 +2,7 @@
 // app.listen (role api|all) → SMTP edge (role smtp|all, when a port is set) → worker threads
 // (role worker|all). SIGTERM/SIGINT drain and stop.
 import { Redis } from 'ioredis';
-import { loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, redactUrl } from './db/index.ts';
 import { migrateUp } from './db/migrate.ts';
 
@@ -29,6 +29,9 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   const log = createDaemonLogger({ level: config.logLevel, redact: REDACTED_LOG_PATHS });
   const runsApi = config.role === 'api' || config.role === 'all';
   const runsSmtp = (config.role === 'smtp' || config.role === 'all') && smtpEdgeConfigured(config);
+  if (config.role === 'smtp' && !runsSmtp) {
+    throw new ConfigError('ROLE', 'role smtp runs only the SMTP edge, and no SMTP listener is configured: set SMTP_SUBMISSION_PORT and/or SMTP_SUBMISSION_TLS_PORT.');
+  }
   const tls = runsApi ? readTlsPair(config) : null;
   if (runsApi) await assertPortFree(config.host, config.port);
   const secrets = loadSecrets(config.dataDir, config.jwtSecret);
@@ -78,8 +81,6 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     // Without the API (role smtp) nothing else has bound the models the send pipeline reads.
     if (!app) initModels(db.sequelize);
     smtp = await startSmtpEdge({ ...deps, log }, config);
-  } else if (config.role === 'smtp') {
-    log.warn('role smtp with no SMTP listener configured: set SMTP_SUBMISSION_PORT and/or SMTP_SUBMISSION_TLS_PORT');
   }
   if (config.role === 'worker' || config.role === 'all') {
     workers = await startWorkers({ config, databaseUrl: db.url, secrets, log });

@@ -115,4 +115,16 @@ test('--role smtp runs the SMTP edge alone, generates its certificate once, and 
   }
 });
 
+test('--role smtp without an SMTP port stops at boot with the sentence (exit 78)', async () => {
+  const child = spawn(process.execPath, [SVC_BIN, 'daemon', 'start', '--role', 'smtp'], { env: { ...cleanEnv(), ...world.env, SMTP_SUBMISSION_PORT: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  children.delete(child);
+  assert.is(code, 78, output);
+  assert.match(output, /Configuration: ROLE: role smtp runs only the SMTP edge, and no SMTP listener is configured: set SMTP_SUBMISSION_PORT/);
+});
+
 test.run();
