@@ -268,6 +268,15 @@ test('limits: 50 recipients and 15 MB per message, failed AUTHs throttled per ad
     assert.match(second.reply.text, /already holds 1 SMTP connections/);
     second.session.close();
     held.session.close();
+    // The slot comes back once the server has seen the connection close.
+    let again = await signIn(world.key.key);
+    for (let tries = 0; again.reply.code !== 235 && tries < 50; tries += 1) {
+      again.session.close();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      again = await signIn(world.key.key);
+    }
+    assert.is(again.reply.code, 235, again.reply.text);
+    again.session.close();
 
     for (let n = 0; n < 2; n += 1) {
       const failed = await signIn('svc_live_wrong');

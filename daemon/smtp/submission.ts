@@ -47,12 +47,15 @@ interface SubmissionUser {
 /** State both submission listeners share: connections per key and the failed-AUTH counter. */
 export interface SubmissionState {
   openByKey: Map<string, number>;
+  /** session id → the key it counts against (not session.user, which STARTTLS clears). */
+  keyOfSession: Map<string, string>;
   failedAuth: AttemptCounter;
 }
 
 export function createSubmissionState(deps: SmtpDeps): SubmissionState {
   return {
     openByKey: new Map(),
+    keyOfSession: new Map(),
     failedAuth: createAttemptCounter({
       redis: deps.redis,
       namespace: deps.redisPrefix,
@@ -107,15 +110,17 @@ async function authenticate(deps: SmtpDeps, state: SubmissionState, auth: SMTPSe
     throw smtpError({ code: 454, message: `This API key already holds ${open} SMTP connections, the most allowed (SMTP_SUBMISSION_MAX_CONNECTIONS_PER_KEY = ${limit}): close one or send more messages per connection.` });
   }
   state.openByKey.set(checked.key.id, open + 1);
+  state.keyOfSession.set(session.id, checked.key.id);
   return { key: checked.key, token };
 }
 
 function release(state: SubmissionState, session: SMTPServerSession): void {
-  const user = userOf(session);
-  if (!user) return;
-  const open = (state.openByKey.get(user.key.id) ?? 1) - 1;
-  if (open > 0) state.openByKey.set(user.key.id, open);
-  else state.openByKey.delete(user.key.id);
+  const keyId = state.keyOfSession.get(session.id);
+  if (keyId === undefined) return;
+  state.keyOfSession.delete(session.id);
+  const open = (state.openByKey.get(keyId) ?? 1) - 1;
+  if (open > 0) state.openByKey.set(keyId, open);
+  else state.openByKey.delete(keyId);
 }
 
 function readAll(stream: SMTPServerDataStream): Promise<Buffer> {
