@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { QueryTypes } from 'sequelize';
-import { cleanEnv, SVC_BIN } from './helpers/daemon-process.ts';
+import { cleanEnv, startDaemonProcess, SVC_BIN } from './helpers/daemon-process.ts';
 import { openWorldDatabase, seedSendWorld, type SendWorld } from './helpers/send-daemon.ts';
 import { openSmtp, swaks } from './helpers/smtp-client.ts';
 
@@ -113,6 +113,22 @@ test('--role smtp runs the SMTP edge alone, generates its certificate once, and 
   } finally {
     await db.close();
   }
+});
+
+test('--role all runs the API and the SMTP edge together', async () => {
+  const daemon = await startDaemonProcess({ ...world.env, ROLE: 'all' });
+  try {
+    // "Server listening" comes first; the SMTP edge, then the worker threads (the last step of boot) follow.
+    for (let tries = 0; !/worker threads started/.test(daemon.output()) && tries < 300; tries += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(daemon.output().includes(`SMTP submission listening on 127.0.0.1:${smtpPort}`), daemon.output());
+    const probe = await openSmtp(smtpPort);
+    assert.match(probe.greeting.text, /ESMTP svc submission/);
+    probe.close();
+    assert.is((await fetch(`${daemon.url}/health`)).status, 200);
+  } finally {
+    daemon.child.kill('SIGTERM');
+  }
+  assert.is(await daemon.exit, 0, daemon.output());
 });
 
 test('--role smtp without an SMTP port stops at boot with the sentence (exit 78)', async () => {
