@@ -3,7 +3,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-export type Role = 'api' | 'worker' | 'all';
+export type Role = 'api' | 'worker' | 'smtp' | 'all';
 
 export interface Config {
   port: number;
@@ -46,6 +46,14 @@ export interface Config {
   workerThreads: 'shared' | 'separate';
   /** First-boot sender of system mail until the platform setting defaultFromAddress is set. */
   systemMailFrom: string | null;
+  /** Send by SMTP (docs/smtp.md): STARTTLS port, implicit-TLS port (null = off each), address, certificate pair. */
+  smtpSubmissionPort: number | null;
+  smtpSubmissionTlsPort: number | null;
+  smtpSubmissionHost: string;
+  smtpSubmissionTlsCertFile: string | null;
+  smtpSubmissionTlsKeyFile: string | null;
+  /** Open authenticated SMTP connections one API key may hold on this node. */
+  smtpSubmissionMaxConnectionsPerKey: number;
 }
 
 export class ConfigError extends Error {
@@ -136,6 +144,11 @@ export function loadConfig(env: Env = process.env): Config {
   if ((tlsCertFile === null) !== (tlsKeyFile === null)) {
     throw new ConfigError(tlsCertFile === null ? 'TLS_CERT' : 'TLS_KEY', 'TLS_CERT and TLS_KEY go together: set both (PEM files) to serve HTTPS, or neither.');
   }
+  const smtpTlsCertFile = text(env, 'SMTP_SUBMISSION_TLS_CERT');
+  const smtpTlsKeyFile = text(env, 'SMTP_SUBMISSION_TLS_KEY');
+  if ((smtpTlsCertFile === null) !== (smtpTlsKeyFile === null)) {
+    throw new ConfigError(smtpTlsCertFile === null ? 'SMTP_SUBMISSION_TLS_CERT' : 'SMTP_SUBMISSION_TLS_KEY', 'SMTP_SUBMISSION_TLS_CERT and SMTP_SUBMISSION_TLS_KEY go together: set both (PEM files), or neither for a self-signed pair.');
+  }
   const scheme = tlsCertFile ? 'https' : 'http';
   const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `${scheme}://${host}:${port}`).replace(/\/+$/, '');
   const jwtSecret = text(env, 'JWT_SECRET');
@@ -170,12 +183,19 @@ export function loadConfig(env: Env = process.env): Config {
     inboundWebhookToken: text(env, 'INBOUND_WEBHOOK_TOKEN'),
     smtpInboundPort: integer(env, 'SMTP_INBOUND_PORT', 0, 0, 65535),
     smtpInboundHost: text(env, 'SMTP_INBOUND_HOST') ?? host,
-    role: oneOf(env, 'ROLE', ['api', 'worker', 'all'] as const, 'all'),
+    role: oneOf(env, 'ROLE', ['api', 'worker', 'smtp', 'all'] as const, 'all'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, production ? 'info' : 'info'),
     queueStuckAfterMs: integer(env, 'QUEUE_STUCK_AFTER_MS', 5 * 60_000, 1000, 86_400_000),
     tlsCertFile,
     tlsKeyFile,
     workerThreads: oneOf(env, 'WORKER_THREADS', ['shared', 'separate'] as const, 'shared'),
     systemMailFrom: mailbox(env, 'SYSTEM_MAIL_FROM'),
+    // 0 or unset: that listener is off.
+    smtpSubmissionPort: integer(env, 'SMTP_SUBMISSION_PORT', 0, 0, 65535) || null,
+    smtpSubmissionTlsPort: integer(env, 'SMTP_SUBMISSION_TLS_PORT', 0, 0, 65535) || null,
+    smtpSubmissionHost: text(env, 'SMTP_SUBMISSION_HOST') ?? host,
+    smtpSubmissionTlsCertFile: smtpTlsCertFile,
+    smtpSubmissionTlsKeyFile: smtpTlsKeyFile,
+    smtpSubmissionMaxConnectionsPerKey: integer(env, 'SMTP_SUBMISSION_MAX_CONNECTIONS_PER_KEY', 10, 1, 10_000),
   };
 }

@@ -1,7 +1,8 @@
 // Boot order: config → secrets → database (embedded or external) → migrations → Redis →
-// app.listen (role api|all) → worker threads (role worker|all). SIGTERM/SIGINT drain and stop.
+// app.listen (role api|all) → SMTP edge (role smtp|all, when a port is set) → worker threads
+// (role worker|all). SIGTERM/SIGINT drain and stop.
 import { Redis } from 'ioredis';
-import { loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, redactUrl } from './db/index.ts';
 import { migrateUp } from './db/migrate.ts';
 
@@ -10,22 +11,29 @@ import { registerNode } from './modules/doctor/nodes.ts';
 import { checkSecretAgainstDatabase, loadSecrets } from './secrets.ts';
 import { buildApp, REDACTED_LOG_PATHS } from './app.ts';
 import { startWorkers, type WorkerPool } from './jobs/index.ts';
+import { initModels } from './db/models.ts';
+import { smtpEdgeConfigured, startSmtpEdge, type SmtpEdge } from './smtp/edge.ts';
 import type { App, AppDeps } from './app-types.ts';
 import { assertPortFree, createDaemonLogger } from './logging.ts';
-import { startInboundServer } from './smtp/inbound.ts';
 
 export interface RunningDaemon {
   config: Config;
   app: App | null;
   workers: WorkerPool | null;
+  smtp: SmtpEdge | null;
   url: string;
   stop(): Promise<void>;
 }
 
 export async function startDaemon(config: Config = loadConfig()): Promise<RunningDaemon> {
   const log = createDaemonLogger({ level: config.logLevel, redact: REDACTED_LOG_PATHS });
-  const tls = config.role === 'worker' ? null : readTlsPair(config);
-  if (config.role !== 'worker') await assertPortFree(config.host, config.port);
+  const runsApi = config.role === 'api' || config.role === 'all';
+  const runsSmtp = (config.role === 'smtp' || config.role === 'all') && smtpEdgeConfigured(config);
+  if (config.role === 'smtp' && !runsSmtp) {
+    throw new ConfigError('ROLE', 'role smtp runs only the SMTP edge, and no SMTP listener is configured: set SMTP_SUBMISSION_PORT, SMTP_SUBMISSION_TLS_PORT and/or SMTP_INBOUND_PORT.');
+  }
+  const tls = runsApi ? readTlsPair(config) : null;
+  if (runsApi) await assertPortFree(config.host, config.port);
   const secrets = loadSecrets(config.dataDir, config.jwtSecret);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 20 });
   log.info({ database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) }, 'database connected');
@@ -63,15 +71,20 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
 
   let app: App | null = null;
   let stopTlsReload = () => {};
-  if (config.role !== 'worker') {
+  if (runsApi) {
     app = await buildApp(deps, { tls, loggerInstance: log });
     await app.listen({ port: config.port, host: config.host });
     if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
   }
-  if (config.role !== 'api') {
+  let smtp: SmtpEdge | null = null;
+  if (runsSmtp) {
+    // Without the API (role smtp) nothing else has bound the models the send pipeline reads.
+    if (!app) initModels(db.sequelize);
+    smtp = await startSmtpEdge({ ...deps, log }, config);
+  }
+  if (config.role === 'worker' || config.role === 'all') {
     workers = await startWorkers({ config, databaseUrl: db.url, secrets, log });
   }
-  const inbound = config.role === 'all' ? await startInboundServer({ config, db, secrets, log }, { tls: tls ?? undefined }) : null;
   const url = app ? `${tls ? 'https' : 'http'}://${config.host}:${(app.server.address() as { port: number }).port}` : '';
 
   let stopping: Promise<void> | null = null;
@@ -79,8 +92,8 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     stopping ??= (async () => {
       log.info('shutting down: draining requests and in-flight jobs');
       stopTlsReload();
+      await smtp?.close();
       await app?.close();
-      await inbound?.stop();
       await workers?.stop();
       await node.stop();
       redis?.disconnect();
@@ -88,7 +101,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     })();
     return stopping;
   };
-  return { config, app, workers, url, stop };
+  return { config, app, workers, smtp, url, stop };
 }
 
 /** Runs the daemon until SIGTERM or SIGINT. Used by `svc daemon start` and `npm start`. */

@@ -12,7 +12,7 @@ import { ensureDaemonBuild } from './build.mjs';
 export const DAEMON_START_FLAGS = {
   port: { env: 'PORT', description: 'port to listen on' },
   host: { env: 'HOST', description: 'address to listen on' },
-  role: { env: 'ROLE', description: 'run the API, the workers, or both', options: ['api', 'worker', 'all'] },
+  role: { env: 'ROLE', description: 'run the API, the workers, the SMTP edge, or all of them', options: ['api', 'worker', 'smtp', 'all'] },
   'data-dir': { env: 'DATA_DIR', description: 'where the embedded database, captured mail and secrets live' },
   'database-url': { env: 'DATABASE_URL', description: 'PostgreSQL connection string' },
   'redis-url': { env: 'REDIS_URL', description: 'Redis connection string' },

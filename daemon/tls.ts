@@ -23,37 +23,50 @@ function readPem(variable: string, path: string, marker: RegExp): Buffer {
   return content;
 }
 
-/** The configured pair, checked to be usable together (a key that does not match its certificate fails here, not at the first client). */
-export function readTlsPair(config: Pick<Config, 'tlsCertFile' | 'tlsKeyFile'>): TlsPair | null {
-  if (!config.tlsCertFile || !config.tlsKeyFile) return null;
+/** A certificate and key read from PEM files, checked to be usable together (a key that does not match its certificate fails here, not at the first client). */
+export function readPemPair(cert: { variable: string; path: string }, key: { variable: string; path: string }): TlsPair {
   const pair = {
-    cert: readPem('TLS_CERT', config.tlsCertFile, /-----BEGIN CERTIFICATE-----/),
-    key: readPem('TLS_KEY', config.tlsKeyFile, /-----BEGIN [A-Z ]*PRIVATE KEY-----/),
+    cert: readPem(cert.variable, cert.path, /-----BEGIN CERTIFICATE-----/),
+    key: readPem(key.variable, key.path, /-----BEGIN [A-Z ]*PRIVATE KEY-----/),
   };
   try {
     createSecureContext(pair);
   } catch (error) {
-    throw new ConfigError('TLS_KEY', `the key does not fit the certificate in TLS_CERT (${error instanceof Error ? error.message : String(error)}).`);
+    throw new ConfigError(key.variable, `the key does not fit the certificate in ${cert.variable} (${error instanceof Error ? error.message : String(error)}).`);
   }
   return pair;
+}
+
+/** The API's configured pair (TLS_CERT / TLS_KEY), or null for plain HTTP. */
+export function readTlsPair(config: Pick<Config, 'tlsCertFile' | 'tlsKeyFile'>): TlsPair | null {
+  if (!config.tlsCertFile || !config.tlsKeyFile) return null;
+  return readPemPair({ variable: 'TLS_CERT', path: config.tlsCertFile }, { variable: 'TLS_KEY', path: config.tlsKeyFile });
 }
 
 interface SecureServer {
   setSecureContext(options: SecureContextOptions): void;
 }
 
-/** Re-reads the pair on SIGHUP; a broken new pair is logged and the old one kept. Returns the unsubscribe. */
-export function reloadTlsOnHangup(server: SecureServer, config: Config, log: Logger): () => void {
+/**
+ * Re-reads a pair on SIGHUP with `read` and hands it to `apply`; a broken new pair is logged and the
+ * old one kept. Returns the unsubscribe.
+ */
+export function onHangupReload(what: string, read: () => TlsPair | null, apply: (pair: TlsPair) => void, log: Logger, file: string | null): () => void {
   const reload = () => {
     try {
-      const pair = readTlsPair(config);
+      const pair = read();
       if (!pair) return;
-      server.setSecureContext(pair);
-      log.info({ cert: config.tlsCertFile }, 'TLS certificate reloaded');
+      apply(pair);
+      log.info({ cert: file }, `${what} reloaded`);
     } catch (error) {
-      log.error({ err: error instanceof Error ? error.message : String(error) }, 'TLS reload failed: still serving the previous certificate');
+      log.error({ err: error instanceof Error ? error.message : String(error) }, `${what.replace(/ certificate$/, '')} reload failed: still serving the previous certificate`);
     }
   };
   process.on('SIGHUP', reload);
   return () => process.off('SIGHUP', reload);
+}
+
+/** The API's pair again on SIGHUP. Returns the unsubscribe. */
+export function reloadTlsOnHangup(server: SecureServer, config: Config, log: Logger): () => void {
+  return onHangupReload('TLS certificate', () => readTlsPair(config), (pair) => server.setSecureContext(pair), log, config.tlsCertFile);
 }

@@ -57,6 +57,11 @@ export interface TenantContext {
   ip?: string;
 }
 
+/** The context of a request made with an API key (HTTP Bearer or SMTP AUTH): the key's tenant, no role. */
+export function apiKeyTenantContext(key: { apiKeyId: string; tenantId: string; environment: ApiKeyEnvironment }, ip: string | undefined): TenantContext {
+  return { tenantId: key.tenantId, adminId: null, apiKeyId: key.apiKeyId, role: null, isPlatformAdmin: false, testMode: key.environment === 'test', ip };
+}
+
 export function roleAtLeast(role: MemberRole, needed: MemberRole): boolean {
   return MEMBER_ROLES.indexOf(role) >= MEMBER_ROLES.indexOf(needed);
 }

@@ -10,7 +10,7 @@ import { resolveApiKey } from '../modules/auth/credentials.ts';
 import type { TenantStateCache } from '../modules/tenants/state-cache.ts';
 import { sessionIsLive } from '../modules/auth/tokens.ts';
 import { TENANT_HEADER, type MemberRole } from '../../shared/constants.ts';
-import { defaultRoleFor, roleAtLeast, type Access, type Principal, type TenantContext } from './access.ts';
+import { apiKeyTenantContext, defaultRoleFor, roleAtLeast, type Access, type Principal, type TenantContext } from './access.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -101,7 +101,7 @@ function headerTenantId(request: FastifyRequest): string | null {
   return value.toLowerCase();
 }
 
-const BLOCKED_MESSAGE = 'This tenant has been blocked by the platform administrator; contact support to lift the block.';
+export const BLOCKED_MESSAGE = 'This tenant has been blocked by the platform administrator; contact support to lift the block.';
 
 async function enforce(request: FastifyRequest, rule: Access): Promise<void> {
   if (rule.kind === 'public') return;
@@ -121,15 +121,7 @@ async function enforce(request: FastifyRequest, rule: Access): Promise<void> {
       throw new ForbiddenError(`This API key lacks the "${rule.scope}" scope.`, 'INSUFFICIENT_SCOPE');
     }
     if (principal.tenantStatus === 'blocked') throw new ForbiddenError(BLOCKED_MESSAGE, 'TENANT_BLOCKED');
-    request.tenant = {
-      tenantId: principal.tenantId,
-      adminId: null,
-      apiKeyId: principal.apiKeyId,
-      role: null,
-      isPlatformAdmin: false,
-      testMode: principal.environment === 'test',
-      ip: request.ip,
-    };
+    request.tenant = apiKeyTenantContext(principal, request.ip);
     return;
   }
 

@@ -6,6 +6,8 @@ import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
+import RedisStore from '@fastify/rate-limit/store/RedisStore.js';
 import { TooManyRequestsError } from '../errors.ts';
 
 export interface RateLimitOptions {
@@ -32,6 +34,39 @@ export function authRateLimit(options: Pick<RateLimitOptions, 'authMax' | 'authW
     timeWindow: options.authWindowMs,
     keyGenerator: (request: FastifyRequest) => `auth:${request.ip}`,
   };
+}
+
+interface StoreState {
+  current: number;
+  ttl: number;
+}
+interface CounterStore {
+  incr(key: string, callback: (error: Error | null, state: StoreState | null) => void, windowMs: number, max: number): void;
+  read(key: string, callback: (error: Error | null, state: StoreState | null) => void, windowMs: number, max: number): void;
+}
+
+export interface AttemptCounter {
+  /** Attempts counted for `key` in its current window, and the milliseconds until it resets. */
+  read(key: string): Promise<StoreState>;
+  /** Counts one attempt. */
+  hit(key: string): Promise<StoreState>;
+  readonly max: number;
+}
+
+/**
+ * Counts attempts outside HTTP (the SMTP edge's failed AUTHs) in @fastify/rate-limit's own stores:
+ * the same Redis counters as the HTTP limits when REDIS_URL is set, else this process's. An
+ * unreachable Redis counts nothing rather than refusing everyone, as skipOnError does for HTTP.
+ */
+export function createAttemptCounter(options: { redis: Redis | null; namespace: string; max: number; windowMs: number }): AttemptCounter {
+  const store = (options.redis
+    ? new RedisStore(false, false, options.redis, `${options.namespace}rl:`)
+    : new LocalStore(false, false, 10_000)) as unknown as CounterStore;
+  const call = (method: 'incr' | 'read', key: string) =>
+    new Promise<StoreState>((resolve) =>
+      store[method](key, (error, state) => resolve(error || !state ? { current: 0, ttl: 0 } : state), options.windowMs, options.max),
+    );
+  return { read: (key) => call('read', key), hit: (key) => call('incr', key), max: options.max };
 }
 
 async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions): Promise<void> {

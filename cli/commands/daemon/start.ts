@@ -21,7 +21,7 @@ export default class DaemonStart extends Command {
   static override flags = {
     port: Flags.string(flag('port')),
     host: Flags.string(flag('host')),
-    role: Flags.option({ options: ['api', 'worker', 'all'] as const, ...flag('role') })(),
+    role: Flags.option({ options: ['api', 'worker', 'smtp', 'all'] as const, ...flag('role') })(),
     'data-dir': Flags.string(flag('data-dir')),
     'database-url': Flags.string(flag('database-url')),
     'redis-url': Flags.string(flag('redis-url')),

@@ -75,6 +75,12 @@ const ALLOWED_HEADERS = new Set([
 const RESERVED_HEADERS = new Set(['x-mailer', 'x-service-email-id']);
 const HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,75}$/;
 
+/** Whether a request may set this header itself (X-* but the service's own, and ALLOWED_HEADERS). */
+export function isAllowedCustomHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return HEADER_NAME.test(name) && !RESERVED_HEADERS.has(lower) && (lower.startsWith('x-') || ALLOWED_HEADERS.has(lower));
+}
+
 function list(value: string | string[] | undefined): string[] {
   if (value === undefined) return [];
   return Array.isArray(value) ? value : [value];
@@ -163,9 +169,8 @@ export function normalizeSend(input: SendInput, options: { requireSubject?: bool
 
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(input.headers ?? {})) {
-    const lower = name.toLowerCase();
     if (!HEADER_NAME.test(name)) details.push({ field: `headers.${name}`, message: 'is not a valid header name' });
-    else if (RESERVED_HEADERS.has(lower) || !(lower.startsWith('x-') || ALLOWED_HEADERS.has(lower))) {
+    else if (!isAllowedCustomHeader(name)) {
       details.push({ field: `headers.${name}`, message: 'may not be set: only X-* headers and List-Id, In-Reply-To, References, Precedence, Auto-Submitted, Keywords, Comments, Importance, Priority, Sensitivity are allowed' });
     } else if (LINE_BREAK.test(value)) details.push({ field: `headers.${name}`, message: 'must not contain line breaks' });
     else headers[name] = value;

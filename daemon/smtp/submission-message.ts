@@ -1,0 +1,107 @@
+// The adapter between SMTP and the send pipeline, kept in one place: a submitted MIME message and
+// its envelope become the same NormalizedSend a `POST /emails/send` body becomes (normalizeSend
+// checks both), and the pipeline's refusals (ApiError) become SMTP replies carrying their sentence.
+//
+// Recipients follow the envelope, as with every SMTP relay: a To/Cc address is sent to when it is
+// also a RCPT TO, and every RCPT TO that the To/Cc headers do not name is a Bcc.
+import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail } from 'mailparser';
+import { ApiError } from '../errors.ts';
+import { isAllowedCustomHeader, normalizeSend, type NormalizedSend, type SendInput } from '../modules/emails/validate.ts';
+
+export interface Submission {
+  send: NormalizedSend;
+  /** The client's `Idempotency-Key` header, as the HTTP header would be read. */
+  idempotencyKey: string | null;
+}
+
+export interface SmtpReply {
+  code: number;
+  message: string;
+}
+
+function mailboxes(field: AddressObject | AddressObject[] | undefined): EmailAddress[] {
+  const objects = field === undefined ? [] : Array.isArray(field) ? field : [field];
+  // Group syntax ("team: a@x, b@y;") lists its members; an empty group ("undisclosed-recipients:;") none.
+  return objects.flatMap((object) => object.value).flatMap((entry) => (entry.group ? entry.group : [entry]));
+}
+
+const formatted = (entry: EmailAddress) => (entry.name ? `"${entry.name.replace(/(["\\])/g, '\\$1')}" <${entry.address}>` : entry.address ?? '');
+
+function headerValue(line: string): string {
+  return line.slice(line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+}
+
+/** The message's own headers the send API would accept too (X-*, List-Id, References …); others are the service's to set. */
+function customHeaders(parsed: ParsedMail): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const { key, line } of parsed.headerLines) {
+    if (key === 'idempotency-key' || !isAllowedCustomHeader(key)) continue;
+    headers[line.slice(0, line.indexOf(':')).trim()] = headerValue(line);
+  }
+  return headers;
+}
+
+/** Maps a parsed message and its envelope to a send; throws the pipeline's ValidationError when it is not one. */
+export function submissionOf(parsed: ParsedMail, envelope: { mailFrom: string | null; rcptTo: string[] }): Submission {
+  const rcpt = envelope.rcptTo.map((address) => address.toLowerCase());
+  const inEnvelope = (entry: EmailAddress) => entry.address !== undefined && rcpt.includes(entry.address.toLowerCase());
+  const to = mailboxes(parsed.to);
+  const cc = mailboxes(parsed.cc);
+  const named = new Set([...to, ...cc].map((entry) => entry.address?.toLowerCase()));
+  const from = mailboxes(parsed.from);
+  const input: SendInput = {
+    // More than one From mailbox is passed as written, for normalizeSend to refuse with its sentence.
+    from: from.length === 1 ? formatted(from[0]) : (parsed.from?.text ?? envelope.mailFrom ?? ''),
+    to: to.filter(inEnvelope).map(formatted),
+    cc: cc.filter(inEnvelope).map(formatted),
+    bcc: [...new Set(rcpt.filter((address) => !named.has(address)))],
+    replyTo: mailboxes(parsed.replyTo).map(formatted),
+    subject: parsed.subject ?? '',
+    htmlBody: typeof parsed.html === 'string' ? parsed.html : undefined,
+    textBody: parsed.text,
+    headers: customHeaders(parsed),
+    attachments: parsed.attachments.map((attachment, index) => ({
+      filename: attachment.filename ?? `attachment-${index + 1}`,
+      content: attachment.content.toString('base64'),
+      contentType: attachment.contentType,
+    })),
+  };
+  const key = parsed.headers.get('idempotency-key');
+  const idempotencyKey = typeof key === 'string' && key.trim() !== '' ? key.trim().slice(0, 255) : null;
+  return { send: normalizeSend(input), idempotencyKey };
+}
+
+export async function parseSubmission(raw: Buffer, envelope: { mailFrom: string | null; rcptTo: string[] }): Promise<Submission> {
+  // skipHtmlToText: an HTML-only message stays HTML-only (the pipeline derives no text part either).
+  const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
+  return submissionOf(parsed, envelope);
+}
+
+const MAX_REPLY_CHARS = 450;
+
+/**
+ * The SMTP reply for a refusal of the pipeline. Temporary conditions (quota until the next cycle, a
+ * concurrent request with the same Idempotency-Key, a failure of ours) are 4xx so the client
+ * retries; what the message or the tenant must change first is 5xx.
+ */
+export function smtpReplyOf(error: unknown): SmtpReply {
+  if (!(error instanceof ApiError)) return { code: 451, message: 'Local error while accepting the message: try again shortly.' };
+  const details = error.details?.length ? ` (${error.details.map((d) => `${d.field} ${d.message}`).join('; ')})` : '';
+  const message = `${error.message}${details}`.slice(0, MAX_REPLY_CHARS);
+  const code = (() => {
+    switch (error.code) {
+      case 'QUOTA_EXCEEDED':
+      case 'RATE_LIMITED':
+        return 452;
+      case 'IDEMPOTENCY_KEY_IN_USE':
+        return 451;
+      case 'DOMAIN_NOT_VERIFIED':
+        return 553;
+      case 'RECIPIENT_SUPPRESSED':
+        return 550;
+      default:
+        return error.statusCode >= 500 ? 451 : 554;
+    }
+  })();
+  return { code, message };
+}
