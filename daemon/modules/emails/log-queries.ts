@@ -4,6 +4,8 @@
 // in (created_at, id) DESC order, by OFFSET for the first MAX_LOG_OFFSET rows or after a keyset cursor.
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type { KeysetCursor } from '../../db/keyset.ts';
+import type { EmailLogSummary } from '../../../shared/schemas/emails.ts';
+import type { EmailStatus } from '../../../shared/constants.ts';
 
 export interface LogFilter {
   tenantId: string;
@@ -15,7 +17,8 @@ export interface LogFilter {
   until?: Date;
 }
 
-export interface LogSummaryRow {
+/** The columns every log listing reads (the list, the live tail). */
+export interface LogRowFields {
   id: string;
   status: string;
   message_id: string;
@@ -30,10 +33,35 @@ export interface LogSummaryRow {
   test_mode: boolean;
   attempts: number;
   error: string | null;
-  sent_at: Date | null;
-  created_at: Date;
+  sent_at: Date | string | null;
+  created_at: Date | string;
+}
+
+export interface LogSummaryRow extends LogRowFields {
   /** created_at as PostgreSQL prints it: the cursor keeps the microseconds a JS Date would drop. */
   position: string;
+}
+
+/** A listed row as the API answers it (GET /emails/logs, and the live tail's frames). */
+export function logSummaryOfRow(row: LogRowFields): EmailLogSummary {
+  return {
+    id: row.id,
+    status: row.status as EmailStatus,
+    messageId: row.message_id,
+    from: row.from_address,
+    to: row.to_addresses,
+    cc: row.cc_addresses,
+    subject: row.subject,
+    tags: row.tags,
+    projectId: row.project_id,
+    templateVersionId: row.template_version_id,
+    captured: row.captured,
+    testMode: row.test_mode,
+    attempts: row.attempts,
+    error: row.error,
+    sentAt: row.sent_at ? new Date(row.sent_at).toISOString() : null,
+    createdAt: new Date(row.created_at).toISOString(),
+  };
 }
 
 const SUMMARY_COLUMNS = `id, status, message_id, from_address, to_addresses, cc_addresses, subject, tags, project_id,

@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../../db/keyset.ts';
 import type { TenantContext } from '../../plugins/access.ts';
 import { EXACT_LOG_TOTAL, MAX_LOG_OFFSET, type EmailLogDetail, type EmailLogSummary, type LogsPage } from '../../../shared/schemas/emails.ts';
-import { countLogs, findLogPage, type LogSummaryRow } from './log-queries.ts';
+import { countLogs, findLogPage, logSummaryOfRow } from './log-queries.ts';
 import { EmailEvent, EmailLog } from './model.ts';
 import { acceptSends, type SendAnswer, type SendDeps } from './service.ts';
 import type { NormalizedSend } from './validate.ts';
@@ -28,27 +28,6 @@ function summary(log: EmailLog): EmailLogSummary {
     error: log.error ?? null,
     sentAt: log.sentAt ? log.sentAt.toISOString() : null,
     createdAt: log.createdAt.toISOString(),
-  };
-}
-
-function summaryOfRow(row: LogSummaryRow): EmailLogSummary {
-  return {
-    id: row.id,
-    status: row.status as EmailStatus,
-    messageId: row.message_id,
-    from: row.from_address,
-    to: row.to_addresses,
-    cc: row.cc_addresses,
-    subject: row.subject,
-    tags: row.tags,
-    projectId: row.project_id,
-    templateVersionId: row.template_version_id,
-    captured: row.captured,
-    testMode: row.test_mode,
-    attempts: row.attempts,
-    error: row.error,
-    sentAt: row.sent_at ? new Date(row.sent_at).toISOString() : null,
-    createdAt: new Date(row.created_at).toISOString(),
   };
 }
 
@@ -95,7 +74,7 @@ export async function listEmailLogs(ctx: TenantContext, filters: LogFilters): Pr
   ]);
   const last = found.rows.at(-1);
   return {
-    data: found.rows.map(summaryOfRow),
+    data: found.rows.map(logSummaryOfRow),
     meta: {
       page: after ? 1 : page,
       limit,

@@ -8,6 +8,7 @@ import type { App, ModuleDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
 import { credentialStillValid, tenantOf } from '../../plugins/auth.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
+import { logSummaryOfRow, type LogRowFields } from './log-queries.ts';
 
 export const LOG_STREAM_POLL_MS = 1000;
 export const LOG_STREAM_HEARTBEAT_MS = 15_000;
@@ -16,23 +17,7 @@ export const LOG_STREAM_REVALIDATE_MS = 5_000;
 const MAX_ROWS_PER_POLL = 500;
 const COMMIT_OVERLAP_MS = 5000;
 
-interface LogChangeRow {
-  id: string;
-  status: string;
-  message_id: string;
-  from_address: string;
-  to_addresses: string[];
-  cc_addresses: string[];
-  subject: string;
-  tags: string[];
-  project_id: string | null;
-  template_version_id: string | null;
-  captured: boolean;
-  test_mode: boolean;
-  attempts: number;
-  error: string | null;
-  sent_at: Date | string | null;
-  created_at: Date | string;
+interface LogChangeRow extends LogRowFields {
   updated_at: Date | string;
   /** updated_at as PostgreSQL prints it: keeps the microseconds a JS Date would drop. */
   cursor: string;
@@ -88,29 +73,9 @@ async function databaseNow(sequelize: Sequelize): Promise<string> {
   return row.now;
 }
 
-const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
-
 /** The same fields as an entry of GET /emails/logs, plus updatedAt. */
 function toEvent(row: LogChangeRow) {
-  return {
-    id: row.id,
-    status: row.status,
-    messageId: row.message_id,
-    from: row.from_address,
-    to: row.to_addresses,
-    cc: row.cc_addresses,
-    subject: row.subject,
-    tags: row.tags,
-    projectId: row.project_id,
-    templateVersionId: row.template_version_id,
-    captured: row.captured,
-    testMode: row.test_mode,
-    attempts: row.attempts,
-    error: row.error,
-    sentAt: iso(row.sent_at),
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
-  };
+  return { ...logSummaryOfRow(row), updatedAt: new Date(row.updated_at).toISOString() };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
