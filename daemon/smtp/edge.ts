@@ -95,7 +95,7 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
       servers.push(server);
       const port = await listen(server, config.smtpInboundPort, config.smtpInboundHost);
       listeners.push({ name: 'inbound', host: config.smtpInboundHost, port });
-      log.info({ listener: 'inbound', host: config.smtpInboundHost, port, tls: 'STARTTLS' }, `SMTP inbound listening on ${config.smtpInboundHost}:${port}`);
+      log.info({ listener: 'inbound', host: config.smtpInboundHost, port, tls: 'STARTTLS' }, `inbound SMTP listening on ${config.smtpInboundHost}:${port}`);
     }
   } catch (error) {
     await close();

@@ -108,6 +108,7 @@ export async function checkQueues(deps: AppDeps) {
     if (webhook) queues.webhook = webhook;
     return { ok: !Object.values(queues).some((queue) => queue.stuck), stuckAfterMs, queues };
   } catch (error) {
-    throw new ServiceUnavailableError(`Queue statistics are unavailable: ${message(error)}`);
+    // Queue statistics are only ever a database read: its failure is the database's.
+    throw new ServiceUnavailableError(`Queue statistics are unavailable: ${message(error)}`, 'DATABASE_UNAVAILABLE');
   }
 }
