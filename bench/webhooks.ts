@@ -30,8 +30,8 @@ import { createBenchDatabase, type BenchDatabase } from './database.ts';
 
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const SLOW_ANSWER_MS = 2_000;
-/** Rounds of (ten alone, ten beside the slow and the dead one). */
-const ROUNDS = 2;
+/** Rounds of (ten alone, ten beside the slow and the dead one): BENCH_WEBHOOK_ROUNDS, default 4 (phases of a second or two swing by tens of percent alone). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 4) || 4);
 
 export interface WebhookRate {
   label: string;

@@ -32,7 +32,7 @@ import { QUOTA_HARD_STOP_RATIO, quotaCap, quotaStatus, tenantSendingState } from
 import { CampaignRow, publishedLocales, templateSlug } from './model.ts';
 import { writeChunk, type ChunkPlan, type ChunkVersion } from './chunk.ts';
 
-export const CONTACTS_PER_CHUNK = 1000;
+export const CONTACTS_PER_CHUNK = 2000;
 const RETRY_BASE_MS = 60_000;
 const RETRY_MAX_MS = 60 * 60_000;
 
