@@ -114,6 +114,6 @@ async function sendFor(
     locale = version.locale;
   }
   // This recipient's data must fill the template now, not fail the send later.
-  await renderTemplateForSend(versionId, input.data, locale, { sequelize: deps.sequelize, tenantId });
+  await renderTemplateForSend(deps, { tenantId }, { versionId, data: input.data });
   return normalizeSend({ ...base, templateVersionId: versionId, locale: locale ?? undefined });
 }

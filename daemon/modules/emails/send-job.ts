@@ -14,7 +14,7 @@ import { declare } from '../../db/sql.ts';
 import { composeMessage, type ComposableEmail } from '../../mail/compose.ts';
 import { classifyDeliveryError, defaultRelay, deliverMessage, type RelayTarget } from '../../mail/transport.ts';
 import { inboundMailDomain } from '../inbound-mail/addresses.ts';
-import { loadTemplateRenderer } from '../../mail/template-hook.ts';
+import { renderTemplateForSend } from '../templates/render.ts';
 import type { NormalizedAttachment } from './validate.ts';
 import { outcomeEventRows, recordDeliveryOutcome, type DeliveryOutcome } from './outcomes.ts';
 import { createSendContextCache, type SendContextCache } from './send-context.ts';
@@ -97,9 +97,7 @@ async function relayFor(deps: DeliveryDeps, cache: SendContextCache, log: SendLo
 
 async function renderIfTemplate(deps: DeliveryDeps, log: SendLog): Promise<boolean> {
   if (!log.templateVersionId) return false;
-  const render = await loadTemplateRenderer();
-  if (!render) throw new Error('template rendering is not available');
-  const rendered = await render(log.templateVersionId, log.data ?? {}, log.locale, { sequelize: deps.sequelize, tenantId: log.tenantId });
+  const rendered = await renderTemplateForSend(deps, { tenantId: log.tenantId }, { versionId: log.templateVersionId, data: log.data });
   log.subject = rendered.subject;
   log.htmlBody = rendered.html;
   log.textBody = rendered.text;

@@ -31,7 +31,6 @@ import { suppressedAmong } from '../suppressions/service.ts';
 import { projectExists } from '../projects/service.ts';
 import { quotaCap, quotaHeaders, quotaOfRow, wouldExceedQuota, type QuotaStatus } from '../quota/service.ts';
 import { apiKeyIsLive, loadTenantState, type TenantState, type TenantStateCache } from '../tenants/state-cache.ts';
-import { loadTemplateRenderer } from '../../mail/template-hook.ts';
 import { insertAcceptedSends, type AcceptedSend, type InsertAcceptedOptions, type InsertOutcome } from './insert-accepted.ts';
 import type { AcceptGroups } from './accept-groups.ts';
 import { claimKey, completeKey, fingerprintHash, replayIfKnown, type AnswerBody, type StoredAnswer } from './idempotency.ts';
@@ -102,15 +101,12 @@ export function messageIdFor(emailId: string, fromAddress: string): string {
 }
 
 /**
- * Templates available, projects known, sender domains verified. Answers the names the accept
+ * Projects known, sender domains verified. Answers the names the accept
  * statement checks for a verified domain (the one sender domain and its parents), or null when it
  * need not check: mail that does not leave (test keys, capture mode), or domains checked here.
  * From cached state (not `fresh`) the one sender domain is left to the statement, a read less.
  */
 export async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], fresh: boolean): Promise<string[] | null> {
-  if (requests.some((r) => r.templateVersionId) && !(await loadTemplateRenderer())) {
-    throw new UnprocessableError('Template rendering is not available yet: send htmlBody or textBody instead of templateVersionId.', 'TEMPLATE_RENDERING_UNAVAILABLE');
-  }
   for (const projectId of new Set(requests.map((r) => r.projectId).filter((p): p is string => p !== null))) {
     if (!(await projectExists(ctx.tenantId, projectId))) throw new UnprocessableError(`projectId ${projectId} names no project of this tenant.`, 'UNKNOWN_PROJECT');
   }

@@ -1,15 +1,20 @@
 // Rendering of template versions, for previews and for the send pipeline.
 //
-// The send pipeline loads this module through daemon/mail/template-hook.ts and calls
-// `renderTemplateForSend(versionId, data, locale, { sequelize, tenantId })` in its worker; batch and
+// The send worker calls `renderTemplateForSend(deps, { tenantId }, { versionId, data })`; batch and
 // send-template find the version to send with `resolvePublishedVersion(sequelize, tenantId, slug, locale)`.
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { NotFoundError } from '../../errors.ts';
 import { renderLiquid, textFromHtml } from '../../render/liquid.ts';
 import { compileTemplateJsx } from '../../render/react-email/compile.ts';
 import { renderInSandbox } from '../../render/react-email/sandbox.ts';
-import type { RenderTemplateForSend } from '../../mail/template-hook.ts';
 import type { TemplateEditorMode } from '../../../shared/schemas/templates.ts';
+
+/** A version rendered for one send (what the worker puts in the message). */
+export interface RenderedTemplate {
+  subject: string;
+  html: string | null;
+  text: string | null;
+}
 
 export interface RenderedVersion {
   subject: string;
@@ -80,19 +85,24 @@ function fromRow(row: VersionRow): PublishedVersion {
 }
 
 /**
- * Renders one version of the tenant for sending. Plain SQL on the caller's connection, so it works in
- * any worker thread. `locale` is the version's own already; it is in the hook's signature only.
+ * Renders one version of the tenant for sending (the version is already the recipient's locale's).
+ * Plain SQL on the caller's connection, so it works in any worker thread.
  */
-export const renderTemplateForSend: RenderTemplateForSend = async (versionId, data, _locale, context) => {
-  const [row] = await context.sequelize.query<VersionRow>(
+export async function renderTemplateForSend(
+  deps: { sequelize: Sequelize },
+  ctx: { tenantId: string },
+  input: { versionId: string; data: Record<string, unknown> | null },
+): Promise<RenderedTemplate> {
+  const { versionId, data } = input;
+  const [row] = await deps.sequelize.query<VersionRow>(
     `SELECT ${VERSION_COLUMNS} FROM template_versions v JOIN templates t ON t.id = v.template_id
       WHERE v.id = :versionId AND v.tenant_id = :tenantId AND t.tenant_id = :tenantId`,
-    { replacements: { versionId, tenantId: context.tenantId }, type: QueryTypes.SELECT },
+    { replacements: { versionId, tenantId: ctx.tenantId }, type: QueryTypes.SELECT },
   );
   if (!row) throw new NotFoundError('Template version');
   const rendered = await renderVersion(row.editor_mode, fromRow(row), data ?? {});
   return { subject: rendered.subject, html: rendered.html || null, text: rendered.text || null };
-};
+}
 
 /** Locales to try, most specific first: `pt-BR` → `pt-BR`, `pt`; then the template's default. */
 function localeCandidates(requested: string | null | undefined, defaultLocale: string): string[] {
