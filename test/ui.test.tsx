@@ -25,7 +25,7 @@ async function type(stdin: { write: (data: string) => void }, text: string) {
   await tick();
 }
 
-function entry(id: string, status: string, to: string, subject = `subject ${id}`): LogEntry {
+function entry(id: string, status: LogEntry['status'], to: string, subject = `subject ${id}`): LogEntry {
   return { id, status, to: [to], subject, messageId: `<${id}@x>`, from: 'f@x.test', cc: [], tags: [], projectId: null, templateVersionId: null, captured: true, testMode: false, attempts: 0, error: null, sentAt: null, createdAt: '2026-05-01T09:00:00.000Z', updatedAt: '2026-05-01T09:00:01.000Z' };
 }
 

@@ -1,6 +1,6 @@
 // Bodies of the /auth endpoints (CONTRACT.md "Auth bodies"), shared by the daemon and the CLI.
 import { Type, type Static } from '@sinclair/typebox';
-import { EmailAddress, Timestamp, Uuid } from './common.ts';
+import { EmailAddress, Timestamp, Uuid, Nullable } from './common.ts';
 
 export const PASSWORD_MIN_LENGTH = 10;
 /** scrypt reads the whole password; a cap keeps a megabyte "password" from being a cheap DoS. */
@@ -29,7 +29,7 @@ export type RegisterBody = Static<typeof RegisterBody>;
 export const AdminSummary = Type.Object({
   id: Uuid,
   email: Type.String(),
-  name: Type.Union([Type.String(), Type.Null()]),
+  name: Nullable(Type.String()),
   emailVerified: Type.Boolean(),
 });
 export type AdminSummary = Static<typeof AdminSummary>;
@@ -86,7 +86,7 @@ export const TwoFactorStatus = Type.Object({ enabled: Type.Boolean(), pending: T
 export const MeAnswer = Type.Object({
   id: Uuid,
   email: Type.String(),
-  name: Type.Union([Type.String(), Type.Null()]),
+  name: Nullable(Type.String()),
   emailVerified: Type.Boolean(),
   isPlatformAdmin: Type.Boolean(),
   twoFactorEnabled: Type.Boolean(),

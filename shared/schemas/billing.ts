@@ -1,6 +1,6 @@
 // Billing: plans, checkout and portal sessions, the tenant's subscription.
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp } from './common.ts';
+import { Timestamp, Nullable } from './common.ts';
 
 export const PlanSlugParam = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,39}$' });
 
@@ -9,7 +9,7 @@ export const BillingPlan = Type.Object({
   name: Type.String(),
   monthlyEmailLimit: Type.Integer({ description: 'emails a month the plan allows' }),
   aiTokenGrant: Type.Integer({ description: 'AI tokens granted each paid month' }),
-  stripePriceId: Type.Union([Type.String(), Type.Null()], { description: 'Stripe price of the plan; null when it cannot be bought (free, or not configured)' }),
+  stripePriceId: Nullable(Type.String(), { description: 'Stripe price of the plan; null when it cannot be bought (free, or not configured)' }),
   active: Type.Boolean(),
 });
 export type BillingPlan = Static<typeof BillingPlan>;
@@ -18,7 +18,7 @@ export const BillingPlanList = Type.Object({ data: Type.Array(BillingPlan) });
 
 export const UpdateBillingPlanBody = Type.Object(
   {
-    stripePriceId: Type.Optional(Type.Union([Type.String({ pattern: '^price_[A-Za-z0-9_]+$', maxLength: 255 }), Type.Null()])),
+    stripePriceId: Type.Optional(Nullable(Type.String({ pattern: '^price_[A-Za-z0-9_]+$', maxLength: 255 }))),
     aiTokenGrant: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
     active: Type.Optional(Type.Boolean()),
   },
@@ -47,8 +47,8 @@ export const SUBSCRIPTION_STATUSES = ['none', 'incomplete', 'incomplete_expired'
 export const Subscription = Type.Object({
   planSlug: Type.String(),
   status: Type.String({ description: `one of ${SUBSCRIPTION_STATUSES.join(', ')}; none when the tenant never subscribed` }),
-  currentPeriodStart: Type.Union([Timestamp, Type.Null()]),
-  currentPeriodEnd: Type.Union([Timestamp, Type.Null()]),
+  currentPeriodStart: Nullable(Timestamp),
+  currentPeriodEnd: Nullable(Timestamp),
   cancelAtPeriodEnd: Type.Boolean(),
   aiTokenBalance: Type.Integer({ description: 'AI tokens granted so far, minus those spent' }),
 });

@@ -1,7 +1,7 @@
 // Campaigns: one template sent to an audience of opted-in contacts.
 import { Type, type Static } from '@sinclair/typebox';
 import { CAMPAIGN_STATUSES } from '../constants.ts';
-import { PageLimit, PageMeta, PageNumber, Timestamp, Uuid } from './common.ts';
+import { PageLimit, PageMeta, PageNumber, Timestamp, Uuid, Nullable } from './common.ts';
 import { Locale, TagName } from './contacts.ts';
 
 // Spelled out (not mapped from CAMPAIGN_STATUSES) so the route types infer the literal union.
@@ -42,19 +42,19 @@ export const Campaign = Type.Object({
   templateId: Uuid,
   audience: Audience,
   status: CampaignStatus,
-  sendAt: Type.Union([Timestamp, Type.Null()]),
-  cancelledAt: Type.Union([Timestamp, Type.Null()]),
-  sentAt: Type.Union([Timestamp, Type.Null()]),
-  from: Type.Union([Type.String(), Type.Null()], { description: 'the sender of the send, once started' }),
+  sendAt: Nullable(Timestamp),
+  cancelledAt: Nullable(Timestamp),
+  sentAt: Nullable(Timestamp),
+  from: Nullable(Type.String(), { description: 'the sender of the send, once started' }),
   accepted: Type.Integer({ description: 'messages the send pipeline accepted' }),
   rejected: Type.Integer({ description: 'recipients refused (suppressed, no published version for their locale …)' }),
   cancelledSends: Type.Integer({ description: 'queued sends a cancel took back before a worker picked them up (their logs are CANCELLED)' }),
-  total: Type.Union([Type.Integer(), Type.Null()], { description: 'opted-in contacts the audience matched when the send started; null before' }),
-  remaining: Type.Union([Type.Integer(), Type.Null()], {
+  total: Nullable(Type.Integer(), { description: 'opted-in contacts the audience matched when the send started; null before' }),
+  remaining: Nullable(Type.Integer(), {
     description: 'contacts the expansion has not reached yet (total − accepted − rejected; an estimate while the audience changes mid-send); 0 once SENT or CANCELLED, null before the send',
   }),
-  startedAt: Type.Union([Timestamp, Type.Null()], { description: 'when the send was started (by request or by the schedule)' }),
-  lastError: Type.Union([Type.String(), Type.Null()], { description: 'why a send stopped part-way (e.g. the monthly quota)' }),
+  startedAt: Nullable(Timestamp, { description: 'when the send was started (by request or by the schedule)' }),
+  lastError: Nullable(Type.String(), { description: 'why a send stopped part-way (e.g. the monthly quota)' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -82,7 +82,7 @@ export const LocaleCoverage = Type.Object({
   locale: Type.String({ description: "the contacts' locale; contacts without one count under the template's default locale" }),
   contacts: Type.Integer(),
   hasPublishedVersion: Type.Boolean({ description: 'the template has a published version in exactly this locale' }),
-  fallbackLocale: Type.Union([Type.String(), Type.Null()], {
+  fallbackLocale: Nullable(Type.String(), {
     description: 'without an exact version, the published locale a send would use (the language, then the default); null when none',
   }),
 });

@@ -1,15 +1,6 @@
 // Contacts and contact tags: request and answer bodies shared by the daemon and the CLI.
-import { Type, type Static, type TNull, type TSchema, type TUnion } from '@sinclair/typebox';
-import { EmailAddress, PageLimit, PageMeta, PageNumber, Timestamp, Uuid } from './common.ts';
-
-/**
- * `type: [T, "null"]` rather than a union: with Fastify's coercing validator a union's string branch
- * would turn null into "" before the null branch is tried.
- */
-function Nullable<T extends TSchema>(schema: T): TUnion<[T, TNull]> {
-  // Typed as the union it means, so Fastify's type provider infers `T | null`.
-  return Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type as string, 'null'] }) as unknown as TUnion<[T, TNull]>;
-}
+import { Type, type Static } from '@sinclair/typebox';
+import { EmailAddress, PageLimit, PageMeta, PageNumber, Timestamp, Uuid, Nullable } from './common.ts';
 
 export const CONTACT_TAG_PATTERN = '^[a-z0-9][a-z0-9_-]{0,49}$';
 export const MAX_BULK_CONTACTS = 1000;
@@ -59,14 +50,14 @@ export type PatchContactBody = Static<typeof PatchContactBody>;
 export const Contact = Type.Object({
   id: Uuid,
   email: Type.String(),
-  externalId: Type.Union([Type.String(), Type.Null()]),
-  firstName: Type.Union([Type.String(), Type.Null()]),
-  lastName: Type.Union([Type.String(), Type.Null()]),
-  locale: Type.Union([Type.String(), Type.Null()]),
+  externalId: Nullable(Type.String()),
+  firstName: Nullable(Type.String()),
+  lastName: Nullable(Type.String()),
+  locale: Nullable(Type.String()),
   optIn: Type.Boolean(),
   tags: Type.Array(Type.String()),
   attributes: Attributes,
-  projectId: Type.Union([Uuid, Type.Null()]),
+  projectId: Nullable(Uuid),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -89,7 +80,7 @@ export type ContactListQuery = Static<typeof ContactListQuery>;
 
 export const ContactPage = Type.Object({
   data: Type.Array(Contact),
-  meta: Type.Composite([PageMeta, Type.Object({ nextCursor: Type.Union([Type.String(), Type.Null()]) })]),
+  meta: Type.Composite([PageMeta, Type.Object({ nextCursor: Nullable(Type.String()) })]),
 });
 export type ContactPage = Static<typeof ContactPage>;
 
@@ -130,7 +121,7 @@ export const ContactErased = Type.Object({ id: Uuid, erased: Type.Literal(true) 
 
 export const ContactTag = Type.Object({
   name: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
+  description: Nullable(Type.String()),
   contacts: Type.Integer({ description: 'how many contacts carry the tag' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -173,6 +164,6 @@ export const ContactImportResult = Type.Object({
     description: 'the first 1,000 row errors',
   }),
   errorsOmitted: Type.Integer({ description: 'row errors beyond those listed' }),
-  aborted: Type.Union([Type.String(), Type.Null()], { description: 'why reading stopped before the end of the file (malformed CSV); null when the whole file was read' }),
+  aborted: Nullable(Type.String(), { description: 'why reading stopped before the end of the file (malformed CSV); null when the whole file was read' }),
 });
 export type ContactImportResult = Static<typeof ContactImportResult>;

@@ -1,11 +1,6 @@
 // Sending domains: the records a tenant publishes, their state after a DNS check, and the diagnosis.
-import { Type, type Static, type TLiteral, type TUnion, type SchemaOptions } from '@sinclair/typebox';
-import { Timestamp, Uuid } from './common.ts';
-
-/** A union of literals that keeps each literal's type (a plain .map() would widen it). */
-function oneOf<const T extends readonly string[]>(values: T, options?: SchemaOptions): TUnion<{ -readonly [K in keyof T]: TLiteral<T[K] & string> }> {
-  return Type.Union(values.map((value) => Type.Literal(value)), options) as never;
-}
+import { Type, type Static } from '@sinclair/typebox';
+import { Timestamp, Uuid, Nullable, OneOf } from './common.ts';
 
 export const CreateDomainDto = Type.Object(
   {
@@ -21,7 +16,7 @@ export type CreateDomainDto = Static<typeof CreateDomainDto>;
 
 export const DOMAIN_STATUSES = ['pending', 'verified', 'failed'] as const;
 export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
-export const DomainStatusSchema = oneOf(DOMAIN_STATUSES, {
+export const DomainStatusSchema = OneOf(DOMAIN_STATUSES, {
   description: 'pending: never verified; verified: SPF and DKIM pass; failed: the last check found them missing or wrong',
 });
 
@@ -33,7 +28,7 @@ export const RECORD_STATUSES = ['pending', 'verified', 'missing', 'mismatch', 'e
 export type RecordStatus = (typeof RECORD_STATUSES)[number];
 
 export const DnsRecord = Type.Object({
-  record: oneOf(DNS_RECORD_KINDS),
+  record: OneOf(DNS_RECORD_KINDS),
   type: Type.Union([Type.Literal('TXT'), Type.Literal('CNAME'), Type.Literal('MX')]),
   /** Fully qualified name to create the record at. */
   name: Type.String(),
@@ -41,10 +36,10 @@ export const DnsRecord = Type.Object({
   priority: Type.Optional(Type.Integer({ description: 'MX preference (MX records only)' })),
   /** SPF and DKIM are needed for verification; DMARC and the return path are recommended. */
   required: Type.Boolean(),
-  status: oneOf(RECORD_STATUSES),
+  status: OneOf(RECORD_STATUSES),
   /** What DNS answered at `name` on the last check (TXT strings already joined). */
   found: Type.Array(Type.String()),
-  checkedAt: Type.Union([Timestamp, Type.Null()]),
+  checkedAt: Nullable(Timestamp),
 });
 export type DnsRecord = Static<typeof DnsRecord>;
 
@@ -54,10 +49,10 @@ export const DomainBody = Type.Object({
   unicodeName: Type.String({ description: 'the name as people read it' }),
   status: DomainStatusSchema,
   dkimSelector: Type.String(),
-  verifiedAt: Type.Union([Timestamp, Type.Null()]),
-  lastCheckedAt: Type.Union([Timestamp, Type.Null()]),
+  verifiedAt: Nullable(Timestamp),
+  lastCheckedAt: Nullable(Timestamp),
   /** Set when a daily re-check found a record that changed since the previous check. */
-  driftDetectedAt: Type.Union([Timestamp, Type.Null()]),
+  driftDetectedAt: Nullable(Timestamp),
   drift: Type.Array(
     Type.Object({ record: Type.String(), from: Type.String(), to: Type.String() }),
     { description: 'records whose state changed at driftDetectedAt' },
@@ -118,16 +113,16 @@ export const PROBLEM_SEVERITIES = ['error', 'warning', 'info'] as const;
 export type ProblemSeverity = (typeof PROBLEM_SEVERITIES)[number];
 
 export const DiagnosisProblem = Type.Object({
-  record: oneOf([...DNS_RECORD_KINDS, 'domain'] as const),
-  severity: oneOf(PROBLEM_SEVERITIES),
-  code: oneOf(DIAGNOSIS_CODES),
+  record: OneOf([...DNS_RECORD_KINDS, 'domain'] as const),
+  severity: OneOf(PROBLEM_SEVERITIES),
+  code: OneOf(DIAGNOSIS_CODES),
   message: Type.String(),
   fix: Type.String(),
 });
 export type DiagnosisProblem = Static<typeof DiagnosisProblem>;
 
 export const PublishRecord = Type.Object({
-  record: oneOf(DNS_RECORD_KINDS),
+  record: OneOf(DNS_RECORD_KINDS),
   type: Type.Union([Type.Literal('TXT'), Type.Literal('CNAME'), Type.Literal('MX')]),
   name: Type.String(),
   value: Type.String(),

@@ -1,7 +1,7 @@
 // Bodies of the send endpoints (CONTRACT.md "Sending"): send, batch, resend, logs.
 import { Type, type Static } from '@sinclair/typebox';
 import { EMAIL_STATUSES, MAX_BATCH_RECIPIENTS } from '../constants.ts';
-import { PageMeta, PageQuery, Timestamp, Uuid } from './common.ts';
+import { PageMeta, PageQuery, Timestamp, Uuid, Nullable, OneOf } from './common.ts';
 
 /** An address as RFC 5322 allows it, with an optional display name: `Ana <ana@example.com>`. */
 const Address = Type.String({ minLength: 3, maxLength: 998, description: 'e-mail address, optionally with a display name' });
@@ -47,12 +47,12 @@ export const SendEmailBody = Type.Object(
 export type SendEmailBody = Static<typeof SendEmailBody>;
 
 export const SendQuery = Type.Object({
-  sync: Type.Optional(Type.String({ enum: ['true', 'false'], description: 'true delivers before answering' })),
+  sync: Type.Optional(OneOf(['true', 'false'], { description: 'true delivers before answering' })),
 });
 
 export const SendAccepted = Type.Object({
   id: Uuid,
-  status: Type.String({ enum: ['QUEUED', 'SENT', 'FAILED'] }),
+  status: OneOf(['QUEUED', 'SENT', 'FAILED']),
   messageId: Type.String(),
   error: Type.Optional(Type.String()),
   suppressed: Type.Optional(Type.Array(Type.String(), { description: 'recipients left out because they are suppressed' })),
@@ -86,7 +86,7 @@ export const BatchAccepted = Type.Object({
 });
 export type BatchAccepted = Static<typeof BatchAccepted>;
 
-export const EmailStatus = Type.String({ enum: [...EMAIL_STATUSES] });
+export const EmailStatus = OneOf(EMAIL_STATUSES);
 
 export const EmailLogSummary = Type.Object({
   id: Uuid,
@@ -97,13 +97,13 @@ export const EmailLogSummary = Type.Object({
   cc: Type.Array(Type.String()),
   subject: Type.String(),
   tags: Type.Array(Type.String()),
-  projectId: Type.Union([Uuid, Type.Null()]),
-  templateVersionId: Type.Union([Uuid, Type.Null()]),
+  projectId: Nullable(Uuid),
+  templateVersionId: Nullable(Uuid),
   captured: Type.Boolean(),
   testMode: Type.Boolean(),
   attempts: Type.Integer(),
-  error: Type.Union([Type.String(), Type.Null()]),
-  sentAt: Type.Union([Timestamp, Type.Null()]),
+  error: Nullable(Type.String()),
+  sentAt: Nullable(Timestamp),
   createdAt: Timestamp,
 });
 export type EmailLogSummary = Static<typeof EmailLogSummary>;
@@ -119,18 +119,18 @@ export const EmailLogDetail = Type.Intersect([
   Type.Object({
     bcc: Type.Array(Type.String()),
     replyTo: Type.Array(Type.String()),
-    bodyHtml: Type.Union([Type.String(), Type.Null()]),
-    bodyText: Type.Union([Type.String(), Type.Null()]),
+    bodyHtml: Nullable(Type.String()),
+    bodyText: Nullable(Type.String()),
     headers: Type.Record(Type.String(), Type.String(), { description: 'headers of the message as sent (custom and generated)' }),
     metadata: Type.Record(Type.String(), Type.Unknown()),
     attachments: Type.Array(Type.Object({ filename: Type.String(), contentType: Type.String(), size: Type.Integer() })),
     trackOpens: Type.Boolean(),
     trackClicks: Type.Boolean(),
-    smtpResponse: Type.Union([Type.String(), Type.Null()]),
-    resentFrom: Type.Union([Uuid, Type.Null()]),
-    bodiesRemovedAt: Type.Union([Timestamp, Type.Null()], { description: 'when retention removed the bodies, template data and attachment contents (the log stays until its own horizon); such a log cannot be resent' }),
+    smtpResponse: Nullable(Type.String()),
+    resentFrom: Nullable(Uuid),
+    bodiesRemovedAt: Nullable(Timestamp, { description: 'when retention removed the bodies, template data and attachment contents (the log stays until its own horizon); such a log cannot be resent' }),
     events: Type.Array(EmailTimelineEntry),
-    raw: Type.Union([Type.String(), Type.Null()], { description: 'the whole RFC 822 message when it was captured' }),
+    raw: Nullable(Type.String(), { description: 'the whole RFC 822 message when it was captured' }),
   }),
 ]);
 export type EmailLogDetail = Static<typeof EmailLogDetail>;
@@ -158,7 +158,7 @@ export const LogsPage = Type.Object({
   data: Type.Array(EmailLogSummary),
   meta: Type.Composite([PageMeta, Type.Object({
     totalIsEstimate: Type.Boolean({ description: `true when more than ${EXACT_LOG_TOTAL} logs match: total (and totalPages) are then the planner's estimate, not a count` }),
-    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for the page after this one; null on the last page' }),
+    nextCursor: Nullable(Type.String(), { description: 'pass as cursor for the page after this one; null on the last page' }),
   })]),
 });
 export type LogsPage = Static<typeof LogsPage>;

@@ -1,17 +1,17 @@
 // Platform-wide settings (platform admins only): GET/PATCH /platform/settings.
 import { Type, type Static } from '@sinclair/typebox';
-import { EmailAddress } from './common.ts';
+import { EmailAddress, Nullable } from './common.ts';
 
 const Hostname = Type.String({ pattern: '^(?=.{1,253}$)([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\\.)+[a-zA-Z]{2,63}$', description: 'a DNS name' });
 
 // Null first in each union: with type coercion on, a null tried against a string branch first becomes "".
 export const PlatformSettingsBody = Type.Object({
   registrationOpen: Type.Boolean({ description: 'false: only the first admin (when there is none) may register' }),
-  defaultFromAddress: Type.Union([Type.Null(), EmailAddress], { description: 'platform-wide default From address, read by the send pipeline when a tenant has none' }),
+  defaultFromAddress: Nullable(EmailAddress, { description: 'platform-wide default From address, read by the send pipeline when a tenant has none' }),
   trackOpensByDefault: Type.Boolean(),
   trackClicksByDefault: Type.Boolean(),
-  spfInclude: Type.Union([Type.Null(), Hostname], { description: 'the SPF include: domain tenants are told to publish' }),
-  returnPathDomain: Type.Union([Type.Null(), Hostname], { description: 'the bounce (Return-Path) domain tenants CNAME to' }),
+  spfInclude: Nullable(Hostname, { description: 'the SPF include: domain tenants are told to publish' }),
+  returnPathDomain: Nullable(Hostname, { description: 'the bounce (Return-Path) domain tenants CNAME to' }),
   // Retention (days; see shared/schemas/retention.ts): tenants may shorten, never lengthen.
   logRetentionDays: Type.Integer({ minimum: 1, maximum: 3650, description: 'email logs and their timeline; expired a month partition at a time' }),
   bodyRetentionDays: Type.Integer({ minimum: 1, maximum: 3650, description: 'HTML/text bodies of logs (nulled before the log itself goes)' }),

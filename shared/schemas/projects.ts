@@ -1,6 +1,6 @@
 // Projects and their optional SMTP relay. The password is write-only: answers say only whether one is set.
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp, Uuid } from './common.ts';
+import { Timestamp, Uuid, Nullable } from './common.ts';
 
 export const ProjectSmtpInput = Type.Object(
   {
@@ -22,7 +22,7 @@ export type CreateProjectBody = Static<typeof CreateProjectBody>;
 export const UpdateProjectBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    smtp: Type.Optional(Type.Union([ProjectSmtpInput, Type.Null()], { description: 'null removes the project relay' })),
+    smtp: Type.Optional(Nullable(ProjectSmtpInput, { description: 'null removes the project relay' })),
   },
   { additionalProperties: false, description: 'UpdateProjectDto' },
 );
@@ -31,17 +31,14 @@ export type UpdateProjectBody = Static<typeof UpdateProjectBody>;
 export const Project = Type.Object({
   id: Uuid,
   name: Type.String(),
-  smtp: Type.Union([
-    Type.Object({
+  smtp: Nullable(Type.Object({
       host: Type.String(),
       port: Type.Integer(),
       secure: Type.Boolean(),
       user: Type.Union([Type.String(), Type.Null()]),
       passwordSet: Type.Boolean(),
       verifiedAt: Type.Union([Timestamp, Type.Null()]),
-    }),
-    Type.Null(),
-  ]),
+    })),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

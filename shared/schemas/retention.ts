@@ -2,6 +2,7 @@
 // (GET/PATCH /platform/settings: logRetentionDays …); a tenant may shorten each horizon
 // (GET/PATCH /tenants/{tenantId}/retention). Enforced hourly by the maintenance worker.
 import { Type, type Static } from '@sinclair/typebox';
+import { Nullable } from './common.ts';
 
 export const RetentionDays = Type.Integer({ minimum: 1, maximum: 3650 });
 
@@ -16,8 +17,8 @@ const EVENTS = 'the event outbox (events)';
 const DELIVERIES = 'webhook deliveries and their responses';
 
 // Null first: with type coercion on, a null tried against the integer branch first becomes 0.
-const override = (description: string) => Type.Union([Type.Null(), RetentionDays], { description: `${description}; days, null = the platform default` });
-const change = (description: string) => Type.Optional(Type.Union([Type.Null(), RetentionDays], { description: `${description}; at most the platform default; null clears the override` }));
+const override = (description: string) => Nullable(RetentionDays, { description: `${description}; days, null = the platform default` });
+const change = (description: string) => Type.Optional(Nullable(RetentionDays, { description: `${description}; at most the platform default; null clears the override` }));
 const days = (description: string) => Type.Integer({ description });
 
 export const UpdateTenantRetentionBody = Type.Object(

@@ -1,7 +1,7 @@
 // Scheduled sends: the send body plus sendAt and an IANA timezone.
 import { Type, type Static } from '@sinclair/typebox';
 import { SCHEDULED_STATUSES } from '../constants.ts';
-import { Paged, PageQuery, Timestamp, Uuid } from './common.ts';
+import { Paged, PageQuery, Timestamp, Uuid, Nullable, OneOf } from './common.ts';
 import { SendEmailBody } from './emails.ts';
 
 export const DEFAULT_SCHEDULE_TIMEZONE = 'Europe/Madrid';
@@ -18,7 +18,7 @@ export const ScheduleEmailBody = Type.Composite(
 );
 export type ScheduleEmailBody = Static<typeof ScheduleEmailBody>;
 
-export const ScheduledStatus = Type.String({ enum: [...SCHEDULED_STATUSES] });
+export const ScheduledStatus = OneOf(SCHEDULED_STATUSES);
 
 export const ScheduledEmail = Type.Object({
   id: Uuid,
@@ -27,8 +27,8 @@ export const ScheduledEmail = Type.Object({
   sendAt: Timestamp,
   timezone: Type.String(),
   payload: Type.Record(Type.String(), Type.Unknown()),
-  emailId: Type.Union([Uuid, Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
+  emailId: Nullable(Uuid),
+  error: Nullable(Type.String()),
   createdAt: Timestamp,
 });
 export type ScheduledEmail = Static<typeof ScheduledEmail>;

@@ -1,9 +1,9 @@
 // Suppressions: addresses a tenant does not send to.
 import { Type, type Static } from '@sinclair/typebox';
 import { SUPPRESSION_REASONS } from '../constants.ts';
-import { EmailAddress, Paged, PageQuery, Timestamp, Uuid } from './common.ts';
+import { EmailAddress, Paged, PageQuery, Timestamp, Uuid, Nullable, OneOf } from './common.ts';
 
-export const SuppressionReason = Type.String({ enum: [...SUPPRESSION_REASONS] });
+export const SuppressionReason = OneOf(SUPPRESSION_REASONS);
 
 export const CreateSuppressionBody = Type.Object(
   { email: EmailAddress, reason: SuppressionReason },
@@ -15,8 +15,8 @@ export const Suppression = Type.Object({
   id: Uuid,
   email: Type.String(),
   reason: SuppressionReason,
-  emailId: Type.Union([Uuid, Type.Null()]),
-  detail: Type.Union([Type.String(), Type.Null()]),
+  emailId: Nullable(Uuid),
+  detail: Nullable(Type.String()),
   createdAt: Timestamp,
 });
 export type Suppression = Static<typeof Suppression>;

@@ -1,6 +1,6 @@
 // Bodies of the template endpoints (CONTRACT.md "Other bodies": templates) and send-template.
 import { Type, type Static } from '@sinclair/typebox';
-import { Paged, PageQuery, Timestamp, Uuid } from './common.ts';
+import { Paged, PageQuery, Timestamp, Uuid, Nullable } from './common.ts';
 import { SendEmailBody } from './emails.ts';
 
 export const TEMPLATE_EDITOR_MODES = ['html', 'react-email'] as const;
@@ -37,7 +37,7 @@ export const UpdateTemplateBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     slug: Type.Optional(TemplateSlug),
-    projectId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    projectId: Type.Optional(Nullable(Uuid)),
     defaultLocale: Type.Optional(Locale),
   },
   { additionalProperties: false, description: 'UpdateTemplateDto' },
@@ -47,25 +47,19 @@ export type UpdateTemplateBody = Static<typeof UpdateTemplateBody>;
 export const UpdateVersionBody = Type.Object(
   {
     subject: Type.Optional(Subject),
-    htmlBody: Type.Optional(Type.Union([Body, Type.Null()])),
-    textBody: Type.Optional(Type.Union([Body, Type.Null()])),
-    jsx: Type.Optional(Type.Union([Jsx, Type.Null()])),
+    htmlBody: Type.Optional(Nullable(Body)),
+    textBody: Type.Optional(Nullable(Body)),
+    jsx: Type.Optional(Nullable(Jsx)),
     locale: Type.Optional(Locale),
   },
   { additionalProperties: false, description: 'UpdateVersionDto; a published version cannot be changed (409)' },
 );
 export type UpdateVersionBody = Static<typeof UpdateVersionBody>;
 
-export const CreateVersionBody = Type.Union([
-  Type.Object({ locale: Type.Optional(Locale) }, { additionalProperties: false }),
-  Type.Null(),
-], { description: 'optional: the locale of the new version (default: the latest version\'s)' });
+export const CreateVersionBody = Nullable(Type.Object({ locale: Type.Optional(Locale) }, { additionalProperties: false }), { description: 'optional: the locale of the new version (default: the latest version\'s)' });
 export type CreateVersionBody = Static<typeof CreateVersionBody>;
 
-export const PreviewBody = Type.Union([
-  Type.Object({ data: Type.Optional(Type.Record(Type.String(), Type.Unknown())), locale: Type.Optional(Locale) }),
-  Type.Null(),
-], { description: 'optional: the variables to render with' });
+export const PreviewBody = Nullable(Type.Object({ data: Type.Optional(Type.Record(Type.String(), Type.Unknown())), locale: Type.Optional(Locale) }), { description: 'optional: the variables to render with' });
 export type PreviewBody = Static<typeof PreviewBody>;
 
 export const RenderReactEmailBody = Type.Object(
@@ -90,11 +84,11 @@ export const TemplateVersionView = Type.Object({
   version: Type.Integer(),
   locale: Type.String(),
   subject: Type.String(),
-  htmlBody: Type.Union([Type.String(), Type.Null()]),
-  textBody: Type.Union([Type.String(), Type.Null()]),
-  jsx: Type.Union([Type.String(), Type.Null()]),
+  htmlBody: Nullable(Type.String()),
+  textBody: Nullable(Type.String()),
+  jsx: Nullable(Type.String()),
   published: Type.Boolean(),
-  publishedAt: Type.Union([Timestamp, Type.Null()]),
+  publishedAt: Nullable(Timestamp),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -105,7 +99,7 @@ const TemplateFields = {
   name: Type.String(),
   slug: Type.String(),
   editorMode: EditorMode,
-  projectId: Type.Union([Uuid, Type.Null()]),
+  projectId: Nullable(Uuid),
   defaultLocale: Type.String(),
   status: Status,
   publishedLocales: Type.Array(Type.String()),

@@ -1,6 +1,6 @@
 // Bodies of /tenants, members, API keys and the audit log (CONTRACT.md "Tenants and keys").
 import { Type, type Static } from '@sinclair/typebox';
-import { EmailAddress, Timestamp, Uuid } from './common.ts';
+import { EmailAddress, Timestamp, Uuid, Nullable, OneOf } from './common.ts';
 import { API_KEY_SCOPES } from '../constants.ts';
 
 // Literal unions written out (not mapped from the constants) so that TypeBox's static types stay
@@ -8,14 +8,14 @@ import { API_KEY_SCOPES } from '../constants.ts';
 export const MemberRoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('developer'), Type.Literal('viewer')], {
   description: 'owner > admin > developer > viewer',
 });
-export const ApiKeyScopeSchema = Type.String({ enum: [...API_KEY_SCOPES], description: 'one of the API key scopes' });
+export const ApiKeyScopeSchema = OneOf(API_KEY_SCOPES, { description: 'one of the API key scopes' });
 export const PlanSchema = Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('business')]);
 export const EnvironmentSchema = Type.Union([Type.Literal('live'), Type.Literal('test')], {
   description: 'test keys run the whole pipeline but their mail is captured, never relayed',
 });
 
 const Name = Type.String({ minLength: 1, maxLength: 100 });
-const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+const NullableTimestamp = Nullable(Timestamp);
 
 export const TenantParams = Type.Object({ tenantId: Uuid });
 export const MemberParams = Type.Object({ tenantId: Uuid, targetAdminId: Uuid });
@@ -29,7 +29,7 @@ export const UpdateTenantBody = Type.Object(
     name: Type.Optional(Name),
     plan: Type.Optional(PlanSchema),
     // Null first: with type coercion on, a null tried against the integer branch first becomes 0.
-    monthlyLimit: Type.Optional(Type.Union([Type.Null(), Type.Integer({ minimum: 0, maximum: 1_000_000_000 })], { description: 'override of the plan limit; null clears it' })),
+    monthlyLimit: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), { description: 'override of the plan limit; null clears it' })),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -40,10 +40,10 @@ export const TenantBody = Type.Object({
   name: Type.String(),
   status: Type.Union([Type.Literal('active'), Type.Literal('blocked')]),
   plan: Type.String(),
-  monthlyLimit: Type.Union([Type.Integer(), Type.Null()]),
+  monthlyLimit: Nullable(Type.Integer()),
   sendingPausedAt: NullableTimestamp,
-  sendingPausedReason: Type.Union([Type.String(), Type.Null()]),
-  role: Type.Union([MemberRoleSchema, Type.Null()], { description: "the caller's role in this tenant (null for a platform admin who is not a member)" }),
+  sendingPausedReason: Nullable(Type.String()),
+  role: Nullable(MemberRoleSchema, { description: "the caller's role in this tenant (null for a platform admin who is not a member)" }),
   createdAt: Timestamp,
 });
 export type TenantBody = Static<typeof TenantBody>;
@@ -63,7 +63,7 @@ export const UpdateMemberRoleBody = Type.Object({ role: MemberRoleSchema }, { ad
 export const MemberBody = Type.Object({
   adminId: Uuid,
   email: Type.String(),
-  name: Type.Union([Type.String(), Type.Null()]),
+  name: Nullable(Type.String()),
   role: MemberRoleSchema,
   createdAt: Timestamp,
 });
@@ -85,7 +85,7 @@ export const ApiKeyBody = Type.Object({
   prefix: Type.String({ description: 'the non-secret start of the key, to recognise it' }),
   scopes: Type.Array(Type.String()),
   environment: EnvironmentSchema,
-  createdBy: Type.Union([Uuid, Type.Null()]),
+  createdBy: Nullable(Uuid),
   lastUsedAt: NullableTimestamp,
   createdAt: Timestamp,
 });
@@ -100,10 +100,10 @@ export type CreatedApiKeyBody = Static<typeof CreatedApiKeyBody>;
 export const AuditEventBody = Type.Object({
   id: Uuid,
   action: Type.String(),
-  adminId: Type.Union([Uuid, Type.Null()]),
-  apiKeyId: Type.Union([Uuid, Type.Null()]),
-  target: Type.Union([Type.String(), Type.Null()]),
-  ip: Type.Union([Type.String(), Type.Null()]),
+  adminId: Nullable(Uuid),
+  apiKeyId: Nullable(Uuid),
+  target: Nullable(Type.String()),
+  ip: Nullable(Type.String()),
   metadata: Type.Record(Type.String(), Type.Unknown()),
   createdAt: Timestamp,
 });

@@ -1,10 +1,10 @@
 // Outbound webhook endpoints and deliveries, and the bodies of the provider notification receivers.
 import { Type, type Static } from '@sinclair/typebox';
 import { EMAIL_EVENT_TYPES, type EventType } from '../constants.ts';
-import { PageQuery, Paged, Timestamp, Uuid } from './common.ts';
+import { PageQuery, Paged, Timestamp, Uuid, Nullable, OneOf } from './common.ts';
 
 export const WebhookEventType = Type.Unsafe<EventType>(
-  Type.String({ enum: [...EMAIL_EVENT_TYPES], description: `one of ${EMAIL_EVENT_TYPES.join(', ')}` }),
+  OneOf(EMAIL_EVENT_TYPES, { description: `one of ${EMAIL_EVENT_TYPES.join(', ')}` }),
 );
 
 export const CreateWebhookEndpointBody = Type.Object(
@@ -25,7 +25,7 @@ export const WebhookEndpoint = Type.Object({
   events: Type.Array(Type.String()),
   enabled: Type.Boolean(),
   /** Why it is off: `manual` (toggled), `gone` (answered 410), `failing` (too many failures in a row); null when on. */
-  disabledReason: Type.Union([Type.String(), Type.Null()]),
+  disabledReason: Nullable(Type.String()),
   consecutiveFailures: Type.Integer(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -51,17 +51,17 @@ export type WebhookPayload = Static<typeof WebhookPayload>;
 export const WebhookDelivery = Type.Object({
   id: Uuid,
   endpointId: Uuid,
-  eventId: Type.Union([Uuid, Type.Null()]),
+  eventId: Nullable(Uuid),
   event: Type.String(),
   payload: WebhookPayload,
-  status: Type.Unsafe<WebhookDeliveryStatus>(Type.String({ enum: [...WEBHOOK_DELIVERY_STATUSES] })),
-  statusCode: Type.Union([Type.Integer(), Type.Null()]),
-  responseBody: Type.Union([Type.String(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
+  status: OneOf(WEBHOOK_DELIVERY_STATUSES),
+  statusCode: Nullable(Type.Integer()),
+  responseBody: Nullable(Type.String()),
+  error: Nullable(Type.String()),
   attempt: Type.Integer(),
-  deliveredAt: Type.Union([Timestamp, Type.Null()]),
-  nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
-  replayOf: Type.Union([Uuid, Type.Null()]),
+  deliveredAt: Nullable(Timestamp),
+  nextAttemptAt: Nullable(Timestamp),
+  replayOf: Nullable(Uuid),
   createdAt: Timestamp,
 });
 export type WebhookDelivery = Static<typeof WebhookDelivery>;

@@ -6,7 +6,6 @@ import { ErrorBody, IdParams } from '../../../shared/schemas/common.ts';
 import { ScheduledEmail, ScheduledPage, ScheduledQuery, ScheduleEmailBody } from '../../../shared/schemas/scheduled.ts';
 import { SEND_BODY_LIMIT_BYTES } from '../emails/validate.ts';
 import { cancelScheduledEmail, listScheduledEmails, scheduleEmail } from './service.ts';
-import type { ScheduledStatus } from './model.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 
@@ -28,7 +27,7 @@ export default async function scheduledRoutes(app: App, deps: AppDeps): Promise<
   app.get('/scheduled-emails', {
     config: { access: access.keyOrSession('email:read') },
     schema: { tags, summary: 'Scheduled emails by sendAt; filter by status', querystring: ScheduledQuery, response: { 200: ScheduledPage, ...errors } },
-  }, async (request) => listScheduledEmails(tenantOf(request), { ...request.query, status: request.query.status as ScheduledStatus | undefined }));
+  }, async (request) => listScheduledEmails(tenantOf(request), request.query));
 
   app.delete('/scheduled-emails/:id', {
     config: { access: access.keyOrSession('email:send') },

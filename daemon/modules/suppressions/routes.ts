@@ -11,7 +11,6 @@ import {
   SuppressionsQuery,
 } from '../../../shared/schemas/suppressions.ts';
 import { createSuppression, deleteSuppressionByEmail, deleteSuppressionById, listSuppressions } from './service.ts';
-import type { SuppressionReason } from './model.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 
@@ -23,13 +22,13 @@ export default async function suppressionRoutes(app: App, _deps: AppDeps): Promi
   app.get('/suppressions', {
     config: read,
     schema: { tags, summary: 'List suppressed addresses, newest first; filter by email or reason', querystring: SuppressionsQuery, response: { 200: SuppressionsPage, ...errors } },
-  }, async (request) => listSuppressions(tenantOf(request), { ...request.query, reason: request.query.reason as SuppressionReason | undefined }));
+  }, async (request) => listSuppressions(tenantOf(request), request.query));
 
   app.post('/suppressions', {
     config: write,
     schema: { tags, summary: 'Suppress an address', body: CreateSuppressionBody, response: { 201: Suppression, ...errors, 409: ErrorBody } },
   }, async (request, reply) => {
-    const created = await createSuppression(tenantOf(request), { email: request.body.email, reason: request.body.reason as SuppressionReason });
+    const created = await createSuppression(tenantOf(request), { email: request.body.email, reason: request.body.reason });
     return reply.code(201).send(created);
   });
 
