@@ -26,25 +26,14 @@ import { ProfileStore } from './profiles.ts';
 import type { CliEnvironment } from './environment.ts';
 import type { DoctorReport } from '../shared/schemas/doctor.ts';
 import type { QueuesHealth, Readiness } from '../shared/schemas/health.ts';
-import type { SendEmailBody } from '../shared/schemas/emails.ts';
+import type { LogsQuery, SendEmailBody } from '../shared/schemas/emails.ts';
 import type { SendTemplateBody } from '../shared/schemas/templates.ts';
 import type { ScheduleEmailBody } from '../shared/schemas/scheduled.ts';
 
 export type CampaignPage = Static<typeof CampaignPageSchema>;
 
-export interface LogFilters {
-  status?: string;
-  to?: string;
-  since?: string;
-  until?: string;
-  tag?: string;
-  messageId?: string;
-  page?: number;
-  limit?: number;
-  /** meta.nextCursor of the previous page */
-  cursor?: string;
-}
-
+/** The filters of GET /emails/logs. */
+export type LogFilters = LogsQuery;
 
 /** Lists may be paged ({ data, meta }) or plain arrays depending on the endpoint. */
 function items<T>(answer: Page<T> | T[] | { data: T[] }): T[] {

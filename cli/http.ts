@@ -1,4 +1,5 @@
 // The one place the CLI talks HTTP: credentials, tenant header, transparent token refresh, error bodies.
+import type { TokenPair } from '../shared/schemas/auth.ts';
 import ky, { type KyResponse } from 'ky';
 import type { CliEnvironment } from './environment.ts';
 import { DEFAULT_BASE_URL } from './environment.ts';
@@ -42,10 +43,6 @@ export interface QuotaHeaders {
   warning: boolean;
 }
 
-export interface TokenPair {
-  accessToken: string;
-  refreshToken: string;
-}
 
 export class HttpSession {
   private refreshing: Promise<void> | null = null;
