@@ -160,7 +160,7 @@ test('a worker that lost the lease records the log but leaves the job to its new
   // The lease is gone: worker-a can no longer extend it.
   assert.equal(await extendSendLeases(ctx.db.sql, [claimed.jobId], 'worker-a', 60_000), []);
   const recorded = await recordSendOutcomes(ctx.db.sql, 'worker-a', {
-    logs: [{ emailId: id, status: 'SENT', error: null, smtpResponse: '250 ok', captured: false, sentHeaders: null, subject: null, html: null, text: null }],
+    logs: [{ emailId: id, createdAt: claimed.log!.created_at, status: 'SENT', error: null, smtpResponse: '250 ok', captured: false, sentHeaders: null, subject: null, html: null, text: null }],
     timeline: [],
     events: [],
     done: [claimed.jobId],

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
 import type { ThreadData, ThreadMessage } from './thread.ts';
-import { CAMPAIGN_TUNING, DEFAULT_TUNING, sendWorkerConcurrency, type QueueTuning } from './tuning.ts';
+import { CAMPAIGN_TUNING, DEFAULT_TUNING, sendWorkerTuning, type QueueTuning } from './tuning.ts';
 
 export type { QueueTuning } from './tuning.ts';
 
@@ -57,7 +57,7 @@ const SEND_WORKER_YOUNG_GENERATION_MB = 16;
 const SEND_WORKER: WorkerDefinition = {
   name: 'send-worker',
   module: here('./send-worker.ts'),
-  tuning: (config) => ({ concurrency: sendWorkerConcurrency(config) }),
+  tuning: sendWorkerTuning,
   youngGenerationMb: SEND_WORKER_YOUNG_GENERATION_MB,
 };
 

@@ -21,6 +21,12 @@ const RECORD_BATCH_MAX = 200;
  * the duplicates a crash can cause (jobs held run again).
  */
 const HELD_PER_SLOT = 3;
+/**
+ * While deliveries are still finishing, a record statement waits up to this long for a batch to
+ * gather: a statement costs a round trip, a commit and its planning whatever its size, and without
+ * it the writer issued ~290 statements/s of 3–4 outcomes each on the unsigned drain.
+ */
+const RECORD_LINGER_MS = 5;
 
 interface Settled {
   jobId: string;
@@ -57,6 +63,16 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
   signal.addEventListener('abort', () => waker.wake(), { once: true });
   const listener = runtime.embedded ? null : listenForJobs(runtime.data.databaseUrl, 'send', waker, log);
   const pollMs = runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs;
+  // Jobs the loop may claim now: free delivery slots, within what it may hold.
+  const room = (): number => Math.min(tuning.concurrency - delivering, tuning.concurrency * HELD_PER_SLOT - held.size);
+  // Claim again once half a batch can be claimed, not for every job that settles: a claim is a
+  // round trip, and claims of a few jobs each (one per record statement) cost more than they gain.
+  // While a claim runs, the loop looks at the room itself when it returns.
+  let claiming = false;
+  const claimAt = Math.ceil(Math.min(tuning.batchSize, tuning.concurrency) / 2);
+  const wakeIfRoom = (): void => {
+    if ((!claiming && room() >= claimAt) || signal.aborted) waker.wake();
+  };
 
   const leaseTimer = setInterval(() => {
     const ids = [...held];
@@ -89,14 +105,24 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
   };
 
   // Group commit: one write at a time; what settles meanwhile goes into the next one.
-  const flush = (): void => {
+  let lingering: NodeJS.Timeout | null = null;
+  const flush = (now = false): void => {
     if (writing || pending.length === 0) return;
+    if (!now && pending.length < tuning.batchSize && delivering > 0 && !signal.aborted) {
+      lingering ??= setTimeout(() => {
+        lingering = null;
+        flush(true);
+      }, RECORD_LINGER_MS);
+      return;
+    }
+    if (lingering) clearTimeout(lingering);
+    lingering = null;
     writing = true;
     const batch = pending.splice(0, RECORD_BATCH_MAX);
     void write(batch).finally(() => {
       for (const settled of batch) held.delete(settled.jobId);
       writing = false;
-      waker.wake();
+      wakeIfRoom();
       flush();
     });
   };
@@ -116,12 +142,12 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
 
   try {
     while (!signal.aborted) {
-      const free = Math.min(tuning.concurrency - delivering, tuning.concurrency * HELD_PER_SLOT - held.size);
-      const want = Math.max(0, Math.min(free, tuning.batchSize));
+      const want = Math.max(0, Math.min(room(), tuning.batchSize));
       let claimed: ClaimedSend[] = [];
       if (want > 0) {
         try {
-          claimed = await claimSends(sql, workerId, want, tuning.leaseMs);
+          claiming = true;
+          claimed = await claimSends(sql, workerId, want, tuning.leaseMs).finally(() => (claiming = false));
         } catch (error) {
           log.warn({ err: errorText(error) }, 'could not claim send jobs; trying again shortly');
           await waker.wait(CLAIM_ERROR_PAUSE_MS);
@@ -137,13 +163,12 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
             delivering -= 1;
             pending.push(settled);
             flush();
-            // Claim again once half a batch of slots is free, not for every single one.
-            if (tuning.concurrency - delivering >= Math.ceil(tuning.batchSize / 2)) waker.wake();
+            wakeIfRoom();
           });
         }
       }
-      // A full batch means more may be due: claim again at once. Otherwise sleep until woken.
-      if (want > 0 && claimed.length === want && delivering < tuning.concurrency) continue;
+      // A full batch means more may be due: claim again at once if half a batch fits. Otherwise sleep until woken.
+      if (want > 0 && claimed.length === want && room() >= claimAt) continue;
       await waker.wait(pollMs);
     }
     if (held.size > 0) {

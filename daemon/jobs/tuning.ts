@@ -32,14 +32,22 @@ export const DEFAULT_TUNING: QueueTuning = {
 };
 
 /**
- * Send jobs a send-worker thread runs at once, per SMTP pool connection. A send spends most of its
- * time waiting (database, rendering, SMTP round trips), so a pool of N connections needs several
- * jobs per connection to stay busy; with the general default (10) a pool of 5 sat half idle.
+ * Send jobs a send-worker thread holds in delivery at once, per SMTP pool connection. Those beyond
+ * the pool's connections wait in nodemailer's queue, so a connection that finishes a message finds
+ * the next one ready while the loop claims more. With 4 per connection (20 for a pool of 5), claims
+ * of 5–8 jobs at 5–7 ms each, one at a time, capped the unsigned drain near 1,000 msg/s with half
+ * the slots empty (docs/drain.md).
  */
-export const SEND_JOBS_PER_SMTP_CONNECTION = 4;
+export const SEND_JOBS_PER_SMTP_CONNECTION = 8;
 
 export function sendWorkerConcurrency(config: Pick<Config, 'smtpMaxConnections'>): number {
   return SEND_JOBS_PER_SMTP_CONNECTION * config.smtpMaxConnections;
+}
+
+/** The send worker's tuning: its concurrency, claimed half of it at a time (the loop claims once half a batch is free). */
+export function sendWorkerTuning(config: Pick<Config, 'smtpMaxConnections'>): Partial<QueueTuning> {
+  const concurrency = sendWorkerConcurrency(config);
+  return { concurrency, batchSize: Math.ceil(concurrency / 2) };
 }
 
 /**

@@ -40,6 +40,8 @@ export type DeliveryStatus =
 
 /** A claimed log as compose and relay read it. */
 export interface SendLog extends ComposableEmail {
+  /** With the id, the log's primary key: the outcome is written by it. */
+  createdAt: string;
   projectId: string | null;
   templateVersionId: string | null;
   data: Record<string, unknown> | null;
@@ -50,6 +52,7 @@ export interface SendLog extends ComposableEmail {
 export function sendLogOf(raw: RawSendLog): SendLog {
   return {
     id: raw.id,
+    createdAt: raw.created_at,
     tenantId: raw.tenant_id,
     messageId: raw.message_id,
     fromAddress: raw.from_address,
@@ -117,7 +120,7 @@ export async function attemptDelivery(deps: DeliveryDeps, cache: SendContextCach
     const rows = outcomeEventRows(log, 'email.failed', extra);
     return {
       status: { status: 'FAILED', error: message },
-      log: { ...unchanged, emailId: log.id, status: 'FAILED', error: message, ...fields },
+      log: { ...unchanged, emailId: log.id, createdAt: log.createdAt, status: 'FAILED', error: message, ...fields },
       timeline: [rows.timeline],
       events: [rows.event],
       bounces: [],
@@ -154,6 +157,7 @@ export async function attemptDelivery(deps: DeliveryDeps, cache: SendContextCach
         ...unchanged,
         ...content,
         emailId: log.id,
+        createdAt: log.createdAt,
         status: 'SENT',
         error: null,
         smtpResponse: result.response.slice(0, 1000),
@@ -172,7 +176,7 @@ export async function attemptDelivery(deps: DeliveryDeps, cache: SendContextCach
       const delayMs = backoffDelayMs(attempt.attemptsSoFar, deps.config.sendRetryBaseMs);
       return {
         status: { status: 'RETRY', error: failure.message, delayMs },
-        log: { ...unchanged, emailId: log.id, status: 'QUEUED', error: failure.message },
+        log: { ...unchanged, emailId: log.id, createdAt: log.createdAt, status: 'QUEUED', error: failure.message },
         timeline: [{ tenantId: log.tenantId, emailId: log.id, type: 'deferred', data: { error: failure.message, responseCode: failure.responseCode, retryInMs: delayMs } }],
         events: [],
         bounces: [],
