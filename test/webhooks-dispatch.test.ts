@@ -65,7 +65,7 @@ async function statusesOf(endpointId: string): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((row) => [row.status, row.n]));
 }
 
-test('the adaptive limit: starts at 4, grows on fast 2xx while work waits, halves when overloaded, stays within the ceiling', () => {
+test('the adaptive limit: starts at 4, grows on fast 2xx while work waits (slow start, then additive), halves when overloaded, stays within the ceiling', () => {
   const lane = new EndpointLane('e', 6);
   assert.is(lane.limit, INITIAL_IN_FLIGHT);
   lane.observe('fast-success');
@@ -92,6 +92,14 @@ test('the adaptive limit: starts at 4, grows on fast 2xx while work waits, halve
   for (let i = 1; i < UNREACHABLE_PAUSE_AFTER; i++) refused.observe('unreachable');
   assert.is(refused.paused(), true, `${UNREACHABLE_PAUSE_AFTER} refusals in a row pause the lane`);
   assert.is(refused.room(), 0, 'a paused lane takes nothing in claims');
+  const ramp = new EndpointLane('s', 64);
+  ramp.waiting.push({ id: 'd' });
+  for (let i = 0; i < 12; i++) ramp.observe('fast-success');
+  assert.is(ramp.limit, 16, 'slow start: one more slot per fast answer until the first overload');
+  ramp.observe('overloaded');
+  assert.is(ramp.limit, 8);
+  for (let i = 0; i < 8; i++) ramp.observe('fast-success');
+  assert.is(ramp.limit, 9, 'after an overload: about one more per round trip');
   assert.is(retryAfterMs('3'), 3000);
   assert.is(retryAfterMs(new Date(Date.now() + 10_000).toUTCString())! > 8000, true);
   assert.is(retryAfterMs('soon'), null);
@@ -329,7 +337,7 @@ test('a killed worker\'s deliveries are taken over when its lease runs out; its 
   });
   assert.is(receiver.requests.length, 3);
   const late: DeliveryOutcome = {
-    deliveryId: taken[0].id, endpointId: endpoint.id, attempted: true, attempt: 1, status: 'failed', statusCode: 500,
+    deliveryId: taken[0].id, deliveryCreatedAt: taken[0].createdAt, endpointId: endpoint.id, attempted: true, attempt: 1, status: 'failed', statusCode: 500,
     responseBody: 'late', error: 'late', dueAt: null, delayMs: null, endpointEffect: null, pauseUntil: null, answer: 'other',
   };
   assert.is((await settleDeliveries(ctx.db.sql, 'killed-worker', [late])).settled, 0);

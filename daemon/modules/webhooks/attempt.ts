@@ -14,6 +14,8 @@ import type { DeliveryTarget } from './url-guard.ts';
 
 export interface DeliveryOutcome {
   deliveryId: string;
+  /** The delivery's created_at as PostgreSQL prints it: with the id, its primary key (see delivery-store.ts). */
+  deliveryCreatedAt: string;
   endpointId: string;
   /** False when the delivery was settled without a request (its endpoint is off). */
   attempted: boolean;
@@ -56,6 +58,7 @@ function describeAnswer(result: PostResult): string {
 export function skippedOutcome(delivery: ClaimedDelivery): DeliveryOutcome {
   return {
     deliveryId: delivery.id,
+    deliveryCreatedAt: delivery.createdAt,
     endpointId: delivery.endpointId,
     attempted: false,
     attempt: delivery.attempt,
@@ -112,6 +115,7 @@ export async function attemptOnce(delivery: ClaimedDelivery, tools: AttemptTools
   const overloaded = timedOut || code === 429 || (code !== null && code >= 500);
   return {
     deliveryId: delivery.id,
+    deliveryCreatedAt: delivery.createdAt,
     endpointId: delivery.endpointId,
     attempted: true,
     attempt,

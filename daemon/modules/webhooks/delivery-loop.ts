@@ -11,7 +11,10 @@ export const DELIVERY_CLAIM_BATCH = 200;
 export const DELIVERY_MAX_HELD = 2_000;
 /** Longest sleep between claims: retries and new deliveries are found within this. */
 const DELIVERY_POLL_MS = 250;
-/** A claim that found less than it asked for is not repeated sooner than this. */
+/**
+ * A claim that found nothing is not repeated sooner than this. One that found some but less than it
+ * asked for (the lanes' rooms cut it) waits only for a lane to want more.
+ */
 const CLAIM_GAP_MS = 20;
 const CLAIM_ERROR_PAUSE_MS = 1_000;
 
@@ -40,7 +43,7 @@ export async function runDeliveryLoop(runtime: ThreadRuntime, overrides: Partial
       continue;
     }
     if (result.requested > 0 && result.claimed === result.requested) continue;
-    await new Promise((resolve) => setTimeout(resolve, CLAIM_GAP_MS));
+    if (result.claimed === 0) await new Promise((resolve) => setTimeout(resolve, CLAIM_GAP_MS));
     await waker.wait(pollMs);
   }
   await dispatcher.stop(tuning.drainTimeoutMs);

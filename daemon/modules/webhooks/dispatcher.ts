@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { unseal } from '../../crypto/sealed.ts';
 import { attemptOnce, skippedOutcome, type DeliveryOutcome } from './attempt.ts';
 import { settleOutcomes, type DeliveryDeps } from './delivery.ts';
-import { claimDeliveries, extendDeliveryLeases, releaseDeliveries, type ClaimedDelivery } from './delivery-store.ts';
+import { claimDeliveries, extendDeliveryLeases, releaseDeliveries, type ClaimedDelivery, type DeliveryKey } from './delivery-store.ts';
 import { EndpointLane, newLaneRoom } from './endpoint-lane.ts';
 
 export interface DispatcherOptions {
@@ -50,7 +50,8 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
   const { workerId } = options;
   const lanes = new Map<string, EndpointLane<ClaimedDelivery>>();
   const secrets = new Map<string, { sealed: string; plain: string }>();
-  const held = new Set<string>();
+  /** Held deliveries by id, with their created_at (the rest of their primary key). */
+  const held = new Map<string, string>();
   /** Held deliveries whose answer is in and waits to be settled: their leases are not extended. */
   const answered = new Set<string>();
   let unsettled: DeliveryOutcome[] = [];
@@ -112,10 +113,10 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
   };
 
   const releasePaused = (lane: EndpointLane<ClaimedDelivery>) => {
-    const ids = lane.waiting.splice(0).map((delivery) => delivery.id);
+    const keys: DeliveryKey[] = lane.waiting.splice(0).map(({ id, createdAt }) => ({ id, createdAt }));
     // No longer ours from here on: the lease timer must not extend them while (or if) the release fails.
-    ids.forEach((id) => held.delete(id));
-    releaseDeliveries(sql, ids, workerId, new Date(lane.pausedUntil)).catch(
+    keys.forEach(({ id }) => held.delete(id));
+    releaseDeliveries(sql, keys, workerId, new Date(lane.pausedUntil)).catch(
       (error: Error) => log.warn({ err: error.message }, 'could not give back the deliveries of a paused endpoint; their leases will run out'),
     ).finally(checkIdle);
   };
@@ -162,10 +163,10 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
   };
 
   const leaseTimer = setInterval(() => {
-    const ids = [...held].filter((id) => !answered.has(id));
-    extendDeliveryLeases(sql, ids, workerId, options.leaseMs).then(
+    const keys = [...held].filter(([id]) => !answered.has(id)).map(([id, createdAt]) => ({ id, createdAt }));
+    extendDeliveryLeases(sql, keys, workerId, options.leaseMs).then(
       (kept) => {
-        if (kept.length < ids.length) log.warn({ lost: ids.length - kept.length }, 'lost the lease of held webhook deliveries');
+        if (kept.length < keys.length) log.warn({ lost: keys.length - kept.length }, 'lost the lease of held webhook deliveries');
       },
       (error: Error) => log.warn({ err: error.message }, 'could not extend webhook delivery leases'),
     );
@@ -203,7 +204,7 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
       const claimed = await claimDeliveries(sql, workerId, requested, options.leaseMs, { full, rooms, otherRoom: newLaneRoom(options.maxInFlightPerEndpoint) });
       const touched = new Set<EndpointLane<ClaimedDelivery>>();
       for (const delivery of claimed) {
-        held.add(delivery.id);
+        held.set(delivery.id, delivery.createdAt);
         const lane = laneOf(delivery.endpointId);
         lane.waiting.push(delivery);
         touched.add(lane);
@@ -223,11 +224,11 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
     },
     async stop(timeoutMs) {
       stopping = true;
-      const waiting: string[] = [];
-      for (const lane of lanes.values()) waiting.push(...lane.waiting.splice(0).map((delivery) => delivery.id));
+      const waiting: DeliveryKey[] = [];
+      for (const lane of lanes.values()) waiting.push(...lane.waiting.splice(0).map(({ id, createdAt }) => ({ id, createdAt })));
       if (waiting.length > 0) {
         await releaseDeliveries(sql, waiting, workerId).catch((error: Error) => log.warn({ err: error.message }, 'could not give back waiting webhook deliveries'));
-        waiting.forEach((id) => held.delete(id));
+        waiting.forEach(({ id }) => held.delete(id));
       }
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([this.idle(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);

@@ -2,9 +2,11 @@
 // have open at once (adaptive, AIMD), whether it asked us to pause (429 + Retry-After), and its
 // keep-alive connections.
 //
-// The limit starts at INITIAL_IN_FLIGHT and grows by about one per round trip while the receiver
-// answers 2xx within FAST_ANSWER_MS and deliveries are waiting for it; it halves on a timeout, a
-// network error, a 429 or a 5xx, never below 1 nor above the operator's ceiling
+// The limit starts at INITIAL_IN_FLIGHT and, while the receiver answers 2xx within FAST_ANSWER_MS
+// and deliveries are waiting for it, grows as TCP's window does: by one per answer (doubling per
+// round trip, "slow start") until the first sign of overload, then by about one per round trip. It
+// halves on a timeout, a network error, a 429 or a 5xx (which also ends the slow start at half the
+// limit it had reached), never below 1 nor above the operator's ceiling
 // (WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT, per worker thread). A slow or dead receiver therefore keeps
 // a few attempts of its own open, never the slots of another endpoint.
 //
@@ -59,11 +61,14 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
   lastUsedAt = Date.now();
   /** Answers in a row that were no answer at all. */
   unreachableStreak = 0;
+  /** Below this limit a fast answer adds one whole slot (slow start); lowered by overload. */
+  slowStartBelow: number;
   private target: { value: DeliveryTarget; checkedAt: number; url: string } | null = null;
   private agent: { key: string; value: http.Agent } | null = null;
 
   constructor(readonly endpointId: string, readonly ceiling: number) {
     this.limit = Math.min(INITIAL_IN_FLIGHT, ceiling);
+    this.slowStartBelow = ceiling;
   }
 
   /** Attempts that may start now. */
@@ -96,9 +101,11 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
   observe(kind: AnswerKind): void {
     this.unreachableStreak = kind === 'unreachable' ? this.unreachableStreak + 1 : 0;
     if (kind === 'fast-success') {
-      if (this.waiting.length > 0) this.limit = Math.min(this.ceiling, this.limit + 1 / Math.floor(this.limit));
+      const step = this.limit < this.slowStartBelow ? 1 : 1 / Math.floor(this.limit);
+      if (this.waiting.length > 0) this.limit = Math.min(this.ceiling, this.limit + step);
     } else if (kind === 'overloaded' || kind === 'unreachable') {
       this.limit = Math.max(1, this.limit / 2);
+      this.slowStartBelow = this.limit;
     }
     if (this.unreachableStreak >= UNREACHABLE_PAUSE_AFTER) {
       const doublings = Math.min(this.unreachableStreak - UNREACHABLE_PAUSE_AFTER, 16);
