@@ -8,6 +8,9 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createWorld } from './helpers/fixtures.ts';
 import { enforceRetention } from '../daemon/modules/retention/enforce.ts';
 import { listPartitions, monthOf, partitionName, addMonths } from '../daemon/db/partitions.ts';
+import { countLogs } from '../daemon/modules/emails/log-queries.ts';
+import { pagedTotal } from '../daemon/modules/emails/logs.ts';
+import { EXACT_LOG_TOTAL } from '../shared/schemas/emails.ts';
 
 let ctx: TestContext;
 test.before(async () => {
@@ -118,6 +121,21 @@ test('past 10,000 matches the total is an estimate, flagged; below it is exact',
   assert.is(page.meta.totalPages, Math.ceil(page.meta.total / 20));
   const narrow = (await ctx.app.inject({ method: 'GET', url: '/emails/logs?to=user7@example.org', headers: world.asKey })).json() as Page;
   assert.equal([narrow.meta.total, narrow.meta.totalIsEstimate], [1, false]);
+});
+
+test('a count the planner prices above the bound is not run: the estimate answers, flagged; a page that ends the results is exact', async () => {
+  const world = await createWorld(ctx.app);
+  await seedLogs(world.tenantId, 300);
+  await ctx.db.sequelize.query('ANALYZE email_logs');
+  const filter = { tenantId: world.tenantId };
+  assert.equal(await countLogs(ctx.db.sequelize, filter, EXACT_LOG_TOTAL), { total: 300, estimate: false }, 'cheap: counted');
+  const priced = await countLogs(ctx.db.sequelize, filter, EXACT_LOG_TOTAL, 0);
+  assert.is(priced.estimate, true, 'above the cost bound: not counted');
+  assert.ok(priced.total > 0, `the planner's estimate (${priced.total})`);
+  assert.equal(pagedTotal(5_000, 40, { rows: new Array(7), hasMore: false }), { total: 47, estimate: false }, 'the last page knows the total');
+  assert.equal(pagedTotal(5, 40, { rows: new Array(20), hasMore: true }), { total: 61, estimate: true }, 'never below what was seen');
+  assert.equal(pagedTotal(90, 400, { rows: [], hasMore: false }), { total: 90, estimate: true }, 'a page past the end knows nothing more');
+  assert.equal(pagedTotal(90, null, { rows: new Array(3), hasMore: false }), { total: 90, estimate: true }, 'a cursor page does not know its offset');
 });
 
 test('retention: platform default and tenant override in the API; enforcement drops partitions, deletes and strips in batches', async () => {

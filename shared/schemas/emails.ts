@@ -157,7 +157,7 @@ export const EXACT_LOG_TOTAL = 10_000;
 export const LogsPage = Type.Object({
   data: Type.Array(EmailLogSummary),
   meta: Type.Composite([PageMeta, Type.Object({
-    totalIsEstimate: Type.Boolean({ description: `true when more than ${EXACT_LOG_TOTAL} logs match: total (and totalPages) are then the planner's estimate, not a count` }),
+    totalIsEstimate: Type.Boolean({ description: `true when total (and totalPages) are the planner's estimate, not a count: when more than ${EXACT_LOG_TOTAL} logs match, or when counting them would cost more than reading the page (a tag search over a large history); a page that ends the results always has the exact total` }),
     nextCursor: Nullable(Type.String(), { description: 'pass as cursor for the page after this one; null on the last page' }),
   })]),
 });

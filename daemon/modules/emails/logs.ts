@@ -44,8 +44,9 @@ export interface LogFilters {
 }
 
 /**
- * A page of logs, newest first. `meta.total` is exact up to EXACT_LOG_TOTAL matches and an
- * estimate beyond (meta.totalIsEstimate), so page 1 never counts a whole history. page × limit
+ * A page of logs, newest first. `meta.total` is exact up to EXACT_LOG_TOTAL matches when counting
+ * them is cheap (log-queries.ts, COUNT_COST_BOUND) and an estimate otherwise (meta.totalIsEstimate),
+ * exact again on a page that ends the results, so page 1 never counts a whole history. page × limit
  * stops at MAX_LOG_OFFSET (an OFFSET reads and throws away every row before the page); deeper
  * reading follows meta.nextCursor, which costs the same at any depth.
  */
@@ -73,17 +74,29 @@ export async function listEmailLogs(ctx: TenantContext, filters: LogFilters): Pr
     findLogPage(sequelize, filter, { limit, offset: after ? 0 : (page - 1) * limit, after }),
   ]);
   const last = found.rows.at(-1);
+  const total = counted.estimate ? pagedTotal(counted.total, after ? null : (page - 1) * limit, found) : counted;
   return {
     data: found.rows.map(logSummaryOfRow),
     meta: {
       page: after ? 1 : page,
       limit,
-      total: counted.total,
-      totalPages: Math.ceil(counted.total / limit),
-      totalIsEstimate: counted.estimate,
+      total: total.total,
+      totalPages: Math.ceil(total.total / limit),
+      totalIsEstimate: total.estimate,
       nextCursor: found.hasMore && last ? encodeKeysetCursor({ at: last.position, id: last.id }) : null,
     },
   };
+}
+
+/**
+ * An estimated total set against what the page itself shows: a numbered page that ends the results
+ * gives the exact total, and a total is never below the logs already seen.
+ */
+export function pagedTotal(estimated: number, offset: number | null, found: { rows: unknown[]; hasMore: boolean }): { total: number; estimate: boolean } {
+  if (offset === null || (found.rows.length === 0 && offset > 0)) return { total: Math.max(estimated, found.rows.length), estimate: true };
+  const seen = offset + found.rows.length;
+  if (!found.hasMore) return { total: seen, estimate: false };
+  return { total: Math.max(estimated, seen + 1), estimate: true };
 }
 
 async function ownedLog(ctx: TenantContext, id: string): Promise<EmailLog> {
