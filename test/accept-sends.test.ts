@@ -10,7 +10,7 @@ import { acceptSends, type SendDeps } from '../daemon/modules/emails/service.ts'
 import { normalizeSend } from '../daemon/modules/emails/validate.ts';
 import { createAcceptGroups } from '../daemon/modules/emails/accept-groups.ts';
 import { createTenantStateCache } from '../daemon/modules/tenants/state-cache.ts';
-import type { TenantContext } from '../daemon/plugins/access.ts';
+import type { TenantContext } from '../daemon/context.ts';
 import { ApiError } from '../daemon/errors.ts';
 
 let ctx: TestContext;

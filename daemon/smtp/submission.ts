@@ -16,7 +16,7 @@ import type { Database } from '../db/index.ts';
 import type { Secrets } from '../secrets.ts';
 import type { TlsPair } from '../tls.ts';
 import { MAX_RECIPIENTS_PER_SEND } from '../../shared/constants.ts';
-import { apiKeyTenantContext, type TenantContext } from '../plugins/access.ts';
+import { apiKeyTenantContext, type TenantContext } from '../context.ts';
 import { BLOCKED_MESSAGE } from '../plugins/auth.ts';
 import { createAttemptCounter, type AttemptCounter } from '../plugins/rate-limit.ts';
 import { looksLikeApiKey } from '../modules/auth/api-key-format.ts';

@@ -6,7 +6,8 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { Admin } from './model.ts';
 import { hashPassword } from './passwords.ts';
-import { createOneTimeToken, findLiveOneTimeToken, hashToken, newOpaqueToken, ONE_TIME_TOKEN_TTL_MS, revokeSessions } from './tokens.ts';
+import { createOneTimeToken, findLiveOneTimeToken, hashToken, newOpaqueToken, revokeSessions } from './tokens.ts';
+import { ONE_TIME_TOKEN_TTL_MS } from './token-lifetimes.ts';
 import { normaliseEmail, type RequestOrigin } from './service.ts';
 import { accountLink, composeAccountMail, pickMailLocale } from './mails.ts';
 import { recordAudit } from '../audit/service.ts';

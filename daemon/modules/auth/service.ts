@@ -14,7 +14,8 @@ import { recordAudit } from '../audit/service.ts';
 import { getPlatformSettings } from '../platform/service.ts';
 import { Membership, Tenant } from '../tenants/model.ts';
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
-import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenClaims } from '../../plugins/auth.ts';
+import type { AccessTokenClaims } from '../../context.ts';
+import { ACCESS_TOKEN_TTL_SECONDS } from './token-lifetimes.ts';
 import type { AdminSummary, LoginAnswer, MeAnswer, RegistrationStatus, TokenPair } from '../../../shared/schemas/auth.ts';
 import { acceptInvitation, findLiveInvitation, invalidInvitation } from '../tenants/invitations.ts';
 

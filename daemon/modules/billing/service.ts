@@ -2,7 +2,7 @@
 import type Stripe from 'stripe';
 import type { Sequelize } from 'sequelize';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { Admin } from '../auth/model.ts';
 import { Tenant } from '../tenants/model.ts';
 import type { BillingPlan, CheckoutBody, PortalBody, Subscription, UpdateBillingPlanBody } from '../../../shared/schemas/billing.ts';

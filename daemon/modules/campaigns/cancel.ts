@@ -11,7 +11,7 @@
 // chunk takes them (chunk.ts), so a cancel and a chunk cannot deadlock.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { ConflictError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { removeJob } from '../../queue/enqueue.ts';
 import { sendJobKey } from '../emails/service.ts';
 import type { Campaign } from '../../../shared/schemas/campaigns.ts';

@@ -21,7 +21,7 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { ApiError, ForbiddenError, UnprocessableError } from '../../errors.ts';
 import type { Sql } from '../../db/sql.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { wakeQueue } from '../../queue/enqueue.ts';
 import type { JobOutcome, JobRow, WorkerContext } from '../../queue/types.ts';
 import { checkReferences, messageIdFor, quotaError, SEND_MAX_ATTEMPTS, sendJobKey, sendingPausedError, type SendDeps } from '../emails/service.ts';

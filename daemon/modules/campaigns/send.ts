@@ -5,7 +5,7 @@
 // a crash between the claim and the job is impossible, and a crash after it only delays the job.
 import type { Sequelize } from 'sequelize';
 import { ConflictError, UnprocessableError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { enqueueJob } from '../../queue/enqueue.ts';
 import { normalizeSend } from '../emails/validate.ts';
 import { countContacts } from '../contacts/model.ts';

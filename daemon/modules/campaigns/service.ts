@@ -3,7 +3,7 @@
 // template has a published version for.
 import type { Sequelize } from 'sequelize';
 import { NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import type { Audience, Campaign, CampaignDetail, CampaignListQuery, CreateCampaignBody, LocaleCoverage } from '../../../shared/schemas/campaigns.ts';
 import { normalizeSend } from '../emails/validate.ts';
 import { countContacts, countContactsByLocale, type ContactFilter } from '../contacts/model.ts';

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { declare, type Sql } from '../../db/sql.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import type { BulkRowResult, BulkUpsertContactsResult, UpsertContactBody } from '../../../shared/schemas/contacts.ts';
 import { checkUpsertRow } from './row-validation.ts';
 

@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { Sql } from '../../db/sql.ts';
 import { ValidationError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import type { BulkRowResult, ContactImportResult, UpsertContactBody } from '../../../shared/schemas/contacts.ts';
 import { upsertCheckedContacts } from './bulk.ts';
 import { checkUpsertRow } from './row-validation.ts';

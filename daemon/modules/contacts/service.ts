@@ -2,7 +2,7 @@
 // tags created on first use, and GDPR erasure that really deletes.
 import { Op, UniqueConstraintError, fn, col, where as sqlWhere, type Sequelize, type Transaction } from 'sequelize';
 import { ConflictError, NotFoundError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../../db/keyset.ts';
 import {
   DEFAULT_CONTACT_PAGE,

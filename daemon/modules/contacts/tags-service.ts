@@ -1,7 +1,7 @@
 // The tenant's contact-tag catalogue. Tags are also created on first use by contact writes.
 import { UniqueConstraintError, type Sequelize } from 'sequelize';
 import { ConflictError, NotFoundError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import type { ContactTag, CreateContactTagBody, UpdateContactTagBody } from '../../../shared/schemas/contacts.ts';
 import { ContactTagRow, listTagsWithCounts, type TagWithCount } from './model.ts';
 

@@ -2,7 +2,7 @@
 import { QueryTypes } from 'sequelize';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../../db/keyset.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { EXACT_LOG_TOTAL, MAX_LOG_OFFSET, type EmailLogDetail, type EmailLogSummary, type LogsPage } from '../../../shared/schemas/emails.ts';
 import { countLogs, findLogPage, logSummaryOfRow } from './log-queries.ts';
 import { EmailEvent, EmailLog } from './model.ts';

@@ -22,7 +22,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
 import type { Sql } from '../../db/sql.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { ApiError, ConflictError, ForbiddenError, UnauthorizedError, UnprocessableError } from '../../errors.ts';
 import { removeJob, wakeQueueWithSql } from '../../queue/enqueue.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';

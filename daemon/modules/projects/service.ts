@@ -1,7 +1,7 @@
 // Projects: CRUD, the project's own SMTP relay (password sealed at rest) and a real handshake check.
 import type { Secrets } from '../../secrets.ts';
 import { NotFoundError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { seal, unseal } from '../../crypto/sealed.ts';
 import { verifySmtp, type SmtpSettings } from '../../mail/transport.ts';
 import { Project } from './model.ts';

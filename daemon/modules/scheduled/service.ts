@@ -2,7 +2,7 @@
 // row, through the same acceptSends as every send (quota is checked then, not at scheduling).
 import type { Sequelize } from 'sequelize';
 import { ApiError, ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { enqueueJob, removeJob } from '../../queue/enqueue.ts';
 import type { JobHandler } from '../../queue/types.ts';
 import { DEFAULT_SCHEDULE_TIMEZONE, type ScheduleEmailBody } from '../../../shared/schemas/scheduled.ts';

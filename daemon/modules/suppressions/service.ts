@@ -2,7 +2,7 @@
 // complaints, unsubscribes). Addresses are compared lower-cased.
 import { Op, QueryTypes, type Sequelize, type Transaction, type WhereOptions } from 'sequelize';
 import { ConflictError, NotFoundError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { Suppression, type SuppressionReason } from './model.ts';
 import { findPage } from '../../db/paging.ts';
 

@@ -1,7 +1,7 @@
 // POST /emails/send-template's rules: the published version of a template, by slug and locale,
 // rendered once with the data (so data the template cannot take is refused now, not failed later),
 // then the one send pipeline (acceptSends) with the template version and data; the worker renders.
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { UnprocessableError, ValidationError } from '../../errors.ts';
 import type { SendTemplateBody } from '../../../shared/schemas/templates.ts';
 import { acceptSends, type SendAnswer, type SendDeps } from '../emails/service.ts';

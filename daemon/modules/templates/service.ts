@@ -2,7 +2,7 @@
 // Versions live in versions.ts, tags in tags.ts, rendering in render.ts.
 import { Op, UniqueConstraintError, type WhereOptions } from 'sequelize';
 import type { Sequelize } from 'sequelize';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { ConflictError, UnprocessableError } from '../../errors.ts';
 import { projectExists } from '../projects/service.ts';
 import type {

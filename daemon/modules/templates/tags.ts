@@ -1,6 +1,6 @@
 // Template tags: a per-tenant catalogue of names, attached to templates many-to-many.
 import { UniqueConstraintError } from 'sequelize';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { TemplateDetail, TemplateTagView } from '../../../shared/schemas/templates.ts';
 import { TemplateTag, TemplateTagLink } from './model.ts';

@@ -2,7 +2,7 @@
 // (publishing another unpublishes the previous, in one transaction). A published version is frozen:
 // change it by creating a new version (a copy of the latest) and publishing that.
 import { Op, type Sequelize, type Transaction } from 'sequelize';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { ConflictError } from '../../errors.ts';
 import type { CreateVersionBody, TemplateVersionView, UpdateVersionBody } from '../../../shared/schemas/templates.ts';
 import { Template, TemplateVersion } from './model.ts';

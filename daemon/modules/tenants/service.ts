@@ -4,7 +4,7 @@
 import { Op, type Sequelize, type Transaction } from 'sequelize';
 import { Membership, Tenant } from './model.ts';
 import { recordAudit } from '../audit/service.ts';
-import { roleAtLeast } from '../../plugins/access.ts';
+import { roleAtLeast } from '../../context.ts';
 import { ForbiddenError, NotFoundError } from '../../errors.ts';
 import type { MemberRole } from '../../../shared/constants.ts';
 import type { TenantBody, UpdateTenantBody } from '../../../shared/schemas/tenants.ts';

@@ -3,7 +3,7 @@ import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Sql } from '../../db/sql.ts';
 import type { Secrets } from '../../secrets.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { seal } from '../../crypto/sealed.ts';
 import { generateWebhookSecret } from '../../../shared/webhooks.ts';
