@@ -30,6 +30,11 @@ export interface TenantContext {
   ip?: string;
 }
 
+/** What platform and account services receive outside a tenant: the signed-in admin who acts. */
+export interface AdminContext {
+  adminId: string;
+}
+
 /** The context of a request made with an API key (HTTP Bearer or SMTP AUTH): the key's tenant, no role. */
 export function apiKeyTenantContext(key: { apiKeyId: string; tenantId: string; environment: ApiKeyEnvironment }, ip: string | undefined): TenantContext {
   return { tenantId: key.tenantId, adminId: null, apiKeyId: key.apiKeyId, role: null, isPlatformAdmin: false, testMode: key.environment === 'test', ip };

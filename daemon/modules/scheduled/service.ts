@@ -1,6 +1,6 @@
 // Scheduled sends: kept as a row with the request, run at sendAt by a 'scheduled' job keyed by the
 // row, through the same acceptSends as every send (quota is checked then, not at scheduling).
-import type { Sequelize } from 'sequelize';
+import type { AppDeps } from '../../app-types.ts';
 import { ApiError, ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import type { TenantContext } from '../../context.ts';
 import { enqueueJob, removeJob } from '../../queue/enqueue.ts';
@@ -71,7 +71,10 @@ function view(row: ScheduledEmail) {
   };
 }
 
-export async function scheduleEmail(sequelize: Sequelize, ctx: TenantContext, body: ScheduleEmailBody) {
+export type ScheduledDeps = Pick<AppDeps, 'db'>;
+
+export async function scheduleEmail(deps: ScheduledDeps, ctx: TenantContext, body: ScheduleEmailBody) {
+  const { sequelize } = deps.db;
   const { sendAt, timezone: zone, ...payload } = body;
   const timezone = zone ?? DEFAULT_SCHEDULE_TIMEZONE;
   const at = resolveSendAt(sendAt, timezone);
@@ -89,14 +92,15 @@ export async function scheduleEmail(sequelize: Sequelize, ctx: TenantContext, bo
   });
 }
 
-export async function listScheduledEmails(ctx: TenantContext, query: { page?: number; limit?: number; status?: ScheduledStatus }) {
+export async function listScheduledEmails(_deps: ScheduledDeps, ctx: TenantContext, query: { page?: number; limit?: number; status?: ScheduledStatus }) {
   const where = { tenantId: ctx.tenantId, ...(query.status ? { status: query.status } : {}) };
   return findPage(ScheduledEmail, { where, order: [['sendAt', 'ASC'], ['id', 'ASC']] }, query, (rows) => rows.map(view));
 }
 
-export async function cancelScheduledEmail(sequelize: Sequelize, ctx: TenantContext, id: string) {
+export async function cancelScheduledEmail(deps: ScheduledDeps, ctx: TenantContext, input: { id: string }) {
+  const { sequelize } = deps.db;
   return sequelize.transaction(async (tx) => {
-    const row = await ScheduledEmail.findOne({ where: { id, tenantId: ctx.tenantId }, transaction: tx, lock: tx.LOCK.UPDATE });
+    const row = await ScheduledEmail.findOne({ where: { id: input.id, tenantId: ctx.tenantId }, transaction: tx, lock: tx.LOCK.UPDATE });
     if (!row) throw new NotFoundError('The scheduled email');
     if (row.status !== 'PENDING') throw new ConflictError(`Only a PENDING scheduled email can be cancelled; this one is ${row.status}.`, 'NOT_PENDING');
     if (!(await removeJob(sequelize, 'scheduled', scheduledJobKey(row.id), tx))) {
