@@ -9,6 +9,7 @@
 // again by the send worker, as send-template does. A recipient whose address or data fails is
 // listed as rejected; a fault of the shared fields (bad Liquid, unknown template) fails the batch.
 import type { Sequelize } from 'sequelize';
+import type { TenantContext } from '../../context.ts';
 import { UnprocessableError, ValidationError, NotFoundError } from '../../errors.ts';
 import type { BatchBody } from '../../../shared/schemas/emails.ts';
 import { checkLiquid, renderLiquid, type TemplatePart } from '../../render/liquid.ts';
@@ -54,7 +55,8 @@ function reasonOf(error: unknown): string | null {
   return null;
 }
 
-export async function buildBatchSends(deps: BatchDeps, tenantId: string, body: BatchBody): Promise<{ sends: NormalizedSend[]; rejected: Rejection[] }> {
+export async function buildBatchSends(deps: BatchDeps, ctx: TenantContext, body: BatchBody): Promise<{ sends: NormalizedSend[]; rejected: Rejection[] }> {
+  const { tenantId } = ctx;
   if (!body.from) throw new ValidationError('A batch needs from.', [{ field: 'from', message: 'is required' }]);
   const content = contentOf(body);
   const { recipients, slug: _slug, idempotencyKey: _key, templateVersionId: _version, subject: _subject, htmlBody: _html, textBody: _text, from, data: sharedData, locale: sharedLocale, ...shared } = body;

@@ -1,6 +1,6 @@
 // The one entry of every send (send, batch, resend, scheduled, send-template, campaigns, SMTP):
 //
-//   acceptSends(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], options: AcceptOptions)
+//   acceptSends(deps: SendDeps, ctx: TenantContext, { sends, ...options }: AcceptInput)
 //     → Promise<SendAnswer>  ({ body, accepted, rejected, suppressed, sync, replayed, quota })
 //
 // It knows no HTTP: the routes turn the answer into a status and headers (replyWithSend in
@@ -267,7 +267,11 @@ function replayed(stored: StoredAnswer, quota: QuotaStatus): SendAnswer {
   };
 }
 
-export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], options: AcceptOptions): Promise<SendAnswer> {
+/** The sends to accept (validated already) and how to accept them. */
+export type AcceptInput = AcceptOptions & { sends: NormalizedSend[] };
+
+export async function acceptSends(deps: SendDeps, ctx: TenantContext, input: AcceptInput): Promise<SendAnswer> {
+  const { sends: requests, ...options } = input;
   const key = options.idempotencyKey ?? null;
   const hash = key ? fingerprintHash(options.idempotencyFingerprint ?? requests) : '';
   const quotaNow = async () => {

@@ -119,7 +119,7 @@ export async function runScheduledEmail(deps: SendDeps, id: string): Promise<voi
   try {
     const send = { ...normalizeSend(row.payload as unknown as SendInput), scheduledEmailId: row.id };
     // The row id as idempotency key: a retried job after a crash answers with the first send.
-    const answer = await acceptSends(deps, ctx, [send], { shape: 'single', idempotencyKey: scheduledJobKey(row.id) });
+    const answer = await acceptSends(deps, ctx, { sends: [send], shape: 'single', idempotencyKey: scheduledJobKey(row.id) });
     await row.update({ status: 'SENT', emailId: (answer.body as { id: string }).id, error: null });
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;

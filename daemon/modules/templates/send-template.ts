@@ -29,7 +29,8 @@ export async function sendTemplate(deps: SendDeps, ctx: TenantContext, input: Se
   const data = rest.data ?? {};
   await renderTemplateForSend({ sequelize }, ctx, { versionId: version.id, data });
   const send = normalizeSend({ ...rest, from, data, locale: version.locale, templateVersionId: version.id });
-  return acceptSends(deps, ctx, [send], {
+  return acceptSends(deps, ctx, {
+    sends: [send],
     shape: 'single',
     sync: input.sync,
     idempotencyKey: input.idempotencyKey ?? idempotencyKey ?? null,
