@@ -23,7 +23,7 @@ test.after(async () => {
   await ctx?.close();
 });
 
-const plainDeps = (): SendDeps => ({ sequelize: ctx.db.sequelize, sql: ctx.db.sql, config: ctx.config, secrets: ctx.deps.secrets });
+const plainDeps = (): SendDeps => ({ db: ctx.db, config: ctx.config, secrets: ctx.deps.secrets });
 
 async function tenant(limit: number): Promise<TenantContext> {
   const world = await createWorld(ctx.app);
@@ -38,7 +38,7 @@ for (const [name, deps] of [
   ['worker threads (no cache)', async () => plainDeps()],
   ['API (cache and group commit)', async () => {
     const tenantState = await createTenantStateCache({ sql: ctx.db.sql, listenUrl: null });
-    return { ...plainDeps(), tenantState, groups: createAcceptGroups(ctx.db.sql) };
+    return { ...plainDeps(), tenantState, acceptGroups: createAcceptGroups(ctx.db.sql) };
   }],
 ] as const) {
   test(`${name}: a single send answers what it accepted and which recipients it dropped`, async () => {

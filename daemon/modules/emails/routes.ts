@@ -14,7 +14,7 @@ import {
   SendEmailBody,
   SendQuery,
 } from '../../../shared/schemas/emails.ts';
-import { acceptSends, type SendDeps } from './service.ts';
+import { acceptSends } from './service.ts';
 import { replyWithSend } from './reply.ts';
 import { buildBatchSends } from './batch.ts';
 import { getEmailLog, listEmailLogs, resendEmailLog } from './logs.ts';
@@ -28,13 +28,7 @@ export function idempotencyKeyOf(header: string | string[] | undefined, field: s
   return value && value.trim() !== '' ? value.trim().slice(0, 255) : (field ?? null);
 }
 
-/** What the send routes hand acceptSends: the app's pg, cache of tenant state and group commit. */
-export function sendDepsOf(deps: ModuleDeps): SendDeps {
-  return { sequelize: deps.db.sequelize, sql: deps.db.sql, config: deps.config, secrets: deps.secrets, tenantState: deps.tenantState, groups: deps.acceptGroups };
-}
-
 export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<void> {
-  const sendDeps = sendDepsOf(deps);
   const tags = ['emails'];
   const send = { access: access.keyOrSession('email:send') };
   const read = { access: access.keyOrSession('email:read') };
@@ -52,7 +46,7 @@ export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<v
   }, async (request, reply) => {
     const { idempotencyKey, ...input } = request.body;
     const key = idempotencyKeyOf(request.headers['idempotency-key'], idempotencyKey);
-    const result = await acceptSends(sendDeps, tenantOf(request), {
+    const result = await acceptSends(deps, tenantOf(request), {
       sends: [normalizeSend(input)],
       shape: 'single',
       sync: request.query.sync === 'true',
@@ -74,8 +68,8 @@ export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<v
   }, async (request, reply) => {
     const { idempotencyKey } = request.body;
     const ctx = tenantOf(request);
-    const { sends, rejected } = await buildBatchSends(sendDeps, ctx, request.body);
-    const result = await acceptSends(sendDeps, ctx, {
+    const { sends, rejected } = await buildBatchSends(deps, ctx, request.body);
+    const result = await acceptSends(deps, ctx, {
       sends,
       shape: 'batch',
       rejected,
@@ -109,7 +103,7 @@ export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<v
       response: { 200: SendAccepted, 202: SendAccepted, ...sendErrors, 404: ErrorBody },
     },
   }, async (request, reply) => {
-    const result = await resendEmailLog(sendDeps, tenantOf(request), { id: request.params.id });
+    const result = await resendEmailLog(deps, tenantOf(request), { id: request.params.id });
     // The spec answers resend with 200.
     return replyWithSend(reply, result, 200);
   });

@@ -6,7 +6,7 @@ import type { TenantContext } from '../../context.ts';
 import { enqueueJob, removeJob } from '../../queue/enqueue.ts';
 import type { JobHandler } from '../../queue/types.ts';
 import { DEFAULT_SCHEDULE_TIMEZONE, type ScheduleEmailBody } from '../../../shared/schemas/scheduled.ts';
-import { acceptSends, type SendDeps } from '../emails/service.ts';
+import { acceptSends, workerSendDeps, type SendDeps } from '../emails/service.ts';
 import { normalizeSend, type SendInput } from '../emails/validate.ts';
 import { ScheduledEmail, type ScheduledStatus } from './model.ts';
 import { findPage } from '../../db/paging.ts';
@@ -130,6 +130,6 @@ export async function runScheduledEmail(deps: SendDeps, id: string): Promise<voi
 export const handleScheduledJob: JobHandler = async (job, ctx) => {
   const id = job.payload.scheduledEmailId;
   if (typeof id !== 'string') return { kind: 'fail', error: 'scheduled job without a scheduledEmailId' };
-  await runScheduledEmail(ctx, id);
+  await runScheduledEmail(workerSendDeps(ctx), id);
   return { kind: 'done' };
 };

@@ -18,7 +18,7 @@ export interface SendTemplateInput {
 export async function sendTemplate(deps: SendDeps, ctx: TenantContext, input: SendTemplateInput): Promise<SendAnswer> {
   const { slug, idempotencyKey, from, ...rest } = input.body;
   if (!from) throw new ValidationError('from is required: a template does not carry a sender.', [{ field: 'from', message: 'is required' }]);
-  const { sequelize } = deps;
+  const { sequelize } = deps.db;
   const version = await resolvePublishedVersion(sequelize, ctx.tenantId, slug, rest.locale);
   if (!version) {
     const why = await whyNothingPublished(sequelize, ctx.tenantId, slug);
