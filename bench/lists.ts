@@ -131,7 +131,7 @@ async function main() {
     workerId: 'bench',
   };
   const owner = { tenantId: database.tenantId, adminId: null, apiKeyId: null, role: null, isPlatformAdmin: false, testMode: false };
-  await startCampaignSend(database.db.sequelize, owner, alone.id, { from: 'Bench News <news@bench.example>' }, { testMode: null });
+  await startCampaignSend(database, owner, { id: alone.id, body: { from: 'Bench News <news@bench.example>' }, testMode: null });
   const aloneStart = performance.now();
   const job = { id: '0', queue: 'campaign' as const, tenantId: database.tenantId, payload: { campaignId: alone.id, tenantId: database.tenantId }, attempts: 0, maxAttempts: 1, runAt: new Date(), createdAt: new Date() };
   const outcome = await handleCampaignJob(job, worker);

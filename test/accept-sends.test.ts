@@ -10,7 +10,7 @@ import { acceptSends, type SendDeps } from '../daemon/modules/emails/service.ts'
 import { normalizeSend } from '../daemon/modules/emails/validate.ts';
 import { createAcceptGroups } from '../daemon/modules/emails/accept-groups.ts';
 import { createTenantStateCache } from '../daemon/modules/tenants/state-cache.ts';
-import type { TenantContext } from '../daemon/plugins/access.ts';
+import type { TenantContext } from '../daemon/context.ts';
 import { ApiError } from '../daemon/errors.ts';
 
 let ctx: TestContext;
@@ -23,7 +23,7 @@ test.after(async () => {
   await ctx?.close();
 });
 
-const plainDeps = (): SendDeps => ({ sequelize: ctx.db.sequelize, sql: ctx.db.sql, config: ctx.config, secrets: ctx.deps.secrets });
+const plainDeps = (): SendDeps => ({ db: ctx.db, config: ctx.config, secrets: ctx.deps.secrets });
 
 async function tenant(limit: number): Promise<TenantContext> {
   const world = await createWorld(ctx.app);
@@ -38,13 +38,13 @@ for (const [name, deps] of [
   ['worker threads (no cache)', async () => plainDeps()],
   ['API (cache and group commit)', async () => {
     const tenantState = await createTenantStateCache({ sql: ctx.db.sql, listenUrl: null });
-    return { ...plainDeps(), tenantState, groups: createAcceptGroups(ctx.db.sql) };
+    return { ...plainDeps(), tenantState, acceptGroups: createAcceptGroups(ctx.db.sql) };
   }],
 ] as const) {
   test(`${name}: a single send answers what it accepted and which recipients it dropped`, async () => {
     const sendDeps = await deps();
     const as = await tenant(10);
-    const answer = await acceptSends(sendDeps, as, [send('Reader <reader@example.test>', ['gone@example.test'])], { shape: 'single' });
+    const answer = await acceptSends(sendDeps, as, { sends: [send('Reader <reader@example.test>', ['gone@example.test'])], shape: 'single' });
     assert.is(answer.accepted.length, 1);
     assert.equal(answer.accepted[0].to, ['"Reader" <reader@example.test>']);
     assert.equal(answer.suppressed, ['gone@example.test']);
@@ -61,16 +61,16 @@ for (const [name, deps] of [
     const sendDeps = await deps();
     const as = await tenant(2);
     const batch = [send('one@example.test'), send('gone@example.test'), send('two@example.test')];
-    const first = await acceptSends(sendDeps, as, batch, { shape: 'batch', idempotencyKey: 'batch-1', rejected: [{ to: 'bad', reason: 'invalid address' }] });
+    const first = await acceptSends(sendDeps, as, { sends: batch, shape: 'batch', idempotencyKey: 'batch-1', rejected: [{ to: 'bad', reason: 'invalid address' }] });
     assert.equal(first.accepted.map((a) => a.to), [['one@example.test'], ['two@example.test']]);
     assert.equal(first.rejected, [{ to: 'bad', reason: 'invalid address' }, { to: 'gone@example.test', reason: 'suppressed' }]);
-    const again = await acceptSends(sendDeps, as, batch, { shape: 'batch', idempotencyKey: 'batch-1', rejected: [{ to: 'bad', reason: 'invalid address' }] });
+    const again = await acceptSends(sendDeps, as, { sends: batch, shape: 'batch', idempotencyKey: 'batch-1', rejected: [{ to: 'bad', reason: 'invalid address' }] });
     assert.is(again.replayed, true);
     assert.equal(again.accepted, []);
     assert.equal(again.body, first.body);
     // 2 of a limit of 2 used: the cap (110 %) is 2, a third is refused with the quota's headers.
     try {
-      await acceptSends(sendDeps, as, [send('three@example.test')], { shape: 'single' });
+      await acceptSends(sendDeps, as, { sends: [send('three@example.test')], shape: 'single' });
       assert.unreachable('the quota should refuse');
     } catch (error) {
       assert.instance(error, ApiError);

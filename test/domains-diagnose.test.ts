@@ -199,7 +199,11 @@ test('a resolver that never answers: every record reported, nothing thrown', asy
   try {
     const domain = await domainRow('unreachable.test');
     const started = Date.now();
-    const body = await diagnoseDomain({ sequelize: ctx.db.sequelize, secrets: ctx.deps.secrets, config: { ...ctx.config, dnsServers: [silent.address] } }, world.tenantId, domain.id);
+    const body = await diagnoseDomain(
+      { db: ctx.db, secrets: ctx.deps.secrets, config: { ...ctx.config, dnsServers: [silent.address] } },
+      { tenantId: world.tenantId, adminId: world.owner.id, apiKeyId: null, role: 'owner', isPlatformAdmin: false, testMode: false },
+      { id: domain.id },
+    );
     assert.ok(Date.now() - started < 8000, `took ${Date.now() - started} ms`);
     assert.equal(body.problems.map((p) => `${p.record}:${p.code}`), ['spf:DNS_TIMEOUT', 'dkim:DNS_TIMEOUT', 'dmarc:DNS_TIMEOUT', 'returnPath:DNS_TIMEOUT']);
     assert.is(body.ok, false);

@@ -206,7 +206,7 @@ test('daily re-check records drift when a published record changes', async () =>
   const domain = await addDomain(world.asOwner, 'drift.test');
   publishRecords(dns.zone, domain.records);
   await ctx.app.inject({ method: 'POST', url: `/domains/${domain.id}/verify`, headers: world.asOwner });
-  const deps = { sequelize: ctx.db.sequelize, secrets: ctx.deps.secrets, config: ctx.config };
+  const deps = { db: ctx.db, secrets: ctx.deps.secrets, config: ctx.config };
   const warnings: unknown[] = [];
   const log = { warn: (...args: unknown[]) => void warnings.push(args) };
 

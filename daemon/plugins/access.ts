@@ -1,7 +1,7 @@
 // Who may call a route, declared next to the route in its `config.access`.
 // The auth plugin reads it: credentials → principal → tenant → membership or key → scope → role.
-import type { ApiKeyEnvironment, ApiKeyScope, MemberRole } from '../../shared/constants.ts';
-import { MEMBER_ROLES } from '../../shared/constants.ts';
+import type { ApiKeyScope, MemberRole } from '../../shared/constants.ts';
+import type { Principal, TenantContext } from '../context.ts';
 
 export type Access =
   /** No credentials needed (health, public auth, tracking, unsubscribe, inbound receivers). */
@@ -29,42 +29,6 @@ export const access = {
     role: options.role,
   }),
 };
-
-export type Principal =
-  | { kind: 'admin'; adminId: string; isPlatformAdmin: boolean; sessionId?: string | null }
-  | {
-      kind: 'apiKey';
-      apiKeyId: string;
-      tenantId: string;
-      /** The key's tenant status as cached with the key (blocked tenants are refused). */
-      tenantStatus: 'active' | 'blocked';
-      scopes: string[];
-      environment: ApiKeyEnvironment;
-      prefix: string;
-    };
-
-/**
- * What services receive: the tenant a request acts in and who acts. Services never see HTTP.
- * `testMode` is true for `svc_test_` keys: their mail is captured, never relayed, and not counted.
- */
-export interface TenantContext {
-  tenantId: string;
-  adminId: string | null;
-  apiKeyId: string | null;
-  role: MemberRole | null;
-  isPlatformAdmin: boolean;
-  testMode: boolean;
-  ip?: string;
-}
-
-/** The context of a request made with an API key (HTTP Bearer or SMTP AUTH): the key's tenant, no role. */
-export function apiKeyTenantContext(key: { apiKeyId: string; tenantId: string; environment: ApiKeyEnvironment }, ip: string | undefined): TenantContext {
-  return { tenantId: key.tenantId, adminId: null, apiKeyId: key.apiKeyId, role: null, isPlatformAdmin: false, testMode: key.environment === 'test', ip };
-}
-
-export function roleAtLeast(role: MemberRole, needed: MemberRole): boolean {
-  return MEMBER_ROLES.indexOf(role) >= MEMBER_ROLES.indexOf(needed);
-}
 
 /** Viewers read; changing anything takes a developer unless the route asks for more. */
 export function defaultRoleFor(method: string): MemberRole {

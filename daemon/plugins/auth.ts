@@ -10,19 +10,11 @@ import { resolveApiKey } from '../modules/auth/credentials.ts';
 import type { TenantStateCache } from '../modules/tenants/state-cache.ts';
 import { sessionIsLive } from '../modules/auth/tokens.ts';
 import { TENANT_HEADER, type MemberRole } from '../../shared/constants.ts';
-import { apiKeyTenantContext, defaultRoleFor, roleAtLeast, type Access, type Principal, type TenantContext } from './access.ts';
+import { apiKeyTenantContext, roleAtLeast, type AccessTokenClaims, type Principal, type TenantContext } from '../context.ts';
+import { ACCESS_TOKEN_TTL_SECONDS } from '../modules/auth/token-lifetimes.ts';
+import { defaultRoleFor, type Access } from './access.ts';
 
-export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export interface AccessTokenClaims {
-  sub: string;
-  typ: 'access';
-  /** Platform admin at the time the token was issued. */
-  pa: boolean;
-  /** The sign-in (refresh-token family) this token belongs to; logout and change-password use it. */
-  sid?: string;
-}
 
 function bearerOf(request: FastifyRequest): string | null {
   const header = request.headers.authorization;

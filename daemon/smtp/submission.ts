@@ -16,7 +16,7 @@ import type { Database } from '../db/index.ts';
 import type { Secrets } from '../secrets.ts';
 import type { TlsPair } from '../tls.ts';
 import { MAX_RECIPIENTS_PER_SEND } from '../../shared/constants.ts';
-import { apiKeyTenantContext, type TenantContext } from '../plugins/access.ts';
+import { apiKeyTenantContext, type TenantContext } from '../context.ts';
 import { BLOCKED_MESSAGE } from '../plugins/auth.ts';
 import { createAttemptCounter, type AttemptCounter } from '../plugins/rate-limit.ts';
 import { looksLikeApiKey } from '../modules/auth/api-key-format.ts';
@@ -150,7 +150,7 @@ async function accept(deps: SmtpDeps, session: SMTPServerSession, raw: Buffer): 
   };
   try {
     const { send, idempotencyKey } = await parseSubmission(raw, envelope);
-    const result = await acceptSends({ sequelize: deps.db.sequelize, sql: deps.db.sql, config: deps.config, secrets: deps.secrets, tenantState: deps.tenantState }, ctx, [send], { shape: 'single', idempotencyKey });
+    const result = await acceptSends({ db: deps.db, config: deps.config, secrets: deps.secrets, tenantState: deps.tenantState }, ctx, { sends: [send], shape: 'single', idempotencyKey });
     const body = result.body as { id: string; suppressed?: string[] };
     deps.log.debug({ emailId: body.id, tenantId: ctx.tenantId, replayed: result.replayed }, 'smtp submission accepted');
     const skipped = body.suppressed?.length ? ` (not sent to suppressed ${body.suppressed.join(', ')})` : '';

@@ -8,7 +8,7 @@ import { generateDkimKey } from '../../daemon/modules/domains/keys.ts';
 import { Admin } from '../../daemon/modules/auth/model.ts';
 import { ApiKey, Membership, Tenant } from '../../daemon/modules/tenants/model.ts';
 import { generateApiKey } from '../../daemon/modules/auth/api-key-format.ts';
-import type { AccessTokenClaims } from '../../daemon/plugins/auth.ts';
+import type { AccessTokenClaims } from '../../daemon/context.ts';
 import { API_KEY_SCOPES, type ApiKeyEnvironment, type MemberRole } from '../../shared/constants.ts';
 
 export interface AdminFixture {

@@ -1,5 +1,6 @@
 // Writes and reads the security audit log. Callers pass their transaction, so a change and its
 // audit row are committed together or not at all.
+import type { AppDeps } from '../../app-types.ts';
 import { Op, type Transaction } from 'sequelize';
 import { AuditEvent } from './model.ts';
 import { Membership } from '../tenants/model.ts';
@@ -63,7 +64,12 @@ export async function recordAudit(entry: AuditEntry, transaction?: Transaction):
  * A tenant's audit log: its own events, plus the personal security events (sign-ins, 2FA,
  * password changes) of the people who are currently its members.
  */
-export async function listTenantAuditEvents(tenantId: string, page: number, limit: number) {
+export async function listTenantAuditEvents(
+  _deps: Pick<AppDeps, 'db'>,
+  _actor: { adminId: string },
+  input: { tenantId: string; page: number; limit: number },
+) {
+  const { tenantId, page, limit } = input;
   const members = await Membership.findAll({ where: { tenantId }, attributes: ['adminId'] });
   const memberIds = members.map((m) => m.adminId);
   const where = {

@@ -3,18 +3,24 @@
 // one statement either way; the only difference is whether it inserts the token and the queued
 // system mail. The tokens are single-use and stored hashed (reset 1 h, verify 48 h).
 // A reset changes the password and ends every session; it leaves two-factor authentication on.
-import { QueryTypes, type Sequelize } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import type { AppDeps } from '../../app-types.ts';
 import { Admin } from './model.ts';
 import { hashPassword } from './passwords.ts';
-import { createOneTimeToken, findLiveOneTimeToken, hashToken, newOpaqueToken, ONE_TIME_TOKEN_TTL_MS, revokeSessions } from './tokens.ts';
-import { normaliseEmail, type RequestOrigin } from './service.ts';
+import { createOneTimeToken, findLiveOneTimeToken, hashToken, newOpaqueToken, revokeSessions } from './tokens.ts';
+import { ONE_TIME_TOKEN_TTL_MS } from './token-lifetimes.ts';
+import { normaliseEmail, type AdminCaller, type AuthCaller } from './service.ts';
 import { accountLink, composeAccountMail, pickMailLocale } from './mails.ts';
 import { recordAudit } from '../audit/service.ts';
 import { sendSystemMail, SYSTEM_MAIL_MAX_ATTEMPTS, SYSTEM_QUEUE, systemMailPayload, type SystemMailDeps } from '../../mail/system-mail.ts';
 import { wakeQueue } from '../../queue/enqueue.ts';
 import { ApiError } from '../../errors.ts';
 
-export type RecoveryDeps = SystemMailDeps;
+export type RecoveryDeps = Pick<AppDeps, 'db' | 'config' | 'secrets'>;
+
+function systemMailDeps(deps: RecoveryDeps): SystemMailDeps {
+  return { sequelize: deps.db.sequelize, config: deps.config, secrets: deps.secrets };
+}
 
 function invalidToken(what: string): ApiError {
   return new ApiError(400, 'INVALID_TOKEN', `The ${what} link is invalid, already used or expired: ask for a new one.`, [
@@ -26,7 +32,7 @@ async function mailAccountLink(deps: RecoveryDeps, admin: Admin, kind: 'reset-pa
   const token = await createOneTimeToken(admin.id, kind);
   const locale = pickMailLocale(acceptLanguage);
   const mail = composeAccountMail(kind, locale, accountLink(deps.config.publicUrl, kind, token));
-  await sendSystemMail(deps, { to: admin.email, ...mail });
+  await sendSystemMail(systemMailDeps(deps), { to: admin.email, ...mail });
 }
 
 /**
@@ -37,7 +43,7 @@ async function mailAccountLinkByAddress(deps: RecoveryDeps, email: string, kind:
   const address = normaliseEmail(email);
   const token = newOpaqueToken();
   const mail = composeAccountMail(kind, pickMailLocale(acceptLanguage), accountLink(deps.config.publicUrl, kind, token));
-  const rows = await deps.sequelize.query<{ queued: number }>(
+  const rows = await deps.db.sequelize.query<{ queued: number }>(
     `WITH admin AS (
        SELECT id FROM admins WHERE email = :address AND (:anyAccount OR email_verified_at IS NULL)
      ), retired AS (
@@ -62,15 +68,16 @@ async function mailAccountLinkByAddress(deps: RecoveryDeps, email: string, kind:
       type: QueryTypes.SELECT,
     },
   );
-  if (rows[0]?.queued) wakeQueue(deps.sequelize, SYSTEM_QUEUE);
+  if (rows[0]?.queued) wakeQueue(deps.db.sequelize, SYSTEM_QUEUE);
 }
 
 /** Mails a reset link when the address has an account; silent otherwise. */
-export async function requestPasswordReset(deps: RecoveryDeps, email: string, acceptLanguage?: string): Promise<void> {
-  await mailAccountLinkByAddress(deps, email, 'reset-password', acceptLanguage);
+export async function requestPasswordReset(deps: RecoveryDeps, caller: AuthCaller, input: { email: string }): Promise<void> {
+  await mailAccountLinkByAddress(deps, input.email, 'reset-password', caller.language);
 }
 
-export async function resetPassword(sequelize: Sequelize, input: { token: string; newPassword: string }, origin: RequestOrigin): Promise<void> {
+export async function resetPassword(deps: RecoveryDeps, origin: AuthCaller, input: { token: string; newPassword: string }): Promise<void> {
+  const { sequelize } = deps.db;
   const passwordHash = await hashPassword(input.newPassword);
   const done = await sequelize.transaction(async (transaction) => {
     const row = await findLiveOneTimeToken(input.token, 'reset-password', transaction);
@@ -88,21 +95,21 @@ export async function resetPassword(sequelize: Sequelize, input: { token: string
 }
 
 /** Mails a verification link when the address has an unverified account; silent otherwise. */
-export async function requestEmailVerification(deps: RecoveryDeps, email: string, acceptLanguage?: string): Promise<void> {
-  await mailAccountLinkByAddress(deps, email, 'verify-email', acceptLanguage);
+export async function requestEmailVerification(deps: RecoveryDeps, caller: AuthCaller, input: { email: string }): Promise<void> {
+  await mailAccountLinkByAddress(deps, input.email, 'verify-email', caller.language);
 }
 
-export async function requestOwnEmailVerification(deps: RecoveryDeps, adminId: string, acceptLanguage?: string): Promise<{ alreadyVerified: boolean }> {
-  const admin = await Admin.findByPk(adminId);
+export async function requestOwnEmailVerification(deps: RecoveryDeps, caller: AdminCaller): Promise<{ alreadyVerified: boolean }> {
+  const admin = await Admin.findByPk(caller.adminId);
   if (!admin) return { alreadyVerified: false };
   if (admin.emailVerifiedAt !== null) return { alreadyVerified: true };
-  await mailAccountLink(deps, admin, 'verify-email', acceptLanguage);
+  await mailAccountLink(deps, admin, 'verify-email', caller.language);
   return { alreadyVerified: false };
 }
 
-export async function verifyEmail(sequelize: Sequelize, token: string, origin: RequestOrigin): Promise<void> {
-  const done = await sequelize.transaction(async (transaction) => {
-    const row = await findLiveOneTimeToken(token, 'verify-email', transaction);
+export async function verifyEmail(deps: RecoveryDeps, origin: AuthCaller, input: { token: string }): Promise<void> {
+  const done = await deps.db.sequelize.transaction(async (transaction) => {
+    const row = await findLiveOneTimeToken(input.token, 'verify-email', transaction);
     if (!row) return false;
     await row.update({ usedAt: new Date() }, { transaction });
     await Admin.update({ emailVerifiedAt: new Date() }, { where: { id: row.adminId }, transaction });
@@ -113,6 +120,6 @@ export async function verifyEmail(sequelize: Sequelize, token: string, origin: R
 }
 
 /** After registration: the welcome verification mail. */
-export async function sendVerificationAfterRegistration(deps: RecoveryDeps, admin: Admin, acceptLanguage?: string): Promise<void> {
-  await mailAccountLink(deps, admin, 'verify-email', acceptLanguage);
+export async function sendVerificationAfterRegistration(deps: RecoveryDeps, caller: AuthCaller, input: { admin: Admin }): Promise<void> {
+  await mailAccountLink(deps, input.admin, 'verify-email', caller.language);
 }

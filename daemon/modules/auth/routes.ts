@@ -36,10 +36,11 @@ import {
   refreshSession,
   registerAdmin,
   registrationStatus,
+  type AdminCaller,
+  type AuthCaller,
   type AuthDeps,
-  type RequestOrigin,
 } from './service.ts';
-import { confirmTwoFactor, disableTwoFactor, startTwoFactor, twoFactorStatus, verifyTwoFactorLogin, type TwoFactorDeps } from './two-factor.ts';
+import { confirmTwoFactor, disableTwoFactor, startTwoFactor, twoFactorStatus, verifyTwoFactorLogin } from './two-factor.ts';
 import {
   requestEmailVerification,
   requestOwnEmailVerification,
@@ -47,16 +48,11 @@ import {
   resetPassword,
   sendVerificationAfterRegistration,
   verifyEmail,
-  type RecoveryDeps,
 } from './recovery.ts';
 
-function originOf(request: FastifyRequest): RequestOrigin {
-  return { ip: request.ip, userAgent: request.headers['user-agent'] ?? null };
-}
-
-function languageOf(request: FastifyRequest): string | undefined {
-  const value = request.headers['accept-language'];
-  return Array.isArray(value) ? value[0] : value;
+function callerOf(request: FastifyRequest): AuthCaller {
+  const language = request.headers['accept-language'];
+  return { ip: request.ip, userAgent: request.headers['user-agent'] ?? null, language: Array.isArray(language) ? language[0] : language };
 }
 
 function sessionIdOf(request: FastifyRequest): string | null {
@@ -64,12 +60,13 @@ function sessionIdOf(request: FastifyRequest): string | null {
   return principal.kind === 'admin' ? (principal.sessionId ?? null) : null;
 }
 
+function adminCallerOf(request: FastifyRequest): AdminCaller {
+  return { ...callerOf(request), adminId: adminIdOf(request), sessionId: sessionIdOf(request) };
+}
+
 export default async function authRoutes(app: App, deps: AppDeps): Promise<void> {
   const tags = ['auth'];
-  const sequelize = deps.db.sequelize;
-  const authDeps: AuthDeps = { sequelize, signAccessToken: (claims) => app.jwt.sign(claims) };
-  const twoFactorDeps: TwoFactorDeps = { ...authDeps, encryptionKey: deps.secrets.encryptionKey };
-  const mailDeps: RecoveryDeps = { sequelize, config: deps.config, secrets: deps.secrets };
+  const authDeps: AuthDeps = { ...deps, signAccessToken: (claims) => app.jwt.sign(claims) };
   const authLimit = authRateLimit({ authMax: deps.config.authRateLimitMax, authWindowMs: deps.config.authRateLimitWindowMs });
   const signIn = { access: access.public(), rateLimit: authLimit };
   const session = { access: access.session({ tenant: false }) };
@@ -85,7 +82,7 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
   app.get('/auth/registration-status', {
     config: { access: access.public() },
     schema: { tags, summary: 'Whether registration is open and whether any admin exists', response: { 200: RegistrationStatus } },
-  }, async () => registrationStatus(sequelize));
+  }, async (request) => registrationStatus(authDeps, callerOf(request)));
 
   app.post('/auth/register', {
     config: signIn,
@@ -96,9 +93,10 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
       response: { 201: RegisterAnswer, 403: ErrorBody, 409: ErrorBody, ...limited },
     },
   }, async (request, reply) => {
-    const admin = await registerAdmin(authDeps, request.body, originOf(request));
+    const caller = callerOf(request);
+    const admin = await registerAdmin(authDeps, caller, request.body);
     // An invited admin proved the address by using the invitation: nothing to verify.
-    if (admin.emailVerifiedAt === null) await mailQuietly(request, sendVerificationAfterRegistration(mailDeps, admin, languageOf(request)));
+    if (admin.emailVerifiedAt === null) await mailQuietly(request, sendVerificationAfterRegistration(authDeps, caller, { admin }));
     return reply.code(201).send({ admin: adminSummary(admin) });
   });
 
@@ -110,7 +108,7 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
       body: LoginBody,
       response: { 200: LoginAnswer, 401: ErrorBody, ...limited },
     },
-  }, async (request) => login(authDeps, request.body, originOf(request)));
+  }, async (request) => login(authDeps, callerOf(request), request.body));
 
   app.post('/auth/login/verify-2fa', {
     config: signIn,
@@ -120,7 +118,7 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
       body: VerifyLoginBody,
       response: { 200: TokenPair, 401: ErrorBody, ...limited },
     },
-  }, async (request) => verifyTwoFactorLogin(twoFactorDeps, request.body, originOf(request)));
+  }, async (request) => verifyTwoFactorLogin(authDeps, callerOf(request), request.body));
 
   app.post('/auth/refresh', {
     config: { access: access.public() },
@@ -130,7 +128,7 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
       body: RefreshBody,
       response: { 200: TokenPair, 400: ErrorBody, 401: ErrorBody },
     },
-  }, async (request) => refreshSession(authDeps, request.body.refreshToken, originOf(request)));
+  }, async (request) => refreshSession(authDeps, callerOf(request), { refreshToken: request.body.refreshToken }));
 
   app.post('/auth/logout', {
     config: session,
@@ -140,14 +138,14 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
       response: { 200: RevokedAnswer, ...denied },
     },
   }, async (request) => {
-    const revokedSessions = await logout(sessionIdOf(request));
+    const revokedSessions = await logout(authDeps, adminCallerOf(request));
     return { ok: true as const, revokedSessions };
   });
 
   app.post('/auth/logout-all', {
     config: session,
     schema: { tags, summary: 'End every sign-in of this admin', response: { 200: RevokedAnswer, ...denied } },
-  }, async (request) => ({ ok: true as const, revokedSessions: await logoutAll(authDeps, adminIdOf(request), originOf(request)) }));
+  }, async (request) => ({ ok: true as const, revokedSessions: await logoutAll(authDeps, adminCallerOf(request)) }));
 
   app.post('/auth/change-password', {
     config: session,
@@ -158,14 +156,14 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
       response: { 200: RevokedAnswer, 400: ErrorBody, ...denied },
     },
   }, async (request) => {
-    const revokedSessions = await changePassword(authDeps, adminIdOf(request), request.body, { sessionId: sessionIdOf(request), ...originOf(request) });
+    const revokedSessions = await changePassword(authDeps, adminCallerOf(request), request.body);
     return { ok: true as const, revokedSessions };
   });
 
   app.get('/auth/me', {
     config: session,
     schema: { tags, summary: 'The signed-in admin and their tenants', response: { 200: MeAnswer, ...denied } },
-  }, async (request) => describeAdmin(adminIdOf(request)));
+  }, async (request) => describeAdmin(authDeps, adminCallerOf(request)));
 
   app.post('/auth/forgot-password', {
     config: signIn,
@@ -177,7 +175,7 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
       response: { 200: OkBody, ...limited },
     },
   }, async (request) => {
-    await mailQuietly(request, requestPasswordReset(mailDeps, request.body.email, languageOf(request)));
+    await mailQuietly(request, requestPasswordReset(authDeps, callerOf(request), { email: request.body.email }));
     return { ok: true as const };
   });
 
@@ -190,7 +188,7 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
       response: { 200: OkBody, ...limited },
     },
   }, async (request) => {
-    await resetPassword(sequelize, request.body, originOf(request));
+    await resetPassword(authDeps, callerOf(request), request.body);
     return { ok: true as const };
   });
 
@@ -198,7 +196,7 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
     config: { access: access.public() },
     schema: { tags, summary: 'Confirm the e-mail address with the token of the verification mail', body: VerifyEmailBody, response: { 200: OkBody, 400: ErrorBody } },
   }, async (request) => {
-    await verifyEmail(sequelize, request.body.token, originOf(request));
+    await verifyEmail(authDeps, callerOf(request), { token: request.body.token });
     return { ok: true as const };
   });
 
@@ -206,7 +204,7 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
     config: signIn,
     schema: { tags, summary: 'Mail a new verification link to an unverified address; always 200', body: EmailBody, response: { 200: OkBody, ...limited } },
   }, async (request) => {
-    await mailQuietly(request, requestEmailVerification(mailDeps, request.body.email, languageOf(request)));
+    await mailQuietly(request, requestEmailVerification(authDeps, callerOf(request), { email: request.body.email }));
     return { ok: true as const };
   });
 
@@ -218,14 +216,14 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
       response: { 200: Type.Object({ ok: Type.Literal(true), alreadyVerified: Type.Boolean() }), ...denied },
     },
   }, async (request) => {
-    const result = await requestOwnEmailVerification(mailDeps, adminIdOf(request), languageOf(request));
+    const result = await requestOwnEmailVerification(authDeps, adminCallerOf(request));
     return { ok: true as const, ...result };
   });
 
   app.get('/auth/2fa/status', {
     config: session,
     schema: { tags, summary: 'Whether TOTP 2FA is on, or started and waiting for a verified code', response: { 200: TwoFactorStatus, ...denied } },
-  }, async (request) => twoFactorStatus(adminIdOf(request)));
+  }, async (request) => twoFactorStatus(authDeps, adminCallerOf(request)));
 
   app.post('/auth/2fa/enable', {
     config: session,
@@ -234,13 +232,13 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
       summary: 'Start TOTP enrolment: a new secret and otpauth URL; 2FA turns on after POST /auth/2fa/verify',
       response: { 200: TwoFactorSetup, 409: ErrorBody, ...denied },
     },
-  }, async (request) => startTwoFactor(twoFactorDeps, adminIdOf(request)));
+  }, async (request) => startTwoFactor(authDeps, adminCallerOf(request)));
 
   app.post('/auth/2fa/verify', {
     config: sessionCode,
     schema: { tags, summary: 'Turn 2FA on with a code of the new secret', body: CodeBody, response: { 200: OkBody, 409: ErrorBody, ...limited, ...denied } },
   }, async (request) => {
-    await confirmTwoFactor(twoFactorDeps, adminIdOf(request), request.body.code, originOf(request));
+    await confirmTwoFactor(authDeps, adminCallerOf(request), { code: request.body.code });
     return { ok: true as const };
   });
 
@@ -248,7 +246,7 @@ export default async function authRoutes(app: App, deps: AppDeps): Promise<void>
     config: sessionCode,
     schema: { tags, summary: 'Turn 2FA off (needs a current code)', body: CodeBody, response: { 200: OkBody, 409: ErrorBody, ...limited, ...denied } },
   }, async (request) => {
-    await disableTwoFactor(twoFactorDeps, adminIdOf(request), request.body.code, originOf(request));
+    await disableTwoFactor(authDeps, adminCallerOf(request), { code: request.body.code });
     return { ok: true as const };
   });
 }

@@ -1,6 +1,7 @@
 // Sign-in and sessions: registration, password login (with the 2FA challenge), refresh-token
 // rotation with reuse detection, logout, password change, /auth/me.
-import type { Sequelize, Transaction } from 'sequelize';
+import type { Transaction } from 'sequelize';
+import type { AppDeps } from '../../app-types.ts';
 import { Admin } from './model.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import {
@@ -14,19 +15,33 @@ import { recordAudit } from '../audit/service.ts';
 import { getPlatformSettings } from '../platform/service.ts';
 import { Membership, Tenant } from '../tenants/model.ts';
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
-import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenClaims } from '../../plugins/auth.ts';
+import type { AccessTokenClaims } from '../../context.ts';
+import { ACCESS_TOKEN_TTL_SECONDS } from './token-lifetimes.ts';
 import type { AdminSummary, LoginAnswer, MeAnswer, RegistrationStatus, TokenPair } from '../../../shared/schemas/auth.ts';
 import { acceptInvitation, findLiveInvitation, invalidInvitation } from '../tenants/invitations.ts';
 
-export interface AuthDeps {
-  sequelize: Sequelize;
+/** What the auth services take: the module's deps and the app's access-token signer. */
+export type AuthDeps = Pick<AppDeps, 'db' | 'config' | 'secrets'> & {
   signAccessToken(claims: AccessTokenClaims): string;
-}
+};
 
 /** Who is asking, for the audit log and the session's label. */
 export interface RequestOrigin {
   ip?: string;
   userAgent?: string | null;
+}
+
+/** The context of an /auth request: where it comes from, and the language its mails are written in. */
+export interface AuthCaller extends RequestOrigin {
+  /** The Accept-Language header, for account mails. */
+  language?: string;
+}
+
+/** The context of a signed-in admin's /auth request. */
+export interface AdminCaller extends AuthCaller {
+  adminId: string;
+  /** The sign-in (refresh-token family) the access token belongs to. */
+  sessionId: string | null;
 }
 
 export const BAD_CREDENTIALS = 'The e-mail address or the password is wrong.';
@@ -44,27 +59,27 @@ export function adminSummary(admin: Admin): AdminSummary {
   return { id: admin.id, email: admin.email, name: admin.name, emailVerified: admin.emailVerifiedAt !== null };
 }
 
-export async function registrationStatus(sequelize: Sequelize): Promise<RegistrationStatus> {
-  const [hasAdmins, settings] = await Promise.all([Admin.count().then((n) => n > 0), getPlatformSettings(sequelize)]);
+export async function registrationStatus(deps: AuthDeps, _caller: AuthCaller): Promise<RegistrationStatus> {
+  const [hasAdmins, settings] = await Promise.all([Admin.count().then((n) => n > 0), getPlatformSettings(deps.db.sequelize)]);
   return { open: !hasAdmins || settings.registrationOpen, hasAdmins };
 }
 
 /** A new admin. The first one becomes platform admin and may register even when registration is closed. */
 export async function registerAdmin(
   deps: AuthDeps,
+  origin: AuthCaller,
   input: { email: string; password: string; name?: string; invitationToken?: string },
-  origin: RequestOrigin,
 ): Promise<Admin> {
   const email = normaliseEmail(input.email);
   const passwordHash = await hashPassword(input.password);
-  return deps.sequelize.transaction(async (transaction) => {
+  return deps.db.sequelize.transaction(async (transaction) => {
     // Serialises registrations so two simultaneous "first" admins cannot both become platform admin.
-    await deps.sequelize.query('LOCK TABLE admins IN SHARE ROW EXCLUSIVE MODE', { transaction });
+    await deps.db.sequelize.query('LOCK TABLE admins IN SHARE ROW EXCLUSIVE MODE', { transaction });
     // An invitation (for this very address) lets its invitee in even while registration is closed.
-    const invitation = input.invitationToken ? await findLiveInvitation(deps.sequelize, input.invitationToken, email, transaction) : null;
+    const invitation = input.invitationToken ? await findLiveInvitation(deps.db.sequelize, input.invitationToken, email, transaction) : null;
     if (input.invitationToken && !invitation) throw invalidInvitation();
     const first = (await Admin.count({ transaction })) === 0;
-    if (!first && !invitation && !(await getPlatformSettings(deps.sequelize, transaction)).registrationOpen) {
+    if (!first && !invitation && !(await getPlatformSettings(deps.db.sequelize, transaction)).registrationOpen) {
       throw new ForbiddenError('Registration is closed on this service: ask a platform administrator to add you.', 'REGISTRATION_CLOSED');
     }
     if (await findAdminByEmail(email, transaction)) {
@@ -76,7 +91,7 @@ export async function registerAdmin(
       { transaction },
     );
     await recordAudit({ action: 'auth.registered', adminId: admin.id, ip: origin.ip, metadata: { platformAdmin: first, invited: invitation !== null } }, transaction);
-    if (invitation) await acceptInvitation(deps.sequelize, invitation, admin.id, transaction, origin.ip);
+    if (invitation) await acceptInvitation(deps.db.sequelize, invitation, admin.id, transaction, origin.ip);
     return admin;
   });
 }
@@ -92,7 +107,7 @@ function sessionTokens(deps: AuthDeps, admin: Admin, refreshToken: string, famil
   return { accessToken: deps.signAccessToken(claims), refreshToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS };
 }
 
-export async function login(deps: AuthDeps, input: { email: string; password: string }, origin: RequestOrigin): Promise<LoginAnswer> {
+export async function login(deps: AuthDeps, origin: AuthCaller, input: { email: string; password: string }): Promise<LoginAnswer> {
   const admin = await findAdminByEmail(input.email);
   const ok = admin ? await verifyPassword(input.password, admin.passwordHash) : await verifyAgainstDummy(input.password);
   if (!admin || !ok) {
@@ -115,8 +130,9 @@ export function completeTwoFactorLogin(deps: AuthDeps, admin: Admin, origin: Req
  * Rotation: the presented token dies and a new one of the same family is born. A token that is
  * already dead being presented again means it was copied: the whole family is revoked.
  */
-export async function refreshSession(deps: AuthDeps, refreshToken: string, origin: RequestOrigin): Promise<TokenPair> {
-  const outcome = await deps.sequelize.transaction(async (transaction) => {
+export async function refreshSession(deps: AuthDeps, origin: AuthCaller, input: { refreshToken: string }): Promise<TokenPair> {
+  const { refreshToken } = input;
+  const outcome = await deps.db.sequelize.transaction(async (transaction) => {
     const row = await findRefreshToken(refreshToken, transaction);
     if (!row) return { error: BAD_REFRESH } as const;
     if (row.revokedAt !== null) {
@@ -146,12 +162,14 @@ async function sessionFamilyOf(adminId: string, sessionId: string | null, refres
 }
 
 /** Ends the sign-in the access token belongs to (its refresh-token family). */
-export async function logout(sessionId: string | null): Promise<number> {
+export async function logout(_deps: AuthDeps, caller: AdminCaller): Promise<number> {
+  const { sessionId } = caller;
   return sessionId ? revokeFamily(sessionId) : 0;
 }
 
-export async function logoutAll(deps: AuthDeps, adminId: string, origin: RequestOrigin): Promise<number> {
-  return deps.sequelize.transaction(async (transaction) => {
+export async function logoutAll(deps: AuthDeps, origin: AdminCaller): Promise<number> {
+  const { adminId } = origin;
+  return deps.db.sequelize.transaction(async (transaction) => {
     const count = await revokeSessions(adminId, { transaction });
     await recordAudit({ action: 'auth.logout_all', adminId, ip: origin.ip, metadata: { revoked: count } }, transaction);
     return count;
@@ -164,10 +182,10 @@ export async function logoutAll(deps: AuthDeps, adminId: string, origin: Request
  */
 export async function changePassword(
   deps: AuthDeps,
-  adminId: string,
+  session: AdminCaller,
   input: { currentPassword: string; newPassword: string; refreshToken?: string },
-  session: { sessionId: string | null } & RequestOrigin,
 ): Promise<number> {
+  const { adminId } = session;
   const admin = await Admin.findByPk(adminId);
   if (!admin) throw new UnauthorizedError();
   if (!(await verifyPassword(input.currentPassword, admin.passwordHash))) {
@@ -176,7 +194,7 @@ export async function changePassword(
   }
   const passwordHash = await hashPassword(input.newPassword);
   const keep = await sessionFamilyOf(adminId, session.sessionId, input.refreshToken);
-  return deps.sequelize.transaction(async (transaction) => {
+  return deps.db.sequelize.transaction(async (transaction) => {
     await admin.update({ passwordHash }, { transaction });
     const revoked = await revokeSessions(adminId, { keepFamilyId: keep, transaction });
     await recordAudit({ action: 'auth.password_changed', adminId, ip: session.ip, metadata: { revokedSessions: revoked } }, transaction);
@@ -184,7 +202,8 @@ export async function changePassword(
   });
 }
 
-export async function describeAdmin(adminId: string): Promise<MeAnswer> {
+export async function describeAdmin(_deps: AuthDeps, caller: AdminCaller): Promise<MeAnswer> {
+  const { adminId } = caller;
   const admin = await Admin.findByPk(adminId);
   if (!admin) throw new UnauthorizedError('This account no longer exists.');
   const memberships = await Membership.findAll({ where: { adminId }, order: [['createdAt', 'ASC']] });

@@ -4,13 +4,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Op, type Sequelize, type Transaction } from 'sequelize';
 import { AuthToken, RefreshToken, type AuthTokenPurpose } from './model.ts';
-
-export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
-export const ONE_TIME_TOKEN_TTL_MS: Record<AuthTokenPurpose, number> = {
-  'reset-password': 3600 * 1000,
-  'verify-email': 48 * 3600 * 1000,
-  'login-challenge': 5 * 60 * 1000,
-};
+import { ONE_TIME_TOKEN_TTL_MS, REFRESH_TOKEN_TTL_MS } from './token-lifetimes.ts';
 
 export function newOpaqueToken(): string {
   return randomBytes(32).toString('base64url');

@@ -5,15 +5,11 @@ import type { Sequelize, Transaction } from 'sequelize';
 import { Admin } from './model.ts';
 import { newTotpSecret, matchTotpStep, otpauthUrl } from './totp.ts';
 import { findLiveOneTimeToken } from './tokens.ts';
-import { completeTwoFactorLogin, type AuthDeps, type RequestOrigin } from './service.ts';
+import { completeTwoFactorLogin, type AdminCaller, type AuthCaller, type AuthDeps, type RequestOrigin } from './service.ts';
 import { recordAudit } from '../audit/service.ts';
 import { seal, unseal } from '../../crypto/sealed.ts';
 import { ApiError, ConflictError, UnauthorizedError } from '../../errors.ts';
 import type { TokenPair } from '../../../shared/schemas/auth.ts';
-
-export interface TwoFactorDeps extends AuthDeps {
-  encryptionKey: Buffer;
-}
 
 /** Wrong codes a login challenge survives; then the password is needed again. */
 export const MAX_CHALLENGE_ATTEMPTS = 5;
@@ -38,31 +34,35 @@ function acceptStep(admin: Admin, sealedSecret: string, code: string, encryption
   return last !== null && step <= last ? null : step;
 }
 
-export async function twoFactorStatus(adminId: string): Promise<{ enabled: boolean; pending: boolean }> {
+export async function twoFactorStatus(_deps: AuthDeps, caller: AdminCaller): Promise<{ enabled: boolean; pending: boolean }> {
+  const { adminId } = caller;
   const admin = await Admin.findByPk(adminId, { attributes: ['totpEnabled', 'totpPendingSecret'] });
   if (!admin) throw new UnauthorizedError('This account no longer exists.');
   return { enabled: admin.totpEnabled, pending: admin.totpPendingSecret !== null };
 }
 
 /** A new pending secret; 2FA stays as it was until a code of this secret is verified. */
-export async function startTwoFactor(deps: TwoFactorDeps, adminId: string): Promise<{ secret: string; otpauthUrl: string }> {
+export async function startTwoFactor(deps: AuthDeps, caller: AdminCaller): Promise<{ secret: string; otpauthUrl: string }> {
+  const { adminId } = caller;
   const admin = await Admin.findByPk(adminId);
   if (!admin) throw new UnauthorizedError('This account no longer exists.');
   if (admin.totpEnabled) {
     throw new ConflictError('Two-factor authentication is already on: disable it first to enrol a new device.', 'TWO_FACTOR_ALREADY_ON');
   }
   const secret = newTotpSecret();
-  await admin.update({ totpPendingSecret: seal(deps.encryptionKey, secret) });
+  await admin.update({ totpPendingSecret: seal(deps.secrets.encryptionKey, secret) });
   return { secret, otpauthUrl: otpauthUrl(admin.email, secret) };
 }
 
-export async function confirmTwoFactor(deps: TwoFactorDeps, adminId: string, code: string, origin: RequestOrigin): Promise<void> {
-  await withAdmin(deps.sequelize, adminId, async (admin, transaction) => {
+export async function confirmTwoFactor(deps: AuthDeps, origin: AdminCaller, input: { code: string }): Promise<void> {
+  const { adminId } = origin;
+  const { code } = input;
+  await withAdmin(deps.db.sequelize, adminId, async (admin, transaction) => {
     if (admin.totpEnabled) throw new ConflictError('Two-factor authentication is already on.', 'TWO_FACTOR_ALREADY_ON');
     if (admin.totpPendingSecret === null) {
       throw new ConflictError('Start with POST /auth/2fa/enable to get a secret, then verify a code of it.', 'TWO_FACTOR_NOT_STARTED');
     }
-    const step = acceptStep(admin, admin.totpPendingSecret, code, deps.encryptionKey);
+    const step = acceptStep(admin, admin.totpPendingSecret, code, deps.secrets.encryptionKey);
     if (step === null) return { fail: true };
     await admin.update({ totpSecret: admin.totpPendingSecret, totpPendingSecret: null, totpEnabled: true, totpLastStep: step }, { transaction });
     await recordAudit({ action: 'auth.2fa_enabled', adminId, ip: origin.ip }, transaction);
@@ -70,12 +70,14 @@ export async function confirmTwoFactor(deps: TwoFactorDeps, adminId: string, cod
   }, origin);
 }
 
-export async function disableTwoFactor(deps: TwoFactorDeps, adminId: string, code: string, origin: RequestOrigin): Promise<void> {
-  await withAdmin(deps.sequelize, adminId, async (admin, transaction) => {
+export async function disableTwoFactor(deps: AuthDeps, origin: AdminCaller, input: { code: string }): Promise<void> {
+  const { adminId } = origin;
+  const { code } = input;
+  await withAdmin(deps.db.sequelize, adminId, async (admin, transaction) => {
     if (!admin.totpEnabled || admin.totpSecret === null) {
       throw new ConflictError('Two-factor authentication is not on.', 'TWO_FACTOR_NOT_ON');
     }
-    const step = acceptStep(admin, admin.totpSecret, code, deps.encryptionKey);
+    const step = acceptStep(admin, admin.totpSecret, code, deps.secrets.encryptionKey);
     if (step === null) return { fail: true };
     await admin.update({ totpSecret: null, totpPendingSecret: null, totpEnabled: false, totpLastStep: step }, { transaction });
     await recordAudit({ action: 'auth.2fa_disabled', adminId, ip: origin.ip }, transaction);
@@ -102,17 +104,17 @@ async function withAdmin(
 
 /** Second step of a 2FA login: the challenge is single-use and dies with the first accepted code. */
 export async function verifyTwoFactorLogin(
-  deps: TwoFactorDeps,
+  deps: AuthDeps,
+  origin: AuthCaller,
   input: { challengeToken: string; code: string },
-  origin: RequestOrigin,
 ): Promise<TokenPair> {
   type Outcome = { tokens: TokenPair } | { error: 'challenge' } | { error: 'code'; adminId: string };
-  const outcome = await deps.sequelize.transaction(async (transaction): Promise<Outcome> => {
+  const outcome = await deps.db.sequelize.transaction(async (transaction): Promise<Outcome> => {
     const challenge = await findLiveOneTimeToken(input.challengeToken, 'login-challenge', transaction);
     if (!challenge) return { error: 'challenge' as const };
     const admin = await lockedAdmin(challenge.adminId, transaction);
     if (!admin.totpEnabled || admin.totpSecret === null) return { error: 'challenge' as const };
-    const step = acceptStep(admin, admin.totpSecret, input.code, deps.encryptionKey);
+    const step = acceptStep(admin, admin.totpSecret, input.code, deps.secrets.encryptionKey);
     if (step === null) {
       const attempts = challenge.attempts + 1;
       await challenge.update({ attempts, usedAt: attempts >= MAX_CHALLENGE_ATTEMPTS ? new Date() : null }, { transaction });

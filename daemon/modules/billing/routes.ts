@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { App, AppDeps } from '../../app-types.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
 import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { adminIdOf, tenantOf } from '../../plugins/auth.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import {
   BillingPlan,
@@ -17,7 +17,7 @@ import {
   UpdateBillingPlanBody,
   WebhookReceipt,
 } from '../../../shared/schemas/billing.ts';
-import { createCheckoutSession, createPortalSession, getSubscription, listPlans, updatePlan } from './service.ts';
+import { createCheckoutSession, createPortalSession, getSubscription, listPlans, updatePlan, type StripeBillingDeps } from './service.ts';
 import { WEBHOOK_NOT_CONFIGURED, createStripeClient, requireStripe } from './stripe-client.ts';
 import { applyStripeEvent, verifyStripeEvent } from './webhook.ts';
 
@@ -25,14 +25,15 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const provider = { 502: ErrorBody, 503: ErrorBody };
 
 export default async function billingRoutes(app: App, deps: AppDeps): Promise<void> {
-  const { sequelize } = deps.db;
   const stripe = createStripeClient(deps.config);
+  /** The deps of the services that talk to Stripe; answers 503 while Stripe is not configured. */
+  const withStripe = (): StripeBillingDeps => ({ ...deps, stripe: requireStripe(stripe) });
   const tags = ['billing'];
 
   app.get('/billing/plans', {
     config: { access: access.session() },
     schema: { tags, summary: 'Active plans: monthly email limit, AI token grant, Stripe price id', response: { 200: BillingPlanList, ...errors } },
-  }, async () => listPlans({ includeInactive: false }));
+  }, async (request) => listPlans(deps, tenantOf(request), { includeInactive: false }));
 
   app.patch('/billing/plans/:planSlug', {
     config: { access: access.session({ tenant: false, platformAdmin: true }) },
@@ -43,7 +44,7 @@ export default async function billingRoutes(app: App, deps: AppDeps): Promise<vo
       body: UpdateBillingPlanBody,
       response: { 200: BillingPlan, ...errors, 404: ErrorBody, 409: ErrorBody },
     },
-  }, async (request) => updatePlan(request.params.planSlug, request.body));
+  }, async (request) => updatePlan(deps, { adminId: adminIdOf(request) }, { slug: request.params.planSlug, body: request.body }));
 
   app.post('/billing/checkout', {
     config: { access: access.session({ role: 'owner' }) },
@@ -53,7 +54,7 @@ export default async function billingRoutes(app: App, deps: AppDeps): Promise<vo
       body: CheckoutBody,
       response: { 200: RedirectUrl, ...errors, 409: ErrorBody, 422: ErrorBody, ...provider },
     },
-  }, async (request) => createCheckoutSession(requireStripe(stripe), tenantOf(request), request.body));
+  }, async (request) => createCheckoutSession(withStripe(), tenantOf(request), request.body));
 
   app.post('/billing/portal', {
     config: { access: access.session({ role: 'owner' }) },
@@ -67,14 +68,14 @@ export default async function billingRoutes(app: App, deps: AppDeps): Promise<vo
       body: PortalBody,
       response: { 200: RedirectUrl, ...errors, 409: ErrorBody, ...provider },
     },
-  }, async (request) => createPortalSession(requireStripe(stripe), tenantOf(request), request.body, `${deps.config.publicUrl}/dashboard`));
+  }, async (request) => createPortalSession(withStripe(), tenantOf(request), request.body));
 
   app.get('/billing/subscription', {
     config: { access: access.session() },
     schema: { tags, summary: 'The tenant\'s plan, subscription status and current period', response: { 200: Subscription, ...errors, 503: ErrorBody } },
   }, async (request) => {
     requireStripe(stripe);
-    return getSubscription(sequelize, tenantOf(request));
+    return getSubscription(deps, tenantOf(request));
   });
 
   // Its own scope, so that only this route keeps the body as the exact bytes Stripe signed.
@@ -90,12 +91,12 @@ export default async function billingRoutes(app: App, deps: AppDeps): Promise<vo
         response: { 200: WebhookReceipt, 400: ErrorBody, ...provider },
       },
     }, async (request) => {
-      const client = requireStripe(stripe);
+      const billing = withStripe();
       if (!deps.config.stripeWebhookSecret) throw new ServiceUnavailableError(WEBHOOK_NOT_CONFIGURED, 'BILLING_NOT_CONFIGURED');
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const signature = request.headers['stripe-signature'];
-      const event = verifyStripeEvent(client, raw, Array.isArray(signature) ? signature[0] : signature, deps.config.stripeWebhookSecret);
-      return applyStripeEvent(sequelize, client, event);
+      const event = verifyStripeEvent(billing.stripe, raw, Array.isArray(signature) ? signature[0] : signature, deps.config.stripeWebhookSecret);
+      return applyStripeEvent(billing, event);
     });
   });
 }

@@ -1,8 +1,8 @@
 // Billing rules: the plan catalogue, Stripe Checkout and Billing Portal sessions, the subscription view.
 import type Stripe from 'stripe';
-import type { Sequelize } from 'sequelize';
+import type { AppDeps } from '../../app-types.ts';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { AdminContext, TenantContext } from '../../context.ts';
 import { Admin } from '../auth/model.ts';
 import { Tenant } from '../tenants/model.ts';
 import type { BillingPlan, CheckoutBody, PortalBody, Subscription, UpdateBillingPlanBody } from '../../../shared/schemas/billing.ts';
@@ -23,12 +23,17 @@ function toPlan(row: BillingPlanRow): BillingPlan {
   };
 }
 
-export async function listPlans(options: { includeInactive: boolean }): Promise<{ data: BillingPlan[] }> {
+export type BillingDeps = Pick<AppDeps, 'db' | 'config'>;
+/** The checkout and portal services need Stripe; the route hands it over only once it is configured. */
+export type StripeBillingDeps = BillingDeps & { stripe: Stripe };
+
+export async function listPlans(_deps: BillingDeps, _ctx: TenantContext, options: { includeInactive: boolean }): Promise<{ data: BillingPlan[] }> {
   const rows = await BillingPlanRow.findAll({ where: options.includeInactive ? {} : { active: true }, order: [['sortOrder', 'ASC'], ['slug', 'ASC']] });
   return { data: rows.map(toPlan) };
 }
 
-export async function updatePlan(slug: string, body: UpdateBillingPlanBody): Promise<BillingPlan> {
+export async function updatePlan(_deps: BillingDeps, _ctx: AdminContext, input: { slug: string; body: UpdateBillingPlanBody }): Promise<BillingPlan> {
+  const { slug, body } = input;
   const row = await BillingPlanRow.findByPk(slug);
   if (!row) throw new NotFoundError(`Plan "${slug}"`);
   if (body.stripePriceId) {
@@ -42,7 +47,8 @@ export async function updatePlan(slug: string, body: UpdateBillingPlanBody): Pro
   return toPlan(row);
 }
 
-export async function createCheckoutSession(stripe: Stripe, ctx: TenantContext, body: CheckoutBody): Promise<{ url: string }> {
+export async function createCheckoutSession(deps: StripeBillingDeps, ctx: TenantContext, body: CheckoutBody): Promise<{ url: string }> {
+  const { stripe } = deps;
   const plan = await BillingPlanRow.findByPk(body.planSlug);
   if (!plan || !plan.active) {
     throw new ValidationError(`There is no plan "${body.planSlug}"; GET /billing/plans lists them.`, [{ field: 'planSlug', message: 'is not an active plan' }]);
@@ -75,7 +81,9 @@ export async function createCheckoutSession(stripe: Stripe, ctx: TenantContext, 
   return { url: session.url };
 }
 
-export async function createPortalSession(stripe: Stripe, ctx: TenantContext, body: PortalBody, dashboardUrl: string): Promise<{ url: string }> {
+export async function createPortalSession(deps: StripeBillingDeps, ctx: TenantContext, body: PortalBody): Promise<{ url: string }> {
+  const { stripe } = deps;
+  const dashboardUrl = `${deps.config.publicUrl}/dashboard`;
   const current = await SubscriptionRow.findByPk(ctx.tenantId);
   if (!current?.stripeCustomerId) {
     throw new ConflictError('This tenant has no Stripe customer yet: subscribe first with POST /billing/checkout.', 'NO_BILLING_CUSTOMER');
@@ -88,7 +96,8 @@ export async function createPortalSession(stripe: Stripe, ctx: TenantContext, bo
   }
 }
 
-export async function getSubscription(sequelize: Sequelize, ctx: TenantContext): Promise<Subscription> {
+export async function getSubscription(deps: BillingDeps, ctx: TenantContext): Promise<Subscription> {
+  const { sequelize } = deps.db;
   const [row, tenant, balance] = await Promise.all([
     SubscriptionRow.findByPk(ctx.tenantId),
     Tenant.findByPk(ctx.tenantId, { attributes: ['plan'] }),

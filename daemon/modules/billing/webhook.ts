@@ -1,6 +1,7 @@
 // Stripe's notifications: verified over the raw body, applied once per event id, in one transaction.
 import Stripe from 'stripe';
 import type { Sequelize, Transaction } from 'sequelize';
+import type { StripeBillingDeps } from './service.ts';
 import { ValidationError } from '../../errors.ts';
 import { Tenant } from '../tenants/model.ts';
 import { resetQuotaCycle } from '../quota/service.ts';
@@ -139,7 +140,10 @@ async function fetchCheckoutSubscription(stripe: Stripe, event: Stripe.Event): P
   }
 }
 
-export async function applyStripeEvent(sequelize: Sequelize, stripe: Stripe, event: Stripe.Event): Promise<WebhookReceipt> {
+/** Stripe calls this, not a user: there is no caller context, the verified event is the input. */
+export async function applyStripeEvent(deps: StripeBillingDeps, event: Stripe.Event): Promise<WebhookReceipt> {
+  const { stripe } = deps;
+  const { sequelize } = deps.db;
   const subscription = await fetchCheckoutSubscription(stripe, event);
   return sequelize.transaction(async (transaction) => {
     if (!(await claimBillingEvent(sequelize, { id: event.id, type: event.type }, transaction))) {

@@ -11,12 +11,12 @@
 // chunk takes them (chunk.ts), so a cancel and a chunk cannot deadlock.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { ConflictError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { removeJob } from '../../queue/enqueue.ts';
 import { sendJobKey } from '../emails/service.ts';
 import type { Campaign } from '../../../shared/schemas/campaigns.ts';
 import { campaignJobKey } from './send.ts';
-import { findCampaign, toCampaign } from './service.ts';
+import { findCampaign, toCampaign, type CampaignDeps } from './service.ts';
 
 export const CANCELLED_SEND_ERROR = 'the campaign was cancelled before this message was sent';
 
@@ -50,8 +50,9 @@ async function takeBackQueuedSends(sequelize: Sequelize, tenantId: string, campa
   return row.n;
 }
 
-export async function cancelCampaign(sequelize: Sequelize, ctx: TenantContext, id: string): Promise<Campaign> {
-  const campaign = await findCampaign(ctx.tenantId, id);
+export async function cancelCampaign(deps: CampaignDeps, ctx: TenantContext, input: { id: string }): Promise<Campaign> {
+  const { sequelize } = deps.db;
+  const campaign = await findCampaign(ctx.tenantId, input.id);
   const cancelled = await sequelize.transaction(async (transaction) => {
     // Waits for a chunk committing right now (it updates this row), then reads the status it left.
     const [row] = await sequelize.query<{ status: string; started_at: Date | null }>(

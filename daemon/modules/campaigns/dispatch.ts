@@ -19,7 +19,7 @@ export async function dispatchDueCampaigns(ctx: WorkerContext): Promise<void> {
       testMode: campaign.testMode,
     };
     try {
-      await startCampaignSend(ctx.sequelize, tenant, campaign.id, { from: campaign.fromAddress ?? '' }, { testMode: null });
+      await startCampaignSend({ db: ctx }, tenant, { id: campaign.id, body: { from: campaign.fromAddress ?? '' }, testMode: null });
     } catch (error) {
       // Another dispatcher started it first (409), or the sender is refused (kept as lastError; the
       // campaign stays SCHEDULED and is tried again next tick).

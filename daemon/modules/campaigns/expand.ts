@@ -20,11 +20,10 @@
 // Suppressed contacts, and contacts whose locale has no published version, are counted as rejected.
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { ApiError, ForbiddenError, UnprocessableError } from '../../errors.ts';
-import type { Sql } from '../../db/sql.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { wakeQueue } from '../../queue/enqueue.ts';
 import type { JobOutcome, JobRow, WorkerContext } from '../../queue/types.ts';
-import { checkReferences, messageIdFor, quotaError, SEND_MAX_ATTEMPTS, sendJobKey, sendingPausedError, type SendDeps } from '../emails/service.ts';
+import { checkReferences, messageIdFor, quotaError, SEND_MAX_ATTEMPTS, sendJobKey, sendingPausedError, workerSendDeps, type SendDeps } from '../emails/service.ts';
 import { normalizeSend, type NormalizedSend } from '../emails/validate.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
 import { resolvePublishedVersion } from '../templates/render.ts';
@@ -38,9 +37,7 @@ const RETRY_MAX_MS = 60 * 60_000;
 
 type Step = 'more' | 'finished' | 'stopped';
 
-export interface ExpandDeps extends SendDeps {
-  sql: Sql;
-}
+export type ExpandDeps = SendDeps;
 
 /** Who the sends are made as: the campaign's sender (key, test mode), recorded when it was started. */
 function senderOf(campaign: CampaignRow): TenantContext {
@@ -78,7 +75,7 @@ async function publishedVersions(sequelize: Sequelize, tenantId: string, templat
 
 /** What every recipient shares, checked as acceptSends checks a send (sender, renderer, domain). */
 async function planRun(run: Run, campaign: CampaignRow): Promise<ChunkPlan> {
-  const { sequelize } = run.deps;
+  const { sequelize } = run.deps.db;
   const slug = await templateSlug(sequelize, run.tenantId, campaign.templateId);
   if (!slug) throw new UnprocessableError('The campaign\'s template no longer exists.', 'TEMPLATE_NOT_FOUND');
   const { versions, defaultVersion } = await publishedVersions(sequelize, run.tenantId, campaign.templateId, slug);
@@ -104,7 +101,7 @@ async function planRun(run: Run, campaign: CampaignRow): Promise<ChunkPlan> {
 
 /** One chunk (see the header): reads first, then one transaction writes the chunk or nothing. */
 async function expandChunk(run: Run, limit: number): Promise<Step> {
-  const { sequelize } = run.deps;
+  const { sequelize } = run.deps.db;
   if (!run.plan) {
     const campaign = await CampaignRow.findOne({ where: { id: run.campaignId, tenantId: run.tenantId } });
     if (!campaign || campaign.status !== 'SENDING') return 'stopped';
@@ -117,7 +114,7 @@ async function expandChunk(run: Run, limit: number): Promise<Step> {
   if (!tenant) throw new ForbiddenError('This tenant no longer exists.', 'TENANT_GONE');
   if (tenant.sendingPausedAt) throw sendingPausedError(tenant.sendingPausedAt, tenant.sendingPausedReason);
   const cap = quotaCap(tenant.quota);
-  const result = await writeChunk(run.deps.sql, plan, {
+  const result = await writeChunk(run.deps.db.sql, plan, {
     cycleStart: tenant.quota.cycleStart,
     cap,
     trackOpens: tenant.trackOpens ?? false,
@@ -153,7 +150,7 @@ async function quotaAllowance(sequelize: Sequelize, tenantId: string): Promise<n
 
 /** The pipeline refused the chunk: back to DRAFT/SCHEDULED when nothing was accepted, else retry later. */
 async function recordRefusal(run: Run, job: JobRow, error: ApiError): Promise<JobOutcome> {
-  const [row] = await run.deps.sequelize.query<{ status: string }>(
+  const [row] = await run.deps.db.sequelize.query<{ status: string }>(
     `UPDATE campaigns SET last_error = :message, updated_at = now(),
             status = CASE WHEN accepted_count = 0 THEN (CASE WHEN send_at IS NULL THEN 'DRAFT' ELSE 'SCHEDULED' END) ELSE status END,
             expansion_cursor = CASE WHEN accepted_count = 0 THEN NULL ELSE expansion_cursor END
@@ -166,7 +163,7 @@ async function recordRefusal(run: Run, job: JobRow, error: ApiError): Promise<Jo
 
 export async function handleCampaignJob(job: JobRow, ctx: WorkerContext): Promise<JobOutcome> {
   const run: Run = {
-    deps: { sequelize: ctx.sequelize, sql: ctx.sql, config: ctx.config, secrets: ctx.secrets },
+    deps: workerSendDeps(ctx),
     tenantId: String(job.payload.tenantId),
     campaignId: String(job.payload.campaignId),
     plan: null,

@@ -12,7 +12,6 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const notFound = { ...errors, 404: ErrorBody };
 
 export default async function campaignRoutes(app: App, deps: AppDeps): Promise<void> {
-  const { sequelize } = deps.db;
   const tags = ['campaigns'];
   const read = { access: access.keyOrSession('campaigns:read') };
   const write = { access: access.keyOrSession('campaigns:write') };
@@ -25,12 +24,12 @@ export default async function campaignRoutes(app: App, deps: AppDeps): Promise<v
       body: CreateCampaignBody,
       response: { 201: Campaign, ...errors, 422: ErrorBody },
     },
-  }, async (request, reply) => reply.code(201).send(await createCampaign(sequelize, tenantOf(request), request.body)));
+  }, async (request, reply) => reply.code(201).send(await createCampaign(deps, tenantOf(request), request.body)));
 
   app.get('/campaigns', {
     config: read,
     schema: { tags, summary: 'List campaigns, newest first', querystring: CampaignListQuery, response: { 200: CampaignPage, ...errors } },
-  }, async (request) => listCampaigns(tenantOf(request), request.query));
+  }, async (request) => listCampaigns(deps, tenantOf(request), request.query));
 
   app.get('/campaigns/:id/locale-coverage', {
     config: read,
@@ -40,12 +39,12 @@ export default async function campaignRoutes(app: App, deps: AppDeps): Promise<v
       params: IdParams,
       response: { 200: LocaleCoverageList, ...notFound },
     },
-  }, async (request) => localeCoverage(sequelize, tenantOf(request), request.params.id));
+  }, async (request) => localeCoverage(deps, tenantOf(request), { id: request.params.id }));
 
   app.get('/campaigns/:id', {
     config: read,
     schema: { tags, summary: 'One campaign, with the size of its audience now', params: IdParams, response: { 200: CampaignDetail, ...notFound } },
-  }, async (request) => getCampaign(sequelize, tenantOf(request), request.params.id));
+  }, async (request) => getCampaign(deps, tenantOf(request), { id: request.params.id }));
 
   app.post('/campaigns/:id/cancel', {
     config: write,
@@ -55,7 +54,7 @@ export default async function campaignRoutes(app: App, deps: AppDeps): Promise<v
       params: IdParams,
       response: { 200: Campaign, ...notFound, 409: ErrorBody },
     },
-  }, async (request) => cancelCampaign(sequelize, tenantOf(request), request.params.id));
+  }, async (request) => cancelCampaign(deps, tenantOf(request), { id: request.params.id }));
 
   app.post('/campaigns/:id/send', {
     config: write,
@@ -68,6 +67,6 @@ export default async function campaignRoutes(app: App, deps: AppDeps): Promise<v
     },
   }, async (request, reply) => {
     const ctx = tenantOf(request);
-    return reply.code(202).send(await startCampaignSend(sequelize, ctx, request.params.id, request.body, { testMode: ctx.testMode }));
+    return reply.code(202).send(await startCampaignSend(deps, ctx, { id: request.params.id, body: request.body, testMode: ctx.testMode }));
   });
 }

@@ -3,15 +3,14 @@
 // the campaign is claimed (DRAFT or SCHEDULED → SENDING) and its expansion job enqueued in ONE
 // transaction, and the request answers. The audience is expanded by the campaign worker (expand.ts):
 // a crash between the claim and the job is impossible, and a crash after it only delays the job.
-import type { Sequelize } from 'sequelize';
 import { ConflictError, UnprocessableError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { enqueueJob } from '../../queue/enqueue.ts';
 import { normalizeSend } from '../emails/validate.ts';
 import { countContacts } from '../contacts/model.ts';
 import type { Campaign, SendCampaignBody } from '../../../shared/schemas/campaigns.ts';
 import { claimForSending, templateSlug } from './model.ts';
-import { audienceFilter, findCampaign, toCampaign } from './service.ts';
+import { audienceFilter, findCampaign, toCampaign, type CampaignDeps } from './service.ts';
 
 /** One expansion job per campaign (the queue refuses a second one with the same key). */
 export const campaignJobKey = (campaignId: string): string => `campaign:${campaignId}`;
@@ -23,8 +22,14 @@ export interface StartOptions {
   testMode: boolean | null;
 }
 
-export async function startCampaignSend(sequelize: Sequelize, ctx: TenantContext, id: string, body: SendCampaignBody, options: StartOptions): Promise<Campaign> {
-  const campaign = await findCampaign(ctx.tenantId, id);
+export async function startCampaignSend(
+  deps: CampaignDeps,
+  ctx: TenantContext,
+  input: { id: string; body: SendCampaignBody } & StartOptions,
+): Promise<Campaign> {
+  const { sequelize } = deps.db;
+  const { body } = input;
+  const campaign = await findCampaign(ctx.tenantId, input.id);
   try {
     // The pipeline's own sender check, with a well-formed stand-in message so that only `from` can fail.
     normalizeSend({ from: body.from, to: 'recipient@example.com', subject: '-', textBody: '-' });
@@ -40,7 +45,7 @@ export async function startCampaignSend(sequelize: Sequelize, ctx: TenantContext
   }
   const audienceTotal = await countContacts(sequelize, audienceFilter(ctx.tenantId, campaign.audience ?? {}));
   const claimed = await sequelize.transaction(async (transaction) => {
-    const claim = { tenantId: ctx.tenantId, id: campaign.id, fromAddress: body.from, apiKeyId: ctx.apiKeyId, testMode: options.testMode, audienceTotal };
+    const claim = { tenantId: ctx.tenantId, id: campaign.id, fromAddress: body.from, apiKeyId: ctx.apiKeyId, testMode: input.testMode, audienceTotal };
     if (!(await claimForSending(sequelize, claim, transaction))) return false;
     await enqueueJob(sequelize, {
       queue: 'campaign',

@@ -1,9 +1,9 @@
 // Campaign rules: a campaign names a template of the tenant and an audience of opted-in contacts;
 // with a future sendAt it is SCHEDULED, else DRAFT. Locale coverage tells which audience locales the
 // template has a published version for.
-import type { Sequelize } from 'sequelize';
+import type { Database } from '../../db/index.ts';
 import { NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import type { Audience, Campaign, CampaignDetail, CampaignListQuery, CreateCampaignBody, LocaleCoverage } from '../../../shared/schemas/campaigns.ts';
 import { normalizeSend } from '../emails/validate.ts';
 import { countContacts, countContactsByLocale, type ContactFilter } from '../contacts/model.ts';
@@ -50,13 +50,19 @@ export function audienceFilter(tenantId: string, audience: Audience): ContactFil
   return { tenantId, optIn: true, tag: audience.tag, locale: audience.locale, projectId: audience.projectId };
 }
 
+/** What the campaign services take: the routes pass the module's deps, the dispatcher its own. */
+export interface CampaignDeps {
+  db: Pick<Database, 'sequelize'>;
+}
+
 export async function findCampaign(tenantId: string, id: string): Promise<CampaignRow> {
   const row = UUID.test(id) ? await CampaignRow.findOne({ where: { tenantId, id } }) : null;
   if (!row) throw new NotFoundError(`Campaign "${id}"`);
   return row;
 }
 
-export async function createCampaign(sequelize: Sequelize, ctx: TenantContext, body: CreateCampaignBody): Promise<Campaign> {
+export async function createCampaign(deps: CampaignDeps, ctx: TenantContext, body: CreateCampaignBody): Promise<Campaign> {
+  const { sequelize } = deps.db;
   const sendAt = body.sendAt !== undefined ? new Date(body.sendAt) : null;
   if (sendAt && sendAt.getTime() <= Date.now()) {
     throw new ValidationError('sendAt must be in the future; leave it out to create a draft.', [{ field: 'sendAt', message: 'must be in the future' }]);
@@ -83,14 +89,14 @@ export async function createCampaign(sequelize: Sequelize, ctx: TenantContext, b
   return toCampaign(row);
 }
 
-export async function listCampaigns(ctx: TenantContext, query: CampaignListQuery) {
+export async function listCampaigns(_deps: CampaignDeps, ctx: TenantContext, query: CampaignListQuery) {
   const where = { tenantId: ctx.tenantId, ...(query.status ? { status: query.status } : {}) };
   return findPage(CampaignRow, { where, order: [['createdAt', 'DESC'], ['id', 'DESC']] }, query, (rows) => rows.map(toCampaign));
 }
 
-export async function getCampaign(sequelize: Sequelize, ctx: TenantContext, id: string): Promise<CampaignDetail> {
-  const row = await findCampaign(ctx.tenantId, id);
-  return { ...toCampaign(row), audienceSize: await countContacts(sequelize, audienceFilter(ctx.tenantId, row.audience ?? {})) };
+export async function getCampaign(deps: CampaignDeps, ctx: TenantContext, input: { id: string }): Promise<CampaignDetail> {
+  const row = await findCampaign(ctx.tenantId, input.id);
+  return { ...toCampaign(row), audienceSize: await countContacts(deps.db.sequelize, audienceFilter(ctx.tenantId, row.audience ?? {})) };
 }
 
 /** The published locale a send for `locale` would use without an exact version: the language, then the default. */
@@ -100,8 +106,9 @@ function fallbackFor(locale: string, published: Set<string>, defaultLocale: stri
   return published.has(defaultLocale) ? defaultLocale : null;
 }
 
-export async function localeCoverage(sequelize: Sequelize, ctx: TenantContext, id: string): Promise<LocaleCoverage[]> {
-  const row = await findCampaign(ctx.tenantId, id);
+export async function localeCoverage(deps: CampaignDeps, ctx: TenantContext, input: { id: string }): Promise<LocaleCoverage[]> {
+  const { sequelize } = deps.db;
+  const row = await findCampaign(ctx.tenantId, input.id);
   const template = await findTenantTemplate(sequelize, ctx.tenantId, row.templateId);
   const published = template ? await publishedLocales(sequelize, ctx.tenantId, template.id) : new Set<string>();
   const defaultLocale = (template?.defaultLocale ?? 'en').toLowerCase();

@@ -14,7 +14,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { declare, type Sql } from '../../db/sql.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
+import type { ContactDeps } from './service.ts';
 import type { BulkRowResult, BulkUpsertContactsResult, UpsertContactBody } from '../../../shared/schemas/contacts.ts';
 import { checkUpsertRow } from './row-validation.ts';
 
@@ -227,7 +228,8 @@ export function summarize(results: BulkRowResult[]): BulkUpsertContactsResult {
 }
 
 /** POST /contacts/bulk: every row is checked on its own; valid rows are written set-wise. */
-export async function bulkUpsertContacts(sql: Sql, ctx: TenantContext, rows: unknown[]): Promise<BulkUpsertContactsResult> {
+export async function bulkUpsertContacts(deps: ContactDeps, ctx: TenantContext, input: { rows: unknown[] }): Promise<BulkUpsertContactsResult> {
+  const { rows } = input;
   const results: BulkRowResult[] = new Array(rows.length);
   const valid: { index: number; body: UpsertContactBody }[] = [];
   rows.forEach((raw, index) => {
@@ -235,6 +237,6 @@ export async function bulkUpsertContacts(sql: Sql, ctx: TenantContext, rows: unk
     if (checked.ok) valid.push({ index, body: checked.value });
     else results[index] = { index, status: 'error', error: checked.error };
   });
-  await upsertCheckedContacts(sql, ctx, valid, results);
+  await upsertCheckedContacts(deps.db.sql, ctx, valid, results);
   return summarize(results);
 }

@@ -9,9 +9,9 @@
 // the import goes on. The answer counts every row and lists the first MAX_LISTED_ERRORS errors.
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import type { Sql } from '../../db/sql.ts';
 import { ValidationError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
+import type { ContactDeps } from './service.ts';
 import type { BulkRowResult, ContactImportResult, UpsertContactBody } from '../../../shared/schemas/contacts.ts';
 import { upsertCheckedContacts } from './bulk.ts';
 import { checkUpsertRow } from './row-validation.ts';
@@ -148,7 +148,13 @@ async function readRecords(body: Readable, take: (parsed: ParsedRecord) => Promi
   }
 }
 
-export async function importContactsCsv(sql: Sql, ctx: TenantContext, body: Readable, pairs: string[]): Promise<ContactImportResult> {
+export async function importContactsCsv(
+  deps: ContactDeps,
+  ctx: TenantContext,
+  input: { csv: Readable; map: string[] },
+): Promise<ContactImportResult> {
+  const { sql } = deps.db;
+  const { csv: body, map: pairs } = input;
   const summary: ContactImportResult = { rows: 0, created: 0, updated: 0, failed: 0, errors: [], errorsOmitted: 0, aborted: null };
   const rowError = (line: number, error: string) => {
     summary.failed += 1;

@@ -42,7 +42,6 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const notFound = { ...errors, 404: ErrorBody };
 
 export default async function contactRoutes(app: App, deps: AppDeps): Promise<void> {
-  const { sequelize } = deps.db;
   const tags = ['contacts'];
   const read = { access: access.keyOrSession('contacts:read') };
   const write = { access: access.keyOrSession('contacts:write') };
@@ -55,7 +54,7 @@ export default async function contactRoutes(app: App, deps: AppDeps): Promise<vo
       body: UpsertContactBody,
       response: { 200: Contact, ...errors, 409: ErrorBody },
     },
-  }, async (request) => (await upsertContact(sequelize, tenantOf(request), request.body)).contact);
+  }, async (request) => (await upsertContact(deps, tenantOf(request), request.body)).contact);
 
   app.get('/contacts', {
     config: read,
@@ -65,7 +64,7 @@ export default async function contactRoutes(app: App, deps: AppDeps): Promise<vo
       querystring: ContactListQuery,
       response: { 200: ContactPage, ...errors },
     },
-  }, async (request) => listContacts(sequelize, tenantOf(request), request.query));
+  }, async (request) => listContacts(deps, tenantOf(request), request.query));
 
   app.post('/contacts/bulk', {
     config: write,
@@ -75,7 +74,7 @@ export default async function contactRoutes(app: App, deps: AppDeps): Promise<vo
       body: BulkUpsertContactsBody,
       response: { 200: BulkUpsertContactsResult, ...errors },
     },
-  }, async (request) => bulkUpsertContacts(deps.db.sql, tenantOf(request), request.body.contacts));
+  }, async (request) => bulkUpsertContacts(deps, tenantOf(request), { rows: request.body.contacts }));
 
   // The CSV body is handed over unread: importContactsCsv parses it as it arrives (no body limit,
   // since the whole point is a file of any size; the rows are written as they come).
@@ -90,13 +89,13 @@ export default async function contactRoutes(app: App, deps: AppDeps): Promise<vo
     },
   }, async (request) => {
     if (!(request.body instanceof Readable)) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the file as the body with Content-Type: text/csv.');
-    return importContactsCsv(deps.db.sql, tenantOf(request), request.body, request.query.map ?? []);
+    return importContactsCsv(deps, tenantOf(request), { csv: request.body, map: request.query.map ?? [] });
   });
 
   app.get('/contacts/:idOrExternalId', {
     config: read,
     schema: { tags, summary: 'One contact by id or externalId', params: ContactRefParams, response: { 200: Contact, ...notFound } },
-  }, async (request) => getContact(sequelize, tenantOf(request), request.params.idOrExternalId));
+  }, async (request) => getContact(deps, tenantOf(request), { ref: request.params.idOrExternalId }));
 
   app.patch('/contacts/:idOrExternalId', {
     config: write,
@@ -107,7 +106,7 @@ export default async function contactRoutes(app: App, deps: AppDeps): Promise<vo
       body: PatchContactBody,
       response: { 200: Contact, ...notFound, 409: ErrorBody },
     },
-  }, async (request) => patchContact(sequelize, tenantOf(request), request.params.idOrExternalId, request.body));
+  }, async (request) => patchContact(deps, tenantOf(request), { ref: request.params.idOrExternalId, body: request.body }));
 
   app.post('/contacts/:idOrExternalId/tags', {
     config: write,
@@ -118,12 +117,12 @@ export default async function contactRoutes(app: App, deps: AppDeps): Promise<vo
       body: AddTagsBody,
       response: { 200: Contact, ...notFound },
     },
-  }, async (request) => addContactTags(sequelize, tenantOf(request), request.params.idOrExternalId, request.body.tags));
+  }, async (request) => addContactTags(deps, tenantOf(request), { ref: request.params.idOrExternalId, tags: request.body.tags }));
 
   app.delete('/contacts/:idOrExternalId/tags/:tag', {
     config: write,
     schema: { tags, summary: 'Remove a tag from a contact', params: ContactTagParams, response: { 200: Contact, ...notFound } },
-  }, async (request) => removeContactTag(sequelize, tenantOf(request), request.params.idOrExternalId, request.params.tag));
+  }, async (request) => removeContactTag(deps, tenantOf(request), { ref: request.params.idOrExternalId, tag: request.params.tag }));
 
   app.delete('/contacts/:idOrExternalId', {
     config: write,
@@ -133,18 +132,18 @@ export default async function contactRoutes(app: App, deps: AppDeps): Promise<vo
       params: ContactRefParams,
       response: { 200: ContactErased, ...notFound },
     },
-  }, async (request) => eraseContact(sequelize, tenantOf(request), request.params.idOrExternalId));
+  }, async (request) => eraseContact(deps, tenantOf(request), { ref: request.params.idOrExternalId }));
 
   const tagTags = ['contact-tags'];
   app.get('/contact-tags', {
     config: read,
     schema: { tags: tagTags, summary: 'The tenant\'s contact tags with their contact counts', response: { 200: ContactTagList, ...errors } },
-  }, async (request) => listContactTags(sequelize, tenantOf(request)));
+  }, async (request) => listContactTags(deps, tenantOf(request)));
 
   app.post('/contact-tags', {
     config: write,
     schema: { tags: tagTags, summary: 'Create a contact tag', body: CreateContactTagBody, response: { 201: ContactTag, ...errors, 409: ErrorBody } },
-  }, async (request, reply) => reply.code(201).send(await createContactTag(sequelize, tenantOf(request), request.body)));
+  }, async (request, reply) => reply.code(201).send(await createContactTag(deps, tenantOf(request), request.body)));
 
   app.patch('/contact-tags/:name', {
     config: write,
@@ -155,10 +154,10 @@ export default async function contactRoutes(app: App, deps: AppDeps): Promise<vo
       body: UpdateContactTagBody,
       response: { 200: ContactTag, ...notFound, 409: ErrorBody },
     },
-  }, async (request) => updateContactTag(sequelize, tenantOf(request), request.params.name, request.body));
+  }, async (request) => updateContactTag(deps, tenantOf(request), { name: request.params.name, body: request.body }));
 
   app.delete('/contact-tags/:name', {
     config: write,
     schema: { tags: tagTags, summary: 'Delete a contact tag and detach it from every contact', params: ContactTagParamsByName, response: { 200: OkBody, ...notFound } },
-  }, async (request) => deleteContactTag(tenantOf(request), request.params.name));
+  }, async (request) => deleteContactTag(deps, tenantOf(request), { name: request.params.name }));
 }

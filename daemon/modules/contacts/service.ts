@@ -2,7 +2,8 @@
 // tags created on first use, and GDPR erasure that really deletes.
 import { Op, UniqueConstraintError, fn, col, where as sqlWhere, type Sequelize, type Transaction } from 'sequelize';
 import { ConflictError, NotFoundError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { AppDeps } from '../../app-types.ts';
+import type { TenantContext } from '../../context.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../../db/keyset.ts';
 import {
   DEFAULT_CONTACT_PAGE,
@@ -26,6 +27,9 @@ import {
 } from './model.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What the contact services take (the module's deps, or any object with its database). */
+export type ContactDeps = Pick<AppDeps, 'db'>;
 
 export function toContact(row: ContactRow, tags: string[]): Contact {
   return {
@@ -138,7 +142,8 @@ async function withUniqueRetry<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function upsertContact(sequelize: Sequelize, ctx: TenantContext, body: UpsertContactBody): Promise<{ contact: Contact; created: boolean }> {
+export async function upsertContact(deps: ContactDeps, ctx: TenantContext, body: UpsertContactBody): Promise<{ contact: Contact; created: boolean }> {
+  const { sequelize } = deps.db;
   return withUniqueRetry(() =>
     sequelize.transaction(async (transaction) => {
       const { row, created } = await upsertInTransaction(sequelize, ctx.tenantId, body, transaction);
@@ -156,7 +161,8 @@ function decodeCursor(cursor: string): KeysetPosition {
   return { updatedAt: at, id };
 }
 
-export async function listContacts(sequelize: Sequelize, ctx: TenantContext, query: ContactListQuery): Promise<ContactPage> {
+export async function listContacts(deps: ContactDeps, ctx: TenantContext, query: ContactListQuery): Promise<ContactPage> {
+  const { sequelize } = deps.db;
   const limit = query.limit ?? DEFAULT_CONTACT_PAGE;
   const page = query.page ?? 1;
   const after = query.cursor !== undefined ? decodeCursor(query.cursor) : null;
@@ -189,11 +195,15 @@ export async function listContacts(sequelize: Sequelize, ctx: TenantContext, que
   };
 }
 
-export async function getContact(sequelize: Sequelize, ctx: TenantContext, ref: string): Promise<Contact> {
+export async function getContact(deps: ContactDeps, ctx: TenantContext, input: { ref: string }): Promise<Contact> {
+  const { sequelize } = deps.db;
+  const { ref } = input;
   return present(sequelize, await findByRef(ctx.tenantId, ref));
 }
 
-export async function patchContact(sequelize: Sequelize, ctx: TenantContext, ref: string, body: PatchContactBody): Promise<Contact> {
+export async function patchContact(deps: ContactDeps, ctx: TenantContext, input: { ref: string; body: PatchContactBody }): Promise<Contact> {
+  const { sequelize } = deps.db;
+  const { ref, body } = input;
   return withUniqueRetry(() =>
     sequelize.transaction(async (transaction) => {
       const row = await findByRef(ctx.tenantId, ref, transaction);
@@ -219,7 +229,9 @@ async function touch(row: ContactRow, transaction: Transaction): Promise<void> {
   await row.save({ transaction });
 }
 
-export async function addContactTags(sequelize: Sequelize, ctx: TenantContext, ref: string, tags: string[]): Promise<Contact> {
+export async function addContactTags(deps: ContactDeps, ctx: TenantContext, input: { ref: string; tags: string[] }): Promise<Contact> {
+  const { sequelize } = deps.db;
+  const { ref, tags } = input;
   return sequelize.transaction(async (transaction) => {
     const row = await findByRef(ctx.tenantId, ref, transaction);
     await linkTags(sequelize, row.id, await ensureTags(sequelize, ctx.tenantId, tags, transaction), transaction);
@@ -229,7 +241,9 @@ export async function addContactTags(sequelize: Sequelize, ctx: TenantContext, r
 }
 
 /** Idempotent: removing a tag the contact does not carry changes nothing and still answers the contact. */
-export async function removeContactTag(sequelize: Sequelize, ctx: TenantContext, ref: string, tag: string): Promise<Contact> {
+export async function removeContactTag(deps: ContactDeps, ctx: TenantContext, input: { ref: string; tag: string }): Promise<Contact> {
+  const { sequelize } = deps.db;
+  const { ref, tag } = input;
   return sequelize.transaction(async (transaction) => {
     const row = await findByRef(ctx.tenantId, ref, transaction);
     if ((await unlinkTag(sequelize, ctx.tenantId, row.id, tag, transaction)) > 0) await touch(row, transaction);
@@ -238,7 +252,9 @@ export async function removeContactTag(sequelize: Sequelize, ctx: TenantContext,
 }
 
 /** GDPR erasure: the row and its tag links are deleted, not flagged; only who erased which id is kept. */
-export async function eraseContact(sequelize: Sequelize, ctx: TenantContext, ref: string): Promise<{ id: string; erased: true }> {
+export async function eraseContact(deps: ContactDeps, ctx: TenantContext, input: { ref: string }): Promise<{ id: string; erased: true }> {
+  const { sequelize } = deps.db;
+  const { ref } = input;
   return sequelize.transaction(async (transaction) => {
     const row = await findByRef(ctx.tenantId, ref, transaction);
     await row.destroy({ transaction });

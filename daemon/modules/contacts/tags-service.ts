@@ -1,7 +1,8 @@
 // The tenant's contact-tag catalogue. Tags are also created on first use by contact writes.
 import { UniqueConstraintError, type Sequelize } from 'sequelize';
 import { ConflictError, NotFoundError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
+import type { ContactDeps } from './service.ts';
 import type { ContactTag, CreateContactTagBody, UpdateContactTagBody } from '../../../shared/schemas/contacts.ts';
 import { ContactTagRow, listTagsWithCounts, type TagWithCount } from './model.ts';
 
@@ -15,7 +16,8 @@ async function oneTag(sequelize: Sequelize, tenantId: string, name: string): Pro
   return toTag(tag);
 }
 
-export async function listContactTags(sequelize: Sequelize, ctx: TenantContext): Promise<{ data: ContactTag[] }> {
+export async function listContactTags(deps: ContactDeps, ctx: TenantContext): Promise<{ data: ContactTag[] }> {
+  const { sequelize } = deps.db;
   return { data: (await listTagsWithCounts(sequelize, ctx.tenantId)).map(toTag) };
 }
 
@@ -23,7 +25,8 @@ function duplicate(name: string): ConflictError {
   return new ConflictError(`The contact tag "${name}" already exists.`, 'CONTACT_TAG_EXISTS');
 }
 
-export async function createContactTag(sequelize: Sequelize, ctx: TenantContext, body: CreateContactTagBody): Promise<ContactTag> {
+export async function createContactTag(deps: ContactDeps, ctx: TenantContext, body: CreateContactTagBody): Promise<ContactTag> {
+  const { sequelize } = deps.db;
   try {
     await ContactTagRow.create({ tenantId: ctx.tenantId, name: body.name, description: body.description ?? null });
   } catch (error) {
@@ -34,7 +37,9 @@ export async function createContactTag(sequelize: Sequelize, ctx: TenantContext,
 }
 
 /** Renaming keeps every contact's link: links point at the tag's id, not its name. */
-export async function updateContactTag(sequelize: Sequelize, ctx: TenantContext, name: string, body: UpdateContactTagBody): Promise<ContactTag> {
+export async function updateContactTag(deps: ContactDeps, ctx: TenantContext, input: { name: string; body: UpdateContactTagBody }): Promise<ContactTag> {
+  const { sequelize } = deps.db;
+  const { name, body } = input;
   const tag = await ContactTagRow.findOne({ where: { tenantId: ctx.tenantId, name } });
   if (!tag) throw new NotFoundError(`Contact tag "${name}"`);
   if (body.name !== undefined && body.name !== name) {
@@ -51,7 +56,8 @@ export async function updateContactTag(sequelize: Sequelize, ctx: TenantContext,
   return oneTag(sequelize, ctx.tenantId, tag.name);
 }
 
-export async function deleteContactTag(ctx: TenantContext, name: string): Promise<{ ok: true }> {
+export async function deleteContactTag(_deps: ContactDeps, ctx: TenantContext, input: { name: string }): Promise<{ ok: true }> {
+  const { name } = input;
   const removed = await ContactTagRow.destroy({ where: { tenantId: ctx.tenantId, name } });
   if (removed === 0) throw new NotFoundError(`Contact tag "${name}"`);
   return { ok: true };

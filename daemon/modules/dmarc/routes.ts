@@ -7,8 +7,6 @@ import { DmarcReportBody } from '../../../shared/schemas/dmarc.ts';
 import { listDmarcReports } from './service.ts';
 
 export default async function dmarcRoutes(app: App, deps: AppDeps): Promise<void> {
-  const { sequelize } = deps.db;
-
   app.get('/domains/:id/dmarc-reports', {
     config: { access: access.keyOrSession('domains:read') },
     schema: {
@@ -19,5 +17,5 @@ export default async function dmarcRoutes(app: App, deps: AppDeps): Promise<void
       querystring: PageQuery(),
       response: { 200: Paged(DmarcReportBody), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
     },
-  }, async (request) => listDmarcReports(sequelize, tenantOf(request).tenantId, request.params.id, { page: request.query.page ?? 1, limit: request.query.limit ?? 20 }));
+  }, async (request) => listDmarcReports(deps, tenantOf(request), { domainId: request.params.id, page: request.query.page ?? 1, limit: request.query.limit ?? 20 }));
 }

@@ -2,6 +2,8 @@
 // A report about a domain nobody here owns is dropped with a log line: the reporter did nothing
 // wrong (a typo in someone's rua, an old record) and must not receive a bounce for it.
 import type { Sequelize } from 'sequelize';
+import type { AppDeps } from '../../app-types.ts';
+import type { TenantContext } from '../../context.ts';
 import { NotFoundError } from '../../errors.ts';
 import type { DmarcReportBody, DmarcSource } from '../../../shared/schemas/dmarc.ts';
 import { insertReport, ownersOfDomain, tenantHasDomain, pageOfReports, recordsOf, type RecordRow } from './model.ts';
@@ -69,8 +71,14 @@ function toSource(row: RecordRow): DmarcSource {
 }
 
 /** A page of a tenant's domain's reports, newest period first, each with its sources (most messages first). */
-export async function listDmarcReports(sequelize: Sequelize, tenantId: string, domainId: string, page: { page: number; limit: number }) {
-  if (!(await tenantHasDomain(sequelize, tenantId, domainId))) throw new NotFoundError('Domain');
+export async function listDmarcReports(
+  deps: Pick<AppDeps, 'db'>,
+  ctx: TenantContext,
+  input: { domainId: string; page: number; limit: number },
+) {
+  const { sequelize } = deps.db;
+  const { domainId, ...page } = input;
+  if (!(await tenantHasDomain(sequelize, ctx.tenantId, domainId))) throw new NotFoundError('Domain');
   const { rows, total } = await pageOfReports(sequelize, domainId, page);
   const records = await recordsOf(sequelize, rows.map((row) => row.id));
   const data: DmarcReportBody[] = rows.map((row) => {

@@ -4,13 +4,12 @@ import { access } from '../../plugins/access.ts';
 import { tenantOf } from '../../plugins/auth.ts';
 import { ErrorBody, IdParams, OkBody, PageQuery, Paged, TenantHeaders } from '../../../shared/schemas/common.ts';
 import { CreateDomainDto, DiagnosisBody, DomainBody, VerifyDomainBody } from '../../../shared/schemas/domains.ts';
-import { createDomain, deleteDomain, diagnoseDomain, getDomainDns, listDomains, verifyDomain, type DomainDeps } from './service.ts';
+import { createDomain, deleteDomain, diagnoseDomain, getDomainDns, listDomains, verifyDomain } from './service.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
 export default async function domainRoutes(app: App, deps: AppDeps): Promise<void> {
   const tags = ['domains'];
-  const domainDeps: DomainDeps = { sequelize: deps.db.sequelize, secrets: deps.secrets, config: deps.config };
   const session = { access: access.session() };
 
   app.post('/domains', {
@@ -22,13 +21,13 @@ export default async function domainRoutes(app: App, deps: AppDeps): Promise<voi
       body: CreateDomainDto,
       response: { 201: DomainBody, ...errors, 409: ErrorBody },
     },
-  }, async (request, reply) => reply.code(201).send(await createDomain(domainDeps, tenantOf(request).tenantId, request.body)));
+  }, async (request, reply) => reply.code(201).send(await createDomain(deps, tenantOf(request), request.body)));
 
   app.get('/domains', {
     // Extension: an API key with domains:read may list them too (CI checks of a template's From).
     config: { access: access.keyOrSession('domains:read') },
     schema: { tags, summary: "The tenant's sending domains", headers: TenantHeaders, querystring: PageQuery(), response: { 200: Paged(DomainBody), ...errors } },
-  }, async (request) => listDomains(domainDeps, tenantOf(request).tenantId, { page: request.query.page ?? 1, limit: request.query.limit ?? 20 }));
+  }, async (request) => listDomains(deps, tenantOf(request), { page: request.query.page ?? 1, limit: request.query.limit ?? 20 }));
 
   app.get('/domains/:id/dns', {
     config: session,
@@ -39,7 +38,7 @@ export default async function domainRoutes(app: App, deps: AppDeps): Promise<voi
       params: IdParams,
       response: { 200: DomainBody, ...errors },
     },
-  }, async (request) => getDomainDns(domainDeps, tenantOf(request).tenantId, request.params.id));
+  }, async (request) => getDomainDns(deps, tenantOf(request), { id: request.params.id }));
 
   app.post('/domains/:id/verify', {
     config: session,
@@ -50,7 +49,7 @@ export default async function domainRoutes(app: App, deps: AppDeps): Promise<voi
       params: IdParams,
       response: { 200: VerifyDomainBody, ...errors },
     },
-  }, async (request) => verifyDomain(domainDeps, tenantOf(request).tenantId, request.params.id));
+  }, async (request) => verifyDomain(deps, tenantOf(request), { id: request.params.id }));
 
   app.get('/domains/:id/diagnose', {
     config: session,
@@ -61,13 +60,13 @@ export default async function domainRoutes(app: App, deps: AppDeps): Promise<voi
       params: IdParams,
       response: { 200: DiagnosisBody, ...errors },
     },
-  }, async (request) => diagnoseDomain(domainDeps, tenantOf(request).tenantId, request.params.id));
+  }, async (request) => diagnoseDomain(deps, tenantOf(request), { id: request.params.id }));
 
   app.delete('/domains/:id', {
     config: session,
     schema: { tags, summary: 'Remove a sending domain and its DKIM key', headers: TenantHeaders, params: IdParams, response: { 200: OkBody, ...errors } },
   }, async (request) => {
-    await deleteDomain(domainDeps, tenantOf(request).tenantId, request.params.id);
+    await deleteDomain(deps, tenantOf(request), { id: request.params.id });
     return { ok: true as const };
   });
 }

@@ -2,6 +2,8 @@
 // and the questions the send pipeline asks (is this sender verified? which return path?).
 import { UniqueConstraintError, type Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
+import type { TenantContext } from '../../context.ts';
+import type { Database } from '../../db/index.ts';
 import type { Secrets } from '../../secrets.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { DiagnosisBody, DnsRecord, DomainBody, VerifyDomainBody } from '../../../shared/schemas/domains.ts';
@@ -18,7 +20,7 @@ import { getPlatformSettings } from '../platform/service.ts';
 import { findPage } from '../../db/paging.ts';
 
 export interface DomainDeps {
-  sequelize: Sequelize;
+  db: Pick<Database, 'sequelize'>;
   secrets: Pick<Secrets, 'encryptionKey'>;
   config: Pick<Config, 'publicUrl' | 'dnsServers' | 'smtpInboundPort'>;
   /** Per-query DNS time-out (tests shorten it). */
@@ -52,7 +54,8 @@ async function findOwnDomain(tenantId: string, id: string): Promise<Domain> {
   return domain;
 }
 
-export async function createDomain(deps: DomainDeps, tenantId: string, input: { name: string }): Promise<DomainBody> {
+export async function createDomain(deps: DomainDeps, ctx: TenantContext, input: { name: string }): Promise<DomainBody> {
+  const { tenantId } = ctx;
   const name = normalizeDomainName(input.name);
   const duplicate = () => new ConflictError(`${name} is already a sending domain of this tenant.`, 'DOMAIN_EXISTS');
   if (await Domain.findOne({ where: { tenantId, name }, attributes: ['id'] })) throw duplicate();
@@ -70,16 +73,17 @@ export async function createDomain(deps: DomainDeps, tenantId: string, input: { 
     if (error instanceof UniqueConstraintError) throw duplicate();
     throw error;
   }
-  return toBody(domain, await loadSendingDnsSettings(deps.sequelize, deps.config));
+  return toBody(domain, await loadSendingDnsSettings(deps.db.sequelize, deps.config));
 }
 
-export async function listDomains(deps: DomainDeps, tenantId: string, page: { page: number; limit: number }) {
-  const settings = await loadSendingDnsSettings(deps.sequelize, deps.config);
+export async function listDomains(deps: DomainDeps, ctx: TenantContext, page: { page: number; limit: number }) {
+  const { tenantId } = ctx;
+  const settings = await loadSendingDnsSettings(deps.db.sequelize, deps.config);
   return findPage(Domain, { where: { tenantId }, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, page, (rows) => rows.map((row) => toBody(row, settings)));
 }
 
-export async function getDomainDns(deps: DomainDeps, tenantId: string, id: string): Promise<DomainBody> {
-  return toBody(await findOwnDomain(tenantId, id), await loadSendingDnsSettings(deps.sequelize, deps.config));
+export async function getDomainDns(deps: DomainDeps, ctx: TenantContext, input: { id: string }): Promise<DomainBody> {
+  return toBody(await findOwnDomain(ctx.tenantId, input.id), await loadSendingDnsSettings(deps.db.sequelize, deps.config));
 }
 
 async function inspect(deps: DomainDeps, domain: Domain, settings: SendingDnsSettings): Promise<Inspection> {
@@ -105,7 +109,7 @@ function changedRecords(before: RecordChecks, after: RecordChecks): DriftEntry[]
  * `recordDrift` (the daily re-check) also keeps which records changed since the previous check.
  */
 export async function checkAndStore(deps: DomainDeps, domain: Domain, options: { recordDrift: boolean }): Promise<{ domain: Domain; inspection: Inspection; settings: SendingDnsSettings }> {
-  const settings = await loadSendingDnsSettings(deps.sequelize, deps.config);
+  const settings = await loadSendingDnsSettings(deps.db.sequelize, deps.config);
   const inspection = await inspect(deps, domain, settings);
   const now = new Date();
   const checks: RecordChecks = {};
@@ -128,15 +132,15 @@ export async function checkAndStore(deps: DomainDeps, domain: Domain, options: {
   return { domain, inspection, settings };
 }
 
-export async function verifyDomain(deps: DomainDeps, tenantId: string, id: string): Promise<VerifyDomainBody> {
-  const { domain, inspection, settings } = await checkAndStore(deps, await findOwnDomain(tenantId, id), { recordDrift: false });
+export async function verifyDomain(deps: DomainDeps, ctx: TenantContext, input: { id: string }): Promise<VerifyDomainBody> {
+  const { domain, inspection, settings } = await checkAndStore(deps, await findOwnDomain(ctx.tenantId, input.id), { recordDrift: false });
   return { ...toBody(domain, settings), problems: inspection.problems };
 }
 
 /** Reads DNS and reports; writes nothing. */
-export async function diagnoseDomain(deps: DomainDeps, tenantId: string, id: string): Promise<DiagnosisBody> {
-  const domain = await findOwnDomain(tenantId, id);
-  const inspection = await inspect(deps, domain, await loadSendingDnsSettings(deps.sequelize, deps.config));
+export async function diagnoseDomain(deps: DomainDeps, ctx: TenantContext, input: { id: string }): Promise<DiagnosisBody> {
+  const domain = await findOwnDomain(ctx.tenantId, input.id);
+  const inspection = await inspect(deps, domain, await loadSendingDnsSettings(deps.db.sequelize, deps.config));
   return {
     domain: domain.name,
     ok: !inspection.problems.some((problem) => problem.severity === 'error'),
@@ -146,10 +150,10 @@ export async function diagnoseDomain(deps: DomainDeps, tenantId: string, id: str
   };
 }
 
-export async function deleteDomain(_deps: DomainDeps, tenantId: string, id: string): Promise<void> {
-  const domain = await findOwnDomain(tenantId, id);
+export async function deleteDomain(_deps: DomainDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
+  const domain = await findOwnDomain(ctx.tenantId, input.id);
   await domain.destroy();
-  forgetDkimKeys(tenantId);
+  forgetDkimKeys(ctx.tenantId);
 }
 
 /** May the tenant send as `domain` (an address or a bare domain)? True for a verified domain or a subdomain of one. */

@@ -8,7 +8,8 @@
 // Template sends are rendered here once to check this recipient's data fills them, and rendered
 // again by the send worker, as send-template does. A recipient whose address or data fails is
 // listed as rejected; a fault of the shared fields (bad Liquid, unknown template) fails the batch.
-import type { Sequelize } from 'sequelize';
+import type { Database } from '../../db/index.ts';
+import type { TenantContext } from '../../context.ts';
 import { UnprocessableError, ValidationError, NotFoundError } from '../../errors.ts';
 import type { BatchBody } from '../../../shared/schemas/emails.ts';
 import { checkLiquid, renderLiquid, type TemplatePart } from '../../render/liquid.ts';
@@ -16,7 +17,7 @@ import { renderTemplateForSend, resolvePublishedVersion, whyNothingPublished, ty
 import { normalizeSend, type NormalizedSend, type SendInput } from './validate.ts';
 
 export interface BatchDeps {
-  sequelize: Sequelize;
+  db: Pick<Database, 'sequelize'>;
 }
 
 interface Rejection {
@@ -54,7 +55,8 @@ function reasonOf(error: unknown): string | null {
   return null;
 }
 
-export async function buildBatchSends(deps: BatchDeps, tenantId: string, body: BatchBody): Promise<{ sends: NormalizedSend[]; rejected: Rejection[] }> {
+export async function buildBatchSends(deps: BatchDeps, ctx: TenantContext, body: BatchBody): Promise<{ sends: NormalizedSend[]; rejected: Rejection[] }> {
+  const { tenantId } = ctx;
   if (!body.from) throw new ValidationError('A batch needs from.', [{ field: 'from', message: 'is required' }]);
   const content = contentOf(body);
   const { recipients, slug: _slug, idempotencyKey: _key, templateVersionId: _version, subject: _subject, htmlBody: _html, textBody: _text, from, data: sharedData, locale: sharedLocale, ...shared } = body;
@@ -62,10 +64,10 @@ export async function buildBatchSends(deps: BatchDeps, tenantId: string, body: B
 
   const versionFor = async (locale: string | null): Promise<PublishedVersion | null> => {
     const key = (locale ?? '').toLowerCase();
-    if (!versions.has(key)) versions.set(key, await resolvePublishedVersion(deps.sequelize, tenantId, (content as { slug: string }).slug, locale));
+    if (!versions.has(key)) versions.set(key, await resolvePublishedVersion(deps.db.sequelize, tenantId, (content as { slug: string }).slug, locale));
     return versions.get(key) ?? null;
   };
-  if (content.kind === 'slug' && (await whyNothingPublished(deps.sequelize, tenantId, content.slug)) === 'unknown-slug') {
+  if (content.kind === 'slug' && (await whyNothingPublished(deps.db.sequelize, tenantId, content.slug)) === 'unknown-slug') {
     throw new UnprocessableError(`There is no template with slug "${content.slug}" in this tenant.`, 'TEMPLATE_NOT_FOUND');
   }
 
@@ -114,6 +116,6 @@ async function sendFor(
     locale = version.locale;
   }
   // This recipient's data must fill the template now, not fail the send later.
-  await renderTemplateForSend(deps, { tenantId }, { versionId, data: input.data });
+  await renderTemplateForSend({ sequelize: deps.db.sequelize }, { tenantId }, { versionId, data: input.data });
   return normalizeSend({ ...base, templateVersionId: versionId, locale: locale ?? undefined });
 }

@@ -2,7 +2,8 @@
 import { QueryTypes } from 'sequelize';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../../db/keyset.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
+import type { AppDeps } from '../../app-types.ts';
 import { EXACT_LOG_TOTAL, MAX_LOG_OFFSET, type EmailLogDetail, type EmailLogSummary, type LogsPage } from '../../../shared/schemas/emails.ts';
 import { countLogs, findLogPage, logSummaryOfRow } from './log-queries.ts';
 import { EmailEvent, EmailLog } from './model.ts';
@@ -50,8 +51,8 @@ export interface LogFilters {
  * stops at MAX_LOG_OFFSET (an OFFSET reads and throws away every row before the page); deeper
  * reading follows meta.nextCursor, which costs the same at any depth.
  */
-export async function listEmailLogs(ctx: TenantContext, filters: LogFilters): Promise<LogsPage> {
-  const sequelize = EmailLog.sequelize!;
+export async function listEmailLogs(deps: LogDeps, ctx: TenantContext, filters: LogFilters): Promise<LogsPage> {
+  const { sequelize } = deps.db;
   const page = filters.page ?? 1;
   const limit = filters.limit ?? 20;
   const after = filters.cursor !== undefined ? decodeKeysetCursor(filters.cursor) : null;
@@ -99,13 +100,17 @@ export function pagedTotal(estimated: number, offset: number | null, found: { ro
   return { total: Math.max(estimated, seen + 1), estimate: true };
 }
 
+/** What the log readers take; they use the global models today. */
+export type LogDeps = Pick<AppDeps, 'db'>;
+
 async function ownedLog(ctx: TenantContext, id: string): Promise<EmailLog> {
   const log = await EmailLog.findOne({ where: { id, tenantId: ctx.tenantId } });
   if (!log) throw new NotFoundError('The email log');
   return log;
 }
 
-export async function getEmailLog(ctx: TenantContext, id: string): Promise<EmailLogDetail> {
+export async function getEmailLog(_deps: LogDeps, ctx: TenantContext, input: { id: string }): Promise<EmailLogDetail> {
+  const { id } = input;
   const log = await ownedLog(ctx, id);
   const [events, captured] = await Promise.all([
     EmailEvent.findAll({ where: { emailId: log.id, tenantId: ctx.tenantId }, order: [['createdAt', 'ASC']] }),
@@ -159,10 +164,11 @@ export function sendOfLog(log: EmailLog): NormalizedSend {
   };
 }
 
-export async function resendEmailLog(deps: SendDeps, ctx: TenantContext, id: string): Promise<SendAnswer> {
+export async function resendEmailLog(deps: SendDeps, ctx: TenantContext, input: { id: string }): Promise<SendAnswer> {
+  const { id } = input;
   const log = await ownedLog(ctx, id);
   if (log.bodiesRemovedAt) {
     throw new ConflictError('The bodies of this email were removed by the retention policy: it cannot be resent.', 'BODIES_EXPIRED');
   }
-  return acceptSends(deps, ctx, [sendOfLog(log)], { shape: 'single' });
+  return acceptSends(deps, ctx, { sends: [sendOfLog(log)], shape: 'single' });
 }

@@ -14,7 +14,7 @@ import {
   SendEmailBody,
   SendQuery,
 } from '../../../shared/schemas/emails.ts';
-import { acceptSends, type SendDeps } from './service.ts';
+import { acceptSends } from './service.ts';
 import { replyWithSend } from './reply.ts';
 import { buildBatchSends } from './batch.ts';
 import { getEmailLog, listEmailLogs, resendEmailLog } from './logs.ts';
@@ -28,13 +28,7 @@ export function idempotencyKeyOf(header: string | string[] | undefined, field: s
   return value && value.trim() !== '' ? value.trim().slice(0, 255) : (field ?? null);
 }
 
-/** What the send routes hand acceptSends: the app's pg, cache of tenant state and group commit. */
-export function sendDepsOf(deps: ModuleDeps): SendDeps {
-  return { sequelize: deps.db.sequelize, sql: deps.db.sql, config: deps.config, secrets: deps.secrets, tenantState: deps.tenantState, groups: deps.acceptGroups };
-}
-
 export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<void> {
-  const sendDeps = sendDepsOf(deps);
   const tags = ['emails'];
   const send = { access: access.keyOrSession('email:send') };
   const read = { access: access.keyOrSession('email:read') };
@@ -52,7 +46,8 @@ export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<v
   }, async (request, reply) => {
     const { idempotencyKey, ...input } = request.body;
     const key = idempotencyKeyOf(request.headers['idempotency-key'], idempotencyKey);
-    const result = await acceptSends(sendDeps, tenantOf(request), [normalizeSend(input)], {
+    const result = await acceptSends(deps, tenantOf(request), {
+      sends: [normalizeSend(input)],
       shape: 'single',
       sync: request.query.sync === 'true',
       idempotencyKey: key,
@@ -73,8 +68,9 @@ export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<v
   }, async (request, reply) => {
     const { idempotencyKey } = request.body;
     const ctx = tenantOf(request);
-    const { sends, rejected } = await buildBatchSends(sendDeps, ctx.tenantId, request.body);
-    const result = await acceptSends(sendDeps, ctx, sends, {
+    const { sends, rejected } = await buildBatchSends(deps, ctx, request.body);
+    const result = await acceptSends(deps, ctx, {
+      sends,
       shape: 'batch',
       rejected,
       idempotencyKey: idempotencyKeyOf(request.headers['idempotency-key'], idempotencyKey),
@@ -86,7 +82,7 @@ export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<v
   app.get('/emails/logs', {
     config: read,
     schema: { tags, summary: 'Email logs, newest first; filter by status, to, messageId, since, until, tag; page (up to 10,000 logs deep) or walk with cursor', description: 'meta.total is exact up to 10,000 matches when counting them is cheap, otherwise an estimate (meta.totalIsEstimate: true); the last page always has the exact total. page × limit above 10,000 answers 400: read further with cursor = meta.nextCursor.', querystring: LogsQuery, response: { 200: LogsPage, ...errors } },
-  }, async (request) => listEmailLogs(tenantOf(request), request.query));
+  }, async (request) => listEmailLogs(deps, tenantOf(request), request.query));
 
   app.get('/emails/logs/:id', {
     config: read,
@@ -96,7 +92,7 @@ export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<v
       params: IdParams,
       response: { 200: EmailLogDetail, ...errors, 404: ErrorBody },
     },
-  }, async (request) => getEmailLog(tenantOf(request), request.params.id));
+  }, async (request) => getEmailLog(deps, tenantOf(request), { id: request.params.id }));
 
   app.post('/emails/logs/:id/resend', {
     config: send,
@@ -107,7 +103,7 @@ export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<v
       response: { 200: SendAccepted, 202: SendAccepted, ...sendErrors, 404: ErrorBody },
     },
   }, async (request, reply) => {
-    const result = await resendEmailLog(sendDeps, tenantOf(request), request.params.id);
+    const result = await resendEmailLog(deps, tenantOf(request), { id: request.params.id });
     // The spec answers resend with 200.
     return replyWithSend(reply, result, 200);
   });

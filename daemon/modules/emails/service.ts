@@ -1,6 +1,6 @@
 // The one entry of every send (send, batch, resend, scheduled, send-template, campaigns, SMTP):
 //
-//   acceptSends(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], options: AcceptOptions)
+//   acceptSends(deps: SendDeps, ctx: TenantContext, { sends, ...options }: AcceptInput)
 //     → Promise<SendAnswer>  ({ body, accepted, rejected, suppressed, sync, replayed, quota })
 //
 // It knows no HTTP: the routes turn the answer into a status and headers (replyWithSend in
@@ -18,11 +18,12 @@
 // in the request). A refusal decided from the cache is also confirmed on a fresh read first.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import type { Sequelize, Transaction } from 'sequelize';
+import type { Transaction } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
-import type { Sql } from '../../db/sql.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { Database } from '../../db/index.ts';
+import type { WorkerContext } from '../../queue/types.ts';
+import type { TenantContext } from '../../context.ts';
 import { ApiError, ConflictError, ForbiddenError, UnauthorizedError, UnprocessableError } from '../../errors.ts';
 import { removeJob, wakeQueueWithSql } from '../../queue/enqueue.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
@@ -37,16 +38,21 @@ import { claimKey, completeKey, fingerprintHash, replayIfKnown, type AnswerBody,
 import { normalizedBareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
 import type { BatchAccepted, SendAccepted } from '../../../shared/schemas/emails.ts';
 
+/** The send pipeline's deps: the routes pass their ModuleDeps, the SMTP server and workers their own. */
 export interface SendDeps {
-  sequelize: Sequelize;
-  /** Plain `pg` for the accept statement and the idempotency keys. */
-  sql: Sql;
+  /** `sql` (plain `pg`) for the accept statement and the idempotency keys. */
+  db: Pick<Database, 'sequelize' | 'sql'>;
   config: Config;
   secrets: Secrets;
   /** The API's cache of tenant state (absent in worker threads: every send reads the state). */
   tenantState?: TenantStateCache;
   /** Group commit of concurrent plain sends (absent: each send is its own statement). */
-  groups?: AcceptGroups;
+  acceptGroups?: AcceptGroups;
+}
+
+/** A worker thread's send deps: no tenant-state cache, no group commit. */
+export function workerSendDeps(ctx: WorkerContext): SendDeps {
+  return { db: { sequelize: ctx.sequelize, sql: ctx.sql }, config: ctx.config, secrets: ctx.secrets };
 }
 
 export interface AcceptOptions {
@@ -116,7 +122,7 @@ export async function checkReferences(deps: SendDeps, ctx: TenantContext, reques
   const domains = [...new Set(requests.map((r) => r.fromAddress.split('@')[1]))];
   if (!fresh && domains.length === 1) return domainAndParents(senderDomainOf(domains[0]) ?? '');
   for (const domain of domains) {
-    if (!(await isVerifiedSenderDomain(deps.sequelize, ctx.tenantId, domain))) {
+    if (!(await isVerifiedSenderDomain(deps.db.sequelize, ctx.tenantId, domain))) {
       throw new ForbiddenError(`${domain} is not a verified sending domain of this tenant: add it with POST /domains and verify its DNS records, or send from a verified domain.`, 'DOMAIN_NOT_VERIFIED');
     }
   }
@@ -152,7 +158,7 @@ interface Decision {
 
 async function readState(deps: SendDeps, tenantId: string, fresh: boolean): Promise<TenantState | null> {
   if (deps.tenantState) return deps.tenantState.tenant(tenantId, { fresh });
-  return loadTenantState(deps.sql, tenantId);
+  return loadTenantState(deps.db.sql, tenantId);
 }
 
 /**
@@ -166,13 +172,13 @@ async function decide(deps: SendDeps, ctx: TenantContext, requests: NormalizedSe
   // the cache); worker threads send for scheduled sends and campaigns whatever became of the key.
   const checkKey = deps.tenantState !== undefined && ctx.apiKeyId !== null;
   if (fresh && checkKey) {
-    if (!(await apiKeyIsLive(deps.sql, ctx.apiKeyId!))) throw new UnauthorizedError('The API key is invalid or has been revoked.');
+    if (!(await apiKeyIsLive(deps.db.sql, ctx.apiKeyId!))) throw new UnauthorizedError('The API key is invalid or has been revoked.');
     if (row.status === 'blocked') throw new ForbiddenError('This tenant has been blocked by the platform administrator; contact support to lift the block.', 'TENANT_BLOCKED');
   }
   const senderDomains = await checkReferences(deps, ctx, requests, fresh);
 
   // Suppression: suppressed recipients are dropped and listed; a message left with no `to` is refused.
-  const suppressed = fresh ? await suppressedAmong(deps.sequelize, ctx.tenantId, requests.flatMap(recipientsOf)) : new Set<string>();
+  const suppressed = fresh ? await suppressedAmong(deps.db.sequelize, ctx.tenantId, requests.flatMap(recipientsOf)) : new Set<string>();
   const rejected = [...(options.rejected ?? [])];
   const suppressedOfSingle: string[] = [];
   const kept: NormalizedSend[] = suppressed.size === 0 ? requests : [];
@@ -242,15 +248,15 @@ async function write(deps: SendDeps, ctx: TenantContext, decision: Decision, opt
   const hook = options.inTransaction;
   if (!key && !hook) {
     if (sends.length === 0) return { outcome: { fresh: true, inserted: 0, used: null } };
-    return { outcome: checked(await (deps.groups ? deps.groups.insert(sends, insert) : insertAcceptedSends(deps.sql, sends, insert))) };
+    return { outcome: checked(await (deps.acceptGroups ? deps.acceptGroups.insert(sends, insert) : insertAcceptedSends(deps.db.sql, sends, insert))) };
   }
   const work = async (client: pg.ClientBase, tx?: Transaction) => {
-    if (key && !(await claimKey(deps.sql, client, ctx.tenantId, key, hash, sync ? null : { statusCode: 202, body }))) return { raced: true as const };
-    const outcome = checked(await insertAcceptedSends(deps.sql, sends, insert, client));
+    if (key && !(await claimKey(deps.db.sql, client, ctx.tenantId, key, hash, sync ? null : { statusCode: 202, body }))) return { raced: true as const };
+    const outcome = checked(await insertAcceptedSends(deps.db.sql, sends, insert, client));
     if (hook) await hook(tx!, body);
     return { outcome };
   };
-  return hook ? deps.sequelize.transaction((tx) => work(clientOf(tx), tx)) : deps.sql.transaction((client) => work(client));
+  return hook ? deps.db.sequelize.transaction((tx) => work(clientOf(tx), tx)) : deps.db.sql.transaction((client) => work(client));
 }
 
 function replayed(stored: StoredAnswer, quota: QuotaStatus): SendAnswer {
@@ -267,7 +273,11 @@ function replayed(stored: StoredAnswer, quota: QuotaStatus): SendAnswer {
   };
 }
 
-export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], options: AcceptOptions): Promise<SendAnswer> {
+/** The sends to accept (validated already) and how to accept them. */
+export type AcceptInput = AcceptOptions & { sends: NormalizedSend[] };
+
+export async function acceptSends(deps: SendDeps, ctx: TenantContext, input: AcceptInput): Promise<SendAnswer> {
+  const { sends: requests, ...options } = input;
   const key = options.idempotencyKey ?? null;
   const hash = key ? fingerprintHash(options.idempotencyFingerprint ?? requests) : '';
   const quotaNow = async () => {
@@ -275,7 +285,7 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     return state ? quotaOfRow(state.row) : quotaOfRow({ plan: 'free', monthly_limit: null, started_at: null, usage: null });
   };
   if (key) {
-    const known = await replayIfKnown(deps.sql, ctx.tenantId, key, hash);
+    const known = await replayIfKnown(deps.db.sql, ctx.tenantId, key, hash);
     if (known) return replayed(known, await quotaNow());
   }
   // Without a cache every decision is on a fresh read; with one, the first is on the cached state.
@@ -304,7 +314,7 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, requests: 
     }
     if ('raced' in written) {
       // Another request with this key committed first (we waited on its row): answer as it did.
-      const known = await replayIfKnown(deps.sql, ctx.tenantId, key!, hash);
+      const known = await replayIfKnown(deps.db.sql, ctx.tenantId, key!, hash);
       if (!known) throw new ConflictError('A request with this Idempotency-Key was being processed; retry shortly.', 'IDEMPOTENCY_KEY_IN_USE');
       return replayed(known, await quotaNow());
     }
@@ -326,13 +336,13 @@ async function finish(deps: SendDeps, ctx: TenantContext, decision: Decision, ou
     replayed: false,
     quota: { ...decision.quota, used },
   };
-  if (sends.length > 0 && !insert.runAt) wakeQueueWithSql(deps.sql, 'send');
+  if (sends.length > 0 && !insert.runAt) wakeQueueWithSql(deps.db.sql, 'send');
   if (!decision.sync) return answer;
   const { deliverEmailLog } = await import('./send-job.ts');
-  const delivered = await deliverEmailLog(deps, sends[0].id, { attemptsSoFar: 0, maxAttempts: 1 });
-  await removeJob(deps.sequelize, 'send', sendJobKey(sends[0].id));
+  const delivered = await deliverEmailLog({ sequelize: deps.db.sequelize, sql: deps.db.sql, config: deps.config, secrets: deps.secrets }, sends[0].id, { attemptsSoFar: 0, maxAttempts: 1 });
+  await removeJob(deps.db.sequelize, 'send', sendJobKey(sends[0].id));
   const sync = { status: delivered.status === 'SENT' ? ('SENT' as const) : ('FAILED' as const), ...(delivered.error ? { error: delivered.error } : {}) };
   const syncBody: SendAccepted = { ...(body as SendAccepted), ...sync };
-  if (key) await completeKey(deps.sql, ctx.tenantId, key, { statusCode: sync.status === 'SENT' ? 200 : 202, body: syncBody });
+  if (key) await completeKey(deps.db.sql, ctx.tenantId, key, { statusCode: sync.status === 'SENT' ? 200 : 202, body: syncBody });
   return { ...answer, body: syncBody, sync };
 }

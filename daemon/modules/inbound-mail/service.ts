@@ -37,7 +37,7 @@ const TOKEN_CANDIDATE = /[A-Za-z0-9_-]{60,}/g;
 async function applyAll(sequelize: Sequelize, reports: ProviderReport[], emailId: string | undefined): Promise<number> {
   let processed = 0;
   // The return path the report came to names our log more surely than anything inside the report.
-  for (const report of reports) processed += await applyProviderReport(sequelize, emailId ? { ...report, emailId } : report);
+  for (const report of reports) processed += await applyProviderReport({ db: { sequelize } }, emailId ? { ...report, emailId } : report);
   return processed;
 }
 
@@ -82,7 +82,11 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
     // The mailto puts the token in the subject; some clients move it into the body, so both are read.
     const candidates = [...`${parsed.subject ?? ''}\n${parsed.text ?? ''}`.matchAll(TOKEN_CANDIDATE)].map((m) => m[0]);
     for (const token of new Set(candidates)) {
-      if (await unsubscribe({ sequelize: deps.sequelize, linkSigningKey: deps.linkSigningKey }, token, 'unsubscribe by mail (List-Unsubscribe mailto)')) {
+      if (await unsubscribe(
+        { db: { sequelize: deps.sequelize }, secrets: { linkSigningKey: deps.linkSigningKey } },
+        {},
+        { token, via: 'unsubscribe by mail (List-Unsubscribe mailto)' },
+      )) {
         return { handled: 'unsubscribe', count: 1 };
       }
     }

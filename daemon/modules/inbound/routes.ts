@@ -83,7 +83,7 @@ export default async function inboundRoutes(app: App, deps: AppDeps): Promise<vo
     }
     try {
       const report = parseSesNotification(message);
-      return { ok: true as const, processed: report ? await applyProviderReport(sequelize, report) : 0 };
+      return { ok: true as const, processed: report ? await applyProviderReport(deps, report) : 0 };
     } catch (error) {
       if (error instanceof UnreadableNotificationError) throw new ValidationError(error.message, [{ field: 'Message', message: error.message }]);
       throw error;
@@ -101,7 +101,7 @@ export default async function inboundRoutes(app: App, deps: AppDeps): Promise<vo
     },
   }, async (request) => {
     const { messageId, type, bounceType, diagnostic } = request.body;
-    const processed = await applyProviderReport(sequelize, { messageIds: [messageId], type, bounceType, diagnostic: diagnostic ?? null });
+    const processed = await applyProviderReport(deps, { messageIds: [messageId], type, bounceType, diagnostic: diagnostic ?? null });
     return { ok: true as const, processed };
   });
 }

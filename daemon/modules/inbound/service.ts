@@ -1,7 +1,8 @@
 // What providers tell us about sent mail (Amazon SES through SNS, or a relay's DSN as simple JSON),
 // turned into delivery outcomes. The outcome itself (log status, timeline, event, suppressions,
 // automatic pause) is the send pipeline's recordDeliveryOutcome, so every path counts the same way.
-import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Database } from '../../db/index.ts';
+import { QueryTypes } from 'sequelize';
 import { recordDeliveryOutcome } from '../emails/outcomes.ts';
 import { bareAddress } from '../emails/validate.ts';
 
@@ -27,7 +28,12 @@ function withAndWithoutBrackets(ids: string[]): string[] {
  * log decides the tenant). Unknown ids are not an error: providers also report mail sent by others.
  * Returns how many logs were updated.
  */
-export async function applyProviderReport(sequelize: Sequelize, report: ProviderReport): Promise<number> {
+/**
+ * A provider's bounce or complaint report (SES, a relay's DSN, a bounce mail). The provider is the
+ * caller and has no context beyond its authenticated request: deps and the report only.
+ */
+export async function applyProviderReport(deps: { db: Pick<Database, 'sequelize'> }, report: ProviderReport): Promise<number> {
+  const { sequelize } = deps.db;
   const candidates = withAndWithoutBrackets(report.messageIds);
   if (candidates.length === 0 && !report.emailId) return 0;
   const columns = 'id, tenant_id, to_addresses, cc_addresses, bcc_addresses';

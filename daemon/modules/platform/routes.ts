@@ -4,7 +4,7 @@ import { access } from '../../plugins/access.ts';
 import { adminIdOf } from '../../plugins/auth.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { PlatformSettingsBody, UpdatePlatformSettingsBody } from '../../../shared/schemas/platform.ts';
-import { getPlatformSettings, updatePlatformSettings } from './service.ts';
+import { readPlatformSettings, updatePlatformSettings } from './service.ts';
 import { runDoctor } from '../doctor/service.ts';
 import { DoctorReport } from '../../../shared/schemas/doctor.ts';
 
@@ -17,7 +17,7 @@ export default async function platformRoutes(app: App, deps: AppDeps): Promise<v
   app.get('/platform/settings', {
     config,
     schema: { tags, summary: 'Platform settings (platform admins only)', response: { 200: PlatformSettingsBody, ...errors } },
-  }, async () => getPlatformSettings(sequelize));
+  }, async (request) => readPlatformSettings(deps, { adminId: adminIdOf(request) }));
 
   app.patch('/platform/settings', {
     config,
@@ -27,7 +27,7 @@ export default async function platformRoutes(app: App, deps: AppDeps): Promise<v
       body: UpdatePlatformSettingsBody,
       response: { 200: PlatformSettingsBody, 400: ErrorBody, ...errors },
     },
-  }, async (request) => updatePlatformSettings(sequelize, request.body, { adminId: adminIdOf(request), ip: request.ip }));
+  }, async (request) => updatePlatformSettings(deps, { adminId: adminIdOf(request), ip: request.ip }, request.body));
 
   app.get('/platform/doctor', {
     config,

@@ -1,6 +1,8 @@
 // Platform settings: defaults from shared/schemas/platform.ts, overridden by rows of
 // platform_settings. Read by registration, the send pipeline and domains.
 import type { Sequelize, Transaction } from 'sequelize';
+import type { AppDeps } from '../../app-types.ts';
+import type { AdminContext } from '../../context.ts';
 import { PlatformSetting } from './model.ts';
 import { recordAudit } from '../audit/service.ts';
 import {
@@ -27,11 +29,19 @@ export async function getPlatformSettings(sequelize: Sequelize, transaction?: Tr
   return settings;
 }
 
+export type PlatformDeps = Pick<AppDeps, 'db'>;
+
+/** GET /platform/settings: the settings as a platform admin sees them (all of them). */
+export function readPlatformSettings(deps: PlatformDeps, _admin: AdminContext): Promise<PlatformSettings> {
+  return getPlatformSettings(deps.db.sequelize);
+}
+
 export async function updatePlatformSettings(
-  sequelize: Sequelize,
+  deps: PlatformDeps,
+  actor: AdminContext & { ip?: string },
   changes: UpdatePlatformSettings,
-  actor: { adminId: string; ip?: string },
 ): Promise<PlatformSettings> {
+  const { sequelize } = deps.db;
   await sequelize.transaction(async (transaction) => {
     for (const key of KNOWN_KEYS) {
       const value = changes[key];

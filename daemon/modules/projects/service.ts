@@ -1,7 +1,8 @@
 // Projects: CRUD, the project's own SMTP relay (password sealed at rest) and a real handshake check.
+import type { AppDeps } from '../../app-types.ts';
 import type { Secrets } from '../../secrets.ts';
 import { NotFoundError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { seal, unseal } from '../../crypto/sealed.ts';
 import { verifySmtp, type SmtpSettings } from '../../mail/transport.ts';
 import { Project } from './model.ts';
@@ -52,34 +53,41 @@ async function findOwned(ctx: TenantContext, id: string): Promise<Project> {
   return row;
 }
 
-export async function listProjects(ctx: TenantContext): Promise<ProjectView[]> {
+export type ProjectDeps = Pick<AppDeps, 'secrets'>;
+
+export async function listProjects(_deps: ProjectDeps, ctx: TenantContext): Promise<ProjectView[]> {
   const rows = await Project.findAll({ where: { tenantId: ctx.tenantId }, order: [['createdAt', 'ASC']] });
   return rows.map(view);
 }
 
-export async function createProject(ctx: TenantContext, secrets: Secrets, body: { name: string; smtp?: ProjectSmtpInput }): Promise<ProjectView> {
-  return view(await Project.create({ tenantId: ctx.tenantId, name: body.name, ...smtpColumns(secrets, body.smtp ?? null) }));
+export async function createProject(deps: ProjectDeps, ctx: TenantContext, input: { name: string; smtp?: ProjectSmtpInput }): Promise<ProjectView> {
+  return view(await Project.create({ tenantId: ctx.tenantId, name: input.name, ...smtpColumns(deps.secrets, input.smtp ?? null) }));
 }
 
-export async function getProject(ctx: TenantContext, id: string): Promise<ProjectView> {
-  return view(await findOwned(ctx, id));
+export async function getProject(_deps: ProjectDeps, ctx: TenantContext, input: { id: string }): Promise<ProjectView> {
+  return view(await findOwned(ctx, input.id));
 }
 
-export async function updateProject(ctx: TenantContext, secrets: Secrets, id: string, body: { name?: string; smtp?: ProjectSmtpInput | null }): Promise<ProjectView> {
+export async function updateProject(
+  deps: ProjectDeps,
+  ctx: TenantContext,
+  input: { id: string; body: { name?: string; smtp?: ProjectSmtpInput | null } },
+): Promise<ProjectView> {
+  const { id, body } = input;
   const row = await findOwned(ctx, id);
   if (body.name !== undefined) row.name = body.name;
   if (body.smtp !== undefined) {
     // A changed relay without a new password keeps the stored one (clients never see it to resend it).
     const keepPass = body.smtp && body.smtp.pass === undefined ? row.smtpPassSealed : undefined;
-    row.set(smtpColumns(secrets, body.smtp));
+    row.set(smtpColumns(deps.secrets, body.smtp));
     if (keepPass !== undefined) row.smtpPassSealed = keepPass;
   }
   await row.save();
   return view(row);
 }
 
-export async function deleteProject(ctx: TenantContext, id: string): Promise<void> {
-  const row = await findOwned(ctx, id);
+export async function deleteProject(_deps: ProjectDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
+  const row = await findOwned(ctx, input.id);
   await row.destroy();
 }
 
@@ -101,9 +109,10 @@ export async function projectExists(tenantId: string, projectId: string): Promis
   return (await Project.count({ where: { id: projectId, tenantId } })) > 0;
 }
 
-export async function verifyProjectSmtp(ctx: TenantContext, secrets: Secrets, id: string): Promise<{ ok: boolean; error?: string }> {
+export async function verifyProjectSmtp(deps: ProjectDeps, ctx: TenantContext, input: { id: string }): Promise<{ ok: boolean; error?: string }> {
+  const { id } = input;
   await findOwned(ctx, id);
-  const settings = await projectSmtpSettings(ctx.tenantId, id, secrets);
+  const settings = await projectSmtpSettings(ctx.tenantId, id, deps.secrets);
   if (!settings) return { ok: false, error: 'This project has no SMTP settings; sends use the default relay.' };
   const result = await verifySmtp(settings);
   if (result.ok) await Project.update({ smtpVerifiedAt: new Date() }, { where: { id, tenantId: ctx.tenantId } });

@@ -4,7 +4,7 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import { ValidationError } from '../../errors.ts';
 import { recordAudit } from '../audit/service.ts';
 import { getPlatformSettings } from '../platform/service.ts';
-import { requireTenantRole, type Actor } from '../tenants/service.ts';
+import { requireTenantRole, type Actor, type TenantDeps } from '../tenants/service.ts';
 import type { PlatformSettings } from '../../../shared/schemas/platform.ts';
 import {
   RETENTION_KINDS,
@@ -66,13 +66,21 @@ async function present(sequelize: Sequelize, tenantId: string): Promise<TenantRe
   return { overrides, platformDefault: platform, effective: effectivePolicy(platform, overrides) };
 }
 
-export async function getTenantRetention(sequelize: Sequelize, tenantId: string, actor: Actor): Promise<TenantRetentionBody> {
+export async function getTenantRetention(deps: TenantDeps, actor: Actor, input: { tenantId: string }): Promise<TenantRetentionBody> {
+  const { sequelize } = deps.db;
+  const { tenantId } = input;
   await requireTenantRole(tenantId, actor, 'viewer', { platformAdminMayRead: true, allowBlocked: true });
   return present(sequelize, tenantId);
 }
 
 /** Owners and admins shorten (or clear) the tenant's horizons; longer than the platform's is refused. */
-export async function updateTenantRetention(sequelize: Sequelize, tenantId: string, actor: Actor, changes: UpdateTenantRetentionBody): Promise<TenantRetentionBody> {
+export async function updateTenantRetention(
+  deps: TenantDeps,
+  actor: Actor,
+  input: { tenantId: string; body: UpdateTenantRetentionBody },
+): Promise<TenantRetentionBody> {
+  const { sequelize } = deps.db;
+  const { tenantId, body: changes } = input;
   await requireTenantRole(tenantId, actor, 'admin');
   const platform = platformPolicy(await getPlatformSettings(sequelize));
   const kinds = RETENTION_KINDS.filter((kind) => changes[kind] !== undefined);

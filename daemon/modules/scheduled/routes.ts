@@ -10,7 +10,6 @@ import { cancelScheduledEmail, listScheduledEmails, scheduleEmail } from './serv
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 
 export default async function scheduledRoutes(app: App, deps: AppDeps): Promise<void> {
-  const { sequelize } = deps.db;
   const tags = ['scheduled-emails'];
 
   app.post('/scheduled-emails', {
@@ -22,15 +21,15 @@ export default async function scheduledRoutes(app: App, deps: AppDeps): Promise<
       body: ScheduleEmailBody,
       response: { 201: ScheduledEmail, ...errors, 413: ErrorBody },
     },
-  }, async (request, reply) => reply.code(201).send(await scheduleEmail(sequelize, tenantOf(request), request.body)));
+  }, async (request, reply) => reply.code(201).send(await scheduleEmail(deps, tenantOf(request), request.body)));
 
   app.get('/scheduled-emails', {
     config: { access: access.keyOrSession('email:read') },
     schema: { tags, summary: 'Scheduled emails by sendAt; filter by status', querystring: ScheduledQuery, response: { 200: ScheduledPage, ...errors } },
-  }, async (request) => listScheduledEmails(tenantOf(request), request.query));
+  }, async (request) => listScheduledEmails(deps, tenantOf(request), request.query));
 
   app.delete('/scheduled-emails/:id', {
     config: { access: access.keyOrSession('email:send') },
     schema: { tags, summary: 'Cancel a PENDING scheduled email and remove its queued job (409 otherwise)', params: IdParams, response: { 200: ScheduledEmail, ...errors, 404: ErrorBody, 409: ErrorBody } },
-  }, async (request) => cancelScheduledEmail(sequelize, tenantOf(request), request.params.id));
+  }, async (request) => cancelScheduledEmail(deps, tenantOf(request), { id: request.params.id }));
 }

@@ -1,12 +1,12 @@
 // Scheduled sends: kept as a row with the request, run at sendAt by a 'scheduled' job keyed by the
 // row, through the same acceptSends as every send (quota is checked then, not at scheduling).
-import type { Sequelize } from 'sequelize';
+import type { AppDeps } from '../../app-types.ts';
 import { ApiError, ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { enqueueJob, removeJob } from '../../queue/enqueue.ts';
 import type { JobHandler } from '../../queue/types.ts';
 import { DEFAULT_SCHEDULE_TIMEZONE, type ScheduleEmailBody } from '../../../shared/schemas/scheduled.ts';
-import { acceptSends, type SendDeps } from '../emails/service.ts';
+import { acceptSends, workerSendDeps, type SendDeps } from '../emails/service.ts';
 import { normalizeSend, type SendInput } from '../emails/validate.ts';
 import { ScheduledEmail, type ScheduledStatus } from './model.ts';
 import { findPage } from '../../db/paging.ts';
@@ -71,7 +71,10 @@ function view(row: ScheduledEmail) {
   };
 }
 
-export async function scheduleEmail(sequelize: Sequelize, ctx: TenantContext, body: ScheduleEmailBody) {
+export type ScheduledDeps = Pick<AppDeps, 'db'>;
+
+export async function scheduleEmail(deps: ScheduledDeps, ctx: TenantContext, body: ScheduleEmailBody) {
+  const { sequelize } = deps.db;
   const { sendAt, timezone: zone, ...payload } = body;
   const timezone = zone ?? DEFAULT_SCHEDULE_TIMEZONE;
   const at = resolveSendAt(sendAt, timezone);
@@ -89,14 +92,15 @@ export async function scheduleEmail(sequelize: Sequelize, ctx: TenantContext, bo
   });
 }
 
-export async function listScheduledEmails(ctx: TenantContext, query: { page?: number; limit?: number; status?: ScheduledStatus }) {
+export async function listScheduledEmails(_deps: ScheduledDeps, ctx: TenantContext, query: { page?: number; limit?: number; status?: ScheduledStatus }) {
   const where = { tenantId: ctx.tenantId, ...(query.status ? { status: query.status } : {}) };
   return findPage(ScheduledEmail, { where, order: [['sendAt', 'ASC'], ['id', 'ASC']] }, query, (rows) => rows.map(view));
 }
 
-export async function cancelScheduledEmail(sequelize: Sequelize, ctx: TenantContext, id: string) {
+export async function cancelScheduledEmail(deps: ScheduledDeps, ctx: TenantContext, input: { id: string }) {
+  const { sequelize } = deps.db;
   return sequelize.transaction(async (tx) => {
-    const row = await ScheduledEmail.findOne({ where: { id, tenantId: ctx.tenantId }, transaction: tx, lock: tx.LOCK.UPDATE });
+    const row = await ScheduledEmail.findOne({ where: { id: input.id, tenantId: ctx.tenantId }, transaction: tx, lock: tx.LOCK.UPDATE });
     if (!row) throw new NotFoundError('The scheduled email');
     if (row.status !== 'PENDING') throw new ConflictError(`Only a PENDING scheduled email can be cancelled; this one is ${row.status}.`, 'NOT_PENDING');
     if (!(await removeJob(sequelize, 'scheduled', scheduledJobKey(row.id), tx))) {
@@ -115,7 +119,7 @@ export async function runScheduledEmail(deps: SendDeps, id: string): Promise<voi
   try {
     const send = { ...normalizeSend(row.payload as unknown as SendInput), scheduledEmailId: row.id };
     // The row id as idempotency key: a retried job after a crash answers with the first send.
-    const answer = await acceptSends(deps, ctx, [send], { shape: 'single', idempotencyKey: scheduledJobKey(row.id) });
+    const answer = await acceptSends(deps, ctx, { sends: [send], shape: 'single', idempotencyKey: scheduledJobKey(row.id) });
     await row.update({ status: 'SENT', emailId: (answer.body as { id: string }).id, error: null });
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
@@ -126,6 +130,6 @@ export async function runScheduledEmail(deps: SendDeps, id: string): Promise<voi
 export const handleScheduledJob: JobHandler = async (job, ctx) => {
   const id = job.payload.scheduledEmailId;
   if (typeof id !== 'string') return { kind: 'fail', error: 'scheduled job without a scheduledEmailId' };
-  await runScheduledEmail(ctx, id);
+  await runScheduledEmail(workerSendDeps(ctx), id);
   return { kind: 'done' };
 };

@@ -14,7 +14,7 @@ import { createSuppression, deleteSuppressionByEmail, deleteSuppressionById, lis
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 
-export default async function suppressionRoutes(app: App, _deps: AppDeps): Promise<void> {
+export default async function suppressionRoutes(app: App, deps: AppDeps): Promise<void> {
   const tags = ['suppressions'];
   const read = { access: access.keyOrSession('suppressions:read') };
   const write = { access: access.keyOrSession('suppressions:write') };
@@ -22,13 +22,13 @@ export default async function suppressionRoutes(app: App, _deps: AppDeps): Promi
   app.get('/suppressions', {
     config: read,
     schema: { tags, summary: 'List suppressed addresses, newest first; filter by email or reason', querystring: SuppressionsQuery, response: { 200: SuppressionsPage, ...errors } },
-  }, async (request) => listSuppressions(tenantOf(request), request.query));
+  }, async (request) => listSuppressions(deps, tenantOf(request), request.query));
 
   app.post('/suppressions', {
     config: write,
     schema: { tags, summary: 'Suppress an address', body: CreateSuppressionBody, response: { 201: Suppression, ...errors, 409: ErrorBody } },
   }, async (request, reply) => {
-    const created = await createSuppression(tenantOf(request), { email: request.body.email, reason: request.body.reason });
+    const created = await createSuppression(deps, tenantOf(request), { email: request.body.email, reason: request.body.reason });
     return reply.code(201).send(created);
   });
 
@@ -36,7 +36,7 @@ export default async function suppressionRoutes(app: App, _deps: AppDeps): Promi
     config: write,
     schema: { tags, summary: 'Lift the suppression of an address', querystring: DeleteSuppressionQuery, response: { 200: OkBody, ...errors, 404: ErrorBody } },
   }, async (request) => {
-    await deleteSuppressionByEmail(tenantOf(request), request.query.email);
+    await deleteSuppressionByEmail(deps, tenantOf(request), { email: request.query.email });
     return { ok: true as const };
   });
 
@@ -44,7 +44,7 @@ export default async function suppressionRoutes(app: App, _deps: AppDeps): Promi
     config: write,
     schema: { tags, summary: 'Lift a suppression by id', params: IdParams, response: { 200: OkBody, ...errors, 404: ErrorBody } },
   }, async (request) => {
-    await deleteSuppressionById(tenantOf(request), request.params.id);
+    await deleteSuppressionById(deps, tenantOf(request), { id: request.params.id });
     return { ok: true as const };
   });
 }

@@ -2,7 +2,8 @@
 // complaints, unsubscribes). Addresses are compared lower-cased.
 import { Op, QueryTypes, type Sequelize, type Transaction, type WhereOptions } from 'sequelize';
 import { ConflictError, NotFoundError } from '../../errors.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { AppDeps } from '../../app-types.ts';
+import type { TenantContext } from '../../context.ts';
 import { Suppression, type SuppressionReason } from './model.ts';
 import { findPage } from '../../db/paging.ts';
 
@@ -47,7 +48,11 @@ export async function suppressAddress(
   return rows.length > 0;
 }
 
+/** What the suppression routes' services take; they use the global models today. */
+export type SuppressionDeps = Pick<AppDeps, 'db'>;
+
 export async function listSuppressions(
+  _deps: SuppressionDeps,
   ctx: TenantContext,
   query: { page?: number; limit?: number; email?: string; reason?: SuppressionReason },
 ) {
@@ -57,7 +62,7 @@ export async function listSuppressions(
   return findPage(Suppression, { where, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, query, (rows) => rows.map(view));
 }
 
-export async function createSuppression(ctx: TenantContext, body: { email: string; reason: SuppressionReason }): Promise<SuppressionView> {
+export async function createSuppression(_deps: SuppressionDeps, ctx: TenantContext, body: { email: string; reason: SuppressionReason }): Promise<SuppressionView> {
   const email = body.email.toLowerCase();
   const existing = await Suppression.findOne({ where: { tenantId: ctx.tenantId, email } });
   if (existing) throw new ConflictError(`${email} is already suppressed (reason: ${existing.reason}).`, 'ALREADY_SUPPRESSED');
@@ -69,12 +74,12 @@ export async function createSuppression(ctx: TenantContext, body: { email: strin
   }
 }
 
-export async function deleteSuppressionByEmail(ctx: TenantContext, email: string): Promise<void> {
-  const removed = await Suppression.destroy({ where: { tenantId: ctx.tenantId, email: email.toLowerCase() } });
+export async function deleteSuppressionByEmail(_deps: SuppressionDeps, ctx: TenantContext, input: { email: string }): Promise<void> {
+  const removed = await Suppression.destroy({ where: { tenantId: ctx.tenantId, email: input.email.toLowerCase() } });
   if (removed === 0) throw new NotFoundError('A suppression for this address');
 }
 
-export async function deleteSuppressionById(ctx: TenantContext, id: string): Promise<void> {
-  const removed = await Suppression.destroy({ where: { tenantId: ctx.tenantId, id: { [Op.eq]: id } } });
+export async function deleteSuppressionById(_deps: SuppressionDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
+  const removed = await Suppression.destroy({ where: { tenantId: ctx.tenantId, id: { [Op.eq]: input.id } } });
   if (removed === 0) throw new NotFoundError('The suppression');
 }

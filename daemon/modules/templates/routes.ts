@@ -39,7 +39,7 @@ const notFound = { ...errors, 404: ErrorBody };
 const conflict = { ...notFound, 409: ErrorBody };
 const unprocessable = { ...notFound, 422: ErrorBody };
 
-export default async function templateRoutes(app: App, _deps: AppDeps): Promise<void> {
+export default async function templateRoutes(app: App, deps: AppDeps): Promise<void> {
   const tags = ['templates'];
   const session = { access: access.session() };
   const sessionOrWriteKey = { access: access.keyOrSession('templates:write') };
@@ -63,7 +63,7 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
       body: CreateTemplateBody,
       response: { 201: TemplateDetail, ...errors, 409: ErrorBody, 422: ErrorBody },
     },
-  }, async (request, reply) => reply.code(201).send(await createTemplate(tenantOf(request), request.body)));
+  }, async (request, reply) => reply.code(201).send(await createTemplate(deps, tenantOf(request), request.body)));
 
   app.get('/templates', {
     config: { access: access.keyOrSession('templates:read') },
@@ -73,30 +73,30 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
       querystring: TemplateListQuery,
       response: { 200: TemplatePage, ...errors },
     },
-  }, async (request) => listTemplates(tenantOf(request), request.query));
+  }, async (request) => listTemplates(deps, tenantOf(request), request.query));
 
   app.get('/templates/tags', {
     config: session,
     schema: { tags, summary: 'The tenant\'s template tags', response: { 200: Type.Array(TemplateTagView), ...errors } },
-  }, async (request) => listTemplateTags(tenantOf(request)));
+  }, async (request) => listTemplateTags(deps, tenantOf(request)));
 
   app.post('/templates/tags', {
     config: session,
     schema: { tags, summary: 'Create a template tag', body: CreateTemplateTagBody, response: { 201: TemplateTagView, ...errors, 409: ErrorBody } },
-  }, async (request, reply) => reply.code(201).send(await createTemplateTag(tenantOf(request), request.body.name)));
+  }, async (request, reply) => reply.code(201).send(await createTemplateTag(deps, tenantOf(request), { name: request.body.name })));
 
   app.delete('/templates/tags/:tagId', {
     config: session,
     schema: { tags, summary: 'Delete a template tag (it is detached from every template)', params: TagParams, response: { 200: OkBody, ...notFound } },
   }, async (request) => {
-    await deleteTemplateTag(tenantOf(request), request.params.tagId);
+    await deleteTemplateTag(deps, tenantOf(request), { tagId: request.params.tagId });
     return { ok: true as const };
   });
 
   app.get('/templates/:id', {
     config: sessionOrWriteKey,
     schema: { tags, summary: 'A template with all its versions, newest first', params: TemplateIdParams, response: { 200: TemplateDetail, ...notFound } },
-  }, async (request) => getTemplate(tenantOf(request), request.params.id));
+  }, async (request) => getTemplate(deps, tenantOf(request), { id: request.params.id }));
 
   app.patch('/templates/:id', {
     config: sessionOrWriteKey,
@@ -107,13 +107,13 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
       body: UpdateTemplateBody,
       response: { 200: TemplateDetail, ...conflict, 422: ErrorBody },
     },
-  }, async (request) => updateTemplate(tenantOf(request), request.params.id, request.body));
+  }, async (request) => updateTemplate(deps, tenantOf(request), { id: request.params.id, body: request.body }));
 
   app.delete('/templates/:id', {
     config: session,
     schema: { tags, summary: 'Delete a template, its versions and its tag links', params: TemplateIdParams, response: { 200: OkBody, ...notFound } },
   }, async (request) => {
-    await deleteTemplate(tenantOf(request), request.params.id);
+    await deleteTemplate(deps, tenantOf(request), { id: request.params.id });
     return { ok: true as const };
   });
 
@@ -125,7 +125,7 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
       params: TemplateIdParams,
       response: { 201: TemplateDetail, ...notFound },
     },
-  }, async (request, reply) => reply.code(201).send(await duplicateTemplate(tenantOf(request), request.params.id)));
+  }, async (request, reply) => reply.code(201).send(await duplicateTemplate(deps, tenantOf(request), { id: request.params.id })));
 
   app.post('/templates/:id/versions', {
     config: sessionOrWriteKey,
@@ -136,12 +136,12 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
       body: CreateVersionBody,
       response: { 201: TemplateVersionView, ...notFound },
     },
-  }, async (request, reply) => reply.code(201).send(await createVersion(tenantOf(request), request.params.id, request.body ?? undefined)));
+  }, async (request, reply) => reply.code(201).send(await createVersion(deps, tenantOf(request), { templateId: request.params.id, body: request.body ?? undefined })));
 
   app.get('/templates/:id/versions/:versionId', {
     config: sessionOrWriteKey,
     schema: { tags, summary: 'One version', params: VersionParams, response: { 200: TemplateVersionView, ...notFound } },
-  }, async (request) => getVersion(tenantOf(request), request.params.id, request.params.versionId));
+  }, async (request) => getVersion(deps, tenantOf(request), { templateId: request.params.id, versionId: request.params.versionId }));
 
   app.patch('/templates/:id/versions/:versionId', {
     config: sessionOrWriteKey,
@@ -152,7 +152,7 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
       body: UpdateVersionBody,
       response: { 200: TemplateVersionView, ...conflict, 422: ErrorBody },
     },
-  }, async (request) => updateVersion(tenantOf(request), request.params.id, request.params.versionId, request.body));
+  }, async (request) => updateVersion(deps, tenantOf(request), { templateId: request.params.id, versionId: request.params.versionId, body: request.body }));
 
   app.delete('/templates/:id/versions/:versionId', {
     config: session,
@@ -163,7 +163,7 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
       response: { 200: OkBody, ...conflict },
     },
   }, async (request) => {
-    await deleteVersion(tenantOf(request), request.params.id, request.params.versionId);
+    await deleteVersion(deps, tenantOf(request), { templateId: request.params.id, versionId: request.params.versionId });
     return { ok: true as const };
   });
 
@@ -175,12 +175,12 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
       params: VersionParams,
       response: { 201: TemplateVersionView, ...unprocessable },
     },
-  }, async (request, reply) => reply.code(201).send(await publishVersion(tenantOf(request), request.params.id, request.params.versionId)));
+  }, async (request, reply) => reply.code(201).send(await publishVersion(deps, tenantOf(request), { templateId: request.params.id, versionId: request.params.versionId })));
 
   app.post('/templates/:id/versions/:versionId/unpublish', {
     config: sessionOrWriteKey,
     schema: { tags, summary: 'Unpublish a version (no effect if it is not published)', params: VersionParams, response: { 201: TemplateVersionView, ...notFound } },
-  }, async (request, reply) => reply.code(201).send(await unpublishVersion(tenantOf(request), request.params.id, request.params.versionId)));
+  }, async (request, reply) => reply.code(201).send(await unpublishVersion(deps, tenantOf(request), { templateId: request.params.id, versionId: request.params.versionId })));
 
   app.post('/templates/:id/versions/:versionId/preview', {
     config: sessionOrWriteKey,
@@ -191,20 +191,20 @@ export default async function templateRoutes(app: App, _deps: AppDeps): Promise<
       body: PreviewBody,
       response: { 200: RenderedMessage, ...unprocessable, 503: ErrorBody },
     },
-  }, async (request) => previewVersion(tenantOf(request), request.params.id, request.params.versionId, request.body?.data ?? {}));
+  }, async (request) => previewVersion(deps, tenantOf(request), { templateId: request.params.id, versionId: request.params.versionId, data: request.body?.data ?? {} }));
 
   app.get('/templates/:id/tags', {
     config: session,
     schema: { tags, summary: 'Tags attached to a template', params: TemplateIdParams, response: { 200: Type.Array(TemplateTagView), ...notFound } },
-  }, async (request) => tagsOfTemplate(tenantOf(request), request.params.id));
+  }, async (request) => tagsOfTemplate(deps, tenantOf(request), { templateId: request.params.id }));
 
   app.post('/templates/:id/tags/:tagId', {
     config: session,
     schema: { tags, summary: 'Attach a tag to a template', params: TemplateTagParams, response: { 200: TemplateDetail, ...notFound } },
-  }, async (request) => attachTemplateTag(tenantOf(request), request.params.id, request.params.tagId));
+  }, async (request) => attachTemplateTag(deps, tenantOf(request), { templateId: request.params.id, tagId: request.params.tagId }));
 
   app.delete('/templates/:id/tags/:tagId', {
     config: session,
     schema: { tags, summary: 'Detach a tag from a template', params: TemplateTagParams, response: { 200: TemplateDetail, ...notFound } },
-  }, async (request) => detachTemplateTag(tenantOf(request), request.params.id, request.params.tagId));
+  }, async (request) => detachTemplateTag(deps, tenantOf(request), { templateId: request.params.id, tagId: request.params.tagId }));
 }

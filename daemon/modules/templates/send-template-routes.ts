@@ -6,13 +6,12 @@ import { tenantOf } from '../../plugins/auth.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { SendAccepted, SendQuery } from '../../../shared/schemas/emails.ts';
 import { SendTemplateBody } from '../../../shared/schemas/templates.ts';
-import { idempotencyKeyOf, sendDepsOf } from '../emails/routes.ts';
+import { idempotencyKeyOf } from '../emails/routes.ts';
 import { replyWithSend } from '../emails/reply.ts';
 import { SEND_BODY_LIMIT_BYTES } from '../emails/validate.ts';
 import { sendTemplate } from './send-template.ts';
 
 export default async function sendTemplateRoutes(app: App, deps: ModuleDeps): Promise<void> {
-  const sendDeps = sendDepsOf(deps);
 
   app.post('/emails/send-template', {
     config: { access: access.keyOrSession('email:send') },
@@ -25,7 +24,7 @@ export default async function sendTemplateRoutes(app: App, deps: ModuleDeps): Pr
       response: { 200: SendAccepted, 202: SendAccepted, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 413: ErrorBody, 422: ErrorBody, 429: ErrorBody, 503: ErrorBody },
     },
   }, async (request, reply) => {
-    const answer = await sendTemplate(sendDeps, tenantOf(request), {
+    const answer = await sendTemplate(deps, tenantOf(request), {
       body: request.body,
       sync: request.query.sync === 'true',
       idempotencyKey: idempotencyKeyOf(request.headers['idempotency-key'], undefined),

@@ -1,7 +1,7 @@
 // POST /emails/send-template's rules: the published version of a template, by slug and locale,
 // rendered once with the data (so data the template cannot take is refused now, not failed later),
 // then the one send pipeline (acceptSends) with the template version and data; the worker renders.
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { UnprocessableError, ValidationError } from '../../errors.ts';
 import type { SendTemplateBody } from '../../../shared/schemas/templates.ts';
 import { acceptSends, type SendAnswer, type SendDeps } from '../emails/service.ts';
@@ -18,7 +18,7 @@ export interface SendTemplateInput {
 export async function sendTemplate(deps: SendDeps, ctx: TenantContext, input: SendTemplateInput): Promise<SendAnswer> {
   const { slug, idempotencyKey, from, ...rest } = input.body;
   if (!from) throw new ValidationError('from is required: a template does not carry a sender.', [{ field: 'from', message: 'is required' }]);
-  const { sequelize } = deps;
+  const { sequelize } = deps.db;
   const version = await resolvePublishedVersion(sequelize, ctx.tenantId, slug, rest.locale);
   if (!version) {
     const why = await whyNothingPublished(sequelize, ctx.tenantId, slug);
@@ -29,7 +29,8 @@ export async function sendTemplate(deps: SendDeps, ctx: TenantContext, input: Se
   const data = rest.data ?? {};
   await renderTemplateForSend({ sequelize }, ctx, { versionId: version.id, data });
   const send = normalizeSend({ ...rest, from, data, locale: version.locale, templateVersionId: version.id });
-  return acceptSends(deps, ctx, [send], {
+  return acceptSends(deps, ctx, {
+    sends: [send],
     shape: 'single',
     sync: input.sync,
     idempotencyKey: input.idempotencyKey ?? idempotencyKey ?? null,

@@ -2,7 +2,8 @@
 // Versions live in versions.ts, tags in tags.ts, rendering in render.ts.
 import { Op, UniqueConstraintError, type WhereOptions } from 'sequelize';
 import type { Sequelize } from 'sequelize';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { AppDeps } from '../../app-types.ts';
+import type { TenantContext } from '../../context.ts';
 import { ConflictError, UnprocessableError } from '../../errors.ts';
 import { projectExists } from '../projects/service.ts';
 import type {
@@ -32,7 +33,10 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-export async function listTemplates(ctx: TenantContext, query: TemplateListQuery) {
+/** What the template services take; they use the global models today. */
+export type TemplateDeps = Pick<AppDeps, 'db'>;
+
+export async function listTemplates(_deps: TemplateDeps, ctx: TenantContext, query: TemplateListQuery) {
   const where: WhereOptions<Template>[] = [{ tenantId: ctx.tenantId }];
   if (query.projectId) where.push({ projectId: query.projectId });
   if (query.editorMode) where.push({ editorMode: query.editorMode });
@@ -50,7 +54,7 @@ export async function listTemplates(ctx: TenantContext, query: TemplateListQuery
   return findPage(Template, { where: { [Op.and]: where }, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, query, summariesOf);
 }
 
-export async function createTemplate(ctx: TenantContext, body: CreateTemplateBody): Promise<TemplateDetail> {
+export async function createTemplate(_deps: TemplateDeps, ctx: TenantContext, body: CreateTemplateBody): Promise<TemplateDetail> {
   const content = {
     subject: body.subject,
     htmlBody: body.htmlBody ?? null,
@@ -82,11 +86,17 @@ export async function createTemplate(ctx: TenantContext, body: CreateTemplateBod
   }
 }
 
-export async function getTemplate(ctx: TenantContext, id: string): Promise<TemplateDetail> {
+export async function getTemplate(_deps: TemplateDeps, ctx: TenantContext, input: { id: string }): Promise<TemplateDetail> {
+  const { id } = input;
   return detailOf(await findTemplate(ctx.tenantId, id));
 }
 
-export async function updateTemplate(ctx: TenantContext, id: string, body: UpdateTemplateBody): Promise<TemplateDetail> {
+export async function updateTemplate(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { id: string; body: UpdateTemplateBody },
+): Promise<TemplateDetail> {
+  const { id, body } = input;
   const template = await findTemplate(ctx.tenantId, id);
   await checkProject(ctx.tenantId, body.projectId);
   try {
@@ -103,7 +113,8 @@ export async function updateTemplate(ctx: TenantContext, id: string, body: Updat
   return detailOf(template);
 }
 
-export async function deleteTemplate(ctx: TenantContext, id: string): Promise<void> {
+export async function deleteTemplate(_deps: TemplateDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
+  const { id } = input;
   const template = await findTemplate(ctx.tenantId, id);
   await template.destroy();
 }
@@ -118,7 +129,8 @@ async function freeCopySlug(tenantId: string, slug: string): Promise<string> {
 }
 
 /** A new draft template: same settings and tags, the latest version of each locale as version 1, 2 … */
-export async function duplicateTemplate(ctx: TenantContext, id: string): Promise<TemplateDetail> {
+export async function duplicateTemplate(_deps: TemplateDeps, ctx: TenantContext, input: { id: string }): Promise<TemplateDetail> {
+  const { id } = input;
   const source = await findTemplate(ctx.tenantId, id);
   const sequelize = Template.sequelize as Sequelize;
   const versions = await TemplateVersion.findAll({ where: { templateId: source.id, tenantId: ctx.tenantId }, order: [['version', 'DESC']] });

@@ -1,6 +1,7 @@
 // Template tags: a per-tenant catalogue of names, attached to templates many-to-many.
 import { UniqueConstraintError } from 'sequelize';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
+import type { TemplateDeps } from './service.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { TemplateDetail, TemplateTagView } from '../../../shared/schemas/templates.ts';
 import { TemplateTag, TemplateTagLink } from './model.ts';
@@ -12,12 +13,13 @@ async function findTag(tenantId: string, tagId: string): Promise<TemplateTag> {
   return tag;
 }
 
-export async function listTemplateTags(ctx: TenantContext): Promise<TemplateTagView[]> {
+export async function listTemplateTags(_deps: TemplateDeps, ctx: TenantContext): Promise<TemplateTagView[]> {
   const tags = await TemplateTag.findAll({ where: { tenantId: ctx.tenantId }, order: [['name', 'ASC']] });
   return tags.map(tagView);
 }
 
-export async function createTemplateTag(ctx: TenantContext, name: string): Promise<TemplateTagView> {
+export async function createTemplateTag(_deps: TemplateDeps, ctx: TenantContext, input: { name: string }): Promise<TemplateTagView> {
+  const { name } = input;
   try {
     return tagView(await TemplateTag.create({ tenantId: ctx.tenantId, name }));
   } catch (error) {
@@ -27,25 +29,37 @@ export async function createTemplateTag(ctx: TenantContext, name: string): Promi
 }
 
 /** Deleting a tag detaches it from every template (the links cascade). */
-export async function deleteTemplateTag(ctx: TenantContext, tagId: string): Promise<void> {
+export async function deleteTemplateTag(_deps: TemplateDeps, ctx: TenantContext, input: { tagId: string }): Promise<void> {
+  const { tagId } = input;
   const tag = await findTag(ctx.tenantId, tagId);
   await tag.destroy();
 }
 
-export async function tagsOfTemplate(ctx: TenantContext, templateId: string): Promise<TemplateTagView[]> {
+export async function tagsOfTemplate(_deps: TemplateDeps, ctx: TenantContext, input: { templateId: string }): Promise<TemplateTagView[]> {
+  const { templateId } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   return ((await tagsOfTemplates([template.id])).get(template.id) ?? []).map(tagView);
 }
 
 /** Attaching a tag that is already attached changes nothing. */
-export async function attachTemplateTag(ctx: TenantContext, templateId: string, tagId: string): Promise<TemplateDetail> {
+export async function attachTemplateTag(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { templateId: string; tagId: string },
+): Promise<TemplateDetail> {
+  const { templateId, tagId } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   const tag = await findTag(ctx.tenantId, tagId);
   await TemplateTagLink.findOrCreate({ where: { templateId: template.id, tagId: tag.id } });
   return detailOf(template);
 }
 
-export async function detachTemplateTag(ctx: TenantContext, templateId: string, tagId: string): Promise<TemplateDetail> {
+export async function detachTemplateTag(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { templateId: string; tagId: string },
+): Promise<TemplateDetail> {
+  const { templateId, tagId } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   const tag = await findTag(ctx.tenantId, tagId);
   await TemplateTagLink.destroy({ where: { templateId: template.id, tagId: tag.id } });

@@ -2,7 +2,8 @@
 // (publishing another unpublishes the previous, in one transaction). A published version is frozen:
 // change it by creating a new version (a copy of the latest) and publishing that.
 import { Op, type Sequelize, type Transaction } from 'sequelize';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
+import type { TemplateDeps } from './service.ts';
 import { ConflictError } from '../../errors.ts';
 import type { CreateVersionBody, TemplateVersionView, UpdateVersionBody } from '../../../shared/schemas/templates.ts';
 import { Template, TemplateVersion } from './model.ts';
@@ -19,7 +20,12 @@ async function touch(template: Template, transaction?: Transaction): Promise<voi
   await template.save({ transaction });
 }
 
-export async function createVersion(ctx: TenantContext, templateId: string, body: CreateVersionBody | undefined): Promise<TemplateVersionView> {
+export async function createVersion(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { templateId: string; body?: CreateVersionBody },
+): Promise<TemplateVersionView> {
+  const { templateId, body } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   const created = await sequelizeOf().transaction(async (transaction) => {
     // Serialises concurrent creations so version numbers stay unique and gapless per template.
@@ -42,11 +48,21 @@ export async function createVersion(ctx: TenantContext, templateId: string, body
   return versionView(created);
 }
 
-export async function getVersion(ctx: TenantContext, templateId: string, versionId: string): Promise<TemplateVersionView> {
+export async function getVersion(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { templateId: string; versionId: string },
+): Promise<TemplateVersionView> {
+  const { templateId, versionId } = input;
   return versionView(await findVersion(ctx.tenantId, templateId, versionId));
 }
 
-export async function updateVersion(ctx: TenantContext, templateId: string, versionId: string, body: UpdateVersionBody): Promise<TemplateVersionView> {
+export async function updateVersion(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { templateId: string; versionId: string; body: UpdateVersionBody },
+): Promise<TemplateVersionView> {
+  const { templateId, versionId, body } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   const version = await findVersion(ctx.tenantId, templateId, versionId);
   if (version.publishedAt) {
@@ -64,7 +80,8 @@ export async function updateVersion(ctx: TenantContext, templateId: string, vers
   return versionView(version);
 }
 
-export async function deleteVersion(ctx: TenantContext, templateId: string, versionId: string): Promise<void> {
+export async function deleteVersion(_deps: TemplateDeps, ctx: TenantContext, input: { templateId: string; versionId: string }): Promise<void> {
+  const { templateId, versionId } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   const version = await findVersion(ctx.tenantId, templateId, versionId);
   if (version.publishedAt) throw new ConflictError('The published version cannot be deleted: unpublish it first.', 'VERSION_PUBLISHED');
@@ -74,7 +91,12 @@ export async function deleteVersion(ctx: TenantContext, templateId: string, vers
   await touch(template);
 }
 
-export async function publishVersion(ctx: TenantContext, templateId: string, versionId: string): Promise<TemplateVersionView> {
+export async function publishVersion(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { templateId: string; versionId: string },
+): Promise<TemplateVersionView> {
+  const { templateId, versionId } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   const version = await findVersion(ctx.tenantId, templateId, versionId);
   // The content was checked when saved; check again so a version saved before a rule changed cannot go live broken.
@@ -91,7 +113,12 @@ export async function publishVersion(ctx: TenantContext, templateId: string, ver
   return versionView(version);
 }
 
-export async function unpublishVersion(ctx: TenantContext, templateId: string, versionId: string): Promise<TemplateVersionView> {
+export async function unpublishVersion(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { templateId: string; versionId: string },
+): Promise<TemplateVersionView> {
+  const { templateId, versionId } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   const version = await findVersion(ctx.tenantId, templateId, versionId);
   if (version.publishedAt) {
@@ -101,7 +128,12 @@ export async function unpublishVersion(ctx: TenantContext, templateId: string, v
   return versionView(version);
 }
 
-export async function previewVersion(ctx: TenantContext, templateId: string, versionId: string, data: Record<string, unknown>): Promise<RenderedVersion> {
+export async function previewVersion(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { templateId: string; versionId: string; data: Record<string, unknown> },
+): Promise<RenderedVersion> {
+  const { templateId, versionId, data } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   const version = await findVersion(ctx.tenantId, templateId, versionId);
   return renderVersion(template.editorMode, version, data);

@@ -1,9 +1,9 @@
 // API keys of a tenant: created and rotated by developers and up; the whole key is returned once
 // and only its hash is stored. Rotation keeps the id, name and scopes and kills the old secret
 // at once; revocation keeps the row (with revokedAt) for the audit trail.
-import { Op, type Sequelize, type Transaction } from 'sequelize';
+import { Op, type Transaction } from 'sequelize';
 import { ApiKey } from './model.ts';
-import { requireTenantRole, type Actor } from './service.ts';
+import { requireTenantRole, type Actor, type TenantDeps } from './service.ts';
 import { generateApiKey } from '../auth/api-key-format.ts';
 import { recordAudit } from '../audit/service.ts';
 import { NotFoundError, ValidationError } from '../../errors.ts';
@@ -35,18 +35,19 @@ function checkScopes(scopes: string[]): ApiKeyScope[] {
 }
 
 export async function createApiKey(
-  sequelize: Sequelize,
-  tenantId: string,
+  deps: TenantDeps,
   actor: Actor,
-  input: { name: string; scopes: string[]; environment?: ApiKeyEnvironment },
+  input: { tenantId: string; body: { name: string; scopes: string[]; environment?: ApiKeyEnvironment } },
 ): Promise<CreatedApiKeyBody> {
-  const scopes = checkScopes(input.scopes);
-  const environment = input.environment ?? 'live';
+  const { sequelize } = deps.db;
+  const { tenantId, body } = input;
+  const scopes = checkScopes(body.scopes);
+  const environment = body.environment ?? 'live';
   return sequelize.transaction(async (transaction) => {
     await requireTenantRole(tenantId, actor, 'developer', { transaction });
     const generated = generateApiKey(environment);
     const row = await ApiKey.create(
-      { tenantId, name: input.name.trim(), prefix: generated.prefix, keyHash: generated.keyHash, scopes, environment, createdBy: actor.adminId },
+      { tenantId, name: body.name.trim(), prefix: generated.prefix, keyHash: generated.keyHash, scopes, environment, createdBy: actor.adminId },
       { transaction },
     );
     await recordAudit(
@@ -58,7 +59,8 @@ export async function createApiKey(
 }
 
 /** Live (unrevoked) keys, newest first; never the key or its hash. */
-export async function listApiKeys(tenantId: string, actor: Actor, page: number, limit: number) {
+export async function listApiKeys(_deps: TenantDeps, actor: Actor, input: { tenantId: string; page: number; limit: number }) {
+  const { tenantId, page, limit } = input;
   await requireTenantRole(tenantId, actor, 'viewer', { allowBlocked: true });
   const where = { tenantId, revokedAt: { [Op.is]: null } };
   return findPage(ApiKey, { where, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, { page, limit }, (rows) => rows.map(apiKeyBody));
@@ -70,7 +72,9 @@ async function liveKeyOf(tenantId: string, apiKeyId: string, transaction: Transa
   return row;
 }
 
-export async function rotateApiKey(sequelize: Sequelize, tenantId: string, actor: Actor, apiKeyId: string): Promise<CreatedApiKeyBody> {
+export async function rotateApiKey(deps: TenantDeps, actor: Actor, input: { tenantId: string; apiKeyId: string }): Promise<CreatedApiKeyBody> {
+  const { sequelize } = deps.db;
+  const { tenantId, apiKeyId } = input;
   // The API nodes drop the old prefix from their caches (tenants/state-cache.ts).
   const { body } = await sequelize.transaction(async (transaction) => {
     await requireTenantRole(tenantId, actor, 'developer', { transaction });
@@ -87,7 +91,9 @@ export async function rotateApiKey(sequelize: Sequelize, tenantId: string, actor
   return body;
 }
 
-export async function revokeApiKey(sequelize: Sequelize, tenantId: string, actor: Actor, apiKeyId: string): Promise<void> {
+export async function revokeApiKey(deps: TenantDeps, actor: Actor, input: { tenantId: string; apiKeyId: string }): Promise<void> {
+  const { sequelize } = deps.db;
+  const { tenantId, apiKeyId } = input;
   // The API nodes drop the key from their caches (tenants/state-cache.ts).
   await sequelize.transaction(async (transaction) => {
     await requireTenantRole(tenantId, actor, 'developer', { transaction });

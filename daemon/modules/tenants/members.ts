@@ -1,15 +1,14 @@
 // Members of a tenant and their roles. Admins manage members; only owners grant, change or take
 // away the owner role; the last owner can neither leave nor be demoted; anyone may leave.
-import { Op, type Sequelize, type Transaction } from 'sequelize';
+import { Op, type Transaction } from 'sequelize';
 import { Membership } from './model.ts';
-import { requireTenantRole, type Actor } from './service.ts';
+import { requireTenantRole, type TenantDeps, type Actor } from './service.ts';
 import { Admin } from '../auth/model.ts';
 import { normaliseEmail } from '../auth/service.ts';
 import { recordAudit } from '../audit/service.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors.ts';
 import type { MemberRole } from '../../../shared/constants.ts';
 import type { InvitationBody, MemberBody } from '../../../shared/schemas/tenants.ts';
-import type { SystemMailDeps } from '../../mail/system-mail.ts';
 import { inviteByEmail } from './invitations.ts';
 import { Tenant } from './model.ts';
 import { findPage } from '../../db/paging.ts';
@@ -27,7 +26,8 @@ async function lockedOwnerCount(tenantId: string, transaction: Transaction): Pro
   return owners.length;
 }
 
-export async function listMembers(tenantId: string, actor: Actor, page: number, limit: number) {
+export async function listMembers(_deps: TenantDeps, actor: Actor, input: { tenantId: string; page: number; limit: number }) {
+  const { tenantId, page, limit } = input;
   await requireTenantRole(tenantId, actor, 'viewer', { allowBlocked: true });
   return findPage(Membership, { where: { tenantId }, order: [['createdAt', 'ASC'], ['adminId', 'ASC']] }, { page, limit }, async (rows) => {
     const admins = rows.length ? await Admin.findAll({ where: { id: { [Op.in]: rows.map((m) => m.adminId) } } }) : [];
@@ -44,40 +44,40 @@ export async function listMembers(tenantId: string, actor: Actor, page: number, 
  * (a mail with a sign-up link; registering with it joins the tenant with this role).
  */
 export async function addMember(
-  deps: SystemMailDeps,
-  tenantId: string,
+  deps: TenantDeps,
   actor: Actor,
-  input: { email: string; role: MemberRole },
+  input: { tenantId: string; body: { email: string; role: MemberRole } },
 ): Promise<{ member: MemberBody } | { invitation: InvitationBody }> {
-  const { sequelize } = deps;
+  const { tenantId, body } = input;
+  const { sequelize } = deps.db;
   return sequelize.transaction(async (transaction) => {
     const { role: actorRole } = await requireTenantRole(tenantId, actor, 'admin', { transaction });
-    if (input.role === 'owner') onlyOwnersHandleOwners(actorRole);
-    const email = normaliseEmail(input.email);
+    if (body.role === 'owner') onlyOwnersHandleOwners(actorRole);
+    const email = normaliseEmail(body.email);
     const admin = await Admin.findOne({ where: { email }, transaction });
     if (!admin) {
       const [tenant, inviter] = await Promise.all([Tenant.findByPk(tenantId, { transaction }), Admin.findByPk(actor.adminId, { transaction })]);
       if (!tenant) throw new NotFoundError('Tenant');
-      const invitation = await inviteByEmail(deps, transaction, {
-        tenantId, tenantName: tenant.name, email, role: input.role, invitedBy: actor.adminId, inviterEmail: inviter?.email ?? 'An administrator', ip: actor.ip,
+      const invitation = await inviteByEmail({ sequelize, config: deps.config, secrets: deps.secrets }, transaction, {
+        tenantId, tenantName: tenant.name, email, role: body.role, invitedBy: actor.adminId, inviterEmail: inviter?.email ?? 'An administrator', ip: actor.ip,
       });
       return { invitation };
     }
     const existing = await Membership.findOne({ where: { tenantId, adminId: admin.id }, transaction });
     if (existing) throw new ConflictError(`${admin.email} is already a member of this tenant (as ${existing.role}).`, 'ALREADY_MEMBER');
-    const membership = await Membership.create({ tenantId, adminId: admin.id, role: input.role }, { transaction });
-    await recordAudit({ action: 'member.added', tenantId, adminId: actor.adminId, ip: actor.ip, target: admin.id, metadata: { role: input.role } }, transaction);
+    const membership = await Membership.create({ tenantId, adminId: admin.id, role: body.role }, { transaction });
+    await recordAudit({ action: 'member.added', tenantId, adminId: actor.adminId, ip: actor.ip, target: admin.id, metadata: { role: body.role } }, transaction);
     return { member: memberBody(membership, admin) };
   });
 }
 
 export async function changeMemberRole(
-  sequelize: Sequelize,
-  tenantId: string,
+  deps: TenantDeps,
   actor: Actor,
-  targetAdminId: string,
-  role: MemberRole,
+  input: { tenantId: string; targetAdminId: string; role: MemberRole },
 ): Promise<MemberBody> {
+  const { sequelize } = deps.db;
+  const { tenantId, targetAdminId, role } = input;
   return sequelize.transaction(async (transaction) => {
     const { role: actorRole } = await requireTenantRole(tenantId, actor, 'admin', { transaction });
     const membership = await Membership.findOne({ where: { tenantId, adminId: targetAdminId }, transaction, lock: transaction.LOCK.UPDATE });
@@ -98,7 +98,9 @@ export async function changeMemberRole(
 }
 
 /** Admins remove others; any member may remove themselves (leave). */
-export async function removeMember(sequelize: Sequelize, tenantId: string, actor: Actor, targetAdminId: string): Promise<void> {
+export async function removeMember(deps: TenantDeps, actor: Actor, input: { tenantId: string; targetAdminId: string }): Promise<void> {
+  const { sequelize } = deps.db;
+  const { tenantId, targetAdminId } = input;
   await sequelize.transaction(async (transaction) => {
     const leaving = targetAdminId === actor.adminId;
     const { role: actorRole } = await requireTenantRole(tenantId, actor, leaving ? 'viewer' : 'admin', { transaction, allowBlocked: leaving });

@@ -49,13 +49,12 @@ function actorOf(request: FastifyRequest): Actor {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function pageOf(query: { page?: number; limit?: number }): [number, number] {
-  return [query.page ?? 1, query.limit ?? 20];
+function pageOf(query: { page?: number; limit?: number }): { page: number; limit: number } {
+  return { page: query.page ?? 1, limit: query.limit ?? 20 };
 }
 
 export default async function tenantRoutes(app: App, deps: AppDeps): Promise<void> {
   const tags = ['tenants'];
-  const sequelize = deps.db.sequelize;
   const session = { access: access.session({ tenant: false }) };
   const platformAdmin = { access: access.session({ tenant: false, platformAdmin: true }) };
   const denied = { 401: ErrorBody, 403: ErrorBody };
@@ -73,17 +72,17 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
   app.post('/tenants', {
     config: session,
     schema: { tags, summary: 'Create a tenant (you become its owner; plan free)', body: CreateTenantBody, response: { 201: TenantBody, ...invalid, ...denied } },
-  }, async (request, reply) => reply.code(201).send(await createTenant(sequelize, actorOf(request), request.body)));
+  }, async (request, reply) => reply.code(201).send(await createTenant(deps, actorOf(request), request.body)));
 
   app.get('/tenants', {
     config: session,
     schema: { tags, summary: 'The tenants you are a member of', querystring: DefaultPageQuery, response: { 200: Paged(TenantBody), ...invalid, ...denied } },
-  }, async (request) => listTenants(actorOf(request).adminId, ...pageOf(request.query)));
+  }, async (request) => listTenants(deps, actorOf(request), pageOf(request.query)));
 
   app.get('/tenants/:tenantId', {
     config: session,
     schema: { tags, summary: 'One tenant (members; platform admins see any)', params: TenantParams, response: { 200: TenantBody, 404: ErrorBody, ...denied } },
-  }, async (request) => getTenant(request.params.tenantId, actorOf(request)));
+  }, async (request) => getTenant(deps, actorOf(request), { tenantId: request.params.tenantId }));
 
   app.patch('/tenants/:tenantId', {
     config: session,
@@ -94,20 +93,20 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
       body: UpdateTenantBody,
       response: { 200: TenantBody, 404: ErrorBody, ...invalid, ...denied },
     },
-  }, async (request) => updateTenant(sequelize, request.params.tenantId, actorOf(request), request.body));
+  }, async (request) => updateTenant(deps, actorOf(request), { tenantId: request.params.tenantId, body: request.body }));
 
   app.delete('/tenants/:tenantId', {
     config: session,
     schema: { tags, summary: 'Delete the tenant and all its data (owners)', params: TenantParams, response: { 200: OkBody, ...denied } },
   }, async (request) => {
-    await deleteTenant(sequelize, request.params.tenantId, actorOf(request));
+    await deleteTenant(deps, actorOf(request), { tenantId: request.params.tenantId });
     return { ok: true as const };
   });
 
   app.get('/tenants/:tenantId/retention', {
     config: session,
     schema: { tags, summary: 'How long the tenant\'s history is kept: overrides, platform default, effective (members; platform admins)', params: TenantParams, response: { 200: TenantRetentionBody, 404: ErrorBody, ...denied } },
-  }, async (request) => getTenantRetention(sequelize, request.params.tenantId, actorOf(request)));
+  }, async (request) => getTenantRetention(deps, actorOf(request), { tenantId: request.params.tenantId }));
 
   app.patch('/tenants/:tenantId/retention', {
     config: session,
@@ -118,7 +117,7 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
       body: UpdateTenantRetentionBody,
       response: { 200: TenantRetentionBody, 404: ErrorBody, ...invalid, ...denied },
     },
-  }, async (request) => updateTenantRetention(sequelize, request.params.tenantId, actorOf(request), request.body));
+  }, async (request) => updateTenantRetention(deps, actorOf(request), { tenantId: request.params.tenantId, body: request.body }));
 
   app.post('/tenants/:tenantId/members', {
     config: session,
@@ -130,14 +129,14 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
       response: { 201: MemberBody, 202: InvitationBody, 404: ErrorBody, 409: ErrorBody, ...invalid, ...denied },
     },
   }, async (request, reply) => {
-    const added = await addMember({ sequelize, config: deps.config, secrets: deps.secrets }, request.params.tenantId, actorOf(request), request.body);
+    const added = await addMember(deps, actorOf(request), { tenantId: request.params.tenantId, body: request.body });
     return 'member' in added ? reply.code(201).send(added.member) : reply.code(202).send(added.invitation);
   });
 
   app.get('/tenants/:tenantId/members', {
     config: session,
     schema: { tags, summary: 'Members and their roles', params: TenantParams, querystring: DefaultPageQuery, response: { 200: Paged(MemberBody), ...invalid, ...denied } },
-  }, async (request) => listMembers(request.params.tenantId, actorOf(request), ...pageOf(request.query)));
+  }, async (request) => listMembers(deps, actorOf(request), { tenantId: request.params.tenantId, ...pageOf(request.query) }));
 
   app.patch('/tenants/:tenantId/members/:targetAdminId/role', {
     config: session,
@@ -148,7 +147,7 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
       body: UpdateMemberRoleBody,
       response: { 200: MemberBody, 404: ErrorBody, 409: ErrorBody, ...invalid, ...denied },
     },
-  }, async (request) => changeMemberRole(sequelize, request.params.tenantId, actorOf(request), request.params.targetAdminId, request.body.role));
+  }, async (request) => changeMemberRole(deps, actorOf(request), { tenantId: request.params.tenantId, targetAdminId: request.params.targetAdminId, role: request.body.role }));
 
   app.delete('/tenants/:tenantId/members/:targetAdminId', {
     config: session,
@@ -159,7 +158,7 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
       response: { 200: OkBody, 404: ErrorBody, 409: ErrorBody, ...denied },
     },
   }, async (request) => {
-    await removeMember(sequelize, request.params.tenantId, actorOf(request), request.params.targetAdminId);
+    await removeMember(deps, actorOf(request), { tenantId: request.params.tenantId, targetAdminId: request.params.targetAdminId });
     return { ok: true as const };
   });
 
@@ -172,12 +171,12 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
       body: CreateApiKeyBody,
       response: { 201: CreatedApiKeyBody, ...invalid, ...denied },
     },
-  }, async (request, reply) => reply.code(201).send(await createApiKey(sequelize, request.params.tenantId, actorOf(request), request.body)));
+  }, async (request, reply) => reply.code(201).send(await createApiKey(deps, actorOf(request), { tenantId: request.params.tenantId, body: request.body })));
 
   app.get('/tenants/:tenantId/api-keys', {
     config: session,
     schema: { tags, summary: 'Live API keys (never the key itself)', params: TenantParams, querystring: DefaultPageQuery, response: { 200: Paged(ApiKeyBody), ...invalid, ...denied } },
-  }, async (request) => listApiKeys(request.params.tenantId, actorOf(request), ...pageOf(request.query)));
+  }, async (request) => listApiKeys(deps, actorOf(request), { tenantId: request.params.tenantId, ...pageOf(request.query) }));
 
   app.post('/tenants/:tenantId/api-keys/:apiKeyId/rotate', {
     config: session,
@@ -187,30 +186,30 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
       params: ApiKeyParams,
       response: { 201: CreatedApiKeyBody, 404: ErrorBody, ...denied },
     },
-  }, async (request, reply) => reply.code(201).send(await rotateApiKey(sequelize, request.params.tenantId, actorOf(request), request.params.apiKeyId)));
+  }, async (request, reply) => reply.code(201).send(await rotateApiKey(deps, actorOf(request), { tenantId: request.params.tenantId, apiKeyId: request.params.apiKeyId })));
 
   app.delete('/tenants/:tenantId/api-keys/:apiKeyId', {
     config: session,
     schema: { tags, summary: 'Revoke the key', params: ApiKeyParams, response: { 200: OkBody, 404: ErrorBody, ...denied } },
   }, async (request) => {
-    await revokeApiKey(sequelize, request.params.tenantId, actorOf(request), request.params.apiKeyId);
+    await revokeApiKey(deps, actorOf(request), { tenantId: request.params.tenantId, apiKeyId: request.params.apiKeyId });
     return { ok: true as const };
   });
 
   app.post('/tenants/:tenantId/resume-sending', {
     config: session,
     schema: { tags, summary: 'Lift an automatic sending pause (owners, admins)', params: TenantParams, response: { 200: TenantBody, ...denied } },
-  }, async (request) => resumeSending(sequelize, request.params.tenantId, actorOf(request)));
+  }, async (request) => resumeSending(deps, actorOf(request), { tenantId: request.params.tenantId }));
 
   app.post('/tenants/:tenantId/block', {
     config: platformAdmin,
     schema: { tags, summary: "Block the tenant: its members' and keys' requests get 403 (platform admins)", params: TenantParams, response: { 200: TenantBody, 404: ErrorBody, ...denied } },
-  }, async (request) => blockTenant(sequelize, request.params.tenantId, actorOf(request)));
+  }, async (request) => blockTenant(deps, actorOf(request), { tenantId: request.params.tenantId }));
 
   app.post('/tenants/:tenantId/unblock', {
     config: platformAdmin,
     schema: { tags, summary: 'Lift a block (platform admins)', params: TenantParams, response: { 200: TenantBody, 404: ErrorBody, ...denied } },
-  }, async (request) => unblockTenant(sequelize, request.params.tenantId, actorOf(request)));
+  }, async (request) => unblockTenant(deps, actorOf(request), { tenantId: request.params.tenantId }));
 
   app.get('/tenants/:tenantId/audit-events', {
     config: session,
@@ -222,8 +221,9 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
       response: { 200: Paged(AuditEventBody), ...invalid, ...denied },
     },
   }, async (request) => {
-    await requireTenantRole(request.params.tenantId, actorOf(request), 'owner', { allowBlocked: true });
-    return listTenantAuditEvents(request.params.tenantId, ...pageOf(request.query));
+    const actor = actorOf(request);
+    await requireTenantRole(request.params.tenantId, actor, 'owner', { allowBlocked: true });
+    return listTenantAuditEvents(deps, actor, { tenantId: request.params.tenantId, ...pageOf(request.query) });
   });
 }
 

@@ -2,9 +2,10 @@
 // the tenant in the path, so membership and role are checked here from that id (the auth plugin
 // only knows the X-Tenant-Id header).
 import { Op, type Sequelize, type Transaction } from 'sequelize';
+import type { AppDeps } from '../../app-types.ts';
 import { Membership, Tenant } from './model.ts';
 import { recordAudit } from '../audit/service.ts';
-import { roleAtLeast } from '../../plugins/access.ts';
+import { roleAtLeast } from '../../context.ts';
 import { ForbiddenError, NotFoundError } from '../../errors.ts';
 import type { MemberRole } from '../../../shared/constants.ts';
 import type { TenantBody, UpdateTenantBody } from '../../../shared/schemas/tenants.ts';
@@ -16,6 +17,9 @@ export interface Actor {
   isPlatformAdmin: boolean;
   ip?: string;
 }
+
+/** What the tenant, member, API-key, retention and audit services take. */
+export type TenantDeps = Pick<AppDeps, 'db' | 'config' | 'secrets'>;
 
 export const BLOCKED_MESSAGE = 'This tenant has been blocked by the platform administrator; contact support to lift the block.';
 
@@ -73,7 +77,8 @@ export function tenantBody(tenant: Tenant, role: MemberRole | null): TenantBody 
   };
 }
 
-export async function createTenant(sequelize: Sequelize, actor: Actor, input: { name: string }): Promise<TenantBody> {
+export async function createTenant(deps: TenantDeps, actor: Actor, input: { name: string }): Promise<TenantBody> {
+  const { sequelize } = deps.db;
   return sequelize.transaction(async (transaction) => {
     const tenant = await Tenant.create({ name: input.name.trim(), plan: 'free' }, { transaction });
     await Membership.create({ tenantId: tenant.id, adminId: actor.adminId, role: 'owner' }, { transaction });
@@ -83,7 +88,9 @@ export async function createTenant(sequelize: Sequelize, actor: Actor, input: { 
 }
 
 /** Only the tenants the admin is a member of (platform admins included: they see others by id). */
-export async function listTenants(adminId: string, page: number, limit: number) {
+export async function listTenants(_deps: TenantDeps, actor: Actor, input: { page: number; limit: number }) {
+  const { adminId } = actor;
+  const { page, limit } = input;
   const memberships = await Membership.findAll({ where: { adminId }, attributes: ['tenantId', 'role'] });
   const roles = new Map(memberships.map((m) => [m.tenantId, m.role]));
   const where = { id: { [Op.in]: [...roles.keys()] } };
@@ -92,13 +99,16 @@ export async function listTenants(adminId: string, page: number, limit: number) 
   );
 }
 
-export async function getTenant(tenantId: string, actor: Actor): Promise<TenantBody> {
+export async function getTenant(_deps: TenantDeps, actor: Actor, input: { tenantId: string }): Promise<TenantBody> {
+  const { tenantId } = input;
   const { tenant, role } = await requireTenantRole(tenantId, actor, 'viewer', { platformAdminMayRead: true, allowBlocked: true });
   return tenantBody(tenant, role);
 }
 
 /** `name` from owners and admins; `plan` and `monthlyLimit` from platform admins only. */
-export async function updateTenant(sequelize: Sequelize, tenantId: string, actor: Actor, changes: UpdateTenantBody): Promise<TenantBody> {
+export async function updateTenant(deps: TenantDeps, actor: Actor, input: { tenantId: string; body: UpdateTenantBody }): Promise<TenantBody> {
+  const { sequelize } = deps.db;
+  const { tenantId, body: changes } = input;
   const billing = changes.plan !== undefined || changes.monthlyLimit !== undefined;
   if (billing && !actor.isPlatformAdmin) {
     throw new ForbiddenError('Only platform administrators may change the plan or the monthly limit.', 'PLATFORM_ADMIN_REQUIRED');
@@ -122,7 +132,9 @@ export async function updateTenant(sequelize: Sequelize, tenantId: string, actor
 }
 
 /** Deletes the tenant and, by cascade, everything it owns. Owners only. */
-export async function deleteTenant(sequelize: Sequelize, tenantId: string, actor: Actor): Promise<void> {
+export async function deleteTenant(deps: TenantDeps, actor: Actor, input: { tenantId: string }): Promise<void> {
+  const { sequelize } = deps.db;
+  const { tenantId } = input;
   await sequelize.transaction(async (transaction) => {
     const { tenant } = await requireTenantRole(tenantId, actor, 'owner', { transaction, allowBlocked: false });
     await tenant.destroy({ transaction });
@@ -146,16 +158,20 @@ async function setStatus(sequelize: Sequelize, tenantId: string, actor: Actor, s
 }
 
 /** Platform admins only (the route's access rule says so). */
-export function blockTenant(sequelize: Sequelize, tenantId: string, actor: Actor): Promise<TenantBody> {
-  return setStatus(sequelize, tenantId, actor, 'blocked');
+export function blockTenant(deps: TenantDeps, actor: Actor, input: { tenantId: string }): Promise<TenantBody> {
+  const { tenantId } = input;
+  return setStatus(deps.db.sequelize, tenantId, actor, 'blocked');
 }
 
-export function unblockTenant(sequelize: Sequelize, tenantId: string, actor: Actor): Promise<TenantBody> {
-  return setStatus(sequelize, tenantId, actor, 'active');
+export function unblockTenant(deps: TenantDeps, actor: Actor, input: { tenantId: string }): Promise<TenantBody> {
+  const { tenantId } = input;
+  return setStatus(deps.db.sequelize, tenantId, actor, 'active');
 }
 
 /** Lifts an automatic sending pause (bounce or complaint rate). Owners and admins. */
-export async function resumeSending(sequelize: Sequelize, tenantId: string, actor: Actor): Promise<TenantBody> {
+export async function resumeSending(deps: TenantDeps, actor: Actor, input: { tenantId: string }): Promise<TenantBody> {
+  const { sequelize } = deps.db;
+  const { tenantId } = input;
   return sequelize.transaction(async (transaction) => {
     const { tenant, role } = await requireTenantRole(tenantId, actor, 'admin', { transaction });
     const wasPaused = tenant.sendingPausedAt !== null;

@@ -23,21 +23,19 @@ import {
   replayDelivery,
   sendTestEvent,
   toggleEndpoint,
-  type WebhookServiceDeps,
 } from './service.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const notFound = { ...errors, 404: ErrorBody };
 
 export default async function webhookRoutes(app: App, deps: AppDeps): Promise<void> {
-  const services: WebhookServiceDeps = { sequelize: deps.db.sequelize, sql: deps.db.sql, config: deps.config, secrets: deps.secrets };
   const tags = ['webhooks'];
   const manage = { access: access.keyOrSession('webhooks:manage') };
 
   app.get('/webhooks/endpoints', {
     config: manage,
     schema: { tags, summary: 'List webhook endpoints (secrets are never shown again)', querystring: WebhookEndpointsQuery, response: { 200: WebhookEndpointPage, ...errors } },
-  }, async (request) => listEndpoints(tenantOf(request), request.query));
+  }, async (request) => listEndpoints(deps, tenantOf(request), request.query));
 
   app.post('/webhooks/endpoints', {
     config: manage,
@@ -47,20 +45,20 @@ export default async function webhookRoutes(app: App, deps: AppDeps): Promise<vo
       body: CreateWebhookEndpointBody,
       response: { 201: CreatedWebhookEndpoint, ...errors },
     },
-  }, async (request, reply) => reply.code(201).send(await createEndpoint(services, tenantOf(request), request.body)));
+  }, async (request, reply) => reply.code(201).send(await createEndpoint(deps, tenantOf(request), request.body)));
 
   app.delete('/webhooks/endpoints/:id', {
     config: manage,
     schema: { tags, summary: 'Delete an endpoint and its deliveries', params: IdParams, response: { 200: OkBody, ...notFound } },
   }, async (request) => {
-    await deleteEndpoint(tenantOf(request), request.params.id);
+    await deleteEndpoint(deps, tenantOf(request), { id: request.params.id });
     return { ok: true as const };
   });
 
   app.patch('/webhooks/endpoints/:id/toggle', {
     config: manage,
     schema: { tags, summary: 'Switch an endpoint on or off (on clears its failure streak)', params: IdParams, response: { 200: WebhookEndpoint, ...notFound } },
-  }, async (request) => toggleEndpoint(tenantOf(request), request.params.id));
+  }, async (request) => toggleEndpoint(deps, tenantOf(request), { id: request.params.id }));
 
   app.get('/webhooks/endpoints/:id/deliveries', {
     config: manage,
@@ -71,7 +69,7 @@ export default async function webhookRoutes(app: App, deps: AppDeps): Promise<vo
       querystring: WebhookDeliveriesQuery,
       response: { 200: WebhookDeliveryPage, ...notFound },
     },
-  }, async (request) => listDeliveries(tenantOf(request), request.params.id, request.query));
+  }, async (request) => listDeliveries(deps, tenantOf(request), { endpointId: request.params.id, ...request.query }));
 
   app.post('/webhooks/endpoints/:id/deliveries/:deliveryId/replay', {
     config: manage,
@@ -81,7 +79,7 @@ export default async function webhookRoutes(app: App, deps: AppDeps): Promise<vo
       params: DeliveryParams,
       response: { 202: WebhookDelivery, ...notFound, 409: ErrorBody },
     },
-  }, async (request, reply) => reply.code(202).send(await replayDelivery(services, tenantOf(request), request.params.id, request.params.deliveryId)));
+  }, async (request, reply) => reply.code(202).send(await replayDelivery(deps, tenantOf(request), { endpointId: request.params.id, deliveryId: request.params.deliveryId })));
 
   app.post('/webhooks/endpoints/:id/test', {
     config: manage,
@@ -91,5 +89,5 @@ export default async function webhookRoutes(app: App, deps: AppDeps): Promise<vo
       params: IdParams,
       response: { 200: WebhookDelivery, ...notFound },
     },
-  }, async (request) => sendTestEvent(services, tenantOf(request), request.params.id));
+  }, async (request) => sendTestEvent(deps, tenantOf(request), { endpointId: request.params.id }));
 }

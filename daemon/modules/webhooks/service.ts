@@ -1,9 +1,7 @@
 // Webhook endpoints and their deliveries, for one tenant at a time.
-import type { Sequelize } from 'sequelize';
+import type { AppDeps } from '../../app-types.ts';
 import type { Config } from '../../config.ts';
-import type { Sql } from '../../db/sql.ts';
-import type { Secrets } from '../../secrets.ts';
-import type { TenantContext } from '../../plugins/access.ts';
+import type { TenantContext } from '../../context.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { seal } from '../../crypto/sealed.ts';
 import { generateWebhookSecret } from '../../../shared/webhooks.ts';
@@ -19,12 +17,7 @@ import { emitTestEvent } from './events.ts';
 import { attemptDelivery } from './delivery.ts';
 import { findPage, type Page } from '../../db/paging.ts';
 
-export interface WebhookServiceDeps {
-  sequelize: Sequelize;
-  sql: Sql;
-  config: Config;
-  secrets: Secrets;
-}
+export type WebhookServiceDeps = Pick<AppDeps, 'db' | 'config' | 'secrets'>;
 
 
 export function toEndpointDto(row: WebhookEndpointRecord): WebhookEndpoint {
@@ -86,7 +79,7 @@ export async function createEndpoint(deps: WebhookServiceDeps, ctx: TenantContex
   return { ...toEndpointDto(row), secret };
 }
 
-export async function listEndpoints(ctx: TenantContext, query: { page?: number; limit?: number }): Promise<Page<WebhookEndpoint>> {
+export async function listEndpoints(_deps: WebhookServiceDeps, ctx: TenantContext, query: { page?: number; limit?: number }): Promise<Page<WebhookEndpoint>> {
   return findPage(WebhookEndpointRecord, { where: { tenantId: ctx.tenantId }, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, query, (rows) => rows.map(toEndpointDto));
 }
 
@@ -96,15 +89,15 @@ async function findEndpoint(ctx: TenantContext, id: string): Promise<WebhookEndp
   return row;
 }
 
-export async function deleteEndpoint(ctx: TenantContext, id: string): Promise<void> {
-  const row = await findEndpoint(ctx, id);
+export async function deleteEndpoint(_deps: WebhookServiceDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
+  const row = await findEndpoint(ctx, input.id);
   // Deliveries go with it (ON DELETE CASCADE); their queued jobs then find nothing and finish.
   await row.destroy();
 }
 
 /** Switches an endpoint on or off. Switching on clears the failure streak that may have disabled it. */
-export async function toggleEndpoint(ctx: TenantContext, id: string): Promise<WebhookEndpoint> {
-  const row = await findEndpoint(ctx, id);
+export async function toggleEndpoint(_deps: WebhookServiceDeps, ctx: TenantContext, input: { id: string }): Promise<WebhookEndpoint> {
+  const row = await findEndpoint(ctx, input.id);
   if (row.enabled) {
     await row.update({ enabled: false, disabledReason: 'manual', disabledAt: new Date() });
   } else {
@@ -113,7 +106,12 @@ export async function toggleEndpoint(ctx: TenantContext, id: string): Promise<We
   return toEndpointDto(row);
 }
 
-export async function listDeliveries(ctx: TenantContext, endpointId: string, query: { page?: number; limit?: number }): Promise<Page<WebhookDelivery>> {
+export async function listDeliveries(
+  _deps: WebhookServiceDeps,
+  ctx: TenantContext,
+  input: { endpointId: string; page?: number; limit?: number },
+): Promise<Page<WebhookDelivery>> {
+  const { endpointId, ...query } = input;
   await findEndpoint(ctx, endpointId);
   const where = { tenantId: ctx.tenantId, endpointId };
   return findPage(WebhookDeliveryRecord, { where, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, query, (rows) => rows.map(toDeliveryDto));
@@ -123,7 +121,8 @@ export async function listDeliveries(ctx: TenantContext, endpointId: string, que
  * Sends a delivery's payload again as a new delivery (new delivery id, same event id in the body,
  * `replayOf` pointing at the original), delivered by the webhook worker with the usual retries.
  */
-export async function replayDelivery(deps: WebhookServiceDeps, ctx: TenantContext, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
+export async function replayDelivery(_deps: WebhookServiceDeps, ctx: TenantContext, input: { endpointId: string; deliveryId: string }): Promise<WebhookDelivery> {
+  const { endpointId, deliveryId } = input;
   const endpoint = await findEndpoint(ctx, endpointId);
   const original = await WebhookDeliveryRecord.findOne({ where: { id: deliveryId, endpointId, tenantId: ctx.tenantId } });
   if (!original) throw new NotFoundError('Webhook delivery');
@@ -138,12 +137,14 @@ export async function replayDelivery(deps: WebhookServiceDeps, ctx: TenantContex
 }
 
 /** Sends a `test` event to the endpoint now (one attempt, no retries) and answers with the result. */
-export async function sendTestEvent(deps: WebhookServiceDeps, ctx: TenantContext, endpointId: string): Promise<WebhookDelivery> {
+export async function sendTestEvent(deps: WebhookServiceDeps, ctx: TenantContext, input: { endpointId: string }): Promise<WebhookDelivery> {
+  const { endpointId } = input;
+  const { sequelize, sql } = deps.db;
   await findEndpoint(ctx, endpointId);
-  const { deliveryId } = await deps.sequelize.transaction((transaction) =>
-    emitTestEvent(deps.sequelize, { tenantId: ctx.tenantId, endpointId }, transaction),
+  const { deliveryId } = await sequelize.transaction((transaction) =>
+    emitTestEvent(sequelize, { tenantId: ctx.tenantId, endpointId }, transaction),
   );
-  await attemptDelivery(deps, deliveryId);
+  await attemptDelivery({ sequelize, sql, config: deps.config, secrets: deps.secrets }, deliveryId);
   const row = await WebhookDeliveryRecord.findByPk(deliveryId);
   if (!row) throw new NotFoundError('Webhook delivery');
   return toDeliveryDto(row);
