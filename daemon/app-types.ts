@@ -13,6 +13,7 @@ import type { Database } from './db/index.ts';
 import type { Secrets } from './secrets.ts';
 import type { TenantStateCache } from './modules/tenants/state-cache.ts';
 import type { AcceptGroups } from './modules/emails/accept-groups.ts';
+import type { MailResources } from './mail/resources.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -34,7 +35,7 @@ export interface AppDeps {
 }
 
 /** What buildApp hands its modules: the app's deps and the state buildApp creates for them. */
-export interface ModuleDeps extends AppDeps {
+export interface ModuleDeps extends AppDeps, MailResources {
   /** API keys and tenant state, cached per app and invalidated across nodes (tenants/state-cache.ts). */
   tenantState: TenantStateCache;
   /** Group commit of this node's concurrent plain sends (emails/accept-groups.ts). */

@@ -199,7 +199,7 @@ test('a resolver that never answers: every record reported, nothing thrown', asy
   try {
     const domain = await domainRow('unreachable.test');
     const started = Date.now();
-    const body = await diagnoseDomain({ sequelize: ctx.db.sequelize, secrets: ctx.deps.secrets, config: { ...ctx.config, dnsServers: [silent.address] } }, world.tenantId, domain.id);
+    const body = await diagnoseDomain({ sequelize: ctx.db.sequelize, secrets: ctx.deps.secrets, config: { ...ctx.config, dnsServers: [silent.address] }, dkimSigning: ctx.workerResources.dkimSigning }, world.tenantId, domain.id);
     assert.ok(Date.now() - started < 8000, `took ${Date.now() - started} ms`);
     assert.equal(body.problems.map((p) => `${p.record}:${p.code}`), ['spf:DNS_TIMEOUT', 'dkim:DNS_TIMEOUT', 'dmarc:DNS_TIMEOUT', 'returnPath:DNS_TIMEOUT']);
     assert.is(body.ok, false);

@@ -91,7 +91,7 @@ async function planRun(run: Run, campaign: CampaignRow): Promise<ChunkPlan> {
     audience: campaign.audience ?? {},
     apiKeyId: campaign.apiKeyId ?? null,
     testMode: campaign.testMode,
-    domainVerified: campaign.testMode || (await isVerifiedSenderDomain(sequelize, run.tenantId, probe.fromAddress.split('@')[1])),
+    domainVerified: campaign.testMode || (await isVerifiedSenderDomain(run.deps, run.tenantId, probe.fromAddress.split('@')[1])),
     from: probe.from,
     // messageIdFor gives `<id@domain>`: the chunk statement puts each log's id before the rest.
     messageIdSuffix: messageIdFor('', probe.fromAddress).slice(1),
@@ -166,7 +166,7 @@ async function recordRefusal(run: Run, job: JobRow, error: ApiError): Promise<Jo
 
 export async function handleCampaignJob(job: JobRow, ctx: WorkerContext): Promise<JobOutcome> {
   const run: Run = {
-    deps: { sequelize: ctx.sequelize, sql: ctx.sql, config: ctx.config, secrets: ctx.secrets },
+    deps: { sequelize: ctx.sequelize, sql: ctx.sql, config: ctx.config, secrets: ctx.secrets, dkimSigning: ctx.dkimSigning, mailTransports: ctx.mailTransports, reactEmailSandbox: ctx.reactEmailSandbox },
     tenantId: String(job.payload.tenantId),
     campaignId: String(job.payload.campaignId),
     plan: null,

@@ -9,6 +9,7 @@
 // again by the send worker, as send-template does. A recipient whose address or data fails is
 // listed as rejected; a fault of the shared fields (bad Liquid, unknown template) fails the batch.
 import type { Sequelize } from 'sequelize';
+import type { ReactEmailSandbox } from '../../render/react-email/sandbox.ts';
 import { UnprocessableError, ValidationError, NotFoundError } from '../../errors.ts';
 import type { BatchBody } from '../../../shared/schemas/emails.ts';
 import { checkLiquid, renderLiquid, type TemplatePart } from '../../render/liquid.ts';
@@ -17,6 +18,8 @@ import { normalizeSend, type NormalizedSend, type SendInput } from './validate.t
 
 export interface BatchDeps {
   sequelize: Sequelize;
+  /** Renders each recipient's React Email template now, so its data is refused now, not failed later. */
+  reactEmailSandbox: ReactEmailSandbox;
 }
 
 interface Rejection {

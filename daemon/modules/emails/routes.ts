@@ -28,9 +28,19 @@ export function idempotencyKeyOf(header: string | string[] | undefined, field: s
   return value && value.trim() !== '' ? value.trim().slice(0, 255) : (field ?? null);
 }
 
-/** What the send routes hand acceptSends: the app's pg, cache of tenant state and group commit. */
+/** What the send routes hand acceptSends: the app's pg, mail resources, cache of tenant state and group commit. */
 export function sendDepsOf(deps: ModuleDeps): SendDeps {
-  return { sequelize: deps.db.sequelize, sql: deps.db.sql, config: deps.config, secrets: deps.secrets, tenantState: deps.tenantState, groups: deps.acceptGroups };
+  return {
+    sequelize: deps.db.sequelize,
+    sql: deps.db.sql,
+    config: deps.config,
+    secrets: deps.secrets,
+    dkimSigning: deps.dkimSigning,
+    mailTransports: deps.mailTransports,
+    reactEmailSandbox: deps.reactEmailSandbox,
+    tenantState: deps.tenantState,
+    groups: deps.acceptGroups,
+  };
 }
 
 export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<void> {

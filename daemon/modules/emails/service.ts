@@ -33,11 +33,13 @@ import { quotaCap, quotaHeaders, quotaOfRow, wouldExceedQuota, type QuotaStatus 
 import { apiKeyIsLive, loadTenantState, type TenantState, type TenantStateCache } from '../tenants/state-cache.ts';
 import { insertAcceptedSends, type AcceptedSend, type InsertAcceptedOptions, type InsertOutcome } from './insert-accepted.ts';
 import type { AcceptGroups } from './accept-groups.ts';
+import type { MailResources } from '../../mail/resources.ts';
 import { claimKey, completeKey, fingerprintHash, replayIfKnown, type AnswerBody, type StoredAnswer } from './idempotency.ts';
 import { normalizedBareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
 import type { BatchAccepted, SendAccepted } from '../../../shared/schemas/emails.ts';
 
-export interface SendDeps {
+/** The mail resources check senders (DKIM cache) and deliver a sync send (relay pools, sandbox). */
+export interface SendDeps extends MailResources {
   sequelize: Sequelize;
   /** Plain `pg` for the accept statement and the idempotency keys. */
   sql: Sql;
@@ -116,7 +118,7 @@ export async function checkReferences(deps: SendDeps, ctx: TenantContext, reques
   const domains = [...new Set(requests.map((r) => r.fromAddress.split('@')[1]))];
   if (!fresh && domains.length === 1) return domainAndParents(senderDomainOf(domains[0]) ?? '');
   for (const domain of domains) {
-    if (!(await isVerifiedSenderDomain(deps.sequelize, ctx.tenantId, domain))) {
+    if (!(await isVerifiedSenderDomain(deps, ctx.tenantId, domain))) {
       throw new ForbiddenError(`${domain} is not a verified sending domain of this tenant: add it with POST /domains and verify its DNS records, or send from a verified domain.`, 'DOMAIN_NOT_VERIFIED');
     }
   }

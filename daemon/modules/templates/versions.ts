@@ -9,6 +9,7 @@ import { Template, TemplateVersion } from './model.ts';
 import { checkVersionContent } from './content.ts';
 import { findTemplate, findVersion, versionView } from './views.ts';
 import { renderVersion, type RenderedVersion } from './render.ts';
+import type { ReactEmailSandbox } from '../../render/react-email/sandbox.ts';
 
 function sequelizeOf(): Sequelize {
   return TemplateVersion.sequelize as Sequelize;
@@ -101,8 +102,14 @@ export async function unpublishVersion(ctx: TenantContext, templateId: string, v
   return versionView(version);
 }
 
-export async function previewVersion(ctx: TenantContext, templateId: string, versionId: string, data: Record<string, unknown>): Promise<RenderedVersion> {
+export async function previewVersion(
+  deps: { reactEmailSandbox: ReactEmailSandbox },
+  ctx: TenantContext,
+  templateId: string,
+  versionId: string,
+  data: Record<string, unknown>,
+): Promise<RenderedVersion> {
   const template = await findTemplate(ctx.tenantId, templateId);
   const version = await findVersion(ctx.tenantId, templateId, versionId);
-  return renderVersion(template.editorMode, version, data);
+  return renderVersion(deps.reactEmailSandbox, template.editorMode, version, data);
 }
