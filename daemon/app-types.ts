@@ -14,6 +14,7 @@ import type { Secrets } from './secrets.ts';
 import type { TenantStateCache } from './modules/tenants/state-cache.ts';
 import type { AcceptGroups } from './modules/emails/accept-groups.ts';
 import type { MailResources } from './mail/resources.ts';
+import type { ReadinessMemo } from './modules/health/service.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -40,4 +41,6 @@ export interface ModuleDeps extends AppDeps, MailResources {
   tenantState: TenantStateCache;
   /** Group commit of this node's concurrent plain sends (emails/accept-groups.ts). */
   acceptGroups: AcceptGroups;
+  /** What the readiness check has learnt once and need not ask again (health/service.ts). */
+  readiness: ReadinessMemo;
 }

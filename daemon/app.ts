@@ -36,6 +36,7 @@ import templateRoutes from './modules/templates/routes.ts';
 import sendTemplateRoutes from './modules/templates/send-template-routes.ts';
 import { createTenantStateCache } from './modules/tenants/state-cache.ts';
 import { createAcceptGroups } from './modules/emails/accept-groups.ts';
+import { createReadinessMemo } from './modules/health/service.ts';
 import { closeMailResources, createMailResources } from './mail/resources.ts';
 import { quotaHeaders, quotaOfRow } from './modules/quota/service.ts';
 
@@ -98,7 +99,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   app.addHook('onClose', async () => tenantState.close());
   const mail = createMailResources(appDeps.config, appDeps.secrets);
   app.addHook('onClose', async () => closeMailResources(mail));
-  const deps: ModuleDeps = { ...appDeps, ...mail, tenantState, acceptGroups: createAcceptGroups(appDeps.db.sql) };
+  const deps: ModuleDeps = { ...appDeps, ...mail, tenantState, acceptGroups: createAcceptGroups(appDeps.db.sql), readiness: createReadinessMemo() };
 
   app.addSchema(ErrorBody);
   app.addHook('onResponse', async (request, reply) => {
