@@ -1,5 +1,5 @@
-// DKIM end to end: a message signed by nodemailer with DkimSigningCache.dkimFor()'s options passes mailauth's DKIM
-// verification against the key published in (real, test) DNS.
+// DKIM end to end: a message signed by nodemailer with DkimSigningCache.dkimFor()'s options passes
+// mailauth's DKIM verification against the key published in (real, test) DNS.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateKeyPairSync } from 'node:crypto';
