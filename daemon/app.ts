@@ -97,7 +97,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
     onListenError: (error) => app.log.warn({ err: error }, 'tenant state cache: LISTEN lost, retrying (entries expire on their own meanwhile)'),
   });
   app.addHook('onClose', async () => tenantState.close());
-  const mail = createMailResources(appDeps.config, appDeps.secrets);
+  const mail = createMailResources(appDeps.config, appDeps.secrets, appDeps.dkimSigning);
   app.addHook('onClose', async () => closeMailResources(mail));
   const deps: ModuleDeps = { ...appDeps, ...mail, tenantState, acceptGroups: createAcceptGroups(appDeps.db.sql), readiness: createReadinessMemo() };
 

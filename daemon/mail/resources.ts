@@ -15,8 +15,12 @@ export interface MailResources {
   reactEmailSandbox: ReactEmailSandbox;
 }
 
-export function createMailResources(config: TransportConfig, secrets: Pick<Secrets, 'encryptionKey'>): MailResources {
-  return { dkimSigning: new DkimSigningCache(secrets), mailTransports: new MailTransports(config), reactEmailSandbox: new ReactEmailSandbox() };
+/**
+ * `dkimSigning` is given when the API and the SMTP edge run in one process (main.ts): they share it, so a
+ * domain verified or removed through the API is known to submission at once.
+ */
+export function createMailResources(config: TransportConfig, secrets: Pick<Secrets, 'encryptionKey'>, dkimSigning = new DkimSigningCache(secrets)): MailResources {
+  return { dkimSigning, mailTransports: new MailTransports(config), reactEmailSandbox: new ReactEmailSandbox() };
 }
 
 /** Ends the pooled relay connections and the warm render worker. */
