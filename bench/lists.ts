@@ -18,6 +18,7 @@ import { machineInfo } from './machine.ts';
 import pino from 'pino';
 import { loadConfig } from '../daemon/config.ts';
 import { loadSecrets } from '../daemon/secrets.ts';
+import { closeMailResources, createMailResources } from '../daemon/mail/resources.ts';
 import { handleCampaignJob } from '../daemon/modules/campaigns/expand.ts';
 import { startCampaignSend } from '../daemon/modules/campaigns/send.ts';
 
@@ -122,11 +123,14 @@ async function main() {
   const alone = await api(url, key, 'POST', '/campaigns', { name: 'Alone', templateId: template.id, audience: { tag: 'csv' } });
   await held.daemon?.stop();
   held.daemon = null;
+  const config = loadConfig({ NODE_ENV: 'production', DATABASE_URL: database.url, DATA_DIR: dataDir, JWT_SECRET });
+  const secrets = loadSecrets(dataDir, JWT_SECRET);
   const worker = {
     sequelize: database.db.sequelize,
     sql: database.db.sql,
-    config: loadConfig({ NODE_ENV: 'production', DATABASE_URL: database.url, DATA_DIR: dataDir, JWT_SECRET }),
-    secrets: loadSecrets(dataDir, JWT_SECRET),
+    config,
+    secrets,
+    ...createMailResources(config, secrets),
     log: pino({ level: 'silent' }),
     workerId: 'bench',
   };
@@ -134,7 +138,7 @@ async function main() {
   await startCampaignSend(database, owner, { id: alone.id, body: { from: 'Bench News <news@bench.example>' }, testMode: null });
   const aloneStart = performance.now();
   const job = { id: '0', queue: 'campaign' as const, tenantId: database.tenantId, payload: { campaignId: alone.id, tenantId: database.tenantId }, attempts: 0, maxAttempts: 1, runAt: new Date(), createdAt: new Date() };
-  const outcome = await handleCampaignJob(job, worker);
+  const outcome = await handleCampaignJob(job, worker).finally(() => closeMailResources(worker));
   if (outcome.kind !== 'done') throw new Error(`expansion alone: ${JSON.stringify(outcome)}`);
   const aloneSeconds = (performance.now() - aloneStart) / 1000;
   const [aloneRow] = await database.db.sequelize.query<{ accepted_count: number }>('SELECT accepted_count FROM campaigns WHERE id = :id', { replacements: { id: alone.id }, type: 'SELECT' as never });

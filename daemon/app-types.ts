@@ -13,6 +13,9 @@ import type { Database } from './db/index.ts';
 import type { Secrets } from './secrets.ts';
 import type { TenantStateCache } from './modules/tenants/state-cache.ts';
 import type { AcceptGroups } from './modules/emails/accept-groups.ts';
+import type { MailResources } from './mail/resources.ts';
+import type { DkimSigningCache } from './modules/domains/signing.ts';
+import type { ReadinessMemo } from './modules/health/service.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -31,12 +34,17 @@ export interface AppDeps {
   redisPrefix: string;
   /** Reports whether the worker threads are alive; absent on an api-only node. */
   workers?: { alive(): boolean; names(): string[] };
+  /** The DKIM key cache the SMTP edge of this process shares (main.ts); absent: buildApp makes its own. */
+  dkimSigning?: DkimSigningCache;
 }
 
 /** What buildApp hands its modules: the app's deps and the state buildApp creates for them. */
-export interface ModuleDeps extends AppDeps {
+export interface ModuleDeps extends AppDeps, MailResources {
+  dkimSigning: DkimSigningCache;
   /** API keys and tenant state, cached per app and invalidated across nodes (tenants/state-cache.ts). */
   tenantState: TenantStateCache;
   /** Group commit of this node's concurrent plain sends (emails/accept-groups.ts). */
   acceptGroups: AcceptGroups;
+  /** What the readiness check has learnt once and need not ask again (health/service.ts). */
+  readiness: ReadinessMemo;
 }

@@ -36,6 +36,8 @@ import templateRoutes from './modules/templates/routes.ts';
 import sendTemplateRoutes from './modules/templates/send-template-routes.ts';
 import { createTenantStateCache } from './modules/tenants/state-cache.ts';
 import { createAcceptGroups } from './modules/emails/accept-groups.ts';
+import { createReadinessMemo } from './modules/health/service.ts';
+import { closeMailResources, createMailResources } from './mail/resources.ts';
 import { quotaHeaders, quotaOfRow } from './modules/quota/service.ts';
 
 /** Longest path parameter accepted: tracking and unsubscribe tokens (a click token carries its URL). */
@@ -86,7 +88,8 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  // State the modules share for the life of this app (tenants/state-cache.ts, emails/accept-groups.ts).
+  // State the modules share for the life of this app (tenants/state-cache.ts, emails/accept-groups.ts,
+  // mail/resources.ts): created here, never at import, and closed with the app.
   // The embedded PGlite is one session: it cannot deliver another session's NOTIFY, the TTL serves.
   const tenantState = await createTenantStateCache({
     sql: appDeps.db.sql,
@@ -94,7 +97,9 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
     onListenError: (error) => app.log.warn({ err: error }, 'tenant state cache: LISTEN lost, retrying (entries expire on their own meanwhile)'),
   });
   app.addHook('onClose', async () => tenantState.close());
-  const deps: ModuleDeps = { ...appDeps, tenantState, acceptGroups: createAcceptGroups(appDeps.db.sql) };
+  const mail = createMailResources(appDeps.config, appDeps.secrets, appDeps.dkimSigning);
+  app.addHook('onClose', async () => closeMailResources(mail));
+  const deps: ModuleDeps = { ...appDeps, ...mail, tenantState, acceptGroups: createAcceptGroups(appDeps.db.sql), readiness: createReadinessMemo() };
 
   app.addSchema(ErrorBody);
   app.addHook('onResponse', async (request, reply) => {

@@ -14,6 +14,7 @@ import { startWorkers, type WorkerPool } from './jobs/index.ts';
 import { initModels } from './db/models.ts';
 import { smtpEdgeConfigured, startSmtpEdge, type SmtpEdge } from './smtp/edge.ts';
 import type { App, AppDeps } from './app-types.ts';
+import { DkimSigningCache } from './modules/domains/signing.ts';
 import { assertPortFree, createDaemonLogger } from './logging.ts';
 
 export interface RunningDaemon {
@@ -67,6 +68,9 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     secrets,
     redisPrefix: 'svc:',
     workers: { alive: () => workers?.alive() ?? false, names: () => workers?.names() ?? [] },
+    // One for the API and the SMTP edge of this process, as when it was module state: a domain verified
+    // through the API is known to submission at once. Worker threads keep their own (jobs/thread.ts).
+    dkimSigning: new DkimSigningCache(secrets),
   };
 
   let app: App | null = null;

@@ -23,7 +23,7 @@ test.after(async () => {
   await ctx?.close();
 });
 
-const plainDeps = (): SendDeps => ({ db: ctx.db, config: ctx.config, secrets: ctx.deps.secrets });
+const plainDeps = (): SendDeps => ({ db: ctx.db, config: ctx.config, secrets: ctx.deps.secrets, ...ctx.workerResources });
 
 async function tenant(limit: number): Promise<TenantContext> {
   const world = await createWorld(ctx.app);

@@ -9,7 +9,6 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addVerifiedDomain, createWorld } from './helpers/fixtures.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { startSmtpSink, type ReceivedMessage, type SmtpSink } from './helpers/smtp-sink.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -23,7 +22,6 @@ test.before(async () => {
   await ctx.db.sequelize.query(`UPDATE tenants SET plan = 'business' WHERE id = :id`, { replacements: { id: world.tenantId } });
 });
 test.after(async () => {
-  closeTransports();
   await ctx?.close();
   await sink?.close();
 });

@@ -321,7 +321,7 @@ test('cancel while SENDING stops the expansion and takes back the queued sends n
   const t = await listWorld(5);
   const campaign = (await create({ name: 'Stop me', templateId: t.templateId, audience: {} }, t.asKey)).json();
   assert.is((await startSend(campaign.id, 'news@acme.example', t.asKey)).statusCode, 202);
-  const deps = { db: ctx.db, config: ctx.config, secrets: ctx.deps.secrets };
+  const deps = { db: ctx.db, config: ctx.config, secrets: ctx.deps.secrets, ...ctx.workerResources };
   assert.is(await expandOneChunk(deps, t.tenantId, campaign.id, 3), 'more');
   const midway = (await campaignGet(campaign.id, t.asKey)).json();
   assert.equal([midway.status, midway.total, midway.accepted, midway.remaining], ['SENDING', 5, 3, 2]);

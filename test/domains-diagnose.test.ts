@@ -200,7 +200,7 @@ test('a resolver that never answers: every record reported, nothing thrown', asy
     const domain = await domainRow('unreachable.test');
     const started = Date.now();
     const body = await diagnoseDomain(
-      { db: ctx.db, secrets: ctx.deps.secrets, config: { ...ctx.config, dnsServers: [silent.address] } },
+      { db: ctx.db, secrets: ctx.deps.secrets, config: { ...ctx.config, dnsServers: [silent.address] }, dkimSigning: ctx.workerResources.dkimSigning },
       { tenantId: world.tenantId, adminId: world.owner.id, apiKeyId: null, role: 'owner', isPlatformAdmin: false, testMode: false },
       { id: domain.id },
     );

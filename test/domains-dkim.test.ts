@@ -1,5 +1,5 @@
-// DKIM end to end: a message signed by nodemailer with dkimFor()'s options passes mailauth's DKIM
-// verification against the key published in (real, test) DNS.
+// DKIM end to end: a message signed by nodemailer with DkimSigningCache.dkimFor()'s options passes
+// mailauth's DKIM verification against the key published in (real, test) DNS.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateKeyPairSync } from 'node:crypto';
@@ -9,7 +9,6 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { publishRecords, splitTxt, startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { dkimFor } from '../daemon/modules/domains/signing.ts';
 
 let ctx: TestContext;
 let dns: TestDnsServer;
@@ -51,7 +50,7 @@ async function signedMessage(from: string, dkim: unknown): Promise<Buffer> {
 }
 
 test('a message signed with dkimFor() passes DKIM against the published key', async () => {
-  const dkim = await dkimFor(ctx.db.sequelize, ctx.deps.secrets, world.tenantId, 'signed.test');
+  const dkim = await ctx.workerResources.dkimSigning.dkimFor(world.tenantId, 'signed.test');
   assert.ok(dkim);
   assert.equal([dkim.domainName, dkim.keySelector], ['signed.test', selector]);
   const message = await signedMessage('App <hello@signed.test>', dkim);
@@ -66,14 +65,14 @@ test('a message signed with dkimFor() passes DKIM against the published key', as
 });
 
 test('a subdomain sender is signed with the verified parent (relaxed alignment) and passes', async () => {
-  const dkim = await dkimFor(ctx.db.sequelize, ctx.deps.secrets, world.tenantId, 'alerts@news.signed.test');
+  const dkim = await ctx.workerResources.dkimSigning.dkimFor(world.tenantId, 'alerts@news.signed.test');
   assert.is(dkim?.domainName, 'signed.test');
   const result = await dkimVerify(await signedMessage('alerts@news.signed.test', dkim), { resolver: resolverFor(dns.address) as never });
   assert.is(result.results[0].status.result, 'pass');
 });
 
 test('an altered body fails, and a message checked against another published key fails', async () => {
-  const dkim = await dkimFor(ctx.db.sequelize, ctx.deps.secrets, world.tenantId, 'signed.test');
+  const dkim = await ctx.workerResources.dkimSigning.dkimFor(world.tenantId, 'signed.test');
   const original = await signedMessage('hello@signed.test', dkim);
   const altered = Buffer.from(original.toString().replace('Hello from a verified domain.', 'Hello from a forger.'));
   const alteredResult = await dkimVerify(altered, { resolver: resolverFor(dns.address) as never });
@@ -112,9 +111,9 @@ test('a message sent through the pipeline (capture) is DKIM-signed, passes, and 
 
 test('no signing options for unverified, unknown or another tenant\'s domains', async () => {
   const other = await createWorld(ctx.app);
-  assert.is(await dkimFor(ctx.db.sequelize, ctx.deps.secrets, other.tenantId, 'signed.test'), null);
-  assert.is(await dkimFor(ctx.db.sequelize, ctx.deps.secrets, world.tenantId, 'unsigned.test'), null);
-  assert.is(await dkimFor(ctx.db.sequelize, ctx.deps.secrets, world.tenantId, 'not a domain'), null);
+  assert.is(await ctx.workerResources.dkimSigning.dkimFor(other.tenantId, 'signed.test'), null);
+  assert.is(await ctx.workerResources.dkimSigning.dkimFor(world.tenantId, 'unsigned.test'), null);
+  assert.is(await ctx.workerResources.dkimSigning.dkimFor(world.tenantId, 'not a domain'), null);
 });
 
 test.run();

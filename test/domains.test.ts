@@ -9,7 +9,6 @@ import { startDnsServer, publishRecords, type TestDnsServer } from './helpers/dn
 import { Domain } from '../daemon/modules/domains/model.ts';
 import { unseal } from '../daemon/crypto/sealed.ts';
 import { isVerifiedSenderDomain, returnPathFor } from '../daemon/modules/domains/service.ts';
-import { dkimFor } from '../daemon/modules/domains/signing.ts';
 import { reverifyDueDomains } from '../daemon/modules/domains/maintenance.ts';
 
 let ctx: TestContext;
@@ -152,16 +151,16 @@ test('verify: published records (DKIM split in several strings) make the domain 
   assert.ok(dnsView.records.every((r: { checkedAt: string | null }) => r.checkedAt !== null));
 
   const sequelize = ctx.db.sequelize;
-  assert.is(await isVerifiedSenderDomain(sequelize, world.tenantId, 'hello@good.test'), true);
-  assert.is(await isVerifiedSenderDomain(sequelize, world.tenantId, 'news.good.test'), true);
-  assert.is(await isVerifiedSenderDomain(sequelize, world.tenantId, 'notgood.test'), false);
-  assert.is(await isVerifiedSenderDomain(sequelize, other.tenantId, 'good.test'), false);
-  assert.is(await returnPathFor(sequelize, world.tenantId, 'good.test'), 'bounces.good.test');
-  assert.is(await returnPathFor(sequelize, other.tenantId, 'good.test'), null);
+  assert.is(await isVerifiedSenderDomain(ctx.workerResources, world.tenantId, 'hello@good.test'), true);
+  assert.is(await isVerifiedSenderDomain(ctx.workerResources, world.tenantId, 'news.good.test'), true);
+  assert.is(await isVerifiedSenderDomain(ctx.workerResources, world.tenantId, 'notgood.test'), false);
+  assert.is(await isVerifiedSenderDomain(ctx.workerResources, other.tenantId, 'good.test'), false);
+  assert.is(await returnPathFor({ sequelize, ...ctx.workerResources }, world.tenantId, 'good.test'), 'bounces.good.test');
+  assert.is(await returnPathFor({ sequelize, ...ctx.workerResources }, other.tenantId, 'good.test'), null);
   await sequelize.query(`DELETE FROM platform_settings WHERE key = 'returnPathDomain'`);
-  assert.is(await returnPathFor(sequelize, world.tenantId, 'good.test'), null, 'no return path once the platform stops routing bounces');
+  assert.is(await returnPathFor({ sequelize, ...ctx.workerResources }, world.tenantId, 'good.test'), null, 'no return path once the platform stops routing bounces');
   await sequelize.query(`INSERT INTO platform_settings (key, value) VALUES ('returnPathDomain', '"rp.svc.test"')`);
-  const dkimOptions = await dkimFor(sequelize, ctx.deps.secrets, world.tenantId, 'good.test');
+  const dkimOptions = await ctx.workerResources.dkimSigning.dkimFor(world.tenantId, 'good.test');
   assert.equal([dkimOptions?.domainName, dkimOptions?.keySelector], ['good.test', domain.dkimSelector]);
 });
 
@@ -174,8 +173,8 @@ test('verify: missing records fail the domain and say which', async () => {
   assert.equal(body.records.map((r: { status: string }) => r.status), ['missing', 'missing', 'missing', 'missing']);
   assert.ok(body.problems.some((p: { code: string }) => p.code === 'SPF_MISSING'));
   assert.is((await Domain.findByPk(domain.id))!.status, 'failed');
-  assert.is(await isVerifiedSenderDomain(ctx.db.sequelize, world.tenantId, 'bare.test'), false);
-  assert.is(await dkimFor(ctx.db.sequelize, ctx.deps.secrets, world.tenantId, 'bare.test'), null);
+  assert.is(await isVerifiedSenderDomain(ctx.workerResources, world.tenantId, 'bare.test'), false);
+  assert.is(await ctx.workerResources.dkimSigning.dkimFor(world.tenantId, 'bare.test'), null);
 });
 
 test('verify: a resolver time-out does not un-verify a verified domain', async () => {
@@ -206,7 +205,7 @@ test('daily re-check records drift when a published record changes', async () =>
   const domain = await addDomain(world.asOwner, 'drift.test');
   publishRecords(dns.zone, domain.records);
   await ctx.app.inject({ method: 'POST', url: `/domains/${domain.id}/verify`, headers: world.asOwner });
-  const deps = { db: ctx.db, secrets: ctx.deps.secrets, config: ctx.config };
+  const deps = { db: ctx.db, secrets: ctx.deps.secrets, config: ctx.config, dkimSigning: ctx.workerResources.dkimSigning };
   const warnings: unknown[] = [];
   const log = { warn: (...args: unknown[]) => void warnings.push(args) };
 
@@ -226,7 +225,7 @@ test('daily re-check records drift when a published record changes', async () =>
   assert.is(warnings.length, 1);
   const view = (await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/dns`, headers: world.asOwner })).json();
   assert.equal(view.drift, [{ record: 'dkim', from: 'verified', to: 'mismatch' }]);
-  assert.is(await isVerifiedSenderDomain(ctx.db.sequelize, world.tenantId, 'drift.test'), false);
+  assert.is(await isVerifiedSenderDomain(ctx.workerResources, world.tenantId, 'drift.test'), false);
 });
 
 test('the domain routes are in /openapi.json with their schemas', async () => {

@@ -7,7 +7,6 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createApiKey, createWorld } from './helpers/fixtures.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { runJobs } from './helpers/send-jobs.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 import { Tenant } from '../daemon/modules/tenants/model.ts';
 import { generateDkimKey } from '../daemon/modules/domains/keys.ts';
 
@@ -20,7 +19,6 @@ test.before(async () => {
   ctx = await createTestContext({ env: { SMTP_URL: `smtp://127.0.0.1:${sink.port}` } });
 });
 test.after(async () => {
-  closeTransports();
   await ctx?.close();
   await sink?.close();
 });

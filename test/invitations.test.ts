@@ -9,7 +9,6 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createTenant, type AdminFixture } from './helpers/fixtures.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 import { hashToken } from '../daemon/modules/auth/tokens.ts';
 
 const PUBLIC_URL = 'https://svc.example.com';
@@ -27,7 +26,6 @@ test.before(async () => {
   await ctx.db.sequelize.query(`INSERT INTO platform_settings (key, value) VALUES ('registrationOpen', 'false')`);
 });
 test.after(async () => {
-  closeTransports();
   await ctx?.close();
   await sink?.close();
 });

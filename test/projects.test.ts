@@ -7,7 +7,6 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addVerifiedDomain, createApiKey, createWorld } from './helpers/fixtures.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { runJobs } from './helpers/send-jobs.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -19,7 +18,6 @@ test.before(async () => {
   world = await createWorld(ctx.app);
 });
 test.after(async () => {
-  closeTransports();
   await ctx?.close();
   await sink?.close();
 });

@@ -8,7 +8,6 @@ import pino from 'pino';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addVerifiedDomain, createWorld } from './helpers/fixtures.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 import { runSendLoop } from '../daemon/jobs/send-loop.ts';
 import { DEFAULT_TUNING } from '../daemon/jobs/tuning.ts';
 import type { ThreadData, ThreadRuntime } from '../daemon/jobs/thread.ts';
@@ -29,7 +28,6 @@ test.before(async () => {
   );
 });
 test.after(async () => {
-  closeTransports();
   await ctx?.close();
   await sink?.close();
 });
@@ -48,7 +46,7 @@ async function drain(): Promise<void> {
   const stop = new AbortController();
   const runtime = {
     data: { databaseUrl: '' } as ThreadData,
-    ctx: { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'drain-test' },
+    ctx: { config: ctx.config, secrets: ctx.deps.secrets, ...ctx.workerResources, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'drain-test' },
     tuning: { ...DEFAULT_TUNING, batchSize: 4, concurrency: 8, embeddedPollMs: 20 },
     signal: stop.signal,
     // Poll rather than LISTEN: the test needs no listener connection.

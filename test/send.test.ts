@@ -6,10 +6,9 @@ import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addVerifiedDomain, createApiKey, createWorld } from './helpers/fixtures.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 import { handleSendJob } from '../daemon/modules/emails/send-job.ts';
-import type { JobRow, WorkerContext } from '../daemon/queue/types.ts';
-import pino from 'pino';
+import type { JobRow } from '../daemon/queue/types.ts';
+import { workerContext } from './helpers/send-jobs.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -23,14 +22,9 @@ test.before(async () => {
   await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, world.tenantId);
 });
 test.after(async () => {
-  closeTransports();
   await ctx?.close();
   await sink?.close();
 });
-
-function workerContext(): WorkerContext {
-  return { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'test' };
-}
 
 /** Runs the send jobs waiting in the queue, as a worker would, and returns their outcomes. */
 async function runSendJobs(): Promise<string[]> {
@@ -41,7 +35,7 @@ async function runSendJobs(): Promise<string[]> {
   const outcomes: string[] = [];
   for (const job of jobs) {
     const row: JobRow = { id: job.id, queue: 'send', tenantId: job.tenant_id, payload: job.payload, attempts: job.attempts, maxAttempts: job.max_attempts, runAt: new Date(), createdAt: new Date() };
-    outcomes.push((await handleSendJob(row, workerContext())).kind);
+    outcomes.push((await handleSendJob(row, workerContext(ctx))).kind);
   }
   return outcomes;
 }

@@ -15,7 +15,6 @@ import { addVerifiedDomain, createWorld } from './helpers/fixtures.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { freePort, swaks } from './helpers/swaks.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 import { createInboundServer, startInboundServer } from '../daemon/smtp/inbound.ts';
 
 let ctx: TestContext;
@@ -46,7 +45,6 @@ test.before(async () => {
   assert.is(inbound.port, port);
 });
 test.after(async () => {
-  closeTransports();
   await inbound?.stop();
   await ctx?.close();
   await sink?.close();

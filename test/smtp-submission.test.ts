@@ -18,7 +18,6 @@ import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { publishRecords, startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { openSmtp, plainAuth, swaks } from './helpers/smtp-client.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 import { startSmtpEdge, type SmtpEdge } from '../daemon/smtp/edge.ts';
 import { insecureAuthAllowed } from '../daemon/smtp/submission.ts';
 import { selfSignedPair } from '../daemon/smtp/tls.ts';
@@ -67,7 +66,6 @@ test.before(async () => {
 });
 test.after(async () => {
   await edge?.close();
-  closeTransports();
   await ctx?.close();
   await sink?.close();
   await dns?.close();

@@ -7,11 +7,11 @@ import * as assert from 'uvu/assert';
 import { simpleParser } from 'mailparser';
 import { QueryTypes } from 'sequelize';
 import pino from 'pino';
+import { closeMailResources, createMailResources } from '../daemon/mail/resources.ts';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin } from './helpers/fixtures.ts';
 import { sendSystemMail, latestCapturedMessageTo } from '../daemon/mail/system-mail.ts';
 import { handleSystemMailJob } from '../daemon/mail/system-mail-job.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 import { claimJobs, completeJob, failJob, retryJob } from '../daemon/queue/index.ts';
 import type { Config } from '../daemon/config.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
@@ -23,7 +23,6 @@ test.before(async () => {
   ctx = await createTestContext({ env: { AUTH_RATE_LIMIT_MAX: '1000' } });
 });
 test.after(async () => {
-  closeTransports();
   await ctx?.close();
   await sink?.close();
 });
@@ -34,12 +33,18 @@ const deps = () => ({ sequelize: ctx.db.sequelize, config: ctx.config, secrets: 
 async function runSystemWorker(config: Config = ctx.config): Promise<{ kind: string; error?: string }[]> {
   const jobs = await claimJobs(ctx.db.sequelize, 'system', 'test-worker', 20, 60_000);
   const outcomes: { kind: string; error?: string }[] = [];
-  for (const job of jobs) {
-    const outcome = await handleSystemMailJob(job, { config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'test-worker' });
-    if (outcome.kind === 'done') await completeJob(ctx.db.sequelize, job.id, 'test-worker');
-    else if (outcome.kind === 'retry') await retryJob(ctx.db.sequelize, job.id, 'test-worker', 0, outcome.error);
-    else await failJob(ctx.db.sequelize, job.id, 'test-worker', outcome.error);
-    outcomes.push(outcome.kind === 'done' ? { kind: 'done' } : { kind: outcome.kind, error: outcome.error });
+  // A worker with this configuration: its own relay pools, closed when the pass is over.
+  const mail = createMailResources(config, ctx.deps.secrets);
+  try {
+    for (const job of jobs) {
+      const outcome = await handleSystemMailJob(job, { config, secrets: ctx.deps.secrets, ...mail, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'test-worker' });
+      if (outcome.kind === 'done') await completeJob(ctx.db.sequelize, job.id, 'test-worker');
+      else if (outcome.kind === 'retry') await retryJob(ctx.db.sequelize, job.id, 'test-worker', 0, outcome.error);
+      else await failJob(ctx.db.sequelize, job.id, 'test-worker', outcome.error);
+      outcomes.push(outcome.kind === 'done' ? { kind: 'done' } : { kind: outcome.kind, error: outcome.error });
+    }
+  } finally {
+    await closeMailResources(mail);
   }
   return outcomes;
 }

@@ -12,7 +12,6 @@ import { createAdmin, createTenant, type AdminFixture } from './helpers/fixtures
 import { publishRecords, startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { startSmtpSink, type ReceivedMessage, type SmtpSink } from './helpers/smtp-sink.ts';
 import { runJobs } from './helpers/send-jobs.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 
 const SENDER_DOMAIN = 'notify.example.com';
 let ctx: TestContext;
@@ -61,7 +60,6 @@ test.before(async () => {
   tenantId = await createTenant(platformAdmin.id, 'Platform');
 });
 test.after(async () => {
-  closeTransports();
   await ctx?.close();
   await sink?.close();
   await dns?.close();

@@ -8,7 +8,6 @@ import { addVerifiedDomain, createApiKey, createWorld } from './helpers/fixtures
 import { assertErrorBody } from './helpers/error-body.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { runJobs } from './helpers/send-jobs.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -21,7 +20,6 @@ test.before(async () => {
   await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, world.tenantId);
 });
 test.after(async () => {
-  closeTransports();
   await ctx?.close();
   await sink?.close();
 });

@@ -151,9 +151,9 @@ test('one published version per locale; resolvePublishedVersion falls back to th
   const other = await createWorld(ctx.app);
   assert.is(await resolvePublishedVersion(sequelize, other.tenantId, 'localised', 'en'), null);
 
-  const rendered = await renderTemplateForSend({ sequelize }, { tenantId: world.tenantId }, { versionId: fr.id, data: { name: 'Zoé' } });
+  const rendered = await renderTemplateForSend({ sequelize, reactEmailSandbox: ctx.workerResources.reactEmailSandbox }, { tenantId: world.tenantId }, { versionId: fr.id, data: { name: 'Zoé' } });
   assert.is(rendered.subject, 'Bonjour Zoé');
-  const foreign = await renderTemplateForSend({ sequelize }, { tenantId: other.tenantId }, { versionId: fr.id, data: {} }).then(() => 'rendered', (e: { statusCode?: number }) => e.statusCode);
+  const foreign = await renderTemplateForSend({ sequelize, reactEmailSandbox: ctx.workerResources.reactEmailSandbox }, { tenantId: other.tenantId }, { versionId: fr.id, data: {} }).then(() => 'rendered', (e: { statusCode?: number }) => e.statusCode);
   assert.is(foreign, 404);
 
   // With the default locale unpublished, an unmatched locale finds nothing.

@@ -8,7 +8,6 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addVerifiedDomain, createWorld } from './helpers/fixtures.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
-import { closeTransports } from '../daemon/mail/transport.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -21,7 +20,6 @@ test.before(async () => {
   await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, world.tenantId);
 });
 test.after(async () => {
-  closeTransports();
   await ctx?.close();
   await sink?.close();
 });

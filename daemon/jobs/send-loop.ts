@@ -52,7 +52,7 @@ function settlementOf(batch: Settled[]): JobSettlement {
 export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
   const { ctx, tuning, signal } = runtime;
   const { sql, log, workerId } = ctx;
-  const deps: DeliveryDeps = { sequelize: ctx.sequelize, sql, config: ctx.config, secrets: ctx.secrets };
+  const deps: DeliveryDeps = { sequelize: ctx.sequelize, sql, config: ctx.config, secrets: ctx.secrets, mailTransports: ctx.mailTransports, reactEmailSandbox: ctx.reactEmailSandbox };
   const cache = createSendContextCache(sql, ctx.secrets);
   // Jobs leased by this loop whose outcome is not recorded yet (delivering, or waiting to be written).
   const held = new Set<string>();

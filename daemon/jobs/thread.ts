@@ -1,6 +1,7 @@
-// What every worker thread shares: reading workerData, its own database connection, a logger,
-// and the shutdown handshake with the pool (the pool posts 'cancel'; the thread drains, gives
-// back its leases, closes, and answers 'done').
+// What every worker thread shares: reading workerData, its own database connection, a logger, its
+// own mail resources (mail/resources.ts: DKIM key cache, relay pools, render sandbox), and the
+// shutdown handshake with the pool (the pool posts 'cancel'; the thread drains, gives back its
+// leases, closes, and answers 'done').
 import { hostname } from 'node:os';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import pino from 'pino';
@@ -8,6 +9,7 @@ import type { Config } from '../config.ts';
 import { connectSequelize } from '../db/index.ts';
 import { initModels } from '../db/models.ts';
 import { createSql } from '../db/sql.ts';
+import { closeMailResources, createMailResources } from '../mail/resources.ts';
 import { releaseJobs } from '../queue/claim.ts';
 import type { WorkerContext } from '../queue/types.ts';
 import type { QueueTuning } from './tuning.ts';
@@ -54,14 +56,16 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
   const sequelize = connectSequelize(data.databaseUrl, connections);
   initModels(sequelize);
   const sql = createSql(data.databaseUrl, { max: connections, embedded: data.config.databaseUrl === null });
+  const secrets = {
+    jwtSecret: data.secrets.jwtSecret,
+    encryptionKey: Buffer.from(data.secrets.encryptionKey),
+    linkSigningKey: Buffer.from(data.secrets.linkSigningKey),
+    keyCheck: data.secrets.keyCheck,
+  };
   const ctx: WorkerContext = {
     config: data.config,
-    secrets: {
-      jwtSecret: data.secrets.jwtSecret,
-      encryptionKey: Buffer.from(data.secrets.encryptionKey),
-      linkSigningKey: Buffer.from(data.secrets.linkSigningKey),
-      keyCheck: data.secrets.keyCheck,
-    },
+    secrets,
+    ...createMailResources(data.config, secrets),
     sequelize,
     sql,
     log,
@@ -73,12 +77,14 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
     await body({ data, ctx, tuning: data.tuning, signal: stop.signal, embedded: data.config.databaseUrl === null });
     const released = await releaseJobs(sequelize, workerId);
     if (released > 0) log.warn({ released }, 'released the leases of jobs still running at shutdown');
+    await closeMailResources(ctx);
     await sql.close();
     await sequelize.close();
     port.postMessage('done' satisfies ThreadMessage);
   } catch (error) {
     // The pool sees the thread exit and starts a new one; leases held now expire and are reclaimed.
     log.error({ err: error instanceof Error ? error.message : String(error) }, 'worker thread failed');
+    await closeMailResources(ctx).catch(() => {});
     await sql.close().catch(() => {});
     await sequelize.close().catch(() => {});
     process.exit(1);

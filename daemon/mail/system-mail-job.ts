@@ -6,10 +6,9 @@
 import type { JobHandler } from '../queue/types.ts';
 import { backoffDelayMs } from '../queue/backoff.ts';
 import { unseal } from '../crypto/sealed.ts';
-import { dkimFor } from '../modules/domains/signing.ts';
 import { returnPathFor } from '../modules/domains/service.ts';
 import { DKIM_SIGNED_HEADERS } from './compose.ts';
-import { classifyDeliveryError, defaultRelay, deliverMessage } from './transport.ts';
+import { classifyDeliveryError } from './transport.ts';
 import { platformSigningTenant, resolveSystemSender, systemSenderRefusal, type SystemMailContent } from './system-mail.ts';
 import type Mail from 'nodemailer/lib/mailer';
 
@@ -31,7 +30,7 @@ export const handleSystemMailJob: JobHandler = async (job, ctx) => {
   }
   const signing = sender.routable ? await platformSigningTenant(sequelize, sender.domain) : null;
   const [dkim, returnPath] = signing
-    ? await Promise.all([dkimFor(sequelize, secrets, signing.tenantId, sender.domain), returnPathFor(sequelize, signing.tenantId, sender.domain)])
+    ? await Promise.all([ctx.dkimSigning.dkimFor(signing.tenantId, sender.domain), returnPathFor(ctx, signing.tenantId, sender.domain)])
     : [null, null];
 
   const message: Mail.Options = {
@@ -51,7 +50,7 @@ export const handleSystemMailJob: JobHandler = async (job, ctx) => {
     dkim: dkim ? { ...dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
   };
   try {
-    await deliverMessage(defaultRelay(config), message, { sql: ctx.sql, tenantId: null, emailId: null }, config);
+    await ctx.mailTransports.deliver(ctx.mailTransports.defaultRelay(), message, { sql: ctx.sql, tenantId: null, emailId: null });
     return { kind: 'done' };
   } catch (error) {
     const failure = classifyDeliveryError(error);

@@ -1,4 +1,4 @@
-// Where composed messages go. Two kinds of transport, one call (`deliverMessage`):
+// Where composed messages go. Two kinds of transport, one call (`MailTransports.deliver`):
 //  - relay: a pooled nodemailer SMTP transport per relay (SMTP_URL or a project's own settings),
 //    kept open across sends; maxMessages is raised from nodemailer's 100 (SMTP_MAX_MESSAGES) so the
 //    pool does not reconnect every hundred messages;
@@ -58,22 +58,9 @@ export function smtpSettingsFromUrl(url: string): SmtpSettings {
   };
 }
 
-// Every send asks for its relay: the default one is parsed once per config, and a transport is found by
-// the settings object itself before its key is hashed (the drain's project relays are cached objects too).
-const defaultRelays = new WeakMap<Config, RelayTarget>();
-const transportsBySettings = new WeakMap<SmtpSettings, { key: string; transport: Transporter }>();
+export type TransportConfig = Pick<Config, 'smtpUrl' | 'smtpMaxConnections' | 'smtpMaxMessages'>;
 
-/** The default relay: SMTP_URL when set, else capture. */
-export function defaultRelay(config: Config): RelayTarget {
-  let relay = defaultRelays.get(config);
-  if (!relay) {
-    relay = config.smtpUrl ? { kind: 'smtp', settings: smtpSettingsFromUrl(config.smtpUrl) } : { kind: 'capture' };
-    defaultRelays.set(config, relay);
-  }
-  return relay;
-}
-
-function poolOptions(settings: SmtpSettings, config: Pick<Config, 'smtpMaxConnections' | 'smtpMaxMessages'>): SMTPPool.Options {
+function poolOptions(settings: SmtpSettings, config: TransportConfig): SMTPPool.Options {
   return {
     pool: true,
     host: settings.host,
@@ -88,57 +75,8 @@ function poolOptions(settings: SmtpSettings, config: Pick<Config, 'smtpMaxConnec
   };
 }
 
-// One pool per distinct relay. The key is a hash so that passwords are not kept as map keys.
-const pools = new Map<string, Transporter>();
-
 function relayKey(settings: SmtpSettings): string {
   return createHash('sha256').update(JSON.stringify([settings.host, settings.port, settings.secure, settings.user, settings.pass])).digest('hex');
-}
-
-export function relayTransport(settings: SmtpSettings, config: Pick<Config, 'smtpMaxConnections' | 'smtpMaxMessages'>): Transporter {
-  const known = transportsBySettings.get(settings);
-  // closeTransports() empties the pool map: a transport it closed is not handed out again.
-  if (known && pools.get(known.key) === known.transport) return known.transport;
-  const key = relayKey(settings);
-  let transport = pools.get(key);
-  if (!transport) {
-    transport = nodemailer.createTransport(poolOptions(settings, config));
-    pools.set(key, transport);
-  }
-  transportsBySettings.set(settings, { key, transport });
-  return transport;
-}
-
-let captureTransport: Transporter | null = null;
-function captureTransportInstance(): Transporter {
-  captureTransport ??= nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
-  return captureTransport;
-}
-
-/** Builds the message exactly as a relay would receive it (MIME, DKIM) and stores it. */
-export async function captureMessage(message: Mail.Options, owner: CaptureOwner): Promise<DeliveryResult> {
-  const info = (await captureTransportInstance().sendMail(message)) as {
-    messageId: string;
-    envelope: { from: string | false; to: string[] };
-    message: Buffer;
-  };
-  const rows = await owner.sql.rows<{ id: string }>(INSERT_CAPTURED, [
-    owner.tenantId,
-    owner.emailId,
-    info.messageId,
-    info.envelope.from || null,
-    info.envelope.to.length ? info.envelope.to : [''],
-    typeof message.subject === 'string' ? message.subject : null,
-    info.message.toString('utf8'),
-  ]);
-  return {
-    messageId: info.messageId,
-    captured: true,
-    capturedId: rows[0].id,
-    accepted: info.envelope.to,
-    rejected: [],
-    response: 'captured',
-  };
 }
 
 interface SmtpRecipientError {
@@ -147,32 +85,97 @@ interface SmtpRecipientError {
   response?: string;
 }
 
-/** Hands the message to the relay (pooled) or captures it. Throws what nodemailer throws on failure. */
-export async function deliverMessage(
-  target: RelayTarget,
-  message: Mail.Options,
-  owner: CaptureOwner,
-  config: Pick<Config, 'smtpMaxConnections' | 'smtpMaxMessages'>,
-): Promise<DeliveryResult> {
-  if (target.kind === 'capture') return captureMessage(message, owner);
-  const info = (await relayTransport(target.settings, config).sendMail(message)) as {
-    messageId: string;
-    accepted: (string | { address: string })[];
-    rejectedErrors?: SmtpRecipientError[];
-    response: string;
-  };
-  return {
-    messageId: info.messageId,
-    captured: false,
-    capturedId: null,
-    accepted: info.accepted.map((a) => (typeof a === 'string' ? a : a.address)),
-    rejected: (info.rejectedErrors ?? []).map((e) => ({
-      address: e.recipient ?? '',
-      responseCode: e.responseCode ?? null,
-      response: e.response ?? String(e),
-    })),
-    response: info.response,
-  };
+/**
+ * The relay pools and the capture transport of one app, SMTP edge or worker thread (mail/resources.ts
+ * creates it); `close()` at its shutdown ends the pooled connections.
+ */
+export class MailTransports {
+  // One pool per distinct relay. The key is a hash so that passwords are not kept as map keys.
+  private readonly pools = new Map<string, Transporter>();
+  // Every send asks for its relay: a transport is found by the settings object itself before its key
+  // is hashed (the drain's project relays are cached objects too), and the default one is parsed once.
+  private readonly bySettings = new WeakMap<SmtpSettings, { key: string; transport: Transporter }>();
+  private defaultTarget: RelayTarget | null = null;
+  private captureTransport: Transporter | null = null;
+
+  constructor(private readonly config: TransportConfig) {}
+
+  /** The default relay: SMTP_URL when set, else capture. */
+  defaultRelay(): RelayTarget {
+    this.defaultTarget ??= this.config.smtpUrl ? { kind: 'smtp', settings: smtpSettingsFromUrl(this.config.smtpUrl) } : { kind: 'capture' };
+    return this.defaultTarget;
+  }
+
+  /** The pooled transport of the relay `settings`, opened on first use. */
+  relayTransport(settings: SmtpSettings): Transporter {
+    const known = this.bySettings.get(settings);
+    // close() empties the pool map: a transport it closed is not handed out again.
+    if (known && this.pools.get(known.key) === known.transport) return known.transport;
+    const key = relayKey(settings);
+    let transport = this.pools.get(key);
+    if (!transport) {
+      transport = nodemailer.createTransport(poolOptions(settings, this.config));
+      this.pools.set(key, transport);
+    }
+    this.bySettings.set(settings, { key, transport });
+    return transport;
+  }
+
+  /** Builds the message exactly as a relay would receive it (MIME, DKIM) and stores it. */
+  async capture(message: Mail.Options, owner: CaptureOwner): Promise<DeliveryResult> {
+    this.captureTransport ??= nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+    const info = (await this.captureTransport.sendMail(message)) as {
+      messageId: string;
+      envelope: { from: string | false; to: string[] };
+      message: Buffer;
+    };
+    const rows = await owner.sql.rows<{ id: string }>(INSERT_CAPTURED, [
+      owner.tenantId,
+      owner.emailId,
+      info.messageId,
+      info.envelope.from || null,
+      info.envelope.to.length ? info.envelope.to : [''],
+      typeof message.subject === 'string' ? message.subject : null,
+      info.message.toString('utf8'),
+    ]);
+    return {
+      messageId: info.messageId,
+      captured: true,
+      capturedId: rows[0].id,
+      accepted: info.envelope.to,
+      rejected: [],
+      response: 'captured',
+    };
+  }
+
+  /** Hands the message to the relay (pooled) or captures it. Throws what nodemailer throws on failure. */
+  async deliver(target: RelayTarget, message: Mail.Options, owner: CaptureOwner): Promise<DeliveryResult> {
+    if (target.kind === 'capture') return this.capture(message, owner);
+    const info = (await this.relayTransport(target.settings).sendMail(message)) as {
+      messageId: string;
+      accepted: (string | { address: string })[];
+      rejectedErrors?: SmtpRecipientError[];
+      response: string;
+    };
+    return {
+      messageId: info.messageId,
+      captured: false,
+      capturedId: null,
+      accepted: info.accepted.map((a) => (typeof a === 'string' ? a : a.address)),
+      rejected: (info.rejectedErrors ?? []).map((e) => ({
+        address: e.recipient ?? '',
+        responseCode: e.responseCode ?? null,
+        response: e.response ?? String(e),
+      })),
+      response: info.response,
+    };
+  }
+
+  /** Closes every pooled relay connection (the owner's shutdown). */
+  close(): void {
+    for (const transport of this.pools.values()) transport.close();
+    this.pools.clear();
+  }
 }
 
 export interface ClassifiedFailure {
@@ -220,10 +223,4 @@ export async function verifySmtp(settings: SmtpSettings): Promise<{ ok: boolean;
   } finally {
     transport.close();
   }
-}
-
-/** Closes every pooled relay connection (shutdown, tests). */
-export function closeTransports(): void {
-  for (const transport of pools.values()) transport.close();
-  pools.clear();
 }

@@ -18,7 +18,8 @@ interface WakeState {
   inFlight: boolean;
   again: boolean;
 }
-// Keyed by what sends the NOTIFY (a Sequelize instance, or the plain-pg Sql of the accept path).
+// Keyed by what sends the NOTIFY (a Sequelize instance, or the plain-pg Sql of the accept path), so each
+// connection's wake state lives and dies with that connection, which deps own: no state of its own at import.
 const wakeStates = new WeakMap<object, Map<QueueName, WakeState>>();
 const wokenByTransaction = new WeakMap<Transaction, Set<QueueName>>();
 const WAKE = declare('queue.wake', 'SELECT pg_notify($1, $2)');

@@ -5,6 +5,7 @@ import type { Sql } from '../db/sql.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
+import type { MailResources } from '../mail/resources.ts';
 import type { QueueName } from '../../shared/constants.ts';
 
 export interface JobRow {
@@ -26,7 +27,8 @@ export type JobOutcome =
   /** Give up now; the error is kept. */
   | { kind: 'fail'; error: string };
 
-export interface WorkerContext {
+/** A worker thread's connections, logger and mail resources (jobs/thread.ts creates them). */
+export interface WorkerContext extends MailResources {
   config: Config;
   secrets: Secrets;
   sequelize: Sequelize;

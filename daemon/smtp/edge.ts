@@ -9,9 +9,13 @@ import { loadSmtpTls, readConfiguredSmtpTls } from './tls.ts';
 import { createSubmissionServer, createSubmissionState, insecureAuthAllowed, type SmtpDeps } from './submission.ts';
 import { createInboundServer } from './inbound.ts';
 import { createTenantStateCache } from '../modules/tenants/state-cache.ts';
+import { closeMailResources, createMailResources, type MailResources } from '../mail/resources.ts';
 
-/** What the edge is given; it makes its own cache of keys and tenant state. */
-export type SmtpEdgeDeps = Omit<SmtpDeps, 'tenantState'>;
+/**
+ * What the edge is given; it makes its own cache of keys and tenant state, and its own mail resources
+ * (with the API's DKIM key cache when given one: both in one process).
+ */
+export type SmtpEdgeDeps = Omit<SmtpDeps, 'tenantState' | keyof MailResources> & Partial<Pick<MailResources, 'dkimSigning'>>;
 
 export interface SmtpListener {
   name: 'submission' | 'submission-tls' | 'inbound';
@@ -63,7 +67,8 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
     listenUrl: base.db.embedded ? null : base.db.url,
     onListenError: (error) => log.warn({ err: error.message }, 'SMTP edge: tenant state LISTEN lost, retrying'),
   });
-  const deps: SmtpDeps = { ...base, config, tenantState };
+  const mail = createMailResources(config, base.secrets, base.dkimSigning);
+  const deps: SmtpDeps = { ...base, ...mail, config, tenantState };
   const state = createSubmissionState(deps);
   const servers: SMTPServer[] = [];
   const listeners: SmtpListener[] = [];
@@ -76,6 +81,7 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
     stopReload();
     await Promise.all(servers.map(closeServer));
     await tenantState.close();
+    await closeMailResources(mail);
   };
   try {
     for (const entry of wanted) {

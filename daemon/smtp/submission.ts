@@ -23,10 +23,12 @@ import { looksLikeApiKey } from '../modules/auth/api-key-format.ts';
 import { resolveApiKey, type ResolvedApiKey } from '../modules/auth/credentials.ts';
 import type { TenantStateCache } from '../modules/tenants/state-cache.ts';
 import { acceptSends } from '../modules/emails/service.ts';
+import type { MailResources } from '../mail/resources.ts';
 import { SEND_BODY_LIMIT_BYTES } from '../modules/emails/validate.ts';
 import { parseSubmission, smtpReplyOf, type SmtpReply } from './submission-message.ts';
 
-export interface SmtpDeps {
+/** The mail resources (created by startSmtpEdge) check the sender's domain when a message is accepted. */
+export interface SmtpDeps extends MailResources {
   config: Config;
   db: Database;
   redis: Redis | null;
@@ -150,7 +152,7 @@ async function accept(deps: SmtpDeps, session: SMTPServerSession, raw: Buffer): 
   };
   try {
     const { send, idempotencyKey } = await parseSubmission(raw, envelope);
-    const result = await acceptSends({ db: deps.db, config: deps.config, secrets: deps.secrets, tenantState: deps.tenantState }, ctx, { sends: [send], shape: 'single', idempotencyKey });
+    const result = await acceptSends(deps, ctx, { sends: [send], shape: 'single', idempotencyKey });
     const body = result.body as { id: string; suppressed?: string[] };
     deps.log.debug({ emailId: body.id, tenantId: ctx.tenantId, replayed: result.replayed }, 'smtp submission accepted');
     const skipped = body.suppressed?.length ? ` (not sent to suppressed ${body.suppressed.join(', ')})` : '';

@@ -12,6 +12,7 @@ import { migrateUp } from '../../daemon/db/migrate.ts';
 import { loadSecrets } from '../../daemon/secrets.ts';
 import { buildApp } from '../../daemon/app.ts';
 import type { App, AppDeps } from '../../daemon/app-types.ts';
+import { closeMailResources, createMailResources, type MailResources } from '../../daemon/mail/resources.ts';
 
 export interface TestContext {
   app: App;
@@ -21,6 +22,8 @@ export interface TestContext {
   dataDir: string;
   /** URL of this file's database (for worker threads and second daemons). */
   databaseUrl: string;
+  /** What a worker thread creates for itself, for tests that run job handlers in this process. */
+  workerResources: MailResources;
   close(): Promise<void>;
 }
 
@@ -89,6 +92,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   };
   const app = await buildApp(deps, { logger: false });
   await app.ready();
+  const workerResources = createMailResources(config, deps.secrets);
   let closed = false;
   return {
     app,
@@ -97,10 +101,12 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
     db,
     dataDir: config.dataDir,
     databaseUrl: db.url,
+    workerResources,
     async close() {
       if (closed) return;
       closed = true;
       await app.close();
+      await closeMailResources(workerResources);
       await db.close();
       redis?.disconnect();
       if (!options.database) await database.drop();

@@ -9,7 +9,7 @@ import { handleSystemMailJob } from '../../daemon/mail/system-mail-job.ts';
 import { handleCampaignJob } from '../../daemon/modules/campaigns/expand.ts';
 
 export function workerContext(ctx: TestContext): WorkerContext {
-  return { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'test' };
+  return { config: ctx.config, secrets: ctx.deps.secrets, ...ctx.workerResources, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'test' };
 }
 
 /** Takes every job of `queue` (due or not), runs it once, returns the outcomes' kinds. */

@@ -71,7 +71,7 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 export function workerContext(ctx: TestContext, workerId = 'test-webhook-worker'): WorkerContext {
-  return { config: ctx.config, secrets: ctx.deps.secrets, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId };
+  return { config: ctx.config, secrets: ctx.deps.secrets, ...ctx.workerResources, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId };
 }
 
 export interface TestDispatcher extends Dispatcher {

@@ -35,6 +35,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 
+// Module-level on purpose: a memo of one constant's hash (any salt serves), no connection, tenant or expiry.
 let dummyHash: Promise<string> | null = null;
 
 /**

@@ -144,7 +144,10 @@ function chunkText(audience: Audience): string {
          (SELECT project_id FROM blocked) AS blocked_project`;
 }
 
-/** One declared statement per audience shape, so each keeps the plan of its own index. */
+/**
+ * One declared statement per audience shape, so each keeps the plan of its own index. Module-level on
+ * purpose: names and texts only (declare() opens nothing), like every other declared statement.
+ */
 const statements = new Map<string, Statement>();
 for (const tag of [false, true]) {
   for (const locale of [false, true]) {

@@ -88,7 +88,7 @@ async function planRun(run: Run, campaign: CampaignRow): Promise<ChunkPlan> {
     audience: campaign.audience ?? {},
     apiKeyId: campaign.apiKeyId ?? null,
     testMode: campaign.testMode,
-    domainVerified: campaign.testMode || (await isVerifiedSenderDomain(sequelize, run.tenantId, probe.fromAddress.split('@')[1])),
+    domainVerified: campaign.testMode || (await isVerifiedSenderDomain(run.deps, run.tenantId, probe.fromAddress.split('@')[1])),
     from: probe.from,
     // messageIdFor gives `<id@domain>`: the chunk statement puts each log's id before the rest.
     messageIdSuffix: messageIdFor('', probe.fromAddress).slice(1),

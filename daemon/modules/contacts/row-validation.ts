@@ -7,6 +7,7 @@ import { UpsertContactBody } from '../../../shared/schemas/contacts.ts';
 // ajv-formats is CommonJS: under NodeNext its types expose the plugin as `.default`, at run time it may be the module itself.
 const addFormats = ((formatsModule as unknown as { default?: typeof formatsModule.default }).default ?? formatsModule) as typeof formatsModule.default;
 
+// Module-level on purpose: the compiled form of one constant schema, the same for every app and thread.
 let compiled: ValidateFunction<UpsertContactBody> | null = null;
 
 function validator(): ValidateFunction<UpsertContactBody> {

@@ -42,6 +42,6 @@ export const reverifyDomainsTask: MaintenanceTask = {
   name: 'reverify-domains',
   everyMs: RUN_EVERY_MS,
   async run(ctx) {
-    await reverifyDueDomains({ db: { sequelize: ctx.sequelize }, secrets: ctx.secrets, config: ctx.config }, ctx.log);
+    await reverifyDueDomains({ db: { sequelize: ctx.sequelize }, secrets: ctx.secrets, config: ctx.config, dkimSigning: ctx.dkimSigning }, ctx.log);
   },
 };

@@ -1,5 +1,5 @@
 // Sending domains (JWT only): register, list, DNS records and their state, verify, diagnose, delete.
-import type { App, AppDeps } from '../../app-types.ts';
+import type { App, ModuleDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
 import { tenantOf } from '../../plugins/auth.ts';
 import { ErrorBody, IdParams, OkBody, PageQuery, Paged, TenantHeaders } from '../../../shared/schemas/common.ts';
@@ -8,7 +8,7 @@ import { createDomain, deleteDomain, diagnoseDomain, getDomainDns, listDomains, 
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
 
-export default async function domainRoutes(app: App, deps: AppDeps): Promise<void> {
+export default async function domainRoutes(app: App, deps: ModuleDeps): Promise<void> {
   const tags = ['domains'];
   const session = { access: access.session() };
 

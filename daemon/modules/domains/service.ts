@@ -14,7 +14,7 @@ import { createDnsLookup } from './dns-lookup.ts';
 import { inspectDomain, onlyResolverTrouble, passesVerification, type Inspection } from './inspect.ts';
 import { expectedRecords } from './records.ts';
 import { loadSendingDnsSettings, type SendingDnsSettings } from './sending-settings.ts';
-import { findVerifiedDomain, forgetDkimKeys } from './signing.ts';
+import type { DkimSigningCache } from './signing.ts';
 import { returnPathName } from './records.ts';
 import { getPlatformSettings } from '../platform/service.ts';
 import { findPage } from '../../db/paging.ts';
@@ -25,6 +25,8 @@ export interface DomainDeps {
   config: Pick<Config, 'publicUrl' | 'dnsServers' | 'smtpInboundPort'>;
   /** Per-query DNS time-out (tests shorten it). */
   dnsTimeoutMs?: number;
+  /** Told when a tenant's domains change, so this app or thread signs with the new state at once. */
+  dkimSigning: DkimSigningCache;
 }
 
 function toBody(domain: Domain, settings: SendingDnsSettings): DomainBody {
@@ -128,7 +130,7 @@ export async function checkAndStore(deps: DomainDeps, domain: Domain, options: {
     ...(drift.length > 0 ? { driftDetectedAt: now, drift } : {}),
   });
   await domain.save();
-  forgetDkimKeys(domain.tenantId);
+  deps.dkimSigning.forget(domain.tenantId);
   return { domain, inspection, settings };
 }
 
@@ -150,15 +152,15 @@ export async function diagnoseDomain(deps: DomainDeps, ctx: TenantContext, input
   };
 }
 
-export async function deleteDomain(_deps: DomainDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
+export async function deleteDomain(deps: DomainDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
   const domain = await findOwnDomain(ctx.tenantId, input.id);
   await domain.destroy();
-  forgetDkimKeys(ctx.tenantId);
+  deps.dkimSigning.forget(ctx.tenantId);
 }
 
 /** May the tenant send as `domain` (an address or a bare domain)? True for a verified domain or a subdomain of one. */
-export async function isVerifiedSenderDomain(sequelize: Sequelize, tenantId: string, domain: string): Promise<boolean> {
-  return (await findVerifiedDomain(sequelize, tenantId, domain)) !== null;
+export async function isVerifiedSenderDomain(deps: { dkimSigning: DkimSigningCache }, tenantId: string, domain: string): Promise<boolean> {
+  return (await deps.dkimSigning.verifiedDomain(tenantId, domain)) !== null;
 }
 
 /**
@@ -166,10 +168,10 @@ export async function isVerifiedSenderDomain(sequelize: Sequelize, tenantId: str
  * when the platform routes bounces through customer domains and the last check found that record
  * published; else null (the relay's own envelope sender is used).
  */
-export async function returnPathFor(sequelize: Sequelize, tenantId: string, fromDomain: string): Promise<string | null> {
-  const domain = await findVerifiedDomain(sequelize, tenantId, fromDomain);
+export async function returnPathFor(deps: { sequelize: Sequelize; dkimSigning: DkimSigningCache }, tenantId: string, fromDomain: string): Promise<string | null> {
+  const domain = await deps.dkimSigning.verifiedDomain(tenantId, fromDomain);
   if (!domain || domain.recordChecks?.returnPath?.status !== 'verified') return null;
   // The platform may have stopped routing bounces through customer domains since the last check.
-  if (!(await getPlatformSettings(sequelize)).returnPathDomain) return null;
+  if (!(await getPlatformSettings(deps.sequelize)).returnPathDomain) return null;
   return returnPathName(domain.name);
 }

@@ -10,6 +10,7 @@
 // listed as rejected; a fault of the shared fields (bad Liquid, unknown template) fails the batch.
 import type { Database } from '../../db/index.ts';
 import type { TenantContext } from '../../context.ts';
+import type { ReactEmailSandbox } from '../../render/react-email/sandbox.ts';
 import { UnprocessableError, ValidationError, NotFoundError } from '../../errors.ts';
 import type { BatchBody } from '../../../shared/schemas/emails.ts';
 import { checkLiquid, renderLiquid, type TemplatePart } from '../../render/liquid.ts';
@@ -18,6 +19,8 @@ import { normalizeSend, type NormalizedSend, type SendInput } from './validate.t
 
 export interface BatchDeps {
   db: Pick<Database, 'sequelize'>;
+  /** Renders each recipient's React Email template now, so its data is refused now, not failed later. */
+  reactEmailSandbox: ReactEmailSandbox;
 }
 
 interface Rejection {
@@ -116,6 +119,6 @@ async function sendFor(
     locale = version.locale;
   }
   // This recipient's data must fill the template now, not fail the send later.
-  await renderTemplateForSend({ sequelize: deps.db.sequelize }, { tenantId }, { versionId, data: input.data });
+  await renderTemplateForSend({ sequelize: deps.db.sequelize, reactEmailSandbox: deps.reactEmailSandbox }, { tenantId }, { versionId, data: input.data });
   return normalizeSend({ ...base, templateVersionId: versionId, locale: locale ?? undefined });
 }

@@ -12,14 +12,16 @@ import { backoffDelayMs } from '../../queue/backoff.ts';
 import { markSending, recordSendOutcomes, type LogOutcome, type OutcomeEvent, type RawSendLog, type SendOutcomes, type TimelineRow } from '../../queue/sends.ts';
 import { declare } from '../../db/sql.ts';
 import { composeMessage, type ComposableEmail } from '../../mail/compose.ts';
-import { classifyDeliveryError, defaultRelay, deliverMessage, type RelayTarget } from '../../mail/transport.ts';
+import { classifyDeliveryError, type RelayTarget } from '../../mail/transport.ts';
+import type { MailResources } from '../../mail/resources.ts';
 import { inboundMailDomain } from '../inbound-mail/addresses.ts';
 import { renderTemplateForSend } from '../templates/render.ts';
 import type { NormalizedAttachment } from './validate.ts';
 import { outcomeEventRows, recordDeliveryOutcome, type DeliveryOutcome } from './outcomes.ts';
 import { createSendContextCache, type SendContextCache } from './send-context.ts';
 
-export interface DeliveryDeps {
+/** The relay pools deliver, the sandbox renders a React Email template. */
+export interface DeliveryDeps extends Pick<MailResources, 'mailTransports' | 'reactEmailSandbox'> {
   sequelize: Sequelize;
   sql: Sql;
   config: Config;
@@ -95,7 +97,7 @@ async function relayFor(deps: DeliveryDeps, cache: SendContextCache, log: SendLo
     const settings = await cache.projectRelay(log.tenantId, log.projectId);
     if (settings) return { kind: 'smtp', settings };
   }
-  return defaultRelay(deps.config);
+  return deps.mailTransports.defaultRelay();
 }
 
 async function renderIfTemplate(deps: DeliveryDeps, log: SendLog): Promise<boolean> {
@@ -147,7 +149,7 @@ export async function attemptDelivery(deps: DeliveryDeps, cache: SendContextCach
   const content = rendered ? { subject: log.subject, html: log.htmlBody, text: log.textBody } : {};
 
   try {
-    const result = await deliverMessage(target, composed.message, { sql: deps.sql, tenantId: log.tenantId, emailId: log.id }, deps.config);
+    const result = await deps.mailTransports.deliver(target, composed.message, { sql: deps.sql, tenantId: log.tenantId, emailId: log.id });
     const rows = outcomeEventRows(log, 'email.sent', { captured: result.captured, response: result.response.slice(0, 300) });
     // Recipients the relay refused while it took the message for the others.
     const hard = result.rejected.filter((r) => r.responseCode !== null && [550, 551, 553].includes(r.responseCode));

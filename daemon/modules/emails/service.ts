@@ -34,12 +34,16 @@ import { quotaCap, quotaHeaders, quotaOfRow, wouldExceedQuota, type QuotaStatus 
 import { apiKeyIsLive, loadTenantState, type TenantState, type TenantStateCache } from '../tenants/state-cache.ts';
 import { insertAcceptedSends, type AcceptedSend, type InsertAcceptedOptions, type InsertOutcome } from './insert-accepted.ts';
 import type { AcceptGroups } from './accept-groups.ts';
+import type { MailResources } from '../../mail/resources.ts';
 import { claimKey, completeKey, fingerprintHash, replayIfKnown, type AnswerBody, type StoredAnswer } from './idempotency.ts';
 import { normalizedBareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
 import type { BatchAccepted, SendAccepted } from '../../../shared/schemas/emails.ts';
 
-/** The send pipeline's deps: the routes pass their ModuleDeps, the SMTP server and workers their own. */
-export interface SendDeps {
+/**
+ * The send pipeline's deps: the routes pass their ModuleDeps, the SMTP server and workers their own.
+ * The mail resources check senders (DKIM cache) and deliver a sync send (relay pools, sandbox).
+ */
+export interface SendDeps extends MailResources {
   /** `sql` (plain `pg`) for the accept statement and the idempotency keys. */
   db: Pick<Database, 'sequelize' | 'sql'>;
   config: Config;
@@ -50,9 +54,16 @@ export interface SendDeps {
   acceptGroups?: AcceptGroups;
 }
 
-/** A worker thread's send deps: no tenant-state cache, no group commit. */
+/** A worker thread's send deps: its own mail resources, no tenant-state cache, no group commit. */
 export function workerSendDeps(ctx: WorkerContext): SendDeps {
-  return { db: { sequelize: ctx.sequelize, sql: ctx.sql }, config: ctx.config, secrets: ctx.secrets };
+  return {
+    db: { sequelize: ctx.sequelize, sql: ctx.sql },
+    config: ctx.config,
+    secrets: ctx.secrets,
+    dkimSigning: ctx.dkimSigning,
+    mailTransports: ctx.mailTransports,
+    reactEmailSandbox: ctx.reactEmailSandbox,
+  };
 }
 
 export interface AcceptOptions {
@@ -122,7 +133,7 @@ export async function checkReferences(deps: SendDeps, ctx: TenantContext, reques
   const domains = [...new Set(requests.map((r) => r.fromAddress.split('@')[1]))];
   if (!fresh && domains.length === 1) return domainAndParents(senderDomainOf(domains[0]) ?? '');
   for (const domain of domains) {
-    if (!(await isVerifiedSenderDomain(deps.db.sequelize, ctx.tenantId, domain))) {
+    if (!(await isVerifiedSenderDomain(deps, ctx.tenantId, domain))) {
       throw new ForbiddenError(`${domain} is not a verified sending domain of this tenant: add it with POST /domains and verify its DNS records, or send from a verified domain.`, 'DOMAIN_NOT_VERIFIED');
     }
   }
@@ -339,7 +350,7 @@ async function finish(deps: SendDeps, ctx: TenantContext, decision: Decision, ou
   if (sends.length > 0 && !insert.runAt) wakeQueueWithSql(deps.db.sql, 'send');
   if (!decision.sync) return answer;
   const { deliverEmailLog } = await import('./send-job.ts');
-  const delivered = await deliverEmailLog({ sequelize: deps.db.sequelize, sql: deps.db.sql, config: deps.config, secrets: deps.secrets }, sends[0].id, { attemptsSoFar: 0, maxAttempts: 1 });
+  const delivered = await deliverEmailLog({ ...deps.db, config: deps.config, secrets: deps.secrets, mailTransports: deps.mailTransports, reactEmailSandbox: deps.reactEmailSandbox }, sends[0].id, { attemptsSoFar: 0, maxAttempts: 1 });
   await removeJob(deps.db.sequelize, 'send', sendJobKey(sends[0].id));
   const sync = { status: delivered.status === 'SENT' ? ('SENT' as const) : ('FAILED' as const), ...(delivered.error ? { error: delivered.error } : {}) };
   const syncBody: SendAccepted = { ...(body as SendAccepted), ...sync };

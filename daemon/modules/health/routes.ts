@@ -1,11 +1,11 @@
 // Health checks: liveness, readiness (database, migrations, workers), and each dependency.
-import type { App, AppDeps } from '../../app-types.ts';
+import type { App, ModuleDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
 import { checkDatabase, checkQueues, checkReadiness, checkRedis } from './service.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { DatabaseHealth, Liveness, QueuesHealth, Readiness, RedisHealth } from '../../../shared/schemas/health.ts';
 
-export default async function healthRoutes(app: App, deps: AppDeps): Promise<void> {
+export default async function healthRoutes(app: App, deps: ModuleDeps): Promise<void> {
   const tags = ['health'];
   const open = { access: access.public(), rateLimit: false as const };
 

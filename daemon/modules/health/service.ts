@@ -47,15 +47,22 @@ export async function checkRedis(deps: AppDeps): Promise<{ ok: boolean; mode: 'r
   }
 }
 
-let migrationsKnownApplied = false;
+/** Per app (buildApp creates it): migrations applied stay applied while it runs, so readiness stops asking. */
+export interface ReadinessMemo {
+  migrationsKnownApplied: boolean;
+}
 
-export async function checkReadiness(deps: AppDeps) {
+export function createReadinessMemo(): ReadinessMemo {
+  return { migrationsKnownApplied: false };
+}
+
+export async function checkReadiness(deps: AppDeps & { readiness: ReadinessMemo }) {
   const database = await checkDatabase(deps);
   let pending: string[] = [];
-  if (database.ok && !migrationsKnownApplied) {
+  if (database.ok && !deps.readiness.migrationsKnownApplied) {
     try {
       pending = await withTimeout(pendingMigrations(deps.db.sequelize), 'the migration table');
-      migrationsKnownApplied = pending.length === 0;
+      deps.readiness.migrationsKnownApplied = pending.length === 0;
     } catch (error) {
       pending = [`unknown: ${message(error)}`];
     }

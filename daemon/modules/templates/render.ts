@@ -6,7 +6,7 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import { NotFoundError } from '../../errors.ts';
 import { renderLiquid, textFromHtml } from '../../render/liquid.ts';
 import { compileTemplateJsx } from '../../render/react-email/compile.ts';
-import { renderInSandbox } from '../../render/react-email/sandbox.ts';
+import type { ReactEmailSandbox } from '../../render/react-email/sandbox.ts';
 import type { TemplateEditorMode } from '../../../shared/schemas/templates.ts';
 
 /** A version rendered for one send (what the worker puts in the message). */
@@ -30,17 +30,17 @@ interface RenderableVersion {
 }
 
 /** JSX + props → HTML document and its text part. Nothing is stored. */
-export async function renderReactEmail(jsx: string, props: Record<string, unknown>): Promise<{ html: string; text: string }> {
+export async function renderReactEmail(sandbox: ReactEmailSandbox, jsx: string, props: Record<string, unknown>): Promise<{ html: string; text: string }> {
   const code = await compileTemplateJsx(jsx);
-  const html = await renderInSandbox(code, props);
+  const html = await sandbox.render(code, props);
   return { html, text: textFromHtml(html) };
 }
 
-export async function renderVersion(mode: TemplateEditorMode, version: RenderableVersion, data: Record<string, unknown>): Promise<RenderedVersion> {
+export async function renderVersion(sandbox: ReactEmailSandbox, mode: TemplateEditorMode, version: RenderableVersion, data: Record<string, unknown>): Promise<RenderedVersion> {
   const subject = await renderLiquid('subject', version.subject, data);
   let html: string;
   if (mode === 'react-email') {
-    html = (await renderReactEmail(version.jsx ?? '', data)).html;
+    html = (await renderReactEmail(sandbox, version.jsx ?? '', data)).html;
   } else {
     html = version.htmlBody ? await renderLiquid('htmlBody', version.htmlBody, data) : '';
   }
@@ -89,7 +89,7 @@ function fromRow(row: VersionRow): PublishedVersion {
  * Plain SQL on the caller's connection, so it works in any worker thread.
  */
 export async function renderTemplateForSend(
-  deps: { sequelize: Sequelize },
+  deps: { sequelize: Sequelize; reactEmailSandbox: ReactEmailSandbox },
   ctx: { tenantId: string },
   input: { versionId: string; data: Record<string, unknown> | null },
 ): Promise<RenderedTemplate> {
@@ -100,7 +100,7 @@ export async function renderTemplateForSend(
     { replacements: { versionId, tenantId: ctx.tenantId }, type: QueryTypes.SELECT },
   );
   if (!row) throw new NotFoundError('Template version');
-  const rendered = await renderVersion(row.editor_mode, fromRow(row), data ?? {});
+  const rendered = await renderVersion(deps.reactEmailSandbox, row.editor_mode, fromRow(row), data ?? {});
   return { subject: rendered.subject, html: rendered.html || null, text: rendered.text || null };
 }
 

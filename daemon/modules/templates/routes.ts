@@ -4,7 +4,7 @@
 // Static paths (/templates/tags, /templates/render-react-email) win
 // over /templates/:id in Fastify's router, whatever the order of registration.
 import { Type } from '@sinclair/typebox';
-import type { App, AppDeps } from '../../app-types.ts';
+import type { App, ModuleDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
 import { tenantOf } from '../../plugins/auth.ts';
 import { ErrorBody, OkBody } from '../../../shared/schemas/common.ts';
@@ -32,18 +32,16 @@ import { createTemplate, deleteTemplate, duplicateTemplate, getTemplate, listTem
 import { createVersion, deleteVersion, getVersion, previewVersion, publishVersion, unpublishVersion, updateVersion } from './versions.ts';
 import { attachTemplateTag, createTemplateTag, deleteTemplateTag, detachTemplateTag, listTemplateTags, tagsOfTemplate } from './tags.ts';
 import { renderReactEmail } from './render.ts';
-import { stopSandbox } from '../../render/react-email/sandbox.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const notFound = { ...errors, 404: ErrorBody };
 const conflict = { ...notFound, 409: ErrorBody };
 const unprocessable = { ...notFound, 422: ErrorBody };
 
-export default async function templateRoutes(app: App, deps: AppDeps): Promise<void> {
+export default async function templateRoutes(app: App, deps: ModuleDeps): Promise<void> {
   const tags = ['templates'];
   const session = { access: access.session() };
   const sessionOrWriteKey = { access: access.keyOrSession('templates:write') };
-  app.addHook('onClose', async () => stopSandbox());
 
   app.post('/templates/render-react-email', {
     config: sessionOrWriteKey,
@@ -53,7 +51,7 @@ export default async function templateRoutes(app: App, deps: AppDeps): Promise<v
       body: RenderReactEmailBody,
       response: { 200: RenderedEmail, ...errors, 422: ErrorBody, 503: ErrorBody },
     },
-  }, async (request) => renderReactEmail(request.body.jsx, request.body.props ?? {}));
+  }, async (request) => renderReactEmail(deps.reactEmailSandbox, request.body.jsx, request.body.props ?? {}));
 
   app.post('/templates', {
     config: sessionOrWriteKey,

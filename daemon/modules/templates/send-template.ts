@@ -27,7 +27,7 @@ export async function sendTemplate(deps: SendDeps, ctx: TenantContext, input: Se
     throw new UnprocessableError(`Template "${slug}" has no published version${where}: publish one first.`, 'TEMPLATE_NOT_PUBLISHED');
   }
   const data = rest.data ?? {};
-  await renderTemplateForSend({ sequelize }, ctx, { versionId: version.id, data });
+  await renderTemplateForSend({ sequelize, reactEmailSandbox: deps.reactEmailSandbox }, ctx, { versionId: version.id, data });
   const send = normalizeSend({ ...rest, from, data, locale: version.locale, templateVersionId: version.id });
   return acceptSends(deps, ctx, {
     sends: [send],

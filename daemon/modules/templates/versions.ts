@@ -10,6 +10,7 @@ import { Template, TemplateVersion } from './model.ts';
 import { checkVersionContent } from './content.ts';
 import { findTemplate, findVersion, versionView } from './views.ts';
 import { renderVersion, type RenderedVersion } from './render.ts';
+import type { ReactEmailSandbox } from '../../render/react-email/sandbox.ts';
 
 function sequelizeOf(): Sequelize {
   return TemplateVersion.sequelize as Sequelize;
@@ -129,12 +130,12 @@ export async function unpublishVersion(
 }
 
 export async function previewVersion(
-  _deps: TemplateDeps,
+  deps: { reactEmailSandbox: ReactEmailSandbox },
   ctx: TenantContext,
   input: { templateId: string; versionId: string; data: Record<string, unknown> },
 ): Promise<RenderedVersion> {
   const { templateId, versionId, data } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   const version = await findVersion(ctx.tenantId, templateId, versionId);
-  return renderVersion(template.editorMode, version, data);
+  return renderVersion(deps.reactEmailSandbox, template.editorMode, version, data);
 }

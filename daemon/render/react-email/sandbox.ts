@@ -2,6 +2,8 @@
 // sandbox-worker.mjs for the layers inside it). Starting a worker and loading React costs ≈ 0.4-0.7 s
 // on a busy 2-core machine, so one warm spare is kept ready: a render takes the spare (used once,
 // then terminated) and a new spare starts behind it. Isolation is per render; latency is not paid twice.
+// A ReactEmailSandbox is created by each app, SMTP edge and worker thread that renders
+// (mail/resources.ts) and closed at its shutdown.
 import { Worker } from 'node:worker_threads';
 import { ServiceUnavailableError, UnprocessableError } from '../../errors.ts';
 import { SANDBOX_GLOBAL_NAME } from './compile.ts';
@@ -32,27 +34,6 @@ export const SANDBOX_LIMITS = {
 const WORKER_URL = new URL('./sandbox-worker.mjs', import.meta.url);
 
 type WorkerAnswer = { ok: true; html: string } | { ok: false; kind: string; message: string };
-
-let running = 0;
-const rssWatchdog = new RssWatchdog({ perRenderBytes: SANDBOX_LIMITS.rssPerRenderMb * 1024 * 1024, intervalMs: SANDBOX_LIMITS.rssCheckIntervalMs });
-const waiting: Array<() => void> = [];
-
-async function acquireSlot(): Promise<void> {
-  if (running < SANDBOX_LIMITS.concurrency) {
-    running += 1;
-    return;
-  }
-  if (waiting.length >= SANDBOX_LIMITS.maxWaiting) {
-    throw new ServiceUnavailableError('The React Email renderer is busy: try again in a few seconds.', 'RENDERER_BUSY');
-  }
-  await new Promise<void>((resolve) => waiting.push(resolve));
-}
-
-function releaseSlot(): void {
-  const next = waiting.shift();
-  if (next) next();
-  else running -= 1;
-}
 
 function startWorker(): Promise<Worker> {
   const worker = new Worker(WORKER_URL, {
@@ -93,31 +74,13 @@ function startWorker(): Promise<Worker> {
   });
 }
 
-let spare: Promise<Worker> | null = null;
-
-function takeWorker(): Promise<Worker> {
-  const taken = spare ?? startWorker();
-  spare = startWorker();
-  spare.catch(() => {
-    spare = null;
-  });
-  return taken;
-}
-
-/** Stops the warm spare (daemon shutdown). */
-export async function stopSandbox(): Promise<void> {
-  const current = spare;
-  spare = null;
-  if (current) await current.then((worker) => worker.terminate()).catch(() => undefined);
-}
-
 function failure(answer: Extract<WorkerAnswer, { ok: false }>): UnprocessableError {
   if (answer.kind === 'no-component') return new UnprocessableError(answer.message, 'RENDER_NO_COMPONENT');
   if (answer.kind === 'memory') return new UnprocessableError(answer.message, 'RENDER_MEMORY_LIMIT');
   return new UnprocessableError(`The React Email template failed while rendering: ${answer.message}`, 'RENDER_FAILED');
 }
 
-function runOnce(worker: Worker, code: string, propsJson: string): Promise<string> {
+function runOnce(worker: Worker, rssWatchdog: RssWatchdog, code: string, propsJson: string): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     let settled = false;
     const settle = (action: () => void) => {
@@ -159,14 +122,55 @@ function runOnce(worker: Worker, code: string, propsJson: string): Promise<strin
   });
 }
 
-/** Runs compiled template code with `props` in a single-use worker; answers the HTML document. */
-export async function renderInSandbox(code: string, props: unknown): Promise<string> {
-  const propsJson = JSON.stringify(props ?? {});
-  await acquireSlot();
-  try {
-    const worker = await takeWorker();
-    return await runOnce(worker, code, propsJson);
-  } finally {
-    releaseSlot();
+/** Renders tenant JSX in single-use workers: at most SANDBOX_LIMITS.concurrency at once, a warm spare between. */
+export class ReactEmailSandbox {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  private spare: Promise<Worker> | null = null;
+  private readonly rssWatchdog = new RssWatchdog({ perRenderBytes: SANDBOX_LIMITS.rssPerRenderMb * 1024 * 1024, intervalMs: SANDBOX_LIMITS.rssCheckIntervalMs });
+
+  /** Runs compiled template code with `props` in a single-use worker; answers the HTML document. */
+  async render(code: string, props: unknown): Promise<string> {
+    const propsJson = JSON.stringify(props ?? {});
+    await this.acquireSlot();
+    try {
+      const worker = await this.takeWorker();
+      return await runOnce(worker, this.rssWatchdog, code, propsJson);
+    } finally {
+      this.releaseSlot();
+    }
+  }
+
+  /** Stops the warm spare (the owner's shutdown). */
+  async close(): Promise<void> {
+    const current = this.spare;
+    this.spare = null;
+    if (current) await current.then((worker) => worker.terminate()).catch(() => undefined);
+  }
+
+  private async acquireSlot(): Promise<void> {
+    if (this.running < SANDBOX_LIMITS.concurrency) {
+      this.running += 1;
+      return;
+    }
+    if (this.waiting.length >= SANDBOX_LIMITS.maxWaiting) {
+      throw new ServiceUnavailableError('The React Email renderer is busy: try again in a few seconds.', 'RENDERER_BUSY');
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private releaseSlot(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running -= 1;
+  }
+
+  private takeWorker(): Promise<Worker> {
+    const taken = this.spare ?? startWorker();
+    this.spare = startWorker();
+    this.spare.catch(() => {
+      this.spare = null;
+    });
+    return taken;
   }
 }
