@@ -28,7 +28,13 @@ export interface AcceptRunOptions {
 
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-export async function measureAcceptRate(label: string, baseUrl: string, headers: Record<string, string>, options: AcceptRunOptions, serverPid: number): Promise<AcceptFigures> {
+export async function measureAcceptRate(
+  label: string,
+  baseUrl: string,
+  headers: Record<string, string>,
+  options: AcceptRunOptions,
+  serverPid: number,
+): Promise<AcceptFigures> {
   // No Idempotency-Key: every request is a new send (the pipeline dedupes only on a key).
   const request = {
     url: `${baseUrl}/emails/send`,
@@ -45,7 +51,9 @@ export async function measureAcceptRate(label: string, baseUrl: string, headers:
   const cpuBefore = cpuTimeMs(serverPid);
   const result = await autocannon({ ...request, duration: options.durationSeconds });
   const cpuAfter = cpuTimeMs(serverPid);
-  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count]));
+  const statusCodes = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count]),
+  );
   return {
     label,
     requestsPerSecond: round(result['2xx'] / result.duration, 0),
@@ -53,7 +61,10 @@ export async function measureAcceptRate(label: string, baseUrl: string, headers:
     latencyP99Ms: round(result.latency.p99),
     latencyMaxMs: round(result.latency.max),
     requests: result.requests.total,
-    serverCpuMsPerRequest: cpuBefore === null || cpuAfter === null || result.requests.total === 0 ? null : round((cpuAfter - cpuBefore) / result.requests.total, 2),
+    serverCpuMsPerRequest:
+      cpuBefore === null || cpuAfter === null || result.requests.total === 0
+        ? null
+        : round((cpuAfter - cpuBefore) / result.requests.total, 2),
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
     statusCodes,

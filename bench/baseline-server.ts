@@ -34,7 +34,17 @@ app.post<{ Body: SendBody }>('/emails/send', async (request, reply) => {
     await pool.query(
       `INSERT INTO bench_sends (id, tenant_id, message_id, from_address, to_addresses, subject, html_body, text_body, tags)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [id, '00000000-0000-0000-0000-000000000000', messageId, body.from, [body.to], body.subject, body.htmlBody, body.textBody, body.tags],
+      [
+        id,
+        '00000000-0000-0000-0000-000000000000',
+        messageId,
+        body.from,
+        [body.to],
+        body.subject,
+        body.htmlBody,
+        body.textBody,
+        body.tags,
+      ],
     );
   }
   return reply.code(202).send({ id, status: 'QUEUED', messageId });

@@ -37,12 +37,21 @@ export interface SpawnOptions {
   readyTimeoutMs?: number;
 }
 
-export async function startChild(name: string, script: string, args: string[], options: SpawnOptions = {}): Promise<Child> {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(BENCH_DIR, script), ...args], {
-    cwd: ROOT_DIR,
-    env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export async function startChild(
+  name: string,
+  script: string,
+  args: string[],
+  options: SpawnOptions = {},
+): Promise<Child> {
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', 'tsx', join(BENCH_DIR, script), ...args],
+    {
+      cwd: ROOT_DIR,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const lines: string[] = [];
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
@@ -52,7 +61,10 @@ export async function startChild(name: string, script: string, args: string[], o
   const readyText = await new Promise<string>((resolve, reject) => {
     let buffered = '';
     let ready = false;
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${options.readyTimeoutMs ?? 120_000} ms\n${stderr}`)), options.readyTimeoutMs ?? 120_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not start within ${options.readyTimeoutMs ?? 120_000} ms\n${stderr}`)),
+      options.readyTimeoutMs ?? 120_000,
+    );
     child.stdout!.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
       let newline: number;

@@ -51,7 +51,15 @@ async function seed(sequelize: Sequelize, jwtSecret: string, dataDir: string) {
   await sequelize.query(
     `INSERT INTO domains (tenant_id, name, status, dkim_selector, dkim_public_key, dkim_private_key_sealed, verified_at, last_checked_at)
      VALUES (:tenantId, :name, 'verified', :selector, :publicKey, :sealed, now(), now())`,
-    { replacements: { tenantId: tenant.id, name: SENDER_DOMAIN, selector: key.selector, publicKey: key.publicKey, sealed: key.privateKeySealed } },
+    {
+      replacements: {
+        tenantId: tenant.id,
+        name: SENDER_DOMAIN,
+        selector: key.selector,
+        publicKey: key.publicKey,
+        sealed: key.privateKeySealed,
+      },
+    },
   );
   // The baseline writes one row per request into a table shaped like email_logs (same columns,
   // defaults and indexes; no foreign key).
@@ -73,7 +81,10 @@ export async function createBenchDatabase(baseUrl: string, jwtSecret: string, da
     await migrateUp(db.sequelize);
     initModels(db.sequelize);
     const seeded = await seed(db.sequelize, jwtSecret, dataDir);
-    const [{ version }] = await db.sequelize.query<{ version: string }>(`SELECT current_setting('server_version') AS version`, { type: QueryTypes.SELECT });
+    const [{ version }] = await db.sequelize.query<{ version: string }>(
+      `SELECT current_setting('server_version') AS version`,
+      { type: QueryTypes.SELECT },
+    );
     return { url: url.toString(), db, postgresVersion: version, ...seeded, drop };
   } catch (error) {
     await drop();

@@ -19,7 +19,9 @@ export interface DrainFigures {
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 export async function waitedSendJobs(sequelize: Sequelize): Promise<number> {
-  const [row] = await sequelize.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'send'`, { type: QueryTypes.SELECT });
+  const [row] = await sequelize.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'send'`, {
+    type: QueryTypes.SELECT,
+  });
   return row.n;
 }
 
@@ -34,26 +36,49 @@ export async function enqueueSends(baseUrl: string, apiKey: string, count: numbe
     amount: count,
     timeout: 30,
   });
-  if (result['2xx'] !== count) throw new Error(`enqueueing ${count} sends: only ${result['2xx']} were accepted (${result.non2xx} non-2xx, ${result.errors} errors)`);
+  if (result['2xx'] !== count)
+    throw new Error(
+      `enqueueing ${count} sends: only ${result['2xx']} were accepted (${result.non2xx} non-2xx, ${result.errors} errors)`,
+    );
 }
 
 /** Waits until the sink has `count` messages and reads the rate off its first and last arrival. */
-export async function drainFigures(label: string, sink: BenchSink, count: number, timeoutMs: number, senderCpuMs: () => Promise<number | null>): Promise<DrainFigures> {
+export async function drainFigures(
+  label: string,
+  sink: BenchSink,
+  count: number,
+  timeoutMs: number,
+  senderCpuMs: () => Promise<number | null>,
+): Promise<DrainFigures> {
   await sink.waitForCount(count, timeoutMs);
   const cpu = await senderCpuMs();
   const seconds = (sink.lastAt()! - sink.firstAt()!) / 1000;
-  return { label, messages: count, seconds: round(seconds, 2), messagesPerSecond: round((count - 1) / seconds, 0), senderCpuMsPerMessage: cpu === null ? null : round(cpu / count, 2) };
+  return {
+    label,
+    messages: count,
+    seconds: round(seconds, 2),
+    messagesPerSecond: round((count - 1) / seconds, 0),
+    senderCpuMsPerMessage: cpu === null ? null : round(cpu / count, 2),
+  };
 }
 
 /** Every accepted send reached SENT and left the queue. */
-export async function checkDrained(sequelize: Sequelize, count: number, timeoutMs = 30_000): Promise<{ sent: number; jobsLeft: number }> {
+export async function checkDrained(
+  sequelize: Sequelize,
+  count: number,
+  timeoutMs = 30_000,
+): Promise<{ sent: number; jobsLeft: number }> {
   // The sink has the last message a moment before the worker records it and deletes its job.
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const [row] = await sequelize.query<{ sent: number }>(`SELECT count(*)::int AS sent FROM email_logs WHERE status = 'SENT'`, { type: QueryTypes.SELECT });
+    const [row] = await sequelize.query<{ sent: number }>(
+      `SELECT count(*)::int AS sent FROM email_logs WHERE status = 'SENT'`,
+      { type: QueryTypes.SELECT },
+    );
     const jobsLeft = await waitedSendJobs(sequelize);
     if (row.sent >= count && jobsLeft === 0) return { sent: row.sent, jobsLeft };
-    if (Date.now() > deadline) throw new Error(`after the drain: ${row.sent} of ${count} email logs SENT, ${jobsLeft} send jobs left`);
+    if (Date.now() > deadline)
+      throw new Error(`after the drain: ${row.sent} of ${count} email logs SENT, ${jobsLeft} send jobs left`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

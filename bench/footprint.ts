@@ -37,13 +37,26 @@ async function startDaemon(env: Record<string, string>): Promise<Running> {
   const started = performance.now();
   const child = spawn(process.execPath, [join(ROOT_DIR, 'bin', 'svc.js'), 'daemon', 'start'], {
     cwd: ROOT_DIR,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', JWT_SECRET, RATE_LIMIT_MAX: '10000000', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      NODE_ENV: 'production',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      JWT_SECRET,
+      RATE_LIMIT_MAX: '10000000',
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode} before it was ready`);
-    const ready = await fetch(`${url}/health/ready`).then((response) => response.status === 200, () => false);
+    const ready = await fetch(`${url}/health/ready`).then(
+      (response) => response.status === 200,
+      () => false,
+    );
     if (ready) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -73,8 +86,14 @@ export async function benchFootprint(databaseUrl: string) {
   const results: Record<string, number | string> = {};
   try {
     // PostgreSQL: boot (the build already exists after the first daemon start), idle, drain peak.
-    await (await startDaemon({ DATABASE_URL: database.url, DATA_DIR: dataDir, SMTP_URL: `smtp://127.0.0.1:${sink.port}` })).stop();
-    const daemon = await startDaemon({ DATABASE_URL: database.url, DATA_DIR: dataDir, SMTP_URL: `smtp://127.0.0.1:${sink.port}` });
+    await (
+      await startDaemon({ DATABASE_URL: database.url, DATA_DIR: dataDir, SMTP_URL: `smtp://127.0.0.1:${sink.port}` })
+    ).stop();
+    const daemon = await startDaemon({
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+    });
     results.postgresReadyMs = daemon.readyMs;
     results.postgresIdleRssMb = await idleRss(daemon);
     log(`PostgreSQL: ready in ${daemon.readyMs} ms, idle ${results.postgresIdleRssMb} MB`);
@@ -99,7 +118,9 @@ export async function benchFootprint(databaseUrl: string) {
     const second = await startDaemon({ DATA_DIR: embeddedDir });
     results.embeddedReadyMs = second.readyMs;
     results.embeddedIdleRssMb = await idleRss(second);
-    log(`embedded: first boot ${first.readyMs} ms, ready in ${second.readyMs} ms, idle ${results.embeddedIdleRssMb} MB`);
+    log(
+      `embedded: first boot ${first.readyMs} ms, ready in ${second.readyMs} ms, idle ${results.embeddedIdleRssMb} MB`,
+    );
     await second.stop();
   } finally {
     await database.drop();
@@ -113,6 +134,7 @@ export async function benchFootprint(databaseUrl: string) {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const databaseUrl = process.env.DATABASE_URL;
-  if (!databaseUrl) throw new Error('bench:footprint needs DATABASE_URL (a PostgreSQL server where it may create a database)');
+  if (!databaseUrl)
+    throw new Error('bench:footprint needs DATABASE_URL (a PostgreSQL server where it may create a database)');
   await benchFootprint(databaseUrl);
 }

@@ -33,24 +33,45 @@ interface Accepted {
   acceptedAt: number;
 }
 
-export function postSend(agent: http.Agent, url: URL, apiKey: string, body: string): Promise<{ status: number; text: string }> {
+export function postSend(
+  agent: http.Agent,
+  url: URL,
+  apiKey: string,
+  body: string,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, {
-      method: 'POST',
-      agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${apiKey}` },
-    }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      response.on('error', reject);
-    });
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          authorization: `Bearer ${apiKey}`,
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
 }
 
-export async function measureDeliveryLatency(baseUrl: string, apiKey: string, sink: BenchSink, ratePerSecond: number, seconds: number): Promise<LatencyFigures> {
+export async function measureDeliveryLatency(
+  baseUrl: string,
+  apiKey: string,
+  sink: BenchSink,
+  ratePerSecond: number,
+  seconds: number,
+): Promise<LatencyFigures> {
   const total = Math.max(1, Math.round(ratePerSecond * seconds));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const url = new URL(`${baseUrl}/emails/send`);
@@ -64,14 +85,16 @@ export async function measureDeliveryLatency(baseUrl: string, apiKey: string, si
     // A distinct subject per send: each is its own message, as in real traffic.
     const body = JSON.stringify(sendBody('Reader <reader@example.com>', `Your weekly summary #${n}`));
     const sentAt = performance.now();
-    pending.push(postSend(agent, url, apiKey, body).then(
-      ({ status, text }) => {
-        const acceptedAt = performance.now();
-        if (status !== 202) return void failures.push(`${status} ${text.slice(0, 200)}`);
-        accepted.push({ messageId: (JSON.parse(text) as { messageId: string }).messageId, sentAt, acceptedAt });
-      },
-      (error: Error) => void failures.push(error.message),
-    ));
+    pending.push(
+      postSend(agent, url, apiKey, body).then(
+        ({ status, text }) => {
+          const acceptedAt = performance.now();
+          if (status !== 202) return void failures.push(`${status} ${text.slice(0, 200)}`);
+          accepted.push({ messageId: (JSON.parse(text) as { messageId: string }).messageId, sentAt, acceptedAt });
+        },
+        (error: Error) => void failures.push(error.message),
+      ),
+    );
   };
 
   // Every tick issues the sends that are due by now, so the pace holds even when a tick is late.
@@ -102,7 +125,10 @@ export async function measureDeliveryLatency(baseUrl: string, apiKey: string, si
     .filter((d): d is number => d !== undefined)
     .sort((a, b) => a - b);
   const accept = accepted.map((a) => a.acceptedAt - a.sentAt).sort((a, b) => a - b);
-  if (delivery.length < accepted.length) throw new Error(`${accepted.length - delivery.length} of ${accepted.length} paced sends never reached the sink within 60 s`);
+  if (delivery.length < accepted.length)
+    throw new Error(
+      `${accepted.length - delivery.length} of ${accepted.length} paced sends never reached the sink within 60 s`,
+    );
   return {
     ratePerSecond: round(ratePerSecond, 0),
     sends: total,

@@ -51,7 +51,16 @@ async function main() {
   const database = (held.database = await createBenchDatabase(baseUrl!, JWT_SECRET, dataDir));
   const port = await freePort();
   const daemon = (held.daemon = await startChild('daemon', 'daemon-child.ts', [], {
-    env: { NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: database.url, JWT_SECRET, RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn' },
+    env: {
+      NODE_ENV: 'production',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      DATABASE_URL: database.url,
+      JWT_SECRET,
+      RATE_LIMIT_MAX: '10000000',
+      LOG_LEVEL: 'warn',
+    },
   }));
   const url = daemon.readyText;
   const key = database.apiKey;
@@ -60,18 +69,24 @@ async function main() {
   // 1. Bulk API.
   let next = 0;
   const bulkStart = performance.now();
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    for (;;) {
-      const start = next;
-      next += 1000;
-      if (start >= CONTACTS) return;
-      const contacts = Array.from({ length: Math.min(1000, CONTACTS - start) }, (_, i) => ({
-        email: `bulk${start + i}@example.com`, firstName: `Bulk ${start + i}`, optIn: true, tags: ['bulk'], attributes: { n: start + i },
-      }));
-      const answer = await api(url, key, 'POST', '/contacts/bulk', { contacts });
-      if (answer.failed) throw new Error(`bulk: ${answer.failed} rows failed`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      for (;;) {
+        const start = next;
+        next += 1000;
+        if (start >= CONTACTS) return;
+        const contacts = Array.from({ length: Math.min(1000, CONTACTS - start) }, (_, i) => ({
+          email: `bulk${start + i}@example.com`,
+          firstName: `Bulk ${start + i}`,
+          optIn: true,
+          tags: ['bulk'],
+          attributes: { n: start + i },
+        }));
+        const answer = await api(url, key, 'POST', '/contacts/bulk', { contacts });
+        if (answer.failed) throw new Error(`bulk: ${answer.failed} rows failed`);
+      }
+    }),
+  );
   const bulkSeconds = (performance.now() - bulkStart) / 1000;
   log(`bulk: ${CONTACTS} in ${bulkSeconds.toFixed(1)} s`);
 
@@ -82,12 +97,15 @@ async function main() {
   writeFileSync(csv, lines.join('\n') + '\n');
   const bytes = statSync(csv).size;
   const csvStart = performance.now();
-  const res = await fetch(`${url}/contacts/import?map=email%3DEmail&map=firstName%3DFirst&map=lastName%3DLast&map=optIn%3DOpt%20in&map=attributes.plan%3DPlan`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
-    body: Readable.toWeb(createReadStream(csv)) as ReadableStream,
-    duplex: 'half',
-  } as RequestInit);
+  const res = await fetch(
+    `${url}/contacts/import?map=email%3DEmail&map=firstName%3DFirst&map=lastName%3DLast&map=optIn%3DOpt%20in&map=attributes.plan%3DPlan`,
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
+      body: Readable.toWeb(createReadStream(csv)) as ReadableStream,
+      duplex: 'half',
+    } as RequestInit,
+  );
   const imported = await res.json();
   const csvSeconds = (performance.now() - csvStart) / 1000;
   if (imported.created !== CONTACTS) throw new Error(`csv: ${JSON.stringify(imported).slice(0, 500)}`);
@@ -102,9 +120,15 @@ async function main() {
     `INSERT INTO template_versions (tenant_id, template_id, version, locale, subject, html_body, published_at) VALUES (:t, :id, 1, 'en', 'News for {{ contact.firstName }}', '<p>Hello {{ contact.firstName }}</p>', now())`,
     { replacements: { t: database.tenantId, id: template.id } },
   );
-  const campaign = await api(url, key, 'POST', '/campaigns', { name: 'Bench', templateId: template.id, audience: { tag: 'csv' } });
+  const campaign = await api(url, key, 'POST', '/campaigns', {
+    name: 'Bench',
+    templateId: template.id,
+    audience: { tag: 'csv' },
+  });
   const sendStart = performance.now();
-  const started = await api(url, key, 'POST', `/campaigns/${campaign.id}/send`, { from: 'Bench News <news@bench.example>' });
+  const started = await api(url, key, 'POST', `/campaigns/${campaign.id}/send`, {
+    from: 'Bench News <news@bench.example>',
+  });
   const answeredMs = performance.now() - sendStart;
   // Polled through the list of SENDING campaigns: GET /campaigns/{id} also counts the audience as it
   // is now (audienceSize), a count over 200,000 contacts that every 100 ms took a core from the
@@ -113,14 +137,22 @@ async function main() {
   while (state.status === 'SENDING') {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const sending = await api(url, key, 'GET', '/campaigns?status=SENDING&limit=100');
-    state = sending.data.find((c: { id: string }) => c.id === campaign.id) ?? (await api(url, key, 'GET', `/campaigns/${campaign.id}`));
+    state =
+      sending.data.find((c: { id: string }) => c.id === campaign.id) ??
+      (await api(url, key, 'GET', `/campaigns/${campaign.id}`));
   }
   const queuedSeconds = (performance.now() - sendStart) / 1000;
   if (state.status !== 'SENT' || state.accepted !== CONTACTS) throw new Error(`campaign: ${JSON.stringify(state)}`);
-  log(`campaign: ${CONTACTS} recipients queued in ${queuedSeconds.toFixed(1)} s (202 after ${answeredMs.toFixed(0)} ms)`);
+  log(
+    `campaign: ${CONTACTS} recipients queued in ${queuedSeconds.toFixed(1)} s (202 after ${answeredMs.toFixed(0)} ms)`,
+  );
 
   // 4. The expansion alone: nothing delivers, nothing else writes.
-  const alone = await api(url, key, 'POST', '/campaigns', { name: 'Alone', templateId: template.id, audience: { tag: 'csv' } });
+  const alone = await api(url, key, 'POST', '/campaigns', {
+    name: 'Alone',
+    templateId: template.id,
+    audience: { tag: 'csv' },
+  });
   await held.daemon?.stop();
   held.daemon = null;
   const config = loadConfig({ NODE_ENV: 'production', DATABASE_URL: database.url, DATA_DIR: dataDir, JWT_SECRET });
@@ -134,14 +166,37 @@ async function main() {
     log: pino({ level: 'silent' }),
     workerId: 'bench',
   };
-  const owner = { tenantId: database.tenantId, adminId: null, apiKeyId: null, role: null, isPlatformAdmin: false, testMode: false };
-  await startCampaignSend(database, owner, { id: alone.id, body: { from: 'Bench News <news@bench.example>' }, testMode: null });
+  const owner = {
+    tenantId: database.tenantId,
+    adminId: null,
+    apiKeyId: null,
+    role: null,
+    isPlatformAdmin: false,
+    testMode: false,
+  };
+  await startCampaignSend(database, owner, {
+    id: alone.id,
+    body: { from: 'Bench News <news@bench.example>' },
+    testMode: null,
+  });
   const aloneStart = performance.now();
-  const job = { id: '0', queue: 'campaign' as const, tenantId: database.tenantId, payload: { campaignId: alone.id, tenantId: database.tenantId }, attempts: 0, maxAttempts: 1, runAt: new Date(), createdAt: new Date() };
+  const job = {
+    id: '0',
+    queue: 'campaign' as const,
+    tenantId: database.tenantId,
+    payload: { campaignId: alone.id, tenantId: database.tenantId },
+    attempts: 0,
+    maxAttempts: 1,
+    runAt: new Date(),
+    createdAt: new Date(),
+  };
   const outcome = await handleCampaignJob(job, worker).finally(() => closeMailResources(worker));
   if (outcome.kind !== 'done') throw new Error(`expansion alone: ${JSON.stringify(outcome)}`);
   const aloneSeconds = (performance.now() - aloneStart) / 1000;
-  const [aloneRow] = await database.db.sequelize.query<{ accepted_count: number }>('SELECT accepted_count FROM campaigns WHERE id = :id', { replacements: { id: alone.id }, type: 'SELECT' as never });
+  const [aloneRow] = await database.db.sequelize.query<{ accepted_count: number }>(
+    'SELECT accepted_count FROM campaigns WHERE id = :id',
+    { replacements: { id: alone.id }, type: 'SELECT' as never },
+  );
   if (aloneRow.accepted_count !== CONTACTS) throw new Error(`expansion alone: ${JSON.stringify(aloneRow)}`);
   log(`expansion alone: ${CONTACTS} recipients in ${aloneSeconds.toFixed(1)} s`);
 
@@ -150,7 +205,12 @@ async function main() {
     machine: machineInfo(database.postgresVersion),
     contacts: CONTACTS,
     bulkApi: { seconds: round(bulkSeconds), contactsPerSecond: Math.round(CONTACTS / bulkSeconds), goal: 5000 },
-    csvImport: { seconds: round(csvSeconds), megabytes: round(bytes / 1024 / 1024), contactsPerSecond: Math.round(CONTACTS / csvSeconds), goal: 10000 },
+    csvImport: {
+      seconds: round(csvSeconds),
+      megabytes: round(bytes / 1024 / 1024),
+      contactsPerSecond: Math.round(CONTACTS / csvSeconds),
+      goal: 10000,
+    },
     campaign: {
       recipients: CONTACTS,
       sendAnsweredMs: Math.round(answeredMs),

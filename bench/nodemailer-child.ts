@@ -21,9 +21,23 @@ const maxMessages = Number(env('BENCH_MAX_MESSAGES'));
 const inFlight = Number(process.env.BENCH_IN_FLIGHT ?? 10);
 const signed = process.env.BENCH_DKIM !== '0';
 const domainName = env('BENCH_DKIM_DOMAIN');
-const dkim = signed ? { domainName, keySelector: env('BENCH_DKIM_SELECTOR'), privateKey: env('BENCH_DKIM_KEY'), headerFieldNames: DKIM_SIGNED_HEADERS } : undefined;
+const dkim = signed
+  ? {
+      domainName,
+      keySelector: env('BENCH_DKIM_SELECTOR'),
+      privateKey: env('BENCH_DKIM_KEY'),
+      headerFieldNames: DKIM_SIGNED_HEADERS,
+    }
+  : undefined;
 
-const transport = nodemailer.createTransport({ pool: true, host: '127.0.0.1', port, secure: false, maxConnections, maxMessages });
+const transport = nodemailer.createTransport({
+  pool: true,
+  host: '127.0.0.1',
+  port,
+  secure: false,
+  maxConnections,
+  maxMessages,
+});
 
 function message() {
   const id = randomUUID();

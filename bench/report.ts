@@ -58,15 +58,45 @@ export function evaluateGoals(r: Omit<BenchResults, 'goals'>): Goal[] {
   const drainRatio = ratio(r.drain.svc.messagesPerSecond, r.drain.nodemailer.messagesPerSecond);
   const unsignedRatio = ratio(r.drain.svcUnsigned.messagesPerSecond, r.drain.nodemailerUnsigned.messagesPerSecond);
   goals.push(
-    { name: 'drain msg/s vs pooled nodemailer (DKIM-signed)', value: drainRatio, target: '≥ 0.7×', met: drainRatio >= 0.7 },
-    { name: 'drain msg/s vs pooled nodemailer (unsigned)', value: unsignedRatio, target: '≥ 0.7×', met: unsignedRatio >= 0.7 },
-    { name: '202 → sink p50 (ms)', value: r.latency.deliveryP50Ms, target: '< 50 ms', met: r.latency.deliveryP50Ms < 50 },
-    { name: '202 → sink p99 (ms)', value: r.latency.deliveryP99Ms, target: '< 250 ms', met: r.latency.deliveryP99Ms < 250 },
+    {
+      name: 'drain msg/s vs pooled nodemailer (DKIM-signed)',
+      value: drainRatio,
+      target: '≥ 0.7×',
+      met: drainRatio >= 0.7,
+    },
+    {
+      name: 'drain msg/s vs pooled nodemailer (unsigned)',
+      value: unsignedRatio,
+      target: '≥ 0.7×',
+      met: unsignedRatio >= 0.7,
+    },
+    {
+      name: '202 → sink p50 (ms)',
+      value: r.latency.deliveryP50Ms,
+      target: '< 50 ms',
+      met: r.latency.deliveryP50Ms < 50,
+    },
+    {
+      name: '202 → sink p99 (ms)',
+      value: r.latency.deliveryP99Ms,
+      target: '< 250 ms',
+      met: r.latency.deliveryP99Ms < 250,
+    },
   );
   if (r.soak) {
     goals.push(
-      { name: 'soak: sink count = accepted count', value: r.soak.sinkCount - r.soak.accepted, target: '0', met: r.soak.sinkCount === r.soak.accepted },
-      { name: 'soak: RSS growth (%)', value: r.soak.rssGrowthPercent, target: '< 10 %', met: r.soak.rssGrowthPercent < 10 },
+      {
+        name: 'soak: sink count = accepted count',
+        value: r.soak.sinkCount - r.soak.accepted,
+        target: '0',
+        met: r.soak.sinkCount === r.soak.accepted,
+      },
+      {
+        name: 'soak: RSS growth (%)',
+        value: r.soak.rssGrowthPercent,
+        target: '< 10 %',
+        met: r.soak.rssGrowthPercent < 10,
+      },
     );
   }
   return goals;
@@ -101,12 +131,22 @@ export function markdownTable(r: BenchResults): string {
     `| 202 → sink receives the message, at ${n(r.latency.ratePerSecond)} sends/s (half the drain rate) | p50 ${ms(r.latency.deliveryP50Ms)} / p99 ${ms(r.latency.deliveryP99Ms)} | — | — | p50 < 50 ms — ${mark(p50)}; p99 < 250 ms — ${mark(p99)} |`,
     `| Process CPU per message delivered, signed / unsigned (all threads; PostgreSQL not included) | ${d.svc.senderCpuMsPerMessage ?? '?'} ms / ${d.svcUnsigned.senderCpuMsPerMessage ?? '?'} ms | ${d.nodemailer.senderCpuMsPerMessage ?? '?'} ms / ${d.nodemailerUnsigned.senderCpuMsPerMessage ?? '?'} ms (nodemailer) | — | — |`,
   );
-  if (r.accept) lines.push(`| Process CPU per accepted send | ${r.accept.svc.serverCpuMsPerRequest ?? '?'} ms | ${r.accept.baselineInsert.serverCpuMsPerRequest ?? '?'} ms (Fastify + INSERT) | — | — |`);
-  lines.push(`| Database statements per message (BEGIN/COMMIT included) | accept ${r.queriesPerSend.accept}, delivery ${r.queriesPerSend.delivery} | ${r.queriesPerSend.baselineInsert} (the INSERT) | — | — |`);
+  if (r.accept)
+    lines.push(
+      `| Process CPU per accepted send | ${r.accept.svc.serverCpuMsPerRequest ?? '?'} ms | ${r.accept.baselineInsert.serverCpuMsPerRequest ?? '?'} ms (Fastify + INSERT) | — | — |`,
+    );
+  lines.push(
+    `| Database statements per message (BEGIN/COMMIT included) | accept ${r.queriesPerSend.accept}, delivery ${r.queriesPerSend.delivery} | ${r.queriesPerSend.baselineInsert} (the INSERT) | — | — |`,
+  );
   if (r.soak) {
     const k = r.soak;
-    lines.push(`| Soak: ${n(k.sends)} sends at ${n(k.ratePerSecond)}/s | ${n(k.sinkCount)} of ${n(k.accepted)} accepted at the sink; RSS ${k.rssStartMb} → ${k.rssEndMb} MB (${k.rssGrowthPercent} %) | — | — | count equal — ${mark(goal(r, 'soak: sink'))}; RSS < 10 % — ${mark(goal(r, 'soak: RSS'))} |`);
+    lines.push(
+      `| Soak: ${n(k.sends)} sends at ${n(k.ratePerSecond)}/s | ${n(k.sinkCount)} of ${n(k.accepted)} accepted at the sink; RSS ${k.rssStartMb} → ${k.rssEndMb} MB (${k.rssGrowthPercent} %) | — | — | count equal — ${mark(goal(r, 'soak: sink'))}; RSS < 10 % — ${mark(goal(r, 'soak: RSS'))} |`,
+    );
   }
-  lines.push('', `Measured ${m.date.slice(0, 10)} on ${m.nproc} × ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}, PostgreSQL ${m.postgres ?? '?'}; load generator, SMTP sink and daemon on the same machine (load average ${m.loadAverageAtStart.join(' / ')} at start, ${r.loadAverageAtEnd.join(' / ')} at the end). \`npm run bench\` writes bench/results.json.`);
+  lines.push(
+    '',
+    `Measured ${m.date.slice(0, 10)} on ${m.nproc} × ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}, PostgreSQL ${m.postgres ?? '?'}; load generator, SMTP sink and daemon on the same machine (load average ${m.loadAverageAtStart.join(' / ')} at start, ${r.loadAverageAtEnd.join(' / ')} at the end). \`npm run bench\` writes bench/results.json.`,
+  );
   return lines.join('\n');
 }

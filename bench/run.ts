@@ -51,11 +51,16 @@ const drainOnly = process.argv.includes('--drain');
 const soakWanted = process.argv.includes('--soak') || process.env.BENCH_SOAK === '1';
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) {
-  console.error('npm run bench needs a PostgreSQL server: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres). A fresh bench database is created there and dropped afterwards.');
+  console.error(
+    'npm run bench needs a PostgreSQL server: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres). A fresh bench database is created there and dropped afterwards.',
+  );
   process.exit(2);
 }
 // The daemon's own parsing gives the pool defaults, so the baseline uses the very same numbers.
-const daemonDefaults = loadConfig({ SMTP_MAX_CONNECTIONS: process.env.SMTP_MAX_CONNECTIONS, SMTP_MAX_MESSAGES: process.env.SMTP_MAX_MESSAGES });
+const daemonDefaults = loadConfig({
+  SMTP_MAX_CONNECTIONS: process.env.SMTP_MAX_CONNECTIONS,
+  SMTP_MAX_MESSAGES: process.env.SMTP_MAX_MESSAGES,
+});
 const settings: BenchSettings = {
   connections: whole('BENCH_CONNECTIONS', 64),
   durationSeconds: whole('BENCH_DURATION', 10),
@@ -69,7 +74,8 @@ const settings: BenchSettings = {
   soakSends: soakWanted ? whole('BENCH_SOAK_SENDS', 200_000) : null,
 };
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
-const cpuProfile = process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(BENCH_DIR, 'profiles')}`] : [];
+const cpuProfile =
+  process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(BENCH_DIR, 'profiles')}`] : [];
 const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
@@ -108,7 +114,9 @@ async function stopChild(child: Child): Promise<void> {
 
 async function startBaseline(mode: 'db' | 'none'): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const child = await startChild(`baseline (${mode})`, 'baseline-server.ts', [mode, String(port)], { env: { DATABASE_URL: held.database!.url } });
+  const child = await startChild(`baseline (${mode})`, 'baseline-server.ts', [mode, String(port)], {
+    env: { DATABASE_URL: held.database!.url },
+  });
   children.add(child);
   return { child, url: `http://127.0.0.1:${port}` };
 }
@@ -117,7 +125,10 @@ const loadAverage = () => loadavg().map((l) => Math.round(l * 100) / 100);
 const drainTimeoutMs = () => Math.max(120_000, settings.sends * 20);
 
 async function sentLogs(sequelize: Sequelize): Promise<number> {
-  const [row] = await sequelize.query<{ n: number }>(`SELECT count(*)::int AS n FROM email_logs WHERE status = 'SENT'`, { type: QueryTypes.SELECT });
+  const [row] = await sequelize.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM email_logs WHERE status = 'SENT'`,
+    { type: QueryTypes.SELECT },
+  );
   return row.n;
 }
 
@@ -132,7 +143,12 @@ async function settledSendJobs(sequelize: Sequelize): Promise<void> {
 }
 
 /** Accepts `count` sends through a daemon whose workers are off (ROLE=api), then stops it. */
-async function acceptWithWorkersOff(sequelize: Sequelize, apiKey: string, sinkPort: number, count: number): Promise<number> {
+async function acceptWithWorkersOff(
+  sequelize: Sequelize,
+  apiKey: string,
+  sinkPort: number,
+  count: number,
+): Promise<number> {
   const api = await startDaemonChild('api', sinkPort);
   const before = await queriesSentBy(queryCountDir, api.child.process.pid!);
   await enqueueSends(api.url, apiKey, count);
@@ -144,17 +160,30 @@ async function acceptWithWorkersOff(sequelize: Sequelize, apiKey: string, sinkPo
 }
 
 /** The daemon (ROLE=all) drains what is queued to the sink; the daemon is left running. */
-async function svcDrain(label: string, sink: BenchSink, sequelize: Sequelize, sentBefore = 0): Promise<{ figures: DrainFigures; statementsPerMessage: number; daemon: { child: Child; url: string } }> {
+async function svcDrain(
+  label: string,
+  sink: BenchSink,
+  sequelize: Sequelize,
+  sentBefore = 0,
+): Promise<{ figures: DrainFigures; statementsPerMessage: number; daemon: { child: Child; url: string } }> {
   log(`end to end: svc daemon (ROLE=all) drains the queue to the sink (${label})`);
   sink.reset();
   const all = await startDaemonChild('all', sink.port);
   const allPid = all.child.process.pid!;
   const cpuAtReady = cpuTimeMs(allPid);
-  const figures = await drainFigures(`svc worker threads (${label})`, sink, settings.sends, drainTimeoutMs(), async () => {
-    const now = cpuTimeMs(allPid);
-    return now === null || cpuAtReady === null ? null : now - cpuAtReady;
-  });
-  log(`  ${figures.messagesPerSecond} msg/s (${figures.seconds} s), daemon CPU ${figures.senderCpuMsPerMessage} ms/message, load ${loadAverage()}`);
+  const figures = await drainFigures(
+    `svc worker threads (${label})`,
+    sink,
+    settings.sends,
+    drainTimeoutMs(),
+    async () => {
+      const now = cpuTimeMs(allPid);
+      return now === null || cpuAtReady === null ? null : now - cpuAtReady;
+    },
+  );
+  log(
+    `  ${figures.messagesPerSecond} msg/s (${figures.seconds} s), daemon CPU ${figures.senderCpuMsPerMessage} ms/message, load ${loadAverage()}`,
+  );
   await checkDrained(sequelize, sentBefore + settings.sends);
   // Since the process started: boot and idle polling are a few hundred statements against N × a few.
   const statements = await queriesSentBy(queryCountDir, allPid);
@@ -180,18 +209,27 @@ async function nodemailerDrain(sink: BenchSink, dkim: { selector: string; key: s
   });
   children.add(sender);
   // The sender reports its own CPU time when it is done: it exits right after.
-  const figures = await drainFigures(`pooled nodemailer (${label})`, sink, settings.sends, drainTimeoutMs(), async () => {
-    await sender.exited;
-    const done = sender.lines.find((line) => line.startsWith('done '));
-    return done ? Number(done.split(' ')[3]) : null;
-  });
-  log(`  ${figures.messagesPerSecond} msg/s (${figures.seconds} s), sender CPU ${figures.senderCpuMsPerMessage} ms/message, load ${loadAverage()}`);
+  const figures = await drainFigures(
+    `pooled nodemailer (${label})`,
+    sink,
+    settings.sends,
+    drainTimeoutMs(),
+    async () => {
+      await sender.exited;
+      const done = sender.lines.find((line) => line.startsWith('done '));
+      return done ? Number(done.split(' ')[3]) : null;
+    },
+  );
+  log(
+    `  ${figures.messagesPerSecond} msg/s (${figures.seconds} s), sender CPU ${figures.senderCpuMsPerMessage} ms/message, load ${loadAverage()}`,
+  );
   children.delete(sender);
   return figures;
 }
 
 const ACCEPT_ONLY = process.env.BENCH_ONLY === 'accept';
-if (process.env.BENCH_ONLY && !ACCEPT_ONLY) throw new Error(`BENCH_ONLY knows only "accept", got "${process.env.BENCH_ONLY}"`);
+if (process.env.BENCH_ONLY && !ACCEPT_ONLY)
+  throw new Error(`BENCH_ONLY knows only "accept", got "${process.env.BENCH_ONLY}"`);
 
 type AcceptOnly = Pick<BenchResults, 'machine' | 'accept'>;
 
@@ -202,7 +240,11 @@ async function main(): Promise<BenchResults | AcceptOnly> {
   const machine = machineInfo(database.postgresVersion);
   const sequelize = database.db.sequelize;
   const auth = { authorization: `Bearer ${database.apiKey}` };
-  const acceptOptions: AcceptRunOptions = { connections: settings.connections, durationSeconds: settings.durationSeconds, warmupRequests: settings.warmupRequests };
+  const acceptOptions: AcceptRunOptions = {
+    connections: settings.connections,
+    durationSeconds: settings.durationSeconds,
+    warmupRequests: settings.warmupRequests,
+  };
 
   // 1. Accept rate: the reference, the baseline, then the daemon (skipped by --drain).
   let accept: BenchResults['accept'] = null;
@@ -210,18 +252,31 @@ async function main(): Promise<BenchResults | AcceptOnly> {
     log('accept rate: bare Fastify (no database)');
     const bare = await startBaseline('none');
     const bareFastify = await measureAcceptRate('bare Fastify', bare.url, {}, acceptOptions, bare.child.process.pid!);
-    log(`  ${bareFastify.requestsPerSecond} req/s, p50 ${bareFastify.latencyP50Ms} ms, p99 ${bareFastify.latencyP99Ms} ms, server CPU ${bareFastify.serverCpuMsPerRequest} ms/request`);
+    log(
+      `  ${bareFastify.requestsPerSecond} req/s, p50 ${bareFastify.latencyP50Ms} ms, p99 ${bareFastify.latencyP99Ms} ms, server CPU ${bareFastify.serverCpuMsPerRequest} ms/request`,
+    );
     await stopChild(bare.child);
     log('accept rate: bare Fastify + one pg INSERT');
     const insert = await startBaseline('db');
-    const baselineInsert = await measureAcceptRate('Fastify + INSERT', insert.url, {}, acceptOptions, insert.child.process.pid!);
-    log(`  ${baselineInsert.requestsPerSecond} req/s, p50 ${baselineInsert.latencyP50Ms} ms, p99 ${baselineInsert.latencyP99Ms} ms, server CPU ${baselineInsert.serverCpuMsPerRequest} ms/request`);
+    const baselineInsert = await measureAcceptRate(
+      'Fastify + INSERT',
+      insert.url,
+      {},
+      acceptOptions,
+      insert.child.process.pid!,
+    );
+    log(
+      `  ${baselineInsert.requestsPerSecond} req/s, p50 ${baselineInsert.latencyP50Ms} ms, p99 ${baselineInsert.latencyP99Ms} ms, server CPU ${baselineInsert.serverCpuMsPerRequest} ms/request`,
+    );
     await stopChild(insert.child);
     log('accept rate: svc daemon (ROLE=api), POST /emails/send');
     const api = await startDaemonChild('api', sink.port);
     const svcAccept = await measureAcceptRate('svc', api.url, auth, acceptOptions, api.child.process.pid!);
-    log(`  ${svcAccept.requestsPerSecond} req/s, p50 ${svcAccept.latencyP50Ms} ms, p99 ${svcAccept.latencyP99Ms} ms, server CPU ${svcAccept.serverCpuMsPerRequest} ms/request`);
-    if (svcAccept.non2xx > 0) throw new Error(`svc answered non-2xx during the accept run: ${JSON.stringify(svcAccept.statusCodes)}`);
+    log(
+      `  ${svcAccept.requestsPerSecond} req/s, p50 ${svcAccept.latencyP50Ms} ms, p99 ${svcAccept.latencyP99Ms} ms, server CPU ${svcAccept.serverCpuMsPerRequest} ms/request`,
+    );
+    if (svcAccept.non2xx > 0)
+      throw new Error(`svc answered non-2xx during the accept run: ${JSON.stringify(svcAccept.statusCodes)}`);
     if (ACCEPT_ONLY) {
       await stopChild(api.child);
       return { machine, accept: { svc: svcAccept, baselineInsert, bareFastify } };
@@ -234,7 +289,9 @@ async function main(): Promise<BenchResults | AcceptOnly> {
 
   // 2. End to end, DKIM-signed. The accept run left its sends queued: they are not part of this measurement.
   await sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
-  await sequelize.query(`UPDATE email_logs SET status = 'FAILED', error = 'bench: accept-rate run, never delivered' WHERE status = 'QUEUED'`);
+  await sequelize.query(
+    `UPDATE email_logs SET status = 'FAILED', error = 'bench: accept-rate run, never delivered' WHERE status = 'QUEUED'`,
+  );
   log(`end to end: accepting ${settings.sends} sends with the workers off`);
   const acceptStatements = await acceptWithWorkersOff(sequelize, database.apiKey, sink.port, settings.sends);
   const signed = await svcDrain('DKIM-signed', sink, sequelize);
@@ -253,15 +310,22 @@ async function main(): Promise<BenchResults | AcceptOnly> {
   // to pending, so the drain finds no DKIM key to sign with (the drain does not re-check verification).
   log(`end to end: accepting ${settings.sends} more sends with the workers off (unsigned drain)`);
   await acceptWithWorkersOff(sequelize, database.apiKey, sink.port, settings.sends);
-  await sequelize.query(`UPDATE domains SET status = 'pending' WHERE name = :name`, { replacements: { name: SENDER_DOMAIN } });
+  await sequelize.query(`UPDATE domains SET status = 'pending' WHERE name = :name`, {
+    replacements: { name: SENDER_DOMAIN },
+  });
   const sentBefore = await sentLogs(sequelize);
   const unsigned = await svcDrain('unsigned', sink, sequelize, sentBefore);
   await stopChild(unsigned.daemon.child);
-  await sequelize.query(`UPDATE domains SET status = 'verified' WHERE name = :name`, { replacements: { name: SENDER_DOMAIN } });
+  await sequelize.query(`UPDATE domains SET status = 'verified' WHERE name = :name`, {
+    replacements: { name: SENDER_DOMAIN },
+  });
 
   const domain = await Domain.findOne({ where: { tenantId: database.tenantId, name: SENDER_DOMAIN } });
   const secrets = loadSecrets(dataDir, JWT_SECRET);
-  const key = { selector: domain!.dkimSelector, key: openDkimPrivateKey(secrets.encryptionKey, domain!.dkimPrivateKeySealed) };
+  const key = {
+    selector: domain!.dkimSelector,
+    key: openDkimPrivateKey(secrets.encryptionKey, domain!.dkimPrivateKeySealed),
+  };
   const nodemailerSigned = await nodemailerDrain(sink, key);
   const nodemailerUnsigned = await nodemailerDrain(sink, null);
 
@@ -269,7 +333,15 @@ async function main(): Promise<BenchResults | AcceptOnly> {
   let soak: BenchResults['soak'] = null;
   if (settings.soakSends) {
     const daemon = await startDaemonChild('all', sink.port);
-    soak = await runSoak({ url: daemon.url, apiKey: database.apiKey, sink, pid: daemon.child.process.pid!, ratePerSecond: rate, sends: settings.soakSends, log });
+    soak = await runSoak({
+      url: daemon.url,
+      apiKey: database.apiKey,
+      sink,
+      pid: daemon.child.process.pid!,
+      ratePerSecond: rate,
+      sends: settings.soakSends,
+      log,
+    });
     await stopChild(daemon.child);
   }
 
@@ -294,7 +366,8 @@ async function cleanUp(): Promise<void> {
   for (const child of children) await child.stop().catch(() => {});
   await held.sink?.close().catch(() => {});
   const { database } = held;
-  if (database && process.env.BENCH_KEEP_DB !== '1') await database.drop().catch((error: Error) => log(`could not drop the bench database: ${error.message}`));
+  if (database && process.env.BENCH_KEEP_DB !== '1')
+    await database.drop().catch((error: Error) => log(`could not drop the bench database: ${error.message}`));
   else if (database) log(`kept the bench database: ${database.url}`);
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(queryCountDir, { recursive: true, force: true });
@@ -312,9 +385,15 @@ function writeAcceptOnly(run: AcceptOnly): void {
   const previous = JSON.parse(readFileSync(file, 'utf8')) as BenchResults & { acceptMachine?: unknown };
   const merged = { ...previous, accept: run.accept, acceptMachine: run.machine };
   const goals = evaluateGoals(merged);
-  writeFileSync(file, JSON.stringify({ ...merged, goals: [...goals.slice(0, 2), ...previous.goals.slice(2)] }, null, 2) + '\n');
-  for (const goal of goals.slice(0, 2)) log(`${goal.name}: ${goal.value} (goal ${goal.target}) ${goal.met ? 'met' : 'MISSED'}`);
-  log(`wrote the accept section of bench/results.json (load average ${run.machine.loadAverageAtStart.join(' / ')} at start)`);
+  writeFileSync(
+    file,
+    JSON.stringify({ ...merged, goals: [...goals.slice(0, 2), ...previous.goals.slice(2)] }, null, 2) + '\n',
+  );
+  for (const goal of goals.slice(0, 2))
+    log(`${goal.name}: ${goal.value} (goal ${goal.target}) ${goal.met ? 'met' : 'MISSED'}`);
+  log(
+    `wrote the accept section of bench/results.json (load average ${run.machine.loadAverageAtStart.join(' / ')} at start)`,
+  );
 }
 
 async function reportAll(results: BenchResults): Promise<void> {
@@ -334,7 +413,7 @@ try {
   else await reportAll(run);
 } catch (error) {
   process.exitCode = 1;
-  console.error(error instanceof Error ? error.stack ?? error.message : error);
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
 } finally {
   await cleanUp();
 }
@@ -347,5 +426,5 @@ try {
   if (!drainOnly && !ACCEPT_ONLY) await benchWebhooks(databaseUrl!, log);
 } catch (error) {
   process.exitCode = 1;
-  console.error(error instanceof Error ? error.stack ?? error.message : error);
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
 }

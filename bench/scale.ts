@@ -68,25 +68,34 @@ async function get(url: string, key: string, path: string): Promise<any> {
 async function acceptRate(url: string, key: string): Promise<number> {
   let accepted = 0;
   const end = performance.now() + ACCEPT_SECONDS * 1000;
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    while (performance.now() < end) {
-      const res = await fetch(`${url}/emails/send`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ from: `app@${SENDER_DOMAIN}`, to: `accept${accepted}@example.org`, subject: 'Hi', textBody: 'hello' }),
-      });
-      await res.arrayBuffer();
-      if (res.status !== 202 && res.status !== 200) throw new Error(`POST /emails/send → ${res.status}`);
-      accepted += 1;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (performance.now() < end) {
+        const res = await fetch(`${url}/emails/send`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            from: `app@${SENDER_DOMAIN}`,
+            to: `accept${accepted}@example.org`,
+            subject: 'Hi',
+            textBody: 'hello',
+          }),
+        });
+        await res.arrayBuffer();
+        if (res.status !== 202 && res.status !== 200) throw new Error(`POST /emails/send → ${res.status}`);
+        accepted += 1;
+      }
+    }),
+  );
   return Math.round(accepted / ACCEPT_SECONDS);
 }
 
 async function seedLogs(sequelize: Sequelize, tenantId: string): Promise<number> {
   // A migrated database has partitions for its past months; a fresh one only from this month on.
-  for (let i = 1; i <= 2; i += 1) await sequelize.query(createPartitionSql('email_logs', addMonths(monthOf(new Date()), -i)));
-  for (let i = 1; i <= 2; i += 1) await sequelize.query(createPartitionSql('email_events', addMonths(monthOf(new Date()), -i)));
+  for (let i = 1; i <= 2; i += 1)
+    await sequelize.query(createPartitionSql('email_logs', addMonths(monthOf(new Date()), -i)));
+  for (let i = 1; i <= 2; i += 1)
+    await sequelize.query(createPartitionSql('email_events', addMonths(monthOf(new Date()), -i)));
   const start = performance.now();
   for (let from = 0; from < LOGS; from += CHUNK) {
     const to = Math.min(LOGS, from + CHUNK) - 1;
@@ -138,7 +147,16 @@ async function main() {
   const sequelize = database.db.sequelize;
   const port = await freePort();
   const daemon = (held.daemon = await startChild('daemon', 'daemon-child.ts', [], {
-    env: { NODE_ENV: 'production', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: database.url, JWT_SECRET, RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn' },
+    env: {
+      NODE_ENV: 'production',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      DATABASE_URL: database.url,
+      JWT_SECRET,
+      RATE_LIMIT_MAX: '10000000',
+      LOG_LEVEL: 'warn',
+    },
   }));
   const url = daemon.readyText;
   const key = database.apiKey;
@@ -156,25 +174,59 @@ async function main() {
   // Searches within a time range look at a different day each time (days 2 to 41 back): a support
   // person's searches do not repeat, so neither do these (a repeated one is answered from cache).
   const dayRange = (i: number) => {
-    const until = Date.now() - (2 + (i * 7) % 40) * 86400_000;
+    const until = Date.now() - (2 + ((i * 7) % 40)) * 86400_000;
     return `since=${new Date(until - 86400_000).toISOString()}&until=${new Date(until).toISOString()}`;
   };
   const page1 = await get(url, key, '/emails/logs?limit=20');
   const deep = await get(url, key, '/emails/logs?limit=100&page=100');
   const sample = page1.data[0];
-  const [{ at: tailFrom }] = await sequelize.query<{ at: string }>(`SELECT (now() - interval '3 seconds')::text AS at`, { type: QueryTypes.SELECT });
+  const [{ at: tailFrom }] = await sequelize.query<{ at: string }>(
+    `SELECT (now() - interval '3 seconds')::text AS at`,
+    { type: QueryTypes.SELECT },
+  );
   const queries = {
     listPage1: await timed(SAMPLES, async () => void (await get(url, key, '/emails/logs?limit=20'))),
     deepPage100x100: await timed(SAMPLES, async () => void (await get(url, key, '/emails/logs?limit=100&page=100'))),
-    cursorPastDeepPage: await timed(SAMPLES, async () => void (await get(url, key, `/emails/logs?limit=100&cursor=${deep.meta.nextCursor}`))),
-    recipientSearch: await timed(SAMPLES, async (i) => void (await get(url, key, `/emails/logs?to=user${(i * 7919) % 200000}@example.org`))),
-    recipientNamedForm: await timed(SAMPLES, async (i) => void (await get(url, key, `/emails/logs?to=${encodeURIComponent(`X <USER${(i * 104729) % 200000}@Example.org>`)}`))),
-    messageIdSearch: await timed(SAMPLES, async (i) => void (await get(url, key, `/emails/logs?messageId=${encodeURIComponent(`<seed${(i * 15485863) % LOGS}@${SENDER_DOMAIN}>`)}`))),
-    statusInRange: await timed(SAMPLES, async (i) => void (await get(url, key, `/emails/logs?status=FAILED&${dayRange(i)}`))),
-    tagInRange: await timed(SAMPLES, async (i) => void (await get(url, key, `/emails/logs?tag=tag${(i * 37) % 100}&${dayRange(i)}`))),
+    cursorPastDeepPage: await timed(
+      SAMPLES,
+      async () => void (await get(url, key, `/emails/logs?limit=100&cursor=${deep.meta.nextCursor}`)),
+    ),
+    recipientSearch: await timed(
+      SAMPLES,
+      async (i) => void (await get(url, key, `/emails/logs?to=user${(i * 7919) % 200000}@example.org`)),
+    ),
+    recipientNamedForm: await timed(
+      SAMPLES,
+      async (i) =>
+        void (await get(
+          url,
+          key,
+          `/emails/logs?to=${encodeURIComponent(`X <USER${(i * 104729) % 200000}@Example.org>`)}`,
+        )),
+    ),
+    messageIdSearch: await timed(
+      SAMPLES,
+      async (i) =>
+        void (await get(
+          url,
+          key,
+          `/emails/logs?messageId=${encodeURIComponent(`<seed${(i * 15485863) % LOGS}@${SENDER_DOMAIN}>`)}`,
+        )),
+    ),
+    statusInRange: await timed(
+      SAMPLES,
+      async (i) => void (await get(url, key, `/emails/logs?status=FAILED&${dayRange(i)}`)),
+    ),
+    tagInRange: await timed(
+      SAMPLES,
+      async (i) => void (await get(url, key, `/emails/logs?tag=tag${(i * 37) % 100}&${dayRange(i)}`)),
+    ),
     logDetail: await timed(SAMPLES, async () => void (await get(url, key, `/emails/logs/${sample.id}`))),
     // The stream's poll (both of its statements), from a cursor a few seconds back.
-    liveTailPoll: await timed(SAMPLES, async () => void (await logChangesSince(sequelize, database.tenantId, { at: tailFrom, id: sample.id }))),
+    liveTailPoll: await timed(
+      SAMPLES,
+      async () => void (await logChangesSince(sequelize, database.tenantId, { at: tailFrom, id: sample.id })),
+    ),
   };
   log(`queries: ${JSON.stringify(queries)}`);
   const pageMeta = { total: page1.meta.total, totalIsEstimate: page1.meta.totalIsEstimate };

@@ -74,7 +74,8 @@ export async function startBenchSink(): Promise<BenchSink> {
     async waitForCount(target, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       while (count < target) {
-        if (Date.now() > deadline) throw new Error(`SMTP sink: ${count} of ${target} messages after ${Math.round(timeoutMs / 1000)} s`);
+        if (Date.now() > deadline)
+          throw new Error(`SMTP sink: ${count} of ${target} messages after ${Math.round(timeoutMs / 1000)} s`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
     },

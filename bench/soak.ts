@@ -74,14 +74,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
       while (issued < due) {
         issued += 1;
         outstanding += 1;
-        postSend(agent, url, options.apiKey, body).then(
-          ({ status, text }) => {
-            if (status !== 202) return void (refused += 1);
-            accepted += 1;
-            acceptedAt.set((JSON.parse(text) as { messageId: string }).messageId, performance.now());
-          },
-          () => void (refused += 1),
-        ).finally(() => (outstanding -= 1));
+        postSend(agent, url, options.apiKey, body)
+          .then(
+            ({ status, text }) => {
+              if (status !== 202) return void (refused += 1);
+              accepted += 1;
+              acceptedAt.set((JSON.parse(text) as { messageId: string }).messageId, performance.now());
+            },
+            () => void (refused += 1),
+          )
+          .finally(() => (outstanding -= 1));
       }
       if (rssStart === null && issued >= sends / 4) rssStart = rssMb(pid);
       if (issued >= sends && outstanding === 0) {
@@ -124,6 +126,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
     deliveryP50Ms: round(percentile(delivery, 50)),
     deliveryP99Ms: round(percentile(delivery, 99)),
   };
-  log(`  soak: ${figures.sinkCount} of ${accepted} accepted at the sink (${refused} refused), RSS ${figures.rssStartMb} → ${figures.rssEndMb} MB (${figures.rssGrowthPercent} %), 202 → sink p50 ${figures.deliveryP50Ms} ms / p99 ${figures.deliveryP99Ms} ms`);
+  log(
+    `  soak: ${figures.sinkCount} of ${accepted} accepted at the sink (${refused} refused), RSS ${figures.rssStartMb} → ${figures.rssEndMb} MB (${figures.rssGrowthPercent} %), 202 → sink p50 ${figures.deliveryP50Ms} ms / p99 ${figures.deliveryP99Ms} ms`,
+  );
   return figures;
 }

@@ -94,14 +94,20 @@ async function startReceiver(answerAfterMs = 0): Promise<Receiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  receiver.close = () => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  receiver.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return receiver;
 }
 
-async function createEndpoint(sequelize: Sequelize, tenantId: string, url: string, encryptionKey: Buffer): Promise<string> {
+async function createEndpoint(
+  sequelize: Sequelize,
+  tenantId: string,
+  url: string,
+  encryptionKey: Buffer,
+): Promise<string> {
   const [rows] = await sequelize.query(
     `INSERT INTO webhook_endpoints (tenant_id, url, events, secret_encrypted) VALUES (:tenantId, :url, ARRAY['email.sent'], :sealed) RETURNING id`,
     { replacements: { tenantId, url, sealed: seal(encryptionKey, generateWebhookSecret()) } },
@@ -110,7 +116,12 @@ async function createEndpoint(sequelize: Sequelize, tenantId: string, url: strin
 }
 
 /** `perEndpoint` deliveries due now for each endpoint, interleaved as a busy fan-out would leave them. */
-async function insertDeliveries(sequelize: Sequelize, tenantId: string, endpointIds: string[], perEndpoint: number): Promise<void> {
+async function insertDeliveries(
+  sequelize: Sequelize,
+  tenantId: string,
+  endpointIds: string[],
+  perEndpoint: number,
+): Promise<void> {
   await sequelize.query(
     `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_type, payload, due_at)
      SELECT :tenantId, e.id, 'email.sent',
@@ -125,7 +136,10 @@ async function insertDeliveries(sequelize: Sequelize, tenantId: string, endpoint
 async function waitForCount(receivers: Receiver[], expected: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (receivers.reduce((sum, r) => sum + r.count, 0) < expected) {
-    if (Date.now() > deadline) throw new Error(`only ${receivers.reduce((sum, r) => sum + r.count, 0)} of ${expected} deliveries arrived within ${timeoutMs / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `only ${receivers.reduce((sum, r) => sum + r.count, 0)} of ${expected} deliveries arrived within ${timeoutMs / 1000} s`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -134,20 +148,35 @@ function rateOf(label: string, receivers: Receiver[], deliveries: number): Webho
   const first = Math.min(...receivers.map((r) => r.firstAt ?? Infinity));
   const last = Math.max(...receivers.map((r) => r.lastAt ?? 0));
   const seconds = (last - first) / 1000;
-  return { label, endpoints: receivers.length, deliveries, seconds: Math.round(seconds * 100) / 100, deliveriesPerSecond: Math.round((deliveries - 1) / seconds) };
+  return {
+    label,
+    endpoints: receivers.length,
+    deliveries,
+    seconds: Math.round(seconds * 100) / 100,
+    deliveriesPerSecond: Math.round((deliveries - 1) / seconds),
+  };
 }
 
 /** Several rounds of one run as one figure: all their deliveries over all their seconds. */
 function combined(label: string, rounds: WebhookRate[]): WebhookRate {
   const deliveries = rounds.reduce((sum, r) => sum + r.deliveries, 0);
   const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
-  return { label, endpoints: rounds[0].endpoints, deliveries, seconds: Math.round(seconds * 100) / 100, deliveriesPerSecond: Math.round(deliveries / seconds), rounds: rounds.map((r) => r.deliveriesPerSecond) };
+  return {
+    label,
+    endpoints: rounds[0].endpoints,
+    deliveries,
+    seconds: Math.round(seconds * 100) / 100,
+    deliveriesPerSecond: Math.round(deliveries / seconds),
+    rounds: rounds.map((r) => r.deliveriesPerSecond),
+  };
 }
 
 /** Leaves nothing of a run behind for the next one: its endpoints off, what still waits skipped. */
 async function retire(sequelize: Sequelize, endpointIds: string[]): Promise<void> {
   const ids = `{${endpointIds.join(',')}}`;
-  await sequelize.query(`UPDATE webhook_endpoints SET enabled = false WHERE id = ANY(CAST(:ids AS uuid[]))`, { replacements: { ids } });
+  await sequelize.query(`UPDATE webhook_endpoints SET enabled = false WHERE id = ANY(CAST(:ids AS uuid[]))`, {
+    replacements: { ids },
+  });
   // Held ones are left to settle: the receivers count an answer a moment before the worker records it.
   await sequelize.query(
     `UPDATE webhook_deliveries SET status = 'skipped', due_at = NULL WHERE status = 'pending' AND locked_by IS NULL AND endpoint_id = ANY(CAST(:ids AS uuid[]))`,
@@ -155,7 +184,11 @@ async function retire(sequelize: Sequelize, endpointIds: string[]): Promise<void
   );
 }
 
-export async function runWebhookBench(options: { databaseUrl: string; deliveries: number; log: (message: string) => void }): Promise<WebhookBenchResults> {
+export async function runWebhookBench(options: {
+  databaseUrl: string;
+  deliveries: number;
+  log: (message: string) => void;
+}): Promise<WebhookBenchResults> {
   const { log, deliveries } = options;
   const date = new Date().toISOString();
   const load = () => loadavg().map((l) => Math.round(l * 100) / 100);
@@ -169,7 +202,13 @@ export async function runWebhookBench(options: { databaseUrl: string; deliveries
     database = await createBenchDatabase(options.databaseUrl, JWT_SECRET, dataDir);
     const { sequelize } = database.db;
     const { tenantId } = database;
-    const config = loadConfig({ NODE_ENV: 'production', DATABASE_URL: database.url, DATA_DIR: dataDir, WEBHOOKS_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'warn' });
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
+      LOG_LEVEL: 'warn',
+    });
     const secrets = loadSecrets(dataDir, JWT_SECRET);
     const endpoint = (url: string) => createEndpoint(sequelize, tenantId, url, secrets.encryptionKey);
 
@@ -218,7 +257,9 @@ export async function runWebhookBench(options: { databaseUrl: string; deliveries
       log(`  ${alone.at(-1)!.deliveriesPerSecond}/s (${alone.at(-1)!.seconds} s)`);
       await retire(sequelize, ten);
 
-      log(`webhooks: round ${round}/${ROUNDS}, the same ten beside an endpoint answering in ${SLOW_ANSWER_MS / 1000} s and one refusing connections`);
+      log(
+        `webhooks: round ${round}/${ROUNDS}, the same ten beside an endpoint answering in ${SLOW_ANSWER_MS / 1000} s and one refusing connections`,
+      );
       healthy.forEach((r) => r.reset());
       slow.reset();
       const tenAgain = await Promise.all(healthy.map((r) => endpoint(r.url)));
@@ -228,23 +269,46 @@ export async function runWebhookBench(options: { databaseUrl: string; deliveries
       await insertDeliveries(sequelize, tenantId, tenAgain, perEndpoint);
       await waitForCount(healthy, perEndpoint * 10, timeoutMs);
       beside.push(rateOf('ten endpoints beside a slow and a dead one', healthy, perEndpoint * 10));
-      log(`  ${beside.at(-1)!.deliveriesPerSecond}/s (${beside.at(-1)!.seconds} s); the slow endpoint answered ${slow.count}`);
+      log(
+        `  ${beside.at(-1)!.deliveriesPerSecond}/s (${beside.at(-1)!.seconds} s); the slow endpoint answered ${slow.count}`,
+      );
       await retire(sequelize, [...tenAgain, ...troubled]);
     }
     const tenEndpoints = combined('ten endpoints', alone);
     const tenBesideSlowAndDead = combined('ten endpoints beside a slow and a dead one', beside);
 
-    const cost = Math.round((1 - tenBesideSlowAndDead.deliveriesPerSecond / tenEndpoints.deliveriesPerSecond) * 1000) / 10;
+    const cost =
+      Math.round((1 - tenBesideSlowAndDead.deliveriesPerSecond / tenEndpoints.deliveriesPerSecond) * 1000) / 10;
     const goals = [
-      { name: 'deliveries/s to one endpoint', value: oneEndpoint.deliveriesPerSecond, target: '≥ 500', met: oneEndpoint.deliveriesPerSecond >= 500 },
-      { name: 'deliveries/s across ten endpoints', value: tenEndpoints.deliveriesPerSecond, target: '≥ 2000', met: tenEndpoints.deliveriesPerSecond >= 2000 },
+      {
+        name: 'deliveries/s to one endpoint',
+        value: oneEndpoint.deliveriesPerSecond,
+        target: '≥ 500',
+        met: oneEndpoint.deliveriesPerSecond >= 500,
+      },
+      {
+        name: 'deliveries/s across ten endpoints',
+        value: tenEndpoints.deliveriesPerSecond,
+        target: '≥ 2000',
+        met: tenEndpoints.deliveriesPerSecond >= 2000,
+      },
       { name: 'cost of a slow and a dead endpoint to the others (%)', value: cost, target: '≤ 10', met: cost <= 10 },
     ];
-    return { date, loadAverage: { atStart, atEnd: load() }, deliveries, oneEndpoint, tenEndpoints, tenBesideSlowAndDead, costOfSlowAndDeadPercent: cost, goals };
+    return {
+      date,
+      loadAverage: { atStart, atEnd: load() },
+      deliveries,
+      oneEndpoint,
+      tenEndpoints,
+      tenBesideSlowAndDead,
+      costOfSlowAndDeadPercent: cost,
+      goals,
+    };
   } finally {
     await pool?.stop().catch(() => {});
     for (const receiver of receivers) await receiver.close().catch(() => {});
-    if (database && process.env.BENCH_KEEP_DB !== '1') await database.drop().catch((error: Error) => log(`could not drop the bench database: ${error.message}`));
+    if (database && process.env.BENCH_KEEP_DB !== '1')
+      await database.drop().catch((error: Error) => log(`could not drop the bench database: ${error.message}`));
     else if (database) log(`kept the bench database: ${database.url}`);
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -252,22 +316,38 @@ export async function runWebhookBench(options: { databaseUrl: string; deliveries
 
 export function webhookTable(results: WebhookBenchResults): string {
   const rows = [results.oneEndpoint, results.tenEndpoints, results.tenBesideSlowAndDead].map(
-    (rate) => `| ${rate.label} | ${rate.deliveries} | ${rate.seconds} | ${rate.deliveriesPerSecond}${rate.rounds ? ` (rounds: ${rate.rounds.join(', ')})` : ''} |`,
+    (rate) =>
+      `| ${rate.label} | ${rate.deliveries} | ${rate.seconds} | ${rate.deliveriesPerSecond}${rate.rounds ? ` (rounds: ${rate.rounds.join(', ')})` : ''} |`,
   );
-  const goals = results.goals.map((goal) => `| ${goal.name} | ${goal.value} | ${goal.target} | ${goal.met ? 'met' : 'missed'} |`);
-  return [`load average ${results.loadAverage.atStart.join(' ')} at the start, ${results.loadAverage.atEnd.join(' ')} at the end`, '',
-    '| webhook run | deliveries | seconds | deliveries/s |', '|---|---|---|---|', ...rows, '', '| goal | value | target | |', '|---|---|---|---|', ...goals].join('\n');
+  const goals = results.goals.map(
+    (goal) => `| ${goal.name} | ${goal.value} | ${goal.target} | ${goal.met ? 'met' : 'missed'} |`,
+  );
+  return [
+    `load average ${results.loadAverage.atStart.join(' ')} at the start, ${results.loadAverage.atEnd.join(' ')} at the end`,
+    '',
+    '| webhook run | deliveries | seconds | deliveries/s |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+    '| goal | value | target | |',
+    '|---|---|---|---|',
+    ...goals,
+  ].join('\n');
 }
 
 /** Runs the webhook benchmark, prints its table and writes bench/webhooks-results.json. */
 export async function benchWebhooks(databaseUrl: string, log: (message: string) => void): Promise<WebhookBenchResults> {
   const raw = process.env.BENCH_WEBHOOKS;
-  if (raw !== undefined && raw !== '' && !/^\d+$/.test(raw)) throw new Error(`BENCH_WEBHOOKS must be a whole number, got "${raw}"`);
+  if (raw !== undefined && raw !== '' && !/^\d+$/.test(raw))
+    throw new Error(`BENCH_WEBHOOKS must be a whole number, got "${raw}"`);
   const results = await runWebhookBench({ databaseUrl, deliveries: raw ? Number(raw) : 20_000, log });
   writeFileSync(join(BENCH_DIR, 'webhooks-results.json'), JSON.stringify(results, null, 2) + '\n');
   console.log(webhookTable(results));
   const missed = results.goals.filter((goal) => !goal.met);
-  if (missed.length) log(`webhook goals missed: ${missed.map((goal) => `${goal.name} = ${goal.value} (goal ${goal.target})`).join('; ')}`);
+  if (missed.length)
+    log(
+      `webhook goals missed: ${missed.map((goal) => `${goal.name} = ${goal.value} (goal ${goal.target})`).join('; ')}`,
+    );
   log('wrote bench/webhooks-results.json');
   return results;
 }
@@ -275,7 +355,9 @@ export async function benchWebhooks(databaseUrl: string, log: (message: string) 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) {
-    console.error('npm run bench:webhooks needs a PostgreSQL server: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).');
+    console.error(
+      'npm run bench:webhooks needs a PostgreSQL server: set DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/postgres).',
+    );
     process.exit(2);
   }
   const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
@@ -283,6 +365,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     await benchWebhooks(databaseUrl, log);
   } catch (error) {
     process.exitCode = 1;
-    console.error(error instanceof Error ? error.stack ?? error.message : error);
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
   }
 }

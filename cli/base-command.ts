@@ -8,7 +8,9 @@ import { SvcClient } from './client.ts';
 import { DEFAULT_PROFILE } from './profiles.ts';
 import { isInteractive } from './ui/tty.ts';
 
-export type SvcFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof SvcCommand)['baseFlags'] & T['flags']>;
+export type SvcFlags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof SvcCommand)['baseFlags'] & T['flags']
+>;
 export type SvcArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
 
 export abstract class SvcCommand<T extends typeof Command> extends Command {
@@ -20,7 +22,8 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
       helpGroup: 'GLOBAL',
     }),
     insecure: Flags.boolean({
-      description: 'allow credentials over plain http:// to a non-loopback daemon (lab networks only; warns every time)',
+      description:
+        'allow credentials over plain http:// to a non-loopback daemon (lab networks only; warns every time)',
       env: 'SVC_INSECURE',
       helpGroup: 'GLOBAL',
     }),
@@ -55,7 +58,10 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
     this.flags = flags as SvcFlags<T>;
     this.args = args as SvcArgs<T>;
     const base = flags as { insecure?: boolean; ca?: string };
-    this.environment.transport = { insecure: base.insecure === true || this.environment.transport.insecure, caFile: base.ca ?? this.environment.transport.caFile };
+    this.environment.transport = {
+      insecure: base.insecure === true || this.environment.transport.insecure,
+      caFile: base.ca ?? this.environment.transport.caFile,
+    };
     this.positionals = argv as string[];
     if (ctor.showHeader && !this.jsonEnabled()) this.printHeader();
   }
@@ -84,7 +90,9 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
     const who = http.usesApiKey ? 'API key (SVC_API_KEY)' : `profile ${http.profileName}`;
     const tenant = http.tenantId
       ? `tenant ${http.tenantName ? `${http.tenantName} ` : ''}${chalk.dim(`(${http.tenantId})`)}`
-      : http.usesApiKey ? 'the key\'s tenant' : chalk.yellow('no tenant');
+      : http.usesApiKey
+        ? "the key's tenant"
+        : chalk.yellow('no tenant');
     const line = chalk.dim('svc · ') + `${who} · ${tenant}` + chalk.dim(` · ${http.baseUrl}`);
     // One line even in a narrow terminal: a wrapped header pushes the screens' own header off the top.
     const width = process.stderr.isTTY ? process.stderr.columns : undefined;
@@ -103,7 +111,11 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
     if (error instanceof CliFailure) {
       process.exitCode = error.exitCode;
       const message = redactSecrets(error.message + validationLines(error), secrets);
-      return super.catch(Object.assign(new Errors.CLIError(message, { exit: error.exitCode, code: error.code }), { exitCode: error.exitCode }));
+      return super.catch(
+        Object.assign(new Errors.CLIError(message, { exit: error.exitCode, code: error.code }), {
+          exitCode: error.exitCode,
+        }),
+      );
     }
     if (error.oclif?.exit !== undefined) process.exitCode = error.oclif.exit;
     error.message = redactSecrets(error.message, secrets);

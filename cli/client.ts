@@ -2,7 +2,12 @@
 import type { LoginAnswer, MeAnswer, RegistrationStatus, TokenPair } from '../shared/schemas/auth.ts';
 import type { DiagnosisBody, DomainBody, VerifyDomainBody } from '../shared/schemas/domains.ts';
 import type { DmarcReportBody } from '../shared/schemas/dmarc.ts';
-import type { CreatedWebhookEndpoint, CreateWebhookEndpointBody, WebhookDelivery, WebhookEndpoint } from '../shared/schemas/webhooks.ts';
+import type {
+  CreatedWebhookEndpoint,
+  CreateWebhookEndpointBody,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from '../shared/schemas/webhooks.ts';
 import type {
   ApiKeySummary,
   CreatedApiKey,
@@ -58,13 +63,25 @@ export class SvcClient {
     return this.http.request<RegistrationStatus>('GET', '/auth/registration-status', { auth: false, tenant: false });
   }
   register(body: { email: string; password: string; name?: string }) {
-    return this.http.request<{ admin: { id: string; email: string } }>('POST', '/auth/register', { json: body, auth: false, tenant: false });
+    return this.http.request<{ admin: { id: string; email: string } }>('POST', '/auth/register', {
+      json: body,
+      auth: false,
+      tenant: false,
+    });
   }
   login(email: string, password: string) {
-    return this.http.request<LoginAnswer>('POST', '/auth/login', { json: { email, password }, auth: false, tenant: false });
+    return this.http.request<LoginAnswer>('POST', '/auth/login', {
+      json: { email, password },
+      auth: false,
+      tenant: false,
+    });
   }
   verifyLogin(challengeToken: string, code: string) {
-    return this.http.request<TokenPair>('POST', '/auth/login/verify-2fa', { json: { challengeToken, code }, auth: false, tenant: false });
+    return this.http.request<TokenPair>('POST', '/auth/login/verify-2fa', {
+      json: { challengeToken, code },
+      auth: false,
+      tenant: false,
+    });
   }
   logout() {
     return this.http.request<unknown>('POST', '/auth/logout', { tenant: false });
@@ -147,7 +164,10 @@ export class SvcClient {
       stream: true,
       signal,
       query: { backlog: options.lastEventId ? undefined : options.backlog },
-      headers: { accept: 'text/event-stream', ...(options.lastEventId ? { 'last-event-id': options.lastEventId } : {}) },
+      headers: {
+        accept: 'text/event-stream',
+        ...(options.lastEventId ? { 'last-event-id': options.lastEventId } : {}),
+      },
     });
   }
 
@@ -162,27 +182,47 @@ export class SvcClient {
     return this.http.request<TemplateDetail>('POST', '/templates', { json: body });
   }
   createTemplateVersion(templateId: string, body?: Record<string, unknown>) {
-    return this.http.request<TemplateVersionView>('POST', `/templates/${encodeURIComponent(templateId)}/versions`, { json: body });
+    return this.http.request<TemplateVersionView>('POST', `/templates/${encodeURIComponent(templateId)}/versions`, {
+      json: body,
+    });
   }
   updateTemplateVersion(templateId: string, versionId: string, body: Record<string, unknown>) {
-    return this.http.request<TemplateVersionView>('PATCH', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`, { json: body });
+    return this.http.request<TemplateVersionView>(
+      'PATCH',
+      `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`,
+      { json: body },
+    );
   }
   getTemplateVersion(templateId: string, versionId: string) {
-    return this.http.request<TemplateVersionView>('GET', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`);
+    return this.http.request<TemplateVersionView>(
+      'GET',
+      `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}`,
+    );
   }
   previewTemplateVersion(templateId: string, versionId: string, data: Record<string, unknown>) {
-    return this.http.request<{ subject: string; html: string; text: string }>('POST', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}/preview`, { json: { data } });
+    return this.http.request<{ subject: string; html: string; text: string }>(
+      'POST',
+      `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}/preview`,
+      { json: { data } },
+    );
   }
   renderReactEmail(jsx: string, props: Record<string, unknown>) {
-    return this.http.request<{ html: string; text: string }>('POST', '/templates/render-react-email', { json: { jsx, props } });
+    return this.http.request<{ html: string; text: string }>('POST', '/templates/render-react-email', {
+      json: { jsx, props },
+    });
   }
   publishTemplateVersion(templateId: string, versionId: string) {
-    return this.http.request<TemplateVersionView>('POST', `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}/publish`);
+    return this.http.request<TemplateVersionView>(
+      'POST',
+      `/templates/${encodeURIComponent(templateId)}/versions/${encodeURIComponent(versionId)}/publish`,
+    );
   }
 
   // Domains
   async listDomains(): Promise<DomainBody[]> {
-    return items(await this.http.request<Page<DomainBody> | DomainBody[]>('GET', '/domains', { query: { limit: 100 } }));
+    return items(
+      await this.http.request<Page<DomainBody> | DomainBody[]>('GET', '/domains', { query: { limit: 100 } }),
+    );
   }
   addDomain(name: string) {
     return this.http.request<DomainBody>('POST', '/domains', { json: { name } });
@@ -197,7 +237,9 @@ export class SvcClient {
     return this.http.request<DiagnosisBody>('GET', `/domains/${encodeURIComponent(id)}/diagnose`);
   }
   dmarcReports(id: string, query: { page?: number; limit?: number } = {}) {
-    return this.http.request<Page<DmarcReportBody>>('GET', `/domains/${encodeURIComponent(id)}/dmarc-reports`, { query });
+    return this.http.request<Page<DmarcReportBody>>('GET', `/domains/${encodeURIComponent(id)}/dmarc-reports`, {
+      query,
+    });
   }
 
   // Webhooks
@@ -208,10 +250,17 @@ export class SvcClient {
     return this.http.request<CreatedWebhookEndpoint>('POST', '/webhooks/endpoints', { json: body });
   }
   replayDelivery(endpointId: string, deliveryId: string) {
-    return this.http.request<WebhookDelivery>('POST', `/webhooks/endpoints/${encodeURIComponent(endpointId)}/deliveries/${encodeURIComponent(deliveryId)}/replay`);
+    return this.http.request<WebhookDelivery>(
+      'POST',
+      `/webhooks/endpoints/${encodeURIComponent(endpointId)}/deliveries/${encodeURIComponent(deliveryId)}/replay`,
+    );
   }
   listDeliveries(endpointId: string, query: { page?: number; limit?: number } = {}) {
-    return this.http.request<Page<WebhookDelivery>>('GET', `/webhooks/endpoints/${encodeURIComponent(endpointId)}/deliveries`, { query });
+    return this.http.request<Page<WebhookDelivery>>(
+      'GET',
+      `/webhooks/endpoints/${encodeURIComponent(endpointId)}/deliveries`,
+      { query },
+    );
   }
 
   // Suppressions
@@ -230,7 +279,11 @@ export class SvcClient {
   }
   /** Streams a CSV file to POST /contacts/import; `map` holds field=Column pairs. */
   importContacts(csv: ReadableStream<Uint8Array>, map: string[]) {
-    return this.http.request<ContactImportResult>('POST', '/contacts/import', { body: csv, query: { map }, headers: { 'content-type': 'text/csv' } });
+    return this.http.request<ContactImportResult>('POST', '/contacts/import', {
+      body: csv,
+      query: { map },
+      headers: { 'content-type': 'text/csv' },
+    });
   }
 
   listSuppressions(query: { page?: number; limit?: number; email?: string; reason?: string } = {}) {

@@ -51,19 +51,31 @@ export class SessionExpiredError extends CliFailure {
 
 export class NotSignedInError extends CliFailure {
   constructor(profile: string) {
-    super(`You are not signed in (profile "${profile}"): run \`svc login\`, or set SVC_API_KEY.`, EXIT.auth, 'NOT_SIGNED_IN');
+    super(
+      `You are not signed in (profile "${profile}"): run \`svc login\`, or set SVC_API_KEY.`,
+      EXIT.auth,
+      'NOT_SIGNED_IN',
+    );
   }
 }
 
 export class NoTenantError extends CliFailure {
   constructor() {
-    super('No tenant selected: run `svc tenants use`, pass SVC_TENANT_ID, or create one with `svc tenants create`.', EXIT.usage, 'NO_TENANT');
+    super(
+      'No tenant selected: run `svc tenants use`, pass SVC_TENANT_ID, or create one with `svc tenants create`.',
+      EXIT.usage,
+      'NO_TENANT',
+    );
   }
 }
 
 export class DaemonUnreachableError extends CliFailure {
   constructor(baseUrl: string, cause: string) {
-    super(`Cannot reach the daemon at ${baseUrl} (${cause}): start it with \`svc daemon start\` or set SVC_BASE_URL.`, EXIT.unreachable, 'UNREACHABLE');
+    super(
+      `Cannot reach the daemon at ${baseUrl} (${cause}): start it with \`svc daemon start\` or set SVC_BASE_URL.`,
+      EXIT.unreachable,
+      'UNREACHABLE',
+    );
   }
 }
 
@@ -86,7 +98,11 @@ export interface ContractError {
 }
 
 /** Credentials that must never reach the terminal, even inside an error message. */
-const SECRET_PATTERNS = [/svc_(?:live|test)_[A-Za-z0-9_-]+/g, /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g, /whsec_[A-Za-z0-9_-]+/g];
+const SECRET_PATTERNS = [
+  /svc_(?:live|test)_[A-Za-z0-9_-]+/g,
+  /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g,
+  /whsec_[A-Za-z0-9_-]+/g,
+];
 
 export function redactSecrets(text: string, secrets: (string | undefined)[] = []): string {
   let out = text;
@@ -108,20 +124,38 @@ interface ParseErrorLike {
 export function toContractError(error: unknown, secrets: (string | undefined)[] = []): ContractError {
   const clean = (text: string) => redactSecrets(text.replace(/\u001b\[[0-9;]*m/g, ''), secrets);
   if (error instanceof ApiRequestError) {
-    return { error: { code: error.code, message: clean(error.message), details: (error.body.details ?? []).map((d) => ({ field: d.field, message: clean(d.message) })), exitCode: error.exitCode, status: error.status } };
+    return {
+      error: {
+        code: error.code,
+        message: clean(error.message),
+        details: (error.body.details ?? []).map((d) => ({ field: d.field, message: clean(d.message) })),
+        exitCode: error.exitCode,
+        status: error.status,
+      },
+    };
   }
   if (error instanceof CliFailure) {
     return { error: { code: error.code, message: clean(error.message), details: [], exitCode: error.exitCode } };
   }
   const failure = (error ?? {}) as ParseErrorLike;
   const raw = typeof failure.message === 'string' ? failure.message : String(error);
-  const lines = raw.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !/^See more help with/.test(line) && line !== 'The following error occurred:');
+  const lines = raw
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !/^See more help with/.test(line) && line !== 'The following error occurred:');
   let message = clean(lines.join(' ').replace(/\s+/g, ' '));
   if (failure.parse !== undefined || failure.oclif?.exit === EXIT.usage) {
     const details = [
       ...(failure.flags ?? []).map((flag) => ({ field: flag, message: 'unknown flag' })),
-      ...(failure.args ?? []).map((arg) => (typeof arg === 'string' ? { field: arg, message: 'unexpected argument' } : { field: arg.name, message: 'missing argument' })),
-      ...[...raw.matchAll(/Missing required flag (\S+)/g)].map((match) => ({ field: `--${match[1]}`, message: 'missing required flag' })),
+      ...(failure.args ?? []).map((arg) =>
+        typeof arg === 'string'
+          ? { field: arg, message: 'unexpected argument' }
+          : { field: arg.name, message: 'missing argument' },
+      ),
+      ...[...raw.matchAll(/Missing required flag (\S+)/g)].map((match) => ({
+        field: `--${match[1]}`,
+        message: 'missing required flag',
+      })),
     ];
     if (lines[0]?.endsWith(':') && details.length) message = `${lines[0]} ${details.map((d) => d.field).join(', ')}`;
     return { error: { code: 'USAGE', message, details, exitCode: EXIT.usage } };

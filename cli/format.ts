@@ -12,11 +12,18 @@ const visibleLength = (text: string) => text.replace(ANSI, '').length;
 export function table<T>(rows: T[], columns: Column<T>[], empty = 'Nothing to show.'): string {
   if (rows.length === 0) return chalk.dim(empty);
   const cells = rows.map((row) => columns.map((column) => column.value(row)));
-  const widths = columns.map((column, index) => Math.max(column.header.length, ...cells.map((line) => visibleLength(line[index]))));
+  const widths = columns.map((column, index) =>
+    Math.max(column.header.length, ...cells.map((line) => visibleLength(line[index]))),
+  );
   const pad = (text: string, width: number) => text + ' '.repeat(Math.max(0, width - visibleLength(text)));
   const last = columns.length - 1;
-  const header = columns.map((column, index) => chalk.bold(index === last ? column.header : pad(column.header, widths[index]))).join('  ');
-  return [header, ...cells.map((line) => line.map((cell, index) => (index === last ? cell : pad(cell, widths[index]))).join('  '))].join('\n');
+  const header = columns
+    .map((column, index) => chalk.bold(index === last ? column.header : pad(column.header, widths[index])))
+    .join('  ');
+  return [
+    header,
+    ...cells.map((line) => line.map((cell, index) => (index === last ? cell : pad(cell, widths[index]))).join('  ')),
+  ].join('\n');
 }
 
 const STATUS_COLOURS: Record<string, (text: string) => string> = {
@@ -47,9 +54,13 @@ export function recipients(to: string | string[] | undefined): string {
   return Array.isArray(to) ? to.join(', ') : to;
 }
 
-export function pageLine(meta: { page: number; totalPages: number; total: number; totalIsEstimate?: boolean } | undefined): string {
+export function pageLine(
+  meta: { page: number; totalPages: number; total: number; totalIsEstimate?: boolean } | undefined,
+): string {
   const about = meta?.totalIsEstimate ? 'about ' : '';
-  return meta ? chalk.dim(`page ${meta.page} of ${about}${Math.max(1, meta.totalPages)} · ${about}${meta.total} in all`) : '';
+  return meta
+    ? chalk.dim(`page ${meta.page} of ${about}${Math.max(1, meta.totalPages)} · ${about}${meta.total} in all`)
+    : '';
 }
 
 export function keyValue(pairs: [string, string | null | undefined][]): string {

@@ -43,7 +43,6 @@ export interface QuotaHeaders {
   warning: boolean;
 }
 
-
 export class HttpSession {
   private refreshing: Promise<void> | null = null;
   private warnedInsecure = false;
@@ -64,7 +63,10 @@ export class HttpSession {
   }
 
   get baseUrl(): string {
-    return (this.baseUrlOverride ?? this.environment.baseUrl ?? this.profile.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+    return (this.baseUrlOverride ?? this.environment.baseUrl ?? this.profile.baseUrl ?? DEFAULT_BASE_URL).replace(
+      /\/+$/,
+      '',
+    );
   }
 
   get usesApiKey(): boolean {
@@ -125,10 +127,16 @@ export class HttpSession {
     return response;
   }
 
-  private async fetch(method: string, path: string, options: RequestOptions, headers: Record<string, string>): Promise<KyResponse> {
+  private async fetch(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    headers: Record<string, string>,
+  ): Promise<KyResponse> {
     const searchParams = new URLSearchParams();
     for (const [key, value] of Object.entries(options.query ?? {})) {
-      for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) searchParams.append(key, String(one));
+      for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value])
+        searchParams.append(key, String(one));
     }
     // Decided before ky runs, so a refused request opens no connection at all.
     const carriesSecrets = headers.authorization !== undefined || options.json !== undefined;

@@ -55,9 +55,18 @@ export function fetchTrusting(caFile: string | undefined): typeof fetch | undefi
   try {
     pem = readFileSync(caFile, 'utf8');
   } catch (error) {
-    throw new CliFailure(`Cannot read the CA file ${caFile} (${(error as NodeJS.ErrnoException).code ?? String(error)}): pass a PEM file with --ca.`, EXIT.usage, 'CA_FILE_UNREADABLE');
+    throw new CliFailure(
+      `Cannot read the CA file ${caFile} (${(error as NodeJS.ErrnoException).code ?? String(error)}): pass a PEM file with --ca.`,
+      EXIT.usage,
+      'CA_FILE_UNREADABLE',
+    );
   }
-  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new CliFailure(`${caFile} holds no PEM certificate: pass the CA's certificate with --ca.`, EXIT.usage, 'CA_FILE_INVALID');
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    throw new CliFailure(
+      `${caFile} holds no PEM certificate: pass the CA's certificate with --ca.`,
+      EXIT.usage,
+      'CA_FILE_INVALID',
+    );
   const dispatcher = new Agent({ connect: { ca: [...rootCertificates, pem] } });
   // ky hands fetch a global Request; undici's own fetch takes its parts (the two Request classes differ).
   return (async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -65,7 +74,13 @@ export function fetchTrusting(caFile: string | undefined): typeof fetch | undefi
     const body = input.method === 'GET' || input.method === 'HEAD' ? undefined : Buffer.from(await input.arrayBuffer());
     const headers: Record<string, string> = {};
     input.headers.forEach((value, name) => (headers[name] = value));
-    return undiciFetch(input.url, { method: input.method, headers, body, signal: init?.signal ?? input.signal, dispatcher });
+    return undiciFetch(input.url, {
+      method: input.method,
+      headers,
+      body,
+      signal: init?.signal ?? input.signal,
+      dispatcher,
+    });
   }) as unknown as typeof fetch;
 }
 
@@ -84,8 +99,11 @@ export function describeCertificateProblem(code: string | undefined, baseUrl: st
   if (!code) return undefined;
   const problem = CERTIFICATE_PROBLEMS[code];
   if (!problem) return undefined;
-  const fix = code === 'ERR_TLS_CERT_ALTNAME_INVALID'
-    ? 'use the name the certificate was issued for in SVC_BASE_URL'
-    : code.startsWith('CERT_') ? 'renew the certificate on the daemon (TLS_CERT, then SIGHUP)' : 'trust its CA with --ca <file> (SVC_CA_FILE) or NODE_EXTRA_CA_CERTS';
+  const fix =
+    code === 'ERR_TLS_CERT_ALTNAME_INVALID'
+      ? 'use the name the certificate was issued for in SVC_BASE_URL'
+      : code.startsWith('CERT_')
+        ? 'renew the certificate on the daemon (TLS_CERT, then SIGHUP)'
+        : 'trust its CA with --ca <file> (SVC_CA_FILE) or NODE_EXTRA_CA_CERTS';
   return `The daemon at ${baseUrl} is not trusted: ${problem} (${code}); ${fix}.`;
 }

@@ -67,22 +67,32 @@ export const REDACTED_LOG_PATHS = [
 
 export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}): Promise<App> {
   initModels(appDeps.db.sequelize);
-  const logger = options.logger === undefined ? { level: appDeps.config.logLevel, redact: REDACTED_LOG_PATHS } : options.logger;
+  const logger =
+    options.logger === undefined ? { level: appDeps.config.logLevel, redact: REDACTED_LOG_PATHS } : options.logger;
   // Typed as a plain object: Fastify's typings pick the http or http2 server type from this literal, while
   // every module is written against the HTTP/1 request types that the compatibility layer also provides.
-  const tls: object = options.tls ? { http2: true as const, https: { allowHTTP1: true, cert: options.tls.cert, key: options.tls.key } } : {};
+  const tls: object = options.tls
+    ? { http2: true as const, https: { allowHTTP1: true, cert: options.tls.cert, key: options.tls.key } }
+    : {};
   const app = Fastify({
     ...tls,
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger }),
     // Health polls are logged at debug by the hook below, not as two info lines each.
-    logController: new LogController({ disableRequestLogging: (request: { url?: string }) => isHealthPoll(request.url) }),
+    logController: new LogController({
+      disableRequestLogging: (request: { url?: string }) => isHealthPoll(request.url),
+    }),
     bodyLimit: MAX_BODY_BYTES,
     // Under routerOptions: the top-level option is deprecated (a FastifyWarning at boot).
     routerOptions: { maxParamLength: TRACKING_TOKEN_MAX_LENGTH },
     trustProxy: appDeps.config.trustProxy,
     // Fastify answers a malformed URL before routing, outside the error handler: keep the envelope.
     frameworkErrors: (error, _request, reply) =>
-      sendError(reply, error.code === 'FST_ERR_BAD_URL' ? new ApiError(400, 'BAD_URL', 'The request URL is malformed.') : new ApiError(400, 'BAD_REQUEST', 'The request could not be routed.')),
+      sendError(
+        reply,
+        error.code === 'FST_ERR_BAD_URL'
+          ? new ApiError(400, 'BAD_URL', 'The request URL is malformed.')
+          : new ApiError(400, 'BAD_REQUEST', 'The request could not be routed.'),
+      ),
     ajv: {
       customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false },
     },
@@ -94,16 +104,27 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   const tenantState = await createTenantStateCache({
     sql: appDeps.db.sql,
     listenUrl: appDeps.db.embedded ? null : appDeps.db.url,
-    onListenError: (error) => app.log.warn({ err: error }, 'tenant state cache: LISTEN lost, retrying (entries expire on their own meanwhile)'),
+    onListenError: (error) =>
+      app.log.warn({ err: error }, 'tenant state cache: LISTEN lost, retrying (entries expire on their own meanwhile)'),
   });
   app.addHook('onClose', async () => tenantState.close());
   const mail = createMailResources(appDeps.config, appDeps.secrets, appDeps.dkimSigning);
   app.addHook('onClose', async () => closeMailResources(mail));
-  const deps: ModuleDeps = { ...appDeps, ...mail, tenantState, acceptGroups: createAcceptGroups(appDeps.db.sql), readiness: createReadinessMemo() };
+  const deps: ModuleDeps = {
+    ...appDeps,
+    ...mail,
+    tenantState,
+    acceptGroups: createAcceptGroups(appDeps.db.sql),
+    readiness: createReadinessMemo(),
+  };
 
   app.addSchema(ErrorBody);
   app.addHook('onResponse', async (request, reply) => {
-    if (isHealthPoll(request.url)) request.log.debug({ url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'health poll');
+    if (isHealthPoll(request.url))
+      request.log.debug(
+        { url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime },
+        'health poll',
+      );
   });
   // JSON only: a text/plain body on a JSON route is a 415, not a string that fails validation.
   // Scopes that accept other types (inbound, tracking, billing) add their own parser.
@@ -117,18 +138,28 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
       info: {
         title: 'svc transactional email API',
         version: '1.0.0',
-        description: 'Multi-tenant transactional email: sends, templates, domains, webhooks. Errors share one body (ErrorBody).',
+        description:
+          'Multi-tenant transactional email: sends, templates, domains, webhooks. Errors share one body (ErrorBody).',
       },
       servers: [{ url: deps.config.publicUrl }],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'An admin access token (JWT) or an API key (svc_live_… / svc_test_…).' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An admin access token (JWT) or an API key (svc_live_… / svc_test_…).',
+          },
         },
       },
     },
     refResolver: { buildLocalReference: componentName },
     transform: ({ schema, url, route }) => ({
-      schema: describeOperation(schema as Record<string, unknown>, [route.method].flat()[0], url, route.config?.access) as typeof schema,
+      schema: describeOperation(
+        schema as Record<string, unknown>,
+        [route.method].flat()[0],
+        url,
+        route.config?.access,
+      ) as typeof schema,
       url,
     }),
   });
@@ -143,7 +174,12 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
     // Spec §8: X-Quota-* on each answer of a tenant-scoped route, from the cached state (a send's
     // answer already carries its own, taken right after its reservation).
     if (!request.tenant || reply.hasHeader('x-quota-limit')) return;
-    const quota = tenantState.cachedQuota(request.tenant.tenantId) ?? (await tenantState.tenant(request.tenant.tenantId).then((state) => (state ? quotaOfRow(state.row) : null), () => null));
+    const quota =
+      tenantState.cachedQuota(request.tenant.tenantId) ??
+      (await tenantState.tenant(request.tenant.tenantId).then(
+        (state) => (state ? quotaOfRow(state.row) : null),
+        () => null,
+      ));
     if (quota) reply.headers(quotaHeaders(quota));
   });
   await app.register(rateLimitPlugin, {
@@ -155,7 +191,9 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
     namespace: deps.redisPrefix,
   });
 
-  app.get('/openapi.json', { config: { access: { kind: 'public' } }, schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { config: { access: { kind: 'public' } }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
 
   await app.register(healthRoutes, deps);
   await app.register(authRoutes, deps);

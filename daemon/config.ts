@@ -57,7 +57,10 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
-  constructor(public readonly variable: string, message: string) {
+  constructor(
+    public readonly variable: string,
+    message: string,
+  ) {
     super(`${variable}: ${message}`);
     this.name = 'ConfigError';
   }
@@ -116,7 +119,10 @@ function mailbox(env: Env, name: string): string | null {
   const raw = text(env, name);
   if (raw === null) return null;
   if (/[\r\n]/.test(raw) || !/^(?:[^<>@]*<[^<>@\s]+@[^<>@\s]+\.?[^<>@\s]*>|[^<>@\s]+@[^<>@\s]+)$/.test(raw)) {
-    throw new ConfigError(name, `expected an address like no-reply@mail.example.com or "Name <no-reply@mail.example.com>", got "${raw}".`);
+    throw new ConfigError(
+      name,
+      `expected an address like no-reply@mail.example.com or "Name <no-reply@mail.example.com>", got "${raw}".`,
+    );
   }
   return raw;
 }
@@ -142,12 +148,18 @@ export function loadConfig(env: Env = process.env): Config {
   const tlsCertFile = text(env, 'TLS_CERT');
   const tlsKeyFile = text(env, 'TLS_KEY');
   if ((tlsCertFile === null) !== (tlsKeyFile === null)) {
-    throw new ConfigError(tlsCertFile === null ? 'TLS_CERT' : 'TLS_KEY', 'TLS_CERT and TLS_KEY go together: set both (PEM files) to serve HTTPS, or neither.');
+    throw new ConfigError(
+      tlsCertFile === null ? 'TLS_CERT' : 'TLS_KEY',
+      'TLS_CERT and TLS_KEY go together: set both (PEM files) to serve HTTPS, or neither.',
+    );
   }
   const smtpTlsCertFile = text(env, 'SMTP_SUBMISSION_TLS_CERT');
   const smtpTlsKeyFile = text(env, 'SMTP_SUBMISSION_TLS_KEY');
   if ((smtpTlsCertFile === null) !== (smtpTlsKeyFile === null)) {
-    throw new ConfigError(smtpTlsCertFile === null ? 'SMTP_SUBMISSION_TLS_CERT' : 'SMTP_SUBMISSION_TLS_KEY', 'SMTP_SUBMISSION_TLS_CERT and SMTP_SUBMISSION_TLS_KEY go together: set both (PEM files), or neither for a self-signed pair.');
+    throw new ConfigError(
+      smtpTlsCertFile === null ? 'SMTP_SUBMISSION_TLS_CERT' : 'SMTP_SUBMISSION_TLS_KEY',
+      'SMTP_SUBMISSION_TLS_CERT and SMTP_SUBMISSION_TLS_KEY go together: set both (PEM files), or neither for a self-signed pair.',
+    );
   }
   const scheme = tlsCertFile ? 'https' : 'http';
   const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `${scheme}://${host}:${port}`).replace(/\/+$/, '');
@@ -184,7 +196,12 @@ export function loadConfig(env: Env = process.env): Config {
     smtpInboundPort: integer(env, 'SMTP_INBOUND_PORT', 0, 0, 65535),
     smtpInboundHost: text(env, 'SMTP_INBOUND_HOST') ?? host,
     role: oneOf(env, 'ROLE', ['api', 'worker', 'smtp', 'all'] as const, 'all'),
-    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, production ? 'info' : 'info'),
+    logLevel: oneOf(
+      env,
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+      production ? 'info' : 'info',
+    ),
     queueStuckAfterMs: integer(env, 'QUEUE_STUCK_AFTER_MS', 5 * 60_000, 1000, 86_400_000),
     tlsCertFile,
     tlsKeyFile,

@@ -36,8 +36,19 @@ export interface AdminContext {
 }
 
 /** The context of a request made with an API key (HTTP Bearer or SMTP AUTH): the key's tenant, no role. */
-export function apiKeyTenantContext(key: { apiKeyId: string; tenantId: string; environment: ApiKeyEnvironment }, ip: string | undefined): TenantContext {
-  return { tenantId: key.tenantId, adminId: null, apiKeyId: key.apiKeyId, role: null, isPlatformAdmin: false, testMode: key.environment === 'test', ip };
+export function apiKeyTenantContext(
+  key: { apiKeyId: string; tenantId: string; environment: ApiKeyEnvironment },
+  ip: string | undefined,
+): TenantContext {
+  return {
+    tenantId: key.tenantId,
+    adminId: null,
+    apiKeyId: key.apiKeyId,
+    role: null,
+    isPlatformAdmin: false,
+    testMode: key.environment === 'test',
+    ip,
+  };
 }
 
 export function roleAtLeast(role: MemberRole, needed: MemberRole): boolean {

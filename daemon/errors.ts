@@ -26,7 +26,10 @@ export class ValidationError extends ApiError {
 }
 
 export class UnauthorizedError extends ApiError {
-  constructor(message = 'Authentication is required: send Authorization: Bearer <token or API key>.', code = 'UNAUTHORIZED') {
+  constructor(
+    message = 'Authentication is required: send Authorization: Bearer <token or API key>.',
+    code = 'UNAUTHORIZED',
+  ) {
     super(401, code, message);
   }
 }

@@ -12,9 +12,18 @@ export interface DaemonLogOptions {
 }
 
 /** `destination` defaults to stdout; a TTY gets pino-pretty (synchronous, so lines keep their order). */
-export function createDaemonLogger(options: DaemonLogOptions, destination: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): Logger {
+export function createDaemonLogger(
+  options: DaemonLogOptions,
+  destination: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout,
+): Logger {
   if (!destination.isTTY) return pino({ level: options.level, redact: options.redact }, destination);
-  const stream = pretty({ destination, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' });
+  const stream = pretty({
+    destination,
+    sync: true,
+    colorize: true,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname',
+  });
   return pino({ level: options.level, redact: options.redact }, stream);
 }
 
@@ -31,8 +40,16 @@ export function assertPortFree(host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') reject(new Error(`Port ${port} on ${host} is already in use (another svc daemon?): stop it, or pass --port / set PORT.`));
-      else if (error.code === 'EACCES') reject(new Error(`Not allowed to listen on port ${port} on ${host}: choose a port above 1024 with --port / PORT.`));
+      if (error.code === 'EADDRINUSE')
+        reject(
+          new Error(
+            `Port ${port} on ${host} is already in use (another svc daemon?): stop it, or pass --port / set PORT.`,
+          ),
+        );
+      else if (error.code === 'EACCES')
+        reject(
+          new Error(`Not allowed to listen on port ${port} on ${host}: choose a port above 1024 with --port / PORT.`),
+        );
       else reject(error);
     });
     probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));

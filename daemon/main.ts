@@ -31,17 +31,24 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   const runsApi = config.role === 'api' || config.role === 'all';
   const runsSmtp = (config.role === 'smtp' || config.role === 'all') && smtpEdgeConfigured(config);
   if (config.role === 'smtp' && !runsSmtp) {
-    throw new ConfigError('ROLE', 'role smtp runs only the SMTP edge, and no SMTP listener is configured: set SMTP_SUBMISSION_PORT, SMTP_SUBMISSION_TLS_PORT and/or SMTP_INBOUND_PORT.');
+    throw new ConfigError(
+      'ROLE',
+      'role smtp runs only the SMTP edge, and no SMTP listener is configured: set SMTP_SUBMISSION_PORT, SMTP_SUBMISSION_TLS_PORT and/or SMTP_INBOUND_PORT.',
+    );
   }
   const tls = runsApi ? readTlsPair(config) : null;
   if (runsApi) await assertPortFree(config.host, config.port);
   const secrets = loadSecrets(config.dataDir, config.jwtSecret);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 20 });
-  log.info({ database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) }, 'database connected');
+  log.info(
+    { database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) },
+    'database connected',
+  );
   const applied = await migrateUp(db.sequelize);
   if (applied.length) log.info({ applied }, 'migrations applied');
   try {
-    if ((await checkSecretAgainstDatabase(db.sequelize, secrets)) === 'recorded') log.info('recorded the key-check value of this secret in the database');
+    if ((await checkSecretAgainstDatabase(db.sequelize, secrets)) === 'recorded')
+      log.info('recorded the key-check value of this secret in the database');
   } catch (error) {
     await db.close();
     throw error;
@@ -57,7 +64,10 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   }
 
   const node = await registerNode(db.sequelize, { role: config.role, redis: redis !== null }, (error) =>
-    log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not refresh this node in daemon_nodes'),
+    log.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'could not refresh this node in daemon_nodes',
+    ),
   );
 
   let workers: WorkerPool | null = null;
@@ -89,7 +99,9 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   if (config.role === 'worker' || config.role === 'all') {
     workers = await startWorkers({ config, databaseUrl: db.url, secrets, log });
   }
-  const url = app ? `${tls ? 'https' : 'http'}://${config.host}:${(app.server.address() as { port: number }).port}` : '';
+  const url = app
+    ? `${tls ? 'https' : 'http'}://${config.host}:${(app.server.address() as { port: number }).port}`
+    : '';
 
   let stopping: Promise<void> | null = null;
   const stop = () => {

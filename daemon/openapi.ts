@@ -7,12 +7,19 @@ import type { Access } from './plugins/access.ts';
 
 const ERROR_BODY_ID = 'ErrorBody';
 
-type Schema = Record<string, unknown> & { headers?: Record<string, unknown>; response?: Record<string, Record<string, unknown>> };
+type Schema = Record<string, unknown> & {
+  headers?: Record<string, unknown>;
+  response?: Record<string, Record<string, unknown>>;
+};
 
-const TENANT_HEADER_DESCRIPTION = 'The tenant to act in: required with an admin session (JWT); with an API key the key decides (if sent, it must name the key\'s tenant).';
+const TENANT_HEADER_DESCRIPTION =
+  "The tenant to act in: required with an admin session (JWT); with an API key the key decides (if sent, it must name the key's tenant).";
 
 /** Response headers; @fastify/swagger wraps each as `{ schema }` in the operation's responses. */
-export const RESPONSE_HEADERS: Record<string, { description: string; schema: { type: 'integer' | 'string' | 'boolean' } }> = {
+export const RESPONSE_HEADERS: Record<
+  string,
+  { description: string; schema: { type: 'integer' | 'string' | 'boolean' } }
+> = {
   'X-RateLimit-Limit': { description: 'Requests allowed in the current window', schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer' } },
   'X-RateLimit-Reset': { description: 'Unix time (seconds) at which the window resets', schema: { type: 'integer' } },
@@ -38,21 +45,36 @@ function tenantScoped(rule: Access | undefined): boolean {
   return rule?.kind === 'keyOrSession' || (rule?.kind === 'session' && rule.tenant);
 }
 
-const headerSchema = (name: string) => ({ ...RESPONSE_HEADERS[name].schema, description: RESPONSE_HEADERS[name].description });
+const headerSchema = (name: string) => ({
+  ...RESPONSE_HEADERS[name].schema,
+  description: RESPONSE_HEADERS[name].description,
+});
 
 /** Names the document's components after their schema's `$id` (ErrorBody), not `def-0`. */
-export function componentName(json: Record<string, unknown>, _baseUri: unknown, _fragment: unknown, index: number): string {
+export function componentName(
+  json: Record<string, unknown>,
+  _baseUri: unknown,
+  _fragment: unknown,
+  index: number,
+): string {
   return typeof json.$id === 'string' ? json.$id : `def-${index}`;
 }
 
 export function describeOperation(schema: Schema, method: string, url: string, rule: Access | undefined): Schema {
   const secured = rule !== undefined && rule.kind !== 'public';
-  const out: Schema = { ...schema, operationId: (schema.operationId as string | undefined) ?? operationIdOf(method, url), security: secured ? [{ bearer: [] }] : [] };
+  const out: Schema = {
+    ...schema,
+    operationId: (schema.operationId as string | undefined) ?? operationIdOf(method, url),
+    security: secured ? [{ bearer: [] }] : [],
+  };
   if (tenantScoped(rule)) {
     const existing = (schema.headers as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
     out.headers = {
       type: 'object',
-      properties: { ...existing, 'x-tenant-id': { type: 'string', format: 'uuid', description: TENANT_HEADER_DESCRIPTION } },
+      properties: {
+        ...existing,
+        'x-tenant-id': { type: 'string', format: 'uuid', description: TENANT_HEADER_DESCRIPTION },
+      },
     };
   }
   if (schema.response) {
@@ -63,9 +85,13 @@ export function describeOperation(schema: Schema, method: string, url: string, r
       if (tenantScoped(rule)) names.push('X-Quota-Limit', 'X-Quota-Used', 'X-Quota-Percentage', 'X-Quota-Warning');
       // The error body is one component every operation points to, so a generator makes one type of it;
       // always JSON, also on routes that otherwise produce something else (the log stream).
-      const schemaOf = body.$id === ERROR_BODY_ID
-        ? { description: body.description, content: { 'application/json': { schema: { $ref: `${ERROR_BODY_ID}#` } } } }
-        : body;
+      const schemaOf =
+        body.$id === ERROR_BODY_ID
+          ? {
+              description: body.description,
+              content: { 'application/json': { schema: { $ref: `${ERROR_BODY_ID}#` } } },
+            }
+          : body;
       response[status] = { ...schemaOf, headers: Object.fromEntries(names.map((name) => [name, headerSchema(name)])) };
     }
     out.response = response;

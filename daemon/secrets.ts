@@ -45,7 +45,10 @@ export const SECRET_MISMATCH_MESSAGE =
  * The first node to boot on a database records its key-check value; every later node must match it.
  * A mismatch is a configuration error (exit 78): the node would fail every sealed value and token.
  */
-export async function checkSecretAgainstDatabase(sequelize: Sequelize, secrets: Pick<Secrets, 'keyCheck'>): Promise<'recorded' | 'matched'> {
+export async function checkSecretAgainstDatabase(
+  sequelize: Sequelize,
+  secrets: Pick<Secrets, 'keyCheck'>,
+): Promise<'recorded' | 'matched'> {
   const rows = await sequelize.query<{ check_value: string; inserted: boolean }>(
     `WITH inserted AS (
        INSERT INTO platform_secrets_check (id, check_value) VALUES (1, :value)
@@ -61,6 +64,7 @@ export async function checkSecretAgainstDatabase(sequelize: Sequelize, secrets: 
   if (row.inserted) return 'recorded';
   const stored = Buffer.from(row.check_value, 'utf8');
   const mine = Buffer.from(secrets.keyCheck, 'utf8');
-  if (stored.length !== mine.length || !timingSafeEqual(stored, mine)) throw new ConfigError('JWT_SECRET', SECRET_MISMATCH_MESSAGE);
+  if (stored.length !== mine.length || !timingSafeEqual(stored, mine))
+    throw new ConfigError('JWT_SECRET', SECRET_MISMATCH_MESSAGE);
   return 'matched';
 }

@@ -12,7 +12,11 @@ import { ensureDaemonBuild } from './build.mjs';
 export const DAEMON_START_FLAGS = {
   port: { env: 'PORT', description: 'port to listen on' },
   host: { env: 'HOST', description: 'address to listen on' },
-  role: { env: 'ROLE', description: 'run the API, the workers, the SMTP edge, or all of them', options: ['api', 'worker', 'smtp', 'all'] },
+  role: {
+    env: 'ROLE',
+    description: 'run the API, the workers, the SMTP edge, or all of them',
+    options: ['api', 'worker', 'smtp', 'all'],
+  },
   'data-dir': { env: 'DATA_DIR', description: 'where the embedded database, captured mail and secrets live' },
   'database-url': { env: 'DATABASE_URL', description: 'PostgreSQL connection string' },
   'redis-url': { env: 'REDIS_URL', description: 'Redis connection string' },
@@ -33,17 +37,23 @@ export async function startDaemonProcess(argv) {
   /** @type {Record<string, string | undefined>} */
   let values;
   try {
-    const options = Object.fromEntries(Object.keys(DAEMON_START_FLAGS).map((name) => [name, { type: /** @type {const} */ ('string') }]));
+    const options = Object.fromEntries(
+      Object.keys(DAEMON_START_FLAGS).map((name) => [name, { type: /** @type {const} */ ('string') }]),
+    );
     ({ values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false }));
   } catch (error) {
-    fail(`${error instanceof Error ? error.message : String(error)}\nSee more help with \`svc daemon start --help\``, EXIT_USAGE);
+    fail(
+      `${error instanceof Error ? error.message : String(error)}\nSee more help with \`svc daemon start --help\``,
+      EXIT_USAGE,
+    );
     return;
   }
   const env = { ...process.env };
   for (const [name, flag] of Object.entries(DAEMON_START_FLAGS)) {
     const value = values[name];
     if (value === undefined) continue;
-    if ('options' in flag && !flag.options.includes(value)) fail(`Expected --${name}=${value} to be one of: ${flag.options.join(', ')}`, EXIT_USAGE);
+    if ('options' in flag && !flag.options.includes(value))
+      fail(`Expected --${name}=${value} to be one of: ${flag.options.join(', ')}`, EXIT_USAGE);
     env[flag.env] = value;
   }
   const build = await ensureDaemonBuild();

@@ -19,12 +19,16 @@ function readPem(variable: string, path: string, marker: RegExp): Buffer {
   } catch (error) {
     throw new ConfigError(variable, `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)}).`);
   }
-  if (!marker.test(content.toString('latin1'))) throw new ConfigError(variable, `${path} is not a PEM file (no "-----BEGIN …-----" block).`);
+  if (!marker.test(content.toString('latin1')))
+    throw new ConfigError(variable, `${path} is not a PEM file (no "-----BEGIN …-----" block).`);
   return content;
 }
 
 /** A certificate and key read from PEM files, checked to be usable together (a key that does not match its certificate fails here, not at the first client). */
-export function readPemPair(cert: { variable: string; path: string }, key: { variable: string; path: string }): TlsPair {
+export function readPemPair(
+  cert: { variable: string; path: string },
+  key: { variable: string; path: string },
+): TlsPair {
   const pair = {
     cert: readPem(cert.variable, cert.path, /-----BEGIN CERTIFICATE-----/),
     key: readPem(key.variable, key.path, /-----BEGIN [A-Z ]*PRIVATE KEY-----/),
@@ -32,7 +36,10 @@ export function readPemPair(cert: { variable: string; path: string }, key: { var
   try {
     createSecureContext(pair);
   } catch (error) {
-    throw new ConfigError(key.variable, `the key does not fit the certificate in ${cert.variable} (${error instanceof Error ? error.message : String(error)}).`);
+    throw new ConfigError(
+      key.variable,
+      `the key does not fit the certificate in ${cert.variable} (${error instanceof Error ? error.message : String(error)}).`,
+    );
   }
   return pair;
 }
@@ -40,7 +47,10 @@ export function readPemPair(cert: { variable: string; path: string }, key: { var
 /** The API's configured pair (TLS_CERT / TLS_KEY), or null for plain HTTP. */
 export function readTlsPair(config: Pick<Config, 'tlsCertFile' | 'tlsKeyFile'>): TlsPair | null {
   if (!config.tlsCertFile || !config.tlsKeyFile) return null;
-  return readPemPair({ variable: 'TLS_CERT', path: config.tlsCertFile }, { variable: 'TLS_KEY', path: config.tlsKeyFile });
+  return readPemPair(
+    { variable: 'TLS_CERT', path: config.tlsCertFile },
+    { variable: 'TLS_KEY', path: config.tlsKeyFile },
+  );
 }
 
 interface SecureServer {
@@ -51,7 +61,13 @@ interface SecureServer {
  * Re-reads a pair on SIGHUP with `read` and hands it to `apply`; a broken new pair is logged and the
  * old one kept. Returns the unsubscribe.
  */
-export function onHangupReload(what: string, read: () => TlsPair | null, apply: (pair: TlsPair) => void, log: Logger, file: string | null): () => void {
+export function onHangupReload(
+  what: string,
+  read: () => TlsPair | null,
+  apply: (pair: TlsPair) => void,
+  log: Logger,
+  file: string | null,
+): () => void {
   const reload = () => {
     try {
       const pair = read();
@@ -59,7 +75,10 @@ export function onHangupReload(what: string, read: () => TlsPair | null, apply: 
       apply(pair);
       log.info({ cert: file }, `${what} reloaded`);
     } catch (error) {
-      log.error({ err: error instanceof Error ? error.message : String(error) }, `${what.replace(/ certificate$/, '')} reload failed: still serving the previous certificate`);
+      log.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        `${what.replace(/ certificate$/, '')} reload failed: still serving the previous certificate`,
+      );
     }
   };
   process.on('SIGHUP', reload);
@@ -68,5 +87,11 @@ export function onHangupReload(what: string, read: () => TlsPair | null, apply: 
 
 /** The API's pair again on SIGHUP. Returns the unsubscribe. */
 export function reloadTlsOnHangup(server: SecureServer, config: Config, log: Logger): () => void {
-  return onHangupReload('TLS certificate', () => readTlsPair(config), (pair) => server.setSecureContext(pair), log, config.tlsCertFile);
+  return onHangupReload(
+    'TLS certificate',
+    () => readTlsPair(config),
+    (pair) => server.setSecureContext(pair),
+    log,
+    config.tlsCertFile,
+  );
 }

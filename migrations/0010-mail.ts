@@ -95,5 +95,7 @@ export const up: Migration = async ({ context }) => {
 };
 
 export const down: Migration = async ({ context }) => {
-  await context.sql(`DROP TABLE IF EXISTS quota_usage, quota_cycles, idempotency_keys, captured_messages, email_events, email_logs CASCADE`);
+  await context.sql(
+    `DROP TABLE IF EXISTS quota_usage, quota_cycles, idempotency_keys, captured_messages, email_events, email_logs CASCADE`,
+  );
 };

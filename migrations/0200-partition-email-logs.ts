@@ -13,16 +13,27 @@ const INDEXES = `
   ALTER TABLE email_logs ADD CONSTRAINT email_logs_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE`;
 
 export const up: Migration = async ({ context }) => {
-  await context.sql(await partitionTableSql(context.sequelize, 'email_logs', `
+  await context.sql(
+    await partitionTableSql(
+      context.sequelize,
+      'email_logs',
+      `
     ALTER TABLE email_logs ADD CONSTRAINT email_logs_pkey PRIMARY KEY (id, created_at);
-    ${INDEXES}`));
+    ${INDEXES}`,
+    ),
+  );
 };
 
 export const down: Migration = async ({ context }) => {
   // NOT VALID: rows whose log expired under retention may remain in the child tables.
-  await context.sql(unpartitionTableSql('email_logs', `
+  await context.sql(
+    unpartitionTableSql(
+      'email_logs',
+      `
     ALTER TABLE email_logs ADD CONSTRAINT email_logs_pkey PRIMARY KEY (id);
     ${INDEXES};
     ALTER TABLE email_events ADD CONSTRAINT email_events_email_id_fkey FOREIGN KEY (email_id) REFERENCES email_logs(id) ON DELETE CASCADE NOT VALID;
-    ALTER TABLE captured_messages ADD CONSTRAINT captured_messages_email_id_fkey FOREIGN KEY (email_id) REFERENCES email_logs(id) ON DELETE CASCADE NOT VALID`));
+    ALTER TABLE captured_messages ADD CONSTRAINT captured_messages_email_id_fkey FOREIGN KEY (email_id) REFERENCES email_logs(id) ON DELETE CASCADE NOT VALID`,
+    ),
+  );
 };

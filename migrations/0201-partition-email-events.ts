@@ -7,13 +7,24 @@ const INDEXES = `
   ALTER TABLE email_events ADD CONSTRAINT email_events_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE`;
 
 export const up: Migration = async ({ context }) => {
-  await context.sql(await partitionTableSql(context.sequelize, 'email_events', `
+  await context.sql(
+    await partitionTableSql(
+      context.sequelize,
+      'email_events',
+      `
     ALTER TABLE email_events ADD CONSTRAINT email_events_pkey PRIMARY KEY (id, created_at);
-    ${INDEXES}`));
+    ${INDEXES}`,
+    ),
+  );
 };
 
 export const down: Migration = async ({ context }) => {
-  await context.sql(unpartitionTableSql('email_events', `
+  await context.sql(
+    unpartitionTableSql(
+      'email_events',
+      `
     ALTER TABLE email_events ADD CONSTRAINT email_events_pkey PRIMARY KEY (id);
-    ${INDEXES}`));
+    ${INDEXES}`,
+    ),
+  );
 };

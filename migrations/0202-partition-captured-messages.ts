@@ -9,13 +9,24 @@ const INDEXES = `
   ALTER TABLE captured_messages ADD CONSTRAINT captured_messages_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE`;
 
 export const up: Migration = async ({ context }) => {
-  await context.sql(await partitionTableSql(context.sequelize, 'captured_messages', `
+  await context.sql(
+    await partitionTableSql(
+      context.sequelize,
+      'captured_messages',
+      `
     ALTER TABLE captured_messages ADD CONSTRAINT captured_messages_pkey PRIMARY KEY (id, created_at);
-    ${INDEXES}`));
+    ${INDEXES}`,
+    ),
+  );
 };
 
 export const down: Migration = async ({ context }) => {
-  await context.sql(unpartitionTableSql('captured_messages', `
+  await context.sql(
+    unpartitionTableSql(
+      'captured_messages',
+      `
     ALTER TABLE captured_messages ADD CONSTRAINT captured_messages_pkey PRIMARY KEY (id);
-    ${INDEXES}`));
+    ${INDEXES}`,
+    ),
+  );
 };

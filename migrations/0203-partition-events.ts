@@ -10,15 +10,26 @@ const INDEXES = `
   ALTER TABLE events ADD CONSTRAINT events_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE`;
 
 export const up: Migration = async ({ context }) => {
-  await context.sql(await partitionTableSql(context.sequelize, 'events', `
+  await context.sql(
+    await partitionTableSql(
+      context.sequelize,
+      'events',
+      `
     ALTER TABLE events ADD CONSTRAINT events_pkey PRIMARY KEY (id, created_at);
-    ${INDEXES}`));
+    ${INDEXES}`,
+    ),
+  );
 };
 
 export const down: Migration = async ({ context }) => {
-  await context.sql(unpartitionTableSql('events', `
+  await context.sql(
+    unpartitionTableSql(
+      'events',
+      `
     ALTER TABLE events ADD CONSTRAINT events_pkey PRIMARY KEY (id);
     ${INDEXES};
     UPDATE webhook_deliveries d SET event_id = NULL WHERE event_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id);
-    ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_event_id_fkey FOREIGN KEY (event_id) REFERENCES events(id) ON DELETE SET NULL`));
+    ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_event_id_fkey FOREIGN KEY (event_id) REFERENCES events(id) ON DELETE SET NULL`,
+    ),
+  );
 };

@@ -11,15 +11,26 @@ const INDEXES = `
   ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoints(id) ON DELETE CASCADE`;
 
 export const up: Migration = async ({ context }) => {
-  await context.sql(await partitionTableSql(context.sequelize, 'webhook_deliveries', `
+  await context.sql(
+    await partitionTableSql(
+      context.sequelize,
+      'webhook_deliveries',
+      `
     ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id, created_at);
-    ${INDEXES}`));
+    ${INDEXES}`,
+    ),
+  );
 };
 
 export const down: Migration = async ({ context }) => {
-  await context.sql(unpartitionTableSql('webhook_deliveries', `
+  await context.sql(
+    unpartitionTableSql(
+      'webhook_deliveries',
+      `
     ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id);
     ${INDEXES};
     UPDATE webhook_deliveries d SET replay_of = NULL WHERE replay_of IS NOT NULL AND NOT EXISTS (SELECT 1 FROM webhook_deliveries o WHERE o.id = d.replay_of);
-    ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_replay_of_fkey FOREIGN KEY (replay_of) REFERENCES webhook_deliveries(id) ON DELETE SET NULL`));
+    ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_replay_of_fkey FOREIGN KEY (replay_of) REFERENCES webhook_deliveries(id) ON DELETE SET NULL`,
+    ),
+  );
 };

@@ -40,7 +40,17 @@ export const EMAIL_EVENT_TYPES = [
 export type EventType = (typeof EMAIL_EVENT_TYPES)[number];
 
 // CANCELLED: a campaign send taken back by the campaign's cancel before a worker picked it up.
-export const EMAIL_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SUPPRESSED', 'CANCELLED'] as const;
+export const EMAIL_STATUSES = [
+  'QUEUED',
+  'SENDING',
+  'SENT',
+  'DELIVERED',
+  'BOUNCED',
+  'COMPLAINED',
+  'FAILED',
+  'SUPPRESSED',
+  'CANCELLED',
+] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 export const SCHEDULED_STATUSES = ['PENDING', 'SENT', 'FAILED', 'CANCELLED'] as const;

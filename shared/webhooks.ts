@@ -40,7 +40,12 @@ export function standardWebhooksKey(secret: string): Buffer {
 }
 
 /** The value of `webhook-signature` (Standard Webhooks) for this message id, time and body. */
-export function signStandardWebhook(options: { id: string; payload: string; secret: string; timestamp: number }): string {
+export function signStandardWebhook(options: {
+  id: string;
+  payload: string;
+  secret: string;
+  timestamp: number;
+}): string {
   const t = Math.floor(options.timestamp);
   const digest = createHmac('sha256', standardWebhooksKey(options.secret))
     .update(`${options.id}.${t}.${options.payload}`, 'utf8')
@@ -89,12 +94,16 @@ export function verifyWebhookSignature(options: {
   }
   const expected = hmacHex(options.secret, `${timestamp}.${payload}`);
   if (!signatures.some((candidate) => safeEqualHex(candidate, expected))) {
-    throw new WebhookSignatureError('No signature matches the payload: check the secret and that the body is the raw bytes received.');
+    throw new WebhookSignatureError(
+      'No signature matches the payload: check the secret and that the body is the raw bytes received.',
+    );
   }
   const tolerance = options.toleranceSeconds ?? DEFAULT_SIGNATURE_TOLERANCE_SECONDS;
   const now = options.now ?? Math.floor(Date.now() / 1000);
   if (tolerance > 0 && Math.abs(now - timestamp) > tolerance) {
-    throw new WebhookSignatureError(`The signature timestamp is more than ${tolerance} seconds away from now (a replayed request?).`);
+    throw new WebhookSignatureError(
+      `The signature timestamp is more than ${tolerance} seconds away from now (a replayed request?).`,
+    );
   }
   return JSON.parse(payload);
 }

@@ -23,28 +23,52 @@ test.after(async () => {
   await ctx?.close();
 });
 
-const plainDeps = (): SendDeps => ({ db: ctx.db, config: ctx.config, secrets: ctx.deps.secrets, ...ctx.workerResources });
+const plainDeps = (): SendDeps => ({
+  db: ctx.db,
+  config: ctx.config,
+  secrets: ctx.deps.secrets,
+  ...ctx.workerResources,
+});
 
 async function tenant(limit: number): Promise<TenantContext> {
   const world = await createWorld(ctx.app);
-  await ctx.db.sequelize.query('UPDATE tenants SET monthly_limit = :limit WHERE id = :id', { replacements: { limit, id: world.tenantId } });
-  await ctx.db.sequelize.query(`INSERT INTO suppressions (tenant_id, email, reason) VALUES (:id, 'gone@example.test', 'bounce')`, { replacements: { id: world.tenantId } });
-  return { tenantId: world.tenantId, adminId: null, apiKeyId: world.key.id, role: null, isPlatformAdmin: false, testMode: false };
+  await ctx.db.sequelize.query('UPDATE tenants SET monthly_limit = :limit WHERE id = :id', {
+    replacements: { limit, id: world.tenantId },
+  });
+  await ctx.db.sequelize.query(
+    `INSERT INTO suppressions (tenant_id, email, reason) VALUES (:id, 'gone@example.test', 'bounce')`,
+    { replacements: { id: world.tenantId } },
+  );
+  return {
+    tenantId: world.tenantId,
+    adminId: null,
+    apiKeyId: world.key.id,
+    role: null,
+    isPlatformAdmin: false,
+    testMode: false,
+  };
 }
 
-const send = (to: string, cc: string[] = []) => normalizeSend({ from: 'app@acme.test', to, cc, subject: 'Hi', textBody: 'Hello' });
+const send = (to: string, cc: string[] = []) =>
+  normalizeSend({ from: 'app@acme.test', to, cc, subject: 'Hi', textBody: 'Hello' });
 
 for (const [name, deps] of [
   ['worker threads (no cache)', async () => plainDeps()],
-  ['API (cache and group commit)', async () => {
-    const tenantState = await createTenantStateCache({ sql: ctx.db.sql, listenUrl: null });
-    return { ...plainDeps(), tenantState, acceptGroups: createAcceptGroups(ctx.db.sql) };
-  }],
+  [
+    'API (cache and group commit)',
+    async () => {
+      const tenantState = await createTenantStateCache({ sql: ctx.db.sql, listenUrl: null });
+      return { ...plainDeps(), tenantState, acceptGroups: createAcceptGroups(ctx.db.sql) };
+    },
+  ],
 ] as const) {
   test(`${name}: a single send answers what it accepted and which recipients it dropped`, async () => {
     const sendDeps = await deps();
     const as = await tenant(10);
-    const answer = await acceptSends(sendDeps, as, { sends: [send('Reader <reader@example.test>', ['gone@example.test'])], shape: 'single' });
+    const answer = await acceptSends(sendDeps, as, {
+      sends: [send('Reader <reader@example.test>', ['gone@example.test'])],
+      shape: 'single',
+    });
     assert.is(answer.accepted.length, 1);
     assert.equal(answer.accepted[0].to, ['"Reader" <reader@example.test>']);
     assert.equal(answer.suppressed, ['gone@example.test']);
@@ -52,8 +76,16 @@ for (const [name, deps] of [
     assert.is(answer.sync, null);
     assert.is(answer.replayed, false);
     assert.equal([answer.quota.limit, answer.quota.used], [10, 1]);
-    assert.equal(answer.body, { id: answer.accepted[0].id, status: 'QUEUED', messageId: answer.accepted[0].messageId, suppressed: ['gone@example.test'] });
-    const [row] = await ctx.db.sequelize.query<{ cc: string[] }>('SELECT cc_addresses AS cc FROM email_logs WHERE id = :id', { replacements: { id: answer.accepted[0].id }, type: QueryTypes.SELECT });
+    assert.equal(answer.body, {
+      id: answer.accepted[0].id,
+      status: 'QUEUED',
+      messageId: answer.accepted[0].messageId,
+      suppressed: ['gone@example.test'],
+    });
+    const [row] = await ctx.db.sequelize.query<{ cc: string[] }>(
+      'SELECT cc_addresses AS cc FROM email_logs WHERE id = :id',
+      { replacements: { id: answer.accepted[0].id }, type: QueryTypes.SELECT },
+    );
     assert.equal(row.cc, []);
   });
 
@@ -61,10 +93,26 @@ for (const [name, deps] of [
     const sendDeps = await deps();
     const as = await tenant(2);
     const batch = [send('one@example.test'), send('gone@example.test'), send('two@example.test')];
-    const first = await acceptSends(sendDeps, as, { sends: batch, shape: 'batch', idempotencyKey: 'batch-1', rejected: [{ to: 'bad', reason: 'invalid address' }] });
-    assert.equal(first.accepted.map((a) => a.to), [['one@example.test'], ['two@example.test']]);
-    assert.equal(first.rejected, [{ to: 'bad', reason: 'invalid address' }, { to: 'gone@example.test', reason: 'suppressed' }]);
-    const again = await acceptSends(sendDeps, as, { sends: batch, shape: 'batch', idempotencyKey: 'batch-1', rejected: [{ to: 'bad', reason: 'invalid address' }] });
+    const first = await acceptSends(sendDeps, as, {
+      sends: batch,
+      shape: 'batch',
+      idempotencyKey: 'batch-1',
+      rejected: [{ to: 'bad', reason: 'invalid address' }],
+    });
+    assert.equal(
+      first.accepted.map((a) => a.to),
+      [['one@example.test'], ['two@example.test']],
+    );
+    assert.equal(first.rejected, [
+      { to: 'bad', reason: 'invalid address' },
+      { to: 'gone@example.test', reason: 'suppressed' },
+    ]);
+    const again = await acceptSends(sendDeps, as, {
+      sends: batch,
+      shape: 'batch',
+      idempotencyKey: 'batch-1',
+      rejected: [{ to: 'bad', reason: 'invalid address' }],
+    });
     assert.is(again.replayed, true);
     assert.equal(again.accepted, []);
     assert.equal(again.body, first.body);

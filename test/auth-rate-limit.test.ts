@@ -17,7 +17,11 @@ test('login: the 4th attempt in the window is 429 with Retry-After, in the error
   const statuses: number[] = [];
   let last;
   for (let i = 0; i < 4; i++) {
-    last = await ctx.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'nobody@example.test', password: 'wrong password' } });
+    last = await ctx.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      payload: { email: 'nobody@example.test', password: 'wrong password' },
+    });
     statuses.push(last.statusCode);
   }
   assert.equal(statuses, [401, 401, 401, 429]);
@@ -29,7 +33,11 @@ test('login: the 4th attempt in the window is 429 with Retry-After, in the error
 test('wrong 2FA codes count against the limit: the 4th verify-2fa is 429', async () => {
   const statuses: number[] = [];
   for (let i = 0; i < 4; i++) {
-    const res = await ctx.app.inject({ method: 'POST', url: '/auth/login/verify-2fa', payload: { challengeToken: 'z'.repeat(43), code: '123456' } });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/auth/login/verify-2fa',
+      payload: { challengeToken: 'z'.repeat(43), code: '123456' },
+    });
     statuses.push(res.statusCode);
   }
   assert.equal(statuses, [401, 401, 401, 429]);
@@ -51,12 +59,18 @@ test('wrong codes on /auth/2fa/verify (signed in) count too', async () => {
 test('forgot-password and register are limited as well; other routes are not', async () => {
   const forgot: number[] = [];
   for (let i = 0; i < 4; i++) {
-    const res = await ctx.app.inject({ method: 'POST', url: '/auth/forgot-password', headers: { 'accept-language': 'en' }, payload: { email: 'x@example.test' } });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/auth/forgot-password',
+      headers: { 'accept-language': 'en' },
+      payload: { email: 'x@example.test' },
+    });
     forgot.push(res.statusCode);
   }
   assert.equal(forgot, [200, 200, 200, 429]);
   const status: number[] = [];
-  for (let i = 0; i < 5; i++) status.push((await ctx.app.inject({ method: 'GET', url: '/auth/registration-status' })).statusCode);
+  for (let i = 0; i < 5; i++)
+    status.push((await ctx.app.inject({ method: 'GET', url: '/auth/registration-status' })).statusCode);
   assert.ok(status.every((s) => s === 200));
 });
 

@@ -27,7 +27,9 @@ const PASSWORD = 'correct horse battery';
 async function capturedCount(): Promise<number> {
   // System mail waits on the durable queue until its worker (run here) delivers it.
   await runJobs(ctx, 'system');
-  const rows = await ctx.db.sequelize.query<{ n: string }>('SELECT count(*) AS n FROM captured_messages', { type: QueryTypes.SELECT });
+  const rows = await ctx.db.sequelize.query<{ n: string }>('SELECT count(*) AS n FROM captured_messages', {
+    type: QueryTypes.SELECT,
+  });
   return Number(rows[0].n);
 }
 
@@ -38,7 +40,14 @@ async function latestMail(address: string) {
   const parsed = await simpleParser(message!.raw);
   const link = /https?:\/\/\S+\?token=([A-Za-z0-9_-]+)/.exec(parsed.text ?? '');
   assert.ok(link, 'the mail has a link with a token');
-  return { subject: parsed.subject ?? '', text: parsed.text ?? '', html: String(parsed.html), url: link![0], token: link![1], id: message!.id };
+  return {
+    subject: parsed.subject ?? '',
+    text: parsed.text ?? '',
+    html: String(parsed.html),
+    url: link![0],
+    token: link![1],
+    id: message!.id,
+  };
 }
 
 test('accept-language picks es or en by quality, English by default', () => {
@@ -51,7 +60,10 @@ test('accept-language picks es or en by quality, English by default', () => {
 
 test('registration mails a verification link (English by default) built from PUBLIC_URL, not Host', async () => {
   const res = await ctx.app.inject({
-    method: 'POST', url: '/auth/register', headers: { host: 'evil.example.org' }, payload: { email: EMAIL, password: PASSWORD },
+    method: 'POST',
+    url: '/auth/register',
+    headers: { host: 'evil.example.org' },
+    payload: { email: EMAIL, password: PASSWORD },
   });
   assert.is(res.statusCode, 201);
   const mail = await latestMail(EMAIL);
@@ -72,9 +84,18 @@ test('registration mails a verification link (English by default) built from PUB
 });
 
 test('resend-verification-email: Spanish mail for an unverified address; 200 and no mail for unknown or verified', async () => {
-  await ctx.app.inject({ method: 'POST', url: '/auth/register', payload: { email: 'nuevo@example.test', password: PASSWORD } });
+  await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/register',
+    payload: { email: 'nuevo@example.test', password: PASSWORD },
+  });
   const before = await capturedCount();
-  const res = await ctx.app.inject({ method: 'POST', url: '/auth/resend-verification-email', headers: { 'accept-language': 'es' }, payload: { email: 'nuevo@example.test' } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/resend-verification-email',
+    headers: { 'accept-language': 'es' },
+    payload: { email: 'nuevo@example.test' },
+  });
   assert.is(res.statusCode, 200);
   const mail = await latestMail('nuevo@example.test');
   assert.is(mail.subject, 'Confirma tu dirección de correo');
@@ -88,27 +109,50 @@ test('resend-verification-email: Spanish mail for an unverified address; 200 and
 });
 
 test('resend-verification (session) tells when already verified', async () => {
-  const login = await ctx.app.inject({ method: 'POST', url: '/auth/login', payload: { email: EMAIL, password: PASSWORD } });
-  const res = await ctx.app.inject({ method: 'POST', url: '/auth/resend-verification', headers: { authorization: `Bearer ${login.json().accessToken}` } });
+  const login = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/login',
+    payload: { email: EMAIL, password: PASSWORD },
+  });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/resend-verification',
+    headers: { authorization: `Bearer ${login.json().accessToken}` },
+  });
   assert.is(res.statusCode, 200);
   assert.equal(res.json(), { ok: true, alreadyVerified: true });
 });
 
 test('forgot-password: 200 either way; Spanish or English mail only when the account exists; header required', async () => {
   const before = await capturedCount();
-  const ghost = await ctx.app.inject({ method: 'POST', url: '/auth/forgot-password', headers: { 'accept-language': 'es' }, payload: { email: 'ghost@example.test' } });
+  const ghost = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/forgot-password',
+    headers: { 'accept-language': 'es' },
+    payload: { email: 'ghost@example.test' },
+  });
   assert.is(ghost.statusCode, 200);
   assert.equal(ghost.json(), { ok: true });
   assert.is(await capturedCount(), before);
 
-  const es = await ctx.app.inject({ method: 'POST', url: '/auth/forgot-password', headers: { 'accept-language': 'es-ES,es;q=0.9' }, payload: { email: EMAIL } });
+  const es = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/forgot-password',
+    headers: { 'accept-language': 'es-ES,es;q=0.9' },
+    payload: { email: EMAIL },
+  });
   assert.equal(es.json(), ghost.json());
   const mailEs = await latestMail(EMAIL);
   assert.is(mailEs.subject, 'Restablece tu contraseña');
   assert.match(mailEs.html, /lang="es"/);
   assert.ok(mailEs.url.startsWith(`${PUBLIC_URL}/reset-password?token=`));
 
-  const en = await ctx.app.inject({ method: 'POST', url: '/auth/forgot-password', headers: { 'accept-language': 'en-GB' }, payload: { email: EMAIL } });
+  const en = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/forgot-password',
+    headers: { 'accept-language': 'en-GB' },
+    payload: { email: EMAIL },
+  });
   assert.is(en.statusCode, 200);
   const mailEn = await latestMail(EMAIL);
   assert.is(mailEn.subject, 'Reset your password');
@@ -123,31 +167,66 @@ test('forgot-password: 200 either way; Spanish or English mail only when the acc
 
 test('reset-password: single use, ends sessions, keeps 2FA on; expired tokens are refused', async () => {
   const admin = await Admin.findOne({ where: { email: EMAIL } });
-  const session = (await ctx.app.inject({ method: 'POST', url: '/auth/login', payload: { email: EMAIL, password: PASSWORD } })).json();
+  const session = (
+    await ctx.app.inject({ method: 'POST', url: '/auth/login', payload: { email: EMAIL, password: PASSWORD } })
+  ).json();
   await admin!.update({ totpEnabled: true, totpSecret: seal(ctx.deps.secrets.encryptionKey, 'JBSWY3DPEHPK3PXP') });
 
   const mail = await latestMail(EMAIL);
-  const short = await ctx.app.inject({ method: 'POST', url: '/auth/reset-password', payload: { token: mail.token, newPassword: 'short' } });
+  const short = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/reset-password',
+    payload: { token: mail.token, newPassword: 'short' },
+  });
   assert.is(short.statusCode, 400);
-  const ok = await ctx.app.inject({ method: 'POST', url: '/auth/reset-password', payload: { token: mail.token, newPassword: 'a fresh new password' } });
+  const ok = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/reset-password',
+    payload: { token: mail.token, newPassword: 'a fresh new password' },
+  });
   assert.is(ok.statusCode, 200);
-  const reused = await ctx.app.inject({ method: 'POST', url: '/auth/reset-password', payload: { token: mail.token, newPassword: 'yet another password' } });
+  const reused = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/reset-password',
+    payload: { token: mail.token, newPassword: 'yet another password' },
+  });
   assert.is(reused.statusCode, 400);
   assert.is(reused.json().code, 'INVALID_TOKEN');
 
   await admin!.reload();
   assert.is(admin!.totpEnabled, true, '2FA survives a password reset');
   assert.is(await RefreshToken.count({ where: { adminId: admin!.id, revokedAt: null } }), 0);
-  assert.is((await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: session.refreshToken } })).statusCode, 401);
-  const oldPassword = await ctx.app.inject({ method: 'POST', url: '/auth/login', payload: { email: EMAIL, password: PASSWORD } });
+  assert.is(
+    (await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: session.refreshToken } }))
+      .statusCode,
+    401,
+  );
+  const oldPassword = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/login',
+    payload: { email: EMAIL, password: PASSWORD },
+  });
   assert.is(oldPassword.statusCode, 401);
-  const login = await ctx.app.inject({ method: 'POST', url: '/auth/login', payload: { email: EMAIL, password: 'a fresh new password' } });
+  const login = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/login',
+    payload: { email: EMAIL, password: 'a fresh new password' },
+  });
   assert.is(login.json().twoFactorRequired, true);
 
-  await ctx.app.inject({ method: 'POST', url: '/auth/forgot-password', headers: { 'accept-language': 'en' }, payload: { email: EMAIL } });
+  await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/forgot-password',
+    headers: { 'accept-language': 'en' },
+    payload: { email: EMAIL },
+  });
   const late = await latestMail(EMAIL);
   await AuthToken.update({ expiresAt: new Date(Date.now() - 1000) }, { where: { tokenHash: hashToken(late.token) } });
-  const expired = await ctx.app.inject({ method: 'POST', url: '/auth/reset-password', payload: { token: late.token, newPassword: 'too late password' } });
+  const expired = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/reset-password',
+    payload: { token: late.token, newPassword: 'too late password' },
+  });
   assert.is(expired.statusCode, 400);
 });
 

@@ -22,10 +22,22 @@ test('a tampered value or another key is refused', () => {
   const data = Buffer.from(parts[3], 'base64url');
   data[0] ^= 1;
   parts[3] = data.toString('base64url');
-  assert.throws(() => unseal(key, parts.join('.')), (e: unknown) => e instanceof SealedDataError);
-  assert.throws(() => unseal(randomBytes(32), sealed), (e: unknown) => e instanceof SealedDataError);
-  assert.throws(() => unseal(key, 'plain'), (e: unknown) => e instanceof SealedDataError);
-  assert.throws(() => seal(randomBytes(16), 'x'), (e: unknown) => e instanceof SealedDataError);
+  assert.throws(
+    () => unseal(key, parts.join('.')),
+    (e: unknown) => e instanceof SealedDataError,
+  );
+  assert.throws(
+    () => unseal(randomBytes(32), sealed),
+    (e: unknown) => e instanceof SealedDataError,
+  );
+  assert.throws(
+    () => unseal(key, 'plain'),
+    (e: unknown) => e instanceof SealedDataError,
+  );
+  assert.throws(
+    () => seal(randomBytes(16), 'x'),
+    (e: unknown) => e instanceof SealedDataError,
+  );
 });
 
 test.run();

@@ -21,7 +21,11 @@ test.after(async () => {
 const PASSWORD = 'correct horse battery';
 
 async function register(email: string, password = PASSWORD, name?: string) {
-  return ctx.app.inject({ method: 'POST', url: '/auth/register', payload: { email, password, ...(name ? { name } : {}) } });
+  return ctx.app.inject({
+    method: 'POST',
+    url: '/auth/register',
+    payload: { email, password, ...(name ? { name } : {}) },
+  });
 }
 async function login(email: string, password = PASSWORD) {
   return ctx.app.inject({ method: 'POST', url: '/auth/login', payload: { email, password } });
@@ -89,7 +93,9 @@ test('login: tokens; unknown user and wrong password get the same 401 and are au
   const row = await RefreshToken.findOne({ where: { tokenHash: hashToken(body.refreshToken) } });
   assert.ok(row, 'refresh token stored by hash');
   assert.is(await RefreshToken.count({ where: { tokenHash: body.refreshToken } }), 0, 'never in clear');
-  const claims = ctx.app.jwt.decode<{ sub: string; typ: string; pa: boolean; exp: number; iat: number }>(body.accessToken)!;
+  const claims = ctx.app.jwt.decode<{ sub: string; typ: string; pa: boolean; exp: number; iat: number }>(
+    body.accessToken,
+  )!;
   assert.is(claims.typ, 'access');
   assert.is(claims.pa, true);
   assert.is(claims.exp - claims.iat, 900);
@@ -117,7 +123,11 @@ test('/auth/me answers the admin; no token is 401', async () => {
 
 test('refresh rotates: the old token dies; reusing it revokes the whole family', async () => {
   const first = (await login('second@example.test')).json();
-  const r1 = await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: first.refreshToken } });
+  const r1 = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/refresh',
+    payload: { refreshToken: first.refreshToken },
+  });
   assert.is(r1.statusCode, 200);
   const second = r1.json();
   assert.is.not(second.refreshToken, first.refreshToken);
@@ -129,19 +139,35 @@ test('refresh rotates: the old token dies; reusing it revokes the whole family',
   // An unrelated sign-in of the same admin survives the reuse.
   const other = (await login('second@example.test')).json();
 
-  const reuse = await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: first.refreshToken } });
+  const reuse = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/refresh',
+    payload: { refreshToken: first.refreshToken },
+  });
   assert.is(reuse.statusCode, 401);
   assert.is(reuse.json().code, 'INVALID_REFRESH_TOKEN');
   assert.match(reuse.json().message, /already used/);
   await newRow!.reload();
   assert.ok(newRow!.revokedAt, 'the live token of the family was revoked');
-  const afterReuse = await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: second.refreshToken } });
+  const afterReuse = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/refresh',
+    payload: { refreshToken: second.refreshToken },
+  });
   assert.is(afterReuse.statusCode, 401);
-  const otherRefresh = await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: other.refreshToken } });
+  const otherRefresh = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/refresh',
+    payload: { refreshToken: other.refreshToken },
+  });
   assert.is(otherRefresh.statusCode, 200);
   assert.ok((await AuditEvent.count({ where: { action: 'auth.refresh_reuse' } })) >= 1);
 
-  const garbage = await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: 'x'.repeat(43) } });
+  const garbage = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/refresh',
+    payload: { refreshToken: 'x'.repeat(43) },
+  });
   assert.is(garbage.statusCode, 401);
   const missing = await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: {} });
   assert.is(missing.statusCode, 400);
@@ -155,7 +181,11 @@ test('logout revokes only this sign-in; logout-all revokes every one', async () 
   assert.is(out.json().revokedSessions, 1);
   assert.ok((await RefreshToken.findOne({ where: { tokenHash: hashToken(a.refreshToken) } }))!.revokedAt);
   assert.is((await RefreshToken.findOne({ where: { tokenHash: hashToken(b.refreshToken) } }))!.revokedAt, null);
-  const refreshA = await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: a.refreshToken } });
+  const refreshA = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/refresh',
+    payload: { refreshToken: a.refreshToken },
+  });
   assert.is(refreshA.statusCode, 401);
   const meA = await ctx.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(a.accessToken) });
   assert.is(meA.statusCode, 401, 'the access token of an ended sign-in stops working at once');
@@ -173,26 +203,46 @@ test('change-password: wrong current password 403; keeps this session, revokes t
   const keep = (await login('changer@example.test')).json();
   const other = (await login('changer@example.test')).json();
   const wrong = await ctx.app.inject({
-    method: 'POST', url: '/auth/change-password', headers: bearer(keep.accessToken),
+    method: 'POST',
+    url: '/auth/change-password',
+    headers: bearer(keep.accessToken),
     payload: { currentPassword: 'not the password', newPassword: 'a brand new password' },
   });
   assert.is(wrong.statusCode, 403);
   assert.is(wrong.json().code, 'WRONG_PASSWORD');
   const short = await ctx.app.inject({
-    method: 'POST', url: '/auth/change-password', headers: bearer(keep.accessToken),
+    method: 'POST',
+    url: '/auth/change-password',
+    headers: bearer(keep.accessToken),
     payload: { currentPassword: PASSWORD, newPassword: 'short' },
   });
   assert.is(short.statusCode, 400);
   const ok = await ctx.app.inject({
-    method: 'POST', url: '/auth/change-password', headers: bearer(keep.accessToken),
+    method: 'POST',
+    url: '/auth/change-password',
+    headers: bearer(keep.accessToken),
     payload: { currentPassword: PASSWORD, newPassword: 'a brand new password' },
   });
   assert.is(ok.statusCode, 200);
   assert.is(ok.json().revokedSessions, 1);
-  assert.is((await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: other.refreshToken } })).statusCode, 401);
-  assert.is((await ctx.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(other.accessToken) })).statusCode, 401);
-  assert.is((await ctx.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(keep.accessToken) })).statusCode, 200);
-  assert.is((await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: keep.refreshToken } })).statusCode, 200);
+  assert.is(
+    (await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: other.refreshToken } }))
+      .statusCode,
+    401,
+  );
+  assert.is(
+    (await ctx.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(other.accessToken) })).statusCode,
+    401,
+  );
+  assert.is(
+    (await ctx.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(keep.accessToken) })).statusCode,
+    200,
+  );
+  assert.is(
+    (await ctx.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: keep.refreshToken } }))
+      .statusCode,
+    200,
+  );
   assert.is((await login('changer@example.test')).statusCode, 401);
   assert.is((await login('changer@example.test', 'a brand new password')).statusCode, 200);
   assert.is(await AuditEvent.count({ where: { action: 'auth.password_changed' } }), 1);

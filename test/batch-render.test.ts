@@ -19,14 +19,17 @@ test.before(async () => {
   ctx = await createTestContext({ env: { SMTP_URL: `smtp://127.0.0.1:${sink.port}` } });
   world = await createWorld(ctx.app);
   await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, world.tenantId);
-  await ctx.db.sequelize.query(`UPDATE tenants SET plan = 'business' WHERE id = :id`, { replacements: { id: world.tenantId } });
+  await ctx.db.sequelize.query(`UPDATE tenants SET plan = 'business' WHERE id = :id`, {
+    replacements: { id: world.tenantId },
+  });
 });
 test.after(async () => {
   await ctx?.close();
   await sink?.close();
 });
 
-const batch = (payload: Record<string, unknown>) => ctx.app.inject({ method: 'POST', url: '/emails/batch', headers: world.asKey, payload });
+const batch = (payload: Record<string, unknown>) =>
+  ctx.app.inject({ method: 'POST', url: '/emails/batch', headers: world.asKey, payload });
 const to = (address: string): Promise<ReceivedMessage> => sink.waitFor((m) => m.rcptTo.includes(address));
 
 test('an inline batch renders subject, HTML and text per recipient; bad data rejects only that recipient', async () => {
@@ -45,7 +48,10 @@ test('an inline batch renders subject, HTML and text per recipient; bad data rej
   });
   assert.is(res.statusCode, 202, res.body);
   const body = res.json();
-  assert.equal(body.accepted.map((a: { to: string }) => a.to), ['ana@example.test', 'bob@example.test']);
+  assert.equal(
+    body.accepted.map((a: { to: string }) => a.to),
+    ['ana@example.test', 'bob@example.test'],
+  );
   const rejected = Object.fromEntries(body.rejected.map((r: { to: string; reason: string }) => [r.to, r.reason]));
   assert.match(rejected['greedy@example.test'], /could not be rendered: memory alloc limit exceeded/);
   assert.match(rejected['not an address'], /^to /);
@@ -60,19 +66,34 @@ test('an inline batch renders subject, HTML and text per recipient; bad data rej
   assert.is(bob.parsed.subject, 'Hi <b>Bob</b> & co');
   assert.match(String(bob.parsed.html), '<p>Hello &lt;b&gt;Bob&lt;/b&gt; &amp; co, you have 0 points</p>');
   assert.is(String(bob.parsed.text).trim(), 'Hello <b>Bob</b> & co, 0 points');
-  assert.not.ok(sink.messages.some((m) => m.raw.includes('{{')), 'no literal Liquid went out');
+  assert.not.ok(
+    sink.messages.some((m) => m.raw.includes('{{')),
+    'no literal Liquid went out',
+  );
   // The log keeps what was sent.
-  const [log] = await ctx.db.sequelize.query<{ subject: string }>(`SELECT subject FROM email_logs WHERE id = :id`, { replacements: { id: body.accepted[0].id }, type: QueryTypes.SELECT });
+  const [log] = await ctx.db.sequelize.query<{ subject: string }>(`SELECT subject FROM email_logs WHERE id = :id`, {
+    replacements: { id: body.accepted[0].id },
+    type: QueryTypes.SELECT,
+  });
   assert.is(log.subject, 'Hi Ana');
 });
 
-test('Liquid that does not parse is the whole batch\'s fault', async () => {
-  const res = await batch({ from: 'news@acme.test', subject: 'Hi {{ name', htmlBody: '<p>x</p>', recipients: [{ to: 'a@example.test' }] });
+test("Liquid that does not parse is the whole batch's fault", async () => {
+  const res = await batch({
+    from: 'news@acme.test',
+    subject: 'Hi {{ name',
+    htmlBody: '<p>x</p>',
+    recipients: [{ to: 'a@example.test' }],
+  });
   assert.is(res.statusCode, 422, res.body);
   assert.is(res.json().code, 'TEMPLATE_INVALID');
 });
 
-async function template(slug: string, versions: { locale: string; subject: string; html: string; published?: boolean }[], defaultLocale = 'en'): Promise<Record<string, string>> {
+async function template(
+  slug: string,
+  versions: { locale: string; subject: string; html: string; published?: boolean }[],
+  defaultLocale = 'en',
+): Promise<Record<string, string>> {
   const [row] = await ctx.db.sequelize.query<{ id: string }>(
     `INSERT INTO templates (tenant_id, name, slug, editor_mode, default_locale) VALUES (:tenantId, :slug, :slug, 'html', :defaultLocale) RETURNING id`,
     { replacements: { tenantId: world.tenantId, slug, defaultLocale }, type: QueryTypes.SELECT },
@@ -82,14 +103,24 @@ async function template(slug: string, versions: { locale: string; subject: strin
     const [inserted] = await ctx.db.sequelize.query<{ id: string }>(
       `INSERT INTO template_versions (tenant_id, template_id, version, locale, subject, html_body, published_at)
        VALUES (:tenantId, :templateId, :version, :locale, :subject, :html, ${version.published === false ? 'NULL' : 'now()'}) RETURNING id`,
-      { replacements: { tenantId: world.tenantId, templateId: row.id, version: index + 1, locale: version.locale, subject: version.subject, html: version.html }, type: QueryTypes.SELECT },
+      {
+        replacements: {
+          tenantId: world.tenantId,
+          templateId: row.id,
+          version: index + 1,
+          locale: version.locale,
+          subject: version.subject,
+          html: version.html,
+        },
+        type: QueryTypes.SELECT,
+      },
     );
     ids[version.locale] = inserted.id;
   }
   return ids;
 }
 
-test('a batch by slug picks each recipient\'s published version with send-template\'s fallback and renders its data', async () => {
+test("a batch by slug picks each recipient's published version with send-template's fallback and renders its data", async () => {
   await template('welcome', [
     { locale: 'en', subject: 'Welcome {{ name }}', html: '<p>Hello {{ name }}</p>' },
     { locale: 'es', subject: 'Bienvenida {{ name }}', html: '<p>Hola {{ name }}</p>' },
@@ -118,13 +149,35 @@ test('a batch by slug picks each recipient\'s published version with send-templa
   assert.match(String(none.parsed.html), '<p>Hello Sam</p>');
 });
 
-test('a batch by slug rejects a recipient whose locale has nothing published, and by templateVersionId renders each one\'s data', async () => {
-  const ids = await template('es-only', [{ locale: 'es', subject: 'Hola {{ name }}', html: '<p>Hola {{ name }}{% for i in (1..n) %}.{% endfor %}</p>' }], 'es');
-  const bySlug = await batch({ from: 'news@acme.test', slug: 'es-only', locale: 'es', recipients: [{ to: 'x@example.test', data: { name: 'X' } }, { to: 'greedy2@example.test', data: { name: 'G', n: 50_000_000 } }] });
+test("a batch by slug rejects a recipient whose locale has nothing published, and by templateVersionId renders each one's data", async () => {
+  const ids = await template(
+    'es-only',
+    [{ locale: 'es', subject: 'Hola {{ name }}', html: '<p>Hola {{ name }}{% for i in (1..n) %}.{% endfor %}</p>' }],
+    'es',
+  );
+  const bySlug = await batch({
+    from: 'news@acme.test',
+    slug: 'es-only',
+    locale: 'es',
+    recipients: [
+      { to: 'x@example.test', data: { name: 'X' } },
+      { to: 'greedy2@example.test', data: { name: 'G', n: 50_000_000 } },
+    ],
+  });
   assert.is(bySlug.statusCode, 202, bySlug.body);
-  assert.equal(bySlug.json().accepted.map((a: { to: string }) => a.to), ['x@example.test']);
+  assert.equal(
+    bySlug.json().accepted.map((a: { to: string }) => a.to),
+    ['x@example.test'],
+  );
   assert.match(bySlug.json().rejected[0].reason, /memory alloc limit exceeded/);
-  const byVersion = await batch({ from: 'news@acme.test', templateVersionId: ids.es, recipients: [{ to: 'v1@example.test', data: { name: 'Uno' } }, { to: 'v2@example.test', data: { name: '<i>Dos</i>' } }] });
+  const byVersion = await batch({
+    from: 'news@acme.test',
+    templateVersionId: ids.es,
+    recipients: [
+      { to: 'v1@example.test', data: { name: 'Uno' } },
+      { to: 'v2@example.test', data: { name: '<i>Dos</i>' } },
+    ],
+  });
   assert.is(byVersion.statusCode, 202, byVersion.body);
   assert.equal(await runJobs(ctx, 'send'), ['done', 'done', 'done']);
   assert.is((await to('x@example.test')).parsed.subject, 'Hola X');

@@ -18,7 +18,11 @@ test('without STRIPE_SECRET_KEY billing routes answer 503; plans still list', as
   const plans = await bare.app.inject({ method: 'GET', url: '/billing/plans', headers: asOwner });
   assert.is(plans.statusCode, 200);
   const calls = [
-    { method: 'POST' as const, url: '/billing/checkout', payload: { planSlug: 'pro', successUrl: 'https://a.example/', cancelUrl: 'https://a.example/' } },
+    {
+      method: 'POST' as const,
+      url: '/billing/checkout',
+      payload: { planSlug: 'pro', successUrl: 'https://a.example/', cancelUrl: 'https://a.example/' },
+    },
     { method: 'POST' as const, url: '/billing/portal' },
     { method: 'GET' as const, url: '/billing/subscription' },
   ];
@@ -27,7 +31,12 @@ test('without STRIPE_SECRET_KEY billing routes answer 503; plans still list', as
     assert.is(res.statusCode, 503, call.url);
     assert.is(res.json().message, 'billing is not configured: set STRIPE_SECRET_KEY');
   }
-  const hook = await bare.app.inject({ method: 'POST', url: '/billing/webhook', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=x' }, payload: '{}' });
+  const hook = await bare.app.inject({
+    method: 'POST',
+    url: '/billing/webhook',
+    headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=x' },
+    payload: '{}',
+  });
   assert.is(hook.statusCode, 503);
   assert.is(hook.json().code, 'BILLING_NOT_CONFIGURED');
 });

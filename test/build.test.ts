@@ -19,7 +19,14 @@ test('ensureDaemonBuild compiles daemon, shared and migrations once and reuses t
   const second = await ensureDaemonBuild();
   assert.is(first, second, 'unchanged sources reuse the build');
   assert.ok(existsSync(join(first, '.complete')));
-  for (const file of ['daemon/main.js', 'daemon/jobs/bootstrap.mjs', 'daemon/jobs/background.js', 'daemon/render/react-email/sandbox-worker.mjs', 'migrations/0001-core.js', 'shared/constants.js']) {
+  for (const file of [
+    'daemon/main.js',
+    'daemon/jobs/bootstrap.mjs',
+    'daemon/jobs/background.js',
+    'daemon/render/react-email/sandbox-worker.mjs',
+    'migrations/0001-core.js',
+    'shared/constants.js',
+  ]) {
     assert.ok(existsSync(join(first, file)), file);
   }
   const jobs = readFileSync(join(first, 'daemon/jobs/index.js'), 'utf8');

@@ -5,7 +5,17 @@
 // contact: none sent twice by the expansion, none skipped.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { api, countRows, killAllDaemons, openWorldDatabase, seedSendWorld, startChildDaemon, stopChildDaemon, waitUntil, type SendWorld } from './helpers/send-daemon.ts';
+import {
+  api,
+  countRows,
+  killAllDaemons,
+  openWorldDatabase,
+  seedSendWorld,
+  startChildDaemon,
+  stopChildDaemon,
+  waitUntil,
+  type SendWorld,
+} from './helpers/send-daemon.ts';
 
 const CONTACTS = process.env.DATABASE_URL ? 10_000 : 1_500;
 const TIME_BOUND_MS = process.env.DATABASE_URL ? 180_000 : 300_000;
@@ -38,7 +48,10 @@ test(`kill -9 while a ${CONTACTS}-contact campaign expands: after a restart it i
       { replacements: { tenantId: world.tenantId, n: CONTACTS } },
     );
     // One contact who did not opt in: never part of the audience.
-    await db.sequelize.query(`INSERT INTO contacts (tenant_id, email, opt_in) VALUES (:tenantId, 'nope@example.test', false)`, { replacements: { tenantId: world.tenantId } });
+    await db.sequelize.query(
+      `INSERT INTO contacts (tenant_id, email, opt_in) VALUES (:tenantId, 'nope@example.test', false)`,
+      { replacements: { tenantId: world.tenantId } },
+    );
     const [template] = await db.sequelize.query<{ id: string }>(
       `INSERT INTO templates (tenant_id, name, slug, editor_mode, default_locale) VALUES (:tenantId, 'News', 'news', 'html', 'en') RETURNING id`,
       { replacements: { tenantId: world.tenantId }, type: 'SELECT' as never },
@@ -64,7 +77,12 @@ test(`kill -9 while a ${CONTACTS}-contact campaign expands: after a restart it i
   assert.is(started.body.total, CONTACTS);
 
   // Kill as soon as the expansion has committed something (it commits a chunk of 1,000 at a time).
-  await waitUntil('the first chunk', async () => (await api(world!, 'GET', `/campaigns/${id}`)).body.accepted > 0, 60_000, 20);
+  await waitUntil(
+    'the first chunk',
+    async () => (await api(world!, 'GET', `/campaigns/${id}`)).body.accepted > 0,
+    60_000,
+    20,
+  );
   first.child.kill('SIGKILL');
   assert.is(await first.exit, null, 'killed by the signal');
   phase('killed');
@@ -76,16 +94,28 @@ test(`kill -9 while a ${CONTACTS}-contact campaign expands: after a restart it i
       { replacements: { id }, type: 'SELECT' as never },
     );
     assert.is(row.status, 'SENDING');
-    assert.ok(row.accepted_count > 0 && row.accepted_count < CONTACTS, `killed part-way (${row.accepted_count}/${CONTACTS} accepted)`);
+    assert.ok(
+      row.accepted_count > 0 && row.accepted_count < CONTACTS,
+      `killed part-way (${row.accepted_count}/${CONTACTS} accepted)`,
+    );
     assert.ok(row.cursor, 'the position was committed with the chunk');
-    assert.is(await countRows(killed, `SELECT count(*) FROM email_logs WHERE metadata->>'campaignId' = :id`, { id }), row.accepted_count, 'logs and position agree');
+    assert.is(
+      await countRows(killed, `SELECT count(*) FROM email_logs WHERE metadata->>'campaignId' = :id`, { id }),
+      row.accepted_count,
+      'logs and position agree',
+    );
   } finally {
     await killed.close();
   }
 
   const second = await startChildDaemon(world);
   phase('restarted');
-  await waitUntil('the campaign SENT after the restart (the killed job\'s lease must expire)', async () => (await api(world!, 'GET', `/campaigns/${id}`)).body.status === 'SENT', TIME_BOUND_MS - 60_000, 250);
+  await waitUntil(
+    "the campaign SENT after the restart (the killed job's lease must expire)",
+    async () => (await api(world!, 'GET', `/campaigns/${id}`)).body.status === 'SENT',
+    TIME_BOUND_MS - 60_000,
+    250,
+  );
   phase('sent');
   const done = (await api(world, 'GET', `/campaigns/${id}`)).body;
   assert.equal([done.accepted, done.rejected, done.remaining, done.total], [CONTACTS, 0, 0, CONTACTS]);
@@ -93,11 +123,35 @@ test(`kill -9 while a ${CONTACTS}-contact campaign expands: after a restart it i
 
   const after = await openWorldDatabase(world);
   try {
-    assert.is(await countRows(after, `SELECT count(*) FROM email_logs WHERE metadata->>'campaignId' = :id`, { id }), CONTACTS, 'one log per contact');
-    assert.is(await countRows(after, `SELECT count(*) FROM (SELECT to_addresses[1] FROM email_logs WHERE metadata->>'campaignId' = :id GROUP BY 1 HAVING count(*) <> 1) d`, { id }), 0, 'no contact twice');
-    assert.is(await countRows(after, `SELECT count(*) FROM contacts c WHERE c.opt_in AND NOT EXISTS (SELECT 1 FROM email_logs l WHERE l.metadata->>'campaignId' = :id AND l.to_addresses[1] = c.email)`, { id }), 0, 'no contact skipped');
+    assert.is(
+      await countRows(after, `SELECT count(*) FROM email_logs WHERE metadata->>'campaignId' = :id`, { id }),
+      CONTACTS,
+      'one log per contact',
+    );
+    assert.is(
+      await countRows(
+        after,
+        `SELECT count(*) FROM (SELECT to_addresses[1] FROM email_logs WHERE metadata->>'campaignId' = :id GROUP BY 1 HAVING count(*) <> 1) d`,
+        { id },
+      ),
+      0,
+      'no contact twice',
+    );
+    assert.is(
+      await countRows(
+        after,
+        `SELECT count(*) FROM contacts c WHERE c.opt_in AND NOT EXISTS (SELECT 1 FROM email_logs l WHERE l.metadata->>'campaignId' = :id AND l.to_addresses[1] = c.email)`,
+        { id },
+      ),
+      0,
+      'no contact skipped',
+    );
     assert.is(await countRows(after, `SELECT count(*) FROM email_logs WHERE to_addresses[1] = 'nope@example.test'`), 0);
-    assert.is(await countRows(after, `SELECT count(*) FROM jobs WHERE queue = 'campaign'`), 0, 'the expansion job is finished');
+    assert.is(
+      await countRows(after, `SELECT count(*) FROM jobs WHERE queue = 'campaign'`),
+      0,
+      'the expansion job is finished',
+    );
     assert.is(await countRows(after, `SELECT count(*) FROM failed_jobs WHERE queue = 'campaign'`), 0);
   } finally {
     await after.close();

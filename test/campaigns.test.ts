@@ -11,7 +11,10 @@ let ctx: TestContext;
 let world: Awaited<ReturnType<typeof createWorld>>;
 let templateId: string;
 
-async function rows<T extends object = Record<string, unknown>>(sql: string, replacements: Record<string, unknown> = {}): Promise<T[]> {
+async function rows<T extends object = Record<string, unknown>>(
+  sql: string,
+  replacements: Record<string, unknown> = {},
+): Promise<T[]> {
   return ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
 }
 
@@ -22,7 +25,10 @@ async function createTemplate(tenantId: string, published: string[], drafts: str
     { tenantId, slug: `launch-${Math.random().toString(36).slice(2, 8)}` },
   );
   let version = 0;
-  for (const [locale, isPublished] of [...published.map((l) => [l, true] as const), ...drafts.map((l) => [l, false] as const)]) {
+  for (const [locale, isPublished] of [
+    ...published.map((l) => [l, true] as const),
+    ...drafts.map((l) => [l, false] as const),
+  ]) {
     version += 1;
     await ctx.db.sequelize.query(
       `INSERT INTO template_versions (tenant_id, template_id, version, locale, subject, html_body, published_at)
@@ -45,7 +51,12 @@ test.before(async () => {
     { email: 'e@example.com', locale: 'fr', optIn: false, tags: ['launch'] },
     { email: 'f@example.com', locale: 'es', optIn: true },
   ];
-  const bulk = await ctx.app.inject({ method: 'POST', url: '/contacts/bulk', headers: world.asKey, payload: { contacts } });
+  const bulk = await ctx.app.inject({
+    method: 'POST',
+    url: '/contacts/bulk',
+    headers: world.asKey,
+    payload: { contacts },
+  });
   assert.is(bulk.json().created, 6);
 });
 test.after(async () => {
@@ -63,7 +74,10 @@ test('POST /campaigns creates a DRAFT, or SCHEDULED with a future sendAt', async
   assert.is(body.status, 'DRAFT');
   assert.is(body.sendAt, null);
   assert.equal(body.audience, { tag: 'launch' });
-  const [row] = await rows<{ tenant_id: string; status: string; template_id: string }>('SELECT tenant_id, status, template_id FROM campaigns WHERE id = :id', { id: body.id });
+  const [row] = await rows<{ tenant_id: string; status: string; template_id: string }>(
+    'SELECT tenant_id, status, template_id FROM campaigns WHERE id = :id',
+    { id: body.id },
+  );
   assert.equal(row, { tenant_id: world.tenantId, status: 'DRAFT', template_id: templateId });
 
   const sendAt = new Date(Date.now() + 3_600_000).toISOString();
@@ -90,7 +104,7 @@ test('POST /campaigns rejects bad input', async () => {
   assert.is(unknownTemplate.json().code, 'TEMPLATE_NOT_FOUND');
 });
 
-test('a campaign cannot use another tenant\'s template; other tenants never see it', async () => {
+test("a campaign cannot use another tenant's template; other tenants never see it", async () => {
   const other = await createWorld(ctx.app);
   const foreign = await create({ name: 'Steal', templateId, audience: {} }, other.asKey);
   assert.is(foreign.statusCode, 422);
@@ -100,10 +114,17 @@ test('a campaign cannot use another tenant\'s template; other tenants never see 
     assert.is(res.statusCode, 404, url);
     assert.is(res.json().code, 'NOT_FOUND');
   }
-  assert.is((await ctx.app.inject({ method: 'POST', url: `/campaigns/${mine.id}/cancel`, headers: other.asKey })).statusCode, 404);
+  assert.is(
+    (await ctx.app.inject({ method: 'POST', url: `/campaigns/${mine.id}/cancel`, headers: other.asKey })).statusCode,
+    404,
+  );
   const list = (await ctx.app.inject({ method: 'GET', url: '/campaigns', headers: other.asKey })).json();
   assert.is(list.meta.total, 0);
-  const mismatch = await ctx.app.inject({ method: 'GET', url: '/campaigns', headers: { ...world.asKey, 'x-tenant-id': other.tenantId } });
+  const mismatch = await ctx.app.inject({
+    method: 'GET',
+    url: '/campaigns',
+    headers: { ...world.asKey, 'x-tenant-id': other.tenantId },
+  });
   assert.is(mismatch.statusCode, 403);
 });
 
@@ -115,7 +136,16 @@ test('scopes and roles', async () => {
   assert.is(denied.json().code, 'INSUFFICIENT_SCOPE');
   assert.is((await ctx.app.inject({ method: 'GET', url: '/campaigns', headers: asReader })).statusCode, 200);
   const contactsOnly = await createApiKey(world.tenantId, { scopes: ['contacts:read'] });
-  assert.is((await ctx.app.inject({ method: 'GET', url: '/campaigns', headers: { authorization: `Bearer ${contactsOnly.key}` } })).statusCode, 403);
+  assert.is(
+    (
+      await ctx.app.inject({
+        method: 'GET',
+        url: '/campaigns',
+        headers: { authorization: `Bearer ${contactsOnly.key}` },
+      })
+    ).statusCode,
+    403,
+  );
   const viewer = await createAdmin(ctx.app);
   await addMember(world.tenantId, viewer.id, 'viewer');
   const asViewer = { authorization: `Bearer ${viewer.token}`, 'x-tenant-id': world.tenantId };
@@ -123,22 +153,39 @@ test('scopes and roles', async () => {
   assert.is((await ctx.app.inject({ method: 'GET', url: '/campaigns', headers: asViewer })).statusCode, 200);
   const byOwner = await create({ name: 'Owner made', templateId, audience: {} }, world.asOwner);
   assert.is(byOwner.statusCode, 201);
-  const [row] = await rows<{ created_by: string }>('SELECT created_by FROM campaigns WHERE id = :id', { id: byOwner.json().id });
+  const [row] = await rows<{ created_by: string }>('SELECT created_by FROM campaigns WHERE id = :id', {
+    id: byOwner.json().id,
+  });
   assert.is(row.created_by, world.owner.id);
 });
 
 test('GET /campaigns pages and filters by status; GET /campaigns/:id counts the audience', async () => {
   const t = await createWorld(ctx.app);
   const tpl = await createTemplate(t.tenantId, ['en']);
-  for (let i = 0; i < 3; i += 1) assert.is((await create({ name: `c${i}`, templateId: tpl, audience: {} }, t.asKey)).statusCode, 201);
-  await create({ name: 'sched', templateId: tpl, audience: {}, sendAt: new Date(Date.now() + 60_000).toISOString(), from: 'news@acme.example' }, t.asKey);
+  for (let i = 0; i < 3; i += 1)
+    assert.is((await create({ name: `c${i}`, templateId: tpl, audience: {} }, t.asKey)).statusCode, 201);
+  await create(
+    {
+      name: 'sched',
+      templateId: tpl,
+      audience: {},
+      sendAt: new Date(Date.now() + 60_000).toISOString(),
+      from: 'news@acme.example',
+    },
+    t.asKey,
+  );
   const page1 = (await ctx.app.inject({ method: 'GET', url: '/campaigns?page=1&limit=3', headers: t.asKey })).json();
   assert.equal(page1.meta, { page: 1, limit: 3, total: 4, totalPages: 2 });
   assert.is(page1.data[0].name, 'sched', 'newest first');
   const page2 = (await ctx.app.inject({ method: 'GET', url: '/campaigns?page=2&limit=3', headers: t.asKey })).json();
   assert.is(page2.data.length, 1);
-  const scheduled = (await ctx.app.inject({ method: 'GET', url: '/campaigns?status=SCHEDULED', headers: t.asKey })).json();
-  assert.equal(scheduled.data.map((c: { name: string }) => c.name), ['sched']);
+  const scheduled = (
+    await ctx.app.inject({ method: 'GET', url: '/campaigns?status=SCHEDULED', headers: t.asKey })
+  ).json();
+  assert.equal(
+    scheduled.data.map((c: { name: string }) => c.name),
+    ['sched'],
+  );
   for (const q of ['status=DONE', 'limit=101', 'page=0']) {
     assert.is((await ctx.app.inject({ method: 'GET', url: `/campaigns?${q}`, headers: t.asKey })).statusCode, 400, q);
   }
@@ -148,13 +195,24 @@ test('GET /campaigns pages and filters by status; GET /campaigns/:id counts the 
   assert.is(detail.statusCode, 200);
   assert.is(detail.json().audienceSize, 4, 'opted-in contacts with the tag');
   const spanish = (await create({ name: 'ES', templateId, audience: { locale: 'es' } })).json();
-  assert.is((await ctx.app.inject({ method: 'GET', url: `/campaigns/${spanish.id}`, headers: world.asKey })).json().audienceSize, 1);
-  assert.is((await ctx.app.inject({ method: 'GET', url: '/campaigns/not-a-uuid', headers: world.asKey })).statusCode, 400);
+  assert.is(
+    (await ctx.app.inject({ method: 'GET', url: `/campaigns/${spanish.id}`, headers: world.asKey })).json()
+      .audienceSize,
+    1,
+  );
+  assert.is(
+    (await ctx.app.inject({ method: 'GET', url: '/campaigns/not-a-uuid', headers: world.asKey })).statusCode,
+    400,
+  );
 });
 
 test('GET /campaigns/:id/locale-coverage reports each audience locale against the published versions', async () => {
   const campaign = (await create({ name: 'Coverage', templateId, audience: { tag: 'launch' } })).json();
-  const res = await ctx.app.inject({ method: 'GET', url: `/campaigns/${campaign.id}/locale-coverage`, headers: world.asKey });
+  const res = await ctx.app.inject({
+    method: 'GET',
+    url: `/campaigns/${campaign.id}/locale-coverage`,
+    headers: world.asKey,
+  });
   assert.is(res.statusCode, 200);
   assert.equal(res.json(), [
     { locale: 'de', contacts: 1, hasPublishedVersion: false, fallbackLocale: 'en' },
@@ -198,7 +256,11 @@ test('POST /campaigns/:id/send answers 202 at once; the campaign job hands each 
   assert.type(started.startedAt, 'string');
   assert.is(started.from, 'Acme <news@acme.example>');
   assert.is(await campaignJobs(), 1, 'one expansion job, enqueued with the claim');
-  assert.equal(await rows(`SELECT id FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id }), [], 'nothing sent in the request');
+  assert.equal(
+    await rows(`SELECT id FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id }),
+    [],
+    'nothing sent in the request',
+  );
 
   assert.equal(await runJobs(ctx, 'campaign'), ['done']);
   const body = (await campaignGet(campaign.id)).json();
@@ -209,12 +271,15 @@ test('POST /campaigns/:id/send answers 202 at once; the campaign job hands each 
     `SELECT to_addresses, locale, status, tags FROM email_logs WHERE tenant_id = :tenantId AND metadata->>'campaignId' = :id ORDER BY to_addresses[1]`,
     { tenantId: world.tenantId, id: campaign.id },
   );
-  assert.equal(logs.map((l) => [l.to_addresses[0], l.locale, l.status]), [
-    ['a@example.com', 'en', 'QUEUED'],
-    ['b@example.com', 'es', 'QUEUED'],
-    ['c@example.com', 'en', 'QUEUED'],
-    ['d@example.com', 'en', 'QUEUED'],
-  ]);
+  assert.equal(
+    logs.map((l) => [l.to_addresses[0], l.locale, l.status]),
+    [
+      ['a@example.com', 'en', 'QUEUED'],
+      ['b@example.com', 'es', 'QUEUED'],
+      ['c@example.com', 'en', 'QUEUED'],
+      ['d@example.com', 'en', 'QUEUED'],
+    ],
+  );
   assert.ok(logs.every((l) => l.tags.includes('campaign')));
   // What the worker renders and sends with: the same row a send through acceptSends stores.
   const [log] = await rows<Record<string, unknown>>(
@@ -224,16 +289,41 @@ test('POST /campaigns/:id/send answers 202 at once; the campaign job hands each 
        FROM email_logs l WHERE l.metadata->>'campaignId' = :id AND l.to_addresses[1] = 'b@example.com'`,
     { id: campaign.id },
   );
-  const [contact] = await rows<{ email: string; external_id: string | null; first_name: string | null; last_name: string | null; locale: string | null; attributes: Record<string, unknown> }>(
+  const [contact] = await rows<{
+    email: string;
+    external_id: string | null;
+    first_name: string | null;
+    last_name: string | null;
+    locale: string | null;
+    attributes: Record<string, unknown>;
+  }>(
     `SELECT email, external_id, first_name, last_name, locale, attributes FROM contacts WHERE tenant_id = :tenantId AND email = 'b@example.com'`,
     { tenantId: world.tenantId },
   );
   assert.equal(log.data, {
     ...contact.attributes,
-    contact: { email: contact.email, externalId: contact.external_id, firstName: contact.first_name, lastName: contact.last_name, locale: contact.locale, attributes: contact.attributes },
+    contact: {
+      email: contact.email,
+      externalId: contact.external_id,
+      firstName: contact.first_name,
+      lastName: contact.last_name,
+      locale: contact.locale,
+      attributes: contact.attributes,
+    },
   });
   assert.equal(
-    [log.from_address, log.message_id, log.subject, log.headers, log.cc_addresses, log.attachments, log.html_body, log.test_mode, log.jobs, log.queued],
+    [
+      log.from_address,
+      log.message_id,
+      log.subject,
+      log.headers,
+      log.cc_addresses,
+      log.attachments,
+      log.html_body,
+      log.test_mode,
+      log.jobs,
+      log.queued,
+    ],
     ['"Acme" <news@acme.example>', `<${String(log.id)}@acme.example>`, '', {}, [], [], null, false, 1, 1],
   );
   const again = await startSend(campaign.id, 'news@acme.example');
@@ -250,14 +340,26 @@ test('campaign send: suppressed and uncovered recipients are counted as rejected
     { email: 'dos@example.com', locale: 'es', optIn: true },
     { email: 'three@example.com', locale: 'en', optIn: true },
   ];
-  assert.is((await ctx.app.inject({ method: 'POST', url: '/contacts/bulk', headers: t.asKey, payload: { contacts } })).json().created, 3);
-  const suppressed = await ctx.app.inject({ method: 'POST', url: '/suppressions', headers: t.asKey, payload: { email: 'dos@example.com', reason: 'unsubscribe' } });
+  assert.is(
+    (await ctx.app.inject({ method: 'POST', url: '/contacts/bulk', headers: t.asKey, payload: { contacts } })).json()
+      .created,
+    3,
+  );
+  const suppressed = await ctx.app.inject({
+    method: 'POST',
+    url: '/suppressions',
+    headers: t.asKey,
+    payload: { email: 'dos@example.com', reason: 'unsubscribe' },
+  });
   assert.is(suppressed.statusCode, 201, suppressed.body);
   const campaign = (await create({ name: 'ES', templateId: onlySpanish, audience: {} }, t.asKey)).json();
 
   const bad = await startSend(campaign.id, 'not an address', t.asKey);
   assert.is(bad.statusCode, 400);
-  const [afterBad] = await rows<{ status: string; last_error: string }>('SELECT status, last_error FROM campaigns WHERE id = :id', { id: campaign.id });
+  const [afterBad] = await rows<{ status: string; last_error: string }>(
+    'SELECT status, last_error FROM campaigns WHERE id = :id',
+    { id: campaign.id },
+  );
   assert.is(afterBad.status, 'DRAFT');
   assert.ok(afterBad.last_error);
   assert.is(await campaignJobs(), 0);
@@ -267,7 +369,10 @@ test('campaign send: suppressed and uncovered recipients are counted as rejected
   assert.equal(await runJobs(ctx, 'campaign'), ['done']);
   const done = (await campaignGet(campaign.id, t.asKey)).json();
   assert.equal([done.status, done.accepted, done.rejected, done.lastError], ['SENT', 1, 2, null]);
-  const sent = await rows<{ to: string }>(`SELECT to_addresses[1] AS to FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id });
+  const sent = await rows<{ to: string }>(
+    `SELECT to_addresses[1] AS to FROM email_logs WHERE metadata->>'campaignId' = :id`,
+    { id: campaign.id },
+  );
   assert.equal(sent, [{ to: 'uno@example.com' }]);
 
   const other = await createWorld(ctx.app);
@@ -288,21 +393,38 @@ test('a SCHEDULED campaign needs a sender, and the maintenance task starts it on
   assert.is(badSender.statusCode, 400);
   assert.is(badSender.json().details[0].field, 'from');
 
-  const campaign = (await create({ name: 'Timed', templateId, audience: { locale: 'es' }, sendAt: later, from: 'timed@acme.example' })).json();
+  const campaign = (
+    await create({ name: 'Timed', templateId, audience: { locale: 'es' }, sendAt: later, from: 'timed@acme.example' })
+  ).json();
   assert.is(campaign.status, 'SCHEDULED');
   assert.is(campaign.from, 'timed@acme.example');
   const worker = workerContext(ctx);
   await dispatchDueCampaigns(worker);
-  assert.is((await rows<{ status: string }>('SELECT status FROM campaigns WHERE id = :id', { id: campaign.id }))[0].status, 'SCHEDULED', 'not due yet');
+  assert.is(
+    (await rows<{ status: string }>('SELECT status FROM campaigns WHERE id = :id', { id: campaign.id }))[0].status,
+    'SCHEDULED',
+    'not due yet',
+  );
 
-  await ctx.db.sequelize.query(`UPDATE campaigns SET send_at = now() - interval '1 second' WHERE id = :id`, { replacements: { id: campaign.id } });
+  await ctx.db.sequelize.query(`UPDATE campaigns SET send_at = now() - interval '1 second' WHERE id = :id`, {
+    replacements: { id: campaign.id },
+  });
   await Promise.all([dispatchDueCampaigns(worker), dispatchDueCampaigns(worker)]);
-  assert.is((await rows<{ status: string }>('SELECT status FROM campaigns WHERE id = :id', { id: campaign.id }))[0].status, 'SENDING');
+  assert.is(
+    (await rows<{ status: string }>('SELECT status FROM campaigns WHERE id = :id', { id: campaign.id }))[0].status,
+    'SENDING',
+  );
   assert.is(await campaignJobs(), 1, 'two dispatchers, one expansion job');
   assert.equal(await runJobs(ctx, 'campaign'), ['done']);
-  const [row] = await rows<{ status: string; accepted_count: number }>('SELECT status, accepted_count FROM campaigns WHERE id = :id', { id: campaign.id });
+  const [row] = await rows<{ status: string; accepted_count: number }>(
+    'SELECT status, accepted_count FROM campaigns WHERE id = :id',
+    { id: campaign.id },
+  );
   assert.equal(row, { status: 'SENT', accepted_count: 1 });
-  const logs = await rows<{ to: string; from_address: string }>(`SELECT to_addresses[1] AS to, from_address FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id });
+  const logs = await rows<{ to: string; from_address: string }>(
+    `SELECT to_addresses[1] AS to, from_address FROM email_logs WHERE metadata->>'campaignId' = :id`,
+    { id: campaign.id },
+  );
   assert.equal(logs, [{ to: 'f@example.com', from_address: 'timed@acme.example' }]);
   await runJobs(ctx, 'send');
 });
@@ -311,7 +433,10 @@ test('a SCHEDULED campaign needs a sender, and the maintenance task starts it on
 async function listWorld(count: number) {
   const t = await createWorld(ctx.app);
   const tpl = await createTemplate(t.tenantId, ['en']);
-  const contacts = Array.from({ length: count }, (_, i) => ({ email: `c${String(i).padStart(3, '0')}@list.test`, optIn: true }));
+  const contacts = Array.from({ length: count }, (_, i) => ({
+    email: `c${String(i).padStart(3, '0')}@list.test`,
+    optIn: true,
+  }));
   const bulk = await ctx.app.inject({ method: 'POST', url: '/contacts/bulk', headers: t.asKey, payload: { contacts } });
   assert.is(bulk.json().created, count, bulk.body);
   return { ...t, templateId: tpl };
@@ -326,12 +451,24 @@ test('cancel while SENDING stops the expansion and takes back the queued sends n
   const midway = (await campaignGet(campaign.id, t.asKey)).json();
   assert.equal([midway.status, midway.total, midway.accepted, midway.remaining], ['SENDING', 5, 3, 2]);
 
-  const logs = await rows<{ id: string }>(`SELECT id FROM email_logs WHERE metadata->>'campaignId' = :id ORDER BY id`, { id: campaign.id });
+  const logs = await rows<{ id: string }>(`SELECT id FROM email_logs WHERE metadata->>'campaignId' = :id ORDER BY id`, {
+    id: campaign.id,
+  });
   assert.is(logs.length, 3);
   // A worker already holds the first one: it is being delivered and cannot be taken back.
-  await ctx.db.sequelize.query(`UPDATE jobs SET locked_by = 'w', locked_until = now() + interval '1 minute' WHERE queue = 'send' AND key = :key`, { replacements: { key: `email:${logs[0].id}` } });
+  await ctx.db.sequelize.query(
+    `UPDATE jobs SET locked_by = 'w', locked_until = now() + interval '1 minute' WHERE queue = 'send' AND key = :key`,
+    { replacements: { key: `email:${logs[0].id}` } },
+  );
 
-  const used = async () => Number((await rows<{ used: string }>('SELECT sum(used) AS used FROM quota_usage WHERE tenant_id = :t', { t: t.tenantId }))[0].used);
+  const used = async () =>
+    Number(
+      (
+        await rows<{ used: string }>('SELECT sum(used) AS used FROM quota_usage WHERE tenant_id = :t', {
+          t: t.tenantId,
+        })
+      )[0].used,
+    );
   assert.is(await used(), 3, 'each queued send is counted');
 
   const res = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/cancel`, headers: t.asKey });
@@ -340,14 +477,25 @@ test('cancel while SENDING stops the expansion and takes back the queued sends n
   assert.equal([body.status, body.accepted, body.cancelledSends, body.remaining], ['CANCELLED', 3, 2, 0]);
   assert.is(await used(), 1, 'the two sends taken back give their quota back; the one being delivered keeps it');
   assert.type(body.cancelledAt, 'string');
-  const after = await rows<{ id: string; status: string; error: string | null }>(`SELECT id, status, error FROM email_logs WHERE metadata->>'campaignId' = :id ORDER BY id`, { id: campaign.id });
-  assert.equal(after.map((l) => l.status), ['QUEUED', 'CANCELLED', 'CANCELLED']);
+  const after = await rows<{ id: string; status: string; error: string | null }>(
+    `SELECT id, status, error FROM email_logs WHERE metadata->>'campaignId' = :id ORDER BY id`,
+    { id: campaign.id },
+  );
+  assert.equal(
+    after.map((l) => l.status),
+    ['QUEUED', 'CANCELLED', 'CANCELLED'],
+  );
   assert.match(after[1].error ?? '', /cancelled/);
-  const sendJobs = await rows<{ key: string }>(`SELECT key FROM jobs WHERE queue = 'send' AND key IN (:keys)`, { keys: logs.map((l) => `email:${l.id}`) });
+  const sendJobs = await rows<{ key: string }>(`SELECT key FROM jobs WHERE queue = 'send' AND key IN (:keys)`, {
+    keys: logs.map((l) => `email:${l.id}`),
+  });
   assert.equal(sendJobs, [{ key: `email:${logs[0].id}` }], 'only the leased send is left');
   assert.is(await campaignJobs(), 0, 'the expansion job is removed');
   assert.is(await expandOneChunk(deps, t.tenantId, campaign.id, 3), 'stopped', 'a running job stops at its next chunk');
-  assert.is((await rows(`SELECT id FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id })).length, 3);
+  assert.is(
+    (await rows(`SELECT id FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id })).length,
+    3,
+  );
   const again = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.id}/cancel`, headers: t.asKey });
   assert.is(again.statusCode, 409);
   await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
@@ -356,27 +504,47 @@ test('cancel while SENDING stops the expansion and takes back the queued sends n
 test('campaign recipients get the exact quota: the send stops at the 110 % hard stop, suppressed contacts are refused', async () => {
   // Free plan: 100 a month, hard stop at 110. 120 contacts, one of them suppressed.
   const t = await listWorld(120);
-  await ctx.app.inject({ method: 'POST', url: '/suppressions', headers: t.asKey, payload: { email: 'c007@list.test', reason: 'unsubscribe' } });
+  await ctx.app.inject({
+    method: 'POST',
+    url: '/suppressions',
+    headers: t.asKey,
+    payload: { email: 'c007@list.test', reason: 'unsubscribe' },
+  });
   const campaign = (await create({ name: 'Too many', templateId: t.templateId, audience: {} }, t.asKey)).json();
   assert.is((await startSend(campaign.id, 'news@acme.example', t.asKey)).statusCode, 202);
-  assert.equal(await runJobs(ctx, 'campaign'), ['retry'], 'part-way: retried later (next cycle, upgrade) rather than given up');
+  assert.equal(
+    await runJobs(ctx, 'campaign'),
+    ['retry'],
+    'part-way: retried later (next cycle, upgrade) rather than given up',
+  );
   const body = (await campaignGet(campaign.id, t.asKey)).json();
   assert.is(body.status, 'SENDING');
   assert.is(body.accepted, 110, 'exactly up to the hard stop');
   assert.match(body.lastError, /quota/);
   assert.is(body.remaining, 120 - 110 - body.rejected);
-  const [usage] = await rows<{ used: string }>('SELECT sum(used) AS used FROM quota_usage WHERE tenant_id = :t', { t: t.tenantId });
+  const [usage] = await rows<{ used: string }>('SELECT sum(used) AS used FROM quota_usage WHERE tenant_id = :t', {
+    t: t.tenantId,
+  });
   assert.is(Number(usage.used), 110);
-  const logs = await rows<{ to: string }>(`SELECT to_addresses[1] AS to FROM email_logs WHERE metadata->>'campaignId' = :id`, { id: campaign.id });
+  const logs = await rows<{ to: string }>(
+    `SELECT to_addresses[1] AS to FROM email_logs WHERE metadata->>'campaignId' = :id`,
+    { id: campaign.id },
+  );
   assert.is(logs.length, 110);
   assert.is(new Set(logs.map((l) => l.to)).size, 110, 'one log per contact');
-  assert.not.ok(logs.some((l) => l.to === 'c007@list.test'), 'the suppressed contact got nothing');
+  assert.not.ok(
+    logs.some((l) => l.to === 'c007@list.test'),
+    'the suppressed contact got nothing',
+  );
   await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
 });
 
 test('a campaign refused before anything was accepted returns to DRAFT with the reason', async () => {
   const t = await listWorld(2);
-  await ctx.db.sequelize.query(`UPDATE tenants SET sending_paused_at = now(), sending_paused_reason = 'bounce rate' WHERE id = :id`, { replacements: { id: t.tenantId } });
+  await ctx.db.sequelize.query(
+    `UPDATE tenants SET sending_paused_at = now(), sending_paused_reason = 'bounce rate' WHERE id = :id`,
+    { replacements: { id: t.tenantId } },
+  );
   const campaign = (await create({ name: 'Paused', templateId: t.templateId, audience: {} }, t.asKey)).json();
   assert.is((await startSend(campaign.id, 'news@acme.example', t.asKey)).statusCode, 202);
   assert.equal(await runJobs(ctx, 'campaign'), ['done']);

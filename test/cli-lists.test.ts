@@ -33,11 +33,28 @@ test('contacts import streams a CSV with --map; row errors by line, the run goes
   const rows = Array.from({ length: 1500 }, (_, i) => `reader${i}@example.com,Reader ${i},yes`);
   rows.splice(10, 0, 'broken-address,Nobody,yes');
   writeFileSync(file, ['Mail,Name,Subscribed', ...rows].join('\n') + '\n');
-  const run = await cli.run(['contacts', 'import', file, '--map', 'email=Mail', '--map', 'firstName=Name', '--map', 'optIn=Subscribed', '--json'], { env: ci, timeoutMs: 60_000 });
+  const run = await cli.run(
+    [
+      'contacts',
+      'import',
+      file,
+      '--map',
+      'email=Mail',
+      '--map',
+      'firstName=Name',
+      '--map',
+      'optIn=Subscribed',
+      '--json',
+    ],
+    { env: ci, timeoutMs: 60_000 },
+  );
   assert.is(run.code, 0, run.stdout + run.stderr);
   assert.equal([run.json.rows, run.json.created, run.json.failed], [1501, 1500, 1]);
   assert.is(run.json.errors[0].line, 12);
-  const [count] = await ctx.db.sequelize.query<{ n: string }>(`SELECT count(*) AS n FROM contacts WHERE tenant_id = :t AND opt_in`, { replacements: { t: world.tenantId }, type: QueryTypes.SELECT });
+  const [count] = await ctx.db.sequelize.query<{ n: string }>(
+    `SELECT count(*) AS n FROM contacts WHERE tenant_id = :t AND opt_in`,
+    { replacements: { t: world.tenantId }, type: QueryTypes.SELECT },
+  );
   assert.is(Number(count.n), 1500);
 
   const plain = await cli.run(['contacts', 'import', file, '--map', 'email=Mail'], { env: ci, timeoutMs: 60_000 });
@@ -59,23 +76,41 @@ test('campaigns send --watch follows the send to SENT; list, show and cancel', a
     `INSERT INTO template_versions (tenant_id, template_id, version, locale, subject, html_body, published_at) VALUES (:t, :id, 1, 'en', 'Hi', '<p>Hi</p>', now())`,
     { replacements: { t: world.tenantId, id: template.id } },
   );
-  const create = (name: string) => ctx.app.inject({ method: 'POST', url: '/campaigns', headers: world.asKey, payload: { name, templateId: template.id, audience: {} } });
+  const create = (name: string) =>
+    ctx.app.inject({
+      method: 'POST',
+      url: '/campaigns',
+      headers: world.asKey,
+      payload: { name, templateId: template.id, audience: {} },
+    });
   const campaign = (await create('Newsletter')).json();
   // Beyond the free plan's 110 a month.
-  await ctx.db.sequelize.query(`UPDATE tenants SET plan = 'business' WHERE id = :t`, { replacements: { t: world.tenantId } });
+  await ctx.db.sequelize.query(`UPDATE tenants SET plan = 'business' WHERE id = :t`, {
+    replacements: { t: world.tenantId },
+  });
 
-  const watching = cli.run(['campaigns', 'send', campaign.id, '--from', 'news@acme.test', '--watch'], { env: ci, timeoutMs: 60_000 });
+  const watching = cli.run(['campaigns', 'send', campaign.id, '--from', 'news@acme.test', '--watch'], {
+    env: ci,
+    timeoutMs: 60_000,
+  });
   // No worker threads in this process: run the expansion job once the CLI has started the send.
-  for (let i = 0; i < 200 && (await runJobs(ctx, 'campaign')).length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (let i = 0; i < 200 && (await runJobs(ctx, 'campaign')).length === 0; i += 1)
+    await new Promise((resolve) => setTimeout(resolve, 100));
   const run = await watching;
   assert.is(run.code, 0, run.stdout + run.stderr);
   assert.match(run.stdout, /SENT · 1,500 accepted · 0 rejected · 0 remaining of 1,500/);
   assert.match(run.stdout, /status\s+SENT/);
 
   const shown = await cli.run(['campaigns', 'show', campaign.id, '--json'], { env: ci });
-  assert.equal([shown.json.status, shown.json.accepted, shown.json.total, shown.json.remaining], ['SENT', 1500, 1500, 0]);
+  assert.equal(
+    [shown.json.status, shown.json.accepted, shown.json.total, shown.json.remaining],
+    ['SENT', 1500, 1500, 0],
+  );
   const listed = await cli.run(['campaigns', 'list', '--status', 'SENT', '--json'], { env: ci });
-  assert.equal(listed.json.data.map((c: { id: string }) => c.id), [campaign.id]);
+  assert.equal(
+    listed.json.data.map((c: { id: string }) => c.id),
+    [campaign.id],
+  );
 
   const other = (await create('Later')).json();
   const cancelled = await cli.run(['campaigns', 'cancel', other.id, '--json'], { env: ci });

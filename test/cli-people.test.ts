@@ -78,7 +78,10 @@ test('2fa enable prints the otpauth URL without a terminal, --code finishes it; 
 
   const noCode = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--json'], { input: PASSWORD });
   assert.is(noCode.code, 2);
-  const signedIn = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--code', authenticator.generate(secret), '--json'], { input: PASSWORD });
+  const signedIn = await cli.run(
+    ['login', '--email', EMAIL, '--password-stdin', '--code', authenticator.generate(secret), '--json'],
+    { input: PASSWORD },
+  );
   assert.is(signedIn.code, 0, signedIn.stdout + signedIn.stderr);
 
   const missing = await cli.run(['2fa', 'disable', '--json']);

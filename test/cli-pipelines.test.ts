@@ -40,7 +40,12 @@ const noSecret = (run: SvcRun) => {
 };
 
 test('--json flag mistakes print the one contract error object, small, with no secret (exit 2)', async () => {
-  for (const args of [['send', '--json', '--bogus'], ['send', '--json'], ['logs', 'show', '--json'], ['send', '--json', 'extra']]) {
+  for (const args of [
+    ['send', '--json', '--bogus'],
+    ['send', '--json'],
+    ['logs', 'show', '--json'],
+    ['send', '--json', 'extra'],
+  ]) {
     const run = await cli.run(args, { env: ci });
     assert.is(run.code, 2, `${args.join(' ')}: ${run.stdout}`);
     assert.ok(run.stdout.length < 2000, `${args.join(' ')} printed ${run.stdout.length} bytes`);
@@ -58,12 +63,18 @@ test('--json flag mistakes print the one contract error object, small, with no s
 });
 
 test('API refusals in --json carry code, message and details; without --json each field is printed', async () => {
-  const json = await cli.run(['send', '--to', 'not-an-address', '--from', 'hello@acme.test', '--subject', 's', '--text', 't', '--json'], { env: ci });
+  const json = await cli.run(
+    ['send', '--to', 'not-an-address', '--from', 'hello@acme.test', '--subject', 's', '--text', 't', '--json'],
+    { env: ci },
+  );
   assert.is(json.code, 1, json.stdout);
   assert.is(json.json.error.status, 400);
   assert.ok(json.json.error.details.length >= 1);
   const field = json.json.error.details[0].field as string;
-  const human = await cli.run(['send', '--to', 'not-an-address', '--from', 'hello@acme.test', '--subject', 's', '--text', 't'], { env: ci });
+  const human = await cli.run(
+    ['send', '--to', 'not-an-address', '--from', 'hello@acme.test', '--subject', 's', '--text', 't'],
+    { env: ci },
+  );
   assert.is(human.code, 1);
   assert.match(human.stderr, `${field}: ${json.json.error.details[0].message}`);
   noSecret(json);
@@ -85,7 +96,10 @@ test('a typo names the closest command, with spaces (exit 2); --json gets the er
 });
 
 test('push takes many files and folders with SVC_API_KEY alone; --publish publishes each', async () => {
-  const welcome = write('many/welcome.html', '---\nsubject: "Welcome, {{ name }}"\ndata: {"name":"Ada"}\n---\n<p>Hello {{ name }}</p>\n');
+  const welcome = write(
+    'many/welcome.html',
+    '---\nsubject: "Welcome, {{ name }}"\ndata: {"name":"Ada"}\n---\n<p>Hello {{ name }}</p>\n',
+  );
   write('many/nested/receipt.liquid', '---\nslug: receipt\nsubject: Your receipt\n---\n<p>Total: 10</p>\n');
   write('many/notes.txt', 'not a template');
   const other = write('single/invite.html', '---\nsubject: Join us\n---\n<p>Join</p>\n');
@@ -96,7 +110,10 @@ test('push takes many files and folders with SVC_API_KEY alone; --publish publis
   const stored = await Template.findAll({ where: { tenantId: world.tenantId } });
   assert.equal(stored.map((t) => t.slug).sort(), ['invite', 'receipt', 'welcome']);
   const again = await cli.run(['templates', 'push', welcome, other, '--json'], { env: ci });
-  assert.equal(again.json.map((r: { changed: boolean }) => r.changed), [false, false]);
+  assert.equal(
+    again.json.map((r: { changed: boolean }) => r.changed),
+    [false, false],
+  );
   const publish = await cli.run(['templates', 'publish', 'welcome', '--json'], { env: ci });
   assert.is(publish.code, 0, publish.stdout);
   assert.is(publish.json.alreadyPublished, true);
@@ -117,20 +134,34 @@ test('a key without templates:write is refused on template writes (403); a bad f
 
 test('templates check: clean file passes; each lint is reported with its code; exit 1 and --json findings', async () => {
   await addVerifiedDomain(ctx.deps.db.sequelize, ctx.deps.secrets, world.tenantId, 'acme.test');
-  const good = write('check/good.html', '---\nsubject: "Hi {{ name }}"\nfrom: hello@acme.test\ndata: {"name":"Ada"}\n---\n<p>Hello {{ name }}, <a href="https://acme.test">visit</a> <img src="https://acme.test/l.png" alt="logo"></p>\n');
+  const good = write(
+    'check/good.html',
+    '---\nsubject: "Hi {{ name }}"\nfrom: hello@acme.test\ndata: {"name":"Ada"}\n---\n<p>Hello {{ name }}, <a href="https://acme.test">visit</a> <img src="https://acme.test/l.png" alt="logo"></p>\n',
+  );
   const clean = await cli.run(['templates', 'check', good, '--json'], { env: ci });
   assert.is(clean.code, 0, clean.stdout + clean.stderr);
   assert.is(clean.json.ok, true);
   assert.equal(clean.json.files[0].findings, []);
 
   const big = 'x'.repeat(110 * 1024);
-  const bad = write('check/bad.html', `---\nsubject: "Hi {{ name }}"\nfrom: hello@unknown.test\nbroadcast: true\n---\n<p>{{ order.total }} <a href="http://acme.test">x</a> <img src="https://acme.test/a.png"></p><p>${big}</p>\n`);
+  const bad = write(
+    'check/bad.html',
+    `---\nsubject: "Hi {{ name }}"\nfrom: hello@unknown.test\nbroadcast: true\n---\n<p>{{ order.total }} <a href="http://acme.test">x</a> <img src="https://acme.test/a.png"></p><p>${big}</p>\n`,
+  );
   const broken = write('check/broken.html', '---\nsubject: "Hi {{ name "\n---\n<p>{% if %}</p>\n');
   const run = await cli.run(['templates', 'check', bad, broken, '--json'], { env: ci });
   assert.is(run.code, 1, run.stdout + run.stderr);
   assert.is(run.json.ok, false);
   const codes = (index: number) => run.json.files[index].findings.map((f: { code: string }) => f.code).sort();
-  assert.equal(codes(0), ['FROM_DOMAIN_UNKNOWN', 'HTML_TOO_LARGE', 'IMAGE_WITHOUT_ALT', 'LINK_NOT_HTTPS', 'UNSUBSCRIBE_MISSING', 'VARIABLE_WITHOUT_SAMPLE', 'VARIABLE_WITHOUT_SAMPLE']);
+  assert.equal(codes(0), [
+    'FROM_DOMAIN_UNKNOWN',
+    'HTML_TOO_LARGE',
+    'IMAGE_WITHOUT_ALT',
+    'LINK_NOT_HTTPS',
+    'UNSUBSCRIBE_MISSING',
+    'VARIABLE_WITHOUT_SAMPLE',
+    'VARIABLE_WITHOUT_SAMPLE',
+  ]);
   assert.ok(codes(1).includes('LIQUID_INVALID'));
   const human = await cli.run(['templates', 'check', bad], { env: ci });
   assert.is(human.code, 1);
@@ -139,17 +170,36 @@ test('templates check: clean file passes; each lint is reported with its code; e
 
   const textless = write('check/textless.html', '---\nsubject: s\n---\n<img src="https://acme.test/a.png" alt="">\n');
   const none = await cli.run(['templates', 'check', textless, '--json'], { env: ci });
-  assert.equal(none.json.files[0].findings.map((f: { code: string }) => f.code), ['TEXT_PART_MISSING']);
+  assert.equal(
+    none.json.files[0].findings.map((f: { code: string }) => f.code),
+    ['TEXT_PART_MISSING'],
+  );
 
   const warnOnly = write('check/warn.html', '---\nsubject: s\n---\n<p>Hi <a href="http://acme.test">x</a></p>\n');
   assert.is((await cli.run(['templates', 'check', warnOnly], { env: ci })).code, 0, 'warnings alone pass');
-  assert.is((await cli.run(['templates', 'check', warnOnly, '--strict'], { env: ci })).code, 1, '--strict fails on warnings');
-  const withData = await cli.run(['templates', 'check', write('check/data.html', '---\nsubject: "{{ who }}"\n---\n<p>x</p>'), '--data', '{"who":"Ada"}'], { env: ci });
+  assert.is(
+    (await cli.run(['templates', 'check', warnOnly, '--strict'], { env: ci })).code,
+    1,
+    '--strict fails on warnings',
+  );
+  const withData = await cli.run(
+    [
+      'templates',
+      'check',
+      write('check/data.html', '---\nsubject: "{{ who }}"\n---\n<p>x</p>'),
+      '--data',
+      '{"who":"Ada"}',
+    ],
+    { env: ci },
+  );
   assert.is(withData.code, 0, withData.stdout);
 });
 
 test('templates diff: rendered subject, HTML as text and text against the published version, as unified diffs', async () => {
-  const path = write('diff/welcome.html', '---\nsubject: "Welcome aboard, {{ name }}"\ndata: {"name":"Ada"}\n---\n<p>Hello {{ name }}</p>\n<p>New paragraph</p>\n');
+  const path = write(
+    'diff/welcome.html',
+    '---\nsubject: "Welcome aboard, {{ name }}"\ndata: {"name":"Ada"}\n---\n<p>Hello {{ name }}</p>\n<p>New paragraph</p>\n',
+  );
   const run = await cli.run(['templates', 'diff', path, '--json'], { env: ci });
   assert.is(run.code, 0, run.stdout + run.stderr);
   const [result] = run.json;
@@ -163,22 +213,32 @@ test('templates diff: rendered subject, HTML as text and text against the publis
   const human = await cli.run(['templates', 'diff', path, '--data', '{"name":"Grace"}'], { env: ci });
   assert.match(human.stdout, '+Welcome aboard, Grace');
   assert.match(human.stdout, '--- welcome (published) subject');
-  const same = await cli.run(['templates', 'diff', join(files, 'many', 'welcome.html'), '--exit-code', '--json'], { env: ci });
+  const same = await cli.run(['templates', 'diff', join(files, 'many', 'welcome.html'), '--exit-code', '--json'], {
+    env: ci,
+  });
   assert.is(same.code, 0, same.stdout);
   assert.is(same.json[0].changed, false);
   assert.is((await cli.run(['templates', 'diff', path, '--exit-code'], { env: ci })).code, 1);
-  const fresh = await cli.run(['templates', 'diff', write('diff/brand-new.html', '---\nsubject: New\n---\n<p>x</p>'), '--json'], { env: ci });
+  const fresh = await cli.run(
+    ['templates', 'diff', write('diff/brand-new.html', '---\nsubject: New\n---\n<p>x</p>'), '--json'],
+    { env: ci },
+  );
   assert.is(fresh.json[0].published, false);
   assert.match(fresh.json[0].diff.subject, '+New');
 });
 
 test('templates preview prints subject and text; --open writes the HTML and says where without an opener', async () => {
-  const path = write('preview/hello.html', '---\nsubject: "Hi {{ name }}"\ndata: {"name":"Ada"}\n---\n<h1>Hello {{ name }}</h1><p>Welcome</p>\n');
+  const path = write(
+    'preview/hello.html',
+    '---\nsubject: "Hi {{ name }}"\ndata: {"name":"Ada"}\n---\n<h1>Hello {{ name }}</h1><p>Welcome</p>\n',
+  );
   const run = await cli.run(['templates', 'preview', path], { env: ci });
   assert.is(run.code, 0, run.stderr);
   assert.match(run.stdout, 'Subject: Hi Ada');
   assert.match(run.stdout, 'HELLO ADA');
-  const opened = await cli.run(['templates', 'preview', path, '--open', '--json'], { env: { ...ci, PATH: '/nonexistent' } });
+  const opened = await cli.run(['templates', 'preview', path, '--open', '--json'], {
+    env: { ...ci, PATH: '/nonexistent' },
+  });
   assert.is(opened.code, 0, opened.stderr);
   assert.is(opened.json.opened, false);
   assert.match(readFileSync(opened.json.htmlFile, 'utf8'), '<h1>Hello Ada</h1>');

@@ -31,7 +31,22 @@ test.after(async () => {
 });
 
 const send = (extra: string[] = []) =>
-  cli.run(['send', '--to', 'ada@example.com', '--from', 'hello@acme.test', '--subject', 'Hi {{ name }}', '--text', 'Hello', '--json', ...extra], { env: ci });
+  cli.run(
+    [
+      'send',
+      '--to',
+      'ada@example.com',
+      '--from',
+      'hello@acme.test',
+      '--subject',
+      'Hi {{ name }}',
+      '--text',
+      'Hello',
+      '--json',
+      ...extra,
+    ],
+    { env: ci },
+  );
 
 test('send with SVC_API_KEY prints id and status; the log row exists in the tenant', async () => {
   const run = await send(['--tag', 'welcome']);
@@ -53,10 +68,15 @@ test('--idempotency-key returns the first answer for the same body', async () =>
 });
 
 test('send flags are checked before any request: missing --from, bad --data, bad --schedule are exit 2', async () => {
-  const noFrom = await cli.run(['send', '--to', 'a@example.com', '--subject', 'x', '--text', 'y', '--json'], { env: ci });
+  const noFrom = await cli.run(['send', '--to', 'a@example.com', '--subject', 'x', '--text', 'y', '--json'], {
+    env: ci,
+  });
   assert.is(noFrom.code, 2);
   assert.match(noFrom.json.error.message, '--from');
-  const badData = await cli.run(['send', '--to', 'a@example.com', '--template', 'welcome', '--data', '{nope', '--json'], { env: ci });
+  const badData = await cli.run(
+    ['send', '--to', 'a@example.com', '--template', 'welcome', '--data', '{nope', '--json'],
+    { env: ci },
+  );
   assert.is(badData.code, 2);
   assert.match(badData.json.error.message, '--data is not valid JSON');
   const badTime = await send(['--schedule', 'next tuesday']);
@@ -66,7 +86,10 @@ test('send flags are checked before any request: missing --from, bad --data, bad
 });
 
 test('the API refuses a bad address with its own sentence and exit 1', async () => {
-  const run = await cli.run(['send', '--to', 'not-an-address', '--from', 'hello@acme.test', '--subject', 's', '--text', 't', '--json'], { env: ci });
+  const run = await cli.run(
+    ['send', '--to', 'not-an-address', '--from', 'hello@acme.test', '--subject', 's', '--text', 't', '--json'],
+    { env: ci },
+  );
   assert.is(run.code, 1, run.stdout);
   assert.is(run.json.error.status, 400);
   assert.type(run.json.error.message, 'string');
@@ -82,7 +105,10 @@ test('send --schedule +1h creates a PENDING scheduled send', async () => {
 test('logs list filters and logs show gives the detail; another id is exit 1', async () => {
   const list = await cli.run(['logs', 'list', '--tag', 'welcome', '--json'], { env: ci });
   assert.is(list.code, 0, list.stderr);
-  assert.equal(list.json.data.map((log: { id: string }) => log.id), [sentIds[0]]);
+  assert.equal(
+    list.json.data.map((log: { id: string }) => log.id),
+    [sentIds[0]],
+  );
   const show = await cli.run(['logs', 'show', sentIds[0], '--json'], { env: ci });
   assert.is(show.json.id, sentIds[0]);
   assert.is(show.json.bodyText, 'Hello');
@@ -97,18 +123,36 @@ test('logs list filters and logs show gives the detail; another id is exit 1', a
 test('logs list walks by cursor (--all, --cursor) and tenants retention shows and shortens the horizons', async () => {
   const all = await cli.run(['logs', 'list', '--limit', '1', '--all', '--json'], { env: ci });
   assert.is(all.code, 0, all.stderr);
-  const expected = (await EmailLog.findAll({ where: { tenantId: world.tenantId }, order: [['createdAt', 'DESC'], ['id', 'DESC']] })).map((log) => log.id);
+  const expected = (
+    await EmailLog.findAll({
+      where: { tenantId: world.tenantId },
+      order: [
+        ['createdAt', 'DESC'],
+        ['id', 'DESC'],
+      ],
+    })
+  ).map((log) => log.id);
   assert.ok(expected.length >= 2);
-  assert.equal(all.json.data.map((log: { id: string }) => log.id), expected, 'every log once, newest first');
+  assert.equal(
+    all.json.data.map((log: { id: string }) => log.id),
+    expected,
+    'every log once, newest first',
+  );
   const first = await cli.run(['logs', 'list', '--limit', '1'], { env: ci });
   const cursor = /--cursor (\S+)/.exec(first.stdout)?.[1];
   assert.ok(cursor, first.stdout);
   const second = await cli.run(['logs', 'list', '--limit', '1', '--cursor', cursor!, '--json'], { env: ci });
-  assert.equal(second.json.data.map((log: { id: string }) => log.id), [expected[1]]);
+  assert.equal(
+    second.json.data.map((log: { id: string }) => log.id),
+    [expected[1]],
+  );
 
   const shorten = await cli.run(['tenants', 'retention', '--bodies', '5', '--json']);
   assert.is(shorten.code, 0, shorten.stderr);
-  assert.equal([shorten.json.effective.bodiesDays, shorten.json.overrides.bodiesDays, shorten.json.effective.logsDays], [5, 5, 60]);
+  assert.equal(
+    [shorten.json.effective.bodiesDays, shorten.json.overrides.bodiesDays, shorten.json.effective.logsDays],
+    [5, 5, 60],
+  );
   const shown = await cli.run(['tenants', 'retention']);
   assert.match(shown.stdout, /bodies\s+5 days \(override; platform default 30\)/);
   const tooLong = await cli.run(['tenants', 'retention', '--logs', '999', '--json']);
@@ -118,7 +162,10 @@ test('logs list walks by cursor (--all, --cursor) and tenants retention shows an
 });
 
 test('logs tail --json follows new sends through the event stream', async () => {
-  const tail = cli.run(['logs', 'tail', '--json', '--backlog', '0', '--count', '1', '--timeout', '60'], { env: ci, timeoutMs: 70_000 });
+  const tail = cli.run(['logs', 'tail', '--json', '--backlog', '0', '--count', '1', '--timeout', '60'], {
+    env: ci,
+    timeoutMs: 70_000,
+  });
   let done: SvcRun | null = null;
   void tail.then((run) => (done = run));
   const fired: string[] = [];
@@ -126,12 +173,20 @@ test('logs tail --json follows new sends through the event stream', async () => 
   for (let i = 0; i < 40 && !done; i++) {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     if (done) break;
-    const response = await ctx.app.inject({ method: 'POST', url: '/emails/send', headers: world.asKey, payload: { from: 'hello@acme.test', to: 'tail@example.com', subject: `tail ${i}`, textBody: 'x' } });
+    const response = await ctx.app.inject({
+      method: 'POST',
+      url: '/emails/send',
+      headers: world.asKey,
+      payload: { from: 'hello@acme.test', to: 'tail@example.com', subject: `tail ${i}`, textBody: 'x' },
+    });
     fired.push(response.json().id);
   }
   const run = await tail;
   assert.is(run.code, 0, run.stderr);
-  const lines = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  const lines = run.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
   assert.is(lines.length, 1);
   assert.ok(fired.includes(lines[0].id), 'the line is one of the sends made while tailing');
   assert.equal(lines[0].to, ['tail@example.com']);
@@ -140,7 +195,10 @@ test('logs tail --json follows new sends through the event stream', async () => 
 
 test('templates push creates from an .html file with front-matter, publishes, is idempotent, and send --template uses it', async () => {
   const file = join(files, 'welcome.html');
-  writeFileSync(file, '---\nslug: welcome\nname: Welcome\nsubject: "Welcome, {{ name }}"\n---\n<p>Hello {{ name }}</p>\n');
+  writeFileSync(
+    file,
+    '---\nslug: welcome\nname: Welcome\nsubject: "Welcome, {{ name }}"\n---\n<p>Hello {{ name }}</p>\n',
+  );
   const created = await cli.run(['templates', 'push', file, '--publish', '--json']);
   assert.is(created.code, 0, created.stdout + created.stderr);
   assert.is(created.json[0].created, true);
@@ -150,7 +208,10 @@ test('templates push creates from an .html file with front-matter, publishes, is
   assert.is(again.json[0].changed, false, 'an unchanged file creates no version');
   assert.is(again.json[0].version, 1);
 
-  writeFileSync(file, '---\nslug: welcome\nname: Welcome\nsubject: "Welcome, {{ name }}"\n---\n<p>Hi {{ name }}!</p>\n');
+  writeFileSync(
+    file,
+    '---\nslug: welcome\nname: Welcome\nsubject: "Welcome, {{ name }}"\n---\n<p>Hi {{ name }}!</p>\n',
+  );
   const changed = await cli.run(['templates', 'push', file, '--json']);
   assert.is(changed.code, 0, changed.stdout);
   assert.is(changed.json[0].changed, true);
@@ -163,7 +224,10 @@ test('templates push creates from an .html file with front-matter, publishes, is
   const show = await cli.run(['templates', 'show', 'welcome', '--json']);
   assert.is(show.json.versions.length, 2);
   const list = await cli.run(['templates', 'list', '--json']);
-  assert.equal(list.json.data.map((t: { slug: string }) => t.slug), ['welcome']);
+  assert.equal(
+    list.json.data.map((t: { slug: string }) => t.slug),
+    ['welcome'],
+  );
 
   const out = join(files, 'pulled.html');
   const pull = await cli.run(['templates', 'pull', 'welcome', '--out', out, '--json']);
@@ -174,7 +238,21 @@ test('templates push creates from an .html file with front-matter, publishes, is
   const roundTrip = await cli.run(['templates', 'push', out, '--json']);
   assert.is(roundTrip.json[0].changed, false, 'a pulled file pushes back unchanged');
 
-  const sent = await cli.run(['send', '--to', 'grace@example.com', '--from', 'hello@acme.test', '--template', 'welcome', '--data', '{"name":"Grace"}', '--json'], { env: ci });
+  const sent = await cli.run(
+    [
+      'send',
+      '--to',
+      'grace@example.com',
+      '--from',
+      'hello@acme.test',
+      '--template',
+      'welcome',
+      '--data',
+      '{"name":"Grace"}',
+      '--json',
+    ],
+    { env: ci },
+  );
   assert.is(sent.code, 0, sent.stdout + sent.stderr);
   const row = await EmailLog.findByPk(sent.json.id);
   assert.equal(row?.data, { name: 'Grace' });
@@ -204,7 +282,10 @@ test('templates push failures have exit codes CI can trust', async () => {
 test('suppressions add, list and remove; the row is in the tenant', async () => {
   const add = await cli.run(['suppressions', 'add', 'bounce@example.com', '--reason', 'bounce', '--json'], { env: ci });
   assert.is(add.code, 0, add.stdout);
-  assert.is((await Suppression.findOne({ where: { tenantId: world.tenantId, email: 'bounce@example.com' } }))?.reason, 'bounce');
+  assert.is(
+    (await Suppression.findOne({ where: { tenantId: world.tenantId, email: 'bounce@example.com' } }))?.reason,
+    'bounce',
+  );
   const list = await cli.run(['suppressions', 'list', '--json'], { env: ci });
   assert.ok(list.json.data.some((row: { email: string }) => row.email === 'bounce@example.com'));
   const remove = await cli.run(['suppressions', 'remove', 'bounce@example.com', '--json'], { env: ci });
@@ -215,7 +296,10 @@ test('suppressions add, list and remove; the row is in the tenant', async () => 
 });
 
 test('webhooks add shows the secret once, list and deliveries work', async () => {
-  const add = await cli.run(['webhooks', 'add', '--url', 'http://127.0.0.1:9/hook', '--event', 'email.sent', '--json'], { env: ci });
+  const add = await cli.run(
+    ['webhooks', 'add', '--url', 'http://127.0.0.1:9/hook', '--event', 'email.sent', '--json'],
+    { env: ci },
+  );
   assert.is(add.code, 0, add.stdout);
   assert.match(add.json.secret, /^whsec_/);
   const list = await cli.run(['webhooks', 'list', '--json'], { env: ci });
@@ -266,7 +350,9 @@ test('colours follow NO_COLOR even when FORCE_COLOR asks for them', async () => 
 
 test('db migrate applies migrations without starting the daemon', async () => {
   const external = process.env.DATABASE_URL;
-  const env = external ? { DATABASE_URL: ctx.databaseUrl } : { DATABASE_URL: undefined, DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-cli-db-')) };
+  const env = external
+    ? { DATABASE_URL: ctx.databaseUrl }
+    : { DATABASE_URL: undefined, DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-cli-db-')) };
   const run = await cli.run(['db', 'migrate', '--json'], { env, timeoutMs: 120_000 });
   assert.is(run.code, 0, run.stdout + run.stderr);
   if (external) assert.equal(run.json.applied, [], 'the test database is already up to date');

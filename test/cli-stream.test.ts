@@ -25,7 +25,12 @@ test.after(async () => {
 });
 
 async function sendAs(headers: Record<string, string>, subject: string): Promise<string> {
-  const response = await ctx.app.inject({ method: 'POST', url: '/emails/send', headers, payload: { from: 'hello@acme.test', to: 'someone@example.com', subject, textBody: 'x' } });
+  const response = await ctx.app.inject({
+    method: 'POST',
+    url: '/emails/send',
+    headers,
+    payload: { from: 'hello@acme.test', to: 'someone@example.com', subject, textBody: 'x' },
+  });
   assert.is(response.statusCode, 202, response.body);
   return response.json().id;
 }
@@ -63,21 +68,32 @@ test('the stream needs credentials and the email:read scope', async () => {
   assert.is(anonymous.statusCode, 401);
   assert.is(anonymous.json().code, 'UNAUTHORIZED');
   const sendOnly = await createApiKey(a.tenantId, { scopes: ['email:send'] });
-  const refused = await ctx.app.inject({ method: 'GET', url: '/emails/logs/stream', headers: { authorization: `Bearer ${sendOnly.key}` } });
+  const refused = await ctx.app.inject({
+    method: 'GET',
+    url: '/emails/logs/stream',
+    headers: { authorization: `Bearer ${sendOnly.key}` },
+  });
   assert.is(refused.statusCode, 403);
   assert.is(refused.json().code, 'INSUFFICIENT_SCOPE');
-  const otherTenant = await ctx.app.inject({ method: 'GET', url: '/emails/logs/stream', headers: { ...a.asKey, 'x-tenant-id': b.tenantId } });
+  const otherTenant = await ctx.app.inject({
+    method: 'GET',
+    url: '/emails/logs/stream',
+    headers: { ...a.asKey, 'x-tenant-id': b.tenantId },
+  });
   assert.is(otherTenant.statusCode, 403);
 });
 
-test('backlog first, then only this tenant\'s changes, including status changes', async () => {
+test("backlog first, then only this tenant's changes, including status changes", async () => {
   const first = await sendAs(a.asKey, 'one');
   const second = await sendAs(a.asKey, 'two');
   await sendAs(b.asKey, 'other tenant');
   const stream = await openStream(a.asKey, '?backlog=5');
   try {
     const backlog = [await stream.next(), await stream.next()];
-    assert.equal(backlog.map((frame) => frame.json.id), [first, second]);
+    assert.equal(
+      backlog.map((frame) => frame.json.id),
+      [first, second],
+    );
     assert.is(backlog[0].event, 'email');
     assert.is(backlog[0].json.status, 'QUEUED');
     assert.equal(backlog[0].json.to, ['someone@example.com']);
@@ -85,7 +101,7 @@ test('backlog first, then only this tenant\'s changes, including status changes'
     await sendAs(b.asKey, 'still the other tenant');
     const third = await sendAs(a.asKey, 'three');
     const live = await stream.next();
-    assert.is(live.json.id, third, 'the other tenant\'s sends never appear');
+    assert.is(live.json.id, third, "the other tenant's sends never appear");
     assert.is(live.json.subject, 'three');
 
     await EmailLog.update({ status: 'SENT', sentAt: new Date() }, { where: { id: first } });
@@ -134,8 +150,14 @@ test('a change that commits late, with an updated_at the stream already passed, 
     const ahead = await sendAs(a.asKey, 'ahead');
     assert.is((await stream.next()).json.id, ahead);
     // As if its transaction had started before "ahead" was written but committed after it.
-    const [row] = await ctx.db.sequelize.query<{ at: string }>(`SELECT updated_at::text AS at FROM email_logs WHERE id = :ahead`, { replacements: { ahead }, type: QueryTypes.SELECT });
-    await ctx.db.sequelize.query(`UPDATE email_logs SET status = 'SENT', updated_at = CAST(:at AS timestamptz) - interval '100 milliseconds' WHERE id = :late`, { replacements: { at: row.at, late } });
+    const [row] = await ctx.db.sequelize.query<{ at: string }>(
+      `SELECT updated_at::text AS at FROM email_logs WHERE id = :ahead`,
+      { replacements: { ahead }, type: QueryTypes.SELECT },
+    );
+    await ctx.db.sequelize.query(
+      `UPDATE email_logs SET status = 'SENT', updated_at = CAST(:at AS timestamptz) - interval '100 milliseconds' WHERE id = :late`,
+      { replacements: { at: row.at, late } },
+    );
     const frame = await stream.next();
     assert.is(frame.json.id, late);
     assert.is(frame.json.status, 'SENT');
@@ -145,7 +167,10 @@ test('a change that commits late, with an updated_at the stream already passed, 
 });
 
 /** Reads frames until the server ends the stream; answers the frames seen (event `end` included). */
-async function untilEnded(headers: Record<string, string>, act: () => Promise<void>): Promise<{ ended: boolean; events: string[] }> {
+async function untilEnded(
+  headers: Record<string, string>,
+  act: () => Promise<void>,
+): Promise<{ ended: boolean; events: string[] }> {
   const stream = await openStream(headers, '?backlog=0');
   await act();
   const events: string[] = [];
@@ -164,7 +189,11 @@ async function untilEnded(headers: Record<string, string>, act: () => Promise<vo
 test('a stream ends when its API key is revoked', async () => {
   const key = await createApiKey(a.tenantId, { scopes: ['email:read'] });
   const result = await untilEnded({ authorization: `Bearer ${key.key}` }, async () => {
-    const revoked = await ctx.app.inject({ method: 'DELETE', url: `/tenants/${a.tenantId}/api-keys/${key.id}`, headers: a.asOwner });
+    const revoked = await ctx.app.inject({
+      method: 'DELETE',
+      url: `/tenants/${a.tenantId}/api-keys/${key.id}`,
+      headers: a.asOwner,
+    });
     assert.is(revoked.statusCode, 200, revoked.body);
   });
   assert.ok(result.ended, 'the server ended the stream');
@@ -180,7 +209,9 @@ test('a stream ends when its sign-in ends (logout)', async () => {
   assert.is(registered.statusCode, 201, registered.body);
   const login = (await ctx.app.inject({ method: 'POST', url: '/auth/login', payload: { email, password } })).json();
   const bearer = { authorization: `Bearer ${login.accessToken}` };
-  const tenant = (await ctx.app.inject({ method: 'POST', url: '/tenants', headers: bearer, payload: { name: 'Streams' } })).json();
+  const tenant = (
+    await ctx.app.inject({ method: 'POST', url: '/tenants', headers: bearer, payload: { name: 'Streams' } })
+  ).json();
   const result = await untilEnded({ ...bearer, 'x-tenant-id': tenant.id }, async () => {
     const out = await ctx.app.inject({ method: 'POST', url: '/auth/logout', headers: bearer });
     assert.is(out.statusCode, 200, out.body);

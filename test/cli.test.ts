@@ -39,7 +39,9 @@ test('commands refuse to act before anyone signed in, naming the next step (exit
 });
 
 test('register creates the first admin, signs in and creates the tenant; the profile file is 0600', async () => {
-  const run = await cli.run(['register', '--email', EMAIL, '--password-stdin', '--tenant', 'Acme', '--json'], { input: PASSWORD });
+  const run = await cli.run(['register', '--email', EMAIL, '--password-stdin', '--tenant', 'Acme', '--json'], {
+    input: PASSWORD,
+  });
   assert.is(run.code, 0, run.stderr);
   assert.is(run.json.admin.email, EMAIL);
   assert.is(run.json.tenant.name, 'Acme');
@@ -57,7 +59,9 @@ test('register creates the first admin, signs in and creates the tenant; the pro
 });
 
 test('a short password is refused with the API sentence and exit 1', async () => {
-  const run = await cli.run(['register', '--email', 'second@cli.test', '--password-stdin', '--json'], { input: 'short' });
+  const run = await cli.run(['register', '--email', 'second@cli.test', '--password-stdin', '--json'], {
+    input: 'short',
+  });
   assert.is(run.code, 1, run.stdout);
   assert.is(run.json.error.status, 400);
   assert.type(run.json.error.message, 'string');
@@ -112,7 +116,17 @@ test('SVC_TENANT_ID overrides the profile tenant; another profile is empty', asy
 });
 
 test('keys create prints the key once; list, rotate and revoke work; the key then fails with exit 3', async () => {
-  const created = await cli.run(['keys', 'create', '--name', 'ci', '--scope', 'email:send', '--scope', 'email:read', '--json']);
+  const created = await cli.run([
+    'keys',
+    'create',
+    '--name',
+    'ci',
+    '--scope',
+    'email:send',
+    '--scope',
+    'email:read',
+    '--json',
+  ]);
   assert.is(created.code, 0, created.stderr);
   assert.match(created.json.key, /^svc_live_/);
   assert.equal(created.json.scopes, ['email:send', 'email:read']);
@@ -120,7 +134,9 @@ test('keys create prints the key once; list, rotate and revoke work; the key the
   const row = await ApiKey.findByPk(state.keyId);
   assert.is(row?.tenantId, state.tenantId);
   const list = await cli.run(['keys', 'list', '--json']);
-  assert.ok(list.json.data.some((key: { id: string; key?: string }) => key.id === state.keyId && key.key === undefined));
+  assert.ok(
+    list.json.data.some((key: { id: string; key?: string }) => key.id === state.keyId && key.key === undefined),
+  );
   const badScope = await cli.run(['keys', 'create', '--name', 'x', '--scope', 'email:everything']);
   assert.is(badScope.code, 2, 'oclif refuses a scope outside the list');
 
@@ -169,7 +185,9 @@ test('login without a terminal needs --email and --password-stdin, and --code on
   const noPassword = await cli.run(['login', '--email', EMAIL]);
   assert.is(noPassword.code, 2);
   assert.match(noPassword.stderr, '--password-stdin');
-  const wrong = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--json'], { input: 'wrong-password-123' });
+  const wrong = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--json'], {
+    input: 'wrong-password-123',
+  });
   assert.is(wrong.code, 3, wrong.stdout);
 
   const plain = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--json'], { input: PASSWORD });
@@ -182,16 +200,25 @@ test('login without a terminal needs --email and --password-stdin, and --code on
   assert.is(setup.statusCode, 200, setup.body);
   const secret = setup.json().secret as string;
   const previous = authenticator.clone({ epoch: Date.now() - 30_000 }).generate(secret);
-  const confirm = await ctx.app.inject({ method: 'POST', url: '/auth/2fa/verify', headers, payload: { code: previous } });
+  const confirm = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/2fa/verify',
+    headers,
+    payload: { code: previous },
+  });
   assert.is(confirm.statusCode, 200, confirm.body);
 
   const withoutCode = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--json'], { input: PASSWORD });
   assert.is(withoutCode.code, 2);
   assert.match(withoutCode.json.error.message, '--code');
-  const badCode = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--code', '000000', '--json'], { input: PASSWORD });
+  const badCode = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--code', '000000', '--json'], {
+    input: PASSWORD,
+  });
   assert.ok(badCode.code === 3 || badCode.code === 1, `a wrong code is refused (${badCode.code})`);
   const code = authenticator.generate(secret);
-  const ok = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--code', code, '--json'], { input: PASSWORD });
+  const ok = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--code', code, '--json'], {
+    input: PASSWORD,
+  });
   assert.is(ok.code, 0, ok.stdout + ok.stderr);
   assert.is(ok.json.email, EMAIL);
   const who = await cli.run(['whoami', '--json']);

@@ -15,7 +15,10 @@ test.after(async () => {
   await ctx?.close();
 });
 
-async function rows<T extends object = Record<string, unknown>>(sql: string, replacements: Record<string, unknown> = {}): Promise<T[]> {
+async function rows<T extends object = Record<string, unknown>>(
+  sql: string,
+  replacements: Record<string, unknown> = {},
+): Promise<T[]> {
   return ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
 }
 
@@ -34,17 +37,46 @@ test('a thousand rows are created, then updated: omitted fields kept, tags repla
   }));
   const created = (await bulk(w.asKey, first)).json();
   assert.equal([created.created, created.updated, created.failed], [1000, 0, 0]);
-  assert.equal(created.results.map((r: { index: number }) => r.index), first.map((_, i) => i));
+  assert.equal(
+    created.results.map((r: { index: number }) => r.index),
+    first.map((_, i) => i),
+  );
 
-  const second = Array.from({ length: 1000 }, (_, i) => ({ email: `person${i}@example.com`, lastName: `Last${i}`, tags: ['kept', 'new'], attributes: { plan: 'b' }, optIn: true }));
+  const second = Array.from({ length: 1000 }, (_, i) => ({
+    email: `person${i}@example.com`,
+    lastName: `Last${i}`,
+    tags: ['kept', 'new'],
+    attributes: { plan: 'b' },
+    optIn: true,
+  }));
   const updated = (await bulk(w.asKey, second)).json();
   assert.equal([updated.created, updated.updated, updated.failed], [0, 1000, 0]);
-  assert.equal(updated.results.map((r: { id: string }) => r.id), created.results.map((r: { id: string }) => r.id), 'matched by email, case-insensitively');
+  assert.equal(
+    updated.results.map((r: { id: string }) => r.id),
+    created.results.map((r: { id: string }) => r.id),
+    'matched by email, case-insensitively',
+  );
 
-  const [row] = await rows<Record<string, unknown>>(`SELECT email, external_id, first_name, last_name, opt_in, attributes FROM contacts WHERE id = :id`, { id: created.results[4].id });
-  assert.equal(row, { email: 'person4@example.com', external_id: 'ext-4', first_name: 'First4', last_name: 'Last4', opt_in: true, attributes: { plan: 'b' } });
-  const tags = await rows<{ name: string }>(`SELECT t.name FROM contact_tag_links l JOIN contact_tags t ON t.id = l.tag_id WHERE l.contact_id = :id ORDER BY t.name`, { id: created.results[4].id });
-  assert.equal(tags.map((t) => t.name), ['kept', 'new']);
+  const [row] = await rows<Record<string, unknown>>(
+    `SELECT email, external_id, first_name, last_name, opt_in, attributes FROM contacts WHERE id = :id`,
+    { id: created.results[4].id },
+  );
+  assert.equal(row, {
+    email: 'person4@example.com',
+    external_id: 'ext-4',
+    first_name: 'First4',
+    last_name: 'Last4',
+    opt_in: true,
+    attributes: { plan: 'b' },
+  });
+  const tags = await rows<{ name: string }>(
+    `SELECT t.name FROM contact_tag_links l JOIN contact_tags t ON t.id = l.tag_id WHERE l.contact_id = :id ORDER BY t.name`,
+    { id: created.results[4].id },
+  );
+  assert.equal(
+    tags.map((t) => t.name),
+    ['kept', 'new'],
+  );
   const [counts] = await rows<{ contacts: string; links: string; tags: string }>(
     `SELECT (SELECT count(*) FROM contacts WHERE tenant_id = :t) AS contacts,
             (SELECT count(*) FROM contact_tag_links l JOIN contacts c ON c.id = l.contact_id WHERE c.tenant_id = :t) AS links,
@@ -56,22 +88,32 @@ test('a thousand rows are created, then updated: omitted fields kept, tags repla
 
 test('rows of one request are applied in order, as PUT /contacts one after the other would', async () => {
   const w = await createWorld(ctx.app);
-  const res = (await bulk(w.asKey, [
-    { email: 'x@example.com', externalId: 'e1', firstName: 'X' },
-    { email: 'y@example.com', externalId: 'e1' },
-    { email: 'x@example.com', firstName: 'Fresh' },
-    { email: 'Y@example.com', lastName: 'Moved' },
-    { email: 'z@example.com', externalId: 'e3' },
-    { email: 'z@example.com', externalId: 'e4' },
-    { email: 'y@example.com', externalId: 'e3' },
-  ])).json();
-  assert.equal(res.results.map((r: { status: string }) => r.status), ['created', 'updated', 'created', 'updated', 'created', 'error', 'error']);
+  const res = (
+    await bulk(w.asKey, [
+      { email: 'x@example.com', externalId: 'e1', firstName: 'X' },
+      { email: 'y@example.com', externalId: 'e1' },
+      { email: 'x@example.com', firstName: 'Fresh' },
+      { email: 'Y@example.com', lastName: 'Moved' },
+      { email: 'z@example.com', externalId: 'e3' },
+      { email: 'z@example.com', externalId: 'e4' },
+      { email: 'y@example.com', externalId: 'e3' },
+    ])
+  ).json();
+  assert.equal(
+    res.results.map((r: { status: string }) => r.status),
+    ['created', 'updated', 'created', 'updated', 'created', 'error', 'error'],
+  );
   assert.is(res.results[1].id, res.results[0].id, 'e1 moved to y@');
   assert.is.not(res.results[2].id, res.results[0].id, 'x@ was free again: a new contact');
   assert.is(res.results[3].id, res.results[0].id);
   assert.match(res.results[5].error, /belongs to the contact with externalId "e3", not "e4"/);
   assert.match(res.results[6].error, /already has the address y@example.com/);
-  const contacts = await rows<{ email: string; external_id: string | null; first_name: string | null; last_name: string | null }>(
+  const contacts = await rows<{
+    email: string;
+    external_id: string | null;
+    first_name: string | null;
+    last_name: string | null;
+  }>(
     `SELECT email, external_id, first_name, last_name FROM contacts WHERE tenant_id = :t ORDER BY lower(email) COLLATE "C"`,
     { t: w.tenantId },
   );
@@ -88,7 +130,11 @@ test('two requests racing over the same new addresses create each contact once',
   const [a, b] = await Promise.all([bulk(w.asKey, contacts), bulk(w.asKey, contacts)]);
   for (const res of [a, b]) assert.is(res.statusCode, 200, res.body);
   const bodies = [a.json(), b.json()];
-  assert.is(bodies[0].failed + bodies[1].failed, 0, JSON.stringify(bodies.map((x) => x.results.find((r: { status: string }) => r.status === 'error'))));
+  assert.is(
+    bodies[0].failed + bodies[1].failed,
+    0,
+    JSON.stringify(bodies.map((x) => x.results.find((r: { status: string }) => r.status === 'error'))),
+  );
   assert.is(bodies[0].created + bodies[1].created, 300);
   assert.is(bodies[0].updated + bodies[1].updated, 300);
   const [n] = await rows<{ n: string }>(`SELECT count(*) AS n FROM contacts WHERE tenant_id = :t`, { t: w.tenantId });
@@ -96,7 +142,12 @@ test('two requests racing over the same new addresses create each contact once',
 });
 
 function importCsv(headers: Record<string, string>, csv: string, query = '') {
-  return ctx.app.inject({ method: 'POST', url: `/contacts/import${query}`, headers: { ...headers, 'content-type': 'text/csv' }, payload: csv });
+  return ctx.app.inject({
+    method: 'POST',
+    url: `/contacts/import${query}`,
+    headers: { ...headers, 'content-type': 'text/csv' },
+    payload: csv,
+  });
 }
 
 test('POST /contacts/import reads a CSV stream with a column map; bad rows are reported by line and skipped', async () => {
@@ -116,20 +167,33 @@ test('POST /contacts/import reads a CSV stream with a column map; bad rows are r
   assert.is(res.statusCode, 200, res.body);
   const body = res.json();
   assert.equal([body.rows, body.created, body.updated, body.failed, body.aborted], [5, 2, 0, 3, null]);
-  assert.equal(body.errors.map((e: { line: number }) => e.line), [3, 5, 7]);
+  assert.equal(
+    body.errors.map((e: { line: number }) => e.line),
+    [3, 5, 7],
+  );
   assert.match(body.errors[0].error, /email/);
   assert.match(body.errors[1].error, /optIn "maybe"/);
   assert.match(body.errors[2].error, /locale/);
-  const contacts = await rows<{ email: string; first_name: string; opt_in: boolean; locale: string | null; attributes: Record<string, string> }>(
-    `SELECT email, first_name, opt_in, locale, attributes FROM contacts WHERE tenant_id = :t ORDER BY email`,
-    { t: w.tenantId },
-  );
+  const contacts = await rows<{
+    email: string;
+    first_name: string;
+    opt_in: boolean;
+    locale: string | null;
+    attributes: Record<string, string>;
+  }>(`SELECT email, first_name, opt_in, locale, attributes FROM contacts WHERE tenant_id = :t ORDER BY email`, {
+    t: w.tenantId,
+  });
   assert.equal(contacts, [
     { email: 'ana@example.com', first_name: 'Ana', opt_in: true, locale: 'es', attributes: { plan: 'gold' } },
     { email: 'dan@example.com', first_name: 'Dan', opt_in: false, locale: null, attributes: { plan: '' } },
   ]);
-  const tags = await rows<{ name: string }>(`SELECT t.name FROM contact_tag_links l JOIN contact_tags t ON t.id = l.tag_id JOIN contacts c ON c.id = l.contact_id WHERE c.email = 'ana@example.com' ORDER BY 1`);
-  assert.equal(tags.map((t) => t.name), ['news', 'vip']);
+  const tags = await rows<{ name: string }>(
+    `SELECT t.name FROM contact_tag_links l JOIN contact_tags t ON t.id = l.tag_id JOIN contacts c ON c.id = l.contact_id WHERE c.email = 'ana@example.com' ORDER BY 1`,
+  );
+  assert.equal(
+    tags.map((t) => t.name),
+    ['news', 'vip'],
+  );
 });
 
 test('POST /contacts/import: thousands of rows across chunks, the last row of a contact wins, a broken quote stops reading', async () => {
@@ -139,7 +203,10 @@ test('POST /contacts/import: thousands of rows across chunks, the last row of a 
   const res = await importCsv(w.asKey, ['email,firstName,optIn', ...data].join('\n'));
   const body = res.json();
   assert.equal([body.rows, body.created, body.updated, body.failed], [2501, 2500, 1, 0]);
-  const [p0] = await rows<{ first_name: string; opt_in: boolean }>(`SELECT first_name, opt_in FROM contacts WHERE tenant_id = :t AND email = 'p0@example.com'`, { t: w.tenantId });
+  const [p0] = await rows<{ first_name: string; opt_in: boolean }>(
+    `SELECT first_name, opt_in FROM contacts WHERE tenant_id = :t AND email = 'p0@example.com'`,
+    { t: w.tenantId },
+  );
   assert.equal(p0, { first_name: 'Last word', opt_in: false });
 
   const broken = await importCsv(w.asKey, 'email\nq1@example.com\n"q2@example.com\nq3@example.com\n');
@@ -152,7 +219,12 @@ test('POST /contacts/import: thousands of rows across chunks, the last row of a 
   assert.match(noEmail.json().message, /email/);
   const badMap = await importCsv(w.asKey, 'email\na@example.com\n', '?map=colour%3Demail');
   assert.is(badMap.statusCode, 400);
-  const json = await ctx.app.inject({ method: 'POST', url: '/contacts/import', headers: w.asKey, payload: { email: 'a@example.com' } });
+  const json = await ctx.app.inject({
+    method: 'POST',
+    url: '/contacts/import',
+    headers: w.asKey,
+    payload: { email: 'a@example.com' },
+  });
   assert.is(json.statusCode, 415);
   assert.is(json.json().code, 'UNSUPPORTED_MEDIA_TYPE');
 });

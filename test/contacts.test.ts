@@ -15,7 +15,10 @@ test.after(async () => {
   await ctx?.close();
 });
 
-async function rows<T extends object = Record<string, unknown>>(sql: string, replacements: Record<string, unknown> = {}): Promise<T[]> {
+async function rows<T extends object = Record<string, unknown>>(
+  sql: string,
+  replacements: Record<string, unknown> = {},
+): Promise<T[]> {
   return ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
 }
 
@@ -24,7 +27,14 @@ function put(body: unknown, headers: Record<string, string> = world.asKey) {
 }
 
 test('PUT /contacts creates a contact, then updates the same one by email and by externalId', async () => {
-  const created = await put({ email: 'Ada@Example.com', firstName: 'Ada', locale: 'en-GB', optIn: true, tags: ['vip', 'beta'], attributes: { plan: 'gold' } });
+  const created = await put({
+    email: 'Ada@Example.com',
+    firstName: 'Ada',
+    locale: 'en-GB',
+    optIn: true,
+    tags: ['vip', 'beta'],
+    attributes: { plan: 'gold' },
+  });
   assert.is(created.statusCode, 200);
   const contact = created.json();
   assert.is(contact.email, 'Ada@Example.com');
@@ -54,7 +64,10 @@ test('PUT /contacts creates a contact, then updates the same one by email and by
     'SELECT t.name FROM contact_tag_links l JOIN contact_tags t ON t.id = l.tag_id WHERE l.contact_id = :id',
     { id: contact.id },
   );
-  assert.equal(links.map((l) => l.name), ['vip']);
+  assert.equal(
+    links.map((l) => l.name),
+    ['vip'],
+  );
 });
 
 test('PUT /contacts rejects bad input with the error body', async () => {
@@ -91,10 +104,19 @@ test('scopes: contacts:read cannot write, a key without contacts scopes cannot r
   assert.is((await ctx.app.inject({ method: 'GET', url: '/contacts', headers: asReader })).statusCode, 200);
 
   const sender = await createApiKey(world.tenantId, { scopes: ['email:send'] });
-  const res = await ctx.app.inject({ method: 'GET', url: '/contacts', headers: { authorization: `Bearer ${sender.key}` } });
+  const res = await ctx.app.inject({
+    method: 'GET',
+    url: '/contacts',
+    headers: { authorization: `Bearer ${sender.key}` },
+  });
   assert.is(res.statusCode, 403);
   assert.is(res.json().code, 'INSUFFICIENT_SCOPE');
-  const tagsDenied = await ctx.app.inject({ method: 'POST', url: '/contact-tags', headers: asReader, payload: { name: 'x' } });
+  const tagsDenied = await ctx.app.inject({
+    method: 'POST',
+    url: '/contact-tags',
+    headers: asReader,
+    payload: { name: 'x' },
+  });
   assert.is(tagsDenied.statusCode, 403);
 });
 
@@ -107,25 +129,56 @@ test('JWT: a viewer reads but cannot write; a non-member gets 403', async () => 
   assert.is((await put({ email: 'owner-made@example.com' }, world.asOwner)).statusCode, 200);
 
   const stranger = await createAdmin(ctx.app);
-  const res = await ctx.app.inject({ method: 'GET', url: '/contacts', headers: { authorization: `Bearer ${stranger.token}`, 'x-tenant-id': world.tenantId } });
+  const res = await ctx.app.inject({
+    method: 'GET',
+    url: '/contacts',
+    headers: { authorization: `Bearer ${stranger.token}`, 'x-tenant-id': world.tenantId },
+  });
   assert.is(res.statusCode, 403);
 });
 
-test('another tenant never sees, changes or erases this tenant\'s contacts', async () => {
+test("another tenant never sees, changes or erases this tenant's contacts", async () => {
   const mine = (await put({ email: 'private@example.com', externalId: 'priv-1' })).json();
   const other = await createWorld(ctx.app);
   for (const ref of [mine.id, 'priv-1']) {
     assert.is((await ctx.app.inject({ method: 'GET', url: `/contacts/${ref}`, headers: other.asKey })).statusCode, 404);
-    assert.is((await ctx.app.inject({ method: 'PATCH', url: `/contacts/${ref}`, headers: other.asKey, payload: { firstName: 'x' } })).statusCode, 404);
-    assert.is((await ctx.app.inject({ method: 'DELETE', url: `/contacts/${ref}`, headers: other.asKey })).statusCode, 404);
-    assert.is((await ctx.app.inject({ method: 'POST', url: `/contacts/${ref}/tags`, headers: other.asKey, payload: { tags: ['x'] } })).statusCode, 404);
+    assert.is(
+      (
+        await ctx.app.inject({
+          method: 'PATCH',
+          url: `/contacts/${ref}`,
+          headers: other.asKey,
+          payload: { firstName: 'x' },
+        })
+      ).statusCode,
+      404,
+    );
+    assert.is(
+      (await ctx.app.inject({ method: 'DELETE', url: `/contacts/${ref}`, headers: other.asKey })).statusCode,
+      404,
+    );
+    assert.is(
+      (
+        await ctx.app.inject({
+          method: 'POST',
+          url: `/contacts/${ref}/tags`,
+          headers: other.asKey,
+          payload: { tags: ['x'] },
+        })
+      ).statusCode,
+      404,
+    );
   }
   const list = (await ctx.app.inject({ method: 'GET', url: '/contacts', headers: other.asKey })).json();
   assert.is(list.meta.total, 0);
   const sameAddress = await put({ email: 'private@example.com', externalId: 'priv-1' }, other.asKey);
   assert.is(sameAddress.statusCode, 200, 'uniqueness is per tenant');
   assert.is.not(sameAddress.json().id, mine.id);
-  const mismatch = await ctx.app.inject({ method: 'GET', url: '/contacts', headers: { ...world.asKey, 'x-tenant-id': other.tenantId } });
+  const mismatch = await ctx.app.inject({
+    method: 'GET',
+    url: '/contacts',
+    headers: { ...world.asKey, 'x-tenant-id': other.tenantId },
+  });
   assert.is(mismatch.statusCode, 403);
 });
 
@@ -135,39 +188,85 @@ test('GET /contacts/:idOrExternalId and PATCH /contacts/:id', async () => {
   assert.is(byId.json().externalId, 'pat-1');
   const byExternal = await ctx.app.inject({ method: 'GET', url: '/contacts/pat-1', headers: world.asKey });
   assert.is(byExternal.json().id, c.id);
-  assert.is((await ctx.app.inject({ method: 'GET', url: '/contacts/nobody', headers: world.asKey })).json().code, 'NOT_FOUND');
+  assert.is(
+    (await ctx.app.inject({ method: 'GET', url: '/contacts/nobody', headers: world.asKey })).json().code,
+    'NOT_FOUND',
+  );
 
-  const patched = await ctx.app.inject({ method: 'PATCH', url: `/contacts/${c.id}`, headers: world.asKey, payload: { firstName: null, optIn: true, attributes: { a: 1 } } });
+  const patched = await ctx.app.inject({
+    method: 'PATCH',
+    url: `/contacts/${c.id}`,
+    headers: world.asKey,
+    payload: { firstName: null, optIn: true, attributes: { a: 1 } },
+  });
   assert.is(patched.statusCode, 200);
   assert.is(patched.json().firstName, null);
   assert.is(patched.json().optIn, true);
   assert.ok(patched.json().updatedAt > c.updatedAt);
-  const [row] = await rows<{ first_name: string | null; opt_in: boolean }>('SELECT first_name, opt_in FROM contacts WHERE id = :id', { id: c.id });
+  const [row] = await rows<{ first_name: string | null; opt_in: boolean }>(
+    'SELECT first_name, opt_in FROM contacts WHERE id = :id',
+    { id: c.id },
+  );
   assert.equal(row, { first_name: null, opt_in: true });
 
-  assert.is((await ctx.app.inject({ method: 'PATCH', url: `/contacts/${c.id}`, headers: world.asKey, payload: {} })).statusCode, 400);
-  const clash = await ctx.app.inject({ method: 'PATCH', url: `/contacts/${c.id}`, headers: world.asKey, payload: { email: 'other@example.com' } });
+  assert.is(
+    (await ctx.app.inject({ method: 'PATCH', url: `/contacts/${c.id}`, headers: world.asKey, payload: {} })).statusCode,
+    400,
+  );
+  const clash = await ctx.app.inject({
+    method: 'PATCH',
+    url: `/contacts/${c.id}`,
+    headers: world.asKey,
+    payload: { email: 'other@example.com' },
+  });
   assert.is(clash.statusCode, 409);
 });
 
 test('tags on a contact: add, remove, and the tag catalogue', async () => {
   const c = (await put({ email: 'tagged@example.com', externalId: 'tagged' })).json();
-  const added = await ctx.app.inject({ method: 'POST', url: '/contacts/tagged/tags', headers: world.asKey, payload: { tags: ['news', 'launch'] } });
+  const added = await ctx.app.inject({
+    method: 'POST',
+    url: '/contacts/tagged/tags',
+    headers: world.asKey,
+    payload: { tags: ['news', 'launch'] },
+  });
   assert.is(added.statusCode, 200);
   assert.equal(added.json().tags, ['launch', 'news']);
-  const bad = await ctx.app.inject({ method: 'POST', url: '/contacts/tagged/tags', headers: world.asKey, payload: { tags: ['-nope'] } });
+  const bad = await ctx.app.inject({
+    method: 'POST',
+    url: '/contacts/tagged/tags',
+    headers: world.asKey,
+    payload: { tags: ['-nope'] },
+  });
   assert.is(bad.statusCode, 400);
   const removed = await ctx.app.inject({ method: 'DELETE', url: `/contacts/${c.id}/tags/news`, headers: world.asKey });
   assert.equal(removed.json().tags, ['launch']);
   const again = await ctx.app.inject({ method: 'DELETE', url: `/contacts/${c.id}/tags/news`, headers: world.asKey });
   assert.is(again.statusCode, 200);
-  const tooLong = await ctx.app.inject({ method: 'DELETE', url: `/contacts/${c.id}/tags/${'a'.repeat(51)}`, headers: world.asKey });
+  const tooLong = await ctx.app.inject({
+    method: 'DELETE',
+    url: `/contacts/${c.id}/tags/${'a'.repeat(51)}`,
+    headers: world.asKey,
+  });
   assert.is(tooLong.statusCode, 400);
 
-  const created = await ctx.app.inject({ method: 'POST', url: '/contact-tags', headers: world.asKey, payload: { name: 'empty', description: 'nobody yet' } });
+  const created = await ctx.app.inject({
+    method: 'POST',
+    url: '/contact-tags',
+    headers: world.asKey,
+    payload: { name: 'empty', description: 'nobody yet' },
+  });
   assert.is(created.statusCode, 201);
-  assert.equal({ ...created.json(), createdAt: 0, updatedAt: 0 }, { name: 'empty', description: 'nobody yet', contacts: 0, createdAt: 0, updatedAt: 0 });
-  const dup = await ctx.app.inject({ method: 'POST', url: '/contact-tags', headers: world.asKey, payload: { name: 'empty' } });
+  assert.equal(
+    { ...created.json(), createdAt: 0, updatedAt: 0 },
+    { name: 'empty', description: 'nobody yet', contacts: 0, createdAt: 0, updatedAt: 0 },
+  );
+  const dup = await ctx.app.inject({
+    method: 'POST',
+    url: '/contact-tags',
+    headers: world.asKey,
+    payload: { name: 'empty' },
+  });
   assert.is(dup.statusCode, 409);
   assert.is(dup.json().code, 'CONTACT_TAG_EXISTS');
 
@@ -175,26 +274,52 @@ test('tags on a contact: add, remove, and the tag catalogue', async () => {
   const launch = list.data.find((t: { name: string }) => t.name === 'launch');
   assert.is(launch.contacts, 1);
 
-  const renamed = await ctx.app.inject({ method: 'PATCH', url: '/contact-tags/launch', headers: world.asKey, payload: { name: 'launch-2026', description: 'spring' } });
+  const renamed = await ctx.app.inject({
+    method: 'PATCH',
+    url: '/contact-tags/launch',
+    headers: world.asKey,
+    payload: { name: 'launch-2026', description: 'spring' },
+  });
   assert.is(renamed.statusCode, 200);
   assert.is(renamed.json().name, 'launch-2026');
   assert.is(renamed.json().contacts, 1, 'links follow a rename');
   const contact = (await ctx.app.inject({ method: 'GET', url: `/contacts/${c.id}`, headers: world.asKey })).json();
   assert.equal(contact.tags, ['launch-2026']);
-  const renameClash = await ctx.app.inject({ method: 'PATCH', url: '/contact-tags/launch-2026', headers: world.asKey, payload: { name: 'empty' } });
+  const renameClash = await ctx.app.inject({
+    method: 'PATCH',
+    url: '/contact-tags/launch-2026',
+    headers: world.asKey,
+    payload: { name: 'empty' },
+  });
   assert.is(renameClash.statusCode, 409);
-  assert.is((await ctx.app.inject({ method: 'PATCH', url: '/contact-tags/ghost', headers: world.asKey, payload: { description: 'x' } })).statusCode, 404);
+  assert.is(
+    (
+      await ctx.app.inject({
+        method: 'PATCH',
+        url: '/contact-tags/ghost',
+        headers: world.asKey,
+        payload: { description: 'x' },
+      })
+    ).statusCode,
+    404,
+  );
 
   const deleted = await ctx.app.inject({ method: 'DELETE', url: '/contact-tags/launch-2026', headers: world.asKey });
   assert.equal(deleted.json(), { ok: true });
   const after = (await ctx.app.inject({ method: 'GET', url: `/contacts/${c.id}`, headers: world.asKey })).json();
   assert.equal(after.tags, []);
-  assert.is((await ctx.app.inject({ method: 'DELETE', url: '/contact-tags/launch-2026', headers: world.asKey })).statusCode, 404);
+  assert.is(
+    (await ctx.app.inject({ method: 'DELETE', url: '/contact-tags/launch-2026', headers: world.asKey })).statusCode,
+    404,
+  );
 
   const other = await createWorld(ctx.app);
   const otherTags = (await ctx.app.inject({ method: 'GET', url: '/contact-tags', headers: other.asKey })).json();
   assert.equal(otherTags.data, []);
-  assert.is((await ctx.app.inject({ method: 'DELETE', url: '/contact-tags/empty', headers: other.asKey })).statusCode, 404);
+  assert.is(
+    (await ctx.app.inject({ method: 'DELETE', url: '/contact-tags/empty', headers: other.asKey })).statusCode,
+    404,
+  );
 });
 
 test('DELETE /contacts/:externalId erases the row and its tag links', async () => {
@@ -209,9 +334,15 @@ test('DELETE /contacts/:externalId erases the row and its tag links', async () =
     { id: c.id },
   );
   assert.equal(audit, [{ action: 'contact.erased', target: c.id, api_key_id: world.key.id }]);
-  assert.is((await ctx.app.inject({ method: 'DELETE', url: '/contacts/gone-1', headers: world.asKey })).statusCode, 404);
+  assert.is(
+    (await ctx.app.inject({ method: 'DELETE', url: '/contacts/gone-1', headers: world.asKey })).statusCode,
+    404,
+  );
   const byId = (await put({ email: 'gone2@example.com' })).json();
-  assert.is((await ctx.app.inject({ method: 'DELETE', url: `/contacts/${byId.id}`, headers: world.asKey })).statusCode, 200);
+  assert.is(
+    (await ctx.app.inject({ method: 'DELETE', url: `/contacts/${byId.id}`, headers: world.asKey })).statusCode,
+    200,
+  );
 });
 
 test('POST /contacts/bulk answers per row and keeps good rows when others fail', async () => {
@@ -235,26 +366,60 @@ test('POST /contacts/bulk answers per row and keeps good rows when others fail',
   assert.is(body.created, 2);
   assert.is(body.updated, 1);
   assert.is(body.failed, 3);
-  assert.equal(body.results.map((r: { index: number; status: string }) => [r.index, r.status]), [
-    [0, 'created'], [1, 'error'], [2, 'updated'], [3, 'error'], [4, 'error'], [5, 'created'],
-  ]);
+  assert.equal(
+    body.results.map((r: { index: number; status: string }) => [r.index, r.status]),
+    [
+      [0, 'created'],
+      [1, 'error'],
+      [2, 'updated'],
+      [3, 'error'],
+      [4, 'error'],
+      [5, 'created'],
+    ],
+  );
   assert.match(body.results[1].error, /email/);
   assert.match(body.results[3].error, /other@example.com/);
   assert.is(body.results[2].id, body.results[0].id);
-  const [row] = await rows<{ first_name: string; external_id: string }>('SELECT first_name, external_id FROM contacts WHERE id = :id', { id: body.results[0].id });
+  const [row] = await rows<{ first_name: string; external_id: string }>(
+    'SELECT first_name, external_id FROM contacts WHERE id = :id',
+    { id: body.results[0].id },
+  );
   assert.equal(row, { first_name: 'Again', external_id: 'b1' });
-  assert.equal(await rows('SELECT id FROM contacts WHERE tenant_id = :t AND external_id = :e', { t: world.tenantId, e: 'zzz' }), []);
+  assert.equal(
+    await rows('SELECT id FROM contacts WHERE tenant_id = :t AND external_id = :e', { t: world.tenantId, e: 'zzz' }),
+    [],
+  );
 
-  const tooMany = await ctx.app.inject({ method: 'POST', url: '/contacts/bulk', headers: world.asKey, payload: { contacts: Array.from({ length: 1001 }, (_, i) => ({ email: `x${i}@example.com` })) } });
+  const tooMany = await ctx.app.inject({
+    method: 'POST',
+    url: '/contacts/bulk',
+    headers: world.asKey,
+    payload: { contacts: Array.from({ length: 1001 }, (_, i) => ({ email: `x${i}@example.com` })) },
+  });
   assert.is(tooMany.statusCode, 400);
-  const empty = await ctx.app.inject({ method: 'POST', url: '/contacts/bulk', headers: world.asKey, payload: { contacts: [] } });
+  const empty = await ctx.app.inject({
+    method: 'POST',
+    url: '/contacts/bulk',
+    headers: world.asKey,
+    payload: { contacts: [] },
+  });
   assert.is(empty.statusCode, 400);
 });
 
 test('GET /contacts filters and walks to the end with the cursor', async () => {
   const t = await createWorld(ctx.app);
-  const rowsIn = Array.from({ length: 7 }, (_, i) => ({ email: `walk${i}@example.com`, locale: i % 2 === 0 ? 'en' : 'de', optIn: i < 3, tags: i < 4 ? ['walk'] : [] }));
-  const bulk = await ctx.app.inject({ method: 'POST', url: '/contacts/bulk', headers: t.asKey, payload: { contacts: rowsIn } });
+  const rowsIn = Array.from({ length: 7 }, (_, i) => ({
+    email: `walk${i}@example.com`,
+    locale: i % 2 === 0 ? 'en' : 'de',
+    optIn: i < 3,
+    tags: i < 4 ? ['walk'] : [],
+  }));
+  const bulk = await ctx.app.inject({
+    method: 'POST',
+    url: '/contacts/bulk',
+    headers: t.asKey,
+    payload: { contacts: rowsIn },
+  });
   assert.is(bulk.json().created, 7);
 
   const seen: string[] = [];
@@ -283,19 +448,45 @@ test('GET /contacts filters and walks to the end with the cursor', async () => {
   assert.is(de.meta.total, 3);
   const optedIn = (await ctx.app.inject({ method: 'GET', url: '/contacts?optIn=true', headers: t.asKey })).json();
   assert.is(optedIn.meta.total, 3);
-  const tagged = (await ctx.app.inject({ method: 'GET', url: '/contacts?tag=walk&optIn=false', headers: t.asKey })).json();
-  assert.equal(tagged.data.map((c: { email: string }) => c.email), ['walk3@example.com']);
+  const tagged = (
+    await ctx.app.inject({ method: 'GET', url: '/contacts?tag=walk&optIn=false', headers: t.asKey })
+  ).json();
+  assert.equal(
+    tagged.data.map((c: { email: string }) => c.email),
+    ['walk3@example.com'],
+  );
 
   await new Promise((resolve) => setTimeout(resolve, 5));
   const since = new Date().toISOString();
-  await ctx.app.inject({ method: 'PUT', url: '/contacts', headers: t.asKey, payload: { email: 'walk5@example.com', firstName: 'Changed' } });
-  const changed = (await ctx.app.inject({ method: 'GET', url: `/contacts?updatedSince=${encodeURIComponent(since)}`, headers: t.asKey })).json();
-  assert.equal(changed.data.map((c: { email: string }) => c.email), ['walk5@example.com']);
+  await ctx.app.inject({
+    method: 'PUT',
+    url: '/contacts',
+    headers: t.asKey,
+    payload: { email: 'walk5@example.com', firstName: 'Changed' },
+  });
+  const changed = (
+    await ctx.app.inject({
+      method: 'GET',
+      url: `/contacts?updatedSince=${encodeURIComponent(since)}`,
+      headers: t.asKey,
+    })
+  ).json();
+  assert.equal(
+    changed.data.map((c: { email: string }) => c.email),
+    ['walk5@example.com'],
+  );
 
   const badCursor = await ctx.app.inject({ method: 'GET', url: '/contacts?cursor=garbage', headers: t.asKey });
   assert.is(badCursor.statusCode, 400);
   assert.is(badCursor.json().code, 'VALIDATION_FAILED');
-  for (const q of ['limit=501', 'page=0', 'tag=' + 'a'.repeat(51), 'tag=Bad', 'updatedSince=yesterday', 'projectId=nope']) {
+  for (const q of [
+    'limit=501',
+    'page=0',
+    'tag=' + 'a'.repeat(51),
+    'tag=Bad',
+    'updatedSince=yesterday',
+    'projectId=nope',
+  ]) {
     const res = await ctx.app.inject({ method: 'GET', url: `/contacts?${q}`, headers: t.asKey });
     assert.is(res.statusCode, 400, q);
   }
@@ -307,8 +498,13 @@ test('projectId is stored and filters the list', async () => {
   const projectId = '7a1f3c1e-5b7e-4a43-9d0c-6f1b2a3c4d5e';
   const c = (await put({ email: 'proj@example.com', projectId })).json();
   assert.is(c.projectId, projectId);
-  const list = (await ctx.app.inject({ method: 'GET', url: `/contacts?projectId=${projectId}`, headers: world.asKey })).json();
-  assert.equal(list.data.map((x: { id: string }) => x.id), [c.id]);
+  const list = (
+    await ctx.app.inject({ method: 'GET', url: `/contacts?projectId=${projectId}`, headers: world.asKey })
+  ).json();
+  assert.equal(
+    list.data.map((x: { id: string }) => x.id),
+    [c.id],
+  );
 });
 
 test.run();

@@ -33,13 +33,19 @@ function sink(isTTY: boolean): { stream: Writable & { isTTY?: boolean }; text: (
 
 test('a terminal gets readable lines, anything else JSON lines; secrets are redacted in both', () => {
   const tty = sink(true);
-  createDaemonLogger({ level: 'info', redact: REDACTED_LOG_PATHS }, tty.stream).info({ password: 'hunter2-secret' }, 'database connected');
+  createDaemonLogger({ level: 'info', redact: REDACTED_LOG_PATHS }, tty.stream).info(
+    { password: 'hunter2-secret' },
+    'database connected',
+  );
   assert.match(tty.text(), 'database connected');
   assert.match(tty.text(), 'INFO');
   assert.not.match(tty.text(), '{"level"');
   assert.not.match(tty.text(), 'hunter2-secret');
   const file = sink(false);
-  createDaemonLogger({ level: 'info', redact: REDACTED_LOG_PATHS }, file.stream).info({ password: 'hunter2-secret' }, 'database connected');
+  createDaemonLogger({ level: 'info', redact: REDACTED_LOG_PATHS }, file.stream).info(
+    { password: 'hunter2-secret' },
+    'database connected',
+  );
   const line = JSON.parse(file.text());
   assert.is(line.msg, 'database connected');
   assert.is(line.password, '[Redacted]');
@@ -51,12 +57,18 @@ test('health polls are not logged at info, only at debug; other requests are; no
   process.on('warning', onWarning);
   for (const level of ['info', 'debug']) {
     const out = sink(false);
-    const app = await buildApp(ctx.deps, { loggerInstance: createDaemonLogger({ level, redact: REDACTED_LOG_PATHS }, out.stream) });
+    const app = await buildApp(ctx.deps, {
+      loggerInstance: createDaemonLogger({ level, redact: REDACTED_LOG_PATHS }, out.stream),
+    });
     await app.inject({ method: 'GET', url: '/health/ready' });
     await app.inject({ method: 'GET', url: '/health/live' });
     await app.inject({ method: 'GET', url: '/auth/registration-status' });
     await app.close();
-    const lines = out.text().trim().split('\n').map((text) => JSON.parse(text));
+    const lines = out
+      .text()
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text));
     const about = (url: string) => lines.filter((line) => line.req?.url === url || line.url === url);
     assert.ok(about('/auth/registration-status').length >= 1, 'an ordinary request is logged');
     if (level === 'info') assert.equal(about('/health/ready'), [], 'no info line for a health poll');
@@ -69,7 +81,10 @@ test('health polls are not logged at info, only at debug; other requests are; no
   }
   await new Promise((resolve) => setImmediate(resolve));
   process.off('warning', onWarning);
-  assert.equal(warnings.filter((warning) => /Fastify/.test(warning)), []);
+  assert.equal(
+    warnings.filter((warning) => /Fastify/.test(warning)),
+    [],
+  );
 });
 
 test('a port in use stops `svc daemon start` at once with a sentence, before the database is opened', async () => {
@@ -77,11 +92,25 @@ test('a port in use stops `svc daemon start` at once with a sentence, before the
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   const port = (blocker.address() as { port: number }).port;
   const run = await new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(process.execPath, ['bin/svc.js', 'daemon', 'start', '--port', String(port), '--host', '127.0.0.1', '--database-url', 'postgres://postgres@127.0.0.1:1/unreachable'], {
-      cwd: ROOT,
-      env: { ...process.env, NO_COLOR: '1', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        'bin/svc.js',
+        'daemon',
+        'start',
+        '--port',
+        String(port),
+        '--host',
+        '127.0.0.1',
+        '--database-url',
+        'postgres://postgres@127.0.0.1:1/unreachable',
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, NO_COLOR: '1', LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));

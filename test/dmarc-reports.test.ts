@@ -32,7 +32,10 @@ test.before(async () => {
   ctx = await createTestContext({ env: { PUBLIC_URL: 'http://mail.example.test', SMTP_INBOUND_PORT: String(port) } });
   world = await createWorld(ctx.app);
   await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, world.tenantId);
-  const [row] = await ctx.db.sequelize.query<{ id: string }>(`SELECT id FROM domains WHERE tenant_id = :tenantId`, { replacements: { tenantId: world.tenantId }, type: QueryTypes.SELECT });
+  const [row] = await ctx.db.sequelize.query<{ id: string }>(`SELECT id FROM domains WHERE tenant_id = :tenantId`, {
+    replacements: { tenantId: world.tenantId },
+    type: QueryTypes.SELECT,
+  });
   domainId = row.id;
   const log = {
     info: (details: object, message: string) => logLines.push({ details: details as Record<string, unknown>, message }),
@@ -50,15 +53,35 @@ test.after(async () => {
 
 /** As a reporter sends it: a short text body and the report attached. */
 function deliver(file: string, type: string) {
-  return swaks(inbound.port, ['--from', 'noreply-dmarc-support@google.com', '--to', RUA, '--header', 'Subject: Report domain: acme.test Submitter: google.com', '--body', 'DMARC aggregate report attached.', '--attach-type', type, '--attach', `@${file}`]);
+  return swaks(inbound.port, [
+    '--from',
+    'noreply-dmarc-support@google.com',
+    '--to',
+    RUA,
+    '--header',
+    'Subject: Report domain: acme.test Submitter: google.com',
+    '--body',
+    'DMARC aggregate report attached.',
+    '--attach-type',
+    type,
+    '--attach',
+    `@${file}`,
+  ]);
 }
 
-const reportRows = () => ctx.db.sequelize.query<{ org_name: string; report_id: string; date_begin: Date; date_end: Date; policy: Record<string, string> }>(
-  `SELECT org_name, report_id, date_begin, date_end, policy FROM dmarc_reports WHERE domain_id = :domainId ORDER BY date_end, report_id`,
-  { replacements: { domainId }, type: QueryTypes.SELECT },
-);
+const reportRows = () =>
+  ctx.db.sequelize.query<{
+    org_name: string;
+    report_id: string;
+    date_begin: Date;
+    date_end: Date;
+    policy: Record<string, string>;
+  }>(
+    `SELECT org_name, report_id, date_begin, date_end, policy FROM dmarc_reports WHERE domain_id = :domainId ORDER BY date_end, report_id`,
+    { replacements: { domainId }, type: QueryTypes.SELECT },
+  );
 
-test('the DMARC record tenants are told to publish names the service\'s rua address', async () => {
+test("the DMARC record tenants are told to publish names the service's rua address", async () => {
   const res = await ctx.app.inject({ method: 'GET', url: `/domains/${domainId}/dns`, headers: world.asOwner });
   assert.is(res.statusCode, 200, res.body);
   const dmarc = res.json().records.find((r: { record: string }) => r.record === 'dmarc');
@@ -82,9 +105,39 @@ test('a plain XML report is stored with its metadata and one row per source', as
     { type: QueryTypes.SELECT },
   );
   assert.equal(records, [
-    { source_ip: '203.0.113.7', message_count: 42, disposition: 'none', dkim_aligned: true, spf_aligned: true, dkim_result: 'pass', dkim_domain: 'acme.test', spf_result: 'pass', spf_domain: 'bounces.acme.test' },
-    { source_ip: '198.51.100.99', message_count: 7, disposition: 'quarantine', dkim_aligned: false, spf_aligned: false, dkim_result: null, dkim_domain: null, spf_result: 'softfail', spf_domain: 'spoofer.example' },
-    { source_ip: '72.150.241.94', message_count: 2, disposition: 'none', dkim_aligned: false, spf_aligned: true, dkim_result: 'fail', dkim_domain: 'acme.test', spf_result: 'pass', spf_domain: 'acme.test' },
+    {
+      source_ip: '203.0.113.7',
+      message_count: 42,
+      disposition: 'none',
+      dkim_aligned: true,
+      spf_aligned: true,
+      dkim_result: 'pass',
+      dkim_domain: 'acme.test',
+      spf_result: 'pass',
+      spf_domain: 'bounces.acme.test',
+    },
+    {
+      source_ip: '198.51.100.99',
+      message_count: 7,
+      disposition: 'quarantine',
+      dkim_aligned: false,
+      spf_aligned: false,
+      dkim_result: null,
+      dkim_domain: null,
+      spf_result: 'softfail',
+      spf_domain: 'spoofer.example',
+    },
+    {
+      source_ip: '72.150.241.94',
+      message_count: 2,
+      disposition: 'none',
+      dkim_aligned: false,
+      spf_aligned: true,
+      dkim_result: 'fail',
+      dkim_domain: 'acme.test',
+      spf_result: 'pass',
+      spf_domain: 'acme.test',
+    },
   ]);
 });
 
@@ -102,12 +155,18 @@ test('gzip and zip reports are read too', async () => {
   const zip = await deliver(ZIP, 'application/octet-stream');
   assert.is(zip.code, 0, zip.output);
   const rows = await reportRows();
-  assert.equal(rows.map((r) => [r.org_name, r.report_id]), [
-    ['google.com', '9391651994964116463'],
-    ['google.com', '9391651994964116464'],
-    ['Enterprise Outlook', 'c5c5f1ba6a8a4e1c9c1f0d1e2f3a4b5c'],
-  ]);
-  const [{ count }] = await ctx.db.sequelize.query<{ count: number }>(`SELECT count(*)::int AS count FROM dmarc_report_records`, { type: QueryTypes.SELECT });
+  assert.equal(
+    rows.map((r) => [r.org_name, r.report_id]),
+    [
+      ['google.com', '9391651994964116463'],
+      ['google.com', '9391651994964116464'],
+      ['Enterprise Outlook', 'c5c5f1ba6a8a4e1c9c1f0d1e2f3a4b5c'],
+    ],
+  );
+  const [{ count }] = await ctx.db.sequelize.query<{ count: number }>(
+    `SELECT count(*)::int AS count FROM dmarc_report_records`,
+    { type: QueryTypes.SELECT },
+  );
   assert.is(count, 9);
 });
 
@@ -115,7 +174,10 @@ test('a report for a domain no tenant has is accepted from the sender, dropped a
   const run = await deliver(FOREIGN, 'text/xml');
   assert.is(run.code, 0, run.output);
   assert.match(run.output, /250 Accepted: dmarc\r?\n/);
-  const [{ count }] = await ctx.db.sequelize.query<{ count: number }>(`SELECT count(*)::int AS count FROM dmarc_reports WHERE org_name = 'Yahoo'`, { type: QueryTypes.SELECT });
+  const [{ count }] = await ctx.db.sequelize.query<{ count: number }>(
+    `SELECT count(*)::int AS count FROM dmarc_reports WHERE org_name = 'Yahoo'`,
+    { type: QueryTypes.SELECT },
+  );
   assert.is(count, 0);
   const line = logLines.find((l) => l.message === 'DMARC report dropped: no tenant has this domain');
   assert.ok(line);
@@ -124,7 +186,11 @@ test('a report for a domain no tenant has is accepted from the sender, dropped a
 
 test('GET /domains/{id}/dmarc-reports: newest first, sources with alignment, failing counts; tenant-scoped, domains:read', async () => {
   const reader = await createApiKey(world.tenantId, { scopes: ['domains:read'] });
-  const res = await ctx.app.inject({ method: 'GET', url: `/domains/${domainId}/dmarc-reports?limit=2`, headers: { authorization: `Bearer ${reader.key}` } });
+  const res = await ctx.app.inject({
+    method: 'GET',
+    url: `/domains/${domainId}/dmarc-reports?limit=2`,
+    headers: { authorization: `Bearer ${reader.key}` },
+  });
   assert.is(res.statusCode, 200, res.body);
   const body = res.json();
   assert.equal(body.meta, { page: 1, limit: 2, total: 3, totalPages: 2 });
@@ -133,16 +199,30 @@ test('GET /domains/{id}/dmarc-reports: newest first, sources with alignment, fai
   const report = body.data[1];
   assert.is(report.messages, 51);
   assert.is(report.failing, 7);
-  assert.equal(report.sources.map((s: { sourceIp: string; dmarc: string }) => [s.sourceIp, s.dmarc]), [['203.0.113.7', 'pass'], ['198.51.100.99', 'fail'], ['72.150.241.94', 'pass']]);
+  assert.equal(
+    report.sources.map((s: { sourceIp: string; dmarc: string }) => [s.sourceIp, s.dmarc]),
+    [
+      ['203.0.113.7', 'pass'],
+      ['198.51.100.99', 'fail'],
+      ['72.150.241.94', 'pass'],
+    ],
+  );
   assert.equal(report.sources[2], {
-    sourceIp: '72.150.241.94', count: 2, disposition: 'none', headerFrom: 'acme.test',
+    sourceIp: '72.150.241.94',
+    count: 2,
+    disposition: 'none',
+    headerFrom: 'acme.test',
     dkim: { aligned: false, result: 'fail', domain: 'acme.test' },
     spf: { aligned: true, result: 'pass', domain: 'acme.test' },
     dmarc: 'pass',
   });
   // Another tenant sees no such domain.
   const stranger = await createWorld(ctx.app);
-  const hidden = await ctx.app.inject({ method: 'GET', url: `/domains/${domainId}/dmarc-reports`, headers: stranger.asKey });
+  const hidden = await ctx.app.inject({
+    method: 'GET',
+    url: `/domains/${domainId}/dmarc-reports`,
+    headers: stranger.asKey,
+  });
   assert.is(hidden.statusCode, 404, hidden.body);
   assert.is(hidden.json().code, 'NOT_FOUND');
 });
@@ -156,7 +236,10 @@ test('svc domains dmarc <domain> shows the failing sources as a table, and the a
   const text = await cli.run(['domains', 'dmarc', 'acme.test'], { env });
   assert.is(text.code, 0, text.stderr);
   assert.match(text.stdout, /REPORTER\s+PERIOD\s+SOURCE\s+COUNT\s+DMARC\s+DKIM\s+SPF\s+DISPOSITION/);
-  assert.match(text.stdout, /google\.com\s+2012-04-28 → 2012-04-28\s+198\.51\.100\.99\s+7\s+FAIL\s+not aligned —\s+not aligned softfail spoofer\.example\s+quarantine/);
+  assert.match(
+    text.stdout,
+    /google\.com\s+2012-04-28 → 2012-04-28\s+198\.51\.100\.99\s+7\s+FAIL\s+not aligned —\s+not aligned softfail spoofer\.example\s+quarantine/,
+  );
   assert.match(text.stdout, /21 of 153 messages failed DMARC on this page\./);
 });
 
@@ -168,14 +251,30 @@ test('svc daemon start with SMTP_INBOUND_PORT receives a zipped report by SMTP; 
   try {
     assert.match(daemon.output(), /inbound SMTP listening/);
     // PUBLIC_URL is http://127.0.0.1:<port>: the mail domain of an IP address is localhost.
-    const run = await swaks(port, ['--from', 'noreply-dmarc-support@google.com', '--to', 'dmarc-reports@localhost', '--attach-type', 'application/zip', '--attach', `@${ZIP}`]);
+    const run = await swaks(port, [
+      '--from',
+      'noreply-dmarc-support@google.com',
+      '--to',
+      'dmarc-reports@localhost',
+      '--attach-type',
+      'application/zip',
+      '--attach',
+      `@${ZIP}`,
+    ]);
     assert.is(run.code, 0, run.output);
     assert.match(run.output, /250 Accepted: dmarc \(1\)/);
-    const answer = await daemonCli.run(['domains', 'dmarc', 'acme.test', '--json'], { env: { SVC_API_KEY: daemonWorld.apiKey } });
+    const answer = await daemonCli.run(['domains', 'dmarc', 'acme.test', '--json'], {
+      env: { SVC_API_KEY: daemonWorld.apiKey },
+    });
     assert.is(answer.code, 0, answer.stderr);
     assert.is(answer.json.data.length, 1);
     assert.is(answer.json.data[0].reportId, '9391651994964116464');
-    assert.equal(answer.json.data[0].sources.filter((s: { dmarc: string }) => s.dmarc === 'fail').map((s: { sourceIp: string }) => s.sourceIp), ['198.51.100.99']);
+    assert.equal(
+      answer.json.data[0].sources
+        .filter((s: { dmarc: string }) => s.dmarc === 'fail')
+        .map((s: { sourceIp: string }) => s.sourceIp),
+      ['198.51.100.99'],
+    );
   } finally {
     assert.is(await stopChildDaemon(daemon), 0);
     daemonCli.cleanup();

@@ -23,9 +23,14 @@ const seen = new Set<DiagnosisCode>();
 test.before(async () => {
   dns = await startDnsServer();
   ctx = await createTestContext({ env: { DNS_SERVERS: dns.address, PUBLIC_URL: 'https://mail.svc.test' } });
-  await ctx.db.sequelize.query(`INSERT INTO platform_settings (key, value) VALUES ('returnPathDomain', '"rp.svc.test"')`);
+  await ctx.db.sequelize.query(
+    `INSERT INTO platform_settings (key, value) VALUES ('returnPathDomain', '"rp.svc.test"')`,
+  );
   world = await createWorld(ctx.app);
-  [key, otherKey] = await Promise.all([generateDkimKey(ctx.deps.secrets.encryptionKey), generateDkimKey(ctx.deps.secrets.encryptionKey)]);
+  [key, otherKey] = await Promise.all([
+    generateDkimKey(ctx.deps.secrets.encryptionKey),
+    generateDkimKey(ctx.deps.secrets.encryptionKey),
+  ]);
   dns.zone.txt.set('_spf.mail.svc.test', ['v=spf1 ip4:192.0.2.10 -all']);
   dns.zone.txt.set('_spf.other-esp.test', ['v=spf1 ip4:198.51.100.0/24 -all']);
   dns.zone.exists.add('nospf.test');
@@ -41,18 +46,34 @@ test.after(async () => {
 
 /** A domain row of the tenant (one shared test key, so no RSA key is generated per case). */
 async function domainRow(name: string) {
-  return Domain.create({ tenantId: world.tenantId, name, dkimSelector: newDkimSelector(), dkimPublicKey: key.publicKey, dkimPrivateKeySealed: key.privateKeySealed });
+  return Domain.create({
+    tenantId: world.tenantId,
+    name,
+    dkimSelector: newDkimSelector(),
+    dkimPublicKey: key.publicKey,
+    dkimPrivateKeySealed: key.privateKeySealed,
+  });
 }
 
-interface Published { spf?: string[]; dkim?: (string | string[])[]; dmarc?: string[]; returnPath?: string }
+interface Published {
+  spf?: string[];
+  dkim?: (string | string[])[];
+  dmarc?: string[];
+  returnPath?: string;
+}
 
 /** Publishes exactly the given records for the domain (the good ones by default). */
 async function setUp(name: string, published: Published = {}) {
   const domain = await domainRow(name);
-  const good = (await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/dns`, headers: world.asOwner })).json().records;
+  const good = (
+    await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/dns`, headers: world.asOwner })
+  ).json().records;
   const value = (kind: string) => good.find((r: { record: string }) => r.record === kind).value as string;
   dns.zone.txt.set(name, published.spf ?? [value('spf')]);
-  dns.zone.txt.set(`${domain.dkimSelector}._domainkey.${name}`, published.dkim ?? [[value('dkim').slice(0, 200), value('dkim').slice(200)]]);
+  dns.zone.txt.set(
+    `${domain.dkimSelector}._domainkey.${name}`,
+    published.dkim ?? [[value('dkim').slice(0, 200), value('dkim').slice(200)]],
+  );
   dns.zone.txt.set(`_dmarc.${name}`, published.dmarc ?? [value('dmarc')]);
   dns.zone.cname.set(`bounces.${name}`, published.returnPath ?? 'rp.svc.test');
   return domain;
@@ -91,7 +112,10 @@ test('NXDOMAIN: one problem, every record to publish', async () => {
   assert.equal(codes(body), ['DOMAIN_NXDOMAIN']);
   assert.is(find(body, 'DOMAIN_NXDOMAIN').record, 'domain');
   assert.is(body.ok, false);
-  assert.equal(body.publish.map((r) => r.record), ['spf', 'dkim', 'dmarc', 'returnPath']);
+  assert.equal(
+    body.publish.map((r) => r.record),
+    ['spf', 'dkim', 'dmarc', 'returnPath'],
+  );
 });
 
 test('missing records', async () => {
@@ -99,20 +123,37 @@ test('missing records', async () => {
   dns.zone.exists.add('empty.test');
   const body = await diagnose(domain.id);
   assert.equal(codes(body), ['SPF_MISSING', 'DKIM_MISSING', 'DMARC_MISSING', 'RETURN_PATH_MISSING']);
-  assert.equal(body.problems.map((p) => p.severity), ['error', 'error', 'warning', 'warning']);
-  assert.equal(body.publish.map((r) => r.record), ['spf', 'dkim', 'dmarc', 'returnPath']);
-  assert.equal(body.publish[3], { record: 'returnPath', type: 'CNAME', name: 'bounces.empty.test', value: 'rp.svc.test' });
+  assert.equal(
+    body.problems.map((p) => p.severity),
+    ['error', 'error', 'warning', 'warning'],
+  );
+  assert.equal(
+    body.publish.map((r) => r.record),
+    ['spf', 'dkim', 'dmarc', 'returnPath'],
+  );
+  assert.equal(body.publish[3], {
+    record: 'returnPath',
+    type: 'CNAME',
+    name: 'bounces.empty.test',
+    value: 'rp.svc.test',
+  });
 });
 
 test('SPF that does not include us: the merged record to publish keeps the other sender', async () => {
-  const domain = await setUp('spf-other.test', { spf: ['v=spf1 include:_spf.other-esp.test -all', 'google-site-verification=abc'] });
+  const domain = await setUp('spf-other.test', {
+    spf: ['v=spf1 include:_spf.other-esp.test -all', 'google-site-verification=abc'],
+  });
   const body = await diagnose(domain.id);
   assert.equal(codes(body), ['SPF_NOT_INCLUDING_US']);
-  assert.equal(body.publish, [{ record: 'spf', type: 'TXT', name: 'spf-other.test', value: `v=spf1 include:_spf.other-esp.test ${OURS} -all` }]);
+  assert.equal(body.publish, [
+    { record: 'spf', type: 'TXT', name: 'spf-other.test', value: `v=spf1 include:_spf.other-esp.test ${OURS} -all` },
+  ]);
 });
 
 test('more than one SPF record', async () => {
-  const domain = await setUp('spf-two.test', { spf: [`v=spf1 ${OURS} ~all`, 'v=spf1 include:_spf.other-esp.test ~all'] });
+  const domain = await setUp('spf-two.test', {
+    spf: [`v=spf1 ${OURS} ~all`, 'v=spf1 include:_spf.other-esp.test ~all'],
+  });
   const body = await diagnose(domain.id);
   assert.is(find(body, 'SPF_MULTIPLE').severity, 'error');
   assert.is(body.publish[0].value, `v=spf1 ${OURS} include:_spf.other-esp.test ~all`);
@@ -142,7 +183,9 @@ test('+all is an error, ?all a warning', async () => {
 });
 
 test('DKIM: another key, and a record without a key', async () => {
-  const mismatch = await diagnose((await setUp('dkim-other.test', { dkim: [splitTxt(`v=DKIM1; k=rsa; p=${otherKey.publicKey}`)] })).id);
+  const mismatch = await diagnose(
+    (await setUp('dkim-other.test', { dkim: [splitTxt(`v=DKIM1; k=rsa; p=${otherKey.publicKey}`)] })).id,
+  );
   assert.equal(codes(mismatch), ['DKIM_KEY_MISMATCH']);
   assert.match(mismatch.publish[0].value, new RegExp(`p=${key.publicKey.slice(0, 40).replace(/[+/]/g, '\\$&')}`));
   const empty = await diagnose((await setUp('dkim-empty.test', { dkim: ['v=DKIM1; k=rsa; p='] })).id);
@@ -152,18 +195,27 @@ test('DKIM: another key, and a record without a key', async () => {
 test('DMARC: p=none (warning), no rua (info), several records, no policy', async () => {
   const none = await diagnose((await setUp('dmarc-none.test', { dmarc: ['v=DMARC1; p=none'] })).id);
   assert.equal(codes(none), ['DMARC_POLICY_NONE', 'DMARC_NO_RUA']);
-  assert.equal(none.problems.map((p) => p.severity), ['warning', 'info']);
+  assert.equal(
+    none.problems.map((p) => p.severity),
+    ['warning', 'info'],
+  );
   assert.is(none.ok, true);
-  assert.equal(none.publish, [{ record: 'dmarc', type: 'TXT', name: '_dmarc.dmarc-none.test', value: 'v=DMARC1; p=quarantine' }]);
-  const two = await diagnose((await setUp('dmarc-two.test', { dmarc: ['v=DMARC1; p=reject; rua=mailto:a@x.test', 'v=DMARC1; p=none'] })).id);
+  assert.equal(none.publish, [
+    { record: 'dmarc', type: 'TXT', name: '_dmarc.dmarc-none.test', value: 'v=DMARC1; p=quarantine' },
+  ]);
+  const two = await diagnose(
+    (await setUp('dmarc-two.test', { dmarc: ['v=DMARC1; p=reject; rua=mailto:a@x.test', 'v=DMARC1; p=none'] })).id,
+  );
   assert.equal(codes(two), ['DMARC_MULTIPLE']);
-  const invalid = await diagnose((await setUp('dmarc-bad.test', { dmarc: ['v=DMARC1; p=maybe; rua=mailto:a@x.test'] })).id);
+  const invalid = await diagnose(
+    (await setUp('dmarc-bad.test', { dmarc: ['v=DMARC1; p=maybe; rua=mailto:a@x.test'] })).id,
+  );
   assert.equal(codes(invalid), ['DMARC_INVALID']);
   const missing = await diagnose((await setUp('dmarc-missing.test', { dmarc: ['some other text'] })).id);
   assert.equal(codes(missing), ['DMARC_MISSING']);
 });
 
-test('a subdomain inherits its parent\'s DMARC record', async () => {
+test("a subdomain inherits its parent's DMARC record", async () => {
   const domain = await setUp('news.good.test');
   dns.zone.txt.delete('_dmarc.news.good.test');
   assert.equal(codes(await diagnose(domain.id)), []);
@@ -200,33 +252,64 @@ test('a resolver that never answers: every record reported, nothing thrown', asy
     const domain = await domainRow('unreachable.test');
     const started = Date.now();
     const body = await diagnoseDomain(
-      { db: ctx.db, secrets: ctx.deps.secrets, config: { ...ctx.config, dnsServers: [silent.address] }, dkimSigning: ctx.workerResources.dkimSigning },
-      { tenantId: world.tenantId, adminId: world.owner.id, apiKeyId: null, role: 'owner', isPlatformAdmin: false, testMode: false },
+      {
+        db: ctx.db,
+        secrets: ctx.deps.secrets,
+        config: { ...ctx.config, dnsServers: [silent.address] },
+        dkimSigning: ctx.workerResources.dkimSigning,
+      },
+      {
+        tenantId: world.tenantId,
+        adminId: world.owner.id,
+        apiKeyId: null,
+        role: 'owner',
+        isPlatformAdmin: false,
+        testMode: false,
+      },
       { id: domain.id },
     );
     assert.ok(Date.now() - started < 8000, `took ${Date.now() - started} ms`);
-    assert.equal(body.problems.map((p) => `${p.record}:${p.code}`), ['spf:DNS_TIMEOUT', 'dkim:DNS_TIMEOUT', 'dmarc:DNS_TIMEOUT', 'returnPath:DNS_TIMEOUT']);
+    assert.equal(
+      body.problems.map((p) => `${p.record}:${p.code}`),
+      ['spf:DNS_TIMEOUT', 'dkim:DNS_TIMEOUT', 'dmarc:DNS_TIMEOUT', 'returnPath:DNS_TIMEOUT'],
+    );
     assert.is(body.ok, false);
   } finally {
     await silent.close();
   }
 });
 
-test('another tenant\'s domain is 404; an API key is 403', async () => {
+test("another tenant's domain is 404; an API key is 403", async () => {
   const domain = await domainRow('private.test');
   const stranger = await createWorld(ctx.app);
-  assert.is((await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/diagnose`, headers: stranger.asOwner })).statusCode, 404);
-  assert.is((await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/diagnose`, headers: world.asKey })).statusCode, 403);
+  assert.is(
+    (await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/diagnose`, headers: stranger.asOwner }))
+      .statusCode,
+    404,
+  );
+  assert.is(
+    (await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/diagnose`, headers: world.asKey })).statusCode,
+    403,
+  );
 });
 
 test('a return path published as MX (when the platform asks for MX) is checked by exchange', async () => {
   const domain = await setUp('rp-mx.test');
-  const settings = { spfMechanism: OURS, returnPath: { type: 'MX' as const, target: 'feedback.svc.test', priority: 10 }, dmarcRua: null };
+  const settings = {
+    spfMechanism: OURS,
+    returnPath: { type: 'MX' as const, target: 'feedback.svc.test', priority: 10 },
+    dmarcRua: null,
+  };
   dns.zone.exists.add('bounces.rp-mx.test');
   const lookup = () => createDnsLookup({ servers: [dns.address] });
   const missing = await inspectDomain(lookup(), domain, settings);
-  assert.equal(missing.problems.map((p) => p.code), ['RETURN_PATH_MISSING']);
-  assert.equal(missing.publish, [{ record: 'returnPath', type: 'MX', name: 'bounces.rp-mx.test', value: 'feedback.svc.test', priority: 10 }]);
+  assert.equal(
+    missing.problems.map((p) => p.code),
+    ['RETURN_PATH_MISSING'],
+  );
+  assert.equal(missing.publish, [
+    { record: 'returnPath', type: 'MX', name: 'bounces.rp-mx.test', value: 'feedback.svc.test', priority: 10 },
+  ]);
   dns.zone.mx.set('bounces.rp-mx.test', [{ exchange: 'feedback.svc.test', priority: 10 }]);
   const good = await inspectDomain(lookup(), domain, settings);
   assert.equal(good.problems, []);
@@ -234,7 +317,10 @@ test('a return path published as MX (when the platform asks for MX) is checked b
 });
 
 test('every documented code was produced by some case', () => {
-  assert.equal(DIAGNOSIS_CODES.filter((code) => !seen.has(code)), []);
+  assert.equal(
+    DIAGNOSIS_CODES.filter((code) => !seen.has(code)),
+    [],
+  );
 });
 
 test.run();

@@ -19,13 +19,24 @@ test.before(async () => {
   dns = await startDnsServer();
   ctx = await createTestContext({ env: { DNS_SERVERS: dns.address, PUBLIC_URL: 'https://mail.svc.test' } });
   dns.zone.txt.set('_spf.mail.svc.test', ['v=spf1 ip4:192.0.2.10 -all']);
-  await ctx.db.sequelize.query(`INSERT INTO platform_settings (key, value) VALUES ('returnPathDomain', '"rp.svc.test"')`);
+  await ctx.db.sequelize.query(
+    `INSERT INTO platform_settings (key, value) VALUES ('returnPathDomain', '"rp.svc.test"')`,
+  );
   world = await createWorld(ctx.app);
-  const created = await ctx.app.inject({ method: 'POST', url: '/domains', headers: world.asOwner, payload: { name: 'signed.test' } });
+  const created = await ctx.app.inject({
+    method: 'POST',
+    url: '/domains',
+    headers: world.asOwner,
+    payload: { name: 'signed.test' },
+  });
   assert.is(created.statusCode, 201);
   selector = created.json().dkimSelector;
   publishRecords(dns.zone, created.json().records);
-  const verified = await ctx.app.inject({ method: 'POST', url: `/domains/${created.json().id}/verify`, headers: world.asOwner });
+  const verified = await ctx.app.inject({
+    method: 'POST',
+    url: `/domains/${created.json().id}/verify`,
+    headers: world.asOwner,
+  });
   assert.is(verified.json().status, 'verified', verified.body);
 });
 test.after(async () => {
@@ -45,7 +56,14 @@ function resolverFor(server: string) {
 
 async function signedMessage(from: string, dkim: unknown): Promise<Buffer> {
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
-  const info = await transport.sendMail({ from, to: 'someone@receiver.test', subject: 'Signed', text: 'Hello from a verified domain.\n', html: '<p>Hello</p>', dkim: dkim as never });
+  const info = await transport.sendMail({
+    from,
+    to: 'someone@receiver.test',
+    subject: 'Signed',
+    text: 'Hello from a verified domain.\n',
+    html: '<p>Hello</p>',
+    dkim: dkim as never,
+  });
   return info.message as Buffer;
 }
 
@@ -67,7 +85,9 @@ test('a message signed with dkimFor() passes DKIM against the published key', as
 test('a subdomain sender is signed with the verified parent (relaxed alignment) and passes', async () => {
   const dkim = await ctx.workerResources.dkimSigning.dkimFor(world.tenantId, 'alerts@news.signed.test');
   assert.is(dkim?.domainName, 'signed.test');
-  const result = await dkimVerify(await signedMessage('alerts@news.signed.test', dkim), { resolver: resolverFor(dns.address) as never });
+  const result = await dkimVerify(await signedMessage('alerts@news.signed.test', dkim), {
+    resolver: resolverFor(dns.address) as never,
+  });
   assert.is(result.results[0].status.result, 'pass');
 });
 
@@ -81,7 +101,11 @@ test('an altered body fails, and a message checked against another published key
 
   const name = `${selector}._domainkey.signed.test`;
   const published = dns.zone.txt.get(name)!;
-  const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024, publicKeyEncoding: { type: 'spki', format: 'der' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+  const { publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: 1024,
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
   dns.zone.txt.set(name, [splitTxt(`v=DKIM1; k=rsa; p=${publicKey.toString('base64')}`)]);
   try {
     const wrongKey = await dkimVerify(original, { resolver: resolverFor(dns.address) as never });
@@ -91,16 +115,23 @@ test('an altered body fails, and a message checked against another published key
   }
 });
 
-test('a message sent through the pipeline (capture) is DKIM-signed, passes, and bounces to the domain\'s return path', async () => {
+test("a message sent through the pipeline (capture) is DKIM-signed, passes, and bounces to the domain's return path", async () => {
   const res = await ctx.app.inject({
     method: 'POST',
     url: '/emails/send?sync=true',
     headers: world.asKey,
-    payload: { from: 'Shop <orders@signed.test>', to: 'buyer@receiver.test', subject: 'Your order', textBody: 'Thanks for your order.' },
+    payload: {
+      from: 'Shop <orders@signed.test>',
+      to: 'buyer@receiver.test',
+      subject: 'Your order',
+      textBody: 'Thanks for your order.',
+    },
   });
   assert.is(res.statusCode, 200, res.body);
   assert.is(res.json().status, 'SENT', res.body);
-  const [rows] = await ctx.db.sequelize.query(`SELECT raw, envelope_from FROM captured_messages WHERE email_id = :id`, { replacements: { id: res.json().id } });
+  const [rows] = await ctx.db.sequelize.query(`SELECT raw, envelope_from FROM captured_messages WHERE email_id = :id`, {
+    replacements: { id: res.json().id },
+  });
   const [captured] = rows as { raw: string; envelope_from: string }[];
   assert.ok(captured, 'the message was captured');
   assert.match(captured.envelope_from, /@bounces\.signed\.test$/);
@@ -109,7 +140,7 @@ test('a message sent through the pipeline (capture) is DKIM-signed, passes, and 
   assert.is(result.results[0].signingDomain, 'signed.test');
 });
 
-test('no signing options for unverified, unknown or another tenant\'s domains', async () => {
+test("no signing options for unverified, unknown or another tenant's domains", async () => {
   const other = await createWorld(ctx.app);
   assert.is(await ctx.workerResources.dkimSigning.dkimFor(other.tenantId, 'signed.test'), null);
   assert.is(await ctx.workerResources.dkimSigning.dkimFor(world.tenantId, 'unsigned.test'), null);

@@ -7,19 +7,26 @@ import { defaultSpfMechanism } from '../daemon/modules/domains/sending-settings.
 import { ValidationError } from '../daemon/errors.ts';
 
 test('parseSpf reads qualifiers, names and values', () => {
-  const terms = parseSpf('v=spf1 +a/24 mx:mail.example.com ip4:192.0.2.0/24 -include:x.test redirect=_spf.example.com ?all');
-  assert.equal(terms.map((t) => [t.qualifier, t.name, t.value]), [
-    ['+', 'a', ''],
-    ['+', 'mx', 'mail.example.com'],
-    ['+', 'ip4', '192.0.2.0/24'],
-    ['-', 'include', 'x.test'],
-    ['+', 'redirect', '_spf.example.com'],
-    ['?', 'all', ''],
-  ]);
+  const terms = parseSpf(
+    'v=spf1 +a/24 mx:mail.example.com ip4:192.0.2.0/24 -include:x.test redirect=_spf.example.com ?all',
+  );
+  assert.equal(
+    terms.map((t) => [t.qualifier, t.name, t.value]),
+    [
+      ['+', 'a', ''],
+      ['+', 'mx', 'mail.example.com'],
+      ['+', 'ip4', '192.0.2.0/24'],
+      ['-', 'include', 'x.test'],
+      ['+', 'redirect', '_spf.example.com'],
+      ['?', 'all', ''],
+    ],
+  );
 });
 
 test('termAuthorises: includes by name, ip4 by CIDR, never with a fail qualifier', () => {
-  const [include, range, narrow, failing] = parseSpf('v=spf1 include:_SPF.Svc.Test. ip4:192.0.2.0/24 ip4:192.0.2.128/25 -ip4:192.0.2.7');
+  const [include, range, narrow, failing] = parseSpf(
+    'v=spf1 include:_SPF.Svc.Test. ip4:192.0.2.0/24 ip4:192.0.2.128/25 -ip4:192.0.2.7',
+  );
   assert.ok(termAuthorises(include, 'include:_spf.svc.test'));
   assert.ok(termAuthorises(range, 'ip4:192.0.2.7'));
   assert.not.ok(termAuthorises(narrow, 'ip4:192.0.2.7'));
@@ -29,15 +36,25 @@ test('termAuthorises: includes by name, ip4 by CIDR, never with a fail qualifier
 test('mergeSpf keeps existing terms and the strict all, adds ours once', () => {
   assert.is(mergeSpf(['v=spf1 include:a.test -all'], 'include:us.test'), 'v=spf1 include:a.test include:us.test -all');
   assert.is(mergeSpf(['v=spf1 include:us.test +all'], 'include:us.test'), 'v=spf1 include:us.test ~all');
-  assert.is(mergeSpf(['v=spf1 mx ~all', 'v=spf1 mx include:b.test ~all'], 'ip4:192.0.2.1'), 'v=spf1 mx include:b.test ip4:192.0.2.1 ~all');
-  assert.is(mergeSpf(['v=spf1 redirect=_spf.a.test'], 'include:us.test'), 'v=spf1 include:us.test redirect=_spf.a.test');
+  assert.is(
+    mergeSpf(['v=spf1 mx ~all', 'v=spf1 mx include:b.test ~all'], 'ip4:192.0.2.1'),
+    'v=spf1 mx include:b.test ip4:192.0.2.1 ~all',
+  );
+  assert.is(
+    mergeSpf(['v=spf1 redirect=_spf.a.test'], 'include:us.test'),
+    'v=spf1 include:us.test redirect=_spf.a.test',
+  );
 });
 
 test('normalizeDomainName', () => {
   assert.is(normalizeDomainName(' Mail.Example.COM. '), 'mail.example.com');
   assert.is(normalizeDomainName('münchen.de'), 'xn--mnchen-3ya.de');
   for (const bad of ['10.0.0.1', '::1', 'com', 'a_b.test', 'x'.repeat(64) + '.test', 'mail@x.test']) {
-    assert.throws(() => normalizeDomainName(bad), (error: unknown) => error instanceof ValidationError, bad);
+    assert.throws(
+      () => normalizeDomainName(bad),
+      (error: unknown) => error instanceof ValidationError,
+      bad,
+    );
   }
 });
 

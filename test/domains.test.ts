@@ -19,7 +19,9 @@ let other: Awaited<ReturnType<typeof createWorld>>;
 test.before(async () => {
   dns = await startDnsServer();
   ctx = await createTestContext({ env: { DNS_SERVERS: dns.address, PUBLIC_URL: 'https://mail.svc.test' } });
-  await ctx.db.sequelize.query(`INSERT INTO platform_settings (key, value) VALUES ('returnPathDomain', '"rp.svc.test"')`);
+  await ctx.db.sequelize.query(
+    `INSERT INTO platform_settings (key, value) VALUES ('returnPathDomain', '"rp.svc.test"')`,
+  );
   dns.zone.txt.set('_spf.mail.svc.test', ['v=spf1 ip4:192.0.2.10 -all']);
   world = await createWorld(ctx.app);
   other = await createWorld(ctx.app);
@@ -42,15 +44,34 @@ test('POST /domains answers the four records and keeps the private key sealed', 
   assert.match(body.dkimSelector, /^svc\d{6}[0-9a-f]{4}$/);
   const byKind = Object.fromEntries(body.records.map((r: { record: string }) => [r.record, r]));
   assert.equal(Object.keys(byKind).sort(), ['dkim', 'dmarc', 'returnPath', 'spf']);
-  assert.equal({ ...byKind.spf, status: undefined }, { record: 'spf', type: 'TXT', name: 'created.test', value: 'v=spf1 include:_spf.mail.svc.test ~all', required: true, status: undefined, found: [], checkedAt: null });
+  assert.equal(
+    { ...byKind.spf, status: undefined },
+    {
+      record: 'spf',
+      type: 'TXT',
+      name: 'created.test',
+      value: 'v=spf1 include:_spf.mail.svc.test ~all',
+      required: true,
+      status: undefined,
+      found: [],
+      checkedAt: null,
+    },
+  );
   assert.is(byKind.dkim.name, `${body.dkimSelector}._domainkey.created.test`);
   assert.match(byKind.dkim.value, /^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/);
   assert.is(byKind.dmarc.name, '_dmarc.created.test');
   assert.match(byKind.dmarc.value, /^v=DMARC1; p=quarantine; rua=mailto:/);
-  assert.equal([byKind.returnPath.type, byKind.returnPath.name, byKind.returnPath.value], ['CNAME', 'bounces.created.test', 'rp.svc.test']);
+  assert.equal(
+    [byKind.returnPath.type, byKind.returnPath.name, byKind.returnPath.value],
+    ['CNAME', 'bounces.created.test', 'rp.svc.test'],
+  );
   assert.ok(body.records.every((r: { status: string }) => r.status === 'pending'));
 
-  const publicKey = createPublicKey({ key: Buffer.from(byKind.dkim.value.split('p=')[1], 'base64'), format: 'der', type: 'spki' });
+  const publicKey = createPublicKey({
+    key: Buffer.from(byKind.dkim.value.split('p=')[1], 'base64'),
+    format: 'der',
+    type: 'spki',
+  });
   assert.is(publicKey.asymmetricKeyDetails?.modulusLength, 2048);
   const row = await Domain.findByPk(body.id);
   assert.ok(row);
@@ -68,7 +89,16 @@ test('IDN names are stored as punycode', async () => {
 });
 
 test('bad names are 400 with the field named', async () => {
-  for (const name of ['192.0.2.1', '[::1]', 'localhost', 'user@example.com', 'exa mple.com', '-bad.example', 'example.123', 'a..b.com']) {
+  for (const name of [
+    '192.0.2.1',
+    '[::1]',
+    'localhost',
+    'user@example.com',
+    'exa mple.com',
+    '-bad.example',
+    'example.123',
+    'a..b.com',
+  ]) {
     const res = await ctx.app.inject({ method: 'POST', url: '/domains', headers: world.asOwner, payload: { name } });
     assert.is(res.statusCode, 400, `${name}: ${res.body}`);
     assert.is(res.json().code, 'VALIDATION_FAILED');
@@ -83,7 +113,12 @@ test('bad names are 400 with the field named', async () => {
 
 test('a duplicate in the tenant is 409; another tenant may register the same name', async () => {
   await addDomain(world.asOwner, 'dup.test');
-  const res = await ctx.app.inject({ method: 'POST', url: '/domains', headers: world.asOwner, payload: { name: 'DUP.test.' } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/domains',
+    headers: world.asOwner,
+    payload: { name: 'DUP.test.' },
+  });
   assert.is(res.statusCode, 409);
   assert.is(res.json().code, 'DOMAIN_EXISTS');
   await addDomain(other.asOwner, 'dup.test');
@@ -96,11 +131,26 @@ test('API keys are refused (403) except the listing with domains:read (an extens
   assert.is(listing.statusCode, 200, 'a key with domains:read lists the domains');
   assert.ok(listing.json().data.some((domain: { name: string }) => domain.name === 'isolated.test'));
   const narrow = await createApiKey(world.tenantId, { scopes: ['email:send'] });
-  const refused = await ctx.app.inject({ method: 'GET', url: '/domains', headers: { authorization: `Bearer ${narrow.key}` } });
+  const refused = await ctx.app.inject({
+    method: 'GET',
+    url: '/domains',
+    headers: { authorization: `Bearer ${narrow.key}` },
+  });
   assert.is(refused.statusCode, 403);
   assert.is(refused.json().code, 'INSUFFICIENT_SCOPE');
-  for (const [method, url] of [['POST', '/domains'], ['GET', `/domains/${mine.id}/dns`], ['POST', `/domains/${mine.id}/verify`], ['GET', `/domains/${mine.id}/diagnose`], ['DELETE', `/domains/${mine.id}`]] as const) {
-    const res = await ctx.app.inject({ method, url, headers: world.asKey, ...(method === 'POST' && url === '/domains' ? { payload: { name: 'k.test' } } : {}) });
+  for (const [method, url] of [
+    ['POST', '/domains'],
+    ['GET', `/domains/${mine.id}/dns`],
+    ['POST', `/domains/${mine.id}/verify`],
+    ['GET', `/domains/${mine.id}/diagnose`],
+    ['DELETE', `/domains/${mine.id}`],
+  ] as const) {
+    const res = await ctx.app.inject({
+      method,
+      url,
+      headers: world.asKey,
+      ...(method === 'POST' && url === '/domains' ? { payload: { name: 'k.test' } } : {}),
+    });
     assert.is(res.statusCode, 403, `${method} ${url}`);
     const foreign = await ctx.app.inject({ method, url, headers: other.asOwner });
     if (url !== '/domains') assert.is(foreign.statusCode, 404, `${method} ${url} from another tenant`);
@@ -109,8 +159,15 @@ test('API keys are refused (403) except the listing with domains:read (an extens
   await addMember(world.tenantId, viewer.id, 'viewer');
   const asViewer = { authorization: `Bearer ${viewer.token}`, 'x-tenant-id': world.tenantId };
   assert.is((await ctx.app.inject({ method: 'GET', url: '/domains', headers: asViewer })).statusCode, 200);
-  assert.is((await ctx.app.inject({ method: 'POST', url: '/domains', headers: asViewer, payload: { name: 'viewer.test' } })).statusCode, 403);
-  assert.is((await ctx.app.inject({ method: 'DELETE', url: `/domains/${mine.id}`, headers: asViewer })).statusCode, 403);
+  assert.is(
+    (await ctx.app.inject({ method: 'POST', url: '/domains', headers: asViewer, payload: { name: 'viewer.test' } }))
+      .statusCode,
+    403,
+  );
+  assert.is(
+    (await ctx.app.inject({ method: 'DELETE', url: `/domains/${mine.id}`, headers: asViewer })).statusCode,
+    403,
+  );
   const list = (await ctx.app.inject({ method: 'GET', url: '/domains?limit=100', headers: other.asOwner })).json();
   assert.ok(list.data.every((d: { name: string }) => d.name !== 'isolated.test'));
   assert.ok(await Domain.findByPk(mine.id));
@@ -136,7 +193,10 @@ test('verify: published records (DKIM split in several strings) make the domain 
   const body = res.json();
   assert.is(body.status, 'verified');
   assert.ok(body.verifiedAt);
-  assert.ok(body.records.every((r: { status: string }) => r.status === 'verified'), JSON.stringify(body.records.map((r: { status: string }) => r.status)));
+  assert.ok(
+    body.records.every((r: { status: string }) => r.status === 'verified'),
+    JSON.stringify(body.records.map((r: { status: string }) => r.status)),
+  );
   const dkim = body.records.find((r: { record: string }) => r.record === 'dkim');
   assert.equal(dkim.found, [dkim.value]);
 
@@ -146,8 +206,13 @@ test('verify: published records (DKIM split in several strings) make the domain 
   assert.equal(Object.keys(row!.recordChecks).sort(), ['dkim', 'dmarc', 'returnPath', 'spf']);
   assert.is(row!.recordChecks.dkim!.status, 'verified');
 
-  const dnsView = (await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/dns`, headers: world.asOwner })).json();
-  assert.equal(dnsView.records.map((r: { status: string }) => r.status), ['verified', 'verified', 'verified', 'verified']);
+  const dnsView = (
+    await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/dns`, headers: world.asOwner })
+  ).json();
+  assert.equal(
+    dnsView.records.map((r: { status: string }) => r.status),
+    ['verified', 'verified', 'verified', 'verified'],
+  );
   assert.ok(dnsView.records.every((r: { checkedAt: string | null }) => r.checkedAt !== null));
 
   const sequelize = ctx.db.sequelize;
@@ -155,10 +220,17 @@ test('verify: published records (DKIM split in several strings) make the domain 
   assert.is(await isVerifiedSenderDomain(ctx.workerResources, world.tenantId, 'news.good.test'), true);
   assert.is(await isVerifiedSenderDomain(ctx.workerResources, world.tenantId, 'notgood.test'), false);
   assert.is(await isVerifiedSenderDomain(ctx.workerResources, other.tenantId, 'good.test'), false);
-  assert.is(await returnPathFor({ sequelize, ...ctx.workerResources }, world.tenantId, 'good.test'), 'bounces.good.test');
+  assert.is(
+    await returnPathFor({ sequelize, ...ctx.workerResources }, world.tenantId, 'good.test'),
+    'bounces.good.test',
+  );
   assert.is(await returnPathFor({ sequelize, ...ctx.workerResources }, other.tenantId, 'good.test'), null);
   await sequelize.query(`DELETE FROM platform_settings WHERE key = 'returnPathDomain'`);
-  assert.is(await returnPathFor({ sequelize, ...ctx.workerResources }, world.tenantId, 'good.test'), null, 'no return path once the platform stops routing bounces');
+  assert.is(
+    await returnPathFor({ sequelize, ...ctx.workerResources }, world.tenantId, 'good.test'),
+    null,
+    'no return path once the platform stops routing bounces',
+  );
   await sequelize.query(`INSERT INTO platform_settings (key, value) VALUES ('returnPathDomain', '"rp.svc.test"')`);
   const dkimOptions = await ctx.workerResources.dkimSigning.dkimFor(world.tenantId, 'good.test');
   assert.equal([dkimOptions?.domainName, dkimOptions?.keySelector], ['good.test', domain.dkimSelector]);
@@ -167,10 +239,15 @@ test('verify: published records (DKIM split in several strings) make the domain 
 test('verify: missing records fail the domain and say which', async () => {
   const domain = await addDomain(world.asOwner, 'bare.test');
   dns.zone.exists.add('bare.test');
-  const body = (await ctx.app.inject({ method: 'POST', url: `/domains/${domain.id}/verify`, headers: world.asOwner })).json();
+  const body = (
+    await ctx.app.inject({ method: 'POST', url: `/domains/${domain.id}/verify`, headers: world.asOwner })
+  ).json();
   assert.is(body.status, 'failed');
   assert.is(body.verifiedAt, null);
-  assert.equal(body.records.map((r: { status: string }) => r.status), ['missing', 'missing', 'missing', 'missing']);
+  assert.equal(
+    body.records.map((r: { status: string }) => r.status),
+    ['missing', 'missing', 'missing', 'missing'],
+  );
   assert.ok(body.problems.some((p: { code: string }) => p.code === 'SPF_MISSING'));
   assert.is((await Domain.findByPk(domain.id))!.status, 'failed');
   assert.is(await isVerifiedSenderDomain(ctx.workerResources, world.tenantId, 'bare.test'), false);
@@ -180,14 +257,22 @@ test('verify: missing records fail the domain and say which', async () => {
 test('verify: a resolver time-out does not un-verify a verified domain', async () => {
   const domain = await addDomain(world.asOwner, 'flaky.test');
   publishRecords(dns.zone, domain.records);
-  assert.is((await ctx.app.inject({ method: 'POST', url: `/domains/${domain.id}/verify`, headers: world.asOwner })).json().status, 'verified');
+  assert.is(
+    (await ctx.app.inject({ method: 'POST', url: `/domains/${domain.id}/verify`, headers: world.asOwner })).json()
+      .status,
+    'verified',
+  );
   dns.zone.silent.add(`${domain.dkimSelector}._domainkey.flaky.test`);
   const started = Date.now();
-  const body = (await ctx.app.inject({ method: 'POST', url: `/domains/${domain.id}/verify`, headers: world.asOwner })).json();
+  const body = (
+    await ctx.app.inject({ method: 'POST', url: `/domains/${domain.id}/verify`, headers: world.asOwner })
+  ).json();
   assert.ok(Date.now() - started < 8000);
   assert.is(body.status, 'verified');
   assert.is(body.records.find((r: { record: string }) => r.record === 'dkim').status, 'error');
-  assert.ok(body.problems.some((p: { code: string; record: string }) => p.code === 'DNS_TIMEOUT' && p.record === 'dkim'));
+  assert.ok(
+    body.problems.some((p: { code: string; record: string }) => p.code === 'DNS_TIMEOUT' && p.record === 'dkim'),
+  );
 });
 
 test('DELETE removes the domain and its key', async () => {
@@ -196,16 +281,30 @@ test('DELETE removes the domain and its key', async () => {
   assert.is(res.statusCode, 200);
   assert.equal(res.json(), { ok: true });
   assert.is(await Domain.findByPk(domain.id), null);
-  assert.is((await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/dns`, headers: world.asOwner })).statusCode, 404);
-  assert.is((await ctx.app.inject({ method: 'DELETE', url: `/domains/${domain.id}`, headers: world.asOwner })).statusCode, 404);
-  assert.is((await ctx.app.inject({ method: 'GET', url: '/domains/not-a-uuid/dns', headers: world.asOwner })).statusCode, 400);
+  assert.is(
+    (await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/dns`, headers: world.asOwner })).statusCode,
+    404,
+  );
+  assert.is(
+    (await ctx.app.inject({ method: 'DELETE', url: `/domains/${domain.id}`, headers: world.asOwner })).statusCode,
+    404,
+  );
+  assert.is(
+    (await ctx.app.inject({ method: 'GET', url: '/domains/not-a-uuid/dns', headers: world.asOwner })).statusCode,
+    400,
+  );
 });
 
 test('daily re-check records drift when a published record changes', async () => {
   const domain = await addDomain(world.asOwner, 'drift.test');
   publishRecords(dns.zone, domain.records);
   await ctx.app.inject({ method: 'POST', url: `/domains/${domain.id}/verify`, headers: world.asOwner });
-  const deps = { db: ctx.db, secrets: ctx.deps.secrets, config: ctx.config, dkimSigning: ctx.workerResources.dkimSigning };
+  const deps = {
+    db: ctx.db,
+    secrets: ctx.deps.secrets,
+    config: ctx.config,
+    dkimSigning: ctx.workerResources.dkimSigning,
+  };
   const warnings: unknown[] = [];
   const log = { warn: (...args: unknown[]) => void warnings.push(args) };
 
@@ -223,7 +322,9 @@ test('daily re-check records drift when a published record changes', async () =>
   assert.ok(row!.driftDetectedAt);
   assert.equal(row!.drift, [{ record: 'dkim', from: 'verified', to: 'mismatch' }]);
   assert.is(warnings.length, 1);
-  const view = (await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/dns`, headers: world.asOwner })).json();
+  const view = (
+    await ctx.app.inject({ method: 'GET', url: `/domains/${domain.id}/dns`, headers: world.asOwner })
+  ).json();
   assert.equal(view.drift, [{ record: 'dkim', from: 'verified', to: 'mismatch' }]);
   assert.is(await isVerifiedSenderDomain(ctx.workerResources, world.tenantId, 'drift.test'), false);
 });

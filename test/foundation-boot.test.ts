@@ -37,7 +37,12 @@ async function bootAndStop(env: Record<string, string>) {
   assert.is(ready.status, 200, JSON.stringify(ready.body));
   assert.is(ready.body.status, 'ready');
   assert.ok(ready.body.checks.workers.ok);
-  assert.equal(ready.body.checks.workers.names, env.WORKER_THREADS === 'separate' ? ['send-worker', 'scheduler', 'webhook-worker', 'system-mail-worker', 'maintenance', 'campaign-worker'] : ['send-worker', 'background']);
+  assert.equal(
+    ready.body.checks.workers.names,
+    env.WORKER_THREADS === 'separate'
+      ? ['send-worker', 'scheduler', 'webhook-worker', 'system-mail-worker', 'maintenance', 'campaign-worker']
+      : ['send-worker', 'background'],
+  );
   assert.equal(ready.body.checks.migrations, { ok: true, pending: [] });
 
   const queues = await fetch(`${daemon.url}/health/queues`);
@@ -62,7 +67,12 @@ test('boots on PostgreSQL (DATABASE_URL): ready with workers, SIGTERM exits 0', 
   if (!process.env.DATABASE_URL) return;
   const database = await createTestDatabase();
   try {
-    await bootAndStop({ DATA_DIR: database.dataDir, WORKER_THREADS: 'separate', DATABASE_URL: database.url!, ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}) });
+    await bootAndStop({
+      DATA_DIR: database.dataDir,
+      WORKER_THREADS: 'separate',
+      DATABASE_URL: database.url!,
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    });
   } finally {
     await database.drop();
   }
@@ -71,7 +81,10 @@ test('boots on PostgreSQL (DATABASE_URL): ready with workers, SIGTERM exits 0', 
 test('--role api serves HTTP without worker threads and is ready', async () => {
   const database = await createTestDatabase();
   try {
-    const daemon = await startDaemon({ DATA_DIR: database.dataDir, ...(database.url ? { DATABASE_URL: database.url } : {}) }, ['--role', 'api']);
+    const daemon = await startDaemon(
+      { DATA_DIR: database.dataDir, ...(database.url ? { DATABASE_URL: database.url } : {}) },
+      ['--role', 'api'],
+    );
     const ready = await waitReady(daemon.url);
     assert.is(ready.status, 200);
     assert.equal(ready.body.checks.workers, { ok: true, role: 'api', names: [] });
@@ -87,7 +100,14 @@ test('--role worker runs the worker threads without HTTP; SIGTERM drains and exi
   const database = await createTestDatabase();
   try {
     const child = spawn(process.execPath, [SVC, 'daemon', 'start', '--role', 'worker'], {
-      env: { ...process.env, NODE_OPTIONS: '', PORT: '0', LOG_LEVEL: 'info', DATA_DIR: database.dataDir, ...(database.url ? { DATABASE_URL: database.url } : { DATABASE_URL: '' }) },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: '',
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        DATA_DIR: database.dataDir,
+        ...(database.url ? { DATABASE_URL: database.url } : { DATABASE_URL: '' }),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.add(child);
@@ -96,7 +116,8 @@ test('--role worker runs the worker threads without HTTP; SIGTERM drains and exi
     child.stderr.on('data', (chunk) => (output += chunk));
     const exit = new Promise((resolve) => child.once('exit', resolve));
     const deadline = Date.now() + 90_000;
-    while (!/worker threads started/.test(output) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    while (!/worker threads started/.test(output) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 200));
     assert.match(output, /worker threads started/);
     assert.not.match(output, /Server listening/);
     child.kill('SIGTERM');

@@ -9,7 +9,14 @@ import { randomUUID } from 'node:crypto';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createWorld } from './helpers/fixtures.ts';
 import { errorBodyProblem } from './helpers/error-body.ts';
-import { bodyArbitrary, queryArbitrary, pathArbitrary, type OpenApiDocument, type Operation, type Schema } from './helpers/openapi-arbitraries.ts';
+import {
+  bodyArbitrary,
+  queryArbitrary,
+  pathArbitrary,
+  type OpenApiDocument,
+  type Operation,
+  type Schema,
+} from './helpers/openapi-arbitraries.ts';
 
 const RUNS_PER_ROUTE = Number(process.env.FUZZ_RUNS ?? 12);
 /** Routes that answer with a stream that never ends; a request to them would hang the run. */
@@ -46,11 +53,15 @@ function declaresPage(operation: Operation, status: number): boolean {
   const response = operation.responses?.[String(status)] ?? operation.responses?.[`${String(status)[0]}XX`];
   const content = Object.entries(response?.content ?? {});
   if (content.length === 0) return false;
-  return content.every(([type, media]) => !type.includes('json') || (media as { schema?: Schema }).schema?.type === 'string');
+  return content.every(
+    ([type, media]) => !type.includes('json') || (media as { schema?: Schema }).schema?.type === 'string',
+  );
 }
 
 const operations = Object.entries(doc.paths)
-  .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })))
+  .flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })),
+  )
   .filter(({ method }) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method))
   // Deletions last, so that they do not take away the tenant the other routes work in.
   .sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
@@ -97,7 +108,12 @@ for (const { path, method, operation } of operations) {
           if (problem) throw new Error(`${problem}: ${where}`);
         }
       }),
-      { numRuns: RUNS_PER_ROUTE, endOnFailure: true, includeErrorInReport: true, ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}) },
+      {
+        numRuns: RUNS_PER_ROUTE,
+        endOnFailure: true,
+        includeErrorInReport: true,
+        ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}),
+      },
     );
   });
 }

@@ -26,7 +26,9 @@ async function snapshot(): Promise<Record<string, string[]>> {
   const result: Record<string, string[]> = {};
   for (const table of PARTITIONED_TABLES) {
     // bodies_removed_at only exists after 0207: compare the columns the old schema had.
-    const rows = await q<{ row: string }>(`SELECT (to_jsonb(t) - 'bodies_removed_at')::text AS row FROM ${table} t ORDER BY id`);
+    const rows = await q<{ row: string }>(
+      `SELECT (to_jsonb(t) - 'bodies_removed_at')::text AS row FROM ${table} t ORDER BY id`,
+    );
     result[table] = rows.map((r) => r.row);
   }
   return result;
@@ -34,7 +36,12 @@ async function snapshot(): Promise<Record<string, string[]>> {
 
 test('every row of the history tables survives partitioning, in the partition of its month; down keeps them too', async () => {
   const { tenantId, asKey } = await createWorld(ctx.app);
-  const endpoint = await ctx.app.inject({ method: 'POST', url: '/webhooks/endpoints', headers: asKey, payload: { url: 'https://hooks.example.test/x', events: ['email.sent'] } });
+  const endpoint = await ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/endpoints',
+    headers: asKey,
+    payload: { url: 'https://hooks.example.test/x', events: ['email.sent'] },
+  });
   const endpointId = endpoint.json().id as string;
 
   await createMigrator(ctx.db.sequelize).down({ to: FIRST });
@@ -69,10 +76,16 @@ test('every row of the history tables survives partitioning, in the partition of
     const [stray] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}_default`);
     assert.is(stray.n, 0, `${table}: every row is in the partition of its month`);
   }
-  const [ancient] = await q<{ partition: string }>(`SELECT tableoid::regclass::text AS partition FROM email_logs WHERE message_id = '<ancient@acme.test>'`);
+  const [ancient] = await q<{ partition: string }>(
+    `SELECT tableoid::regclass::text AS partition FROM email_logs WHERE message_id = '<ancient@acme.test>'`,
+  );
   assert.match(ancient.partition, /^email_logs_p\d{4}_\d{2}$/);
   const found = await ctx.app.inject({ method: 'GET', url: '/emails/logs?to=ann7@example.org', headers: asKey });
-  assert.equal(found.json().data.map((log: { messageId: string }) => log.messageId), ['<m7@acme.test>'], 'migrated rows are searchable');
+  assert.equal(
+    found.json().data.map((log: { messageId: string }) => log.messageId),
+    ['<m7@acme.test>'],
+    'migrated rows are searchable',
+  );
 
   await createMigrator(ctx.db.sequelize).down({ to: FIRST });
   assert.equal(await snapshot(), before, 'down: the plain tables hold every row');

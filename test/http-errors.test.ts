@@ -31,7 +31,12 @@ interface Case {
 const CASES: Case[] = [
   {
     name: 'malformed JSON',
-    request: () => ({ method: 'POST', url: '/tenants', headers: { ...world.asOwner, ...json }, payload: '{"name": "Acme"' }),
+    request: () => ({
+      method: 'POST',
+      url: '/tenants',
+      headers: { ...world.asOwner, ...json },
+      payload: '{"name": "Acme"',
+    }),
     status: 400,
     code: 'INVALID_JSON',
   },
@@ -56,19 +61,34 @@ const CASES: Case[] = [
   },
   {
     name: 'body over 1 MB',
-    request: () => ({ method: 'POST', url: '/tenants', headers: { ...world.asOwner, ...json }, payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }) }),
+    request: () => ({
+      method: 'POST',
+      url: '/tenants',
+      headers: { ...world.asOwner, ...json },
+      payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }),
+    }),
     status: 413,
     code: 'BODY_TOO_LARGE',
   },
   {
     name: 'wrong content type',
-    request: () => ({ method: 'POST', url: '/tenants', headers: { ...world.asOwner, 'content-type': 'text/plain' }, payload: 'name=Acme' }),
+    request: () => ({
+      method: 'POST',
+      url: '/tenants',
+      headers: { ...world.asOwner, 'content-type': 'text/plain' },
+      payload: 'name=Acme',
+    }),
     status: 415,
     code: 'UNSUPPORTED_MEDIA_TYPE',
   },
   {
     name: 'form-encoded body',
-    request: () => ({ method: 'POST', url: '/tenants', headers: { ...world.asOwner, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'name=Acme' }),
+    request: () => ({
+      method: 'POST',
+      url: '/tenants',
+      headers: { ...world.asOwner, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'name=Acme',
+    }),
     status: 415,
     code: 'UNSUPPORTED_MEDIA_TYPE',
   },
@@ -98,7 +118,11 @@ const CASES: Case[] = [
   },
   {
     name: 'validation: query out of range',
-    request: () => ({ method: 'GET', url: `/tenants/${world.tenantId}/audit-events?page=0&limit=100000`, headers: world.asOwner }),
+    request: () => ({
+      method: 'GET',
+      url: `/tenants/${world.tenantId}/audit-events?page=0&limit=100000`,
+      headers: world.asOwner,
+    }),
     status: 400,
     code: 'VALIDATION_FAILED',
     check: (body) => {
@@ -120,26 +144,42 @@ const CASES: Case[] = [
   },
   {
     name: 'X-Tenant-Id that is not a UUID',
-    request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { ...world.asOwner, 'x-tenant-id': 'acme' } }),
+    request: () => ({
+      method: 'GET',
+      url: '/webhooks/endpoints',
+      headers: { ...world.asOwner, 'x-tenant-id': 'acme' },
+    }),
     status: 400,
     code: 'VALIDATION_FAILED',
     check: (body) => assert.equal(body.details, [{ field: 'headers.x-tenant-id', message: 'must be a UUID' }]),
   },
   {
     name: 'tenant route with a JWT and no X-Tenant-Id',
-    request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { authorization: world.asOwner.authorization } }),
+    request: () => ({
+      method: 'GET',
+      url: '/webhooks/endpoints',
+      headers: { authorization: world.asOwner.authorization },
+    }),
     status: 400,
     code: 'VALIDATION_FAILED',
   },
   {
     name: 'X-Tenant-Id of a tenant the admin is not a member of',
-    request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { ...world.asOwner, 'x-tenant-id': randomUUID() } }),
+    request: () => ({
+      method: 'GET',
+      url: '/webhooks/endpoints',
+      headers: { ...world.asOwner, 'x-tenant-id': randomUUID() },
+    }),
     status: 403,
     code: 'NOT_A_MEMBER',
   },
   {
     name: 'API key used with another tenant id',
-    request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { ...world.asKey, 'x-tenant-id': randomUUID() } }),
+    request: () => ({
+      method: 'GET',
+      url: '/webhooks/endpoints',
+      headers: { ...world.asKey, 'x-tenant-id': randomUUID() },
+    }),
     status: 403,
     code: 'TENANT_MISMATCH',
   },
@@ -157,7 +197,11 @@ const CASES: Case[] = [
   },
   {
     name: 'a forged JWT',
-    request: () => ({ method: 'GET', url: '/auth/me', headers: { authorization: `Bearer ${world.owner.token.slice(0, -4)}AAAA` } }),
+    request: () => ({
+      method: 'GET',
+      url: '/auth/me',
+      headers: { authorization: `Bearer ${world.owner.token.slice(0, -4)}AAAA` },
+    }),
     status: 401,
     code: 'UNAUTHORIZED',
   },
@@ -173,7 +217,11 @@ const CASES: Case[] = [
   },
   {
     name: 'an unknown API key',
-    request: () => ({ method: 'GET', url: '/webhooks/endpoints', headers: { authorization: `Bearer ${world.key.key.slice(0, -6)}zzzzzz` } }),
+    request: () => ({
+      method: 'GET',
+      url: '/webhooks/endpoints',
+      headers: { authorization: `Bearer ${world.key.key.slice(0, -6)}zzzzzz` },
+    }),
     status: 401,
     code: 'UNAUTHORIZED',
   },
@@ -184,9 +232,36 @@ const CASES: Case[] = [
     code: 'SESSION_REQUIRED',
   },
   ...[
-    ['contact attributes', () => ({ method: 'PUT', url: '/contacts', headers: { ...world.asKey, ...json }, payload: `{"email":"deep@example.test","attributes":${nested(5000)}}` }), 'attributes.a.a.a.a.a.a.a'],
-    ['send metadata', () => ({ method: 'POST', url: '/emails/send', headers: { ...world.asKey, ...json }, payload: `{"from":"a@acme.test","to":"b@example.test","subject":"s","textBody":"t","metadata":${nested(100000)}}` }), 'metadata.a.a.a.a.a.a.a'],
-    ['template data', () => ({ method: 'POST', url: '/emails/send-template', headers: { ...world.asKey, ...json }, payload: `{"slug":"x","from":"a@acme.test","to":"b@example.test","data":{"list":[${nested(40)}]}}` }), 'data.list[0].a.a.a.a.a.a'],
+    [
+      'contact attributes',
+      () => ({
+        method: 'PUT',
+        url: '/contacts',
+        headers: { ...world.asKey, ...json },
+        payload: `{"email":"deep@example.test","attributes":${nested(5000)}}`,
+      }),
+      'attributes.a.a.a.a.a.a.a',
+    ],
+    [
+      'send metadata',
+      () => ({
+        method: 'POST',
+        url: '/emails/send',
+        headers: { ...world.asKey, ...json },
+        payload: `{"from":"a@acme.test","to":"b@example.test","subject":"s","textBody":"t","metadata":${nested(100000)}}`,
+      }),
+      'metadata.a.a.a.a.a.a.a',
+    ],
+    [
+      'template data',
+      () => ({
+        method: 'POST',
+        url: '/emails/send-template',
+        headers: { ...world.asKey, ...json },
+        payload: `{"slug":"x","from":"a@acme.test","to":"b@example.test","data":{"list":[${nested(40)}]}}`,
+      }),
+      'data.list[0].a.a.a.a.a.a',
+    ],
   ].map(([where, request, field]): Case => ({
     name: `JSON nested thousands of levels deep in ${where as string}`,
     request: request as () => InjectOptions,
@@ -203,16 +278,33 @@ const CASES: Case[] = [
       request: () => ({ method: 'GET', url: `${path}?page=${page}`, headers: world.asKey }),
       status: 400,
       code: 'VALIDATION_FAILED',
-      check: (body) => assert.ok(body.details.some((detail: { field: string }) => /page/.test(detail.field)), JSON.stringify(body.details)),
+      check: (body) =>
+        assert.ok(
+          body.details.some((detail: { field: string }) => /page/.test(detail.field)),
+          JSON.stringify(body.details),
+        ),
     })),
   ),
   ...[
     ['a local part over 64 octets', `${'l'.repeat(65)}@example.test`, /local part longer than 64 octets/],
-    ['a domain over 255 octets', `a@${Array.from({ length: 5 }, () => 'd'.repeat(60)).join('.')}.test`, /domain longer than 255 octets|not a valid e-mail address/],
-    ['a path over 256 octets', `${'l'.repeat(64)}@${Array.from({ length: 3 }, () => 'd'.repeat(62)).join('.')}.test`, /longer than the 256 octets of an SMTP path/],
+    [
+      'a domain over 255 octets',
+      `a@${Array.from({ length: 5 }, () => 'd'.repeat(60)).join('.')}.test`,
+      /domain longer than 255 octets|not a valid e-mail address/,
+    ],
+    [
+      'a path over 256 octets',
+      `${'l'.repeat(64)}@${Array.from({ length: 3 }, () => 'd'.repeat(62)).join('.')}.test`,
+      /longer than the 256 octets of an SMTP path/,
+    ],
   ].map(([what, address, message]): Case => ({
     name: `a recipient with ${what as string}`,
-    request: () => ({ method: 'POST', url: '/emails/send', headers: { ...world.asKey, ...json }, payload: { from: 'a@acme.test', to: address, subject: 's', textBody: 't' } }),
+    request: () => ({
+      method: 'POST',
+      url: '/emails/send',
+      headers: { ...world.asKey, ...json },
+      payload: { from: 'a@acme.test', to: address, subject: 's', textBody: 't' },
+    }),
     status: 400,
     code: 'VALIDATION_FAILED',
     check: (body) => {

@@ -5,7 +5,12 @@ import * as assert from 'uvu/assert';
 import { gzipSync, zipSync } from 'fflate';
 import { readReport } from '../daemon/modules/inbound-mail/mime.ts';
 import { readArf, readDsn, readPlainNdr } from '../daemon/modules/inbound-mail/reports.ts';
-import { MAX_REPORT_XML_BYTES, parseAggregateReport, reportXml, UnreadableReportError } from '../daemon/modules/dmarc/parse.ts';
+import {
+  MAX_REPORT_XML_BYTES,
+  parseAggregateReport,
+  reportXml,
+  UnreadableReportError,
+} from '../daemon/modules/dmarc/parse.ts';
 
 const crlf = (text: string) => text.replace(/\r?\n/g, '\r\n');
 
@@ -53,17 +58,27 @@ X-Service-Email-Id: 0b9f2a8e-4a4c-4d3e-9a0e-1f2e3d4c5b6a
   const report = readReport(raw);
   assert.is(report.reportType, 'delivery-status');
   const reports = readDsn(report);
-  assert.equal(reports.map((r) => [r.bounceType, r.recipients, r.diagnostic]), [
-    ['soft', ['b@example.org'], '4.2.2 452 4.2.2 mailbox full'],
-    ['hard', ['a@example.org'], '5.2.1 550 5.2.1 mailbox disabled'],
-  ]);
+  assert.equal(
+    reports.map((r) => [r.bounceType, r.recipients, r.diagnostic]),
+    [
+      ['soft', ['b@example.org'], '4.2.2 452 4.2.2 mailbox full'],
+      ['hard', ['a@example.org'], '5.2.1 550 5.2.1 mailbox disabled'],
+    ],
+  );
   assert.equal(reports[0].messageIds, ['<abc@acme.test>']);
   assert.is(reports[0].emailId, '0b9f2a8e-4a4c-4d3e-9a0e-1f2e3d4c5b6a');
 });
 
 test('a plain NDR: the enhanced code decides, the recipients named in the text are the bounced ones', () => {
-  const headers = readReport(crlf('From: Mail Delivery System <MAILER-DAEMON@mx.example.net>\nSubject: Mail delivery failed\n\nbody')).headers;
-  const hard = readPlainNdr(headers, 'a@example.org: 550 5.1.1 no such user', ['a@example.org', 'b@example.org'], false);
+  const headers = readReport(
+    crlf('From: Mail Delivery System <MAILER-DAEMON@mx.example.net>\nSubject: Mail delivery failed\n\nbody'),
+  ).headers;
+  const hard = readPlainNdr(
+    headers,
+    'a@example.org: 550 5.1.1 no such user',
+    ['a@example.org', 'b@example.org'],
+    false,
+  );
   assert.is(hard?.bounceType, 'hard');
   assert.equal(hard?.recipients, ['a@example.org']);
   const soft = readPlainNdr(headers, 'b@example.org: 452 4.2.2 over quota, giving up', ['b@example.org'], false);
@@ -101,14 +116,24 @@ const xml = `<?xml version="1.0"?><feedback><report_metadata><org_name>Example</
 <auth_results><dkim><domain>relay.example</domain><result>pass</result></dkim><dkim><domain>acme.test</domain><result>fail</result></dkim><spf><domain>relay.example</domain><result>pass</result></spf></auth_results></record>
 </feedback>`;
 
-test('DMARC: a single record, the header-From domain\'s DKIM result preferred, domain normalised', () => {
+test("DMARC: a single record, the header-From domain's DKIM result preferred, domain normalised", () => {
   const report = parseAggregateReport(xml);
   assert.is(report.domain, 'acme.test');
   assert.equal(report.policy, { p: 'reject' });
-  assert.equal(report.records, [{
-    sourceIp: '192.0.2.1', count: 3, disposition: 'reject', headerFrom: 'acme.test', dkimAligned: false, spfAligned: false,
-    dkimDomain: 'acme.test', dkimResult: 'fail', spfDomain: 'relay.example', spfResult: 'pass',
-  }]);
+  assert.equal(report.records, [
+    {
+      sourceIp: '192.0.2.1',
+      count: 3,
+      disposition: 'reject',
+      headerFrom: 'acme.test',
+      dkimAligned: false,
+      spfAligned: false,
+      dkimDomain: 'acme.test',
+      dkimResult: 'fail',
+      spfDomain: 'relay.example',
+      spfResult: 'pass',
+    },
+  ]);
 });
 
 test('DMARC: gzip and zip are recognised by their bytes; other attachments are not reports; bombs and non-reports refused', () => {
@@ -116,9 +141,15 @@ test('DMARC: gzip and zip are recognised by their bytes; other attachments are n
   assert.is(reportXml(zipSync({ 'report.xml': Buffer.from(xml) })), xml);
   assert.is(reportXml(Buffer.from('%PDF-1.4 not a report')), null);
   const bomb = gzipSync(new Uint8Array(MAX_REPORT_XML_BYTES + 1));
-  assert.throws(() => reportXml(bomb), (error: Error) => error instanceof UnreadableReportError);
+  assert.throws(
+    () => reportXml(bomb),
+    (error: Error) => error instanceof UnreadableReportError,
+  );
   assert.is(reportXml(zipSync({ 'report.xml': new Uint8Array(MAX_REPORT_XML_BYTES + 1) })), null);
-  assert.throws(() => parseAggregateReport('<html><body>hi</body></html>'), (error: Error) => /no <feedback> element/.test(error.message));
+  assert.throws(
+    () => parseAggregateReport('<html><body>hi</body></html>'),
+    (error: Error) => /no <feedback> element/.test(error.message),
+  );
 });
 
 test.run();

@@ -17,17 +17,29 @@ test.after(async () => {
   await ctx?.close();
 });
 
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/ses/${name}.json`, import.meta.url), 'utf8'));
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(new URL(`./fixtures/ses/${name}.json`, import.meta.url), 'utf8'));
 const q = <T extends object>(sql: string, replacements: Record<string, unknown> = {}) =>
   ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
 
-async function createLog(tenantId: string, options: { to?: string[]; status?: string } = {}): Promise<{ id: string; messageId: string }> {
+async function createLog(
+  tenantId: string,
+  options: { to?: string[]; status?: string } = {},
+): Promise<{ id: string; messageId: string }> {
   const id = randomUUID();
   const messageId = `<${id}@example.com>`;
   await ctx.db.sequelize.query(
     `INSERT INTO email_logs (id, tenant_id, status, message_id, from_address, to_addresses, subject, sent_at)
      VALUES (:id, :tenantId, :status, :messageId, 'john@example.com', CAST(:to AS text[]), 'Hello', now())`,
-    { replacements: { id, tenantId, status: options.status ?? 'SENT', messageId, to: `{${(options.to ?? ['jane@example.com']).join(',')}}` } },
+    {
+      replacements: {
+        id,
+        tenantId,
+        status: options.status ?? 'SENT',
+        messageId,
+        to: `{${(options.to ?? ['jane@example.com']).join(',')}}`,
+      },
+    },
   );
   return { id, messageId };
 }
@@ -59,21 +71,37 @@ function postSns(body: unknown, url = `/webhooks/ses?token=${TOKEN}`) {
 
 test('SES bounce (AWS sample): log BOUNCED, hard-bounced recipient suppressed, email.bounced emitted and delivered to webhooks', async () => {
   const { tenantId, asKey } = await createWorld(ctx.app);
-  const endpoint = await ctx.app.inject({ method: 'POST', url: '/webhooks/endpoints', headers: asKey, payload: { url: 'http://127.0.0.1:9/x', events: ['email.bounced'] } });
+  const endpoint = await ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/endpoints',
+    headers: asKey,
+    payload: { url: 'http://127.0.0.1:9/x', events: ['email.bounced'] },
+  });
   const log = await createLog(tenantId, { to: ['jane@example.com', 'mary@example.com', 'richard@example.com'] });
   const res = await postSns(sesNotification('bounce', log.messageId));
   assert.is(res.statusCode, 200, res.body);
   assert.equal(res.json(), { ok: true, processed: 1 });
-  const [row] = await q<{ status: string; error: string }>(`SELECT status, error FROM email_logs WHERE id = :id`, { id: log.id });
+  const [row] = await q<{ status: string; error: string }>(`SELECT status, error FROM email_logs WHERE id = :id`, {
+    id: log.id,
+  });
   assert.is(row.status, 'BOUNCED');
   assert.match(row.error, /550 5\.1\.1/);
-  const suppressed = await q<{ email: string; reason: string }>(`SELECT email, reason FROM suppressions WHERE tenant_id = :tenantId`, { tenantId });
+  const suppressed = await q<{ email: string; reason: string }>(
+    `SELECT email, reason FROM suppressions WHERE tenant_id = :tenantId`,
+    { tenantId },
+  );
   assert.equal(suppressed, [{ email: 'jane@example.com', reason: 'bounce' }]);
-  const [event] = await q<{ type: string; data: Record<string, unknown> }>(`SELECT type, data FROM events WHERE email_id = :id`, { id: log.id });
+  const [event] = await q<{ type: string; data: Record<string, unknown> }>(
+    `SELECT type, data FROM events WHERE email_id = :id`,
+    { id: log.id },
+  );
   assert.is(event.type, 'email.bounced');
   assert.is(event.data.bounceType, 'hard');
   assert.equal(event.data.recipients, ['jane@example.com']);
-  const deliveries = await q(`SELECT 1 FROM webhook_deliveries WHERE endpoint_id = :id AND event_type = 'email.bounced'`, { id: endpoint.json().id });
+  const deliveries = await q(
+    `SELECT 1 FROM webhook_deliveries WHERE endpoint_id = :id AND event_type = 'email.bounced'`,
+    { id: endpoint.json().id },
+  );
   assert.is(deliveries.length, 1);
 });
 
@@ -87,7 +115,9 @@ test('SES transient bounce does not suppress', async () => {
   notification.Message = JSON.stringify(message);
   assert.is((await postSns(notification)).statusCode, 200);
   assert.is((await q(`SELECT 1 FROM suppressions WHERE tenant_id = :tenantId`, { tenantId })).length, 0);
-  const [event] = await q<{ data: Record<string, unknown> }>(`SELECT data FROM events WHERE email_id = :id`, { id: log.id });
+  const [event] = await q<{ data: Record<string, unknown> }>(`SELECT data FROM events WHERE email_id = :id`, {
+    id: log.id,
+  });
   assert.is(event.data.bounceType, 'soft');
 });
 
@@ -96,9 +126,17 @@ test('SES complaint (AWS sample): log COMPLAINED, complainant suppressed with re
   const log = await createLog(tenantId, { to: ['jane@example.com', 'mary@example.com', 'richard@example.com'] });
   const res = await postSns(sesNotification('complaint', log.messageId));
   assert.equal(res.json(), { ok: true, processed: 1 });
-  assert.is((await q<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { id: log.id }))[0].status, 'COMPLAINED');
-  assert.equal(await q(`SELECT email, reason FROM suppressions WHERE tenant_id = :tenantId`, { tenantId }), [{ email: 'richard@example.com', reason: 'complaint' }]);
-  assert.is((await q<{ type: string }>(`SELECT type FROM events WHERE email_id = :id`, { id: log.id }))[0].type, 'email.complained');
+  assert.is(
+    (await q<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { id: log.id }))[0].status,
+    'COMPLAINED',
+  );
+  assert.equal(await q(`SELECT email, reason FROM suppressions WHERE tenant_id = :tenantId`, { tenantId }), [
+    { email: 'richard@example.com', reason: 'complaint' },
+  ]);
+  assert.is(
+    (await q<{ type: string }>(`SELECT type FROM events WHERE email_id = :id`, { id: log.id }))[0].type,
+    'email.complained',
+  );
 });
 
 test('SES delivery (AWS sample), also with SNS raw message delivery: log DELIVERED, email.delivered', async () => {
@@ -106,24 +144,42 @@ test('SES delivery (AWS sample), also with SNS raw message delivery: log DELIVER
   const log = await createLog(tenantId);
   const res = await postSns(sesNotification('delivery', log.messageId));
   assert.equal(res.json(), { ok: true, processed: 1 });
-  assert.is((await q<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { id: log.id }))[0].status, 'DELIVERED');
-  assert.is((await q<{ type: string }>(`SELECT type FROM events WHERE email_id = :id`, { id: log.id }))[0].type, 'email.delivered');
+  assert.is(
+    (await q<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { id: log.id }))[0].status,
+    'DELIVERED',
+  );
+  assert.is(
+    (await q<{ type: string }>(`SELECT type FROM events WHERE email_id = :id`, { id: log.id }))[0].type,
+    'email.delivered',
+  );
   assert.is((await q(`SELECT 1 FROM suppressions WHERE tenant_id = :tenantId`, { tenantId })).length, 0);
 
   const raw = await createLog(tenantId);
   const message = JSON.parse(sesNotification('delivery', raw.messageId).Message);
-  const direct = await ctx.app.inject({ method: 'POST', url: `/webhooks/ses?token=${TOKEN}`, headers: { 'content-type': 'application/json' }, payload: message });
+  const direct = await ctx.app.inject({
+    method: 'POST',
+    url: `/webhooks/ses?token=${TOKEN}`,
+    headers: { 'content-type': 'application/json' },
+    payload: message,
+  });
   assert.equal(direct.json(), { ok: true, processed: 1 });
 });
 
 test('unknown message ids and notification types are acknowledged and ignored', async () => {
   const res = await postSns(sesNotification('bounce', '<nobody-sent-this@example.com>'));
   assert.equal(res.json(), { ok: true, processed: 0 });
-  const send = await postSns({ Type: 'Notification', Message: JSON.stringify({ notificationType: 'Send', mail: { messageId: 'x' } }) });
+  const send = await postSns({
+    Type: 'Notification',
+    Message: JSON.stringify({ notificationType: 'Send', mail: { messageId: 'x' } }),
+  });
   assert.equal(send.json(), { ok: true, processed: 0 });
   const unsubscribed = await postSns({ Type: 'UnsubscribeConfirmation', Message: 'bye' });
   assert.equal(unsubscribed.json(), { ok: true, processed: 0 });
-  const dsn = await ctx.app.inject({ method: 'POST', url: `/webhooks/smtp-dsn?token=${TOKEN}`, payload: { messageId: '<unknown@example.com>', type: 'bounced' } });
+  const dsn = await ctx.app.inject({
+    method: 'POST',
+    url: `/webhooks/smtp-dsn?token=${TOKEN}`,
+    payload: { messageId: '<unknown@example.com>', type: 'bounced' },
+  });
   assert.equal(dsn.json(), { ok: true, processed: 0 });
 });
 
@@ -132,15 +188,25 @@ test('SNS SubscriptionConfirmation (AWS sample) queues the confirmation; non-Ama
   const res = await postSns(sample);
   assert.is(res.statusCode, 200, res.body);
   assert.is(res.json().subscription, 'confirmation queued');
-  const jobs = await q<{ payload: { kind: string; subscribeUrl: string } }>(`SELECT payload FROM jobs WHERE queue = 'webhook' AND payload->>'kind' = 'sns-subscription-confirm'`);
+  const jobs = await q<{ payload: { kind: string; subscribeUrl: string } }>(
+    `SELECT payload FROM jobs WHERE queue = 'webhook' AND payload->>'kind' = 'sns-subscription-confirm'`,
+  );
   assert.is(jobs.length, 1);
   assert.is(jobs[0].payload.subscribeUrl, sample.SubscribeURL);
-  for (const url of ['https://evil.example/?Action=ConfirmSubscription', 'http://sns.us-west-2.amazonaws.com/?x=1', 'https://sns.us-west-2.amazonaws.com.evil.example/', 'not a url']) {
+  for (const url of [
+    'https://evil.example/?Action=ConfirmSubscription',
+    'http://sns.us-west-2.amazonaws.com/?x=1',
+    'https://sns.us-west-2.amazonaws.com.evil.example/',
+    'not a url',
+  ]) {
     const refused = await postSns({ ...sample, SubscribeURL: url });
     assert.is(refused.statusCode, 400, url);
     assert.is(refused.json().code, 'VALIDATION_FAILED');
   }
-  assert.is((await q(`SELECT 1 FROM jobs WHERE queue = 'webhook' AND payload->>'kind' = 'sns-subscription-confirm'`)).length, 1);
+  assert.is(
+    (await q(`SELECT 1 FROM jobs WHERE queue = 'webhook' AND payload->>'kind' = 'sns-subscription-confirm'`)).length,
+    1,
+  );
 });
 
 test('token: missing or wrong → 401; ?token= and basic auth password accepted', async () => {
@@ -157,7 +223,10 @@ test('token: missing or wrong → 401; ?token= and basic auth password accepted'
   });
   assert.is(basic.statusCode, 200, basic.body);
   const badBasic = await ctx.app.inject({
-    method: 'POST', url: '/webhooks/smtp-dsn', headers: { authorization: `Basic ${Buffer.from('sns:nope').toString('base64')}` }, payload: { messageId: '<x@example.com>', type: 'delivered' },
+    method: 'POST',
+    url: '/webhooks/smtp-dsn',
+    headers: { authorization: `Basic ${Buffer.from('sns:nope').toString('base64')}` },
+    payload: { messageId: '<x@example.com>', type: 'delivered' },
   });
   assert.is(badBasic.statusCode, 401);
 });
@@ -166,7 +235,11 @@ test('bad bodies answer 400', async () => {
   assert.is((await postSns('{not json')).statusCode, 400);
   assert.is((await postSns({ Type: 'Notification' })).statusCode, 400);
   assert.is((await postSns({ Type: 'Notification', Message: 'not json' })).statusCode, 400);
-  for (const payload of [{ messageId: '<a@b>', type: 'exploded' }, { type: 'delivered' }, { messageId: '<a@b>', type: 'bounced', bounceType: 'medium' }]) {
+  for (const payload of [
+    { messageId: '<a@b>', type: 'exploded' },
+    { type: 'delivered' },
+    { messageId: '<a@b>', type: 'bounced', bounceType: 'medium' },
+  ]) {
     const res = await ctx.app.inject({ method: 'POST', url: `/webhooks/smtp-dsn?token=${TOKEN}`, payload });
     assert.is(res.statusCode, 400, JSON.stringify(payload));
     assert.is(res.json().code, 'VALIDATION_FAILED');
@@ -178,17 +251,45 @@ test('smtp-dsn: hard bounce suppresses, complaint suppresses, delivered updates 
   const bounced = await createLog(tenantId, { to: ['gone@example.org'] });
   const complained = await createLog(tenantId, { to: ['angry@example.org'] });
   const delivered = await createLog(tenantId, { to: ['happy@example.org'] });
-  const post = (payload: Record<string, unknown>) => ctx.app.inject({ method: 'POST', url: `/webhooks/smtp-dsn?token=${TOKEN}`, payload });
-  assert.equal((await post({ messageId: bounced.messageId, type: 'bounced', bounceType: 'hard', diagnostic: '550 5.1.1 no such user' })).json(), { ok: true, processed: 1 });
+  const post = (payload: Record<string, unknown>) =>
+    ctx.app.inject({ method: 'POST', url: `/webhooks/smtp-dsn?token=${TOKEN}`, payload });
+  assert.equal(
+    (
+      await post({
+        messageId: bounced.messageId,
+        type: 'bounced',
+        bounceType: 'hard',
+        diagnostic: '550 5.1.1 no such user',
+      })
+    ).json(),
+    { ok: true, processed: 1 },
+  );
   // Angle brackets are optional.
-  assert.equal((await post({ messageId: complained.messageId.slice(1, -1), type: 'complained' })).json(), { ok: true, processed: 1 });
+  assert.equal((await post({ messageId: complained.messageId.slice(1, -1), type: 'complained' })).json(), {
+    ok: true,
+    processed: 1,
+  });
   assert.equal((await post({ messageId: delivered.messageId, type: 'delivered' })).json(), { ok: true, processed: 1 });
-  const statuses = await q<{ id: string; status: string }>(`SELECT id, status FROM email_logs WHERE tenant_id = :tenantId`, { tenantId });
+  const statuses = await q<{ id: string; status: string }>(
+    `SELECT id, status FROM email_logs WHERE tenant_id = :tenantId`,
+    { tenantId },
+  );
   const statusOf = Object.fromEntries(statuses.map((s) => [s.id, s.status]));
-  assert.equal([statusOf[bounced.id], statusOf[complained.id], statusOf[delivered.id]], ['BOUNCED', 'COMPLAINED', 'DELIVERED']);
-  const suppressed = await q<{ email: string; reason: string }>(`SELECT email, reason FROM suppressions WHERE tenant_id = :tenantId ORDER BY email`, { tenantId });
-  assert.equal(suppressed, [{ email: 'angry@example.org', reason: 'complaint' }, { email: 'gone@example.org', reason: 'bounce' }]);
-  const types = (await q<{ type: string }>(`SELECT type FROM events WHERE tenant_id = :tenantId ORDER BY type`, { tenantId })).map((e) => e.type);
+  assert.equal(
+    [statusOf[bounced.id], statusOf[complained.id], statusOf[delivered.id]],
+    ['BOUNCED', 'COMPLAINED', 'DELIVERED'],
+  );
+  const suppressed = await q<{ email: string; reason: string }>(
+    `SELECT email, reason FROM suppressions WHERE tenant_id = :tenantId ORDER BY email`,
+    { tenantId },
+  );
+  assert.equal(suppressed, [
+    { email: 'angry@example.org', reason: 'complaint' },
+    { email: 'gone@example.org', reason: 'bounce' },
+  ]);
+  const types = (
+    await q<{ type: string }>(`SELECT type FROM events WHERE tenant_id = :tenantId ORDER BY type`, { tenantId })
+  ).map((e) => e.type);
   assert.equal(types, ['email.bounced', 'email.complained', 'email.delivered']);
 });
 
@@ -198,8 +299,15 @@ test('bounces reported by the receivers count toward the automatic pause', async
   const first = await createLog(tenantId, { to: ['b1@example.org'] });
   const second = await createLog(tenantId, { to: ['b2@example.org'] });
   await postSns(sesNotification('bounce', first.messageId));
-  await ctx.app.inject({ method: 'POST', url: `/webhooks/smtp-dsn?token=${TOKEN}`, payload: { messageId: second.messageId, type: 'bounced', bounceType: 'hard' } });
-  const [tenant] = await q<{ sending_paused_at: Date | null; sending_paused_reason: string | null }>(`SELECT sending_paused_at, sending_paused_reason FROM tenants WHERE id = :tenantId`, { tenantId });
+  await ctx.app.inject({
+    method: 'POST',
+    url: `/webhooks/smtp-dsn?token=${TOKEN}`,
+    payload: { messageId: second.messageId, type: 'bounced', bounceType: 'hard' },
+  });
+  const [tenant] = await q<{ sending_paused_at: Date | null; sending_paused_reason: string | null }>(
+    `SELECT sending_paused_at, sending_paused_reason FROM tenants WHERE id = :tenantId`,
+    { tenantId },
+  );
   assert.ok(tenant.sending_paused_at, 'sending is paused');
   assert.match(String(tenant.sending_paused_reason), /bounce rate/);
 });
@@ -207,10 +315,19 @@ test('bounces reported by the receivers count toward the automatic pause', async
 test('without INBOUND_WEBHOOK_TOKEN the receivers answer 503 with a sentence', async () => {
   const bare = await createTestContext();
   try {
-    const res = await bare.app.inject({ method: 'POST', url: '/webhooks/smtp-dsn?token=anything', payload: { messageId: '<a@b>', type: 'delivered' } });
+    const res = await bare.app.inject({
+      method: 'POST',
+      url: '/webhooks/smtp-dsn?token=anything',
+      payload: { messageId: '<a@b>', type: 'delivered' },
+    });
     assert.is(res.statusCode, 503);
     assert.is(res.json().message, 'inbound receivers are not configured: set INBOUND_WEBHOOK_TOKEN');
-    const ses = await bare.app.inject({ method: 'POST', url: '/webhooks/ses', headers: { 'content-type': 'text/plain' }, payload: '{}' });
+    const ses = await bare.app.inject({
+      method: 'POST',
+      url: '/webhooks/ses',
+      headers: { 'content-type': 'text/plain' },
+      payload: '{}',
+    });
     assert.is(ses.statusCode, 503);
   } finally {
     await bare.close();

@@ -35,7 +35,12 @@ test.before(async () => {
   await addMember(victim.tenantId, colleague.id, 'developer');
   const extraKey = await createApiKey(victim.tenantId, { environment: 'test' });
   victimKeyPrefix = extraKey.key.slice(0, 21);
-  await AuditEvent.create({ tenantId: victim.tenantId, action: 'tenant.updated', adminId: victim.owner.id, target: victim.tenantId });
+  await AuditEvent.create({
+    tenantId: victim.tenantId,
+    action: 'tenant.updated',
+    adminId: victim.owner.id,
+    target: victim.tenantId,
+  });
   // A second tenant of the intruder, so list answers have rows of their own.
   await createTenant(intruder.owner.id, 'Intruder Two');
 
@@ -46,7 +51,13 @@ test.before(async () => {
       if (!operation.security?.length) continue; // public (security: []): health, tracking, unsubscribe, provider receivers
       const url = path.replace(/\{tenantId\}/g, victim.tenantId).replace(/\{[^}]+\}/g, randomUUID());
       const streaming = JSON.stringify(operation).includes('text/event-stream');
-      routes.push({ method: method.toUpperCase() as Method, path, url, pathTenant: path.includes('{tenantId}'), streaming });
+      routes.push({
+        method: method.toUpperCase() as Method,
+        path,
+        url,
+        pathTenant: path.includes('{tenantId}'),
+        streaming,
+      });
     }
   }
 });
@@ -68,8 +79,14 @@ test("another tenant's admin gets 403 on every tenant-scoped route", async () =>
   const failures: string[] = [];
   for (const route of routes) {
     const headers = { authorization: `Bearer ${intruder.owner.token}`, 'x-tenant-id': victim.tenantId };
-    const res = await ctx.app.inject({ method: route.method, url: route.url, headers, payload: payloadFor(route.method) });
-    if (res.statusCode !== 403) failures.push(`${route.method} ${route.path} → ${res.statusCode} ${res.body.slice(0, 120)}`);
+    const res = await ctx.app.inject({
+      method: route.method,
+      url: route.url,
+      headers,
+      payload: payloadFor(route.method),
+    });
+    if (res.statusCode !== 403)
+      failures.push(`${route.method} ${route.path} → ${res.statusCode} ${res.body.slice(0, 120)}`);
   }
   assert.equal(failures, [], failures.join('\n'));
 });
@@ -82,11 +99,19 @@ test("another tenant's API key gets 403 or 404 on every tenant-scoped route", as
       // Without the header the key means its own tenant; path-tenant routes must still refuse.
       ...(route.pathTenant ? [{ authorization: `Bearer ${intruder.key.key}` }] : []),
     ]) {
-      const res = await ctx.app.inject({ method: route.method, url: route.url, headers, payload: payloadFor(route.method) });
+      const res = await ctx.app.inject({
+        method: route.method,
+        url: route.url,
+        headers,
+        payload: payloadFor(route.method),
+      });
       if (res.statusCode !== 403 && res.statusCode !== 404) {
-        failures.push(`${route.method} ${route.path} (${'x-tenant-id' in headers ? 'with' : 'without'} header) → ${res.statusCode} ${res.body.slice(0, 120)}`);
+        failures.push(
+          `${route.method} ${route.path} (${'x-tenant-id' in headers ? 'with' : 'without'} header) → ${res.statusCode} ${res.body.slice(0, 120)}`,
+        );
       }
-      if (res.body.includes(victim.tenantId) && res.statusCode < 400) failures.push(`${route.method} ${route.path} leaked the tenant id`);
+      if (res.body.includes(victim.tenantId) && res.statusCode < 400)
+        failures.push(`${route.method} ${route.path} leaked the tenant id`);
     }
   }
   assert.equal(failures, [], failures.join('\n'));
@@ -108,18 +133,30 @@ test("reads inside one's own tenant never carry the other tenant's data", async 
       }
     }
   }
-  const list = await ctx.app.inject({ method: 'GET', url: '/tenants', headers: { authorization: `Bearer ${intruder.owner.token}` } });
+  const list = await ctx.app.inject({
+    method: 'GET',
+    url: '/tenants',
+    headers: { authorization: `Bearer ${intruder.owner.token}` },
+  });
   assert.is(list.json().meta.total, 2);
   assert.not.ok(list.body.includes(victim.tenantId));
   assert.equal(leaks, [], leaks.join('\n'));
 });
 
 test('a key used with its own tenant id in the header works; with a malformed header it is 400', async () => {
-  const own = await ctx.app.inject({ method: 'GET', url: `/tenants/${intruder.tenantId}`, headers: { authorization: `Bearer ${intruder.owner.token}` } });
+  const own = await ctx.app.inject({
+    method: 'GET',
+    url: `/tenants/${intruder.tenantId}`,
+    headers: { authorization: `Bearer ${intruder.owner.token}` },
+  });
   assert.is(own.statusCode, 200);
   const bad = routes.find((r) => !r.pathTenant && r.method === 'GET');
   if (bad) {
-    const res = await ctx.app.inject({ method: 'GET', url: bad.url, headers: { authorization: `Bearer ${intruder.owner.token}`, 'x-tenant-id': 'nope' } });
+    const res = await ctx.app.inject({
+      method: 'GET',
+      url: bad.url,
+      headers: { authorization: `Bearer ${intruder.owner.token}`, 'x-tenant-id': 'nope' },
+    });
     assert.is(res.statusCode, 400);
   }
 });

@@ -24,7 +24,11 @@ const q = <T extends object>(sql: string, replacements: Record<string, unknown> 
   ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
 
 /** `count` logs of a tenant, one second apart going back from `newest`, straight into the table. */
-async function seedLogs(tenantId: string, count: number, options: { newest?: string; status?: string; tag?: string; to?: string } = {}) {
+async function seedLogs(
+  tenantId: string,
+  count: number,
+  options: { newest?: string; status?: string; tag?: string; to?: string } = {},
+) {
   await ctx.db.sequelize.query(
     `INSERT INTO email_logs (tenant_id, status, message_id, from_address, to_addresses, subject, html_body, text_body, tags, created_at, updated_at)
      SELECT :tenantId, :status, '<seed-' || g || '-' || gen_random_uuid() || '@acme.test>', 'app@acme.test',
@@ -32,35 +36,78 @@ async function seedLogs(tenantId: string, count: number, options: { newest?: str
             CASE WHEN CAST(:tag AS text) IS NULL THEN '{}'::text[] ELSE ARRAY[CAST(:tag AS text)] END,
             CAST(:newest AS timestamptz) - make_interval(secs => g), CAST(:newest AS timestamptz) - make_interval(secs => g)
        FROM generate_series(1, :count) AS g`,
-    { replacements: { tenantId, count, newest: options.newest ?? new Date().toISOString(), status: options.status ?? 'SENT', tag: options.tag ?? null, to: options.to ?? null } },
+    {
+      replacements: {
+        tenantId,
+        count,
+        newest: options.newest ?? new Date().toISOString(),
+        status: options.status ?? 'SENT',
+        tag: options.tag ?? null,
+        to: options.to ?? null,
+      },
+    },
   );
 }
 
-type Page = { data: { id: string; to: string[]; messageId: string; status: string; tags: string[]; createdAt: string }[]; meta: { total: number; totalPages: number; totalIsEstimate: boolean; nextCursor: string | null; page: number } };
+type Page = {
+  data: { id: string; to: string[]; messageId: string; status: string; tags: string[]; createdAt: string }[];
+  meta: { total: number; totalPages: number; totalIsEstimate: boolean; nextCursor: string | null; page: number };
+};
 
 test('recipient search finds "Name <Address>" entries case-insensitively, and message-id search finds one log', async () => {
   const world = await createWorld(ctx.app);
   const sent = await ctx.app.inject({
-    method: 'POST', url: '/emails/send', headers: world.asKey,
-    payload: { from: 'app@acme.test', to: ['Ada Lovelace <Ada@Example.ORG>', 'bob@example.org'], subject: 'Hi', textBody: 'hello' },
+    method: 'POST',
+    url: '/emails/send',
+    headers: world.asKey,
+    payload: {
+      from: 'app@acme.test',
+      to: ['Ada Lovelace <Ada@Example.ORG>', 'bob@example.org'],
+      subject: 'Hi',
+      textBody: 'hello',
+    },
   });
   assert.is(sent.statusCode, 202, sent.body);
   await seedLogs(world.tenantId, 50);
 
   for (const needle of ['ada@example.org', 'ADA@example.org', 'Someone <ada@EXAMPLE.org>']) {
-    const found = await ctx.app.inject({ method: 'GET', url: `/emails/logs?to=${encodeURIComponent(needle)}`, headers: world.asKey });
+    const found = await ctx.app.inject({
+      method: 'GET',
+      url: `/emails/logs?to=${encodeURIComponent(needle)}`,
+      headers: world.asKey,
+    });
     const page = found.json() as Page;
-    assert.equal(page.data.map((log) => log.id), [sent.json().id], needle);
-    assert.equal(page.data[0].to, ['"Ada Lovelace" <Ada@Example.ORG>', 'bob@example.org'], 'stored as sent, display name quoted');
+    assert.equal(
+      page.data.map((log) => log.id),
+      [sent.json().id],
+      needle,
+    );
+    assert.equal(
+      page.data[0].to,
+      ['"Ada Lovelace" <Ada@Example.ORG>', 'bob@example.org'],
+      'stored as sent, display name quoted',
+    );
     assert.equal([page.meta.total, page.meta.totalIsEstimate, page.meta.nextCursor], [1, false, null]);
   }
-  const none = (await ctx.app.inject({ method: 'GET', url: '/emails/logs?to=ada@example', headers: world.asKey })).json() as Page;
+  const none = (
+    await ctx.app.inject({ method: 'GET', url: '/emails/logs?to=ada@example', headers: world.asKey })
+  ).json() as Page;
   assert.is(none.data.length, 0, 'an exact address, not a substring');
 
   const messageId = sent.json().messageId as string;
   for (const form of [messageId, messageId.slice(1, -1)]) {
-    const byId = (await ctx.app.inject({ method: 'GET', url: `/emails/logs?messageId=${encodeURIComponent(form)}`, headers: world.asKey })).json() as Page;
-    assert.equal(byId.data.map((log) => log.messageId), [messageId], form);
+    const byId = (
+      await ctx.app.inject({
+        method: 'GET',
+        url: `/emails/logs?messageId=${encodeURIComponent(form)}`,
+        headers: world.asKey,
+      })
+    ).json() as Page;
+    assert.equal(
+      byId.data.map((log) => log.messageId),
+      [messageId],
+      form,
+    );
   }
   // The recipient filter goes through the expression index (alone and with enable_seqscan off, so that the plan does not depend on a 50-row table's statistics).
   const plan = await ctx.db.sequelize.transaction(async (transaction) => {
@@ -80,28 +127,56 @@ test('status and tag within a time range; the cursor walks every row once; deep 
   await seedLogs(world.tenantId, 30, { newest: base, status: 'FAILED', tag: 'invoice' });
   await seedLogs(world.tenantId, 45, { newest: base, status: 'SENT' });
   const since = new Date(Date.parse(base) - 20_500).toISOString();
-  const failed = (await ctx.app.inject({ method: 'GET', url: `/emails/logs?status=FAILED&since=${since}&until=${base}&limit=100`, headers: world.asKey })).json() as Page;
+  const failed = (
+    await ctx.app.inject({
+      method: 'GET',
+      url: `/emails/logs?status=FAILED&since=${since}&until=${base}&limit=100`,
+      headers: world.asKey,
+    })
+  ).json() as Page;
   assert.is(failed.data.length, 20);
   assert.ok(failed.data.every((log) => log.status === 'FAILED' && Date.parse(log.createdAt) >= Date.parse(since)));
-  const tagged = (await ctx.app.inject({ method: 'GET', url: `/emails/logs?tag=invoice&limit=100`, headers: world.asKey })).json() as Page;
+  const tagged = (
+    await ctx.app.inject({ method: 'GET', url: `/emails/logs?tag=invoice&limit=100`, headers: world.asKey })
+  ).json() as Page;
   assert.equal([tagged.data.length, tagged.meta.total], [30, 30]);
   assert.ok(tagged.data.every((log) => log.tags.includes('invoice')));
 
   const seen: string[] = [];
-  let page = (await ctx.app.inject({ method: 'GET', url: '/emails/logs?limit=7', headers: world.asKey })).json() as Page;
+  let page = (
+    await ctx.app.inject({ method: 'GET', url: '/emails/logs?limit=7', headers: world.asKey })
+  ).json() as Page;
   seen.push(...page.data.map((log) => log.id));
-  const page2 = (await ctx.app.inject({ method: 'GET', url: '/emails/logs?limit=7&page=2', headers: world.asKey })).json() as Page;
+  const page2 = (
+    await ctx.app.inject({ method: 'GET', url: '/emails/logs?limit=7&page=2', headers: world.asKey })
+  ).json() as Page;
   while (page.meta.nextCursor) {
-    const next = await ctx.app.inject({ method: 'GET', url: `/emails/logs?limit=7&cursor=${page.meta.nextCursor}`, headers: world.asKey });
+    const next = await ctx.app.inject({
+      method: 'GET',
+      url: `/emails/logs?limit=7&cursor=${page.meta.nextCursor}`,
+      headers: world.asKey,
+    });
     assert.is(next.statusCode, 200);
     page = next.json() as Page;
-    if (seen.length === 7) assert.equal(page.data.map((log) => log.id), page2.data.map((log) => log.id), 'the cursor continues where page 1 ended');
+    if (seen.length === 7)
+      assert.equal(
+        page.data.map((log) => log.id),
+        page2.data.map((log) => log.id),
+        'the cursor continues where page 1 ended',
+      );
     seen.push(...page.data.map((log) => log.id));
   }
   assert.is(seen.length, 75);
   assert.is(new Set(seen).size, 75, 'no row twice');
-  const all = await q<{ id: string }>(`SELECT id FROM email_logs WHERE tenant_id = :t ORDER BY created_at DESC, id DESC`, { t: world.tenantId });
-  assert.equal(seen, all.map((row) => row.id), 'newest first, as the table orders them');
+  const all = await q<{ id: string }>(
+    `SELECT id FROM email_logs WHERE tenant_id = :t ORDER BY created_at DESC, id DESC`,
+    { t: world.tenantId },
+  );
+  assert.equal(
+    seen,
+    all.map((row) => row.id),
+    'newest first, as the table orders them',
+  );
 
   const deep = await ctx.app.inject({ method: 'GET', url: '/emails/logs?page=101&limit=100', headers: world.asKey });
   assert.is(deep.statusCode, 400);
@@ -114,12 +189,16 @@ test('past 10,000 matches the total is an estimate, flagged; below it is exact',
   const world = await createWorld(ctx.app);
   await seedLogs(world.tenantId, 10_400);
   await ctx.db.sequelize.query('ANALYZE email_logs');
-  const page = (await ctx.app.inject({ method: 'GET', url: '/emails/logs?limit=20', headers: world.asKey })).json() as Page;
+  const page = (
+    await ctx.app.inject({ method: 'GET', url: '/emails/logs?limit=20', headers: world.asKey })
+  ).json() as Page;
   assert.is(page.data.length, 20);
   assert.is(page.meta.totalIsEstimate, true);
   assert.ok(page.meta.total > 10_000, `estimate ${page.meta.total}`);
   assert.is(page.meta.totalPages, Math.ceil(page.meta.total / 20));
-  const narrow = (await ctx.app.inject({ method: 'GET', url: '/emails/logs?to=user7@example.org', headers: world.asKey })).json() as Page;
+  const narrow = (
+    await ctx.app.inject({ method: 'GET', url: '/emails/logs?to=user7@example.org', headers: world.asKey })
+  ).json() as Page;
   assert.equal([narrow.meta.total, narrow.meta.totalIsEstimate], [1, false]);
 });
 
@@ -128,14 +207,34 @@ test('a count the planner prices above the bound is not run: the estimate answer
   await seedLogs(world.tenantId, 300);
   await ctx.db.sequelize.query('ANALYZE email_logs');
   const filter = { tenantId: world.tenantId };
-  assert.equal(await countLogs(ctx.db.sequelize, filter, EXACT_LOG_TOTAL), { total: 300, estimate: false }, 'cheap: counted');
+  assert.equal(
+    await countLogs(ctx.db.sequelize, filter, EXACT_LOG_TOTAL),
+    { total: 300, estimate: false },
+    'cheap: counted',
+  );
   const priced = await countLogs(ctx.db.sequelize, filter, EXACT_LOG_TOTAL, 0);
   assert.is(priced.estimate, true, 'above the cost bound: not counted');
   assert.ok(priced.total > 0, `the planner's estimate (${priced.total})`);
-  assert.equal(pagedTotal(5_000, 40, { rows: new Array(7), hasMore: false }), { total: 47, estimate: false }, 'the last page knows the total');
-  assert.equal(pagedTotal(5, 40, { rows: new Array(20), hasMore: true }), { total: 61, estimate: true }, 'never below what was seen');
-  assert.equal(pagedTotal(90, 400, { rows: [], hasMore: false }), { total: 90, estimate: true }, 'a page past the end knows nothing more');
-  assert.equal(pagedTotal(90, null, { rows: new Array(3), hasMore: false }), { total: 90, estimate: true }, 'a cursor page does not know its offset');
+  assert.equal(
+    pagedTotal(5_000, 40, { rows: new Array(7), hasMore: false }),
+    { total: 47, estimate: false },
+    'the last page knows the total',
+  );
+  assert.equal(
+    pagedTotal(5, 40, { rows: new Array(20), hasMore: true }),
+    { total: 61, estimate: true },
+    'never below what was seen',
+  );
+  assert.equal(
+    pagedTotal(90, 400, { rows: [], hasMore: false }),
+    { total: 90, estimate: true },
+    'a page past the end knows nothing more',
+  );
+  assert.equal(
+    pagedTotal(90, null, { rows: new Array(3), hasMore: false }),
+    { total: 90, estimate: true },
+    'a cursor page does not know its offset',
+  );
 });
 
 test('retention: platform default and tenant override in the API; enforcement drops partitions, deletes and strips in batches', async () => {
@@ -144,32 +243,69 @@ test('retention: platform default and tenant override in the API; enforcement dr
   const platformAdmin = await createAdmin(ctx.app, { platformAdmin: true });
   const asPlatform = { authorization: `Bearer ${platformAdmin.token}` };
 
-  const settings = await ctx.app.inject({ method: 'PATCH', url: '/platform/settings', headers: asPlatform, payload: { logRetentionDays: 90, bodyRetentionDays: 20 } });
+  const settings = await ctx.app.inject({
+    method: 'PATCH',
+    url: '/platform/settings',
+    headers: asPlatform,
+    payload: { logRetentionDays: 90, bodyRetentionDays: 20 },
+  });
   assert.is(settings.statusCode, 200, settings.body);
-  assert.equal([settings.json().logRetentionDays, settings.json().bodyRetentionDays, settings.json().rawMessageRetentionDays], [90, 20, 30]);
+  assert.equal(
+    [settings.json().logRetentionDays, settings.json().bodyRetentionDays, settings.json().rawMessageRetentionDays],
+    [90, 20, 30],
+  );
 
-  const tooLong = await ctx.app.inject({ method: 'PATCH', url: `/tenants/${world.tenantId}/retention`, headers: world.asOwner, payload: { logsDays: 120 } });
+  const tooLong = await ctx.app.inject({
+    method: 'PATCH',
+    url: `/tenants/${world.tenantId}/retention`,
+    headers: world.asOwner,
+    payload: { logsDays: 120 },
+  });
   assert.equal([tooLong.statusCode, tooLong.json().details?.[0]?.field], [400, 'body.logsDays']);
-  const set = await ctx.app.inject({ method: 'PATCH', url: `/tenants/${world.tenantId}/retention`, headers: world.asOwner, payload: { logsDays: 10, bodiesDays: 2 } });
+  const set = await ctx.app.inject({
+    method: 'PATCH',
+    url: `/tenants/${world.tenantId}/retention`,
+    headers: world.asOwner,
+    payload: { logsDays: 10, bodiesDays: 2 },
+  });
   assert.is(set.statusCode, 200, set.body);
-  assert.equal(set.json().effective, { logsDays: 10, bodiesDays: 2, rawMessagesDays: 30, eventsDays: 60, webhookDeliveriesDays: 30 });
+  assert.equal(set.json().effective, {
+    logsDays: 10,
+    bodiesDays: 2,
+    rawMessagesDays: 30,
+    eventsDays: 60,
+    webhookDeliveriesDays: 30,
+  });
   assert.equal(set.json().overrides.logsDays, 10);
-  const shown = (await ctx.app.inject({ method: 'GET', url: `/tenants/${world.tenantId}/retention`, headers: world.asOwner })).json();
+  const shown = (
+    await ctx.app.inject({ method: 'GET', url: `/tenants/${world.tenantId}/retention`, headers: world.asOwner })
+  ).json();
   assert.equal(shown, set.json());
 
   const day = 24 * 3600_000;
   const at = (days: number) => new Date(Date.now() - days * day).toISOString();
   // Four months back: a partition of its own that the 90-day horizon passes whole.
   const old = addMonths(monthOf(new Date()), -4);
-  await ctx.db.sequelize.query(`CREATE TABLE IF NOT EXISTS ${partitionName('email_logs', old)} PARTITION OF email_logs FOR VALUES FROM ('${old.year}-${String(old.month).padStart(2, '0')}-01 00:00:00+00') TO ('${addMonths(old, 1).year}-${String(addMonths(old, 1).month).padStart(2, '0')}-01 00:00:00+00')`);
+  await ctx.db.sequelize.query(
+    `CREATE TABLE IF NOT EXISTS ${partitionName('email_logs', old)} PARTITION OF email_logs FOR VALUES FROM ('${old.year}-${String(old.month).padStart(2, '0')}-01 00:00:00+00') TO ('${addMonths(old, 1).year}-${String(addMonths(old, 1).month).padStart(2, '0')}-01 00:00:00+00')`,
+  );
   await seedLogs(other.tenantId, 3, { newest: new Date(Date.UTC(old.year, old.month - 1, 10)).toISOString() });
   await seedLogs(world.tenantId, 4, { newest: at(15) }); // past the tenant's 10 days
   await seedLogs(world.tenantId, 5, { newest: at(5) }); // kept; bodies past the tenant's 2 days
   await seedLogs(other.tenantId, 6, { newest: at(15) }); // kept (platform 90 days); bodies kept (20 days)
   await seedLogs(other.tenantId, 2, { newest: at(25) }); // kept; bodies past the platform's 20 days
-  const [log] = await q<{ id: string }>(`SELECT id FROM email_logs WHERE tenant_id = :t AND created_at BETWEEN now() - interval '6 days' AND now() - interval '4 days' LIMIT 1`, { t: world.tenantId });
-  await ctx.db.sequelize.query(`UPDATE email_logs SET attachments = '[{"filename":"a.txt","content":"aGk=","contentType":"text/plain","size":2}]' WHERE id = :id`, { replacements: { id: log.id } });
-  await ctx.db.sequelize.query(`INSERT INTO captured_messages (tenant_id, message_id, raw, created_at) VALUES (:t, '<r1@x>', 'raw old', now() - interval '40 days'), (:t, '<r2@x>', 'raw new', now())`, { replacements: { t: world.tenantId } });
+  const [log] = await q<{ id: string }>(
+    `SELECT id FROM email_logs WHERE tenant_id = :t AND created_at BETWEEN now() - interval '6 days' AND now() - interval '4 days' LIMIT 1`,
+    { t: world.tenantId },
+  );
+  await ctx.db.sequelize.query(
+    `UPDATE email_logs SET attachments = '[{"filename":"a.txt","content":"aGk=","contentType":"text/plain","size":2}]' WHERE id = :id`,
+    { replacements: { id: log.id } },
+  );
+  await ctx.db.sequelize.query(
+    `INSERT INTO captured_messages (tenant_id, message_id, raw, created_at) VALUES (:t, '<r1@x>', 'raw old', now() - interval '40 days'), (:t, '<r2@x>', 'raw new', now())`,
+    { replacements: { t: world.tenantId } },
+  );
 
   const report = await enforceRetention(ctx.db.sequelize);
   assert.ok(report.partitionsDropped.includes(partitionName('email_logs', old)), JSON.stringify(report));
@@ -177,21 +313,52 @@ test('retention: platform default and tenant override in the API; enforcement dr
   const ahead = partitionName('email_logs', addMonths(monthOf(new Date()), 2));
   assert.ok((await listPartitions(ctx.db.sequelize, 'email_logs')).includes(ahead), 'partitions exist ahead');
 
-  const left = async (t: string) => (await q<{ n: number; bodies: number }>(
-    `SELECT count(*)::int AS n, count(html_body)::int AS bodies FROM email_logs WHERE tenant_id = :t`, { t }))[0];
-  assert.equal(await left(world.tenantId), { n: 5, bodies: 0 }, 'override: 15-day-old logs deleted, bodies past 2 days removed');
-  assert.equal(await left(other.tenantId), { n: 8, bodies: 6 }, 'platform: old partition dropped, bodies past 20 days removed');
+  const left = async (t: string) =>
+    (
+      await q<{ n: number; bodies: number }>(
+        `SELECT count(*)::int AS n, count(html_body)::int AS bodies FROM email_logs WHERE tenant_id = :t`,
+        { t },
+      )
+    )[0];
+  assert.equal(
+    await left(world.tenantId),
+    { n: 5, bodies: 0 },
+    'override: 15-day-old logs deleted, bodies past 2 days removed',
+  );
+  assert.equal(
+    await left(other.tenantId),
+    { n: 8, bodies: 6 },
+    'platform: old partition dropped, bodies past 20 days removed',
+  );
   const detail = (await ctx.app.inject({ method: 'GET', url: `/emails/logs/${log.id}`, headers: world.asKey })).json();
-  assert.equal([detail.bodyHtml, detail.bodyText, detail.attachments], [null, null, [{ filename: "a.txt", contentType: "text/plain", size: 2 }]]);
+  assert.equal(
+    [detail.bodyHtml, detail.bodyText, detail.attachments],
+    [null, null, [{ filename: 'a.txt', contentType: 'text/plain', size: 2 }]],
+  );
   assert.ok(detail.bodiesRemovedAt);
-  const [attachment] = await q<{ attachments: unknown[] }>(`SELECT attachments FROM email_logs WHERE id = :id`, { id: log.id });
-  assert.equal(attachment.attachments, [{ filename: 'a.txt', contentType: 'text/plain', size: 2 }], 'attachment contents are gone');
+  const [attachment] = await q<{ attachments: unknown[] }>(`SELECT attachments FROM email_logs WHERE id = :id`, {
+    id: log.id,
+  });
+  assert.equal(
+    attachment.attachments,
+    [{ filename: 'a.txt', contentType: 'text/plain', size: 2 }],
+    'attachment contents are gone',
+  );
   const resend = await ctx.app.inject({ method: 'POST', url: `/emails/logs/${log.id}/resend`, headers: world.asKey });
   assert.equal([resend.statusCode, resend.json().code], [409, 'BODIES_EXPIRED']);
-  assert.equal((await q<{ raw: string }>(`SELECT raw FROM captured_messages WHERE tenant_id = :t`, { t: world.tenantId })).map((r) => r.raw), ['raw new']);
+  assert.equal(
+    (await q<{ raw: string }>(`SELECT raw FROM captured_messages WHERE tenant_id = :t`, { t: world.tenantId })).map(
+      (r) => r.raw,
+    ),
+    ['raw new'],
+  );
 
   const again = await enforceRetention(ctx.db.sequelize);
-  assert.equal([again.partitionsCreated, again.partitionsDropped, again.bodiesRemoved], [[], [], 0], 'a second run finds nothing to do');
+  assert.equal(
+    [again.partitionsCreated, again.partitionsDropped, again.bodiesRemoved],
+    [[], [], 0],
+    'a second run finds nothing to do',
+  );
 });
 
 test('deleting a tenant removes its logs, timeline, captured messages and events from every partition', async () => {

@@ -31,7 +31,8 @@ test('up applies every migration; down to 0 removes every table; up again rebuil
   assert.ok(applied.includes('0002-queue'));
   assert.equal(await pendingMigrations(db.sequelize), []);
   const schema = await tables();
-  for (const table of ['jobs', 'failed_jobs', 'tenants', 'admins']) assert.ok(schema.includes(table), `${table} exists`);
+  for (const table of ['jobs', 'failed_jobs', 'tenants', 'admins'])
+    assert.ok(schema.includes(table), `${table} exists`);
 
   await createMigrator(db.sequelize).down({ to: 0 });
   assert.equal(await tables(), ['schema_migrations'], 'every migration dropped what it created');

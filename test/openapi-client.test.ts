@@ -112,7 +112,10 @@ test('a client generated from the live /openapi.json type-checks (strict) and re
   const types = astToString(await openapiTS(document));
   // The error body is one shared component, so the generator emits one type and every error refers to it.
   assert.match(types, /ErrorBody: \{/);
-  assert.ok((types.match(/components\["schemas"\]\["ErrorBody"\]/g) ?? []).length > 100, 'errors refer to the one ErrorBody');
+  assert.ok(
+    (types.match(/components\["schemas"\]\["ErrorBody"\]/g) ?? []).length > 100,
+    'errors refer to the one ErrorBody',
+  );
   writeFileSync(join(dir, 'api.ts'), types);
   writeFileSync(join(dir, 'client.ts'), CLIENT);
   writeFileSync(join(dir, 'mistakes.ts'), MISTAKES);
@@ -120,10 +123,15 @@ test('a client generated from the live /openapi.json type-checks (strict) and re
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
   const checked = await run(join(nodeModules, '.bin/tsc'), ['-p', join(dir, 'tsconfig.json')]);
   const errors = checked.output.split('\n').filter((line) => /error TS\d+/.test(line));
-  assert.equal(errors.filter((line) => !line.startsWith('mistakes.ts')), [], 'the client program type-checks');
+  assert.equal(
+    errors.filter((line) => !line.startsWith('mistakes.ts')),
+    [],
+    'the client program type-checks',
+  );
   const mistakeLines = MISTAKES.split('\n').flatMap((line, index) => (line.includes('// MISTAKE') ? [index + 1] : []));
   const reported = new Set(errors.map((line) => Number(/^mistakes\.ts\((\d+),/.exec(line)?.[1])));
-  for (const line of mistakeLines) assert.ok(reported.has(line), `tsc lets line ${line} of mistakes.ts through:\n${checked.output}`);
+  for (const line of mistakeLines)
+    assert.ok(reported.has(line), `tsc lets line ${line} of mistakes.ts through:\n${checked.output}`);
   assert.is(checked.code, 2);
 });
 
@@ -132,14 +140,40 @@ test('the generated client sends a mail through the live daemon and reads it bac
   assert.is(ran.code, 0, ran.output);
   const answer = JSON.parse(ran.output.trim().split('\n').at(-1)!);
   assert.is(answer.status, 'QUEUED');
-  assert.ok(Number(answer.rateLimitReset) > Date.now() / 1000, `X-RateLimit-Reset ${answer.rateLimitReset} is a Unix time`);
-  assert.equal(answer.log, { status: 'QUEUED', subject: 'Typed hello', from: '"Acme" <hello@acme.test>', to: ['ann@example.test'], tags: ['generated'], sentAt: null });
-  assert.equal(answer.missing, { status: 404, code: 'NOT_FOUND' });
-  const rows = await ctx.db.sequelize.query<{ tenant_id: string; api_key_id: string; status: string; subject: string; to_addresses: string[]; text_body: string }>(
-    'SELECT tenant_id, api_key_id, status, subject, to_addresses, text_body FROM email_logs WHERE id = :id',
-    { replacements: { id: answer.id }, type: QueryTypes.SELECT },
+  assert.ok(
+    Number(answer.rateLimitReset) > Date.now() / 1000,
+    `X-RateLimit-Reset ${answer.rateLimitReset} is a Unix time`,
   );
-  assert.equal(rows, [{ tenant_id: world.tenantId, api_key_id: world.key.id, status: 'QUEUED', subject: 'Typed hello', to_addresses: ['ann@example.test'], text_body: 'Sent by a generated client.' }]);
+  assert.equal(answer.log, {
+    status: 'QUEUED',
+    subject: 'Typed hello',
+    from: '"Acme" <hello@acme.test>',
+    to: ['ann@example.test'],
+    tags: ['generated'],
+    sentAt: null,
+  });
+  assert.equal(answer.missing, { status: 404, code: 'NOT_FOUND' });
+  const rows = await ctx.db.sequelize.query<{
+    tenant_id: string;
+    api_key_id: string;
+    status: string;
+    subject: string;
+    to_addresses: string[];
+    text_body: string;
+  }>('SELECT tenant_id, api_key_id, status, subject, to_addresses, text_body FROM email_logs WHERE id = :id', {
+    replacements: { id: answer.id },
+    type: QueryTypes.SELECT,
+  });
+  assert.equal(rows, [
+    {
+      tenant_id: world.tenantId,
+      api_key_id: world.key.id,
+      status: 'QUEUED',
+      subject: 'Typed hello',
+      to_addresses: ['ann@example.test'],
+      text_body: 'Sent by a generated client.',
+    },
+  ]);
 });
 
 test.run();

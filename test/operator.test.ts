@@ -23,18 +23,41 @@ const dir = mkdtempSync(join(tmpdir(), 'svc-operator-'));
 function makeCertificate(name: string): { cert: string; key: string; fingerprint: string } {
   const cert = join(dir, `${name}.crt`);
   const key = join(dir, `${name}.key`);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
   return { cert, key, fingerprint: new X509Certificate(readFileSync(cert)).fingerprint256 };
 }
 
 function servedFingerprint(url: string, ca: string): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host: hostname, port: Number(port), ca: readFileSync(ca), servername: 'localhost' }, () => {
-      const peer = socket.getPeerCertificate() as PeerCertificate;
-      socket.end();
-      resolve(peer.fingerprint256);
-    });
+    const socket = tlsConnect(
+      { host: hostname, port: Number(port), ca: readFileSync(ca), servername: 'localhost' },
+      () => {
+        const peer = socket.getPeerCertificate() as PeerCertificate;
+        socket.end();
+        resolve(peer.fingerprint256);
+      },
+    );
     socket.on('error', reject);
   });
 }
@@ -51,7 +74,15 @@ test('HTTPS with HTTP/2: svc trusts the daemon with --ca, explains an untrusted 
   copyFileSync(first.cert, live.cert);
   copyFileSync(first.key, live.key);
   const database = await createTestDatabase();
-  const daemon = await startDaemonProcess({ DATA_DIR: database.dataDir, TLS_CERT: live.cert, TLS_KEY: live.key, ...(database.url ? { DATABASE_URL: database.url } : {}) }, ['--role', 'api']);
+  const daemon = await startDaemonProcess(
+    {
+      DATA_DIR: database.dataDir,
+      TLS_CERT: live.cert,
+      TLS_KEY: live.key,
+      ...(database.url ? { DATABASE_URL: database.url } : {}),
+    },
+    ['--role', 'api'],
+  );
   try {
     assert.match(daemon.url, /^https:\/\/127\.0\.0\.1:\d+$/);
 
@@ -78,13 +109,18 @@ test('HTTPS with HTTP/2: svc trusts the daemon with --ca, explains an untrusted 
     assert.is(trusted.json.ready.status, 'ready');
 
     // Credentials over TLS: the key reaches the daemon (and is refused there: 401 → exit 3).
-    const withKey = await cli.run(['logs', 'list', '--json'], { env: { SVC_API_KEY: 'svc_live_notarealkeyatall0000000000', SVC_CA_FILE: first.cert } });
+    const withKey = await cli.run(['logs', 'list', '--json'], {
+      env: { SVC_API_KEY: 'svc_live_notarealkeyatall0000000000', SVC_CA_FILE: first.cert },
+    });
     assert.is(withKey.code, 3, withKey.stdout + withKey.stderr);
 
     const untrusted = await cli.run(['daemon', 'status', '--json']);
     assert.is(untrusted.code, 4);
     assert.is(untrusted.json.error.code, 'UNTRUSTED_CERTIFICATE');
-    assert.match(untrusted.json.error.message, /not trusted: its certificate is self-signed \(DEPTH_ZERO_SELF_SIGNED_CERT\); trust its CA with --ca/);
+    assert.match(
+      untrusted.json.error.message,
+      /not trusted: its certificate is self-signed \(DEPTH_ZERO_SELF_SIGNED_CERT\); trust its CA with --ca/,
+    );
     assert.not.match(untrusted.stdout + untrusted.stderr, /at .*\.js:\d+/, 'a sentence, not a stack');
 
     // Renewal in place, then SIGHUP: new connections get the new certificate, the open session goes on.
@@ -92,7 +128,8 @@ test('HTTPS with HTTP/2: svc trusts the daemon with --ca, explains an untrusted 
     copyFileSync(second.key, live.key);
     daemon.child.kill('SIGHUP');
     const deadline = Date.now() + 10_000;
-    while (!/TLS certificate reloaded/.test(daemon.output()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (!/TLS certificate reloaded/.test(daemon.output()) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     assert.is(await servedFingerprint(daemon.url, second.cert), second.fingerprint);
     const after = await get('/health');
     assert.is(after.status, 200, 'the HTTP/2 session opened before the reload still works');
@@ -102,7 +139,8 @@ test('HTTPS with HTTP/2: svc trusts the daemon with --ca, explains an untrusted 
     copyFileSync(first.key, live.key);
     daemon.child.kill('SIGHUP');
     const brokenDeadline = Date.now() + 10_000;
-    while (!/TLS reload failed/.test(daemon.output()) && Date.now() < brokenDeadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (!/TLS reload failed/.test(daemon.output()) && Date.now() < brokenDeadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     assert.match(daemon.output(), /TLS reload failed: still serving the previous certificate/);
     assert.is(await servedFingerprint(daemon.url, second.cert), second.fingerprint);
 
@@ -118,9 +156,16 @@ test('a TLS_CERT without TLS_KEY, or a key that does not fit, stops boot with a 
   const other = makeCertificate('other');
   const database = await createTestDatabase();
   try {
-    const half = await startDaemonProcess({ DATA_DIR: database.dataDir, TLS_CERT: pair.cert }).catch((error: Error) => error.message);
+    const half = await startDaemonProcess({ DATA_DIR: database.dataDir, TLS_CERT: pair.cert }).catch(
+      (error: Error) => error.message,
+    );
     assert.match(String(half), /TLS_KEY: TLS_CERT and TLS_KEY go together/);
-    const mismatched = await startDaemonProcess({ DATA_DIR: database.dataDir, TLS_CERT: pair.cert, TLS_KEY: other.key, ...(database.url ? { DATABASE_URL: database.url } : {}) }).catch((error: Error) => error.message);
+    const mismatched = await startDaemonProcess({
+      DATA_DIR: database.dataDir,
+      TLS_CERT: pair.cert,
+      TLS_KEY: other.key,
+      ...(database.url ? { DATABASE_URL: database.url } : {}),
+    }).catch((error: Error) => error.message);
     assert.match(String(mismatched), /TLS_KEY: the key does not fit the certificate/);
   } finally {
     await database.drop();
@@ -142,7 +187,10 @@ test('svc refuses to send credentials over http:// to a non-loopback host before
     const refused = await cli.run(['logs', 'list', '--json'], { env: { SVC_API_KEY: key } });
     assert.is(refused.code, 2, refused.stdout + refused.stderr);
     assert.is(refused.json.error.code, 'INSECURE_TRANSPORT');
-    assert.match(refused.json.error.message, /Refusing to send credentials in clear text to http:\/\/0\.0\.0\.0:\d+: use https:\/\//);
+    assert.match(
+      refused.json.error.message,
+      /Refusing to send credentials in clear text to http:\/\/0\.0\.0\.0:\d+: use https:\/\//,
+    );
     assert.not.ok((refused.stdout + refused.stderr).includes(key), 'the key is never printed');
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.is(connections, 0, 'nothing was sent');
@@ -177,18 +225,32 @@ async function doctorAs(ctx: TestContext, args: string[] = []) {
   return { run, admin, url };
 }
 
-const byName = (checks: { name: string; ok: boolean; message: string; fix?: string }[]) => Object.fromEntries(checks.map((check) => [check.name, check]));
+const byName = (checks: { name: string; ok: boolean; message: string; fix?: string }[]) =>
+  Object.fromEntries(checks.map((check) => [check.name, check]));
 
 test('svc doctor against a misconfigured daemon: one line per check with the fix, exit 1', async () => {
-  const ctx = await createTestContext({ env: { NODE_ENV: 'production', PUBLIC_URL: 'http://127.0.0.1:3000', SMTP_URL: 'smtp://127.0.0.1:1', REDIS_URL: '' } });
+  const ctx = await createTestContext({
+    env: { NODE_ENV: 'production', PUBLIC_URL: 'http://127.0.0.1:3000', SMTP_URL: 'smtp://127.0.0.1:1', REDIS_URL: '' },
+  });
   try {
     // Two nodes seen on this database, and no Redis.
-    await ctx.db.sequelize.query(`INSERT INTO daemon_nodes (id, hostname, pid, role, redis) VALUES ('a:1', 'a', 1, 'all', false), ('b:2', 'b', 2, 'all', false)`);
+    await ctx.db.sequelize.query(
+      `INSERT INTO daemon_nodes (id, hostname, pid, role, redis) VALUES ('a:1', 'a', 1, 'all', false), ('b:2', 'b', 2, 'all', false)`,
+    );
     const { run } = await doctorAs(ctx);
     assert.is(run.code, 1, run.stdout + run.stderr);
     assert.is(run.json.ok, false);
     const checks = byName(run.json.checks);
-    assert.equal(Object.keys(checks), ['secret', 'public-url', 'relay', 'platform-sender', 'redis', 'migrations', 'queues', 'disk']);
+    assert.equal(Object.keys(checks), [
+      'secret',
+      'public-url',
+      'relay',
+      'platform-sender',
+      'redis',
+      'migrations',
+      'queues',
+      'disk',
+    ]);
     assert.is(checks.secret.ok, false);
     assert.match(checks.secret.fix!, /Set JWT_SECRET to the same value on every node/);
     assert.is(checks['public-url'].ok, false);
@@ -203,8 +265,13 @@ test('svc doctor against a misconfigured daemon: one line per check with the fix
     assert.is(checks.queues.ok, true);
 
     const human = await (async () => {
-      const cli = new CliWorld(await listen(ctx).catch(() => `http://127.0.0.1:${(ctx.app.server.address() as { port: number }).port}`));
-      cli.writeProfile({ accessToken: (await createAdmin(ctx.app, { platformAdmin: true })).token, refreshToken: 'unused' });
+      const cli = new CliWorld(
+        await listen(ctx).catch(() => `http://127.0.0.1:${(ctx.app.server.address() as { port: number }).port}`),
+      );
+      cli.writeProfile({
+        accessToken: (await createAdmin(ctx.app, { platformAdmin: true })).token,
+        refreshToken: 'unused',
+      });
       const out = await cli.run(['doctor']);
       cli.cleanup();
       return out;
@@ -221,20 +288,30 @@ test('svc doctor against a misconfigured daemon: one line per check with the fix
 test('svc doctor against a correct deployment: every check passes, exit 0; only platform admins may ask', async () => {
   const sink = await startSmtpSink();
   const ctx = await createTestContext({
-    env: { NODE_ENV: 'production', PUBLIC_URL: 'https://mail.example.com', SMTP_URL: `smtp://127.0.0.1:${sink.port}`, JWT_SECRET: 'a-shared-secret-that-is-long-enough-0123456789' },
+    env: {
+      NODE_ENV: 'production',
+      PUBLIC_URL: 'https://mail.example.com',
+      SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+      JWT_SECRET: 'a-shared-secret-that-is-long-enough-0123456789',
+    },
   });
   try {
     const owner = await createAdmin(ctx.app);
     const platformAdmin = await createAdmin(ctx.app, { platformAdmin: true });
     const tenantId = await createTenant(platformAdmin.id, 'Platform');
     await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, tenantId, 'mail.example.com');
-    await ctx.db.sequelize.query(`INSERT INTO platform_settings (key, value) VALUES ('defaultFromAddress', '"no-reply@mail.example.com"')`);
+    await ctx.db.sequelize.query(
+      `INSERT INTO platform_settings (key, value) VALUES ('defaultFromAddress', '"no-reply@mail.example.com"')`,
+    );
     const { run, url } = await doctorAs(ctx);
     assert.is(run.code, 0, run.stdout + run.stderr);
     assert.is(run.json.ok, true, JSON.stringify(run.json.checks, null, 2));
     const checks = byName(run.json.checks);
     assert.match(checks.relay.message, new RegExp(`The relay 127\\.0\\.0\\.1:${sink.port} answered EHLO`));
-    assert.match(checks['platform-sender'].message, /System mail goes from .*no-reply@mail\.example\.com.*, DKIM-signed by mail\.example\.com/);
+    assert.match(
+      checks['platform-sender'].message,
+      /System mail goes from .*no-reply@mail\.example\.com.*, DKIM-signed by mail\.example\.com/,
+    );
 
     const notAdmin = await fetch(`${url}/platform/doctor`, { headers: { authorization: `Bearer ${owner.token}` } });
     assert.is(notAdmin.status, 403);
@@ -251,7 +328,14 @@ test('svc doctor --local runs the checks from the daemon environment without a d
     if (!ctx.config.databaseUrl) return; // --local needs DATABASE_URL by design (asserted below otherwise)
     const cli = new CliWorld('http://127.0.0.1:9');
     const run = await cli.run(['doctor', '--local', '--json'], {
-      env: { DATABASE_URL: ctx.databaseUrl, DATA_DIR: ctx.dataDir, NODE_ENV: 'production', PUBLIC_URL: 'https://mail.example.com', JWT_SECRET: 'x'.repeat(40), REDIS_URL: process.env.REDIS_URL },
+      env: {
+        DATABASE_URL: ctx.databaseUrl,
+        DATA_DIR: ctx.dataDir,
+        NODE_ENV: 'production',
+        PUBLIC_URL: 'https://mail.example.com',
+        JWT_SECRET: 'x'.repeat(40),
+        REDIS_URL: process.env.REDIS_URL,
+      },
     });
     assert.is(run.code, 1, run.stdout + run.stderr);
     const checks = byName(run.json.checks);
@@ -262,7 +346,9 @@ test('svc doctor --local runs the checks from the daemon environment without a d
     assert.is(checks.migrations.ok, true);
 
     // A database first set up with another secret: this node's JWT_SECRET does not match its key check.
-    await ctx.db.sequelize.query(`INSERT INTO platform_secrets_check (id, check_value) VALUES (1, 'another-secret-check') ON CONFLICT (id) DO UPDATE SET check_value = EXCLUDED.check_value`);
+    await ctx.db.sequelize.query(
+      `INSERT INTO platform_secrets_check (id, check_value) VALUES (1, 'another-secret-check') ON CONFLICT (id) DO UPDATE SET check_value = EXCLUDED.check_value`,
+    );
     const mismatched = await cli.run(['doctor', '--local', '--json'], {
       env: { DATABASE_URL: ctx.databaseUrl, DATA_DIR: ctx.dataDir, JWT_SECRET: 'x'.repeat(40) },
     });
@@ -270,7 +356,9 @@ test('svc doctor --local runs the checks from the daemon environment without a d
     assert.is(secret.ok, false);
     assert.match(secret.message, /JWT_SECRET does not match the database/);
 
-    const embedded = await cli.run(['doctor', '--local', '--json'], { env: { DATABASE_URL: '', DATA_DIR: ctx.dataDir } });
+    const embedded = await cli.run(['doctor', '--local', '--json'], {
+      env: { DATABASE_URL: '', DATA_DIR: ctx.dataDir },
+    });
     assert.is(embedded.code, 2);
     assert.is(embedded.json.error.code, 'NO_DATABASE_URL');
     cli.cleanup();

@@ -48,7 +48,13 @@ test('clients interleaving extended-protocol queries each get their own answers'
   // Unnamed statements (Parse/Bind/Execute/Sync) from four clients in flight at once: if their
   // messages were interleaved on the one backend session, a Bind would meet another's Parse.
   const answers = await Promise.all(
-    clients.map((c, who) => sequence(50, (n) => c.query<{ who: number; doubled: number }>('SELECT $1::int AS who, $2::int * 2 AS doubled', [who, n]).then((r) => r.rows[0]))),
+    clients.map((c, who) =>
+      sequence(50, (n) =>
+        c
+          .query<{ who: number; doubled: number }>('SELECT $1::int AS who, $2::int * 2 AS doubled', [who, n])
+          .then((r) => r.rows[0]),
+      ),
+    ),
   );
   answers.forEach((rows, who) => rows.forEach((row, n) => assert.equal(row, { who, doubled: n * 2 })));
   // A named prepared statement lives in the one backend session, so only one client may own a name
@@ -56,20 +62,36 @@ test('clients interleaving extended-protocol queries each get their own answers'
   // with Bind/Execute only while the others keep sending unnamed statements around it.
   const [owner, ...rest] = clients;
   const [named] = await Promise.all([
-    sequence(25, (n) => owner.query({ name: 'double', text: 'SELECT $1::int * 2 AS d', values: [n] }).then((r) => r.rows[0].d)),
+    sequence(25, (n) =>
+      owner.query({ name: 'double', text: 'SELECT $1::int * 2 AS d', values: [n] }).then((r) => r.rows[0].d),
+    ),
     ...rest.map((c) => sequence(25, (n) => c.query('SELECT $1::int AS n', [n]))),
   ]);
-  assert.equal(named, Array.from({ length: 25 }, (_, n) => n * 2));
+  assert.equal(
+    named,
+    Array.from({ length: 25 }, (_, n) => n * 2),
+  );
 });
 
 test("an error in one client does not disturb the other (the backend skips to that client's Sync only)", async () => {
   const [a, b] = [await client(), await client()];
   const [errors, values] = await Promise.all([
-    sequence(20, () => a.query('SELECT 1 / $1::int', [0]).then(() => 'ok', (e: Error) => e.message)),
+    sequence(20, () =>
+      a.query('SELECT 1 / $1::int', [0]).then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+    ),
     sequence(20, (i) => b.query('SELECT $1::int + 1 AS n', [i]).then((r) => r.rows[0].n)),
   ]);
-  assert.ok(errors.every((m) => /division by zero/.test(m)), errors.join(';'));
-  assert.equal(values, Array.from({ length: 20 }, (_, i) => i + 1));
+  assert.ok(
+    errors.every((m) => /division by zero/.test(m)),
+    errors.join(';'),
+  );
+  assert.equal(
+    values,
+    Array.from({ length: 20 }, (_, i) => i + 1),
+  );
   // Both clients are usable afterwards.
   assert.is((await a.query('SELECT 7 AS n')).rows[0].n, 7);
 });
@@ -112,7 +134,10 @@ test('a client inside a transaction can run many groups while the others queue b
   // c ran after a's rollback: none of a's 20 rows, and b's row only if b ran first.
   assert.ok([0, 1].includes(Number(counted.rows[0].n)));
   const final = await b.query<{ owner: string }>('SELECT owner FROM items ORDER BY id');
-  assert.equal(final.rows.map((r) => r.owner), ['b']);
+  assert.equal(
+    final.rows.map((r) => r.owner),
+    ['b'],
+  );
 });
 
 test.run();

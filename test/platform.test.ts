@@ -43,7 +43,12 @@ test('other admins and API keys get 403; no token 401', async () => {
   const res = await ctx.app.inject({ method: 'GET', url: '/platform/settings', headers: as(plain) });
   assert.is(res.statusCode, 403);
   assert.is(res.json().code, 'PLATFORM_ADMIN_REQUIRED');
-  const patch = await ctx.app.inject({ method: 'PATCH', url: '/platform/settings', headers: as(plain), payload: { registrationOpen: false } });
+  const patch = await ctx.app.inject({
+    method: 'PATCH',
+    url: '/platform/settings',
+    headers: as(plain),
+    payload: { registrationOpen: false },
+  });
   assert.is(patch.statusCode, 403);
   const { asKey } = await createWorld(ctx.app);
   assert.is((await ctx.app.inject({ method: 'GET', url: '/platform/settings', headers: asKey })).statusCode, 403);
@@ -53,8 +58,15 @@ test('other admins and API keys get 403; no token 401', async () => {
 
 test('PATCH stores each setting as a row and answers the whole set; getPlatformSettings reads it', async () => {
   const res = await ctx.app.inject({
-    method: 'PATCH', url: '/platform/settings', headers: as(root),
-    payload: { registrationOpen: false, defaultFromAddress: 'hello@mail.example.test', trackOpensByDefault: true, spfInclude: 'spf.mail.example.test' },
+    method: 'PATCH',
+    url: '/platform/settings',
+    headers: as(root),
+    payload: {
+      registrationOpen: false,
+      defaultFromAddress: 'hello@mail.example.test',
+      trackOpensByDefault: true,
+      spfInclude: 'spf.mail.example.test',
+    },
   });
   assert.is(res.statusCode, 200);
   assert.is(res.json().registrationOpen, false);
@@ -65,13 +77,24 @@ test('PATCH stores each setting as a row and answers the whole set; getPlatformS
   assert.is(settings.spfInclude, 'spf.mail.example.test');
   const status = await ctx.app.inject({ method: 'GET', url: '/auth/registration-status' });
   assert.equal(status.json(), { open: false, hasAdmins: true });
-  const clear = await ctx.app.inject({ method: 'PATCH', url: '/platform/settings', headers: as(root), payload: { defaultFromAddress: null } });
+  const clear = await ctx.app.inject({
+    method: 'PATCH',
+    url: '/platform/settings',
+    headers: as(root),
+    payload: { defaultFromAddress: null },
+  });
   assert.is(clear.json().defaultFromAddress, null);
   assert.is(await AuditEvent.count({ where: { action: 'platform.settings_updated' } }), 2);
 });
 
 test('PATCH refuses unknown keys, wrong types, bad addresses and empty bodies', async () => {
-  for (const payload of [{ unknownSetting: true }, { registrationOpen: 'nope' }, { defaultFromAddress: 'not an address' }, { spfInclude: 'bad host!' }, {}]) {
+  for (const payload of [
+    { unknownSetting: true },
+    { registrationOpen: 'nope' },
+    { defaultFromAddress: 'not an address' },
+    { spfInclude: 'bad host!' },
+    {},
+  ]) {
     const res = await ctx.app.inject({ method: 'PATCH', url: '/platform/settings', headers: as(root), payload });
     assert.is(res.statusCode, 400, JSON.stringify(payload));
     assert.is(res.json().code, 'VALIDATION_FAILED');

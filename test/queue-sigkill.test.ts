@@ -27,9 +27,13 @@ test('jobs leased by a SIGKILLed process are reclaimed after the lease and finis
   await enqueueRange(sequelize, 't-kill', 0, 10, { hangOnFirstAttempt: true });
 
   const script = fileURLToPath(new URL('./helpers/queue-child.ts', import.meta.url));
-  child = spawn(process.execPath, ['--import', 'tsx', script, ctx.databaseUrl, 't-kill', ctx.db.embedded ? 'embedded' : 'external'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  child = spawn(
+    process.execPath,
+    ['--import', 'tsx', script, ctx.databaseUrl, 't-kill', ctx.db.embedded ? 'embedded' : 'external'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const held = `SELECT count(*) FROM jobs WHERE queue = 't-kill' AND locked_by LIKE '%:${child.pid}:holder:%'`;
   await waitFor('the child to lease 10 jobs', async () => (await count(sequelize, held)) === 10, 60_000, 100);
   // Work the child has no room for; it waits for the next worker.
@@ -56,13 +60,25 @@ test('jobs leased by a SIGKILLed process are reclaimed after the lease and finis
     tuning: { leaseMs: 1_500, reclaimEveryMs: 250, embeddedPollMs: 100, pollMs: 500 },
   });
   try {
-    await waitFor('all 20 jobs finished', async () => (await count(sequelize, `SELECT count(DISTINCT n) FROM queue_test_runs`)) === 20, 60_000);
-    await waitFor('an empty queue', async () => (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-kill'`)) === 0, 10_000);
+    await waitFor(
+      'all 20 jobs finished',
+      async () => (await count(sequelize, `SELECT count(DISTINCT n) FROM queue_test_runs`)) === 20,
+      60_000,
+    );
+    await waitFor(
+      'an empty queue',
+      async () => (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-kill'`)) === 0,
+      10_000,
+    );
   } finally {
     await pool.stop();
   }
   assert.is(await count(sequelize, `SELECT count(*) FROM queue_test_runs`), 20, 'each job finished once');
-  assert.is(await count(sequelize, `SELECT count(*) FROM queue_test_runs WHERE attempts = 1`), 10, 'the killed process’s jobs ran again with the attempt counted');
+  assert.is(
+    await count(sequelize, `SELECT count(*) FROM queue_test_runs WHERE attempts = 1`),
+    10,
+    'the killed process’s jobs ran again with the attempt counted',
+  );
   assert.is(await count(sequelize, `SELECT count(*) FROM failed_jobs`), 0);
 });
 

@@ -35,20 +35,40 @@ test.after(async () => {
 });
 
 const rowsOf = (queue: string) =>
-  ctx.db.sequelize.query<{ id: string; attempts: number; locked_by: string | null; run_at: Date; last_error: string | null }>(
-    `SELECT id::text AS id, attempts, locked_by, run_at, last_error FROM jobs WHERE queue = :queue ORDER BY id`,
-    { replacements: { queue }, type: 'SELECT' as never },
-  ) as unknown as Promise<Array<{ id: string; attempts: number; locked_by: string | null; run_at: Date; last_error: string | null }>>;
+  ctx.db.sequelize.query<{
+    id: string;
+    attempts: number;
+    locked_by: string | null;
+    run_at: Date;
+    last_error: string | null;
+  }>(`SELECT id::text AS id, attempts, locked_by, run_at, last_error FROM jobs WHERE queue = :queue ORDER BY id`, {
+    replacements: { queue },
+    type: 'SELECT' as never,
+  }) as unknown as Promise<
+    Array<{ id: string; attempts: number; locked_by: string | null; run_at: Date; last_error: string | null }>
+  >;
 
 test('enqueueJob stores the job; a repeated key keeps the waiting job; removeJob cancels it', async () => {
   const sequelize = ctx.db.sequelize;
-  const id = await enqueueJob(sequelize, { queue: q('t-basic'), payload: { a: 1 }, key: 'sched-1', runAt: new Date(Date.now() + 60_000) });
+  const id = await enqueueJob(sequelize, {
+    queue: q('t-basic'),
+    payload: { a: 1 },
+    key: 'sched-1',
+    runAt: new Date(Date.now() + 60_000),
+  });
   assert.match(id, /^\d+$/);
   const again = await enqueueJob(sequelize, { queue: q('t-basic'), payload: { a: 2 }, key: 'sched-1' });
   assert.is(again, id);
   assert.is((await rowsOf('t-basic')).length, 1);
   const stats = await queueStats(sequelize, 1000);
-  assert.equal(stats['t-basic'], { depth: 0, oldestWaitingAgeMs: 0, running: 0, scheduled: 1, failed: 0, stuck: false });
+  assert.equal(stats['t-basic'], {
+    depth: 0,
+    oldestWaitingAgeMs: 0,
+    running: 0,
+    scheduled: 1,
+    failed: 0,
+    stuck: false,
+  });
   assert.ok(await removeJob(sequelize, q('t-basic'), 'sched-1'));
   assert.not.ok(await removeJob(sequelize, q('t-basic'), 'sched-1'));
   assert.is((await rowsOf('t-basic')).length, 0);
@@ -65,7 +85,8 @@ test('enqueueJob inside a rolled-back transaction leaves nothing behind', async 
 test('claimJobs: due jobs only, oldest first, never the same job to two workers', async () => {
   const sequelize = ctx.db.sequelize;
   await enqueueJob(sequelize, { queue: q('t-claim'), payload: { n: 'later' }, runAt: new Date(Date.now() + 60_000) });
-  for (let n = 0; n < 6; n++) await enqueueJob(sequelize, { queue: q('t-claim'), payload: { n }, runAt: new Date(Date.now() - 10_000 + n) });
+  for (let n = 0; n < 6; n++)
+    await enqueueJob(sequelize, { queue: q('t-claim'), payload: { n }, runAt: new Date(Date.now() - 10_000 + n) });
   const [a, b] = await Promise.all([
     claimJobs(sequelize, q('t-claim'), 'worker-a', 4, 30_000),
     claimJobs(sequelize, q('t-claim'), 'worker-b', 4, 30_000),
@@ -74,18 +95,27 @@ test('claimJobs: due jobs only, oldest first, never the same job to two workers'
   assert.is(ids.length, 6, 'the future job is not claimed');
   assert.is(new Set(ids).size, 6, 'no job handed out twice');
   const first = a.length === 4 ? a : b;
-  assert.equal(first.map((job) => job.payload.n), [0, 1, 2, 3]);
+  assert.equal(
+    first.map((job) => job.payload.n),
+    [0, 1, 2, 3],
+  );
   assert.is(first[0].attempts, 0);
   const stats = (await queueStats(sequelize, 1000))['t-claim'];
   assert.is(stats.running, 6);
   assert.is(stats.scheduled, 1);
   assert.is((await claimJobs(sequelize, q('t-claim'), 'worker-c', 10, 30_000)).length, 0);
   for (const job of a) assert.ok(await completeJob(sequelize, job.id, 'worker-a'));
-  assert.not.ok(await completeJob(sequelize, b[0].id, 'worker-a'), 'another worker cannot complete a job it does not hold');
+  assert.not.ok(
+    await completeJob(sequelize, b[0].id, 'worker-a'),
+    'another worker cannot complete a job it does not hold',
+  );
   assert.is(await releaseJobs(sequelize, 'worker-b'), b.length);
   const left = await rowsOf('t-claim');
   assert.is(left.length, 1 + b.length);
-  assert.ok(left.every((row) => row.locked_by === null && row.attempts === 0), 'a clean release counts no attempt');
+  assert.ok(
+    left.every((row) => row.locked_by === null && row.attempts === 0),
+    'a clean release counts no attempt',
+  );
 });
 
 test('retryJob backs off and counts attempts; the last attempt moves the job to failed_jobs', async () => {
@@ -156,7 +186,8 @@ test('queueStats reports depth, the oldest waiting age and stuck', async () => {
   assert.ok(stats.stuck);
   assert.not.ok((await queueStats(sequelize, 60_000))['t-stats'].stuck);
   const all = await queueStats(sequelize, 60_000);
-  for (const queue of ['send', 'scheduled', 'webhook', 'maintenance', 'system', 'campaign']) assert.ok(all[queue], `${queue} is always listed`);
+  for (const queue of ['send', 'scheduled', 'webhook', 'maintenance', 'system', 'campaign'])
+    assert.ok(all[queue], `${queue} is always listed`);
 });
 
 test('NOTIFY: one per queue per transaction, however many jobs it enqueues', async () => {
@@ -193,13 +224,25 @@ test('1,000 jobs across two worker threads: each processed exactly once', async 
   try {
     assert.ok(pool.alive());
     await enqueueRange(sequelize, 't-thousand', 0, 1000);
-    await waitFor('1,000 runs', async () => (await count(sequelize, `SELECT count(*) FROM queue_test_runs WHERE n < 1000`)) >= 1000, 120_000);
-    await waitFor('an empty queue', async () => (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-thousand'`)) === 0, 10_000);
+    await waitFor(
+      '1,000 runs',
+      async () => (await count(sequelize, `SELECT count(*) FROM queue_test_runs WHERE n < 1000`)) >= 1000,
+      120_000,
+    );
+    await waitFor(
+      'an empty queue',
+      async () => (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-thousand'`)) === 0,
+      10_000,
+    );
   } finally {
     await pool.stop();
   }
   assert.is(await count(sequelize, `SELECT count(*) FROM queue_test_runs WHERE n < 1000`), 1000);
-  assert.is(await count(sequelize, `SELECT count(DISTINCT n) FROM queue_test_runs WHERE n < 1000`), 1000, 'no job ran twice');
+  assert.is(
+    await count(sequelize, `SELECT count(DISTINCT n) FROM queue_test_runs WHERE n < 1000`),
+    1000,
+    'no job ran twice',
+  );
   const perWorker = await sequelize.query<{ worker: string; count: number }>(
     `SELECT worker, count(*) AS count FROM queue_test_runs WHERE n < 1000 GROUP BY worker`,
     { type: 'SELECT' as never },
@@ -210,7 +253,10 @@ test('1,000 jobs across two worker threads: each processed exactly once', async 
 
 test('a thread that dies mid-job: its jobs are reclaimed after the lease and finished; the pool restarts it', async () => {
   const sequelize = ctx.db.sequelize;
-  const maintenance = { name: 'maintenance', module: new URL('../daemon/jobs/maintenance.ts', import.meta.url).pathname };
+  const maintenance = {
+    name: 'maintenance',
+    module: new URL('../daemon/jobs/maintenance.ts', import.meta.url).pathname,
+  };
   const pool = await startWorkers({
     config: ctx.config,
     databaseUrl: ctx.databaseUrl,
@@ -222,13 +268,25 @@ test('a thread that dies mid-job: its jobs are reclaimed after the lease and fin
   try {
     await enqueueRange(sequelize, 't-crash', 2000, 2005, { crashOnFirstAttempt: true, workMs: 100 });
     await enqueueRange(sequelize, 't-crash', 2005, 2010, { workMs: 20 });
-    await waitFor('all 10 jobs finished', async () => (await count(sequelize, `SELECT count(DISTINCT n) FROM queue_test_runs WHERE n >= 2000 AND n < 2010`)) === 10, 60_000);
-    await waitFor('an empty queue', async () => (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-crash'`)) === 0, 10_000);
+    await waitFor(
+      'all 10 jobs finished',
+      async () =>
+        (await count(sequelize, `SELECT count(DISTINCT n) FROM queue_test_runs WHERE n >= 2000 AND n < 2010`)) === 10,
+      60_000,
+    );
+    await waitFor(
+      'an empty queue',
+      async () => (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-crash'`)) === 0,
+      10_000,
+    );
     await waitFor('the restarted thread', async () => pool.alive(), 30_000);
   } finally {
     await pool.stop();
   }
-  const crashed = await count(sequelize, `SELECT count(*) FROM queue_test_runs WHERE n >= 2000 AND n < 2005 AND attempts >= 1`);
+  const crashed = await count(
+    sequelize,
+    `SELECT count(*) FROM queue_test_runs WHERE n >= 2000 AND n < 2005 AND attempts >= 1`,
+  );
   assert.is(crashed, 5, 'the crashing jobs finished on a later attempt, after their lease was reclaimed');
   assert.is(await count(sequelize, `SELECT count(*) FROM failed_jobs WHERE queue = 't-crash'`), 0, 'nothing lost');
 });
@@ -237,7 +295,13 @@ test('stop() drains in-flight jobs and leaves no lease behind', async () => {
   const sequelize = ctx.db.sequelize;
   const pool = await startPool(['drainer'], 't-drain');
   await enqueueRange(sequelize, 't-drain', 3000, 3005, { workMs: 1_000 });
-  await waitFor('jobs running', async () => (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-drain' AND locked_by IS NOT NULL`)) > 0, 20_000, 50);
+  await waitFor(
+    'jobs running',
+    async () =>
+      (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-drain' AND locked_by IS NOT NULL`)) > 0,
+    20_000,
+    50,
+  );
   await pool.stop();
   assert.not.ok(pool.alive());
   assert.is(await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-drain' AND locked_by IS NOT NULL`), 0);

@@ -54,9 +54,13 @@ test('every svc-example block of the README runs against a live daemon, in order
   writeFileSync(join(bin, 'svc'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'bin', 'svc.js')}" "$@"\n`);
   chmodSync(join(bin, 'svc'), 0o755);
   const blocks = readmeExamples(readFileSync(join(ROOT, 'README.md'), 'utf8'));
-  const script = ['set -euo pipefail', ...blocks.map((block, index) => `echo "### README example ${index + 1}"\n${block}`)].join('\n');
+  const script = [
+    'set -euo pipefail',
+    ...blocks.map((block, index) => `echo "### README example ${index + 1}"\n${block}`),
+  ].join('\n');
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith('SVC_')) env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (value !== undefined && !key.startsWith('SVC_')) env[key] = value;
   Object.assign(env, {
     PATH: `${bin}:${process.env.PATH}`,
     SVC_BASE_URL: baseUrl,
@@ -69,7 +73,10 @@ test('every svc-example block of the README runs against a live daemon, in order
   assert.not.match(run.output, 'svc_live_', 'no key reaches the terminal');
   const welcome = await Template.findOne({ where: { slug: 'welcome' } });
   assert.ok(welcome, run.output);
-  assert.ok(await TemplateVersion.findOne({ where: { templateId: welcome!.id, publishedAt: { [Op.ne]: null } } }), 'pushed and published');
+  assert.ok(
+    await TemplateVersion.findOne({ where: { templateId: welcome!.id, publishedAt: { [Op.ne]: null } } }),
+    'pushed and published',
+  );
   const sent = await EmailLog.findOne({ where: { tenantId: welcome!.tenantId } });
   assert.equal(sent?.toAddresses, ['a@example.com']);
 });

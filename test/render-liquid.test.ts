@@ -17,15 +17,24 @@ async function failure(promise: Promise<unknown>): Promise<UnprocessableError> {
 
 test('HTML bodies escape variables; text and subject do not', async () => {
   const data = { name: '<script>alert("x")</script>', user: { first: 'Ann & Bo' } };
-  assert.is(await renderLiquid('htmlBody', '<p>{{ name }} {{ user.first }}</p>', data), '<p>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; Ann &amp; Bo</p>');
-  assert.is(await renderLiquid('textBody', '{{ name }} {{ user.first }}', data), '<script>alert("x")</script> Ann & Bo');
+  assert.is(
+    await renderLiquid('htmlBody', '<p>{{ name }} {{ user.first }}</p>', data),
+    '<p>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; Ann &amp; Bo</p>',
+  );
+  assert.is(
+    await renderLiquid('textBody', '{{ name }} {{ user.first }}', data),
+    '<script>alert("x")</script> Ann & Bo',
+  );
   assert.is(await renderLiquid('subject', 'For {{ user.first }}', data), 'For Ann & Bo');
 });
 
 test('missing variables render empty; filters work; a subject never carries a line break', async () => {
   assert.is(await renderLiquid('htmlBody', 'Hi {{ missing.deep }}!', {}), 'Hi !');
   assert.is(await renderLiquid('textBody', '{{ name | upcase | append: "!" }}', { name: 'ann' }), 'ANN!');
-  assert.is(await renderLiquid('subject', 'Hello {{ name }}', { name: 'Ann\r\nBcc: evil@example.test' }), 'Hello Ann Bcc: evil@example.test');
+  assert.is(
+    await renderLiquid('subject', 'Hello {{ name }}', { name: 'Ann\r\nBcc: evil@example.test' }),
+    'Hello Ann Bcc: evil@example.test',
+  );
 });
 
 test('unknown filters and bad syntax are 422 naming the part and the problem', async () => {
@@ -33,12 +42,19 @@ test('unknown filters and bad syntax are 422 naming the part and the problem', a
   assert.is(unknown.statusCode, 422);
   assert.is(unknown.code, 'TEMPLATE_INVALID');
   assert.match(unknown.message, /^The template's HTML body is not valid Liquid: undefined filter: shout/);
-  assert.throws(() => checkLiquid('subject', '{% if %}'), (e: UnprocessableError) => /subject is not valid Liquid/.test(e.message));
+  assert.throws(
+    () => checkLiquid('subject', '{% if %}'),
+    (e: UnprocessableError) => /subject is not valid Liquid/.test(e.message),
+  );
   assert.not.throws(() => checkLiquid('textBody', '{% if a %}{{ a | downcase }}{% endif %}'));
 });
 
 test('include, render and layout find nothing: no file is read', async () => {
-  for (const source of ["{% include 'package.json' %}", "{% render '/etc/passwd' %}", "{% layout '../../../etc/hostname' %}x"]) {
+  for (const source of [
+    "{% include 'package.json' %}",
+    "{% render '/etc/passwd' %}",
+    "{% layout '../../../etc/hostname' %}x",
+  ]) {
     const error = await failure(renderLiquid('htmlBody', source, {}));
     assert.is(error.code, 'TEMPLATE_RENDER_FAILED');
     assert.not.match(error.message, /root:|svc-email/);
@@ -55,11 +71,16 @@ test('runaway templates stop at the limits', async () => {
 });
 
 test('prototype members of data are not reachable', async () => {
-  assert.is(await renderLiquid('textBody', '[{{ x.constructor }}][{{ x.__proto__ }}][{{ x.toString }}]', { x: {} }), '[][][]');
+  assert.is(
+    await renderLiquid('textBody', '[{{ x.constructor }}][{{ x.__proto__ }}][{{ x.toString }}]', { x: {} }),
+    '[][][]',
+  );
 });
 
 test('the text part derived from HTML keeps words and links, drops markup and images', () => {
-  const text = textFromHtml('<h1>Hello</h1><p>Your <b>order</b> shipped. <a href="https://acme.test/t">Track it</a></p><img src="x.png" alt="logo">');
+  const text = textFromHtml(
+    '<h1>Hello</h1><p>Your <b>order</b> shipped. <a href="https://acme.test/t">Track it</a></p><img src="x.png" alt="logo">',
+  );
   assert.match(text, /HELLO/);
   assert.match(text, /Your order shipped\. Track it \[https:\/\/acme\.test\/t\]/);
   assert.not.match(text, /<|x\.png/);

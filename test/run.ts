@@ -41,7 +41,8 @@ function runFile(file: string): Promise<FileResult> {
     }, FILE_TIMEOUT_MS);
     child.on('close', (code) => {
       clearTimeout(timer);
-      const number = (label: string) => [...output.matchAll(new RegExp(`${label}:\\s+(\\d+)`, 'g'))].reduce((sum, m) => sum + Number(m[1]), 0);
+      const number = (label: string) =>
+        [...output.matchAll(new RegExp(`${label}:\\s+(\\d+)`, 'g'))].reduce((sum, m) => sum + Number(m[1]), 0);
       const total = number('Total');
       let passed = number('Passed');
       const skipped = number('Skipped');
@@ -67,8 +68,11 @@ async function lane(): Promise<void> {
     const result = await runFile(file);
     results.push(result);
     const mark = result.failed > 0 ? 'FAIL' : 'ok  ';
-    process.stdout.write(`${mark} ${relative(ROOT, file)}  ${result.passed} passed, ${result.failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
-    if (result.failed > 0 || process.env.TEST_VERBOSE) process.stdout.write(result.output.replace(/^/gm, '    ') + '\n');
+    process.stdout.write(
+      `${mark} ${relative(ROOT, file)}  ${result.passed} passed, ${result.failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
+    );
+    if (result.failed > 0 || process.env.TEST_VERBOSE)
+      process.stdout.write(result.output.replace(/^/gm, '    ') + '\n');
   }
 }
 await Promise.all(Array.from({ length: Math.min(CONCURRENCY, files.length) }, lane));

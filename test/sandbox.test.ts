@@ -21,7 +21,12 @@ test.after(async () => {
 });
 
 const render = (jsx: string, props: Record<string, unknown> = {}) =>
-  ctx.app.inject({ method: 'POST', url: '/templates/render-react-email', headers: world.asOwner, payload: { jsx, props } });
+  ctx.app.inject({
+    method: 'POST',
+    url: '/templates/render-react-email',
+    headers: world.asOwner,
+    payload: { jsx, props },
+  });
 
 async function assertHealthy(): Promise<void> {
   const res = await ctx.app.inject({ method: 'GET', url: '/health' });
@@ -59,7 +64,10 @@ test('a React Email template renders to an HTML document and a text part; props 
 test('imports outside the allow-list and syntax errors are 400 with a sentence', async () => {
   for (const [jsx, pattern] of [
     ["import fs from 'fs';\nexport default () => null;", /imports "fs", which is not allowed/],
-    ["import { readFileSync } from 'node:fs';\nexport default () => <p>{readFileSync('/etc/passwd', 'utf8')}</p>;", /"node:fs"/],
+    [
+      "import { readFileSync } from 'node:fs';\nexport default () => <p>{readFileSync('/etc/passwd', 'utf8')}</p>;",
+      /"node:fs"/,
+    ],
     ["const fs = require('fs');\nexport default () => <p>{fs.readFileSync('/etc/passwd', 'utf8')}</p>;", /"fs"/],
     ["export default async () => { await import('fs'); return <p /> };", /"fs"/],
     ["import x from './local';\nexport default x;", /"\.\/local"/],
@@ -72,16 +80,52 @@ test('imports outside the allow-list and syntax errors are 400 with a sentence',
 });
 
 const HOSTILE: Array<{ name: string; jsx: string; code: RegExp }> = [
-  { name: 'infinite loop in the component', jsx: 'export default function E() { while (true) {} }', code: /RENDER_TIMEOUT/ },
-  { name: 'infinite loop at module top level', jsx: 'while (true) {}\nexport default () => null;', code: /RENDER_TIMEOUT/ },
-  { name: 'memory bomb', jsx: 'export default function E() { const a: number[][] = []; while (true) a.push(new Array(1e6).fill(1)); }', code: /RENDER_MEMORY_LIMIT|RENDER_TIMEOUT/ },
+  {
+    name: 'infinite loop in the component',
+    jsx: 'export default function E() { while (true) {} }',
+    code: /RENDER_TIMEOUT/,
+  },
+  {
+    name: 'infinite loop at module top level',
+    jsx: 'while (true) {}\nexport default () => null;',
+    code: /RENDER_TIMEOUT/,
+  },
+  {
+    name: 'memory bomb',
+    jsx: 'export default function E() { const a: number[][] = []; while (true) a.push(new Array(1e6).fill(1)); }',
+    code: /RENDER_MEMORY_LIMIT|RENDER_TIMEOUT/,
+  },
   { name: 'process.env', jsx: 'export default () => <p>{process.env.HOME}</p>;', code: /RENDER_FAILED/ },
-  { name: 'globalThis.process', jsx: 'export default () => <p>{(globalThis as any).process.env.PATH}</p>;', code: /RENDER_FAILED/ },
-  { name: 'require through a variable', jsx: "export default () => { const m = 'fs'; return <p>{require(m).readFileSync('/etc/passwd', 'utf8')}</p>; };", code: /RENDER_FAILED/ },
-  { name: 'import() through a variable', jsx: "export default async function E() { const m = 'fs'; const fs = await import(m); return <p>{String(fs)}</p>; }", code: /RENDER_FAILED/ },
-  { name: 'this.constructor.constructor', jsx: "const p = (this as any).constructor.constructor('return process')();\nexport default () => <p>{p.env.HOME}</p>;", code: /RENDER_FAILED/ },
-  { name: '({}).constructor.constructor', jsx: "export default () => { const p = ({}).constructor.constructor('return process')(); return <p>{p.env.HOME}</p>; };", code: /RENDER_FAILED/ },
-  { name: 'Function("return this")', jsx: "export default () => { const g = Function('return this')(); return <p>{g.process.env.HOME}</p>; };", code: /RENDER_FAILED/ },
+  {
+    name: 'globalThis.process',
+    jsx: 'export default () => <p>{(globalThis as any).process.env.PATH}</p>;',
+    code: /RENDER_FAILED/,
+  },
+  {
+    name: 'require through a variable',
+    jsx: "export default () => { const m = 'fs'; return <p>{require(m).readFileSync('/etc/passwd', 'utf8')}</p>; };",
+    code: /RENDER_FAILED/,
+  },
+  {
+    name: 'import() through a variable',
+    jsx: "export default async function E() { const m = 'fs'; const fs = await import(m); return <p>{String(fs)}</p>; }",
+    code: /RENDER_FAILED/,
+  },
+  {
+    name: 'this.constructor.constructor',
+    jsx: "const p = (this as any).constructor.constructor('return process')();\nexport default () => <p>{p.env.HOME}</p>;",
+    code: /RENDER_FAILED/,
+  },
+  {
+    name: '({}).constructor.constructor',
+    jsx: "export default () => { const p = ({}).constructor.constructor('return process')(); return <p>{p.env.HOME}</p>; };",
+    code: /RENDER_FAILED/,
+  },
+  {
+    name: 'Function("return this")',
+    jsx: "export default () => { const g = Function('return this')(); return <p>{g.process.env.HOME}</p>; };",
+    code: /RENDER_FAILED/,
+  },
   { name: 'eval', jsx: "export default () => <p>{eval('1 + 1')}</p>;", code: /RENDER_FAILED/ },
   {
     name: "a host object's constructor",
@@ -119,15 +163,42 @@ for (const hostile of HOSTILE) {
 // each kind is a separate way to take the host's memory (4 × 256 MiB, touched with fill).
 const MIB256 = '256 * 1024 * 1024';
 const OFF_HEAP: Array<{ name: string; jsx: string }> = [
-  { name: '4 × 256 MiB Uint8Array, filled', jsx: `export default () => { const a = []; for (let i = 0; i < 4; i++) a.push(new Uint8Array(${MIB256}).fill(1)); return <p>{a.length}</p>; };` },
-  { name: '4 × 256 MiB Float64Array', jsx: `export default () => { const a = []; for (let i = 0; i < 4; i++) a.push(new Float64Array(${MIB256} / 8)); return <p>{a.length}</p>; };` },
-  { name: 'ArrayBuffer', jsx: `export default () => { const a = []; for (let i = 0; i < 4; i++) a.push(new ArrayBuffer(${MIB256})); return <p>{a.length}</p>; };` },
-  { name: 'SharedArrayBuffer', jsx: `export default () => { const a = []; for (let i = 0; i < 4; i++) a.push(new SharedArrayBuffer(${MIB256})); return <p>{a.length}</p>; };` },
-  { name: 'DataView over a big buffer', jsx: `export default () => { const v = new DataView(new ArrayBuffer(${MIB256})); v.setUint8(0, 1); return <p>{v.byteLength}</p>; };` },
-  { name: 'a growing resizable ArrayBuffer', jsx: `export default () => { const b = new (ArrayBuffer as any)(0, { maxByteLength: 4 * ${MIB256} }); for (let i = 1; i <= 4; i++) b.resize(i * ${MIB256}); return <p>{b.byteLength}</p>; };` },
-  { name: 'WebAssembly.Memory grown to 1 GiB', jsx: 'export default () => { const m = new WebAssembly.Memory({ initial: 1, maximum: 16384 }); m.grow(16383); return <p>{m.buffer.byteLength}</p>; };' },
-  { name: 'a typed array subclass', jsx: `class Big extends Uint8Array {}\nexport default () => <p>{new Big(${MIB256}).length}</p>;` },
-  { name: 'Uint8Array.from an array-like', jsx: `export default () => <p>{Uint8Array.from({ length: ${MIB256} }).length}</p>;` },
+  {
+    name: '4 × 256 MiB Uint8Array, filled',
+    jsx: `export default () => { const a = []; for (let i = 0; i < 4; i++) a.push(new Uint8Array(${MIB256}).fill(1)); return <p>{a.length}</p>; };`,
+  },
+  {
+    name: '4 × 256 MiB Float64Array',
+    jsx: `export default () => { const a = []; for (let i = 0; i < 4; i++) a.push(new Float64Array(${MIB256} / 8)); return <p>{a.length}</p>; };`,
+  },
+  {
+    name: 'ArrayBuffer',
+    jsx: `export default () => { const a = []; for (let i = 0; i < 4; i++) a.push(new ArrayBuffer(${MIB256})); return <p>{a.length}</p>; };`,
+  },
+  {
+    name: 'SharedArrayBuffer',
+    jsx: `export default () => { const a = []; for (let i = 0; i < 4; i++) a.push(new SharedArrayBuffer(${MIB256})); return <p>{a.length}</p>; };`,
+  },
+  {
+    name: 'DataView over a big buffer',
+    jsx: `export default () => { const v = new DataView(new ArrayBuffer(${MIB256})); v.setUint8(0, 1); return <p>{v.byteLength}</p>; };`,
+  },
+  {
+    name: 'a growing resizable ArrayBuffer',
+    jsx: `export default () => { const b = new (ArrayBuffer as any)(0, { maxByteLength: 4 * ${MIB256} }); for (let i = 1; i <= 4; i++) b.resize(i * ${MIB256}); return <p>{b.byteLength}</p>; };`,
+  },
+  {
+    name: 'WebAssembly.Memory grown to 1 GiB',
+    jsx: 'export default () => { const m = new WebAssembly.Memory({ initial: 1, maximum: 16384 }); m.grow(16383); return <p>{m.buffer.byteLength}</p>; };',
+  },
+  {
+    name: 'a typed array subclass',
+    jsx: `class Big extends Uint8Array {}\nexport default () => <p>{new Big(${MIB256}).length}</p>;`,
+  },
+  {
+    name: 'Uint8Array.from an array-like',
+    jsx: `export default () => <p>{Uint8Array.from({ length: ${MIB256} }).length}</p>;`,
+  },
 ];
 
 for (const hostile of OFF_HEAP) {
@@ -192,9 +263,11 @@ test("the renderer's realm: every allocating path a template could be handed is 
   const { Worker } = await import('node:worker_threads');
   const offHeapUrl = new URL('../daemon/render/react-email/off-heap.mjs', import.meta.url).href;
   const worker = new Worker(HOST_REALM_PROBE, { eval: true, workerData: { offHeapUrl } });
-  const answer = await new Promise<{ results: Record<string, string>; webAssembly: string; refusal: string | null }>((resolve, reject) => {
-    worker.once('message', resolve).once('error', reject);
-  });
+  const answer = await new Promise<{ results: Record<string, string>; webAssembly: string; refusal: string | null }>(
+    (resolve, reject) => {
+      worker.once('message', resolve).once('error', reject);
+    },
+  );
   await worker.terminate();
   for (const [name, outcome] of Object.entries(answer.results)) {
     assert.match(outcome, /outside the JavaScript heap/, `${name}: ${outcome}`);
@@ -204,7 +277,7 @@ test("the renderer's realm: every allocating path a template could be handed is 
   assert.match(answer.refusal ?? '', /a render may use at most 32 MB there/);
 });
 
-test("the RSS watchdog ends every running render once the daemon grows past their joint allowance, and only then", () => {
+test('the RSS watchdog ends every running render once the daemon grows past their joint allowance, and only then', () => {
   const MB = 1024 * 1024;
   let rss = 500 * MB;
   const watchdog = new RssWatchdog({ perRenderBytes: 100 * MB, intervalMs: 60_000, readRss: () => rss });
@@ -240,27 +313,64 @@ test('a render after the hostile cases still works (a fresh worker per render)',
 
 test('render-react-email takes a session or a key with templates:write (an extension), and validates its body', async () => {
   const narrow = await createApiKey(world.tenantId, { scopes: ['email:send', 'templates:read'] });
-  const res = await ctx.app.inject({ method: 'POST', url: '/templates/render-react-email', headers: { authorization: `Bearer ${narrow.key}` }, payload: { jsx: 'export default () => null' } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/templates/render-react-email',
+    headers: { authorization: `Bearer ${narrow.key}` },
+    payload: { jsx: 'export default () => null' },
+  });
   assertErrorBody(res, 403, 'INSUFFICIENT_SCOPE');
-  const withScope = await ctx.app.inject({ method: 'POST', url: '/templates/render-react-email', headers: world.asKey, payload: { jsx: 'export default () => null' } });
+  const withScope = await ctx.app.inject({
+    method: 'POST',
+    url: '/templates/render-react-email',
+    headers: world.asKey,
+    payload: { jsx: 'export default () => null' },
+  });
   assert.is(withScope.statusCode, 200, withScope.body);
-  assertErrorBody(await ctx.app.inject({ method: 'POST', url: '/templates/render-react-email', headers: world.asOwner, payload: { props: {} } }), 400, 'VALIDATION_FAILED');
+  assertErrorBody(
+    await ctx.app.inject({
+      method: 'POST',
+      url: '/templates/render-react-email',
+      headers: world.asOwner,
+      payload: { props: {} },
+    }),
+    400,
+    'VALIDATION_FAILED',
+  );
 });
 
 test('a react-email template: saved JSX is compiled (bad import refused), previewed with data, subject via Liquid', async () => {
   const bad = await ctx.app.inject({
-    method: 'POST', url: '/templates', headers: world.asOwner,
-    payload: { name: 'R', slug: 'react-bad', editorMode: 'react-email', subject: 'Hi', jsx: "import fs from 'fs'; export default () => null" },
+    method: 'POST',
+    url: '/templates',
+    headers: world.asOwner,
+    payload: {
+      name: 'R',
+      slug: 'react-bad',
+      editorMode: 'react-email',
+      subject: 'Hi',
+      jsx: "import fs from 'fs'; export default () => null",
+    },
   });
   assertErrorBody(bad, 400);
   const created = await ctx.app.inject({
-    method: 'POST', url: '/templates', headers: world.asOwner,
-    payload: { name: 'R', slug: 'react-welcome', editorMode: 'react-email', subject: 'Welcome {{ name }}', jsx: WELCOME },
+    method: 'POST',
+    url: '/templates',
+    headers: world.asOwner,
+    payload: {
+      name: 'R',
+      slug: 'react-welcome',
+      editorMode: 'react-email',
+      subject: 'Welcome {{ name }}',
+      jsx: WELCOME,
+    },
   });
   assert.is(created.statusCode, 201, created.body);
   const template = created.json();
   const preview = await ctx.app.inject({
-    method: 'POST', url: `/templates/${template.id}/versions/${template.versions[0].id}/preview`, headers: world.asOwner,
+    method: 'POST',
+    url: `/templates/${template.id}/versions/${template.versions[0].id}/preview`,
+    headers: world.asOwner,
     payload: { data: { name: 'Ann', url: 'https://app.example.test/' } },
   });
   assert.is(preview.statusCode, 200, preview.body);

@@ -10,7 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SECRET_MISMATCH_MESSAGE } from '../daemon/secrets.ts';
-import { api, killAllDaemons, seedSendWorld, SENDING_DOMAIN, startChildDaemon, stopChildDaemon, type SendWorld } from './helpers/send-daemon.ts';
+import {
+  api,
+  killAllDaemons,
+  seedSendWorld,
+  SENDING_DOMAIN,
+  startChildDaemon,
+  stopChildDaemon,
+  type SendWorld,
+} from './helpers/send-daemon.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 
 const SVC = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
@@ -47,7 +55,10 @@ function startNode(env: Record<string, string | undefined>): Node {
   const base: Record<string, string | undefined> = { ...process.env, ...world.env, ...env };
   delete base.NODE_OPTIONS;
   for (const [name, value] of Object.entries(base)) if (value === undefined) delete base[name];
-  const child = spawn(process.execPath, [SVC, 'daemon', 'start'], { env: base as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SVC, 'daemon', 'start'], {
+    env: base as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -61,7 +72,8 @@ async function waitForLine(node: Node, pattern: RegExp, timeoutMs = 90_000): Pro
   const deadline = Date.now() + timeoutMs;
   while (!pattern.test(node.output())) {
     if (exited) throw new Error(`the node exited before logging ${pattern}:\n${node.output()}`);
-    if (Date.now() > deadline) throw new Error(`the node did not log ${pattern} within ${timeoutMs} ms:\n${node.output()}`);
+    if (Date.now() > deadline)
+      throw new Error(`the node did not log ${pattern} within ${timeoutMs} ms:\n${node.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -71,7 +83,10 @@ async function expectRefusal(env: Record<string, string | undefined>): Promise<v
   const code = await node.exit;
   assert.is(code, 78, node.output());
   // oclif wraps the error at the terminal width behind "›" marks: read it as one line.
-  const said = node.output().replace(/\s*\n\s*›\s*/g, ' ').replace(/ +/g, ' ');
+  const said = node
+    .output()
+    .replace(/\s*\n\s*›\s*/g, ' ')
+    .replace(/ +/g, ' ');
   assert.ok(said.includes(`Configuration: JWT_SECRET: ${SECRET_MISMATCH_MESSAGE}`), node.output());
   assert.not.match(node.output(), world.env.JWT_SECRET);
 }
@@ -87,7 +102,14 @@ test('an API node and a worker node on one PostgreSQL with one secret accept and
   try {
     await waitForLine(worker, /worker threads started/);
     const sends = await Promise.all(
-      Array.from({ length: 4 }, (_, i) => api(world, 'POST', '/emails/send', { from: `news@${SENDING_DOMAIN}`, to: `node-${i}@example.test`, subject: `Scale ${i}`, textBody: 'across nodes' })),
+      Array.from({ length: 4 }, (_, i) =>
+        api(world, 'POST', '/emails/send', {
+          from: `news@${SENDING_DOMAIN}`,
+          to: `node-${i}@example.test`,
+          subject: `Scale ${i}`,
+          textBody: 'across nodes',
+        }),
+      ),
     );
     for (const send of sends) assert.is(send.status, 202, JSON.stringify(send.body));
     await sink.waitForCount(4, 60_000);

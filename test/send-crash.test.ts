@@ -89,9 +89,11 @@ test.after(async () => {
 /** Runs `task(i)` for i in [0, count) with at most `width` at a time. */
 async function inParallel(count: number, width: number, task: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < count) await task(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
 }
 
 test(`kill -9 while ${SENDS} sends drain: after a restart all are SENT, every Message-ID arrived, duplicates are recognisable`, async () => {
@@ -104,7 +106,12 @@ test(`kill -9 while ${SENDS} sends drain: after a restart all are SENT, every Me
 
   const accepted = new Map<string, string>(); // messageId → email id
   await inParallel(SENDS, 16, async (i) => {
-    const res = await api(world!, 'POST', '/emails/send', { from: 'Acme <app@acme.test>', to: `user${i}@example.test`, subject: `Crash test ${i}`, textBody: `message ${i}` });
+    const res = await api(world!, 'POST', '/emails/send', {
+      from: 'Acme <app@acme.test>',
+      to: `user${i}@example.test`,
+      subject: `Crash test ${i}`,
+      textBody: `message ${i}`,
+    });
     assert.is(res.status, 202, JSON.stringify(res.body));
     assert.is(res.body.status, 'QUEUED');
     accepted.set(res.body.messageId, res.body.id);
@@ -115,17 +122,30 @@ test(`kill -9 while ${SENDS} sends drain: after a restart all are SENT, every Me
   first.child.kill('SIGKILL');
   assert.is(await first.exit, null, 'killed by the signal, not exited');
   const deliveredBeforeKill = sink.received.length;
-  assert.ok(deliveredBeforeKill < SENDS, `the kill came while the queue was still draining (${deliveredBeforeKill}/${SENDS} delivered)`);
+  assert.ok(
+    deliveredBeforeKill < SENDS,
+    `the kill came while the queue was still draining (${deliveredBeforeKill}/${SENDS} delivered)`,
+  );
 
   phase(`killed with ${deliveredBeforeKill} delivered`);
   const second = await startChildDaemon(world);
   phase('restarted');
   const unique = () => new Set(sink!.received.map((r) => r.messageId));
-  await waitUntil(`all ${SENDS} Message-IDs at the sink (lease of the killed daemon must expire)`, () => unique().size >= SENDS, remaining() - 5_000, 250).catch((error: Error) => {
+  await waitUntil(
+    `all ${SENDS} Message-IDs at the sink (lease of the killed daemon must expire)`,
+    () => unique().size >= SENDS,
+    remaining() - 5_000,
+    250,
+  ).catch((error: Error) => {
     throw new Error(`${error.message} (${unique().size} arrived; ${phases.join(', ')})`);
   });
   phase('all arrived');
-  await waitUntil('every log SENT', async () => (await api(world!, 'GET', '/emails/logs?status=SENT&limit=1')).body.meta.total === SENDS, Math.max(1_000, remaining() - 3_000), 250);
+  await waitUntil(
+    'every log SENT',
+    async () => (await api(world!, 'GET', '/emails/logs?status=SENT&limit=1')).body.meta.total === SENDS,
+    Math.max(1_000, remaining() - 3_000),
+    250,
+  );
   assert.is(await stopChildDaemon(second), 0, second.output());
 
   // At-least-once: nothing unknown, nothing missing; a second copy repeats a Message-ID already seen.
@@ -144,13 +164,23 @@ test(`kill -9 while ${SENDS} sends drain: after a restart all are SENT, every Me
   const db = await openWorldDatabase(world);
   try {
     const ids = [...accepted.values()];
-    assert.is(await countRows(db, `SELECT count(*) FROM email_logs WHERE id IN (:ids) AND status = 'SENT'`, { ids }), SENDS);
+    assert.is(
+      await countRows(db, `SELECT count(*) FROM email_logs WHERE id IN (:ids) AND status = 'SENT'`, { ids }),
+      SENDS,
+    );
     assert.is(await countRows(db, `SELECT count(*) FROM email_logs`), SENDS, 'no log beyond the accepted ones');
-    assert.is(await countRows(db, `SELECT count(*) FROM email_events WHERE type = 'sent'`), SENDS, 'one sent event per log');
+    assert.is(
+      await countRows(db, `SELECT count(*) FROM email_events WHERE type = 'sent'`),
+      SENDS,
+      'one sent event per log',
+    );
     // A message delivered twice was attempted again after the crash.
     if (duplicates.length) {
       const twice = duplicates.map((messageId) => accepted.get(messageId)!);
-      assert.is(await countRows(db, `SELECT count(*) FROM email_logs WHERE id IN (:twice) AND attempts >= 2`, { twice }), new Set(twice).size);
+      assert.is(
+        await countRows(db, `SELECT count(*) FROM email_logs WHERE id IN (:twice) AND attempts >= 2`, { twice }),
+        new Set(twice).size,
+      );
     }
     assert.is(await countRows(db, `SELECT count(*) FROM jobs`), 0, 'no job left');
     assert.is(await countRows(db, `SELECT count(*) FROM failed_jobs`), 0, 'no failed job');

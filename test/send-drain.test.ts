@@ -19,7 +19,9 @@ let world: Awaited<ReturnType<typeof createWorld>>;
 
 test.before(async () => {
   sink = await startSmtpSink();
-  ctx = await createTestContext({ env: { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, PUBLIC_URL: 'http://mail.example.test' } });
+  ctx = await createTestContext({
+    env: { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, PUBLIC_URL: 'http://mail.example.test' },
+  });
   world = await createWorld(ctx.app);
   await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, world.tenantId);
   await ctx.db.sequelize.query(
@@ -36,7 +38,12 @@ const q = <T extends object>(sql: string, replacements: Record<string, unknown> 
   ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
 
 async function send(to: string, subject: string): Promise<string> {
-  const res = await ctx.app.inject({ method: 'POST', url: '/emails/send', headers: world.asKey, payload: { from: 'Acme <news@acme.test>', to, subject, htmlBody: `<p>${subject}</p>`, textBody: subject } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/emails/send',
+    headers: world.asKey,
+    payload: { from: 'Acme <news@acme.test>', to, subject, htmlBody: `<p>${subject}</p>`, textBody: subject },
+  });
   assert.is(res.statusCode, 202, res.body);
   return res.json().id as string;
 }
@@ -46,7 +53,15 @@ async function drain(): Promise<void> {
   const stop = new AbortController();
   const runtime = {
     data: { databaseUrl: '' } as ThreadData,
-    ctx: { config: ctx.config, secrets: ctx.deps.secrets, ...ctx.workerResources, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'drain-test' },
+    ctx: {
+      config: ctx.config,
+      secrets: ctx.deps.secrets,
+      ...ctx.workerResources,
+      sequelize: ctx.db.sequelize,
+      sql: ctx.db.sql,
+      log: pino({ level: 'silent' }),
+      workerId: 'drain-test',
+    },
     tuning: { ...DEFAULT_TUNING, batchSize: 4, concurrency: 8, embeddedPollMs: 20 },
     signal: stop.signal,
     // Poll rather than LISTEN: the test needs no listener connection.
@@ -54,7 +69,9 @@ async function drain(): Promise<void> {
   } satisfies ThreadRuntime;
   const loop = runSendLoop(runtime);
   for (;;) {
-    const [row] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'send' AND (locked_by IS NOT NULL OR run_at <= now())`);
+    const [row] = await q<{ n: number }>(
+      `SELECT count(*)::int AS n FROM jobs WHERE queue = 'send' AND (locked_by IS NOT NULL OR run_at <= now())`,
+    );
     if (row.n === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -69,10 +86,16 @@ test('a batch is delivered and recorded: logs SENT, timeline, events fanned out 
 
   assert.is(sink.messages.length, 6);
   for (const message of sink.messages) assert.match(message.raw, /^DKIM-Signature: .*d=acme\.test/m);
-  const logs = await q<{ id: string; status: string; sent_at: Date | null; smtp_response: string | null; sent_headers: Record<string, string> | null; attempts: number }>(
-    `SELECT id::text, status, sent_at, smtp_response, sent_headers, attempts FROM email_logs WHERE id IN (:ids)`,
-    { ids },
-  );
+  const logs = await q<{
+    id: string;
+    status: string;
+    sent_at: Date | null;
+    smtp_response: string | null;
+    sent_headers: Record<string, string> | null;
+    attempts: number;
+  }>(`SELECT id::text, status, sent_at, smtp_response, sent_headers, attempts FROM email_logs WHERE id IN (:ids)`, {
+    ids,
+  });
   assert.is(logs.length, 6);
   for (const log of logs) {
     assert.is(log.status, 'SENT');
@@ -81,17 +104,36 @@ test('a batch is delivered and recorded: logs SENT, timeline, events fanned out 
     assert.is(log.sent_headers?.['X-Service-Email-Id'], log.id);
     assert.is(log.attempts, 1);
   }
-  const timeline = await q<{ email_id: string; type: string }>(`SELECT email_id::text, type FROM email_events WHERE email_id IN (:ids) AND type = 'sent'`, { ids });
+  const timeline = await q<{ email_id: string; type: string }>(
+    `SELECT email_id::text, type FROM email_events WHERE email_id IN (:ids) AND type = 'sent'`,
+    { ids },
+  );
   assert.is(timeline.length, 6);
-  const events = await q<{ id: string; email_id: string; created_at: Date; data: Record<string, unknown>; fanned_out_at: Date | null }>(
+  const events = await q<{
+    id: string;
+    email_id: string;
+    created_at: Date;
+    data: Record<string, unknown>;
+    fanned_out_at: Date | null;
+  }>(
     `SELECT id::text, email_id::text, created_at, data, fanned_out_at FROM events WHERE type = 'email.sent' AND email_id IN (:ids)`,
     { ids },
   );
   assert.is(events.length, 6);
-  const deliveries = await q<{ event_id: string; event_type: string; payload: { id: string; type: string; createdAt: string; tenantId: string; data: { emailId: string; subject: string } }; due_at: Date | null }>(
-    `SELECT event_id::text, event_type, payload, due_at FROM webhook_deliveries WHERE event_id IN (:eventIds)`,
-    { eventIds: events.map((e) => e.id) },
-  );
+  const deliveries = await q<{
+    event_id: string;
+    event_type: string;
+    payload: {
+      id: string;
+      type: string;
+      createdAt: string;
+      tenantId: string;
+      data: { emailId: string; subject: string };
+    };
+    due_at: Date | null;
+  }>(`SELECT event_id::text, event_type, payload, due_at FROM webhook_deliveries WHERE event_id IN (:eventIds)`, {
+    eventIds: events.map((e) => e.id),
+  });
   assert.is(deliveries.length, 6);
   for (const event of events) {
     assert.ok(event.fanned_out_at);
@@ -112,13 +154,19 @@ test('a batch is delivered and recorded: logs SENT, timeline, events fanned out 
 test('a refused recipient is retried later or fails for good (with its bounce recorded)', async () => {
   sink.messages.length = 0;
   sink.behaviour.onRcpt = (address) =>
-    address === 'later@example.test' ? { code: 451, message: '4.3.0 try again later' } : address === 'ghost@example.test' ? { code: 550, message: '5.1.1 no such user' } : null;
+    address === 'later@example.test'
+      ? { code: 451, message: '4.3.0 try again later' }
+      : address === 'ghost@example.test'
+        ? { code: 550, message: '5.1.1 no such user' }
+        : null;
   const later = await send('later@example.test', 'Deferred');
   const ghost = await send('ghost@example.test', 'Bounced');
   await drain();
   sink.behaviour.onRcpt = undefined;
 
-  const [deferred] = await q<{ status: string; error: string }>(`SELECT status, error FROM email_logs WHERE id = :id`, { id: later });
+  const [deferred] = await q<{ status: string; error: string }>(`SELECT status, error FROM email_logs WHERE id = :id`, {
+    id: later,
+  });
   assert.is(deferred.status, 'QUEUED');
   assert.match(deferred.error, /try again later/);
   const [job] = await q<{ attempts: number; locked_by: string | null; later: boolean; last_error: string }>(
@@ -129,17 +177,27 @@ test('a refused recipient is retried later or fails for good (with its bounce re
   assert.is(job.locked_by, null);
   assert.ok(job.later);
   assert.match(job.last_error, /try again later/);
-  const deferredRows = await q<{ type: string; data: { responseCode: number } }>(`SELECT type, data FROM email_events WHERE email_id = :id AND type = 'deferred'`, { id: later });
+  const deferredRows = await q<{ type: string; data: { responseCode: number } }>(
+    `SELECT type, data FROM email_events WHERE email_id = :id AND type = 'deferred'`,
+    { id: later },
+  );
   assert.is(deferredRows.length, 1);
   assert.is(deferredRows[0].data.responseCode, 451);
 
   const [bounced] = await q<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { id: ghost });
   assert.is(bounced.status, 'BOUNCED');
-  const types = (await q<{ type: string }>(`SELECT type FROM events WHERE email_id = :id ORDER BY created_at`, { id: ghost })).map((e) => e.type);
+  const types = (
+    await q<{ type: string }>(`SELECT type FROM events WHERE email_id = :id ORDER BY created_at`, { id: ghost })
+  ).map((e) => e.type);
   assert.equal(types, ['email.failed', 'email.bounced']);
-  const suppressed = await q<{ reason: string }>(`SELECT reason FROM suppressions WHERE tenant_id = :tenantId AND email = 'ghost@example.test'`, { tenantId: world.tenantId });
+  const suppressed = await q<{ reason: string }>(
+    `SELECT reason FROM suppressions WHERE tenant_id = :tenantId AND email = 'ghost@example.test'`,
+    { tenantId: world.tenantId },
+  );
   assert.is(suppressed[0]?.reason, 'bounce');
-  const [gone] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE payload->>'emailId' = :id`, { id: ghost });
+  const [gone] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE payload->>'emailId' = :id`, {
+    id: ghost,
+  });
   assert.is(gone.n, 0);
   await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
 });
@@ -149,16 +207,34 @@ test('a worker that lost the lease records the log but leaves the job to its new
   const [claimed] = await claimSends(ctx.db.sql, 'worker-a', 10, 60_000);
   assert.is(claimed.emailId, id);
   assert.is(claimed.log?.subject, 'Lease');
-  const [marked] = await q<{ status: string; attempts: number }>(`SELECT status, attempts FROM email_logs WHERE id = :id`, { id });
+  const [marked] = await q<{ status: string; attempts: number }>(
+    `SELECT status, attempts FROM email_logs WHERE id = :id`,
+    { id },
+  );
   assert.equal(marked, { status: 'SENDING', attempts: 1 });
   // A second claim finds nothing: the job is leased.
   assert.is((await claimSends(ctx.db.sql, 'worker-b', 10, 60_000)).length, 0);
   assert.equal(await extendSendLeases(ctx.db.sql, [claimed.jobId], 'worker-a', 60_000), [claimed.jobId]);
-  await ctx.db.sequelize.query(`UPDATE jobs SET locked_by = 'worker-b' WHERE id = :id`, { replacements: { id: claimed.jobId } });
+  await ctx.db.sequelize.query(`UPDATE jobs SET locked_by = 'worker-b' WHERE id = :id`, {
+    replacements: { id: claimed.jobId },
+  });
   // The lease is gone: worker-a can no longer extend it.
   assert.equal(await extendSendLeases(ctx.db.sql, [claimed.jobId], 'worker-a', 60_000), []);
   const recorded = await recordSendOutcomes(ctx.db.sql, 'worker-a', {
-    logs: [{ emailId: id, createdAt: claimed.log!.created_at, status: 'SENT', error: null, smtpResponse: '250 ok', captured: false, sentHeaders: null, subject: null, html: null, text: null }],
+    logs: [
+      {
+        emailId: id,
+        createdAt: claimed.log!.created_at,
+        status: 'SENT',
+        error: null,
+        smtpResponse: '250 ok',
+        captured: false,
+        sentHeaders: null,
+        subject: null,
+        html: null,
+        text: null,
+      },
+    ],
     timeline: [],
     events: [],
     done: [claimed.jobId],
@@ -168,7 +244,10 @@ test('a worker that lost the lease records the log but leaves the job to its new
   assert.is(recorded.settled, 0);
   const [job] = await q<{ locked_by: string }>(`SELECT locked_by FROM jobs WHERE id = :id`, { id: claimed.jobId });
   assert.is(job.locked_by, 'worker-b');
-  const [log] = await q<{ status: string; smtp_response: string }>(`SELECT status, smtp_response FROM email_logs WHERE id = :id`, { id });
+  const [log] = await q<{ status: string; smtp_response: string }>(
+    `SELECT status, smtp_response FROM email_logs WHERE id = :id`,
+    { id },
+  );
   assert.equal(log, { status: 'SENT', smtp_response: '250 ok' });
 });
 

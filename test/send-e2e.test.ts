@@ -30,7 +30,11 @@ let daemon: ChildDaemon | null = null;
 
 test.before(async () => {
   sink = await startSmtpSink();
-  world = await seedSendWorld({ SMTP_URL: `smtp://127.0.0.1:${sink.port}`, SEND_RETRY_BASE_MS: String(RETRY_BASE_MS), LOG_LEVEL: 'warn' });
+  world = await seedSendWorld({
+    SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+    SEND_RETRY_BASE_MS: String(RETRY_BASE_MS),
+    LOG_LEVEL: 'warn',
+  });
   // Idempotency answers: one from yesterday (the maintenance thread prunes it at start), one fresh.
   const db = await openWorldDatabase(world);
   try {
@@ -52,7 +56,9 @@ test.after(async () => {
 });
 
 function addresses(field: AddressObject | AddressObject[] | undefined): string[] {
-  return (Array.isArray(field) ? field : field ? [field] : []).flatMap((a) => a.value.map((v) => `${v.name ? `${v.name} ` : ''}<${v.address}>`));
+  return (Array.isArray(field) ? field : field ? [field] : []).flatMap((a) =>
+    a.value.map((v) => `${v.name ? `${v.name} ` : ''}<${v.address}>`),
+  );
 }
 
 /** A header's value with folding undone (mailparser turns List-* headers into objects). */
@@ -78,7 +84,9 @@ test('POST /emails/send → 202 → the send-worker thread delivers it whole; th
     headers: { 'X-Campaign': 'spring' },
     trackOpens: true,
     trackClicks: true,
-    attachments: [{ filename: 'invoice.txt', content: Buffer.from('total: 42 EUR').toString('base64'), contentType: 'text/plain' }],
+    attachments: [
+      { filename: 'invoice.txt', content: Buffer.from('total: 42 EUR').toString('base64'), contentType: 'text/plain' },
+    ],
   });
   assert.is(res.status, 202, JSON.stringify(res.body));
   assert.is(res.body.status, 'QUEUED');
@@ -99,7 +107,10 @@ test('POST /emails/send → 202 → the send-worker thread delivers it whole; th
   assert.ok(unsubscribeUrl?.startsWith(world.url), listUnsubscribe);
   assert.not.match(listUnsubscribe, /mailto:/);
   assert.is(rawHeader(received, 'List-Unsubscribe-Post'), 'List-Unsubscribe=One-Click');
-  assert.match(rawHeader(received, 'DKIM-Signature').replace(/\s+/g, '').toLowerCase(), /h=[^;]*list-unsubscribe:list-unsubscribe-post/);
+  assert.match(
+    rawHeader(received, 'DKIM-Signature').replace(/\s+/g, '').toLowerCase(),
+    /h=[^;]*list-unsubscribe:list-unsubscribe-post/,
+  );
 
   const html = String(mail.html);
   const pixel = new RegExp(`<img src="(${world.url}/t/o/[^"]+\\.gif)"`).exec(html)?.[1];
@@ -112,11 +123,18 @@ test('POST /emails/send → 202 → the send-worker thread delivers it whole; th
   assert.is(mail.attachments[0].contentType, 'text/plain');
   assert.is(mail.attachments[0].content.toString(), 'total: 42 EUR');
 
-  await waitUntil('the log to say SENT', async () => (await api(world, 'GET', `/emails/logs/${res.body.id}`)).body.status === 'SENT', 10_000);
+  await waitUntil(
+    'the log to say SENT',
+    async () => (await api(world, 'GET', `/emails/logs/${res.body.id}`)).body.status === 'SENT',
+    10_000,
+  );
   const detail = (await api(world, 'GET', `/emails/logs/${res.body.id}`)).body;
   assert.is(detail.messageId, res.body.messageId);
   assert.is(detail.headers['List-Unsubscribe-Post'], 'List-Unsubscribe=One-Click');
-  assert.equal(detail.events.map((e: { type: string }) => e.type), ['queued', 'sent']);
+  assert.equal(
+    detail.events.map((e: { type: string }) => e.type),
+    ['queued', 'sent'],
+  );
 
   // The links in the delivered message, followed as a mail client would.
   const opened = await fetch(pixel!);
@@ -128,9 +146,18 @@ test('POST /emails/send → 202 → the send-worker thread delivers it whole; th
   assert.equal(await timeline(res.body.id), ['queued', 'sent', 'opened', 'clicked']);
 
   // One-click unsubscribe from the header: the address is suppressed and the next send refused.
-  const unsubscribed = await fetch(unsubscribeUrl!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+  const unsubscribed = await fetch(unsubscribeUrl!, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'List-Unsubscribe=One-Click',
+  });
   assert.is(unsubscribed.status, 200);
-  const again = await api(world, 'POST', '/emails/send', { from: 'billing@acme.test', to: 'ana@example.test', subject: 'Again', textBody: 'x' });
+  const again = await api(world, 'POST', '/emails/send', {
+    from: 'billing@acme.test',
+    to: 'ana@example.test',
+    subject: 'Again',
+    textBody: 'x',
+  });
   assert.is(again.status, 422);
   assert.is(again.body.code, 'RECIPIENT_SUPPRESSED');
 });
@@ -140,16 +167,32 @@ test('SEND_RETRY_BASE_MS: a 4xx is deferred and the queue retries after the conf
   assert.throws(() => loadConfig({ SEND_RETRY_BASE_MS: 'soon' }), /SEND_RETRY_BASE_MS: expected a whole number/);
 
   let refusals = 0;
-  sink.behaviour.onRcpt = (address) => (address === 'later@example.test' && refusals++ === 0 ? { code: 451, message: '4.3.0 try again later' } : null);
+  sink.behaviour.onRcpt = (address) =>
+    address === 'later@example.test' && refusals++ === 0 ? { code: 451, message: '4.3.0 try again later' } : null;
   try {
-    const res = await api(world, 'POST', '/emails/send', { from: 'app@acme.test', to: 'later@example.test', subject: 'Retried', textBody: 'x' });
+    const res = await api(world, 'POST', '/emails/send', {
+      from: 'app@acme.test',
+      to: 'later@example.test',
+      subject: 'Retried',
+      textBody: 'x',
+    });
     assert.is(res.status, 202);
     const received = await sink.waitFor((m) => m.parsed.messageId === res.body.messageId, 20_000);
-    await waitUntil('the log to say SENT', async () => (await api(world, 'GET', `/emails/logs/${res.body.id}`)).body.status === 'SENT', 10_000);
+    await waitUntil(
+      'the log to say SENT',
+      async () => (await api(world, 'GET', `/emails/logs/${res.body.id}`)).body.status === 'SENT',
+      10_000,
+    );
     const detail = (await api(world, 'GET', `/emails/logs/${res.body.id}`)).body;
-    assert.equal(detail.events.map((e: { type: string }) => e.type), ['queued', 'deferred', 'sent']);
+    assert.equal(
+      detail.events.map((e: { type: string }) => e.type),
+      ['queued', 'deferred', 'sent'],
+    );
     const deferred = detail.events[1];
-    assert.ok(deferred.data.retryInMs >= RETRY_BASE_MS * 0.8 && deferred.data.retryInMs <= RETRY_BASE_MS * 1.2, `retry in ${deferred.data.retryInMs} ms`);
+    assert.ok(
+      deferred.data.retryInMs >= RETRY_BASE_MS * 0.8 && deferred.data.retryInMs <= RETRY_BASE_MS * 1.2,
+      `retry in ${deferred.data.retryInMs} ms`,
+    );
     const retriedAfterMs = received.receivedAt - Date.parse(deferred.createdAt);
     assert.ok(retriedAfterMs >= RETRY_BASE_MS * 0.8 - 50, `delivered ${retriedAfterMs} ms after the deferral`);
     assert.is(refusals, 2, 'one refusal, then accepted');
@@ -160,7 +203,13 @@ test('SEND_RETRY_BASE_MS: a 4xx is deferred and the queue retries after the conf
 
 test('a scheduled send 2 s ahead is delivered by the scheduler thread at sendAt: PENDING → SENT, its log SENT', async () => {
   const sendAt = new Date(Date.now() + 2_000);
-  const created = await api(world, 'POST', '/scheduled-emails', { from: 'app@acme.test', to: 'later-on@example.test', subject: 'Scheduled hello', textBody: 'on time', sendAt: sendAt.toISOString() });
+  const created = await api(world, 'POST', '/scheduled-emails', {
+    from: 'app@acme.test',
+    to: 'later-on@example.test',
+    subject: 'Scheduled hello',
+    textBody: 'on time',
+    sendAt: sendAt.toISOString(),
+  });
   assert.is(created.status, 201, JSON.stringify(created.body));
   assert.is(created.body.status, 'PENDING');
 
@@ -168,22 +217,48 @@ test('a scheduled send 2 s ahead is delivered by the scheduler thread at sendAt:
   assert.ok(received.receivedAt >= sendAt.getTime(), 'not before sendAt');
   assert.equal(received.rcptTo, ['later-on@example.test']);
   let row: { status: string; emailId: string | null } | undefined;
-  await waitUntil('the scheduled row to say SENT', async () => {
-    row = (await api(world, 'GET', '/scheduled-emails?status=SENT')).body.data.find((r: { id: string }) => r.id === created.body.id);
-    return row !== undefined;
-  }, 10_000);
+  await waitUntil(
+    'the scheduled row to say SENT',
+    async () => {
+      row = (await api(world, 'GET', '/scheduled-emails?status=SENT')).body.data.find(
+        (r: { id: string }) => r.id === created.body.id,
+      );
+      return row !== undefined;
+    },
+    10_000,
+  );
   assert.ok(row!.emailId);
-  await waitUntil('its log to say SENT', async () => (await api(world, 'GET', `/emails/logs/${row!.emailId}`)).body.status === 'SENT', 10_000);
+  await waitUntil(
+    'its log to say SENT',
+    async () => (await api(world, 'GET', `/emails/logs/${row!.emailId}`)).body.status === 'SENT',
+    10_000,
+  );
   assert.is(received.parsed.messageId, (await api(world, 'GET', `/emails/logs/${row!.emailId}`)).body.messageId);
 });
 
 test('SIGTERM drains and exits 0: no job left leased, nothing lost, old idempotency answers pruned', async () => {
   // Work in hand at the signal: sends just accepted, and a send scheduled for tomorrow.
   const tomorrow = new Date(Date.now() + 24 * 60 * 60_000).toISOString();
-  assert.is((await api(world, 'POST', '/scheduled-emails', { from: 'app@acme.test', to: 'tomorrow@example.test', subject: 'Tomorrow', textBody: 'x', sendAt: tomorrow })).status, 201);
+  assert.is(
+    (
+      await api(world, 'POST', '/scheduled-emails', {
+        from: 'app@acme.test',
+        to: 'tomorrow@example.test',
+        subject: 'Tomorrow',
+        textBody: 'x',
+        sendAt: tomorrow,
+      })
+    ).status,
+    201,
+  );
   const ids: string[] = [];
   for (let i = 0; i < 10; i++) {
-    const res = await api(world, 'POST', '/emails/send', { from: 'app@acme.test', to: `last${i}@example.test`, subject: `Last ${i}`, textBody: 'x' });
+    const res = await api(world, 'POST', '/emails/send', {
+      from: 'app@acme.test',
+      to: `last${i}@example.test`,
+      subject: `Last ${i}`,
+      textBody: 'x',
+    });
     assert.is(res.status, 202);
     ids.push(res.body.id);
   }
@@ -194,15 +269,35 @@ test('SIGTERM drains and exits 0: no job left leased, nothing lost, old idempote
 
   const db = await openWorldDatabase(world);
   try {
-    assert.is(await countRows(db, `SELECT count(*) FROM jobs WHERE locked_by IS NOT NULL OR locked_until IS NOT NULL`), 0, 'no lease survives the shutdown');
-    assert.is(await countRows(db, `SELECT count(*) FROM jobs WHERE queue = 'scheduled'`), 1, 'tomorrow’s send still waits');
+    assert.is(
+      await countRows(db, `SELECT count(*) FROM jobs WHERE locked_by IS NOT NULL OR locked_until IS NOT NULL`),
+      0,
+      'no lease survives the shutdown',
+    );
+    assert.is(
+      await countRows(db, `SELECT count(*) FROM jobs WHERE queue = 'scheduled'`),
+      1,
+      'tomorrow’s send still waits',
+    );
     // Every last send either went out or still has its job to go out after the next start.
-    const unsent = await countRows(db, `SELECT count(*) FROM email_logs WHERE id IN (:ids) AND status <> 'SENT'`, { ids });
-    assert.is(await countRows(db, `SELECT count(*) FROM jobs WHERE queue = 'send' AND payload->>'emailId' IN (:ids)`, { ids }), unsent);
+    const unsent = await countRows(db, `SELECT count(*) FROM email_logs WHERE id IN (:ids) AND status <> 'SENT'`, {
+      ids,
+    });
+    assert.is(
+      await countRows(db, `SELECT count(*) FROM jobs WHERE queue = 'send' AND payload->>'emailId' IN (:ids)`, { ids }),
+      unsent,
+    );
     assert.is(await countRows(db, `SELECT count(*) FROM email_logs WHERE status = 'SENDING'`), 0);
     assert.is(await countRows(db, `SELECT count(*) FROM failed_jobs`), 0);
-    const keys = await db.sequelize.query<{ key: string }>(`SELECT key FROM idempotency_keys WHERE key IN ('old-key', 'fresh-key')`, { type: QueryTypes.SELECT });
-    assert.equal(keys.map((k) => k.key), ['fresh-key'], 'the maintenance thread pruned the day-old answer');
+    const keys = await db.sequelize.query<{ key: string }>(
+      `SELECT key FROM idempotency_keys WHERE key IN ('old-key', 'fresh-key')`,
+      { type: QueryTypes.SELECT },
+    );
+    assert.equal(
+      keys.map((k) => k.key),
+      ['fresh-key'],
+      'the maintenance thread pruned the day-old answer',
+    );
   } finally {
     await db.close();
   }

@@ -27,7 +27,11 @@ async function freePort(): Promise<number> {
 
 test.before(async () => {
   smtpPort = await freePort();
-  world = await seedSendWorld({ ROLE: 'smtp', SMTP_SUBMISSION_PORT: String(smtpPort), SMTP_SUBMISSION_HOST: '127.0.0.1' });
+  world = await seedSendWorld({
+    ROLE: 'smtp',
+    SMTP_SUBMISSION_PORT: String(smtpPort),
+    SMTP_SUBMISSION_HOST: '127.0.0.1',
+  });
 });
 test.after(async () => {
   for (const child of children) child.kill('SIGKILL');
@@ -36,15 +40,20 @@ test.after(async () => {
 
 /** Boots the daemon and resolves once the submission listener logged; stop() sends SIGTERM and resolves with the exit code. */
 async function boot(): Promise<{ output(): string; stop(): Promise<number | null> }> {
-  const child = spawn(process.execPath, [SVC_BIN, 'daemon', 'start', '--role', 'smtp'], { env: { ...cleanEnv(), ...world.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SVC_BIN, 'daemon', 'start', '--role', 'smtp'], {
+    env: { ...cleanEnv(), ...world.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => {
-    children.delete(child);
-    resolve(code);
-  }));
+  const exit = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no SMTP listener within 90 s:\n${output}`)), 90_000);
     const look = () => {
@@ -73,12 +82,30 @@ test('--role smtp runs the SMTP edge alone, generates its certificate once, and 
     assert.ok(first.output().includes(join(world.env.DATA_DIR, 'smtp-tls')), first.output());
     assert.not.match(first.output(), /Server listening at/);
     assert.not.match(first.output(), /worker threads started/);
-    const http = await fetch(`${world.url}/health`).then((res) => `answered ${res.status}`, (error: Error) => `refused (${error.message})`);
+    const http = await fetch(`${world.url}/health`).then(
+      (res) => `answered ${res.status}`,
+      (error: Error) => `refused (${error.message})`,
+    );
     assert.match(http, /^refused/, 'no HTTP listener on PORT');
 
     const sent = await swaks([
-      '--server', `127.0.0.1:${smtpPort}`, '--tls', '--auth', 'LOGIN', '--auth-user', 'svc', '--auth-password', world.apiKey,
-      '--from', 'app@acme.test', '--to', 'reader@example.test', '--header', 'Subject: Through the smtp role', '--header', 'From: App <app@acme.test>',
+      '--server',
+      `127.0.0.1:${smtpPort}`,
+      '--tls',
+      '--auth',
+      'LOGIN',
+      '--auth-user',
+      'svc',
+      '--auth-password',
+      world.apiKey,
+      '--from',
+      'app@acme.test',
+      '--to',
+      'reader@example.test',
+      '--header',
+      'Subject: Through the smtp role',
+      '--header',
+      'From: App <app@acme.test>',
     ]);
     assert.is(sent.exitCode, 0, sent.output);
     id = /250 2\.6\.0 Ok: queued as ([0-9a-f-]{36})/.exec(sent.output)?.[1];
@@ -109,7 +136,11 @@ test('--role smtp runs the SMTP edge alone, generates its certificate once, and 
          FROM email_logs l WHERE id = :id`,
       { replacements: { id }, type: QueryTypes.SELECT },
     );
-    assert.equal(rows, [{ status: 'QUEUED', subject: 'Through the smtp role', jobs: 1 }], 'accepted, waiting for a worker node');
+    assert.equal(
+      rows,
+      [{ status: 'QUEUED', subject: 'Through the smtp role', jobs: 1 }],
+      'accepted, waiting for a worker node',
+    );
   } finally {
     await db.close();
   }
@@ -119,7 +150,8 @@ test('--role all runs the API and the SMTP edge together', async () => {
   const daemon = await startDaemonProcess({ ...world.env, ROLE: 'all' });
   try {
     // "Server listening" comes first; the SMTP edge, then the worker threads (the last step of boot) follow.
-    for (let tries = 0; !/worker threads started/.test(daemon.output()) && tries < 300; tries += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let tries = 0; !/worker threads started/.test(daemon.output()) && tries < 300; tries += 1)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     assert.ok(daemon.output().includes(`SMTP submission listening on 127.0.0.1:${smtpPort}`), daemon.output());
     const probe = await openSmtp(smtpPort);
     assert.match(probe.greeting.text, /ESMTP svc submission/);
@@ -132,7 +164,10 @@ test('--role all runs the API and the SMTP edge together', async () => {
 });
 
 test('--role smtp without an SMTP port stops at boot with the sentence (exit 78)', async () => {
-  const child = spawn(process.execPath, [SVC_BIN, 'daemon', 'start', '--role', 'smtp'], { env: { ...cleanEnv(), ...world.env, SMTP_SUBMISSION_PORT: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SVC_BIN, 'daemon', 'start', '--role', 'smtp'], {
+    env: { ...cleanEnv(), ...world.env, SMTP_SUBMISSION_PORT: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
@@ -140,7 +175,10 @@ test('--role smtp without an SMTP port stops at boot with the sentence (exit 78)
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   children.delete(child);
   assert.is(code, 78, output);
-  assert.match(output, /Configuration: ROLE: role smtp runs only the SMTP edge, and no SMTP listener is configured: set SMTP_SUBMISSION_PORT/);
+  assert.match(
+    output,
+    /Configuration: ROLE: role smtp runs only the SMTP edge, and no SMTP listener is configured: set SMTP_SUBMISSION_PORT/,
+  );
 });
 
 test.run();

@@ -57,10 +57,19 @@ test.before(async () => {
   });
   dns.zone.txt.set('_spf.mail.example.test', ['v=spf1 ip4:192.0.2.10 -all']);
   world = await createWorld(ctx.app);
-  const created = await ctx.app.inject({ method: 'POST', url: '/domains', headers: world.asOwner, payload: { name: 'signed.test' } });
+  const created = await ctx.app.inject({
+    method: 'POST',
+    url: '/domains',
+    headers: world.asOwner,
+    payload: { name: 'signed.test' },
+  });
   assert.is(created.statusCode, 201, created.body);
   publishRecords(dns.zone, created.json().records);
-  const verified = await ctx.app.inject({ method: 'POST', url: `/domains/${created.json().id}/verify`, headers: world.asOwner });
+  const verified = await ctx.app.inject({
+    method: 'POST',
+    url: `/domains/${created.json().id}/verify`,
+    headers: world.asOwner,
+  });
   assert.is(verified.json().status, 'verified', verified.body);
   edge = await startSmtpEdge({ ...ctx.deps, log: silent });
 });
@@ -81,18 +90,41 @@ function resolverFor(server: string) {
 }
 
 /** swaks over STARTTLS with AUTH (PLAIN unless told), from signed.test, to `to`; returns the transcript and the queued id. */
-async function submit(options: { key?: string; auth?: 'PLAIN' | 'LOGIN'; from?: string; to?: string; rcpt?: string; subject?: string; headers?: string[]; extra?: string[]; implicitTls?: boolean }) {
+async function submit(options: {
+  key?: string;
+  auth?: 'PLAIN' | 'LOGIN';
+  from?: string;
+  to?: string;
+  rcpt?: string;
+  subject?: string;
+  headers?: string[];
+  extra?: string[];
+  implicitTls?: boolean;
+}) {
   const to = options.to ?? 'reader@example.test';
   const args = [
-    '--server', `127.0.0.1:${options.implicitTls ? tlsPort : port}`,
+    '--server',
+    `127.0.0.1:${options.implicitTls ? tlsPort : port}`,
     options.implicitTls ? '--tls-on-connect' : '--tls',
-    '--auth', options.auth ?? 'PLAIN', '--auth-user', 'svc', '--auth-password', options.key ?? world.key.key,
-    '--from', 'bounce@signed.test', '--to', options.rcpt ?? to,
-    '--header', `From: ${options.from ?? 'Shop <orders@signed.test>'}`,
-    '--header', `To: ${to}`,
-    '--header', `Subject: ${options.subject ?? 'Sent by SMTP'}`,
+    '--auth',
+    options.auth ?? 'PLAIN',
+    '--auth-user',
+    'svc',
+    '--auth-password',
+    options.key ?? world.key.key,
+    '--from',
+    'bounce@signed.test',
+    '--to',
+    options.rcpt ?? to,
+    '--header',
+    `From: ${options.from ?? 'Shop <orders@signed.test>'}`,
+    '--header',
+    `To: ${to}`,
+    '--header',
+    `Subject: ${options.subject ?? 'Sent by SMTP'}`,
     ...(options.headers ?? []).flatMap((header) => ['--header', header]),
-    '--body', 'Hello from swaks.',
+    '--body',
+    'Hello from swaks.',
     ...(options.extra ?? []),
   ];
   const result = await swaks(args);
@@ -100,8 +132,21 @@ async function submit(options: { key?: string; auth?: 'PLAIN' | 'LOGIN'; from?: 
   return { ...result, id: queued?.[1] ?? null };
 }
 
-async function logsWithSubject(subject: string): Promise<{ id: string; status: string; to_addresses: string[]; bcc_addresses: string[]; api_key_id: string; attachments: { filename: string }[]; headers: Record<string, string> }[]> {
-  return ctx.db.sequelize.query(`SELECT id, status, to_addresses, bcc_addresses, api_key_id, attachments, headers FROM email_logs WHERE subject = :subject ORDER BY created_at`, { replacements: { subject }, type: QueryTypes.SELECT });
+async function logsWithSubject(subject: string): Promise<
+  {
+    id: string;
+    status: string;
+    to_addresses: string[];
+    bcc_addresses: string[];
+    api_key_id: string;
+    attachments: { filename: string }[];
+    headers: Record<string, string>;
+  }[]
+> {
+  return ctx.db.sequelize.query(
+    `SELECT id, status, to_addresses, bcc_addresses, api_key_id, attachments, headers FROM email_logs WHERE subject = :subject ORDER BY created_at`,
+    { replacements: { subject }, type: QueryTypes.SELECT },
+  );
 }
 
 test('swaks: STARTTLS + AUTH PLAIN, an attachment and a Bcc → 250 with the id; relayed DKIM-signed with the attachment and the allowed headers', async () => {
@@ -124,7 +169,10 @@ test('swaks: STARTTLS + AUTH PLAIN, an attachment and a Bcc → 250 with the id;
   assert.equal(log.to_addresses, ['"Ana" <ana@example.test>']);
   assert.equal(log.bcc_addresses, ['hidden@example.test']);
   assert.is(log.api_key_id, world.key.id);
-  assert.equal(log.attachments.map((a) => a.filename), ['report.csv']);
+  assert.equal(
+    log.attachments.map((a) => a.filename),
+    ['report.csv'],
+  );
   assert.equal(log.headers, { 'X-Campaign': 'spring', 'List-Id': '<reports.signed.test>' });
 
   assert.equal(await runJobs(ctx, 'send'), ['done']);
@@ -141,7 +189,10 @@ test('swaks: STARTTLS + AUTH PLAIN, an attachment and a Bcc → 250 with the id;
   const dkim = await dkimVerify(Buffer.from(received.raw), { resolver: resolverFor(dns.address) as never });
   assert.is(dkim.results[0].status.result, 'pass', JSON.stringify(dkim.results[0].status));
   assert.is(dkim.results[0].signingDomain, 'signed.test');
-  const [sent] = await ctx.db.sequelize.query<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { replacements: { id: result.id }, type: QueryTypes.SELECT });
+  const [sent] = await ctx.db.sequelize.query<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, {
+    replacements: { id: result.id },
+    type: QueryTypes.SELECT,
+  });
   assert.is(sent.status, 'SENT');
 });
 
@@ -153,7 +204,20 @@ test('swaks: AUTH LOGIN on the implicit-TLS port is accepted too', async () => {
 });
 
 test('AUTH before STARTTLS: not advertised, not accepted, MAIL refused with 530 (outside development on loopback)', async () => {
-  const plain = await swaks(['--server', `127.0.0.1:${port}`, '--auth', 'PLAIN', '--auth-user', 'svc', '--auth-password', world.key.key, '--from', 'a@signed.test', '--to', 'b@example.test']);
+  const plain = await swaks([
+    '--server',
+    `127.0.0.1:${port}`,
+    '--auth',
+    'PLAIN',
+    '--auth-user',
+    'svc',
+    '--auth-password',
+    world.key.key,
+    '--from',
+    'a@signed.test',
+    '--to',
+    'b@example.test',
+  ]);
   assert.is.not(plain.exitCode, 0);
   assert.match(plain.output, /Host did not advertise authentication/);
   assert.not.match(plain.output, /235/);
@@ -162,15 +226,24 @@ test('AUTH before STARTTLS: not advertised, not accepted, MAIL refused with 530 
   try {
     const ehlo = await client.command('EHLO client.test');
     assert.ok(ehlo.lines.some((line) => /STARTTLS/.test(line)));
-    assert.not.ok(ehlo.lines.some((line) => /AUTH/.test(line)), ehlo.text);
-    assert.ok(ehlo.lines.some((line) => /SIZE 15728640/.test(line)), 'SIZE is the HTTP send body limit');
+    assert.not.ok(
+      ehlo.lines.some((line) => /AUTH/.test(line)),
+      ehlo.text,
+    );
+    assert.ok(
+      ehlo.lines.some((line) => /SIZE 15728640/.test(line)),
+      'SIZE is the HTTP send body limit',
+    );
     assert.is((await client.command(`AUTH PLAIN ${plainAuth('svc', world.key.key)}`)).code, 500);
     const mail = await client.command('MAIL FROM:<a@signed.test>');
     assert.is(mail.code, 530);
     assert.match(mail.text, /5\.7\.0 Authentication required: STARTTLS, then AUTH PLAIN or LOGIN with an API key/);
     assert.is((await client.startTls()).code, 220);
     const secured = await client.command('EHLO client.test');
-    assert.ok(secured.lines.some((line) => /AUTH PLAIN LOGIN/.test(line)), secured.text);
+    assert.ok(
+      secured.lines.some((line) => /AUTH PLAIN LOGIN/.test(line)),
+      secured.text,
+    );
     assert.is((await client.command(`AUTH PLAIN ${plainAuth('svc', world.key.key)}`)).code, 235);
   } finally {
     client.close();
@@ -192,10 +265,18 @@ test('a wrong key and a key without email:send → 535 with the sentence', async
 });
 
 test('a suppressed recipient, an unverified From and an over-quota tenant: the right code and sentence, no log row', async () => {
-  const suppressed = await ctx.app.inject({ method: 'POST', url: '/suppressions', headers: world.asKey, payload: { email: 'gone@example.test', reason: 'manual' } });
+  const suppressed = await ctx.app.inject({
+    method: 'POST',
+    url: '/suppressions',
+    headers: world.asKey,
+    payload: { email: 'gone@example.test', reason: 'manual' },
+  });
   assert.is(suppressed.statusCode, 201, suppressed.body);
   const refused = await submit({ to: 'gone@example.test', subject: 'To a suppressed address' });
-  assert.match(refused.output, /<~\* +550 5\.1\.1 Every recipient of this message is on the suppression list; nothing was sent\./);
+  assert.match(
+    refused.output,
+    /<~\* +550 5\.1\.1 Every recipient of this message is on the suppression list; nothing was sent\./,
+  );
   assert.equal(await logsWithSubject('To a suppressed address'), []);
 
   const unverified = await submit({ from: 'news@unverified.test', subject: 'From an unverified domain' });
@@ -203,15 +284,23 @@ test('a suppressed recipient, an unverified From and an over-quota tenant: the r
   assert.equal(await logsWithSubject('From an unverified domain'), []);
 
   const invalid = await submit({ from: 'not an address', subject: 'From nothing' });
-  assert.match(invalid.output, /<~\* +554 5\.6\.0 The send request is not valid\. \(from is not a valid e-mail address\)/);
+  assert.match(
+    invalid.output,
+    /<~\* +554 5\.6\.0 The send request is not valid\. \(from is not a valid e-mail address\)/,
+  );
 
   const small = await createWorld(ctx.app);
-  await ctx.db.sequelize.query('UPDATE tenants SET monthly_limit = 1 WHERE id = :id', { replacements: { id: small.tenantId } });
+  await ctx.db.sequelize.query('UPDATE tenants SET monthly_limit = 1 WHERE id = :id', {
+    replacements: { id: small.tenantId },
+  });
   await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, small.tenantId, 'small.test');
   const first = await submit({ key: small.key.key, from: 'app@small.test', subject: 'Within quota' });
   assert.ok(first.id, first.output);
   const over = await submit({ key: small.key.key, from: 'app@small.test', subject: 'Over quota' });
-  assert.match(over.output, /<~\* +452 4\.2\.2 The monthly quota of 1 emails is used beyond the 110 % grace \(1 sent\); sending resumes on /);
+  assert.match(
+    over.output,
+    /<~\* +452 4\.2\.2 The monthly quota of 1 emails is used beyond the 110 % grace \(1 sent\); sending resumes on /,
+  );
   assert.equal(await logsWithSubject('Over quota'), []);
   await runJobs(ctx, 'send');
 });
@@ -222,7 +311,10 @@ test('the Idempotency-Key header replays the first id; one log row', async () =>
   assert.ok(first.id, first.output);
   assert.is(again.id, first.id, again.output);
   const logs = await logsWithSubject('Keyed');
-  assert.equal(logs.map((log) => log.id), [first.id]);
+  assert.equal(
+    logs.map((log) => log.id),
+    [first.id],
+  );
   assert.not.ok('Idempotency-Key' in logs[0].headers);
   const other = await submit({ subject: 'Keyed differently', headers: ['Idempotency-Key: order-77'] });
   assert.match(other.output, /554 5\.6\.0 This Idempotency-Key was already used with a different request body/);
@@ -250,7 +342,13 @@ test('limits: 50 recipients and 15 MB per message, failed AUTHs throttled per ad
   // A second edge on other ports with its own counters: 2 failures allowed, 1 connection per key.
   const strict = await startSmtpEdge(
     { ...ctx.deps, redisPrefix: `${ctx.deps.redisPrefix}strict:`, log: silent },
-    { ...ctx.config, smtpSubmissionPort: await freePort(), smtpSubmissionTlsPort: await freePort(), authRateLimitMax: 2, smtpSubmissionMaxConnectionsPerKey: 1 },
+    {
+      ...ctx.config,
+      smtpSubmissionPort: await freePort(),
+      smtpSubmissionTlsPort: await freePort(),
+      authRateLimitMax: 2,
+      smtpSubmissionMaxConnectionsPerKey: 1,
+    },
   );
   const strictTls = strict.listeners.find((listener) => listener.name === 'submission-tls')!.port;
   const signIn = async (password: string) => {
@@ -283,7 +381,10 @@ test('limits: 50 recipients and 15 MB per message, failed AUTHs throttled per ad
     }
     const throttled = await signIn(world.key.key);
     assert.is(throttled.reply.code, 454);
-    assert.match(throttled.reply.text, /Too many failed sign-ins from 127\.0\.0\.1: the limit is 2; try again in \d+ s\./);
+    assert.match(
+      throttled.reply.text,
+      /Too many failed sign-ins from 127\.0\.0\.1: the limit is 2; try again in \d+ s\./,
+    );
     throttled.session.close();
   } finally {
     await strict.close();
@@ -296,8 +397,17 @@ test('a configured certificate pair is served, checked at boot, and re-read on S
   const second = selfSignedPair('smtp.second.test');
   writeFileSync(files.cert, first.cert);
   writeFileSync(files.key, second.key);
-  const config = { ...ctx.config, smtpSubmissionPort: null, smtpSubmissionTlsPort: await freePort(), smtpSubmissionTlsCertFile: files.cert, smtpSubmissionTlsKeyFile: files.key };
-  const mismatch = await startSmtpEdge({ ...ctx.deps, log: silent }, config).then(() => 'started', (error: Error) => error.message);
+  const config = {
+    ...ctx.config,
+    smtpSubmissionPort: null,
+    smtpSubmissionTlsPort: await freePort(),
+    smtpSubmissionTlsCertFile: files.cert,
+    smtpSubmissionTlsKeyFile: files.key,
+  };
+  const mismatch = await startSmtpEdge({ ...ctx.deps, log: silent }, config).then(
+    () => 'started',
+    (error: Error) => error.message,
+  );
   assert.match(mismatch, /^SMTP_SUBMISSION_TLS_KEY: the key does not fit the certificate in SMTP_SUBMISSION_TLS_CERT/);
 
   writeFileSync(files.key, first.key);

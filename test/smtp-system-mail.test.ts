@@ -37,7 +37,15 @@ async function runSystemWorker(config: Config = ctx.config): Promise<{ kind: str
   const mail = createMailResources(config, ctx.deps.secrets);
   try {
     for (const job of jobs) {
-      const outcome = await handleSystemMailJob(job, { config, secrets: ctx.deps.secrets, ...mail, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId: 'test-worker' });
+      const outcome = await handleSystemMailJob(job, {
+        config,
+        secrets: ctx.deps.secrets,
+        ...mail,
+        sequelize: ctx.db.sequelize,
+        sql: ctx.db.sql,
+        log: pino({ level: 'silent' }),
+        workerId: 'test-worker',
+      });
       if (outcome.kind === 'done') await completeJob(ctx.db.sequelize, job.id, 'test-worker');
       else if (outcome.kind === 'retry') await retryJob(ctx.db.sequelize, job.id, 'test-worker', 0, outcome.error);
       else await failJob(ctx.db.sequelize, job.id, 'test-worker', outcome.error);
@@ -54,10 +62,20 @@ async function rows<T extends object>(sql: string, replacements: Record<string, 
 }
 
 test('without SMTP_URL a queued system mail is captured whole; the job payload reveals nothing', async () => {
-  await sendSystemMail(deps(), { to: 'Someone@Example.test', subject: 'Reset', html: '<p>Hi <b>there</b></p>', text: 'Hi there https://x.test/reset?token=abc', locale: 'es' });
+  await sendSystemMail(deps(), {
+    to: 'Someone@Example.test',
+    subject: 'Reset',
+    html: '<p>Hi <b>there</b></p>',
+    text: 'Hi there https://x.test/reset?token=abc',
+    locale: 'es',
+  });
   const [job] = await rows<{ payload: Record<string, unknown> }>(`SELECT payload FROM jobs WHERE queue = 'system'`);
   assert.not.match(JSON.stringify(job.payload), /token=abc|Someone|Reset/);
-  assert.is(await latestCapturedMessageTo(ctx.db.sequelize, 'someone@example.test'), null, 'nothing is sent before the worker runs');
+  assert.is(
+    await latestCapturedMessageTo(ctx.db.sequelize, 'someone@example.test'),
+    null,
+    'nothing is sent before the worker runs',
+  );
   assert.equal(await runSystemWorker(), [{ kind: 'done' }]);
   const captured = await latestCapturedMessageTo(ctx.db.sequelize, 'someone@example.test');
   assert.ok(captured);
@@ -70,13 +88,20 @@ test('without SMTP_URL a queued system mail is captured whole; the job payload r
   assert.is(parsed.headers.get('auto-submitted'), 'auto-generated');
   assert.is(sink.messages.length, 0);
   const ready = (await ctx.app.inject({ method: 'GET', url: '/health/ready' })).json();
-  assert.equal(ready.warnings.map((w: { code: string }) => w.code), ['SYSTEM_SENDER_NOT_ROUTABLE']);
+  assert.equal(
+    ready.warnings.map((w: { code: string }) => w.code),
+    ['SYSTEM_SENDER_NOT_ROUTABLE'],
+  );
   assert.match(ready.warnings[0].message, 'svc <no-reply@localhost>');
   assert.match(ready.warnings[0].fix, 'SYSTEM_MAIL_FROM');
 });
 
 test('SYSTEM_MAIL_FROM is the sender until defaultFromAddress is set, which then wins', async () => {
-  const config = { ...ctx.config, smtpUrl: `smtp://127.0.0.1:${sink.port}`, systemMailFrom: 'Acme Ops <ops@mail.acme-ops.com>' };
+  const config = {
+    ...ctx.config,
+    smtpUrl: `smtp://127.0.0.1:${sink.port}`,
+    systemMailFrom: 'Acme Ops <ops@mail.acme-ops.com>',
+  };
   await sendSystemMail(deps(), { to: 'first@example.test', subject: 'First', html: '<p>1</p>', text: '1' });
   assert.equal(await runSystemWorker(config), [{ kind: 'done' }]);
   const first = await sink.waitFor((m) => m.rcptTo.includes('first@example.test'));
@@ -84,7 +109,9 @@ test('SYSTEM_MAIL_FROM is the sender until defaultFromAddress is set, which then
   assert.is(first.mailFrom, 'ops@mail.acme-ops.com');
   assert.match(String(first.parsed.messageId), /@mail\.acme-ops\.com>$/);
 
-  await ctx.db.sequelize.query(`INSERT INTO platform_settings (key, value) VALUES ('defaultFromAddress', '"no-reply@platform-mail.com"')`);
+  await ctx.db.sequelize.query(
+    `INSERT INTO platform_settings (key, value) VALUES ('defaultFromAddress', '"no-reply@platform-mail.com"')`,
+  );
   try {
     await sendSystemMail(deps(), { to: 'second@example.test', subject: 'Second', html: '<p>2</p>', text: '2' });
     assert.equal(await runSystemWorker(config), [{ kind: 'done' }]);
@@ -104,7 +131,9 @@ test('a relay outage delays system mail and never loses it; the Message-ID stays
     const first = await runSystemWorker(config);
     assert.is(first[0].kind, 'retry');
     assert.match(first[0].error!, /try again later/);
-    const [waiting] = await rows<{ attempts: number; last_error: string }>(`SELECT attempts, last_error FROM jobs WHERE queue = 'system'`);
+    const [waiting] = await rows<{ attempts: number; last_error: string }>(
+      `SELECT attempts, last_error FROM jobs WHERE queue = 'system'`,
+    );
     assert.is(waiting.attempts, 1);
     assert.match(waiting.last_error, /try again later/);
   } finally {
@@ -128,9 +157,14 @@ test('in production a sender that is not on a routable domain is refused, with w
   await sendSystemMail(deps(), { to: 'prod@example.test', subject: 'Reset', html: '<p>r</p>', text: 'r' });
   const [outcome] = await runSystemWorker(production);
   assert.is(outcome.kind, 'fail');
-  assert.match(outcome.error!, 'system mail is not sent from no-reply@localhost: in production the sender must be on a routable domain');
+  assert.match(
+    outcome.error!,
+    'system mail is not sent from no-reply@localhost: in production the sender must be on a routable domain',
+  );
   assert.match(outcome.error!, 'defaultFromAddress');
-  const [failed] = await rows<{ last_error: string }>(`SELECT last_error FROM failed_jobs WHERE queue = 'system' ORDER BY failed_at DESC LIMIT 1`);
+  const [failed] = await rows<{ last_error: string }>(
+    `SELECT last_error FROM failed_jobs WHERE queue = 'system' ORDER BY failed_at DESC LIMIT 1`,
+  );
   assert.match(failed.last_error, 'routable');
   assert.is(sink.messages.length, before);
   assert.is(await latestCapturedMessageTo(ctx.db.sequelize, 'prod@example.test'), null);
@@ -143,9 +177,20 @@ test('forgot-password runs the same statements for a known and an unknown addres
     const seen: string[] = [];
     const sequelize = ctx.db.sequelize as unknown as { options: { logging: unknown } };
     const previous = sequelize.options.logging;
-    sequelize.options.logging = (sql: string) => seen.push(sql.replace(/^Executing \([^)]*\): /, '').replace(/'[^']*'/g, "'?'").replace(/\b\d+(\.\d+)?\b/g, '0'));
+    sequelize.options.logging = (sql: string) =>
+      seen.push(
+        sql
+          .replace(/^Executing \([^)]*\): /, '')
+          .replace(/'[^']*'/g, "'?'")
+          .replace(/\b\d+(\.\d+)?\b/g, '0'),
+      );
     try {
-      const res = await ctx.app.inject({ method: 'POST', url: '/auth/forgot-password', headers: { 'accept-language': 'en' }, payload: { email } });
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/auth/forgot-password',
+        headers: { 'accept-language': 'en' },
+        payload: { email },
+      });
       assert.is(res.statusCode, 200);
       assert.equal(res.json(), { ok: true });
       // The wake-up of the system worker is sent after the answer, off the request's path.
@@ -159,12 +204,19 @@ test('forgot-password runs the same statements for a known and an unknown addres
   const forKnown = await statementsOf(known.email);
   const wake = (sql: string) => sql.includes('pg_notify');
   assert.ok(forUnknown.length > 0);
-  assert.equal(forKnown.filter((sql) => !wake(sql)), forUnknown, 'both answers run the same statements');
+  assert.equal(
+    forKnown.filter((sql) => !wake(sql)),
+    forUnknown,
+    'both answers run the same statements',
+  );
   assert.not.ok(forUnknown.some(wake));
   const queued = await rows<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'system'`);
   assert.is(queued[0].n, 1, 'only the known address queued a mail');
   const tokens = await rows<{ admin_id: string }>(`SELECT admin_id FROM auth_tokens WHERE purpose = 'reset-password'`);
-  assert.equal(tokens.map((t) => t.admin_id), [known.id]);
+  assert.equal(
+    tokens.map((t) => t.admin_id),
+    [known.id],
+  );
 });
 
 test.run();

@@ -43,18 +43,31 @@ function requirePeer(commands: string[], args: string[], install: string): strin
     if (!probe.error && probe.status === 0) return command;
     problems.push(`${command}: ${probe.error?.message ?? probe.stderr.trim().split('\n').pop()}`);
   }
-  throw new Error(`${commands[0]} ${args.join(' ')} did not run (${problems.join('; ')}): install it with \`${install}\` (bash .ci/run does).`);
+  throw new Error(
+    `${commands[0]} ${args.join(' ')} did not run (${problems.join('; ')}): install it with \`${install}\` (bash .ci/run does).`,
+  );
 }
 
 // The Debian package installs the module for the system interpreter, which a pyenv shim may hide.
 let python = 'python3';
 
 test.before(async () => {
-  python = requirePeer(['/usr/bin/python3', 'python3'], ['-c', 'import dkim, dns.query'], 'apt-get install python3-dkim python3-dnspython');
+  python = requirePeer(
+    ['/usr/bin/python3', 'python3'],
+    ['-c', 'import dkim, dns.query'],
+    'apt-get install python3-dkim python3-dnspython',
+  );
   requirePeer(['spamassassin'], ['--version'], 'apt-get install spamassassin');
   dns = await startDnsServer();
   sink = await startSmtpSink();
-  ctx = await createTestContext({ env: { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, DNS_SERVERS: dns.address, PUBLIC_URL: 'https://svc.example.com', AUTH_RATE_LIMIT_MAX: '1000' } });
+  ctx = await createTestContext({
+    env: {
+      SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+      DNS_SERVERS: dns.address,
+      PUBLIC_URL: 'https://svc.example.com',
+      AUTH_RATE_LIMIT_MAX: '1000',
+    },
+  });
   dns.zone.txt.set('_spf.svc.example.com', ['v=spf1 ip4:127.0.0.1 -all']);
   platformAdmin = await createAdmin(ctx.app, { platformAdmin: true, email: 'ops@example.com' });
   tenantId = await createTenant(platformAdmin.id, 'Platform');
@@ -74,7 +87,11 @@ async function readyWarnings(): Promise<{ code: string; message: string; fix: st
 }
 
 /** Runs a peer with `input` on stdin, without blocking this process (the DNS server it asks lives here). */
-function run(command: string, args: string[], input: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  input: string,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -96,19 +113,40 @@ async function dkimVerify(raw: string): Promise<string> {
 test('until a routable sender is set and verified, /health/ready says so with the fix', async () => {
   // The fallback sender is on PUBLIC_URL's host: routable here, but nothing signs it yet.
   const unset = await readyWarnings();
-  assert.equal(unset.map((w) => w.code), ['SYSTEM_MAIL_UNSIGNED'], JSON.stringify(unset));
+  assert.equal(
+    unset.map((w) => w.code),
+    ['SYSTEM_MAIL_UNSIGNED'],
+    JSON.stringify(unset),
+  );
   assert.match(unset[0].message, 'svc <no-reply@svc.example.com>');
 
-  const patched = await ctx.app.inject({ method: 'PATCH', url: '/platform/settings', headers: asPlatform(), payload: { defaultFromAddress: `no-reply@${SENDER_DOMAIN}` } });
+  const patched = await ctx.app.inject({
+    method: 'PATCH',
+    url: '/platform/settings',
+    headers: asPlatform(),
+    payload: { defaultFromAddress: `no-reply@${SENDER_DOMAIN}` },
+  });
   assert.is(patched.statusCode, 200, patched.body);
   const unsigned = await readyWarnings();
-  assert.equal(unsigned.map((w) => w.code), ['SYSTEM_MAIL_UNSIGNED']);
+  assert.equal(
+    unsigned.map((w) => w.code),
+    ['SYSTEM_MAIL_UNSIGNED'],
+  );
   assert.match(unsigned[0].fix, 'POST /domains');
 
-  const created = await ctx.app.inject({ method: 'POST', url: '/domains', headers: asPlatform(), payload: { name: SENDER_DOMAIN } });
+  const created = await ctx.app.inject({
+    method: 'POST',
+    url: '/domains',
+    headers: asPlatform(),
+    payload: { name: SENDER_DOMAIN },
+  });
   assert.is(created.statusCode, 201, created.body);
   publishRecords(dns.zone, created.json().records);
-  const verified = await ctx.app.inject({ method: 'POST', url: `/domains/${created.json().id}/verify`, headers: asPlatform() });
+  const verified = await ctx.app.inject({
+    method: 'POST',
+    url: `/domains/${created.json().id}/verify`,
+    headers: asPlatform(),
+  });
   assert.is(verified.json().status, 'verified', verified.body);
   assert.equal(await readyWarnings(), []);
 });
@@ -116,13 +154,21 @@ test('until a routable sender is set and verified, /health/ready says so with th
 let received: ReceivedMessage;
 
 test('a password reset arrives from the platform sender, DKIM-signed and aligned, and dkimpy verifies it', async () => {
-  const res = await ctx.app.inject({ method: 'POST', url: '/auth/forgot-password', headers: { 'accept-language': 'en' }, payload: { email: platformAdmin.email } });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/auth/forgot-password',
+    headers: { 'accept-language': 'en' },
+    payload: { email: platformAdmin.email },
+  });
   assert.is(res.statusCode, 200);
   assert.is(sink.messages.length, 0, 'nothing is delivered inside the request');
   assert.equal(await runJobs(ctx, 'system'), ['done']);
   received = await sink.waitFor((m) => m.rcptTo.includes(platformAdmin.email));
   const mail = received.parsed;
-  assert.equal(mail.from?.value.map((a) => a.address), [`no-reply@${SENDER_DOMAIN}`]);
+  assert.equal(
+    mail.from?.value.map((a) => a.address),
+    [`no-reply@${SENDER_DOMAIN}`],
+  );
   assert.match(String(mail.messageId), new RegExp(`^<[0-9a-f-]{36}@${SENDER_DOMAIN.replace(/\./g, '\\.')}>$`));
   // SPF-aligned envelope: the return path is on the From domain.
   assert.is(received.mailFrom, `no-reply@${SENDER_DOMAIN}`);
@@ -130,20 +176,33 @@ test('a password reset arrives from the platform sender, DKIM-signed and aligned
   assert.match(String(mail.text), /https:\/\/svc\.example\.com\/\S*token=/);
   assert.is(await dkimVerify(received.raw), 'pass');
   // The key really came from DNS, and a tampered copy fails.
-  assert.ok(dns.queries.some((q) => q.startsWith('TXT ') && q.endsWith(`._domainkey.${SENDER_DOMAIN}`)), dns.queries.join(', '));
+  assert.ok(
+    dns.queries.some((q) => q.startsWith('TXT ') && q.endsWith(`._domainkey.${SENDER_DOMAIN}`)),
+    dns.queries.join(', '),
+  );
   assert.is(await dkimVerify(received.raw.replace('password', 'passw0rd')), 'fail');
 });
 
 test('SpamAssassin (local tests) scores it below 5 with no DKIM or header rule hit', async () => {
   const report = await run('spamassassin', ['-t', '-L', '-x'], received.raw);
-  const status = /^X-Spam-Status: (Yes|No), score=(-?[\d.]+) required=[\d.]+ tests=([^]*?)\n(?=\S)/m.exec(report.stdout);
+  const status = /^X-Spam-Status: (Yes|No), score=(-?[\d.]+) required=[\d.]+ tests=([^]*?)\n(?=\S)/m.exec(
+    report.stdout,
+  );
   assert.ok(status, report.stdout.slice(0, 3000) + report.stderr.slice(0, 1000));
   const score = Number(status[2]);
   // tests=A,B,<fold>C autolearn=… : the rule list ends at the first space once folds are joined.
-  const rules = status[3].replace(/\s*\n\s*/g, '').split(/\s+/)[0].split(',').filter(Boolean);
+  const rules = status[3]
+    .replace(/\s*\n\s*/g, '')
+    .split(/\s+/)[0]
+    .split(',')
+    .filter(Boolean);
   assert.ok(score < 5, `score ${score}: ${rules.join(', ')}`);
   console.log(`SpamAssassin: score ${score}, rules ${rules.join(', ')}`);
-  const bad = rules.filter((rule) => /DKIM_(INVALID|ADSP)|^MISSING_|^INVALID_|HEADER|MSGID|FROM_|^DATE_|FORGED|^BAD_|NO_RELAYS_HELO|TO_NO_BRKTS|MIME_HTML_ONLY|HTML_MIME_NO_HTML_TAG/.test(rule));
+  const bad = rules.filter((rule) =>
+    /DKIM_(INVALID|ADSP)|^MISSING_|^INVALID_|HEADER|MSGID|FROM_|^DATE_|FORGED|^BAD_|NO_RELAYS_HELO|TO_NO_BRKTS|MIME_HTML_ONLY|HTML_MIME_NO_HTML_TAG/.test(
+      rule,
+    ),
+  );
   assert.equal(bad, [], `rules hit: ${rules.join(', ')} (score ${score})`);
 });
 

@@ -21,12 +21,27 @@ test.after(async () => {
 });
 
 type Headers = Record<string, string>;
-const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, headers: Headers = world.asOwner) =>
-  ctx.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+const call = (
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  payload?: unknown,
+  headers: Headers = world.asOwner,
+) =>
+  ctx.app.inject({
+    method,
+    url,
+    headers,
+    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+  });
 
 async function createHtmlTemplate(slug: string, extra: Record<string, unknown> = {}) {
   const res = await call('POST', '/templates', {
-    name: `Template ${slug}`, slug, editorMode: 'html', subject: 'Hello {{ name }}', htmlBody: '<p>Hi {{ name }}</p>', ...extra,
+    name: `Template ${slug}`,
+    slug,
+    editorMode: 'html',
+    subject: 'Hello {{ name }}',
+    htmlBody: '<p>Hi {{ name }}</p>',
+    ...extra,
   });
   assert.is(res.statusCode, 201, res.body);
   return res.json();
@@ -45,40 +60,102 @@ test('POST /templates creates the template and its first version; GET reads it b
   const got = await call('GET', `/templates/${created.id}`);
   assert.is(got.statusCode, 200);
   assert.equal(got.json(), created);
-  const [row] = await ctx.db.sequelize.query<{ tenant_id: string; created_by: string }>('SELECT tenant_id, created_by FROM templates WHERE id = :id', { replacements: { id: created.id }, type: QueryTypes.SELECT });
+  const [row] = await ctx.db.sequelize.query<{ tenant_id: string; created_by: string }>(
+    'SELECT tenant_id, created_by FROM templates WHERE id = :id',
+    { replacements: { id: created.id }, type: QueryTypes.SELECT },
+  );
   assert.is(row.tenant_id, world.tenantId);
   assert.is(row.created_by, world.owner.id);
 });
 
 test('slugs are unique per tenant (409) but free across tenants', async () => {
   await createHtmlTemplate('dup-slug');
-  assertErrorBody(await call('POST', '/templates', { name: 'x', slug: 'dup-slug', editorMode: 'html', subject: 's', htmlBody: 'b' }), 409, 'SLUG_TAKEN');
+  assertErrorBody(
+    await call('POST', '/templates', { name: 'x', slug: 'dup-slug', editorMode: 'html', subject: 's', htmlBody: 'b' }),
+    409,
+    'SLUG_TAKEN',
+  );
   const other = await createWorld(ctx.app);
-  const res = await call('POST', '/templates', { name: 'x', slug: 'dup-slug', editorMode: 'html', subject: 's', htmlBody: 'b' }, other.asOwner);
+  const res = await call(
+    'POST',
+    '/templates',
+    { name: 'x', slug: 'dup-slug', editorMode: 'html', subject: 's', htmlBody: 'b' },
+    other.asOwner,
+  );
   assert.is(res.statusCode, 201);
   const second = await createHtmlTemplate('dup-slug-2');
   assertErrorBody(await call('PATCH', `/templates/${second.id}`, { slug: 'dup-slug' }), 409, 'SLUG_TAKEN');
 });
 
 test('bad bodies are 400 with details; content must fit the editor mode', async () => {
-  const missing = assertErrorBody(await call('POST', '/templates', { name: 'x', editorMode: 'html', subject: 's' }), 400, 'VALIDATION_FAILED');
+  const missing = assertErrorBody(
+    await call('POST', '/templates', { name: 'x', editorMode: 'html', subject: 's' }),
+    400,
+    'VALIDATION_FAILED',
+  );
   assert.ok(missing.details?.some((d) => d.field === 'slug'));
-  assertErrorBody(await call('POST', '/templates', { name: 'x', slug: 'Bad Slug', editorMode: 'html', subject: 's', htmlBody: 'b' }), 400);
-  assertErrorBody(await call('POST', '/templates', { name: 'x', slug: 'mode', editorMode: 'mjml', subject: 's', htmlBody: 'b' }), 400);
-  const noBody = assertErrorBody(await call('POST', '/templates', { name: 'x', slug: 'nobody', editorMode: 'html', subject: 's' }), 400);
+  assertErrorBody(
+    await call('POST', '/templates', { name: 'x', slug: 'Bad Slug', editorMode: 'html', subject: 's', htmlBody: 'b' }),
+    400,
+  );
+  assertErrorBody(
+    await call('POST', '/templates', { name: 'x', slug: 'mode', editorMode: 'mjml', subject: 's', htmlBody: 'b' }),
+    400,
+  );
+  const noBody = assertErrorBody(
+    await call('POST', '/templates', { name: 'x', slug: 'nobody', editorMode: 'html', subject: 's' }),
+    400,
+  );
   assert.ok(noBody.details?.some((d) => d.field === 'htmlBody'));
-  const noJsx = assertErrorBody(await call('POST', '/templates', { name: 'x', slug: 'nojsx', editorMode: 'react-email', subject: 's' }), 400);
+  const noJsx = assertErrorBody(
+    await call('POST', '/templates', { name: 'x', slug: 'nojsx', editorMode: 'react-email', subject: 's' }),
+    400,
+  );
   assert.ok(noJsx.details?.some((d) => d.field === 'jsx'));
-  assertErrorBody(await call('POST', '/templates', { name: 'x', slug: 'proj', editorMode: 'html', subject: 's', htmlBody: 'b', projectId: crypto.randomUUID() }), 422, 'UNKNOWN_PROJECT');
+  assertErrorBody(
+    await call('POST', '/templates', {
+      name: 'x',
+      slug: 'proj',
+      editorMode: 'html',
+      subject: 's',
+      htmlBody: 'b',
+      projectId: crypto.randomUUID(),
+    }),
+    422,
+    'UNKNOWN_PROJECT',
+  );
 });
 
 test('an unknown Liquid filter or broken syntax is refused when saved (422 naming the problem)', async () => {
-  const filter = assertErrorBody(await call('POST', '/templates', { name: 'x', slug: 'badfilter', editorMode: 'html', subject: 's', htmlBody: '{{ name | shout }}' }), 422, 'TEMPLATE_INVALID');
+  const filter = assertErrorBody(
+    await call('POST', '/templates', {
+      name: 'x',
+      slug: 'badfilter',
+      editorMode: 'html',
+      subject: 's',
+      htmlBody: '{{ name | shout }}',
+    }),
+    422,
+    'TEMPLATE_INVALID',
+  );
   assert.match(filter.message, /HTML body/);
   assert.match(filter.message, /undefined filter: shout/);
-  const syntax = assertErrorBody(await call('POST', '/templates', { name: 'x', slug: 'badsyntax', editorMode: 'html', subject: '{% if %}', htmlBody: 'x' }), 422, 'TEMPLATE_INVALID');
+  const syntax = assertErrorBody(
+    await call('POST', '/templates', {
+      name: 'x',
+      slug: 'badsyntax',
+      editorMode: 'html',
+      subject: '{% if %}',
+      htmlBody: 'x',
+    }),
+    422,
+    'TEMPLATE_INVALID',
+  );
   assert.match(syntax.message, /subject/);
-  const [{ count }] = await ctx.db.sequelize.query<{ count: string }>("SELECT count(*) FROM templates WHERE slug IN ('badfilter', 'badsyntax')", { type: QueryTypes.SELECT });
+  const [{ count }] = await ctx.db.sequelize.query<{ count: string }>(
+    "SELECT count(*) FROM templates WHERE slug IN ('badfilter', 'badsyntax')",
+    { type: QueryTypes.SELECT },
+  );
   assert.is(Number(count), 0);
 });
 
@@ -94,10 +171,17 @@ test('version life cycle: copy of the latest, edit, publish, frozen once publish
   assert.is(v2.htmlBody, v1.htmlBody);
   assert.is(v2.locale, 'en');
 
-  const edited = await call('PATCH', `/templates/${id}/versions/${v2.id}`, { subject: 'Welcome, {{ name }}!', textBody: 'Hi {{ name }}' });
+  const edited = await call('PATCH', `/templates/${id}/versions/${v2.id}`, {
+    subject: 'Welcome, {{ name }}!',
+    textBody: 'Hi {{ name }}',
+  });
   assert.is(edited.statusCode, 200, edited.body);
   assert.is(edited.json().subject, 'Welcome, {{ name }}!');
-  assertErrorBody(await call('PATCH', `/templates/${id}/versions/${v2.id}`, { htmlBody: '{{ x | nope }}' }), 422, 'TEMPLATE_INVALID');
+  assertErrorBody(
+    await call('PATCH', `/templates/${id}/versions/${v2.id}`, { htmlBody: '{{ x | nope }}' }),
+    422,
+    'TEMPLATE_INVALID',
+  );
 
   const published = await call('POST', `/templates/${id}/versions/${v2.id}/publish`);
   assert.is(published.statusCode, 201, published.body);
@@ -107,7 +191,11 @@ test('version life cycle: copy of the latest, edit, publish, frozen once publish
   assert.is(detail.status, 'published');
   assert.equal(detail.publishedLocales, ['en']);
 
-  assertErrorBody(await call('PATCH', `/templates/${id}/versions/${v2.id}`, { subject: 'changed' }), 409, 'VERSION_PUBLISHED');
+  assertErrorBody(
+    await call('PATCH', `/templates/${id}/versions/${v2.id}`, { subject: 'changed' }),
+    409,
+    'VERSION_PUBLISHED',
+  );
   assertErrorBody(await call('DELETE', `/templates/${id}/versions/${v2.id}`), 409, 'VERSION_PUBLISHED');
 
   // Publishing v1 for the same locale unpublishes v2.
@@ -115,7 +203,9 @@ test('version life cycle: copy of the latest, edit, publish, frozen once publish
   assert.is((await call('GET', `/templates/${id}/versions/${v2.id}`)).json().published, false);
   assert.is((await call('GET', `/templates/${id}/versions/${v1.id}`)).json().published, true);
   const [{ count }] = await ctx.db.sequelize.query<{ count: string }>(
-    'SELECT count(*) FROM template_versions WHERE template_id = :id AND published_at IS NOT NULL', { replacements: { id }, type: QueryTypes.SELECT });
+    'SELECT count(*) FROM template_versions WHERE template_id = :id AND published_at IS NOT NULL',
+    { replacements: { id }, type: QueryTypes.SELECT },
+  );
   assert.is(Number(count), 1);
 
   const unpublished = await call('POST', `/templates/${id}/versions/${v1.id}/unpublish`);
@@ -151,9 +241,20 @@ test('one published version per locale; resolvePublishedVersion falls back to th
   const other = await createWorld(ctx.app);
   assert.is(await resolvePublishedVersion(sequelize, other.tenantId, 'localised', 'en'), null);
 
-  const rendered = await renderTemplateForSend({ sequelize, reactEmailSandbox: ctx.workerResources.reactEmailSandbox }, { tenantId: world.tenantId }, { versionId: fr.id, data: { name: 'Zoé' } });
+  const rendered = await renderTemplateForSend(
+    { sequelize, reactEmailSandbox: ctx.workerResources.reactEmailSandbox },
+    { tenantId: world.tenantId },
+    { versionId: fr.id, data: { name: 'Zoé' } },
+  );
   assert.is(rendered.subject, 'Bonjour Zoé');
-  const foreign = await renderTemplateForSend({ sequelize, reactEmailSandbox: ctx.workerResources.reactEmailSandbox }, { tenantId: other.tenantId }, { versionId: fr.id, data: {} }).then(() => 'rendered', (e: { statusCode?: number }) => e.statusCode);
+  const foreign = await renderTemplateForSend(
+    { sequelize, reactEmailSandbox: ctx.workerResources.reactEmailSandbox },
+    { tenantId: other.tenantId },
+    { versionId: fr.id, data: {} },
+  ).then(
+    () => 'rendered',
+    (e: { statusCode?: number }) => e.statusCode,
+  );
   assert.is(foreign, 404);
 
   // With the default locale unpublished, an unmatched locale finds nothing.
@@ -162,10 +263,15 @@ test('one published version per locale; resolvePublishedVersion falls back to th
 });
 
 test('preview: variables escaped in HTML, not in text or subject; text derived from HTML when absent', async () => {
-  const template = await createHtmlTemplate('escaping', { subject: 'For {{ name }}', htmlBody: '<h1>Hi {{ name }}</h1><p>{{ user.city }}</p>' });
+  const template = await createHtmlTemplate('escaping', {
+    subject: 'For {{ name }}',
+    htmlBody: '<h1>Hi {{ name }}</h1><p>{{ user.city }}</p>',
+  });
   const version = template.versions[0];
   const name = '<script>alert(1)</script>';
-  const res = await call('POST', `/templates/${template.id}/versions/${version.id}/preview`, { data: { name, user: { city: 'Paris & Co' } } });
+  const res = await call('POST', `/templates/${template.id}/versions/${version.id}/preview`, {
+    data: { name, user: { city: 'Paris & Co' } },
+  });
   assert.is(res.statusCode, 200, res.body);
   const body = res.json();
   assert.is(body.subject, `For ${name}`);
@@ -178,7 +284,9 @@ test('preview: variables escaped in HTML, not in text or subject; text derived f
   const withText = await call('POST', `/templates/${template.id}/versions`);
   const v2 = withText.json();
   await call('PATCH', `/templates/${template.id}/versions/${v2.id}`, { textBody: 'Plain {{ name }}' });
-  const preview2 = (await call('POST', `/templates/${template.id}/versions/${v2.id}/preview`, { data: { name } })).json();
+  const preview2 = (
+    await call('POST', `/templates/${template.id}/versions/${v2.id}/preview`, { data: { name } })
+  ).json();
   assert.is(preview2.text, `Plain ${name}`);
   // No body at all: rendered with no data.
   const empty = await call('POST', `/templates/${template.id}/versions/${v2.id}/preview`);
@@ -193,7 +301,11 @@ test('rendering limits: includes read nothing, runaway loops stop with 422', asy
   assert.not.match(body.message, /svc-email/);
   const loop = await createHtmlTemplate('loop', { htmlBody: '{% for i in (1..100000000) %}{{ i }}{% endfor %}' });
   const started = Date.now();
-  assertErrorBody(await call('POST', `/templates/${loop.id}/versions/${loop.versions[0].id}/preview`, {}), 422, 'TEMPLATE_LIMIT_EXCEEDED');
+  assertErrorBody(
+    await call('POST', `/templates/${loop.id}/versions/${loop.versions[0].id}/preview`, {}),
+    422,
+    'TEMPLATE_LIMIT_EXCEEDED',
+  );
   assert.ok(Date.now() - started < 3000);
 });
 
@@ -201,7 +313,12 @@ test('list: pages and filters (search, status, editorMode, projectId); API key w
   const fresh = await createWorld(ctx.app);
   const h = fresh.asOwner;
   const mk = async (slug: string, extra: Record<string, unknown> = {}) => {
-    const res = await call('POST', '/templates', { name: `N ${slug}`, slug, editorMode: 'html', subject: 's', htmlBody: 'b', ...extra }, h);
+    const res = await call(
+      'POST',
+      '/templates',
+      { name: `N ${slug}`, slug, editorMode: 'html', subject: 's', htmlBody: 'b', ...extra },
+      h,
+    );
     assert.is(res.statusCode, 201, res.body);
     return res.json();
   };
@@ -209,7 +326,10 @@ test('list: pages and filters (search, status, editorMode, projectId); API key w
   await mk('beta-receipt');
   const c = await mk('gamma-news');
   await call('POST', `/templates/${c.id}/versions/${c.versions[0].id}/publish`, undefined, h);
-  const [{ id: projectId }] = await ctx.db.sequelize.query<{ id: string }>('INSERT INTO projects (tenant_id, name) VALUES (:t, :n) RETURNING id', { replacements: { t: fresh.tenantId, n: 'P' }, type: QueryTypes.SELECT });
+  const [{ id: projectId }] = await ctx.db.sequelize.query<{ id: string }>(
+    'INSERT INTO projects (tenant_id, name) VALUES (:t, :n) RETURNING id',
+    { replacements: { t: fresh.tenantId, n: 'P' }, type: QueryTypes.SELECT },
+  );
   await call('PATCH', `/templates/${a.id}`, { projectId }, h);
 
   const all = (await call('GET', '/templates?limit=2&page=1', undefined, h)).json();
@@ -217,7 +337,13 @@ test('list: pages and filters (search, status, editorMode, projectId); API key w
   assert.is(all.data.length, 2);
   const page2 = (await call('GET', '/templates?limit=2&page=2', undefined, h)).json();
   assert.is(page2.data.length, 1);
-  const slugs = (q: string) => call('GET', `/templates?${q}`, undefined, h).then((r) => r.json().data.map((t: { slug: string }) => t.slug).sort());
+  const slugs = (q: string) =>
+    call('GET', `/templates?${q}`, undefined, h).then((r) =>
+      r
+        .json()
+        .data.map((t: { slug: string }) => t.slug)
+        .sort(),
+    );
   assert.equal(await slugs('search=news'), ['alpha-news', 'gamma-news']);
   assert.equal(await slugs('search=N%20BETA'), ['beta-receipt']);
   assert.equal(await slugs('status=published'), ['gamma-news']);
@@ -234,20 +360,46 @@ test('list: pages and filters (search, status, editorMode, projectId); API key w
   assertErrorBody(await call('GET', '/templates', undefined, { authorization: `Bearer ${sender.key}` }), 403);
   // Other routes are JWT only.
   assertErrorBody(await call('GET', `/templates/${a.id}`, undefined, { authorization: `Bearer ${reader.key}` }), 403);
-  assertErrorBody(await call('POST', '/templates', { name: 'x', slug: 'bykey', editorMode: 'html', subject: 's', htmlBody: 'b' }, { authorization: `Bearer ${reader.key}` }), 403);
+  assertErrorBody(
+    await call(
+      'POST',
+      '/templates',
+      { name: 'x', slug: 'bykey', editorMode: 'html', subject: 's', htmlBody: 'b' },
+      { authorization: `Bearer ${reader.key}` },
+    ),
+    403,
+  );
 });
 
-test('another tenant\'s template, version and tag are 404; viewers read but do not write', async () => {
+test("another tenant's template, version and tag are 404; viewers read but do not write", async () => {
   const template = await createHtmlTemplate('private');
   const tag = (await call('POST', '/templates/tags', { name: 'secret' })).json();
   const other = await createWorld(ctx.app);
   assertErrorBody(await call('GET', `/templates/${template.id}`, undefined, other.asOwner), 404);
   assertErrorBody(await call('PATCH', `/templates/${template.id}`, { name: 'mine' }, other.asOwner), 404);
   assertErrorBody(await call('DELETE', `/templates/${template.id}`, undefined, other.asOwner), 404);
-  assertErrorBody(await call('GET', `/templates/${template.id}/versions/${template.versions[0].id}`, undefined, other.asOwner), 404);
-  assertErrorBody(await call('POST', `/templates/${template.id}/versions/${template.versions[0].id}/publish`, undefined, other.asOwner), 404);
+  assertErrorBody(
+    await call('GET', `/templates/${template.id}/versions/${template.versions[0].id}`, undefined, other.asOwner),
+    404,
+  );
+  assertErrorBody(
+    await call(
+      'POST',
+      `/templates/${template.id}/versions/${template.versions[0].id}/publish`,
+      undefined,
+      other.asOwner,
+    ),
+    404,
+  );
   assertErrorBody(await call('DELETE', `/templates/tags/${tag.id}`, undefined, other.asOwner), 404);
-  const otherTemplate = (await call('POST', '/templates', { name: 'o', slug: 'o', editorMode: 'html', subject: 's', htmlBody: 'b' }, other.asOwner)).json();
+  const otherTemplate = (
+    await call(
+      'POST',
+      '/templates',
+      { name: 'o', slug: 'o', editorMode: 'html', subject: 's', htmlBody: 'b' },
+      other.asOwner,
+    )
+  ).json();
   assertErrorBody(await call('POST', `/templates/${otherTemplate.id}/tags/${tag.id}`, undefined, other.asOwner), 404);
   assert.is((await call('GET', '/templates', undefined, other.asOwner)).json().meta.total, 1);
 
@@ -269,9 +421,15 @@ test('tags: create, list, attach, detach, delete; duplicate copies versions and 
 
   const attached = await call('POST', `/templates/${template.id}/tags/${tag.id}`);
   assert.is(attached.statusCode, 200, attached.body);
-  assert.equal(attached.json().tags.map((t: { name: string }) => t.name), ['onboarding']);
+  assert.equal(
+    attached.json().tags.map((t: { name: string }) => t.name),
+    ['onboarding'],
+  );
   assert.is((await call('POST', `/templates/${template.id}/tags/${tag.id}`)).statusCode, 200);
-  assert.equal((await call('GET', `/templates/${template.id}/tags`)).json().map((t: { id: string }) => t.id), [tag.id]);
+  assert.equal(
+    (await call('GET', `/templates/${template.id}/tags`)).json().map((t: { id: string }) => t.id),
+    [tag.id],
+  );
 
   await call('POST', `/templates/${template.id}/versions/${template.versions[0].id}/publish`);
   const dup = await call('POST', `/templates/${template.id}/duplicate`);
@@ -281,7 +439,10 @@ test('tags: create, list, attach, detach, delete; duplicate copies versions and 
   assert.is(copy.status, 'draft');
   assert.is(copy.versions.length, 1);
   assert.is(copy.versions[0].htmlBody, template.versions[0].htmlBody);
-  assert.equal(copy.tags.map((t: { id: string }) => t.id), [tag.id]);
+  assert.equal(
+    copy.tags.map((t: { id: string }) => t.id),
+    [tag.id],
+  );
   assert.is((await call('POST', `/templates/${template.id}/duplicate`)).json().slug, 'tagged-copy-2');
 
   const detached = await call('DELETE', `/templates/${template.id}/tags/${tag.id}`);
@@ -295,7 +456,10 @@ test('DELETE /templates/:id removes the template and its versions', async () => 
   const template = await createHtmlTemplate('doomed');
   assert.equal((await call('DELETE', `/templates/${template.id}`)).json(), { ok: true });
   assertErrorBody(await call('GET', `/templates/${template.id}`), 404);
-  const [{ count }] = await ctx.db.sequelize.query<{ count: string }>('SELECT count(*) FROM template_versions WHERE template_id = :id', { replacements: { id: template.id }, type: QueryTypes.SELECT });
+  const [{ count }] = await ctx.db.sequelize.query<{ count: string }>(
+    'SELECT count(*) FROM template_versions WHERE template_id = :id',
+    { replacements: { id: template.id }, type: QueryTypes.SELECT },
+  );
   assert.is(Number(count), 0);
 });
 

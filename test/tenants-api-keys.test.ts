@@ -38,7 +38,9 @@ let created: { id: string; key: string; prefix: string } = { id: '', key: '', pr
 
 test('create: 201 with the key once; only its hash is stored; audited', async () => {
   const res = await ctx.app.inject({
-    method: 'POST', url: `/tenants/${tenantId}/api-keys`, headers: as(developer),
+    method: 'POST',
+    url: `/tenants/${tenantId}/api-keys`,
+    headers: as(developer),
     payload: { name: 'CI', scopes: ['email:send', 'email:read'], environment: 'test' },
   });
   assert.is(res.statusCode, 201);
@@ -53,25 +55,54 @@ test('create: 201 with the key once; only its hash is stored; audited', async ()
   assert.is(row!.keyHash, hashApiKey(body.key));
   assert.not.ok(JSON.stringify(row!.toJSON()).includes(body.key));
   assert.is(await AuditEvent.count({ where: { tenantId, action: 'api_key.created', target: body.id } }), 1);
-  const live = await ctx.app.inject({ method: 'POST', url: `/tenants/${tenantId}/api-keys`, headers: as(owner), payload: { name: 'prod', scopes: ['email:send'] } });
+  const live = await ctx.app.inject({
+    method: 'POST',
+    url: `/tenants/${tenantId}/api-keys`,
+    headers: as(owner),
+    payload: { name: 'prod', scopes: ['email:send'] },
+  });
   assert.match(live.json().key, /^svc_live_/, 'live by default');
 });
 
 test('create: unknown scopes, empty scopes and viewers are refused', async () => {
-  const unknown = await ctx.app.inject({ method: 'POST', url: `/tenants/${tenantId}/api-keys`, headers: as(owner), payload: { name: 'x', scopes: ['email:send', 'root:all'] } });
+  const unknown = await ctx.app.inject({
+    method: 'POST',
+    url: `/tenants/${tenantId}/api-keys`,
+    headers: as(owner),
+    payload: { name: 'x', scopes: ['email:send', 'root:all'] },
+  });
   assert.is(unknown.statusCode, 400);
   assert.is(unknown.json().code, 'VALIDATION_FAILED');
-  const empty = await ctx.app.inject({ method: 'POST', url: `/tenants/${tenantId}/api-keys`, headers: as(owner), payload: { name: 'x', scopes: [] } });
+  const empty = await ctx.app.inject({
+    method: 'POST',
+    url: `/tenants/${tenantId}/api-keys`,
+    headers: as(owner),
+    payload: { name: 'x', scopes: [] },
+  });
   assert.is(empty.statusCode, 400);
-  const env = await ctx.app.inject({ method: 'POST', url: `/tenants/${tenantId}/api-keys`, headers: as(owner), payload: { name: 'x', scopes: ['email:send'], environment: 'prod' } });
+  const env = await ctx.app.inject({
+    method: 'POST',
+    url: `/tenants/${tenantId}/api-keys`,
+    headers: as(owner),
+    payload: { name: 'x', scopes: ['email:send'], environment: 'prod' },
+  });
   assert.is(env.statusCode, 400);
-  const byViewer = await ctx.app.inject({ method: 'POST', url: `/tenants/${tenantId}/api-keys`, headers: as(viewer), payload: { name: 'x', scopes: ['email:send'] } });
+  const byViewer = await ctx.app.inject({
+    method: 'POST',
+    url: `/tenants/${tenantId}/api-keys`,
+    headers: as(viewer),
+    payload: { name: 'x', scopes: ['email:send'] },
+  });
   assert.is(byViewer.statusCode, 403);
   assert.is(byViewer.json().code, 'ROLE_REQUIRED');
 });
 
 test('list: viewers may read; never the key or its hash; paginated', async () => {
-  const res = await ctx.app.inject({ method: 'GET', url: `/tenants/${tenantId}/api-keys?limit=1`, headers: as(viewer) });
+  const res = await ctx.app.inject({
+    method: 'GET',
+    url: `/tenants/${tenantId}/api-keys?limit=1`,
+    headers: as(viewer),
+  });
   assert.is(res.statusCode, 200);
   assert.equal(res.json().meta, { page: 1, limit: 1, total: 2, totalPages: 2 });
   const all = await ctx.app.inject({ method: 'GET', url: `/tenants/${tenantId}/api-keys`, headers: as(viewer) });
@@ -92,7 +123,11 @@ test('lastUsedAt is written when the key is used', async () => {
 
 test('rotate: same id and scopes, new secret; the old one is dead at once', async () => {
   assert.is.not(await keyWorks(created.key), 401);
-  const res = await ctx.app.inject({ method: 'POST', url: `/tenants/${tenantId}/api-keys/${created.id}/rotate`, headers: as(developer) });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: `/tenants/${tenantId}/api-keys/${created.id}/rotate`,
+    headers: as(developer),
+  });
   assert.is(res.statusCode, 201);
   const body = res.json();
   assert.is(body.id, created.id);
@@ -105,24 +140,49 @@ test('rotate: same id and scopes, new secret; the old one is dead at once', asyn
   created = body;
 });
 
-test('revoke: the key dies, leaves the list, and cannot be revoked twice; other tenants\' ids are 404', async () => {
-  const byViewer = await ctx.app.inject({ method: 'DELETE', url: `/tenants/${tenantId}/api-keys/${created.id}`, headers: as(viewer) });
+test("revoke: the key dies, leaves the list, and cannot be revoked twice; other tenants' ids are 404", async () => {
+  const byViewer = await ctx.app.inject({
+    method: 'DELETE',
+    url: `/tenants/${tenantId}/api-keys/${created.id}`,
+    headers: as(viewer),
+  });
   assert.is(byViewer.statusCode, 403);
-  const res = await ctx.app.inject({ method: 'DELETE', url: `/tenants/${tenantId}/api-keys/${created.id}`, headers: as(owner) });
+  const res = await ctx.app.inject({
+    method: 'DELETE',
+    url: `/tenants/${tenantId}/api-keys/${created.id}`,
+    headers: as(owner),
+  });
   assert.is(res.statusCode, 200);
   assert.ok((await ApiKey.findByPk(created.id))!.revokedAt);
   assert.is(await keyWorks(created.key), 401);
   const list = await ctx.app.inject({ method: 'GET', url: `/tenants/${tenantId}/api-keys`, headers: as(owner) });
   assert.not.ok(list.json().data.some((k: { id: string }) => k.id === created.id));
-  const twice = await ctx.app.inject({ method: 'DELETE', url: `/tenants/${tenantId}/api-keys/${created.id}`, headers: as(owner) });
+  const twice = await ctx.app.inject({
+    method: 'DELETE',
+    url: `/tenants/${tenantId}/api-keys/${created.id}`,
+    headers: as(owner),
+  });
   assert.is(twice.statusCode, 404);
-  const rotateDead = await ctx.app.inject({ method: 'POST', url: `/tenants/${tenantId}/api-keys/${created.id}/rotate`, headers: as(owner) });
+  const rotateDead = await ctx.app.inject({
+    method: 'POST',
+    url: `/tenants/${tenantId}/api-keys/${created.id}/rotate`,
+    headers: as(owner),
+  });
   assert.is(rotateDead.statusCode, 404);
 
   const otherOwner = await createAdmin(ctx.app);
   const otherTenant = await createTenant(otherOwner.id);
-  const theirs = await ctx.app.inject({ method: 'POST', url: `/tenants/${otherTenant}/api-keys`, headers: as(otherOwner), payload: { name: 'theirs', scopes: ['email:send'] } });
-  const cross = await ctx.app.inject({ method: 'DELETE', url: `/tenants/${tenantId}/api-keys/${theirs.json().id}`, headers: as(owner) });
+  const theirs = await ctx.app.inject({
+    method: 'POST',
+    url: `/tenants/${otherTenant}/api-keys`,
+    headers: as(otherOwner),
+    payload: { name: 'theirs', scopes: ['email:send'] },
+  });
+  const cross = await ctx.app.inject({
+    method: 'DELETE',
+    url: `/tenants/${tenantId}/api-keys/${theirs.json().id}`,
+    headers: as(owner),
+  });
   assert.is(cross.statusCode, 404, 'a key of another tenant is not found through this tenant');
   assert.is((await ApiKey.findByPk(theirs.json().id))!.revokedAt, null);
   assert.is(await AuditEvent.count({ where: { tenantId, action: 'api_key.revoked' } }), 1);

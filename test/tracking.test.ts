@@ -18,7 +18,14 @@ test.before(async () => {
     method: 'POST',
     url: '/emails/send',
     headers: world.asKey,
-    payload: { from: 'app@acme.test', to: 'Ana <ana@example.test>', subject: 'T', htmlBody: '<html><body><a href="https://acme.test/a?b=1">go</a></body></html>', trackOpens: true, trackClicks: true },
+    payload: {
+      from: 'app@acme.test',
+      to: 'Ana <ana@example.test>',
+      subject: 'T',
+      htmlBody: '<html><body><a href="https://acme.test/a?b=1">go</a></body></html>',
+      trackOpens: true,
+      trackClicks: true,
+    },
   });
   emailId = res.json().id;
   await runJobs(ctx, 'send');
@@ -29,14 +36,20 @@ test.after(async () => {
 });
 
 function pathOf(pattern: RegExp): string {
-  const unfolded = raw.replace(/=\r\n/g, '').replace(/=3D/g, '=').replace(/\r\n[ \t]+/g, ' ');
+  const unfolded = raw
+    .replace(/=\r\n/g, '')
+    .replace(/=3D/g, '=')
+    .replace(/\r\n[ \t]+/g, ' ');
   const match = unfolded.match(pattern);
   assert.ok(match, `no ${pattern} in the message`);
   return new URL(match![1]).pathname;
 }
 
 async function eventTypes(): Promise<string[]> {
-  const rows = await ctx.db.sequelize.query<{ type: string }>(`SELECT type FROM events WHERE tenant_id = :t ORDER BY created_at`, { replacements: { t: world.tenantId }, type: QueryTypes.SELECT });
+  const rows = await ctx.db.sequelize.query<{ type: string }>(
+    `SELECT type FROM events WHERE tenant_id = :t ORDER BY created_at`,
+    { replacements: { t: world.tenantId }, type: QueryTypes.SELECT },
+  );
   return rows.map((r) => r.type);
 }
 
@@ -54,7 +67,10 @@ test('a click redirects to the original URL and records email.clicked; forged to
   const res = await ctx.app.inject({ method: 'GET', url: path });
   assert.is(res.statusCode, 302);
   assert.is(res.headers.location, 'https://acme.test/a?b=1');
-  const [event] = await ctx.db.sequelize.query<{ data: { url: string } }>(`SELECT data FROM events WHERE type = 'email.clicked' AND email_id = :id`, { replacements: { id: emailId }, type: QueryTypes.SELECT });
+  const [event] = await ctx.db.sequelize.query<{ data: { url: string } }>(
+    `SELECT data FROM events WHERE type = 'email.clicked' AND email_id = :id`,
+    { replacements: { id: emailId }, type: QueryTypes.SELECT },
+  );
   assert.is(event.data.url, 'https://acme.test/a?b=1');
   const token = path.split('/').pop()!;
   const [body] = token.split('.');
@@ -69,16 +85,30 @@ test('GET /u/:token only shows a page; POST unsubscribes (one-click), suppresses
   assert.is(page.statusCode, 200);
   assert.match(page.body, /<form method="post">/);
   assert.is(page.headers['set-cookie'], undefined);
-  let suppressed = (await ctx.app.inject({ method: 'GET', url: '/suppressions?email=ana@example.test', headers: world.asKey })).json();
+  let suppressed = (
+    await ctx.app.inject({ method: 'GET', url: '/suppressions?email=ana@example.test', headers: world.asKey })
+  ).json();
   assert.is(suppressed.meta.total, 0);
-  const post = await ctx.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+  const post = await ctx.app.inject({
+    method: 'POST',
+    url: path,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'List-Unsubscribe=One-Click',
+  });
   assert.is(post.statusCode, 200);
   assert.is(post.headers.location, undefined);
   assert.is(post.headers['set-cookie'], undefined);
-  suppressed = (await ctx.app.inject({ method: 'GET', url: '/suppressions?email=ana@example.test', headers: world.asKey })).json();
+  suppressed = (
+    await ctx.app.inject({ method: 'GET', url: '/suppressions?email=ana@example.test', headers: world.asKey })
+  ).json();
   assert.is(suppressed.data[0].reason, 'unsubscribe');
   assert.ok((await eventTypes()).includes('contact.unsubscribed'));
-  const forged = await ctx.app.inject({ method: 'POST', url: '/u/abc.def-forged-token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+  const forged = await ctx.app.inject({
+    method: 'POST',
+    url: '/u/abc.def-forged-token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'List-Unsubscribe=One-Click',
+  });
   assert.is(forged.statusCode, 404);
 });
 

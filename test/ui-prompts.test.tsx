@@ -17,10 +17,18 @@ const tick = (ms = 30) => new Promise((resolve) => setTimeout(resolve, ms * 3));
 
 test('LoginForm: a burst of Backspaces in one chunk deletes as many characters, none is lost or typed', async () => {
   let submitted: string | null = null;
-  const { stdin, lastFrame, unmount } = render(<LoginForm baseUrl="x" submitCredentials={async (email, password) => {
-    submitted = `${email} ${password}`;
-    return 'signed-in';
-  }} submitCode={async () => {}} onDone={() => {}} onCancel={() => {}} />);
+  const { stdin, lastFrame, unmount } = render(
+    <LoginForm
+      baseUrl="x"
+      submitCredentials={async (email, password) => {
+        submitted = `${email} ${password}`;
+        return 'signed-in';
+      }}
+      submitCode={async () => {}}
+      onDone={() => {}}
+      onCancel={() => {}}
+    />,
+  );
   stdin.write('ops@x.testXXX');
   await tick();
   stdin.write('\u007f\u007f\u007f');
@@ -37,7 +45,15 @@ test('LoginForm: a burst of Backspaces in one chunk deletes as many characters, 
 
 test('PasswordPrompt: masked, too short refused, asked twice, a mismatch starts over', async () => {
   let done: string | null = null;
-  const { stdin, lastFrame, unmount } = render(<PasswordPrompt title="Choose a password" confirm minLength={10} onDone={(value) => (done = value)} onCancel={() => assert.unreachable()} />);
+  const { stdin, lastFrame, unmount } = render(
+    <PasswordPrompt
+      title="Choose a password"
+      confirm
+      minLength={10}
+      onDone={(value) => (done = value)}
+      onCancel={() => assert.unreachable()}
+    />,
+  );
   stdin.write('short\r');
   await tick();
   assert.match(lastFrame()!, 'At least 10 characters.');
@@ -59,7 +75,20 @@ test('PasswordPrompt: masked, too short refused, asked twice, a mismatch starts 
 });
 
 const data: DashboardData = {
-  tenant: { value: { id: 't', name: 'Acme', status: 'active', plan: 'free', monthlyLimit: null, sendingPausedAt: null, sendingPausedReason: null, role: 'owner', createdAt: '' }, error: null },
+  tenant: {
+    value: {
+      id: 't',
+      name: 'Acme',
+      status: 'active',
+      plan: 'free',
+      monthlyLimit: null,
+      sendingPausedAt: null,
+      sendingPausedReason: null,
+      role: 'owner',
+      createdAt: '',
+    },
+    error: null,
+  },
   quota: { value: { used: 12, limit: 100, source: 'logs' }, error: null },
   queues: { value: null, error: 'no access' },
   recent: { value: [], error: null },
@@ -71,20 +100,45 @@ const data: DashboardData = {
 test('Dashboard: k, t and l open their screen inside the dashboard, Esc comes back; the dashboard never exits for them', async () => {
   const asked: string[] = [];
   let used: string | null = null;
-  const entry = { id: 'e1', status: 'SENT', to: ['ada@example.com'], subject: 'Welcome', createdAt: '2026-05-01T09:00:00.000Z', updatedAt: '2026-05-01T09:00:01.000Z' } as unknown as LogEntry;
+  const entry = {
+    id: 'e1',
+    status: 'SENT',
+    to: ['ada@example.com'],
+    subject: 'Welcome',
+    createdAt: '2026-05-01T09:00:00.000Z',
+    updatedAt: '2026-05-01T09:00:01.000Z',
+  } as unknown as LogEntry;
   const views: DashboardViews = {
     text: async (action) => {
       asked.push(action);
       return 'ID        NAME\nkey-1     ci';
     },
-    logTail: { source: async function* () { yield entry; }, loadDetail: async () => { throw new Error('no'); } },
-    tenants: async () => [{ label: 'Acme', value: 't' }, { label: 'Beta', value: 'b' }],
+    logTail: {
+      source: async function* () {
+        yield entry;
+      },
+      loadDetail: async () => {
+        throw new Error('no');
+      },
+    },
+    tenants: async () => [
+      { label: 'Acme', value: 't' },
+      { label: 'Beta', value: 'b' },
+    ],
     useTenant: async (id) => {
       used = id;
     },
   };
   let left = false;
-  const { stdin, lastFrame, unmount } = render(<Dashboard load={async () => data} views={views} onAction={() => assert.unreachable('no exit for a key')} onExit={() => (left = true)} refreshMs={60_000} />);
+  const { stdin, lastFrame, unmount } = render(
+    <Dashboard
+      load={async () => data}
+      views={views}
+      onAction={() => assert.unreachable('no exit for a key')}
+      onExit={() => (left = true)}
+      refreshMs={60_000}
+    />,
+  );
   await tick(60);
   assert.match(lastFrame()!, 'svc dashboard · Acme');
   stdin.write('k');
@@ -119,15 +173,39 @@ test('Dashboard: k, t and l open their screen inside the dashboard, Esc comes ba
 });
 
 function sends(count: number): LogEntry[] {
-  return Array.from({ length: count }, (_, index) => ({
-    id: `e${index}`, status: index % 2 ? 'DELIVERED' : 'SENT', to: [`someone.with.a.long.address.${index}@example-customer-domain.com`],
-    subject: `Your order number ${index} has shipped and is on its way to the address you gave us`, createdAt: '2026-05-01T09:00:00.000Z', updatedAt: '2026-05-01T09:00:01.000Z',
-  }) as unknown as LogEntry);
+  return Array.from(
+    { length: count },
+    (_, index) =>
+      ({
+        id: `e${index}`,
+        status: index % 2 ? 'DELIVERED' : 'SENT',
+        to: [`someone.with.a.long.address.${index}@example-customer-domain.com`],
+        subject: `Your order number ${index} has shipped and is on its way to the address you gave us`,
+        createdAt: '2026-05-01T09:00:00.000Z',
+        updatedAt: '2026-05-01T09:00:01.000Z',
+      }) as unknown as LogEntry,
+  );
 }
 
-for (const [columns, rows] of [[60, 15], [100, 15], [100, 40]] as const) {
+for (const [columns, rows] of [
+  [60, 15],
+  [100, 15],
+  [100, 40],
+] as const) {
   test(`LogTail at ${columns}×${rows}: header and key help stay, rows are cut to the width, never wrapped`, async () => {
-    const { lastFrame, unmount } = render(<LogTail columns={columns} rows={rows - 4} source={async function* () { for (const entry of sends(40)) yield entry; }} loadDetail={async () => { throw new Error('no'); }} onExit={() => {}} />);
+    const { lastFrame, unmount } = render(
+      <LogTail
+        columns={columns}
+        rows={rows - 4}
+        source={async function* () {
+          for (const entry of sends(40)) yield entry;
+        }}
+        loadDetail={async () => {
+          throw new Error('no');
+        }}
+        onExit={() => {}}
+      />,
+    );
     await tick(80);
     const lines = lastFrame()!.split('\n');
     assert.ok(lines.length <= rows, `${lines.length} lines for ${rows} rows`);
@@ -140,7 +218,16 @@ for (const [columns, rows] of [[60, 15], [100, 15], [100, 40]] as const) {
 
   test(`Dashboard at ${columns}×${rows}: title and key help stay on screen, lines cut to the width`, async () => {
     const many = { ...data, recent: { value: sends(20) as never, error: null } };
-    const { lastFrame, unmount } = render(<Dashboard columns={columns} rows={rows} load={async () => many} onAction={() => {}} onExit={() => {}} refreshMs={60_000} />);
+    const { lastFrame, unmount } = render(
+      <Dashboard
+        columns={columns}
+        rows={rows}
+        load={async () => many}
+        onAction={() => {}}
+        onExit={() => {}}
+        refreshMs={60_000}
+      />,
+    );
     await tick(60);
     const lines = lastFrame()!.split('\n');
     assert.ok(lines.length <= rows, `${lines.length} lines for ${rows} rows:\n${lastFrame()}`);

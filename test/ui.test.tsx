@@ -26,7 +26,25 @@ async function type(stdin: { write: (data: string) => void }, text: string) {
 }
 
 function entry(id: string, status: LogEntry['status'], to: string, subject = `subject ${id}`): LogEntry {
-  return { id, status, to: [to], subject, messageId: `<${id}@x>`, from: 'f@x.test', cc: [], tags: [], projectId: null, templateVersionId: null, captured: true, testMode: false, attempts: 0, error: null, sentAt: null, createdAt: '2026-05-01T09:00:00.000Z', updatedAt: '2026-05-01T09:00:01.000Z' };
+  return {
+    id,
+    status,
+    to: [to],
+    subject,
+    messageId: `<${id}@x>`,
+    from: 'f@x.test',
+    cc: [],
+    tags: [],
+    projectId: null,
+    templateVersionId: null,
+    captured: true,
+    testMode: false,
+    attempts: 0,
+    error: null,
+    sentAt: null,
+    createdAt: '2026-05-01T09:00:00.000Z',
+    updatedAt: '2026-05-01T09:00:01.000Z',
+  };
 }
 
 test('LoginForm: e-mail, masked password, then the authenticator code when the daemon asks for it', async () => {
@@ -100,10 +118,18 @@ test('LoginForm: a refused password shows the API sentence and lets the person r
 
 test('TextInput: keys that arrive in one chunk, Enter included, are all kept', async () => {
   let submitted: string | null = null;
-  const { stdin, unmount } = render(<LoginForm baseUrl="x" submitCredentials={async (email, password) => {
-    submitted = `${email} ${password}`;
-    return 'signed-in';
-  }} submitCode={async () => {}} onDone={() => {}} onCancel={() => {}} />);
+  const { stdin, unmount } = render(
+    <LoginForm
+      baseUrl="x"
+      submitCredentials={async (email, password) => {
+        submitted = `${email} ${password}`;
+        return 'signed-in';
+      }}
+      submitCode={async () => {}}
+      onDone={() => {}}
+      onCancel={() => {}}
+    />,
+  );
   stdin.write('fast@x.test\r');
   await tick();
   stdin.write('pasted-password\r');
@@ -119,7 +145,15 @@ test('Picker: arrows move, typing filters, Enter picks, Escape cancels', async (
     { label: 'Gamma', value: 'g' },
   ];
   let picked: string | null = null;
-  const first = render(<Picker title="Choose the tenant" items={items} initialValue="a" onPick={(value) => (picked = value)} onCancel={() => {}} />);
+  const first = render(
+    <Picker
+      title="Choose the tenant"
+      items={items}
+      initialValue="a"
+      onPick={(value) => (picked = value)}
+      onCancel={() => {}}
+    />,
+  );
   assert.match(first.lastFrame()!, '❯ Acme owner');
   first.stdin.write(DOWN);
   await tick();
@@ -166,7 +200,24 @@ test('LogTail: live entries with status, status filter, pause, detail view, quit
       source={source}
       loadDetail={async (id) => {
         details.push(id);
-        return { ...entry(id, 'FAILED', 'grace@example.com', 'Invoice'), error: 'mailbox full', bcc: [], replyTo: [], bodyHtml: null, bodyText: 'Hello Grace', headers: {}, metadata: {}, attachments: [], trackOpens: false, trackClicks: false, smtpResponse: '552 mailbox full', resentFrom: null, bodiesRemovedAt: null, events: [{ type: 'email.failed', data: {}, createdAt: '2026-05-01T09:00:02.000Z' }], raw: null } as EmailLogDetail;
+        return {
+          ...entry(id, 'FAILED', 'grace@example.com', 'Invoice'),
+          error: 'mailbox full',
+          bcc: [],
+          replyTo: [],
+          bodyHtml: null,
+          bodyText: 'Hello Grace',
+          headers: {},
+          metadata: {},
+          attachments: [],
+          trackOpens: false,
+          trackClicks: false,
+          smtpResponse: '552 mailbox full',
+          resentFrom: null,
+          bodiesRemovedAt: null,
+          events: [{ type: 'email.failed', data: {}, createdAt: '2026-05-01T09:00:02.000Z' }],
+          raw: null,
+        } as EmailLogDetail;
       }}
       onExit={() => (exited = true)}
     />,
@@ -235,17 +286,60 @@ test('QuotaBar and Dashboard: panels, failures per panel, keys jump to screens',
   bar.unmount();
 
   const data: DashboardData = {
-    tenant: { value: { id: 't', name: 'Acme', status: 'active', plan: 'free', monthlyLimit: null, sendingPausedAt: null, sendingPausedReason: null, role: 'owner', createdAt: '' }, error: null },
+    tenant: {
+      value: {
+        id: 't',
+        name: 'Acme',
+        status: 'active',
+        plan: 'free',
+        monthlyLimit: null,
+        sendingPausedAt: null,
+        sendingPausedReason: null,
+        role: 'owner',
+        createdAt: '',
+      },
+      error: null,
+    },
     quota: { value: { used: 12, limit: 100, source: 'logs' }, error: null },
     queues: { value: null, error: 'The API key lacks access.' },
     recent: { value: [entry('1', 'SENT', 'ada@example.com', 'Welcome')], error: null },
-    failingWebhooks: { value: [{ id: 'w', url: 'https://hooks.acme.test/x', events: [], enabled: true, disabledReason: null, consecutiveFailures: 3, createdAt: '', updatedAt: '' }], error: null },
-    warnings: { value: [{ code: 'SYSTEM_SENDER_NOT_ROUTABLE', message: 'System mail comes from svc <no-reply@localhost>.', fix: 'Set defaultFromAddress.' }], error: null },
+    failingWebhooks: {
+      value: [
+        {
+          id: 'w',
+          url: 'https://hooks.acme.test/x',
+          events: [],
+          enabled: true,
+          disabledReason: null,
+          consecutiveFailures: 3,
+          createdAt: '',
+          updatedAt: '',
+        },
+      ],
+      error: null,
+    },
+    warnings: {
+      value: [
+        {
+          code: 'SYSTEM_SENDER_NOT_ROUTABLE',
+          message: 'System mail comes from svc <no-reply@localhost>.',
+          fix: 'Set defaultFromAddress.',
+        },
+      ],
+      error: null,
+    },
     loadedAt: '',
   };
   const actions: string[] = [];
   let exited = false;
-  const { stdin, lastFrame, unmount } = render(<Dashboard load={async () => data} onAction={(action) => actions.push(action)} onExit={() => (exited = true)} refreshMs={60_000} />);
+  const { stdin, lastFrame, unmount } = render(
+    <Dashboard
+      load={async () => data}
+      onAction={(action) => actions.push(action)}
+      onExit={() => (exited = true)}
+      refreshMs={60_000}
+    />,
+  );
   await tick(60);
   const frame = lastFrame()!;
   assert.match(frame, 'svc dashboard · Acme');

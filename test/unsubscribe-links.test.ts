@@ -15,7 +15,9 @@ let world: Awaited<ReturnType<typeof createWorld>>;
 
 test.before(async () => {
   sink = await startSmtpSink();
-  ctx = await createTestContext({ env: { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, PUBLIC_URL: 'http://mail.example.test' } });
+  ctx = await createTestContext({
+    env: { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, PUBLIC_URL: 'http://mail.example.test' },
+  });
   world = await createWorld(ctx.app);
   await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, world.tenantId);
 });
@@ -39,11 +41,26 @@ test('a campaign arrives with a visible unsubscribe link in HTML and text that u
      VALUES (:tenantId, :templateId, 1, 'en', 'Spring news', '<html><body><p>Hello {{ contact.email }}</p></body></html>', now())`,
     { replacements: { tenantId: world.tenantId, templateId: template.id } },
   );
-  const contact = await ctx.app.inject({ method: 'POST', url: '/contacts/bulk', headers: world.asKey, payload: { contacts: [{ email: 'reader@example.test', optIn: true }] } });
+  const contact = await ctx.app.inject({
+    method: 'POST',
+    url: '/contacts/bulk',
+    headers: world.asKey,
+    payload: { contacts: [{ email: 'reader@example.test', optIn: true }] },
+  });
   assert.ok(contact.statusCode < 300, contact.body);
-  const campaign = await ctx.app.inject({ method: 'POST', url: '/campaigns', headers: world.asKey, payload: { name: 'Spring', templateId: template.id, audience: {} } });
+  const campaign = await ctx.app.inject({
+    method: 'POST',
+    url: '/campaigns',
+    headers: world.asKey,
+    payload: { name: 'Spring', templateId: template.id, audience: {} },
+  });
   assert.is(campaign.statusCode, 201, campaign.body);
-  const sent = await ctx.app.inject({ method: 'POST', url: `/campaigns/${campaign.json().id}/send`, headers: world.asKey, payload: { from: 'news@acme.test' } });
+  const sent = await ctx.app.inject({
+    method: 'POST',
+    url: `/campaigns/${campaign.json().id}/send`,
+    headers: world.asKey,
+    payload: { from: 'news@acme.test' },
+  });
   assert.ok(sent.statusCode < 300, sent.body);
   // Campaign sending is durable work: the expansion job queues the sends, then they are delivered.
   assert.equal(await runJobs(ctx, 'campaign'), ['done']);
@@ -59,23 +76,42 @@ test('a campaign arrives with a visible unsubscribe link in HTML and text that u
   assert.match(html, new RegExp(`<a href="${url}">Unsubscribe</a>.</p></body>`));
   assert.ok(text.includes(`Unsubscribe: ${url}`), text);
   assert.ok(text.includes('Hello reader@example.test'), text);
-  assert.match(header(received.raw, 'DKIM-Signature').replace(/\s+/g, '').toLowerCase(), /h=[^;]*list-unsubscribe:list-unsubscribe-post/);
+  assert.match(
+    header(received.raw, 'DKIM-Signature').replace(/\s+/g, '').toLowerCase(),
+    /h=[^;]*list-unsubscribe:list-unsubscribe-post/,
+  );
 
   // The body's link works like the header's: a GET only shows the page, a POST unsubscribes.
   const path = url.replace('http://mail.example.test', '');
   const page = await ctx.app.inject({ method: 'GET', url: path });
   assert.is(page.statusCode, 200);
-  const [before] = await ctx.db.sequelize.query<{ n: number }>(`SELECT count(*)::int AS n FROM suppressions WHERE tenant_id = :tenantId`, { replacements: { tenantId: world.tenantId }, type: QueryTypes.SELECT });
+  const [before] = await ctx.db.sequelize.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM suppressions WHERE tenant_id = :tenantId`,
+    { replacements: { tenantId: world.tenantId }, type: QueryTypes.SELECT },
+  );
   assert.is(before.n, 0);
-  const done = await ctx.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+  const done = await ctx.app.inject({
+    method: 'POST',
+    url: path,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'List-Unsubscribe=One-Click',
+  });
   assert.ok(done.statusCode < 300, done.body);
-  const [after] = await ctx.db.sequelize.query<{ email: string; reason: string }>(`SELECT email, reason FROM suppressions WHERE tenant_id = :tenantId`, { replacements: { tenantId: world.tenantId }, type: QueryTypes.SELECT });
+  const [after] = await ctx.db.sequelize.query<{ email: string; reason: string }>(
+    `SELECT email, reason FROM suppressions WHERE tenant_id = :tenantId`,
+    { replacements: { tenantId: world.tenantId }, type: QueryTypes.SELECT },
+  );
   assert.equal({ ...after }, { email: 'reader@example.test', reason: 'unsubscribe' });
 });
 
 test('a link token of the old signed base64-JSON format is refused', async () => {
   const old = `${Buffer.from(JSON.stringify({ k: 'u', e: '00000000-0000-0000-0000-000000000000', t: world.tenantId, a: 'x@example.test' })).toString('base64url')}.AAAAAAAAAAAAAAAAAAAAAA`;
-  const res = await ctx.app.inject({ method: 'POST', url: `/u/${old}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: `/u/${old}`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'List-Unsubscribe=One-Click',
+  });
   assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${res.statusCode} ${res.body}`);
 });
 

@@ -11,7 +11,13 @@ import { createTestDispatcher, startReceiver, type Receiver } from './helpers/we
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
 import { buildWebhookPayload, fanOutEventsSql } from '../daemon/modules/webhooks/fan-out.ts';
 import { claimDeliveries, settleDeliveries } from '../daemon/modules/webhooks/delivery-store.ts';
-import { EndpointLane, INITIAL_IN_FLIGHT, newLaneRoom, retryAfterMs, UNREACHABLE_PAUSE_AFTER } from '../daemon/modules/webhooks/endpoint-lane.ts';
+import {
+  EndpointLane,
+  INITIAL_IN_FLIGHT,
+  newLaneRoom,
+  retryAfterMs,
+  UNREACHABLE_PAUSE_AFTER,
+} from '../daemon/modules/webhooks/endpoint-lane.ts';
 import type { DeliveryOutcome } from '../daemon/modules/webhooks/attempt.ts';
 import { verifyWebhookSignature } from '../shared/webhooks.ts';
 
@@ -40,7 +46,11 @@ async function createEndpoint(headers: Record<string, string>, url: string, even
   return res.json() as { id: string; secret: string };
 }
 
-async function emitMany(tenantId: string, type: 'email.sent' | 'email.delivered' | 'email.opened' | 'email.clicked', count: number): Promise<string[]> {
+async function emitMany(
+  tenantId: string,
+  type: 'email.sent' | 'email.delivered' | 'email.opened' | 'email.clicked',
+  count: number,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) ids.push(await emitEvent(ctx.db.sequelize, { tenantId, type, data: { n: i } }));
   return ids;
@@ -57,11 +67,16 @@ async function waitFor(what: string, check: () => boolean | Promise<boolean>, ti
 
 /** Nothing left pending by earlier tests: claims below see only this test's deliveries. */
 async function skipEverythingPending(): Promise<void> {
-  await ctx.db.sequelize.query(`UPDATE webhook_deliveries SET status = 'skipped', due_at = NULL WHERE status = 'pending'`);
+  await ctx.db.sequelize.query(
+    `UPDATE webhook_deliveries SET status = 'skipped', due_at = NULL WHERE status = 'pending'`,
+  );
 }
 
 async function statusesOf(endpointId: string): Promise<Record<string, number>> {
-  const rows = await q<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = :endpointId GROUP BY status`, { endpointId });
+  const rows = await q<{ status: string; n: number }>(
+    `SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = :endpointId GROUP BY status`,
+    { endpointId },
+  );
   return Object.fromEntries(rows.map((row) => [row.status, row.n]));
 }
 
@@ -107,7 +122,7 @@ test('the adaptive limit: starts at 4, grows on fast 2xx while work waits (slow 
   assert.is(retryAfterMs('999999'), 60 * 60_000);
 });
 
-test('a batch to two endpoints arrives once each, signed with each endpoint\'s secret, over reused connections', async () => {
+test("a batch to two endpoints arrives once each, signed with each endpoint's secret, over reused connections", async () => {
   const { asKey, tenantId } = await createWorld(ctx.app);
   const second = await startReceiver();
   try {
@@ -117,7 +132,11 @@ test('a batch to two endpoints arrives once each, signed with each endpoint\'s s
     const connectionsBefore = receiver.connections;
     const dispatcher = createTestDispatcher(ctx);
     const claimed = await dispatcher.claim();
-    assert.is(claimed.claimed, 2 * newLaneRoom(16), 'one claim statement took both endpoints\' deliveries, each up to a new lane\'s room');
+    assert.is(
+      claimed.claimed,
+      2 * newLaneRoom(16),
+      "one claim statement took both endpoints' deliveries, each up to a new lane's room",
+    );
     await waitFor('every delivery', async () => {
       await dispatcher.claim();
       await dispatcher.idle();
@@ -125,10 +144,17 @@ test('a batch to two endpoints arrives once each, signed with each endpoint\'s s
     });
     await dispatcher.stop(1_000);
 
-    for (const [target, endpoint] of [[receiver, one], [second, two]] as const) {
+    for (const [target, endpoint] of [
+      [receiver, one],
+      [second, two],
+    ] as const) {
       assert.is(target.requests.length, 60);
       const seenEvents = target.requests.map((request) => {
-        const body = verifyWebhookSignature({ payload: request.rawBody, header: request.headers['x-service-signature'], secret: endpoint.secret }) as { id: string; createdAt: string; type: string };
+        const body = verifyWebhookSignature({
+          payload: request.rawBody,
+          header: request.headers['x-service-signature'],
+          secret: endpoint.secret,
+        }) as { id: string; createdAt: string; type: string };
         assert.match(body.createdAt, /^\d{4}-\d\d-\d\dT/);
         assert.is(body.type, 'email.sent');
         return body.id;
@@ -137,10 +163,25 @@ test('a batch to two endpoints arrives once each, signed with each endpoint\'s s
       assert.is(new Set(target.requests.map((r) => r.headers['x-service-delivery-id'])).size, 60);
       assert.equal(await statusesOf(endpoint.id), { succeeded: 60 });
     }
-    assert.ok(receiver.connections - connectionsBefore <= 16, `keep-alive: ${receiver.connections - connectionsBefore} connections for 60 requests`);
-    const [row] = await q<{ attempt: number; status_code: number; response_body: string; due_at: Date | null; locked_by: string | null; delivered_at: Date }>(
-      `SELECT attempt, status_code, response_body, due_at, locked_by, delivered_at FROM webhook_deliveries WHERE endpoint_id = :id LIMIT 1`, { id: one.id });
-    assert.equal([row.attempt, row.status_code, row.response_body, row.due_at, row.locked_by], [1, 200, 'ok', null, null]);
+    assert.ok(
+      receiver.connections - connectionsBefore <= 16,
+      `keep-alive: ${receiver.connections - connectionsBefore} connections for 60 requests`,
+    );
+    const [row] = await q<{
+      attempt: number;
+      status_code: number;
+      response_body: string;
+      due_at: Date | null;
+      locked_by: string | null;
+      delivered_at: Date;
+    }>(
+      `SELECT attempt, status_code, response_body, due_at, locked_by, delivered_at FROM webhook_deliveries WHERE endpoint_id = :id LIMIT 1`,
+      { id: one.id },
+    );
+    assert.equal(
+      [row.attempt, row.status_code, row.response_body, row.due_at, row.locked_by],
+      [1, 200, 'ok', null, null],
+    );
     assert.ok(row.delivered_at);
     assert.is(dispatcher.outcomes.length, 120);
   } finally {
@@ -163,7 +204,10 @@ test('429 with Retry-After pauses the endpoint: the attempt counts, the retry wa
     const first = dispatcher.outcomes.find((o) => o.endpointId === paused.id)!;
     assert.equal([first.status, first.attempt, first.statusCode], ['pending', 1, 429]);
     assert.ok(first.delayMs! >= 2000, `the retry waits for Retry-After (${first.delayMs} ms), not the 50 ms backoff`);
-    const [endpoint] = await q<{ paused: boolean; consecutive_failures: number }>(`SELECT paused_until > now() AS paused, consecutive_failures FROM webhook_endpoints WHERE id = :id`, { id: paused.id });
+    const [endpoint] = await q<{ paused: boolean; consecutive_failures: number }>(
+      `SELECT paused_until > now() AS paused, consecutive_failures FROM webhook_endpoints WHERE id = :id`,
+      { id: paused.id },
+    );
     assert.equal([endpoint.paused, endpoint.consecutive_failures], [true, 1]);
 
     // During the pause nothing goes to the paused endpoint, even new events; the other endpoint gets its own.
@@ -181,7 +225,10 @@ test('429 with Retry-After pauses the endpoint: the attempt counts, the retry wa
       await dispatcher.idle();
       return (await statusesOf(paused.id)).succeeded === 4;
     });
-    const [done] = await q<{ attempt: number; status_code: number }>(`SELECT attempt, status_code FROM webhook_deliveries WHERE endpoint_id = :id AND attempt = 2`, { id: paused.id });
+    const [done] = await q<{ attempt: number; status_code: number }>(
+      `SELECT attempt, status_code FROM webhook_deliveries WHERE endpoint_id = :id AND attempt = 2`,
+      { id: paused.id },
+    );
     assert.equal([done.attempt, done.status_code], [2, 200], 'the 429 was attempt 1, kept; the retry is attempt 2');
     await dispatcher.stop(1_000);
   } finally {
@@ -189,7 +236,7 @@ test('429 with Retry-After pauses the endpoint: the attempt counts, the retry wa
   }
 });
 
-test('a slow and a dead endpoint beside a healthy one: the healthy one\'s deliveries all arrive while the slow ones hang', async () => {
+test("a slow and a dead endpoint beside a healthy one: the healthy one's deliveries all arrive while the slow ones hang", async () => {
   const { asKey, tenantId } = await createWorld(ctx.app);
   const slow = await startReceiver();
   let releaseSlow: () => void = () => {};
@@ -211,14 +258,19 @@ test('a slow and a dead endpoint beside a healthy one: the healthy one\'s delive
     assert.is(receiver.requests.length, 40);
     const lanes = Object.fromEntries(dispatcher.lanes().map((lane) => [lane.endpointId, lane]));
     // The slow endpoint holds only its own few attempts, none of the others'.
-    assert.ok(lanes[slowEndpoint.id].inFlight <= INITIAL_IN_FLIGHT, `slow in flight: ${lanes[slowEndpoint.id].inFlight}`);
+    assert.ok(
+      lanes[slowEndpoint.id].inFlight <= INITIAL_IN_FLIGHT,
+      `slow in flight: ${lanes[slowEndpoint.id].inFlight}`,
+    );
     assert.ok(slow.requests.length <= INITIAL_IN_FLIGHT, `slow requests: ${slow.requests.length}`);
     const deadOutcomes = dispatcher.outcomes.filter((o) => o.endpointId === dead.id);
     assert.ok(deadOutcomes.length > 0);
     assert.ok(deadOutcomes.every((o) => o.status !== 'succeeded' && /ECONNREFUSED/.test(o.error ?? '')));
-    assert.ok(lanes[dead.id].limit < INITIAL_IN_FLIGHT, 'refused connections shrink the dead endpoint\'s limit');
+    assert.ok(lanes[dead.id].limit < INITIAL_IN_FLIGHT, "refused connections shrink the dead endpoint's limit");
     releaseSlow();
-    await ctx.db.sequelize.query(`UPDATE webhook_endpoints SET enabled = false WHERE id IN (:ids)`, { replacements: { ids: [dead.id, slowEndpoint.id] } });
+    await ctx.db.sequelize.query(`UPDATE webhook_endpoints SET enabled = false WHERE id IN (:ids)`, {
+      replacements: { ids: [dead.id, slowEndpoint.id] },
+    });
     await dispatcher.stop(5_000);
   } finally {
     releaseSlow();
@@ -229,15 +281,28 @@ test('a slow and a dead endpoint beside a healthy one: the healthy one\'s delive
 test('a claim gives each endpoint its own room: none to a full lane, its room to a known one, the default to the others', async () => {
   await skipEverythingPending();
   const { asKey, tenantId } = await createWorld(ctx.app);
-  const [full, known, other] = [await createEndpoint(asKey, receiver.url, ['email.clicked']), await createEndpoint(asKey, receiver.url, ['email.clicked']), await createEndpoint(asKey, receiver.url, ['email.clicked'])];
+  const [full, known, other] = [
+    await createEndpoint(asKey, receiver.url, ['email.clicked']),
+    await createEndpoint(asKey, receiver.url, ['email.clicked']),
+    await createEndpoint(asKey, receiver.url, ['email.clicked']),
+  ];
   await emitMany(tenantId, 'email.clicked', 10);
-  const claimed = await claimDeliveries(ctx.db.sql, 'rooms-worker', 100, 60_000, { full: [full.id], rooms: [[known.id, 3]], otherRoom: 5 });
+  const claimed = await claimDeliveries(ctx.db.sql, 'rooms-worker', 100, 60_000, {
+    full: [full.id],
+    rooms: [[known.id, 3]],
+    otherRoom: 5,
+  });
   const per = (id: string) => claimed.filter((d) => d.endpointId === id).length;
   assert.equal([per(full.id), per(known.id), per(other.id)], [0, 3, 5]);
-  const [held] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE locked_by = 'rooms-worker' AND status = 'pending'`);
+  const [held] = await q<{ n: number }>(
+    `SELECT count(*)::int AS n FROM webhook_deliveries WHERE locked_by = 'rooms-worker' AND status = 'pending'`,
+  );
   assert.is(claimed.length, 8);
   assert.is(held.n, 8, 'only what was handed out is leased; the rest stays due for anyone');
-  await ctx.db.sequelize.query(`UPDATE webhook_deliveries SET status = 'skipped', due_at = NULL WHERE endpoint_id IN (:ids) AND status = 'pending'`, { replacements: { ids: [full.id, known.id, other.id] } });
+  await ctx.db.sequelize.query(
+    `UPDATE webhook_deliveries SET status = 'skipped', due_at = NULL WHERE endpoint_id IN (:ids) AND status = 'pending'`,
+    { replacements: { ids: [full.id, known.id, other.id] } },
+  );
 });
 
 test('isolation: a hanging endpoint keeps only its own room, a refusing one pauses its lane, the healthy one gets every delivery and grows', async () => {
@@ -258,11 +323,20 @@ test('isolation: a hanging endpoint keeps only its own room, a refusing one paus
     const healthy = await createEndpoint(asKey, receiver.url, ['email.sent']);
     await emitMany(tenantId, 'email.sent', 200);
     const dispatcher = createTestDispatcher(ctx, { workerId: 'isolation-worker', claimBatch: 100, maxHeld: 200 });
-    const heldBy = async (endpointId: string) => (await q<{ n: number }>(
-      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = :endpointId AND locked_by = 'isolation-worker' AND status = 'pending'`, { endpointId }))[0].n;
+    const heldBy = async (endpointId: string) =>
+      (
+        await q<{ n: number }>(
+          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = :endpointId AND locked_by = 'isolation-worker' AND status = 'pending'`,
+          { endpointId },
+        )
+      )[0].n;
 
     const first = await dispatcher.claim();
-    assert.is(first.claimed, 3 * newLaneRoom(16), 'the first claim gave each of the three endpoints a new lane\'s room, the healthy one included');
+    assert.is(
+      first.claimed,
+      3 * newLaneRoom(16),
+      "the first claim gave each of the three endpoints a new lane's room, the healthy one included",
+    );
     let mostHeldByHanging = 0;
     await waitFor('every healthy delivery while the hanging endpoint hangs', async () => {
       await dispatcher.claim();
@@ -273,22 +347,40 @@ test('isolation: a hanging endpoint keeps only its own room, a refusing one paus
     assert.is(receiver.requests.length, 200, 'every healthy delivery arrived once');
     assert.is(new Set(receiver.requests.map((r) => r.headers['x-service-delivery-id'])).size, 200);
     const lanes = Object.fromEntries(dispatcher.lanes().map((lane) => [lane.endpointId, lane]));
-    assert.ok(lanes[healthy.id].limit > INITIAL_IN_FLIGHT, `the healthy lane grew past its start (${lanes[healthy.id].limit}), not held to anyone else's`);
+    assert.ok(
+      lanes[healthy.id].limit > INITIAL_IN_FLIGHT,
+      `the healthy lane grew past its start (${lanes[healthy.id].limit}), not held to anyone else's`,
+    );
     // The hanging endpoint: its own attempts in flight and its small waiting allowance, nothing more.
     assert.is(slow.requests.length, INITIAL_IN_FLIGHT, 'the hanging endpoint got only its own concurrency');
     assert.is(lanes[hanging.id].inFlight, INITIAL_IN_FLIGHT);
-    assert.ok(mostHeldByHanging <= newLaneRoom(16), `the hanging endpoint held ${mostHeldByHanging} deliveries (room ${newLaneRoom(16)})`);
+    assert.ok(
+      mostHeldByHanging <= newLaneRoom(16),
+      `the hanging endpoint held ${mostHeldByHanging} deliveries (room ${newLaneRoom(16)})`,
+    );
     assert.ok((await statusesOf(hanging.id)).pending === 260);
     // The dead endpoint: a few refusals, then its lane pauses and gives back what waited, unattempted.
     const deadOutcomes = dispatcher.outcomes.filter((o) => o.endpointId === dead.id);
-    assert.ok(deadOutcomes.length >= UNREACHABLE_PAUSE_AFTER && deadOutcomes.length <= 12, `dead attempts: ${deadOutcomes.length}`);
-    assert.ok(deadOutcomes.every((o) => o.answer === 'unreachable' && o.status === 'pending' && /ECONNREFUSED/.test(o.error ?? '')));
-    const [untouched] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = :id AND attempt = 0 AND status = 'pending'`, { id: dead.id });
-    assert.is(untouched.n, 260 - deadOutcomes.length, 'the rest of the dead endpoint\'s backlog was not burnt through');
-    assert.ok(await heldBy(dead.id) <= INITIAL_IN_FLIGHT, 'a paused lane gives its waiting deliveries back');
+    assert.ok(
+      deadOutcomes.length >= UNREACHABLE_PAUSE_AFTER && deadOutcomes.length <= 12,
+      `dead attempts: ${deadOutcomes.length}`,
+    );
+    assert.ok(
+      deadOutcomes.every(
+        (o) => o.answer === 'unreachable' && o.status === 'pending' && /ECONNREFUSED/.test(o.error ?? ''),
+      ),
+    );
+    const [untouched] = await q<{ n: number }>(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = :id AND attempt = 0 AND status = 'pending'`,
+      { id: dead.id },
+    );
+    assert.is(untouched.n, 260 - deadOutcomes.length, "the rest of the dead endpoint's backlog was not burnt through");
+    assert.ok((await heldBy(dead.id)) <= INITIAL_IN_FLIGHT, 'a paused lane gives its waiting deliveries back');
 
     releaseSlow();
-    await ctx.db.sequelize.query(`UPDATE webhook_endpoints SET enabled = false WHERE id IN (:ids)`, { replacements: { ids: [dead.id, hanging.id] } });
+    await ctx.db.sequelize.query(`UPDATE webhook_endpoints SET enabled = false WHERE id IN (:ids)`, {
+      replacements: { ids: [dead.id, hanging.id] },
+    });
     await dispatcher.stop(5_000);
   } finally {
     releaseSlow();
@@ -317,11 +409,14 @@ test('two workers on one database: each delivery is attempted once', async () =>
   const mine = (outcomes: DeliveryOutcome[]) => outcomes.filter((o) => o.endpointId === endpoint.id).length;
   assert.ok(mine(a.outcomes) > 0 && mine(b.outcomes) > 0, `both worked: ${mine(a.outcomes)} + ${mine(b.outcomes)}`);
   assert.is(mine(a.outcomes) + mine(b.outcomes), 150);
-  const [row] = await q<{ attempts: number }>(`SELECT sum(attempt)::int AS attempts FROM webhook_deliveries WHERE endpoint_id = :id`, { id: endpoint.id });
+  const [row] = await q<{ attempts: number }>(
+    `SELECT sum(attempt)::int AS attempts FROM webhook_deliveries WHERE endpoint_id = :id`,
+    { id: endpoint.id },
+  );
   assert.is(row.attempts, 150);
 });
 
-test('a killed worker\'s deliveries are taken over when its lease runs out; its late outcome is refused', async () => {
+test("a killed worker's deliveries are taken over when its lease runs out; its late outcome is refused", async () => {
   const { asKey, tenantId } = await createWorld(ctx.app);
   const endpoint = await createEndpoint(asKey, receiver.url, ['email.sent']);
   await emitMany(tenantId, 'email.sent', 3);
@@ -337,11 +432,26 @@ test('a killed worker\'s deliveries are taken over when its lease runs out; its 
   });
   assert.is(receiver.requests.length, 3);
   const late: DeliveryOutcome = {
-    deliveryId: taken[0].id, deliveryCreatedAt: taken[0].createdAt, endpointId: endpoint.id, attempted: true, attempt: 1, status: 'failed', statusCode: 500,
-    responseBody: 'late', error: 'late', dueAt: null, delayMs: null, endpointEffect: null, pauseUntil: null, answer: 'other',
+    deliveryId: taken[0].id,
+    deliveryCreatedAt: taken[0].createdAt,
+    endpointId: endpoint.id,
+    attempted: true,
+    attempt: 1,
+    status: 'failed',
+    statusCode: 500,
+    responseBody: 'late',
+    error: 'late',
+    dueAt: null,
+    delayMs: null,
+    endpointEffect: null,
+    pauseUntil: null,
+    answer: 'other',
   };
   assert.is((await settleDeliveries(ctx.db.sql, 'killed-worker', [late])).settled, 0);
-  const [row] = await q<{ status: string; attempt: number; status_code: number }>(`SELECT status, attempt, status_code FROM webhook_deliveries WHERE id = :id`, { id: taken[0].id });
+  const [row] = await q<{ status: string; attempt: number; status_code: number }>(
+    `SELECT status, attempt, status_code FROM webhook_deliveries WHERE id = :id`,
+    { id: taken[0].id },
+  );
   assert.equal([row.status, row.attempt, row.status_code], ['succeeded', 1, 200]);
   await survivor.stop(1_000);
 });
@@ -349,7 +459,9 @@ test('a killed worker\'s deliveries are taken over when its lease runs out; its 
 test('/health/queues counts pending deliveries in the webhook queue', async () => {
   const { asKey, tenantId } = await createWorld(ctx.app);
   await createEndpoint(asKey, receiver.url, ['email.sent']);
-  await ctx.db.sequelize.query(`UPDATE webhook_deliveries SET status = 'skipped', due_at = NULL WHERE status = 'pending'`);
+  await ctx.db.sequelize.query(
+    `UPDATE webhook_deliveries SET status = 'skipped', due_at = NULL WHERE status = 'pending'`,
+  );
   await emitMany(tenantId, 'email.sent', 3);
   const res = await ctx.app.inject({ method: 'GET', url: '/health/queues', headers: asKey });
   assert.is(res.statusCode, 200, res.body);
@@ -368,18 +480,39 @@ test('fanOutEventsSql: many events in one statement, one due delivery per enable
   await ctx.app.inject({ method: 'PATCH', url: `/webhooks/endpoints/${off.id}/toggle`, headers: asKey });
   const events = await q<{ id: string; type: string; created_at: Date }>(
     `INSERT INTO events (tenant_id, type, data, fanned_out_at) VALUES (:tenantId, 'email.sent', '{}', now()), (:tenantId, 'email.delivered', '{}', now()) RETURNING id, type, created_at`,
-    { tenantId });
-  const payloads = events.map((event) => JSON.stringify(buildWebhookPayload({ id: event.id, tenantId, type: event.type, createdAt: new Date(event.created_at), data: {} })));
-  const inserted = await ctx.db.sql.pool.query(fanOutEventsSql(), [events.map((e) => e.id), events.map(() => tenantId), events.map((e) => e.type), payloads, events.map(() => 5)]);
+    { tenantId },
+  );
+  const payloads = events.map((event) =>
+    JSON.stringify(
+      buildWebhookPayload({
+        id: event.id,
+        tenantId,
+        type: event.type,
+        createdAt: new Date(event.created_at),
+        data: {},
+      }),
+    ),
+  );
+  const inserted = await ctx.db.sql.pool.query(fanOutEventsSql(), [
+    events.map((e) => e.id),
+    events.map(() => tenantId),
+    events.map((e) => e.type),
+    payloads,
+    events.map(() => 5),
+  ]);
   assert.is(inserted.rowCount, 3);
   const rows = await q<{ endpoint_id: string; event_type: string; due: boolean; payload: { id: string } }>(
     `SELECT endpoint_id, event_type, due_at <= now() AS due, payload FROM webhook_deliveries WHERE event_id IN (:ids) ORDER BY event_type, endpoint_id`,
-    { ids: events.map((e) => e.id) });
+    { ids: events.map((e) => e.id) },
+  );
   const expected = [
     ...[delivered.id].map((id) => ['email.delivered', id]),
     ...[sent.id, delivered.id].sort().map((id) => ['email.sent', id]),
   ];
-  assert.equal(rows.map((row) => [row.event_type, row.endpoint_id]), expected);
+  assert.equal(
+    rows.map((row) => [row.event_type, row.endpoint_id]),
+    expected,
+  );
   assert.ok(rows.every((row) => row.due));
   assert.ok(rows.every((row) => events.some((e) => e.id === row.payload.id)));
 });

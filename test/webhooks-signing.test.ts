@@ -23,7 +23,7 @@ test('generated secrets are whsec_ + 32 random bytes in base64url', () => {
   assert.is.not(a, b);
 });
 
-test('X-Service-Signature is Stripe\'s scheme: stripe.webhooks.constructEvent accepts it', () => {
+test("X-Service-Signature is Stripe's scheme: stripe.webhooks.constructEvent accepts it", () => {
   const secret = generateWebhookSecret();
   const now = Math.floor(Date.now() / 1000);
   const header = signWebhookPayload({ payload, secret, timestamp: now });

@@ -44,14 +44,26 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
 test('an emitted event reaches the receiver through the worker thread, signed', async () => {
   assert.ok(pool.alive());
   const { asKey, tenantId } = await createWorld(ctx.app);
-  const created = await ctx.app.inject({ method: 'POST', url: '/webhooks/endpoints', headers: asKey, payload: { url: receiver.url, events: ['email.sent'] } });
+  const created = await ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/endpoints',
+    headers: asKey,
+    payload: { url: receiver.url, events: ['email.sent'] },
+  });
   const endpoint = created.json();
   const eventId = await emitEvent(ctx.db.sequelize, { tenantId, type: 'email.sent', data: { emailId: 'e-1' } });
   await waitFor('the delivery', async () => receiver.requests.length === 1);
-  const body = verifyWebhookSignature({ payload: receiver.requests[0].rawBody, header: receiver.requests[0].headers['x-service-signature'], secret: endpoint.secret }) as { id: string };
+  const body = verifyWebhookSignature({
+    payload: receiver.requests[0].rawBody,
+    header: receiver.requests[0].headers['x-service-signature'],
+    secret: endpoint.secret,
+  }) as { id: string };
   assert.is(body.id, eventId);
   await waitFor('the delivery row', async () => {
-    const [row] = await ctx.db.sequelize.query<{ status: string }>(`SELECT status FROM webhook_deliveries WHERE event_id = :eventId`, { replacements: { eventId }, type: QueryTypes.SELECT });
+    const [row] = await ctx.db.sequelize.query<{ status: string }>(
+      `SELECT status FROM webhook_deliveries WHERE event_id = :eventId`,
+      { replacements: { eventId }, type: QueryTypes.SELECT },
+    );
     return row?.status === 'succeeded';
   });
 });
@@ -60,19 +72,33 @@ test('a failing endpoint is tried 5 times with growing gaps, then the delivery s
   receiver.requests.length = 0;
   receiver.respond = () => ({ status: 500, body: 'down' });
   const { asKey, tenantId } = await createWorld(ctx.app);
-  await ctx.app.inject({ method: 'POST', url: '/webhooks/endpoints', headers: asKey, payload: { url: receiver.url, events: ['email.failed'] } });
+  await ctx.app.inject({
+    method: 'POST',
+    url: '/webhooks/endpoints',
+    headers: asKey,
+    payload: { url: receiver.url, events: ['email.failed'] },
+  });
   const eventId = await emitEvent(ctx.db.sequelize, { tenantId, type: 'email.failed', data: {} });
   await waitFor('the fifth attempt', async () => {
-    const [row] = await ctx.db.sequelize.query<{ status: string }>(`SELECT status FROM webhook_deliveries WHERE event_id = :eventId`, { replacements: { eventId }, type: QueryTypes.SELECT });
+    const [row] = await ctx.db.sequelize.query<{ status: string }>(
+      `SELECT status FROM webhook_deliveries WHERE event_id = :eventId`,
+      { replacements: { eventId }, type: QueryTypes.SELECT },
+    );
     return row?.status === 'failed';
   });
   await new Promise((resolve) => setTimeout(resolve, 1000));
   assert.is(receiver.requests.length, 5);
   const gaps = receiver.requests.slice(1).map((r, i) => r.receivedAt - receiver.requests[i].receivedAt);
   assert.ok(gaps[3] > gaps[0], `gaps grow: ${gaps.join(', ')}`);
-  const [row] = await ctx.db.sequelize.query<{ attempt: number; status_code: number }>(`SELECT attempt, status_code FROM webhook_deliveries WHERE event_id = :eventId`, { replacements: { eventId }, type: QueryTypes.SELECT });
+  const [row] = await ctx.db.sequelize.query<{ attempt: number; status_code: number }>(
+    `SELECT attempt, status_code FROM webhook_deliveries WHERE event_id = :eventId`,
+    { replacements: { eventId }, type: QueryTypes.SELECT },
+  );
   assert.equal([row.attempt, row.status_code], [5, 500]);
-  const [failed] = await ctx.db.sequelize.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'webhook'`, { type: QueryTypes.SELECT });
+  const [failed] = await ctx.db.sequelize.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM jobs WHERE queue = 'webhook'`,
+    { type: QueryTypes.SELECT },
+  );
   assert.is(failed.n, 0, 'deliveries are not jobs');
 });
 

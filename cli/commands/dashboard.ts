@@ -7,7 +7,8 @@ import type { DashboardViews } from '../ui/Dashboard.tsx';
 
 export default class DashboardCommand extends SvcCommand<typeof DashboardCommand> {
   static override summary = 'Overview of the current tenant: quota, queues, recent sends, failing webhooks.';
-  static override description = 'In a terminal (also what `svc` alone opens) it refreshes every 5 s and its keys open the other screens inside it (Esc comes back). Without a terminal, or with --json, it prints one snapshot.';
+  static override description =
+    'In a terminal (also what `svc` alone opens) it refreshes every 5 s and its keys open the other screens inside it (Esc comes back). Without a terminal, or with --json, it prints one snapshot.';
   static override examples = ['<%= config.bin %>', '<%= config.bin %> dashboard --json'];
 
   async run(): Promise<DashboardData | void> {
@@ -24,7 +25,8 @@ export default class DashboardCommand extends SvcCommand<typeof DashboardCommand
         loadDetail: (id) => this.client.getLog(id),
         rows: Math.max(3, (process.stdout.rows || 24) - 8),
       },
-      tenants: async () => (await this.client.listTenants()).map((tenant) => ({ label: tenant.name, value: tenant.id, hint: tenant.id })),
+      tenants: async () =>
+        (await this.client.listTenants()).map((tenant) => ({ label: tenant.name, value: tenant.id, hint: tenant.id })),
       useTenant: async (id) => {
         const tenant = (await this.client.listTenants()).find((candidate) => candidate.id === id);
         if (tenant) this.client.http.saveProfile({ tenantId: tenant.id, tenantName: tenant.name });
@@ -40,7 +42,11 @@ function summarize(data: DashboardData): string {
   return [
     line('tenant', data.tenant, (t) => `${t.name} (${t.plan}, ${t.status})`),
     line('quota this month', data.quota, (q) => `${q.used} / ${q.limit}`),
-    line('queue depth', data.queues, (q) => Object.entries(q.queues).map(([name, s]) => `${name} ${s.depth}`).join(', ')),
+    line('queue depth', data.queues, (q) =>
+      Object.entries(q.queues)
+        .map(([name, s]) => `${name} ${s.depth}`)
+        .join(', '),
+    ),
     line('recent sends', data.recent, (r) => r.map((log) => `${log.status} ${log.to.join(',')}`).join('; ') || 'none'),
     line('failing webhooks', data.failingWebhooks, (w) => w.map((e) => e.url).join(', ') || 'none'),
   ].join('\n');

@@ -18,7 +18,9 @@ export default class DoctorCommand extends SvcCommand<typeof DoctorCommand> {
     'DATABASE_URL=postgres://db/svc JWT_SECRET=… SMTP_URL=smtp://relay:587 <%= config.bin %> doctor --local',
   ];
   static override flags = {
-    local: Flags.boolean({ description: "run the checks in this process from the daemon's environment instead of asking the daemon" }),
+    local: Flags.boolean({
+      description: "run the checks in this process from the daemon's environment instead of asking the daemon",
+    }),
   };
   static override showHeader = false;
 

@@ -12,7 +12,14 @@ const hook: Hook<'command_not_found'> = async function (options) {
   const message = `"${typed}" is not a svc command.${shown ? ` Did you mean \`svc ${shown}\`?` : ''} See \`svc --help\`.`;
   process.exitCode = EXIT.usage;
   if ((options.argv ?? []).includes('--json')) {
-    const body: ContractError = { error: { code: 'COMMAND_NOT_FOUND', message, details: shown ? [{ field: 'command', message: `did you mean "${shown}"?` }] : [], exitCode: EXIT.usage } };
+    const body: ContractError = {
+      error: {
+        code: 'COMMAND_NOT_FOUND',
+        message,
+        details: shown ? [{ field: 'command', message: `did you mean "${shown}"?` }] : [],
+        exitCode: EXIT.usage,
+      },
+    };
     process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
   } else {
     process.stderr.write(`${message}\n`);

@@ -21,7 +21,12 @@ export function campaignProgress(campaign: CampaignDetail): ProgressState {
  * Yields the campaign each time it is read, until it leaves SENDING, or stalls: SENDING with a
  * lastError (quota reached, sending paused) waits for a retry that may be hours away.
  */
-export async function* followCampaign(client: SvcClient, id: string, everyMs: number, signal?: AbortSignal): AsyncGenerator<CampaignDetail> {
+export async function* followCampaign(
+  client: SvcClient,
+  id: string,
+  everyMs: number,
+  signal?: AbortSignal,
+): AsyncGenerator<CampaignDetail> {
   for (;;) {
     const campaign = await client.getCampaign(id);
     yield campaign;

@@ -49,7 +49,11 @@ export async function loadDashboard(client: SvcClient, now = new Date()): Promis
     }),
     panel(() => client.queues()),
     panel(async () => (await client.listLogs({ limit: 8 })).data),
-    panel(async () => (await client.listWebhooks({ limit: 100 })).data.filter((endpoint) => !endpoint.enabled || endpoint.consecutiveFailures > 0)),
+    panel(async () =>
+      (await client.listWebhooks({ limit: 100 })).data.filter(
+        (endpoint) => !endpoint.enabled || endpoint.consecutiveFailures > 0,
+      ),
+    ),
     panel(async () => (await client.listLogs({ since: monthStart(now), limit: 1 })).meta.total),
     panel(async () => (await client.ready()).warnings ?? []),
   ]);

@@ -5,7 +5,13 @@ import type { DiagnosisBody, DnsRecord, DomainBody } from '../../shared/schemas/
 import { CliFailure, EXIT } from '../errors.ts';
 import type { SvcClient } from '../client.ts';
 
-const RECORD_LABELS: Record<string, string> = { spf: 'SPF', dkim: 'DKIM', dmarc: 'DMARC', returnPath: 'Return path', domain: 'Domain' };
+const RECORD_LABELS: Record<string, string> = {
+  spf: 'SPF',
+  dkim: 'DKIM',
+  dmarc: 'DMARC',
+  returnPath: 'Return path',
+  domain: 'Domain',
+};
 
 export function recordMark(status: DnsRecord['status'] | 'error' | 'warning' | 'ok'): string {
   switch (status) {
@@ -27,29 +33,51 @@ export function formatRecordLine(record: { type: string; name: string; value: st
 }
 
 export function renderDnsRecords(domain: DomainBody): string {
-  const lines = [`${chalk.bold(domain.unicodeName)}  ${domain.status}${domain.verifiedAt ? chalk.dim(` since ${domain.verifiedAt}`) : ''}`];
+  const lines = [
+    `${chalk.bold(domain.unicodeName)}  ${domain.status}${domain.verifiedAt ? chalk.dim(` since ${domain.verifiedAt}`) : ''}`,
+  ];
   for (const record of domain.records) {
-    lines.push(`${recordMark(record.status)} ${RECORD_LABELS[record.record] ?? record.record}${record.required ? '' : chalk.dim(' (recommended)')}  ${chalk.dim(record.status)}`);
+    lines.push(
+      `${recordMark(record.status)} ${RECORD_LABELS[record.record] ?? record.record}${record.required ? '' : chalk.dim(' (recommended)')}  ${chalk.dim(record.status)}`,
+    );
     lines.push(`    ${formatRecordLine(record)}`);
-    if (record.found.length && record.status !== 'verified') lines.push(chalk.dim(`    found: ${record.found.map((value) => JSON.stringify(value)).join(', ')}`));
+    if (record.found.length && record.status !== 'verified')
+      lines.push(chalk.dim(`    found: ${record.found.map((value) => JSON.stringify(value)).join(', ')}`));
   }
   return lines.join('\n');
 }
 
 export function renderDiagnosis(diagnosis: DiagnosisBody, domain?: DomainBody): string {
-  const kinds = [...new Set(['domain', ...(domain?.records.map((r) => r.record as string) ?? []), ...diagnosis.problems.map((p) => p.record as string), ...diagnosis.publish.map((p) => p.record as string)])];
-  const lines = [`${diagnosis.ok ? chalk.green('✓') : chalk.red('✗')} ${chalk.bold(diagnosis.domain)} ${diagnosis.ok ? 'can send' : 'has problems'}${chalk.dim(` · checked ${diagnosis.checkedAt}`)}`];
+  const kinds = [
+    ...new Set([
+      'domain',
+      ...(domain?.records.map((r) => r.record as string) ?? []),
+      ...diagnosis.problems.map((p) => p.record as string),
+      ...diagnosis.publish.map((p) => p.record as string),
+    ]),
+  ];
+  const lines = [
+    `${diagnosis.ok ? chalk.green('✓') : chalk.red('✗')} ${chalk.bold(diagnosis.domain)} ${diagnosis.ok ? 'can send' : 'has problems'}${chalk.dim(` · checked ${diagnosis.checkedAt}`)}`,
+  ];
   for (const kind of kinds) {
     const problems = diagnosis.problems.filter((problem) => problem.record === kind);
     const toPublish = diagnosis.publish.filter((p) => p.record === kind);
     if (kind === 'domain' && problems.length === 0) continue;
     const required = domain?.records.find((r) => r.record === kind)?.required ?? true;
-    let worst: 'error' | 'warning' | 'ok' = problems.some((p) => p.severity === 'error') ? 'error' : problems.some((p) => p.severity === 'warning') ? 'warning' : 'ok';
+    let worst: 'error' | 'warning' | 'ok' = problems.some((p) => p.severity === 'error')
+      ? 'error'
+      : problems.some((p) => p.severity === 'warning')
+        ? 'warning'
+        : 'ok';
     // A record still to publish is not fine even when the only problem was reported on the domain.
     if (worst === 'ok' && toPublish.length) worst = required ? 'error' : 'warning';
-    lines.push('', `${recordMark(worst)} ${chalk.bold(RECORD_LABELS[kind] ?? kind)}${required ? '' : chalk.dim(' (recommended)')}`);
+    lines.push(
+      '',
+      `${recordMark(worst)} ${chalk.bold(RECORD_LABELS[kind] ?? kind)}${required ? '' : chalk.dim(' (recommended)')}`,
+    );
     for (const problem of problems) {
-      const colour = problem.severity === 'error' ? chalk.red : problem.severity === 'warning' ? chalk.yellow : chalk.dim;
+      const colour =
+        problem.severity === 'error' ? chalk.red : problem.severity === 'warning' ? chalk.yellow : chalk.dim;
       lines.push(`    ${colour(problem.message)}`, `    ${chalk.dim('fix:')} ${problem.fix}`);
     }
     if (problems.length === 0 && toPublish.length) lines.push(`    ${chalk.dim('not published as expected yet')}`);
@@ -62,7 +90,14 @@ export function renderDiagnosis(diagnosis: DiagnosisBody, domain?: DomainBody): 
 export async function findDomain(client: SvcClient, nameOrId: string): Promise<DomainBody> {
   const wanted = nameOrId.trim().toLowerCase().replace(/\.$/, '');
   const domains = await client.listDomains();
-  const found = domains.find((domain) => domain.id === wanted || domain.name === wanted || domain.unicodeName.toLowerCase() === wanted);
-  if (!found) throw new CliFailure(`No domain "${nameOrId}" in this tenant: add it with \`svc domains add ${nameOrId}\`.`, EXIT.refused, 'NOT_FOUND');
+  const found = domains.find(
+    (domain) => domain.id === wanted || domain.name === wanted || domain.unicodeName.toLowerCase() === wanted,
+  );
+  if (!found)
+    throw new CliFailure(
+      `No domain "${nameOrId}" in this tenant: add it with \`svc domains add ${nameOrId}\`.`,
+      EXIT.refused,
+      'NOT_FOUND',
+    );
   return found;
 }

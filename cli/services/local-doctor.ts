@@ -15,7 +15,8 @@ export async function runLocalDoctor(env: NodeJS.ProcessEnv = process.env): Prom
   try {
     config = loadConfig(env);
   } catch (error) {
-    if (error instanceof ConfigError) throw new CliFailure(`Configuration: ${error.message}`, EXIT.usage, 'BAD_CONFIGURATION');
+    if (error instanceof ConfigError)
+      throw new CliFailure(`Configuration: ${error.message}`, EXIT.usage, 'BAD_CONFIGURATION');
     throw error;
   }
   if (config.databaseUrl === null) {
@@ -25,15 +26,22 @@ export async function runLocalDoctor(env: NodeJS.ProcessEnv = process.env): Prom
       'NO_DATABASE_URL',
     );
   }
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2 }).catch((error: Error) => {
-    throw new CliFailure(error.message, EXIT.unreachable, 'DATABASE_UNREACHABLE');
-  });
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2 }).catch(
+    (error: Error) => {
+      throw new CliFailure(error.message, EXIT.unreachable, 'DATABASE_UNREACHABLE');
+    },
+  );
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false })
+    : null;
   redis?.on('error', () => {});
   await redis?.connect().catch(() => {});
   try {
     // Never generate a secret here: only an existing one (JWT_SECRET or DATA_DIR/secret.key) is checked.
-    const secrets = config.jwtSecret || existsSync(join(config.dataDir, 'secret.key')) ? loadSecrets(config.dataDir, config.jwtSecret) : null;
+    const secrets =
+      config.jwtSecret || existsSync(join(config.dataDir, 'secret.key'))
+        ? loadSecrets(config.dataDir, config.jwtSecret)
+        : null;
     return await runDoctor({ config, secrets, sequelize: db.sequelize, redis, embedded: false });
   } finally {
     redis?.disconnect();

@@ -58,10 +58,14 @@ export async function* readSseFrames(body: ReadableStream<Uint8Array>, signal: A
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 async function* streamLogs(client: SvcClient, options: FeedOptions): AsyncGenerator<LogEntry, string> {

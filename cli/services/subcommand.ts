@@ -16,6 +16,10 @@ export function captureCommand(args: string[], columns: number): Promise<string>
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(stdout.trimEnd()) : reject(new Error(stderr.trim().split('\n').pop() || `svc ${args.join(' ')} exited ${code}`))));
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(stdout.trimEnd())
+        : reject(new Error(stderr.trim().split('\n').pop() || `svc ${args.join(' ')} exited ${code}`)),
+    );
   });
 }

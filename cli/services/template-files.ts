@@ -37,7 +37,8 @@ export async function expandTemplatePaths(paths: string[]): Promise<string[]> {
       .filter((entry) => entry.isFile() && EXTENSIONS[extname(entry.name).toLowerCase()] !== undefined)
       .map((entry) => join(entry.parentPath, entry.name))
       .sort();
-    if (inside.length === 0) throw new CliFailure(`${path} holds no template files (.html, .liquid, .tsx).`, EXIT.usage, 'BAD_FILE');
+    if (inside.length === 0)
+      throw new CliFailure(`${path} holds no template files (.html, .liquid, .tsx).`, EXIT.usage, 'BAD_FILE');
     found.push(...inside);
   }
   return [...new Set(found)];
@@ -48,7 +49,13 @@ export interface FrontMatter {
   body: string;
 }
 
-const EXTENSIONS: Record<string, TemplateEditorMode> = { '.html': 'html', '.htm': 'html', '.liquid': 'html', '.tsx': 'react-email', '.jsx': 'react-email' };
+const EXTENSIONS: Record<string, TemplateEditorMode> = {
+  '.html': 'html',
+  '.htm': 'html',
+  '.liquid': 'html',
+  '.tsx': 'react-email',
+  '.jsx': 'react-email',
+};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** YAML-style scalars: "double" (with escapes, as serializeFrontMatter writes them), 'single' or bare. */
@@ -76,8 +83,14 @@ export function parseFrontMatter(source: string): FrontMatter {
   return { fields, body: source.slice(match[0].length) };
 }
 
-export function serializeFrontMatter(fields: Record<string, string | undefined>, body: string, editorMode: TemplateEditorMode): string {
-  const lines = Object.entries(fields).filter(([, value]) => value !== undefined && value !== '').map(([key, value]) => `${key}: ${JSON.stringify(value)}`);
+export function serializeFrontMatter(
+  fields: Record<string, string | undefined>,
+  body: string,
+  editorMode: TemplateEditorMode,
+): string {
+  const lines = Object.entries(fields)
+    .filter(([, value]) => value !== undefined && value !== '')
+    .map(([key, value]) => `${key}: ${JSON.stringify(value)}`);
   const block = `---\n${lines.join('\n')}\n---\n`;
   return editorMode === 'react-email' ? `/*\n${block}*/\n${body}` : `${block}${body}`;
 }
@@ -98,8 +111,18 @@ export async function readTemplateFile(path: string, overrides: PushOverrides = 
   const { fields, body } = parseFrontMatter(source);
   const slug = overrides.slug ?? fields.slug ?? basename(path, extname(path)).toLowerCase();
   const subject = overrides.subject ?? fields.subject;
-  if (!subject) throw new CliFailure(`${path} has no subject: add "subject:" to its front-matter or pass --subject.`, EXIT.usage, 'MISSING_FLAG');
-  if (!/^[a-z0-9][a-z0-9_-]{0,99}$/.test(slug)) throw new CliFailure(`"${slug}" is not a valid slug (lower-case letters, digits, - and _): set "slug:" or pass --slug.`, EXIT.usage, 'BAD_FILE');
+  if (!subject)
+    throw new CliFailure(
+      `${path} has no subject: add "subject:" to its front-matter or pass --subject.`,
+      EXIT.usage,
+      'MISSING_FLAG',
+    );
+  if (!/^[a-z0-9][a-z0-9_-]{0,99}$/.test(slug))
+    throw new CliFailure(
+      `"${slug}" is not a valid slug (lower-case letters, digits, - and _): set "slug:" or pass --slug.`,
+      EXIT.usage,
+      'BAD_FILE',
+    );
   return {
     slug,
     name: overrides.name ?? fields.name ?? slug,
@@ -121,13 +144,20 @@ export async function findTemplate(client: SvcClient, slugOrId: string): Promise
 
 export async function requireTemplate(client: SvcClient, slugOrId: string): Promise<TemplateDetail> {
   const template = await findTemplate(client, slugOrId);
-  if (!template) throw new CliFailure(`No template "${slugOrId}" in this tenant: see \`svc templates list\`.`, EXIT.refused, 'NOT_FOUND');
+  if (!template)
+    throw new CliFailure(
+      `No template "${slugOrId}" in this tenant: see \`svc templates list\`.`,
+      EXIT.refused,
+      'NOT_FOUND',
+    );
   return template;
 }
 
 /** The newest version, optionally of one locale. */
 export function latestVersion(template: TemplateDetail, locale?: string): TemplateVersionView | undefined {
-  return [...template.versions].filter((version) => !locale || version.locale === locale).sort((a, b) => b.version - a.version)[0];
+  return [...template.versions]
+    .filter((version) => !locale || version.locale === locale)
+    .sort((a, b) => b.version - a.version)[0];
 }
 
 export interface PushResult {
@@ -143,14 +173,22 @@ export interface PushResult {
 
 function sameContent(version: TemplateVersionView, file: TemplateFile): boolean {
   const body = file.editorMode === 'react-email' ? version.jsx : version.htmlBody;
-  return version.subject === file.subject && body === file.content && (file.text === undefined || version.textBody === file.text);
+  return (
+    version.subject === file.subject &&
+    body === file.content &&
+    (file.text === undefined || version.textBody === file.text)
+  );
 }
 
 /**
  * Creates the template, or adds a version when the file differs from the newest version of its
  * locale; an unchanged file creates nothing, so pushing in every CI run is safe.
  */
-export async function pushTemplate(client: SvcClient, file: TemplateFile, options: { publish: boolean }): Promise<PushResult> {
+export async function pushTemplate(
+  client: SvcClient,
+  file: TemplateFile,
+  options: { publish: boolean },
+): Promise<PushResult> {
   const bodyFields = file.editorMode === 'react-email' ? { jsx: file.content } : { htmlBody: file.content };
   const existing = await findTemplate(client, file.slug);
   let template: TemplateDetail;
@@ -174,7 +212,11 @@ export async function pushTemplate(client: SvcClient, file: TemplateFile, option
   } else {
     template = existing;
     if (template.editorMode !== file.editorMode) {
-      throw new CliFailure(`Template ${file.slug} is a ${template.editorMode} template; this file is ${file.editorMode}.`, EXIT.refused, 'EDITOR_MODE_MISMATCH');
+      throw new CliFailure(
+        `Template ${file.slug} is a ${template.editorMode} template; this file is ${file.editorMode}.`,
+        EXIT.refused,
+        'EDITOR_MODE_MISMATCH',
+      );
     }
     const locale = file.locale ?? template.defaultLocale;
     const newest = latestVersion(template, locale);
@@ -195,5 +237,14 @@ export async function pushTemplate(client: SvcClient, file: TemplateFile, option
     await client.publishTemplateVersion(template.id, version.id);
     published = true;
   }
-  return { templateId: template.id, slug: template.slug, versionId: version.id, version: version.version, locale: version.locale, created, changed, published };
+  return {
+    templateId: template.id,
+    slug: template.slug,
+    versionId: version.id,
+    version: version.version,
+    locale: version.locale,
+    created,
+    changed,
+    published,
+  };
 }

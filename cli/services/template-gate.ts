@@ -24,24 +24,38 @@ export function sampleData(file: TemplateFile, extra: Record<string, unknown> | 
     try {
       fromFile = JSON.parse(inline) as Record<string, unknown>;
     } catch {
-      throw new CliFailure(`${file.slug}: front-matter "data:" is not JSON (write it on one line, e.g. data: {"name":"Ada"}).`, EXIT.usage, 'BAD_FILE');
+      throw new CliFailure(
+        `${file.slug}: front-matter "data:" is not JSON (write it on one line, e.g. data: {"name":"Ada"}).`,
+        EXIT.usage,
+        'BAD_FILE',
+      );
     }
   }
   return { ...fromFile, ...extra };
 }
 
 /** Renders the file as the daemon would send it: subject, HTML, and the text part (given or derived). */
-export async function renderFile(client: SvcClient, file: TemplateFile, data: Record<string, unknown>): Promise<Rendered> {
+export async function renderFile(
+  client: SvcClient,
+  file: TemplateFile,
+  data: Record<string, unknown>,
+): Promise<Rendered> {
   const subject = await renderLiquid('subject', file.subject, data);
-  const html = file.editorMode === 'react-email'
-    ? (await client.renderReactEmail(file.content, data)).html
-    : await renderLiquid('htmlBody', file.content, data);
-  const text = file.text !== undefined ? await renderLiquid('textBody', file.text, data) : html ? textFromHtml(html) : '';
+  const html =
+    file.editorMode === 'react-email'
+      ? (await client.renderReactEmail(file.content, data)).html
+      : await renderLiquid('htmlBody', file.content, data);
+  const text =
+    file.text !== undefined ? await renderLiquid('textBody', file.text, data) : html ? textFromHtml(html) : '';
   return { subject, html, text };
 }
 
 /** The published version of the file's slug and locale rendered by the daemon's preview endpoint, or null. */
-export async function renderPublished(client: SvcClient, file: TemplateFile, data: Record<string, unknown>): Promise<Rendered | null> {
+export async function renderPublished(
+  client: SvcClient,
+  file: TemplateFile,
+  data: Record<string, unknown>,
+): Promise<Rendered | null> {
   const template = await findTemplate(client, file.slug);
   if (!template) return null;
   const locale = file.locale ?? template.defaultLocale;
@@ -58,7 +72,8 @@ export function unifiedDiff(before: string, after: string, labels: [string, stri
   const b = after === '' ? [] : after.split('\n');
   const lcs: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
   for (let i = a.length - 1; i >= 0; i--) {
-    for (let j = b.length - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    for (let j = b.length - 1; j >= 0; j--)
+      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
   }
   type Op = { kind: ' ' | '-' | '+'; line: string; ai: number; bi: number };
   const ops: Op[] = [];
@@ -66,7 +81,8 @@ export function unifiedDiff(before: string, after: string, labels: [string, stri
   let j = 0;
   while (i < a.length || j < b.length) {
     if (i < a.length && j < b.length && a[i] === b[j]) ops.push({ kind: ' ', line: a[i], ai: i++, bi: j++ });
-    else if (j < b.length && (i >= a.length || lcs[i][j + 1] >= lcs[i + 1][j])) ops.push({ kind: '+', line: b[j], ai: i, bi: j++ });
+    else if (j < b.length && (i >= a.length || lcs[i][j + 1] >= lcs[i + 1][j]))
+      ops.push({ kind: '+', line: b[j], ai: i, bi: j++ });
     else ops.push({ kind: '-', line: a[i], ai: i++, bi: j });
   }
   if (!ops.some((op) => op.kind !== ' ')) return '';
@@ -149,7 +165,11 @@ export async function lintTemplate(client: SvcClient, { file, data, domains }: L
   const warning = (code: string, message: string) => findings.push({ severity: 'warning', code, message });
 
   // Liquid parses, and every variable it reads has sample data.
-  const parts: [TemplatePart, string | undefined][] = [['subject', file.subject], ['htmlBody', file.editorMode === 'html' ? file.content : undefined], ['textBody', file.text]];
+  const parts: [TemplatePart, string | undefined][] = [
+    ['subject', file.subject],
+    ['htmlBody', file.editorMode === 'html' ? file.content : undefined],
+    ['textBody', file.text],
+  ];
   let parses = true;
   for (const [part, source] of parts) {
     if (source === undefined) continue;
@@ -162,7 +182,11 @@ export async function lintTemplate(client: SvcClient, { file, data, domains }: L
       continue;
     }
     for (const variable of used) {
-      if (!hasSample(data, variable)) error('VARIABLE_WITHOUT_SAMPLE', `${part} uses {{ ${variable} }} but the sample data has no "${variable}" (add it to front-matter "data:" or --data).`);
+      if (!hasSample(data, variable))
+        error(
+          'VARIABLE_WITHOUT_SAMPLE',
+          `${part} uses {{ ${variable} }} but the sample data has no "${variable}" (add it to front-matter "data:" or --data).`,
+        );
     }
   }
   if (!parses) return findings;
@@ -176,9 +200,14 @@ export async function lintTemplate(client: SvcClient, { file, data, domains }: L
     return findings;
   }
 
-  if (rendered.text.trim() === '') error('TEXT_PART_MISSING', 'No text part: give "text:" in front-matter, or HTML with visible text to derive it from.');
+  if (rendered.text.trim() === '')
+    error(
+      'TEXT_PART_MISSING',
+      'No text part: give "text:" in front-matter, or HTML with visible text to derive it from.',
+    );
   const size = Buffer.byteLength(rendered.html, 'utf8');
-  if (size > GMAIL_CLIP_BYTES) error('HTML_TOO_LARGE', `The HTML is ${Math.round(size / 1024)} KB; Gmail clips messages over 102 KB.`);
+  if (size > GMAIL_CLIP_BYTES)
+    error('HTML_TOO_LARGE', `The HTML is ${Math.round(size / 1024)} KB; Gmail clips messages over 102 KB.`);
 
   const document = parseHtml(rendered.html) as unknown as HtmlNode;
   let imagesWithoutAlt = 0;
@@ -193,29 +222,52 @@ export async function lintTemplate(client: SvcClient, { file, data, domains }: L
     }
     if (node.nodeName === 'img' && /^http:\/\//i.test(attr(node, 'src') ?? '')) insecure.add(attr(node, 'src')!);
   });
-  if (imagesWithoutAlt) warning('IMAGE_WITHOUT_ALT', `${imagesWithoutAlt} image${imagesWithoutAlt === 1 ? '' : 's'} without alt text (shown when images are blocked, read by screen readers).`);
-  for (const link of insecure) warning('LINK_NOT_HTTPS', `${link} is not https (mail clients warn, and the link leaks in transit).`);
+  if (imagesWithoutAlt)
+    warning(
+      'IMAGE_WITHOUT_ALT',
+      `${imagesWithoutAlt} image${imagesWithoutAlt === 1 ? '' : 's'} without alt text (shown when images are blocked, read by screen readers).`,
+    );
+  for (const link of insecure)
+    warning('LINK_NOT_HTTPS', `${link} is not https (mail clients warn, and the link leaks in transit).`);
 
   const from = file.fields.from;
   if (from) {
     const domain = /@([^>\s]+)>?\s*$/.exec(from)?.[1]?.toLowerCase();
     if (!domain) error('FROM_INVALID', `From "${from}" is not an e-mail address.`);
-    else if (domains === null) warning('FROM_NOT_CHECKED', `Could not read the tenant's domains to check ${domain} (the API key needs the domains:read scope).`);
+    else if (domains === null)
+      warning(
+        'FROM_NOT_CHECKED',
+        `Could not read the tenant's domains to check ${domain} (the API key needs the domains:read scope).`,
+      );
     else {
       const known = domains.find((candidate) => candidate.name.toLowerCase() === domain);
       // "verified" means SPF and DKIM passed; a DKIM record seen broken since then is not ready either.
       const dkim = known?.records.find((record) => record.record === 'dkim');
       const dkimReady = dkim !== undefined && !['missing', 'mismatch', 'error'].includes(dkim.status);
-      if (!known) error('FROM_DOMAIN_UNKNOWN', `From domain ${domain} is not a domain of this tenant: add it with \`svc domains add ${domain}\`.`);
-      else if (known.status !== 'verified' || !dkimReady) error('FROM_DOMAIN_NOT_VERIFIED', `From domain ${domain} is ${known.status}${dkimReady ? '' : ', DKIM not verified'}: run \`svc domains verify ${domain}\`.`);
+      if (!known)
+        error(
+          'FROM_DOMAIN_UNKNOWN',
+          `From domain ${domain} is not a domain of this tenant: add it with \`svc domains add ${domain}\`.`,
+        );
+      else if (known.status !== 'verified' || !dkimReady)
+        error(
+          'FROM_DOMAIN_NOT_VERIFIED',
+          `From domain ${domain} is ${known.status}${dkimReady ? '' : ', DKIM not verified'}: run \`svc domains verify ${domain}\`.`,
+        );
     }
   }
 
-  const broadcast = /^(true|yes|broadcast)$/i.test(file.fields.broadcast ?? file.fields.kind ?? file.fields.category ?? '');
+  const broadcast = /^(true|yes|broadcast)$/i.test(
+    file.fields.broadcast ?? file.fields.kind ?? file.fields.category ?? '',
+  );
   if (broadcast) {
     const sources = `${file.content}\n${file.text ?? ''}`;
     const linked = hrefs.some((href) => /unsubscribe/i.test(href)) || /\{\{\s*unsubscribe/i.test(sources);
-    if (!linked) error('UNSUBSCRIBE_MISSING', 'A broadcast template needs an unsubscribe link (e.g. <a href="{{ unsubscribe_url }}">Unsubscribe</a>).');
+    if (!linked)
+      error(
+        'UNSUBSCRIBE_MISSING',
+        'A broadcast template needs an unsubscribe link (e.g. <a href="{{ unsubscribe_url }}">Unsubscribe</a>).',
+      );
   }
   return findings;
 }

@@ -51,7 +51,17 @@ function TextScreen({ screen, onBack }: { screen: Extract<Inner, { kind: 'text' 
   return (
     <Box flexDirection="column">
       <Text bold>svc dashboard › {screen.title}</Text>
-      {screen.error ? <Text color="red">{screen.error}</Text> : screen.body === null ? <Text color="cyan">Loading…</Text> : screen.body.split('\n').map((line, index) => <Text key={index} wrap="truncate-end">{line}</Text>)}
+      {screen.error ? (
+        <Text color="red">{screen.error}</Text>
+      ) : screen.body === null ? (
+        <Text color="cyan">Loading…</Text>
+      ) : (
+        screen.body.split('\n').map((line, index) => (
+          <Text key={index} wrap="truncate-end">
+            {line}
+          </Text>
+        ))
+      )}
       <Text dimColor>Esc or q: back to the dashboard</Text>
     </Box>
   );
@@ -65,13 +75,16 @@ export function QuotaBar({ used, limit, width = 30 }: { used: number; limit: num
     <Text>
       <Text color={colour}>{'█'.repeat(filled)}</Text>
       <Text dimColor>{'░'.repeat(width - filled)}</Text>
-      <Text> {used} / {limit} ({Math.floor(ratio * 100)} %)</Text>
+      <Text>
+        {' '}
+        {used} / {limit} ({Math.floor(ratio * 100)} %)
+      </Text>
     </Text>
   );
 }
 
 function Failed({ panel }: { panel: Panel<unknown> }) {
-  return panel.error ? <Text color="red">  {panel.error}</Text> : null;
+  return panel.error ? <Text color="red"> {panel.error}</Text> : null;
 }
 
 export function Dashboard(props: DashboardProps) {
@@ -83,26 +96,50 @@ export function Dashboard(props: DashboardProps) {
     if (action === 'logs:tail') return setInner({ kind: 'log' });
     if (action === 'tenants:use') {
       setInner({ kind: 'tenants', items: null });
-      views.tenants().then((items) => setInner({ kind: 'tenants', items }), (error: Error) => setInner({ kind: 'tenants', items: [], error: error.message }));
+      views.tenants().then(
+        (items) => setInner({ kind: 'tenants', items }),
+        (error: Error) => setInner({ kind: 'tenants', items: [], error: error.message }),
+      );
       return;
     }
     setInner({ kind: 'text', title: label, body: null });
     views.text(action).then(
-      (body) => setInner((current) => (current?.kind === 'text' && current.title === label ? { ...current, body } : current)),
-      (error: Error) => setInner((current) => (current?.kind === 'text' && current.title === label ? { ...current, error: error.message } : current)),
+      (body) =>
+        setInner((current) => (current?.kind === 'text' && current.title === label ? { ...current, body } : current)),
+      (error: Error) =>
+        setInner((current) =>
+          current?.kind === 'text' && current.title === label ? { ...current, error: error.message } : current,
+        ),
     );
   };
   if (views && inner?.kind === 'text') return <TextScreen screen={inner} onBack={back} />;
   if (views && inner?.kind === 'log') return <LogTail {...views.logTail} onExit={back} />;
   if (views && inner?.kind === 'tenants') {
-    if (inner.error) return <TextScreen screen={{ kind: 'text', title: 'switch tenant', body: null, error: inner.error }} onBack={back} />;
+    if (inner.error)
+      return (
+        <TextScreen screen={{ kind: 'text', title: 'switch tenant', body: null, error: inner.error }} onBack={back} />
+      );
     if (!inner.items) return <Text color="cyan">Loading tenants…</Text>;
-    return <Picker title="Choose the tenant to act in" items={inner.items} onCancel={back} onPick={(id) => void views.useTenant(id).then(back, back)} />;
+    return (
+      <Picker
+        title="Choose the tenant to act in"
+        items={inner.items}
+        onCancel={back}
+        onPick={(id) => void views.useTenant(id).then(back, back)}
+      />
+    );
   }
   return <Overview {...props} open={open} />;
 }
 
-function Overview({ load, onExit, refreshMs = 5000, open, columns, rows }: DashboardProps & { open: (action: DashboardAction, label: string) => void }) {
+function Overview({
+  load,
+  onExit,
+  refreshMs = 5000,
+  open,
+  columns,
+  rows,
+}: DashboardProps & { open: (action: DashboardAction, label: string) => void }) {
   const size = useTerminalSize({ columns, rows });
   const width = Math.max(20, size.columns - 1);
   // Small terminals: no blank lines between panels, and only the recent sends that fit.
@@ -114,7 +151,10 @@ function Overview({ load, onExit, refreshMs = 5000, open, columns, rows }: Dashb
 
   useEffect(() => {
     let live = true;
-    load().then((next) => live && (setData(next), setFailure(null)), (error: Error) => live && setFailure(error.message));
+    load().then(
+      (next) => live && (setData(next), setFailure(null)),
+      (error: Error) => live && setFailure(error.message),
+    );
     const timer = setTimeout(() => setTick(tick + 1), refreshMs);
     return () => {
       live = false;
@@ -136,46 +176,93 @@ function Overview({ load, onExit, refreshMs = 5000, open, columns, rows }: Dashb
   const recentRows = Math.max(1, size.rows - (1 + 2 + 1 + queueLines + 1 + 1 + hookLines + 1 + gap * 5) - 1);
   return (
     <Box flexDirection="column" width={width}>
-      <Text bold wrap="truncate-end">svc dashboard{tenant ? ` · ${tenant.name}` : ''}{tenant ? <Text dimColor> ({tenant.plan}{tenant.status !== 'active' ? `, ${tenant.status}` : ''})</Text> : null}</Text>
+      <Text bold wrap="truncate-end">
+        svc dashboard{tenant ? ` · ${tenant.name}` : ''}
+        {tenant ? (
+          <Text dimColor>
+            {' '}
+            ({tenant.plan}
+            {tenant.status !== 'active' ? `, ${tenant.status}` : ''})
+          </Text>
+        ) : null}
+      </Text>
       {failure ? <Text color="red">{failure}</Text> : null}
-      {!data ? <Text color="cyan">Loading…</Text> : (
+      {!data ? (
+        <Text color="cyan">Loading…</Text>
+      ) : (
         <Box flexDirection="column">
           {data.warnings.value?.map((warning) => (
             <Box key={warning.code} marginTop={1} flexDirection="column">
               <Text color="yellow">! {warning.message}</Text>
-              <Text dimColor>  Fix: {warning.fix}</Text>
+              <Text dimColor> Fix: {warning.fix}</Text>
             </Box>
           ))}
           <Box marginTop={gap} flexDirection="column">
             <Text bold>Quota this month</Text>
-            {data.quota.value ? <Box><Text>  </Text><QuotaBar used={data.quota.value.used} limit={data.quota.value.limit} /></Box> : <Failed panel={data.quota} />}
+            {data.quota.value ? (
+              <Box>
+                <Text> </Text>
+                <QuotaBar used={data.quota.value.used} limit={data.quota.value.limit} />
+              </Box>
+            ) : (
+              <Failed panel={data.quota} />
+            )}
           </Box>
           <Box marginTop={gap} flexDirection="column">
             <Text bold>Queues</Text>
-            {data.queues.value ? Object.entries(data.queues.value.queues).map(([name, queue]) => (
-              <Text key={name} wrap="truncate-end">  {name.padEnd(12)} depth {String(queue.depth).padStart(4)}  running {String(queue.running).padStart(3)}  failed <Text color={queue.failed ? 'red' : undefined}>{queue.failed}</Text>{queue.stuck ? <Text color="red"> stuck</Text> : null}</Text>
-            )) : <Failed panel={data.queues} />}
+            {data.queues.value ? (
+              Object.entries(data.queues.value.queues).map(([name, queue]) => (
+                <Text key={name} wrap="truncate-end">
+                  {' '}
+                  {name.padEnd(12)} depth {String(queue.depth).padStart(4)} running {String(queue.running).padStart(3)}{' '}
+                  failed <Text color={queue.failed ? 'red' : undefined}>{queue.failed}</Text>
+                  {queue.stuck ? <Text color="red"> stuck</Text> : null}
+                </Text>
+              ))
+            ) : (
+              <Failed panel={data.queues} />
+            )}
           </Box>
           <Box marginTop={gap} flexDirection="column">
             <Text bold>Recent sends</Text>
-            {data.recent.value?.length === 0 ? <Text dimColor>  Nothing sent yet.</Text> : null}
+            {data.recent.value?.length === 0 ? <Text dimColor> Nothing sent yet.</Text> : null}
             {data.recent.value?.slice(0, recentRows).map((log) => (
-              <Text key={log.id} wrap="truncate-end">  <Text color={STATUS_COLOURS[log.status]}>{log.status.padEnd(10)}</Text> {fit(log.to.join(', '), Math.min(30, Math.floor((width - 14) / 2)))} <Text dimColor>{log.subject}</Text></Text>
+              <Text key={log.id} wrap="truncate-end">
+                {' '}
+                <Text color={STATUS_COLOURS[log.status]}>{log.status.padEnd(10)}</Text>{' '}
+                {fit(log.to.join(', '), Math.min(30, Math.floor((width - 14) / 2)))} <Text dimColor>{log.subject}</Text>
+              </Text>
             ))}
             <Failed panel={data.recent} />
           </Box>
           <Box marginTop={gap} flexDirection="column">
             <Text bold>Failing webhooks</Text>
-            {data.failingWebhooks.value?.length === 0 ? <Text color="green">  None.</Text> : null}
+            {data.failingWebhooks.value?.length === 0 ? <Text color="green"> None.</Text> : null}
             {data.failingWebhooks.value?.map((endpoint) => (
-              <Text key={endpoint.id} wrap="truncate-end">  <Text color="red">{endpoint.enabled ? `${endpoint.consecutiveFailures} failures` : `off (${endpoint.disabledReason ?? 'disabled'})`}</Text> {endpoint.url}</Text>
+              <Text key={endpoint.id} wrap="truncate-end">
+                {' '}
+                <Text color="red">
+                  {endpoint.enabled
+                    ? `${endpoint.consecutiveFailures} failures`
+                    : `off (${endpoint.disabledReason ?? 'disabled'})`}
+                </Text>{' '}
+                {endpoint.url}
+              </Text>
             ))}
             <Failed panel={data.failingWebhooks} />
           </Box>
         </Box>
       )}
       <Box marginTop={gap}>
-        <Text dimColor wrap="truncate-end">{width >= 100 ? `${Object.entries(DASHBOARD_ACTIONS).map(([key, action]) => `${key} ${action.label}`).join(' · ')} · r refresh · q quit` : `q quit · r refresh · ${Object.entries(DASHBOARD_ACTIONS).map(([key, action]) => `${key} ${action.label.split(' ').pop()}`).join(' · ')}`}</Text>
+        <Text dimColor wrap="truncate-end">
+          {width >= 100
+            ? `${Object.entries(DASHBOARD_ACTIONS)
+                .map(([key, action]) => `${key} ${action.label}`)
+                .join(' · ')} · r refresh · q quit`
+            : `q quit · r refresh · ${Object.entries(DASHBOARD_ACTIONS)
+                .map(([key, action]) => `${key} ${action.label.split(' ').pop()}`)
+                .join(' · ')}`}
+        </Text>
       </Box>
     </Box>
   );

@@ -18,7 +18,10 @@ export const STATUS_COLOURS: Record<string, string> = {
   SUPPRESSED: 'yellow',
 };
 
-export type LogSource = (signal: AbortSignal, onMode: (mode: FeedMode, reason?: string) => void) => AsyncIterable<LogEntry>;
+export type LogSource = (
+  signal: AbortSignal,
+  onMode: (mode: FeedMode, reason?: string) => void,
+) => AsyncIterable<LogEntry>;
 
 export interface LogTailProps {
   source: LogSource;
@@ -37,7 +40,15 @@ const MAX_KEPT = 500;
 const time = (iso: string | undefined) => (iso ? new Date(iso).toISOString().slice(11, 19) : '--:--:--');
 const recipientsOf = (entry: LogEntry) => (Array.isArray(entry.to) ? entry.to.join(', ') : String(entry.to));
 
-export function LogTail({ source, loadDetail, onExit, rows: rowsWanted, columns: columnsWanted, initialStatus, initialRecipient }: LogTailProps) {
+export function LogTail({
+  source,
+  loadDetail,
+  onExit,
+  rows: rowsWanted,
+  columns: columnsWanted,
+  initialStatus,
+  initialRecipient,
+}: LogTailProps) {
   const size = useTerminalSize({ columns: columnsWanted });
   // Header, mode line and key help stay on screen: the list gets the rest.
   const rows = rowsWanted ?? Math.max(3, size.rows - 4);
@@ -72,31 +83,42 @@ export function LogTail({ source, loadDetail, onExit, rows: rowsWanted, columns:
   }, [source]);
 
   const shown = frozen?.entries ?? entries;
-  const visible = useMemo(() => shown.filter((entry) =>
-    (!status || entry.status === status) && (!recipient || recipientsOf(entry).toLowerCase().includes(recipient.toLowerCase())),
-  ).slice(-rows), [shown, status, recipient, rows]);
-  const selected = cursor === null ? null : visible[Math.min(cursor, visible.length - 1)] ?? null;
+  const visible = useMemo(
+    () =>
+      shown
+        .filter(
+          (entry) =>
+            (!status || entry.status === status) &&
+            (!recipient || recipientsOf(entry).toLowerCase().includes(recipient.toLowerCase())),
+        )
+        .slice(-rows),
+    [shown, status, recipient, rows],
+  );
+  const selected = cursor === null ? null : (visible[Math.min(cursor, visible.length - 1)] ?? null);
 
-  useInput((input, key) => {
-    if (detail) {
-      if (key.escape || key.return || input === 'q') setDetail(null);
-      return;
-    }
-    if (input === 'q' || key.escape) return onExit();
-    if (input === 'p' || input === ' ') return setFrozen(frozen ? null : { entries, atCount: received });
-    if (input === 's') return setStatus(STATUS_CYCLE[(STATUS_CYCLE.indexOf(status) + 1) % STATUS_CYCLE.length]);
-    if (input === '/') return setEditingRecipient(true);
-    if (input === 'c') {
-      setStatus(undefined);
-      return setRecipient('');
-    }
-    if (key.upArrow) return setCursor(cursor === null ? visible.length - 1 : Math.max(0, cursor - 1));
-    if (key.downArrow) return setCursor(cursor === null ? null : cursor + 1 >= visible.length ? null : cursor + 1);
-    if (key.return && selected) {
-      setDetail('loading');
-      loadDetail(selected.id).then(setDetail, (error: Error) => setDetail({ error: error.message }));
-    }
-  }, { isActive: !editingRecipient });
+  useInput(
+    (input, key) => {
+      if (detail) {
+        if (key.escape || key.return || input === 'q') setDetail(null);
+        return;
+      }
+      if (input === 'q' || key.escape) return onExit();
+      if (input === 'p' || input === ' ') return setFrozen(frozen ? null : { entries, atCount: received });
+      if (input === 's') return setStatus(STATUS_CYCLE[(STATUS_CYCLE.indexOf(status) + 1) % STATUS_CYCLE.length]);
+      if (input === '/') return setEditingRecipient(true);
+      if (input === 'c') {
+        setStatus(undefined);
+        return setRecipient('');
+      }
+      if (key.upArrow) return setCursor(cursor === null ? visible.length - 1 : Math.max(0, cursor - 1));
+      if (key.downArrow) return setCursor(cursor === null ? null : cursor + 1 >= visible.length ? null : cursor + 1);
+      if (key.return && selected) {
+        setDetail('loading');
+        loadDetail(selected.id).then(setDetail, (error: Error) => setDetail({ error: error.message }));
+      }
+    },
+    { isActive: !editingRecipient },
+  );
 
   const modeLabel = mode.mode === 'stream' ? 'live' : mode.mode === 'poll' ? 'polling' : 'connecting…';
   return (
@@ -105,11 +127,20 @@ export function LogTail({ source, loadDetail, onExit, rows: rowsWanted, columns:
         <Text bold>Email log </Text>
         <Text color={mode.mode === 'stream' ? 'green' : 'yellow'}>● {modeLabel}</Text>
         {frozen ? <Text color="yellow"> ❚❚ paused ({received - frozen.atCount} new)</Text> : null}
-        <Text dimColor>  status: {status ?? 'all'} · to: {recipient || 'anyone'}</Text>
+        <Text dimColor>
+          {' '}
+          status: {status ?? 'all'} · to: {recipient || 'anyone'}
+        </Text>
       </Text>
-      {mode.reason ? <Text dimColor wrap="truncate-end">{mode.reason}</Text> : null}
+      {mode.reason ? (
+        <Text dimColor wrap="truncate-end">
+          {mode.reason}
+        </Text>
+      ) : null}
       {failure ? <Text color="red">{failure}</Text> : null}
-      {detail ? <DetailView detail={detail} /> : (
+      {detail ? (
+        <DetailView detail={detail} />
+      ) : (
         <Box flexDirection="column">
           {visible.length === 0 ? <Text dimColor>Waiting for sends…</Text> : null}
           {visible.map((entry) => {
@@ -132,7 +163,13 @@ export function LogTail({ source, loadDetail, onExit, rows: rowsWanted, columns:
           <TextInput value={recipient} onChange={setRecipient} onSubmit={() => setEditingRecipient(false)} />
         </Box>
       ) : (
-        <Text dimColor wrap="truncate-end">{detail ? 'Esc back' : width >= 80 ? 'p pause · s status · / recipient · c clear · ↑/↓ select · Enter open · q quit' : 'q quit · p pause · s status · / to · c clear · ↑↓ Enter'}</Text>
+        <Text dimColor wrap="truncate-end">
+          {detail
+            ? 'Esc back'
+            : width >= 80
+              ? 'p pause · s status · / recipient · c clear · ↑/↓ select · Enter open · q quit'
+              : 'q quit · p pause · s status · / to · c clear · ↑↓ Enter'}
+        </Text>
       )}
     </Box>
   );
@@ -152,15 +189,42 @@ function DetailView({ detail }: { detail: EmailLogDetail | 'loading' | { error: 
   const log = detail as EmailLogDetail;
   return (
     <Box flexDirection="column" borderStyle="round" paddingX={1}>
-      <Text><Text dimColor>id       </Text>{log.id}</Text>
-      <Text><Text dimColor>status   </Text><Text color={STATUS_COLOURS[log.status]}>{log.status}</Text>{log.error ? <Text color="red"> {log.error}</Text> : null}</Text>
-      <Text><Text dimColor>from     </Text>{log.from}</Text>
-      <Text><Text dimColor>to       </Text>{log.to.join(', ')}</Text>
-      <Text><Text dimColor>subject  </Text>{log.subject}</Text>
-      <Text><Text dimColor>message  </Text>{log.messageId}</Text>
-      {log.smtpResponse ? <Text><Text dimColor>smtp     </Text>{log.smtpResponse}</Text> : null}
+      <Text>
+        <Text dimColor>id </Text>
+        {log.id}
+      </Text>
+      <Text>
+        <Text dimColor>status </Text>
+        <Text color={STATUS_COLOURS[log.status]}>{log.status}</Text>
+        {log.error ? <Text color="red"> {log.error}</Text> : null}
+      </Text>
+      <Text>
+        <Text dimColor>from </Text>
+        {log.from}
+      </Text>
+      <Text>
+        <Text dimColor>to </Text>
+        {log.to.join(', ')}
+      </Text>
+      <Text>
+        <Text dimColor>subject </Text>
+        {log.subject}
+      </Text>
+      <Text>
+        <Text dimColor>message </Text>
+        {log.messageId}
+      </Text>
+      {log.smtpResponse ? (
+        <Text>
+          <Text dimColor>smtp </Text>
+          {log.smtpResponse}
+        </Text>
+      ) : null}
       {(log.events ?? []).map((event, index) => (
-        <Text key={index} dimColor>  {event.createdAt.slice(0, 19).replace('T', ' ')} {event.type}</Text>
+        <Text key={index} dimColor>
+          {' '}
+          {event.createdAt.slice(0, 19).replace('T', ' ')} {event.type}
+        </Text>
       ))}
       {log.bodyText ? <Text>{log.bodyText.split('\n').slice(0, 6).join('\n')}</Text> : null}
     </Box>

@@ -53,11 +53,14 @@ export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode
     if (field === 'password') {
       setStep('working');
       setError(null);
-      submitCredentials(email, password).then((outcome) => {
-        if (outcome === 'signed-in') return onDone(email);
-        setTwoFactor(true);
-        setStep('code');
-      }, failed('password', 'password'));
+      submitCredentials(email, password).then(
+        (outcome) => {
+          if (outcome === 'signed-in') return onDone(email);
+          setTwoFactor(true);
+          setStep('code');
+        },
+        failed('password', 'password'),
+      );
       return;
     }
     if (!/^\d{6}$/.test(code)) return setError('The code is the 6 digits your authenticator app shows.');
@@ -81,23 +84,43 @@ export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode
     <Box flexDirection="column" borderStyle="round" paddingX={1}>
       <Text bold>Sign in to {baseUrl}</Text>
       <Box>
-        <Text>E-mail    </Text>
+        <Text>E-mail </Text>
         {step === 'email' ? (
-          <TextInput value={fields.email} onChange={noop} onSubmit={noop} capture={false} placeholder="you@example.com" />
+          <TextInput
+            value={fields.email}
+            onChange={noop}
+            onSubmit={noop}
+            capture={false}
+            placeholder="you@example.com"
+          />
         ) : (
           <Text>{fields.email}</Text>
         )}
       </Box>
       {step !== 'email' && !twoFactor ? (
         <Box>
-          <Text>Password  </Text>
-          <TextInput value={fields.password} onChange={noop} onSubmit={noop} capture={false} mask="*" focus={step === 'password'} />
+          <Text>Password </Text>
+          <TextInput
+            value={fields.password}
+            onChange={noop}
+            onSubmit={noop}
+            capture={false}
+            mask="*"
+            focus={step === 'password'}
+          />
         </Box>
       ) : null}
       {twoFactor ? (
         <Box>
-          <Text>Code      </Text>
-          <TextInput value={fields.code} onChange={noop} onSubmit={noop} capture={false} focus={step === 'code'} placeholder="6 digits from your authenticator app" />
+          <Text>Code </Text>
+          <TextInput
+            value={fields.code}
+            onChange={noop}
+            onSubmit={noop}
+            capture={false}
+            focus={step === 'code'}
+            placeholder="6 digits from your authenticator app"
+          />
         </Box>
       ) : null}
       {step === 'working' ? <Text color="cyan">Checking…</Text> : null}

@@ -15,7 +15,15 @@ export interface PasswordPromptProps {
   onCancel: () => void;
 }
 
-export function PasswordPrompt({ title, confirm = false, minLength = 0, label = 'Password', masked = true, onDone, onCancel }: PasswordPromptProps) {
+export function PasswordPrompt({
+  title,
+  confirm = false,
+  minLength = 0,
+  label = 'Password',
+  masked = true,
+  onDone,
+  onCancel,
+}: PasswordPromptProps) {
   const [values, setValues] = useState({ first: '', second: '' });
   const [step, setStepState] = useState<'first' | 'second'>('first');
   const [error, setError] = useState<string | null>(null);
@@ -45,7 +53,12 @@ export function PasswordPrompt({ title, confirm = false, minLength = 0, label = 
   };
   useInput((input, key) => {
     if (key.escape) return onCancel();
-    feedForm<'first' | 'second'>(input, key, { field: () => live.current.step, value: (field) => live.current.values[field], set: setValue, submit });
+    feedForm<'first' | 'second'>(input, key, {
+      field: () => live.current.step,
+      value: (field) => live.current.values[field],
+      set: setValue,
+      submit,
+    });
   });
   const noop = () => {};
   return (
@@ -53,11 +66,18 @@ export function PasswordPrompt({ title, confirm = false, minLength = 0, label = 
       <Text bold>{title}</Text>
       <Box>
         <Text>{label.padEnd(10)}</Text>
-        <TextInput value={values.first} onChange={noop} onSubmit={noop} capture={false} mask={masked ? '*' : undefined} focus={step === 'first'} />
+        <TextInput
+          value={values.first}
+          onChange={noop}
+          onSubmit={noop}
+          capture={false}
+          mask={masked ? '*' : undefined}
+          focus={step === 'first'}
+        />
       </Box>
       {confirm && step === 'second' ? (
         <Box>
-          <Text>Again     </Text>
+          <Text>Again </Text>
           <TextInput value={values.second} onChange={noop} onSubmit={noop} capture={false} mask="*" focus />
         </Box>
       ) : null}

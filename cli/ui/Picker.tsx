@@ -18,9 +18,14 @@ export interface PickerProps<V> {
 
 export function Picker<V>({ title, items, initialValue, onPick, onCancel }: PickerProps<V>) {
   const [filter, setFilter] = useState('');
-  const start = Math.max(0, items.findIndex((item) => item.value === initialValue));
+  const start = Math.max(
+    0,
+    items.findIndex((item) => item.value === initialValue),
+  );
   const [cursor, setCursor] = useState(start);
-  const visible = items.filter((item) => `${item.label} ${item.hint ?? ''}`.toLowerCase().includes(filter.toLowerCase()));
+  const visible = items.filter((item) =>
+    `${item.label} ${item.hint ?? ''}`.toLowerCase().includes(filter.toLowerCase()),
+  );
   const index = Math.min(cursor, Math.max(0, visible.length - 1));
 
   useInput((input, key) => {

@@ -26,14 +26,18 @@ export function editLine(current: string, input: string, key: Key): { value: str
   if (key.return) return { value: current, submit: true, rest: '' };
   // Terminals send DEL (0x7f) for the backspace key, which Ink reports as `delete`.
   if (key.backspace || key.delete) return { value: current.slice(0, -1), submit: false, rest: '' };
-  if (key.ctrl || key.meta || key.tab || key.escape || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow) return { value: current, submit: false, rest: '' };
+  if (key.ctrl || key.meta || key.tab || key.escape || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow)
+    return { value: current, submit: false, rest: '' };
   let value = current;
   const characters = [...input];
   for (let index = 0; index < characters.length; index++) {
     const character = characters[index];
     if (character === '\u007f' || character === '\b') value = value.slice(0, -1);
     else if (character === '\r' || character === '\n') {
-      const after = characters.slice(index + 1).join('').replace(/^\n/, '');
+      const after = characters
+        .slice(index + 1)
+        .join('')
+        .replace(/^\n/, '');
       return { value, submit: true, rest: after };
     } else if (character >= ' ') value += character;
   }
@@ -58,7 +62,11 @@ export function feedForm<F extends string>(input: string, key: Key, form: LineFo
   while (first || pending !== '') {
     const field = form.field();
     if (field === null) return;
-    const edited = editLine(form.value(field), pending, first ? key : { ...key, return: false, backspace: false, delete: false });
+    const edited = editLine(
+      form.value(field),
+      pending,
+      first ? key : { ...key, return: false, backspace: false, delete: false },
+    );
     first = false;
     if (edited.value !== form.value(field)) form.set(field, edited.value);
     if (!edited.submit) return;
@@ -67,7 +75,15 @@ export function feedForm<F extends string>(input: string, key: Key, form: LineFo
   }
 }
 
-export function TextInput({ value, onChange, onSubmit, mask, placeholder, focus = true, capture = true }: TextInputProps) {
+export function TextInput({
+  value,
+  onChange,
+  onSubmit,
+  mask,
+  placeholder,
+  focus = true,
+  capture = true,
+}: TextInputProps) {
   // Keys can arrive faster than React re-renders (typing fast, pasting): build on the last value
   // this input produced, not on the possibly stale prop.
   const latest = useRef(value);

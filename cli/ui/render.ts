@@ -18,21 +18,24 @@ class CancelledError extends CliFailure {
 }
 
 /** Mounts a screen until it calls `finish` or `cancel`, unmounts it, then settles. */
-export async function showScreen<T>(build: (finish: (value: T) => void, cancel: () => void) => ReactElement, what: string): Promise<T> {
+export async function showScreen<T>(
+  build: (finish: (value: T) => void, cancel: () => void) => ReactElement,
+  what: string,
+): Promise<T> {
   const { render } = await import('ink');
   return new Promise<T>((resolve, reject) => {
     let outcome: { value: T } | null = null;
-    const app = render(build(
-      (value) => {
-        outcome = { value };
-        app.unmount();
-      },
-      () => app.unmount(),
-    ), { exitOnCtrlC: true });
-    app.waitUntilExit().then(
-      () => (outcome ? resolve(outcome.value) : reject(new CancelledError(what))),
-      reject,
+    const app = render(
+      build(
+        (value) => {
+          outcome = { value };
+          app.unmount();
+        },
+        () => app.unmount(),
+      ),
+      { exitOnCtrlC: true },
     );
+    app.waitUntilExit().then(() => (outcome ? resolve(outcome.value) : reject(new CancelledError(what))), reject);
   });
 }
 
@@ -42,41 +45,64 @@ export type LoginScreenOptions = Omit<LoginFormProps, 'onDone' | 'onCancel'>;
 export async function renderLogin(options: LoginScreenOptions): Promise<string> {
   assertInteractive('The sign-in form', 'pass --email and --password-stdin (and --code with 2FA).');
   const [{ createElement }, { LoginForm }] = await Promise.all([import('react'), import('./LoginForm.tsx')]);
-  return showScreen<string>((finish, cancel) => createElement(LoginForm, { ...options, onDone: finish, onCancel: cancel }), 'Sign-in');
+  return showScreen<string>(
+    (finish, cancel) => createElement(LoginForm, { ...options, onDone: finish, onCancel: cancel }),
+    'Sign-in',
+  );
 }
 
 /** Resolves to the typed password (masked on screen). */
 export async function renderPasswordPrompt(options: Omit<PasswordPromptProps, 'onDone' | 'onCancel'>): Promise<string> {
   assertInteractive('The password prompt', 'pipe the password in with --password-stdin.');
   const [{ createElement }, { PasswordPrompt }] = await Promise.all([import('react'), import('./PasswordPrompt.tsx')]);
-  return showScreen<string>((finish, cancel) => createElement(PasswordPrompt, { ...options, onDone: finish, onCancel: cancel }), 'The password prompt');
+  return showScreen<string>(
+    (finish, cancel) => createElement(PasswordPrompt, { ...options, onDone: finish, onCancel: cancel }),
+    'The password prompt',
+  );
 }
 
 export async function renderPicker<V>(title: string, items: PickerItem<V>[], initialValue?: V): Promise<V> {
   assertInteractive(title, 'pass the choice as an argument.');
   const [{ createElement }, { Picker }] = await Promise.all([import('react'), import('./Picker.tsx')]);
-  return showScreen<V>((finish, cancel) => createElement(Picker<V>, { title, items, initialValue, onPick: finish, onCancel: cancel }), title);
+  return showScreen<V>(
+    (finish, cancel) => createElement(Picker<V>, { title, items, initialValue, onPick: finish, onCancel: cancel }),
+    title,
+  );
 }
 
 export type LogTailScreenOptions = Omit<LogTailProps, 'onExit'>;
 
 /** Runs the live log until the person presses q. */
 export async function renderLogTail(options: LogTailScreenOptions): Promise<void> {
-  assertInteractive('The live log view', 'run `svc logs tail` without a terminal to get one line per change, or `svc logs list`.');
+  assertInteractive(
+    'The live log view',
+    'run `svc logs tail` without a terminal to get one line per change, or `svc logs list`.',
+  );
   const [{ createElement }, { LogTail }] = await Promise.all([import('react'), import('./LogTail.tsx')]);
   return showScreen<void>((finish) => createElement(LogTail, { ...options, onExit: () => finish() }), 'The log view');
 }
 
 /** Resolves to the screen the person jumped to, or null when they quit. */
-export async function renderDashboard(options: Omit<DashboardProps, 'onAction' | 'onExit'>): Promise<DashboardAction | null> {
+export async function renderDashboard(
+  options: Omit<DashboardProps, 'onAction' | 'onExit'>,
+): Promise<DashboardAction | null> {
   assertInteractive('The dashboard', 'run `svc --help` for the commands.');
   const [{ createElement }, { Dashboard }] = await Promise.all([import('react'), import('./Dashboard.tsx')]);
-  return showScreen<DashboardAction | null>((finish) => createElement(Dashboard, { ...options, onAction: finish, onExit: () => finish(null) }), 'The dashboard');
+  return showScreen<DashboardAction | null>(
+    (finish) => createElement(Dashboard, { ...options, onAction: finish, onExit: () => finish(null) }),
+    'The dashboard',
+  );
 }
 
 /** Draws a live progress bar until `updates` ends (or q is pressed); resolves to the last state. */
-export async function renderProgress(title: string, updates: AsyncIterable<ProgressState>): Promise<ProgressState | null> {
+export async function renderProgress(
+  title: string,
+  updates: AsyncIterable<ProgressState>,
+): Promise<ProgressState | null> {
   assertInteractive(title, 'pass --json, or pipe the output, to get plain progress lines.');
   const [{ createElement }, { Progress }] = await Promise.all([import('react'), import('./Progress.tsx')]);
-  return showScreen<ProgressState | null>((finish) => createElement(Progress, { title, updates, onEnd: finish }), title);
+  return showScreen<ProgressState | null>(
+    (finish) => createElement(Progress, { title, updates, onEnd: finish }),
+    title,
+  );
 }

@@ -10,7 +10,10 @@ export interface TerminalSize {
 /** `override` fixes the size (tests, or a caller that knows better). */
 export function useTerminalSize(override: Partial<TerminalSize> = {}): TerminalSize {
   const { stdout } = useStdout();
-  const read = () => ({ columns: override.columns ?? (stdout.columns || 80), rows: override.rows ?? (stdout.rows || 24) });
+  const read = () => ({
+    columns: override.columns ?? (stdout.columns || 80),
+    rows: override.rows ?? (stdout.rows || 24),
+  });
   const [size, setSize] = useState(read);
   useEffect(() => {
     const update = () => setSize(read());

@@ -7,6 +7,10 @@ export function isInteractive(): boolean {
 
 export function assertInteractive(what: string, instead: string): void {
   if (!isInteractive()) {
-    throw new CliFailure(`${what} needs a terminal (stdin and stdout are not a TTY): ${instead}`, EXIT.usage, 'NOT_A_TERMINAL');
+    throw new CliFailure(
+      `${what} needs a terminal (stdin and stdout are not a TTY): ${instead}`,
+      EXIT.usage,
+      'NOT_A_TERMINAL',
+    );
   }
 }

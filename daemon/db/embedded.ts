@@ -8,7 +8,13 @@ import { PGlite } from '@electric-sql/pglite';
 import { servePglite } from './pglite-server.ts';
 
 /** PostgreSQL settings of the embedded database (one backend session, one machine). */
-export const EMBEDDED_SETTINGS = ['shared_buffers=16MB', 'work_mem=2MB', 'maintenance_work_mem=16MB', 'temp_buffers=2MB', 'wal_buffers=1MB'];
+export const EMBEDDED_SETTINGS = [
+  'shared_buffers=16MB',
+  'work_mem=2MB',
+  'maintenance_work_mem=16MB',
+  'temp_buffers=2MB',
+  'wal_buffers=1MB',
+];
 const EMBEDDED_INITIAL_MEMORY_BYTES = 128 * 1024 * 1024; // the smallest the WASM module accepts
 
 export interface EmbeddedPostgres {

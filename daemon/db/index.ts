@@ -26,7 +26,11 @@ export interface OpenDatabaseOptions {
   logging?: (sql: string) => void;
 }
 
-export function connectSequelize(url: string, poolMax = 10, logging: false | ((sql: string) => void) = false): Sequelize {
+export function connectSequelize(
+  url: string,
+  poolMax = 10,
+  logging: false | ((sql: string) => void) = false,
+): Sequelize {
   return new Sequelize(url, {
     dialect: 'postgres',
     dialectModule: pg,

@@ -44,7 +44,12 @@ export function createMigrator(sequelize: Sequelize, log: (message: string) => v
     }),
     context,
     storage: new SequelizeStorage({ sequelize, tableName: 'schema_migrations' }),
-    logger: { info: (m) => log(typeof m === 'string' ? m : JSON.stringify(m)), warn: () => {}, error: () => {}, debug: () => {} },
+    logger: {
+      info: (m) => log(typeof m === 'string' ? m : JSON.stringify(m)),
+      warn: () => {},
+      error: () => {},
+      debug: () => {},
+    },
   });
 }
 

@@ -7,7 +7,13 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 
 /** The tables partitioned by month; each has created_at, and its primary key is (id, created_at). */
-export const PARTITIONED_TABLES = ['email_logs', 'email_events', 'captured_messages', 'events', 'webhook_deliveries'] as const;
+export const PARTITIONED_TABLES = [
+  'email_logs',
+  'email_events',
+  'captured_messages',
+  'events',
+  'webhook_deliveries',
+] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
 /** How many months ahead of the current one partitions exist (created by migration and maintenance). */
@@ -64,7 +70,11 @@ export async function listPartitions(sequelize: Sequelize, table: string): Promi
  * that landed in the default partition move into the new partition in the same transaction
  * (PostgreSQL refuses to create a partition whose rows sit in the default).
  */
-export async function ensurePartitions(sequelize: Sequelize, table: PartitionedTable, now = new Date()): Promise<string[]> {
+export async function ensurePartitions(
+  sequelize: Sequelize,
+  table: PartitionedTable,
+  now = new Date(),
+): Promise<string[]> {
   const existing = new Set(await listPartitions(sequelize, table));
   const created: string[] = [];
   for (let i = 0; i <= MONTHS_AHEAD; i += 1) {
@@ -74,7 +84,10 @@ export async function ensurePartitions(sequelize: Sequelize, table: PartitionedT
     const range = `created_at >= '${monthStart(m)}' AND created_at < '${monthStart(addMonths(m, 1))}'`;
     await sequelize.transaction(async (transaction) => {
       await sequelize.query(`SET LOCAL lock_timeout = '5s'`, { transaction });
-      const [stray] = await sequelize.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}_default WHERE ${range}`, { type: QueryTypes.SELECT, transaction });
+      const [stray] = await sequelize.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${table}_default WHERE ${range}`,
+        { type: QueryTypes.SELECT, transaction },
+      );
       if (stray.n === 0) {
         await sequelize.query(createPartitionSql(table, m), { transaction });
         return;
@@ -96,7 +109,11 @@ export async function ensurePartitions(sequelize: Sequelize, table: PartitionedT
  * lock on the parent: lock_timeout keeps it from queueing behind a long query (and everyone behind
  * it); a partition that could not be dropped is tried again on the next run.
  */
-export async function dropPartitionsBefore(sequelize: Sequelize, table: PartitionedTable, cutoff: Date): Promise<string[]> {
+export async function dropPartitionsBefore(
+  sequelize: Sequelize,
+  table: PartitionedTable,
+  cutoff: Date,
+): Promise<string[]> {
   const dropped: string[] = [];
   for (const name of await listPartitions(sequelize, table)) {
     const m = monthOfPartition(name);
@@ -117,8 +134,14 @@ export async function dropPartitionsBefore(sequelize: Sequelize, table: Partitio
  * rows, run as one implicit transaction by the migration. `rebuild` restores the constraints
  * PostgreSQL does not copy with LIKE (primary key, foreign keys) and the indexes.
  */
-export async function partitionTableSql(sequelize: Sequelize, table: PartitionedTable, rebuild: string): Promise<string> {
-  const [range] = await sequelize.query<{ first: Date | null }>(`SELECT min(created_at) AS first FROM ${table}`, { type: QueryTypes.SELECT });
+export async function partitionTableSql(
+  sequelize: Sequelize,
+  table: PartitionedTable,
+  rebuild: string,
+): Promise<string> {
+  const [range] = await sequelize.query<{ first: Date | null }>(`SELECT min(created_at) AS first FROM ${table}`, {
+    type: QueryTypes.SELECT,
+  });
   const now = new Date();
   const months: Month[] = [];
   const first = range.first ? monthOf(new Date(range.first)) : monthOf(now);

@@ -9,5 +9,11 @@ import { CAMPAIGN_TUNING } from './tuning.ts';
 import { webhookWorkerBody } from './webhook-loops.ts';
 
 await runWorkerThread(async (runtime) => {
-  await Promise.all([queueWorkerBody('scheduled')(runtime), webhookWorkerBody(runtime), queueWorkerBody('system')(runtime), maintenanceBody(runtime), queueWorkerBody('campaign', CAMPAIGN_TUNING)(runtime)]);
+  await Promise.all([
+    queueWorkerBody('scheduled')(runtime),
+    webhookWorkerBody(runtime),
+    queueWorkerBody('system')(runtime),
+    maintenanceBody(runtime),
+    queueWorkerBody('campaign', CAMPAIGN_TUNING)(runtime),
+  ]);
 });

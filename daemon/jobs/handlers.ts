@@ -20,10 +20,30 @@ export const JOB_HANDLERS: Partial<Record<QueueName, () => Promise<JobHandler>>>
 };
 
 export const MAINTENANCE_TASKS: MaintenanceTask[] = [
-  { name: 'reverify-domains', everyMs: 60 * 60_000, run: async (ctx) => (await import('../modules/domains/maintenance.ts')).reverifyDomainsTask.run(ctx) },
-  { name: 'prune-idempotency-keys', everyMs: 60 * 60_000, run: async (ctx) => (await import('../modules/emails/idempotency.ts')).pruneIdempotencyKeys(ctx.sequelize) },
-  { name: 'dispatch-due-campaigns', everyMs: 30_000, run: async (ctx) => (await import('../modules/campaigns/dispatch.ts')).dispatchDueCampaigns(ctx) },
-  { name: 'enforce-retention', everyMs: 60 * 60_000, run: async (ctx) => (await import('../modules/retention/enforce.ts')).retentionTask(ctx) },
-  { name: 'prune-auth-tokens', everyMs: 6 * 60 * 60_000, run: async (ctx) => (await import('../modules/auth/tokens.ts')).pruneExpiredAuthTokens(ctx.sequelize) },
+  {
+    name: 'reverify-domains',
+    everyMs: 60 * 60_000,
+    run: async (ctx) => (await import('../modules/domains/maintenance.ts')).reverifyDomainsTask.run(ctx),
+  },
+  {
+    name: 'prune-idempotency-keys',
+    everyMs: 60 * 60_000,
+    run: async (ctx) => (await import('../modules/emails/idempotency.ts')).pruneIdempotencyKeys(ctx.sequelize),
+  },
+  {
+    name: 'dispatch-due-campaigns',
+    everyMs: 30_000,
+    run: async (ctx) => (await import('../modules/campaigns/dispatch.ts')).dispatchDueCampaigns(ctx),
+  },
+  {
+    name: 'enforce-retention',
+    everyMs: 60 * 60_000,
+    run: async (ctx) => (await import('../modules/retention/enforce.ts')).retentionTask(ctx),
+  },
+  {
+    name: 'prune-auth-tokens',
+    everyMs: 6 * 60 * 60_000,
+    run: async (ctx) => (await import('../modules/auth/tokens.ts')).pruneExpiredAuthTokens(ctx.sequelize),
+  },
   // { name: 'reverify-domains', everyMs: 24 * 60 * 60_000, run: async (ctx) => (await import('../modules/domains/reverify.ts')).reverifyDomains(ctx) },
 ];

@@ -73,7 +73,10 @@ export const DAEMON_WORKERS: WorkerDefinition[] = [
 ];
 
 /** WORKER_THREADS=shared (default): the send worker, and one thread for all the others (background.ts). */
-export const SHARED_DAEMON_WORKERS: WorkerDefinition[] = [SEND_WORKER, { name: 'background', module: here('./background.ts'), loops: 5 }];
+export const SHARED_DAEMON_WORKERS: WorkerDefinition[] = [
+  SEND_WORKER,
+  { name: 'background', module: here('./background.ts'), loops: 5 },
+];
 
 export function daemonWorkers(config: Pick<Config, 'workerThreads'>): WorkerDefinition[] {
   return config.workerThreads === 'separate' ? DAEMON_WORKERS : SHARED_DAEMON_WORKERS;
@@ -115,10 +118,17 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
     jobs: definitions.map((definition) => ({
       name: definition.name,
       path: BOOTSTRAP,
-      worker: { workerData: threadData(definition), resourceLimits: { maxYoungGenerationSizeMb: definition.youngGenerationMb ?? WORKER_YOUNG_GENERATION_MB } },
+      worker: {
+        workerData: threadData(definition),
+        resourceLimits: { maxYoungGenerationSizeMb: definition.youngGenerationMb ?? WORKER_YOUNG_GENERATION_MB },
+      },
     })),
     errorHandler: (error, meta) => {
-      if (!stopping) log.error({ worker: meta.name, err: error instanceof Error ? error.message : String(error) }, 'worker thread error');
+      if (!stopping)
+        log.error(
+          { worker: meta.name, err: error instanceof Error ? error.message : String(error) },
+          'worker thread error',
+        );
     },
     workerMessageHandler: ({ name, message }) => {
       const data = message as ThreadMessage;
@@ -134,7 +144,10 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
     if (stopping) return;
     log.error({ worker: name }, `worker thread ${name} stopped unexpectedly; starting it again`);
     setTimeout(() => {
-      if (!stopping) bree.run(name).catch((error: Error) => log.error({ worker: name, err: error.message }, 'could not restart worker thread'));
+      if (!stopping)
+        bree
+          .run(name)
+          .catch((error: Error) => log.error({ worker: name, err: error.message }, 'could not restart worker thread'));
     }, RESTART_DELAY_MS).unref();
   });
 

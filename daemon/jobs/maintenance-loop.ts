@@ -24,7 +24,10 @@ async function repeat(task: MaintenanceTask, runtime: ThreadRuntime): Promise<vo
     try {
       await task.run(runtime.ctx);
     } catch (error) {
-      runtime.ctx.log.error({ task: task.name, err: error instanceof Error ? error.message : String(error) }, 'maintenance task failed');
+      runtime.ctx.log.error(
+        { task: task.name, err: error instanceof Error ? error.message : String(error) },
+        'maintenance task failed',
+      );
     }
     await sleep(task.everyMs, runtime.signal);
   }

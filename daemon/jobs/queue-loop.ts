@@ -23,24 +23,30 @@ export async function runQueueLoop(runtime: ThreadRuntime, queue: QueueName, han
   const listener = runtime.embedded ? null : listenForJobs(runtime.data.databaseUrl, queue, waker, log);
   const pollMs = runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs;
 
-  const leaseTimer = setInterval(() => {
-    const ids = [...inFlight.keys()];
-    extendLease(sequelize, ids, workerId, tuning.leaseMs).then(
-      (held) => {
-        if (held.length < ids.length) log.warn({ lost: ids.filter((id) => !held.includes(id)) }, 'lost the lease of running jobs');
-      },
-      (error) => log.warn({ err: errorText(error) }, 'could not extend leases'),
-    );
-  }, Math.max(50, Math.floor(tuning.leaseMs / 3)));
+  const leaseTimer = setInterval(
+    () => {
+      const ids = [...inFlight.keys()];
+      extendLease(sequelize, ids, workerId, tuning.leaseMs).then(
+        (held) => {
+          if (held.length < ids.length)
+            log.warn({ lost: ids.filter((id) => !held.includes(id)) }, 'lost the lease of running jobs');
+        },
+        (error) => log.warn({ err: errorText(error) }, 'could not extend leases'),
+      );
+    },
+    Math.max(50, Math.floor(tuning.leaseMs / 3)),
+  );
 
   const record = async (job: JobRow, outcome: JobOutcome) => {
     switch (outcome.kind) {
       case 'done':
-        if (!(await completeJob(sequelize, job.id, workerId))) log.warn({ job: job.id }, 'job finished after its lease was lost');
+        if (!(await completeJob(sequelize, job.id, workerId)))
+          log.warn({ job: job.id }, 'job finished after its lease was lost');
         return;
       case 'retry': {
         const result = await retryJob(sequelize, job.id, workerId, outcome.delayMs, outcome.error);
-        if (result === 'failed') log.warn({ job: job.id, queue, err: outcome.error }, 'job failed for good: no attempts left');
+        if (result === 'failed')
+          log.warn({ job: job.id, queue, err: outcome.error }, 'job failed for good: no attempts left');
         return;
       }
       case 'fail':
@@ -61,7 +67,10 @@ export async function runQueueLoop(runtime: ThreadRuntime, queue: QueueName, han
     try {
       await record(job, outcome);
     } catch (error) {
-      log.error({ job: job.id, err: errorText(error) }, 'could not record the outcome; the job runs again after its lease');
+      log.error(
+        { job: job.id, err: errorText(error) },
+        'could not record the outcome; the job runs again after its lease',
+      );
     }
   };
 
@@ -86,7 +95,12 @@ export async function runQueueLoop(runtime: ThreadRuntime, queue: QueueName, han
         }
       }
       // A full batch means more may be due: claim again at once. Otherwise sleep until woken.
-      if (claimed.length > 0 && claimed.length === Math.min(free, tuning.batchSize) && inFlight.size < tuning.concurrency) continue;
+      if (
+        claimed.length > 0 &&
+        claimed.length === Math.min(free, tuning.batchSize) &&
+        inFlight.size < tuning.concurrency
+      )
+        continue;
       await waker.wait(pollMs);
     }
     if (inFlight.size > 0) {

@@ -7,7 +7,10 @@ import { runWorkerThread, sleep, type ThreadRuntime } from './thread.ts';
 import type { QueueTuning } from './tuning.ts';
 
 /** Works one queue until shutdown: the whole of a separate thread, or one loop of the shared one. */
-export function queueWorkerBody(queue: QueueName, tuning: Partial<QueueTuning> = {}): (runtime: ThreadRuntime) => Promise<void> {
+export function queueWorkerBody(
+  queue: QueueName,
+  tuning: Partial<QueueTuning> = {},
+): (runtime: ThreadRuntime) => Promise<void> {
   return async (threadRuntime) => {
     // A loop's own tuning over the thread's (the campaign loop in the shared thread).
     const runtime = { ...threadRuntime, tuning: { ...threadRuntime.tuning, ...tuning } };

@@ -5,8 +5,22 @@
 // extended) until the statement that records its outcome has run; if the process dies before, the
 // lease expires and the job runs again (at-least-once, duplicates bounded by what was in flight).
 import { backoffDelayMs } from '../queue/backoff.ts';
-import { claimSends, extendSendLeases, recordSendOutcomes, type ClaimedSend, type JobSettlement } from '../queue/sends.ts';
-import { attemptDelivery, jobOutcomeOf, outcomesOf, recordBounces, sendLogOf, type AttemptResult, type DeliveryDeps } from '../modules/emails/send-job.ts';
+import {
+  claimSends,
+  extendSendLeases,
+  recordSendOutcomes,
+  type ClaimedSend,
+  type JobSettlement,
+} from '../queue/sends.ts';
+import {
+  attemptDelivery,
+  jobOutcomeOf,
+  outcomesOf,
+  recordBounces,
+  sendLogOf,
+  type AttemptResult,
+  type DeliveryDeps,
+} from '../modules/emails/send-job.ts';
 import { createSendContextCache } from '../modules/emails/send-context.ts';
 import type { JobOutcome } from '../queue/types.ts';
 import type { ThreadRuntime } from './thread.ts';
@@ -52,7 +66,14 @@ function settlementOf(batch: Settled[]): JobSettlement {
 export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
   const { ctx, tuning, signal } = runtime;
   const { sql, log, workerId } = ctx;
-  const deps: DeliveryDeps = { sequelize: ctx.sequelize, sql, config: ctx.config, secrets: ctx.secrets, mailTransports: ctx.mailTransports, reactEmailSandbox: ctx.reactEmailSandbox };
+  const deps: DeliveryDeps = {
+    sequelize: ctx.sequelize,
+    sql,
+    config: ctx.config,
+    secrets: ctx.secrets,
+    mailTransports: ctx.mailTransports,
+    reactEmailSandbox: ctx.reactEmailSandbox,
+  };
   const cache = createSendContextCache(sql, ctx.secrets);
   // Jobs leased by this loop whose outcome is not recorded yet (delivering, or waiting to be written).
   const held = new Set<string>();
@@ -74,21 +95,26 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
     if ((!claiming && room() >= claimAt) || signal.aborted) waker.wake();
   };
 
-  const leaseTimer = setInterval(() => {
-    const ids = [...held];
-    extendSendLeases(sql, ids, workerId, tuning.leaseMs).then(
-      (kept) => {
-        if (kept.length < ids.length) log.warn({ lost: ids.filter((id) => !kept.includes(id)) }, 'lost the lease of running send jobs');
-      },
-      (error) => log.warn({ err: errorText(error) }, 'could not extend leases'),
-    );
-  }, Math.max(50, Math.floor(tuning.leaseMs / 3)));
+  const leaseTimer = setInterval(
+    () => {
+      const ids = [...held];
+      extendSendLeases(sql, ids, workerId, tuning.leaseMs).then(
+        (kept) => {
+          if (kept.length < ids.length)
+            log.warn({ lost: ids.filter((id) => !kept.includes(id)) }, 'lost the lease of running send jobs');
+        },
+        (error) => log.warn({ err: errorText(error) }, 'could not extend leases'),
+      );
+    },
+    Math.max(50, Math.floor(tuning.leaseMs / 3)),
+  );
 
   const write = async (batch: Settled[]): Promise<void> => {
     const results = batch.flatMap((s) => (s.result ? [s.result] : []));
     try {
       const recorded = await recordSendOutcomes(sql, workerId, outcomesOf(results, settlementOf(batch)));
-      if (recorded.settled < batch.length) log.warn({ lost: batch.length - recorded.settled }, 'send jobs finished after their lease was lost');
+      if (recorded.settled < batch.length)
+        log.warn({ lost: batch.length - recorded.settled }, 'send jobs finished after their lease was lost');
       if (recorded.failed > 0) log.warn({ failed: recorded.failed }, 'send jobs failed for good: no attempts left');
     } catch (error) {
       // One bad row (a log deleted meanwhile) must not hold back the others: write them one by one.
@@ -96,11 +122,17 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
         for (const one of batch) await write([one]);
         return;
       }
-      log.error({ job: batch[0].jobId, err: errorText(error) }, 'could not record the outcome; the job runs again after its lease');
+      log.error(
+        { job: batch[0].jobId, err: errorText(error) },
+        'could not record the outcome; the job runs again after its lease',
+      );
       return;
     }
     for (const result of results) {
-      if (result.bounces.length) await recordBounces(deps, result).catch((error) => log.error({ err: errorText(error) }, 'could not record a hard bounce'));
+      if (result.bounces.length)
+        await recordBounces(deps, result).catch((error) =>
+          log.error({ err: errorText(error) }, 'could not record a hard bounce'),
+        );
     }
   };
 
@@ -129,14 +161,22 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
 
   // Two jobs of one batch for the same log: the log was marked once, so it is sent once.
   const deliver = async (claimed: ClaimedSend, duplicate: boolean): Promise<Settled> => {
-    if (claimed.emailId === null) return { jobId: claimed.jobId, job: { kind: 'fail', error: 'send job without an emailId' }, result: null };
+    if (claimed.emailId === null)
+      return { jobId: claimed.jobId, job: { kind: 'fail', error: 'send job without an emailId' }, result: null };
     if (!claimed.log || duplicate) return { jobId: claimed.jobId, job: { kind: 'done' }, result: null };
     try {
-      const result = await attemptDelivery(deps, cache, sendLogOf(claimed.log), { attemptsSoFar: claimed.attempts, maxAttempts: claimed.maxAttempts });
+      const result = await attemptDelivery(deps, cache, sendLogOf(claimed.log), {
+        attemptsSoFar: claimed.attempts,
+        maxAttempts: claimed.maxAttempts,
+      });
       return { jobId: claimed.jobId, job: jobOutcomeOf(result.status), result };
     } catch (error) {
       // Not decided (the sender's domain could not be read): back off; the log stays SENDING.
-      return { jobId: claimed.jobId, job: { kind: 'retry', delayMs: backoffDelayMs(claimed.attempts, tuning.retryBaseMs), error: errorText(error) }, result: null };
+      return {
+        jobId: claimed.jobId,
+        job: { kind: 'retry', delayMs: backoffDelayMs(claimed.attempts, tuning.retryBaseMs), error: errorText(error) },
+        result: null,
+      };
     }
   };
 

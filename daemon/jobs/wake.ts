@@ -50,7 +50,12 @@ const RELISTEN_DELAY_MS = 5_000;
  * and lose the subscription). When the connection drops, the loop's poll carries on alone and the
  * listener reconnects after a pause.
  */
-export function listenForJobs(databaseUrl: string, queue: QueueName, waker: Waker, log: Logger): { close(): Promise<void> } {
+export function listenForJobs(
+  databaseUrl: string,
+  queue: QueueName,
+  waker: Waker,
+  log: Logger,
+): { close(): Promise<void> } {
   let client: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;

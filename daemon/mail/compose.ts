@@ -47,8 +47,16 @@ export interface ComposeOptions {
   envelopeFrom: string | null;
 }
 
-export function unsubscribeUrl(email: Pick<ComposableEmail, 'id' | 'tenantId' | 'toAddresses'>, options: Pick<ComposeOptions, 'publicUrl' | 'linkSigningKey'>): string {
-  const token = signLinkToken(options.linkSigningKey, { k: 'u', e: email.id, t: email.tenantId, a: bareAddress(email.toAddresses[0]) });
+export function unsubscribeUrl(
+  email: Pick<ComposableEmail, 'id' | 'tenantId' | 'toAddresses'>,
+  options: Pick<ComposeOptions, 'publicUrl' | 'linkSigningKey'>,
+): string {
+  const token = signLinkToken(options.linkSigningKey, {
+    k: 'u',
+    e: email.id,
+    t: email.tenantId,
+    a: bareAddress(email.toAddresses[0]),
+  });
   return `${options.publicUrl}/u/${token}`;
 }
 
@@ -57,7 +65,10 @@ export function unsubscribeUrl(email: Pick<ComposableEmail, 'id' | 'tenantId' | 
  * mailto of RFC 2369 — nothing the service cannot act on. The token rides in the subject: 200-odd
  * characters do not fit a local part (64 at most, RFC 5321), and mail clients send the subject as given.
  */
-export function listUnsubscribeHeader(target: { url: string; token: string }, options: Pick<ComposeOptions, 'mailDomain'>): string {
+export function listUnsubscribeHeader(
+  target: { url: string; token: string },
+  options: Pick<ComposeOptions, 'mailDomain'>,
+): string {
   if (!options.mailDomain) return `<${target.url}>`;
   return `<${target.url}>, <mailto:${UNSUBSCRIBE_MAILBOX}@${options.mailDomain}?subject=unsubscribe%20${target.token}>`;
 }
@@ -95,7 +106,8 @@ export function composeMessage(email: ComposableEmail, options: ComposeOptions):
   const unsubscribeToken = unsubscribe.slice(unsubscribe.lastIndexOf('/') + 1);
   const listUnsubscribe = listUnsubscribeHeader({ url: unsubscribe, token: unsubscribeToken }, options);
   const visibleUnsubscribe = wantsVisibleUnsubscribe(email);
-  const htmlBody = email.htmlBody && visibleUnsubscribe ? withUnsubscribeFooterHtml(email.htmlBody, unsubscribe) : email.htmlBody;
+  const htmlBody =
+    email.htmlBody && visibleUnsubscribe ? withUnsubscribeFooterHtml(email.htmlBody, unsubscribe) : email.htmlBody;
   const html = htmlBody
     ? applyTracking(htmlBody, {
         emailId: email.id,

@@ -9,9 +9,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
 export type LinkToken =
-  | { k: 'o'; e: string }
-  | { k: 'c'; e: string; u: string }
-  | { k: 'u'; e: string; t: string; a: string };
+  { k: 'o'; e: string } | { k: 'c'; e: string; u: string } | { k: 'u'; e: string; t: string; a: string };
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -25,14 +23,20 @@ export function signLinkToken(key: Buffer, token: LinkToken): string {
 }
 
 /** The token's content when it opens under `key` and its kind is `kind`; null otherwise. */
-export function readLinkToken<K extends LinkToken['k']>(key: Buffer, value: string, kind: K): Extract<LinkToken, { k: K }> | null {
+export function readLinkToken<K extends LinkToken['k']>(
+  key: Buffer,
+  value: string,
+  kind: K,
+): Extract<LinkToken, { k: K }> | null {
   if (value.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+$/.test(value)) return null;
   const bytes = Buffer.from(value, 'base64url');
   if (bytes.length <= IV_BYTES + TAG_BYTES) return null;
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
     decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-    const plain = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    const plain = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+      'utf8',
+    );
     const parsed = JSON.parse(plain) as LinkToken;
     return parsed.k === kind ? (parsed as Extract<LinkToken, { k: K }>) : null;
   } catch {

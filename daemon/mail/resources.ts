@@ -19,7 +19,11 @@ export interface MailResources {
  * `dkimSigning` is given when the API and the SMTP edge run in one process (main.ts): they share it, so a
  * domain verified or removed through the API is known to submission at once.
  */
-export function createMailResources(config: TransportConfig, secrets: Pick<Secrets, 'encryptionKey'>, dkimSigning = new DkimSigningCache(secrets)): MailResources {
+export function createMailResources(
+  config: TransportConfig,
+  secrets: Pick<Secrets, 'encryptionKey'>,
+  dkimSigning = new DkimSigningCache(secrets),
+): MailResources {
   return { dkimSigning, mailTransports: new MailTransports(config), reactEmailSandbox: new ReactEmailSandbox() };
 }
 

@@ -9,7 +9,12 @@ import { unseal } from '../crypto/sealed.ts';
 import { returnPathFor } from '../modules/domains/service.ts';
 import { DKIM_SIGNED_HEADERS } from './compose.ts';
 import { classifyDeliveryError } from './transport.ts';
-import { platformSigningTenant, resolveSystemSender, systemSenderRefusal, type SystemMailContent } from './system-mail.ts';
+import {
+  platformSigningTenant,
+  resolveSystemSender,
+  systemSenderRefusal,
+  type SystemMailContent,
+} from './system-mail.ts';
 import type Mail from 'nodemailer/lib/mailer';
 
 export const handleSystemMailJob: JobHandler = async (job, ctx) => {
@@ -19,7 +24,10 @@ export const handleSystemMailJob: JobHandler = async (job, ctx) => {
   try {
     mail = JSON.parse(unseal(secrets.encryptionKey, job.payload.sealed)) as SystemMailContent;
   } catch (error) {
-    return { kind: 'fail', error: `the system mail could not be opened: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      kind: 'fail',
+      error: `the system mail could not be opened: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
 
   const sender = await resolveSystemSender(sequelize, config);
@@ -30,7 +38,10 @@ export const handleSystemMailJob: JobHandler = async (job, ctx) => {
   }
   const signing = sender.routable ? await platformSigningTenant(sequelize, sender.domain) : null;
   const [dkim, returnPath] = signing
-    ? await Promise.all([ctx.dkimSigning.dkimFor(signing.tenantId, sender.domain), returnPathFor(ctx, signing.tenantId, sender.domain)])
+    ? await Promise.all([
+        ctx.dkimSigning.dkimFor(signing.tenantId, sender.domain),
+        returnPathFor(ctx, signing.tenantId, sender.domain),
+      ])
     : [null, null];
 
   const message: Mail.Options = {
@@ -50,7 +61,11 @@ export const handleSystemMailJob: JobHandler = async (job, ctx) => {
     dkim: dkim ? { ...dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
   };
   try {
-    await ctx.mailTransports.deliver(ctx.mailTransports.defaultRelay(), message, { sql: ctx.sql, tenantId: null, emailId: null });
+    await ctx.mailTransports.deliver(ctx.mailTransports.defaultRelay(), message, {
+      sql: ctx.sql,
+      tenantId: null,
+      emailId: null,
+    });
     return { kind: 'done' };
   } catch (error) {
     const failure = classifyDeliveryError(error);

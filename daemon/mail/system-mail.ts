@@ -93,7 +93,10 @@ export function systemSenderRefusal(senderInfo: SystemSender, config: Pick<Confi
  * The tenant whose verified domain signs system mail from `domain`: a tenant owned by a platform
  * admin, with a verified domain that is the sender's domain or its closest parent. Null: unsigned.
  */
-export async function platformSigningTenant(sequelize: Sequelize, domain: string): Promise<{ tenantId: string; domainName: string } | null> {
+export async function platformSigningTenant(
+  sequelize: Sequelize,
+  domain: string,
+): Promise<{ tenantId: string; domainName: string } | null> {
   const rows = await sequelize.query<{ tenant_id: string; name: string }>(
     `SELECT d.tenant_id, d.name FROM domains d
       WHERE d.status = 'verified' AND d.name IN (:names)
@@ -112,7 +115,11 @@ export function systemMailPayload(secrets: Pick<Secrets, 'encryptionKey'>, mail:
 }
 
 /** Puts a system mail on the durable queue (in `transaction` when given: it commits with the change that asked for it). */
-export async function sendSystemMail(deps: SystemMailDeps, mail: SystemMail, transaction?: Transaction): Promise<{ jobId: string }> {
+export async function sendSystemMail(
+  deps: SystemMailDeps,
+  mail: SystemMail,
+  transaction?: Transaction,
+): Promise<{ jobId: string }> {
   const jobId = await enqueueJob(
     deps.sequelize,
     { queue: SYSTEM_QUEUE, payload: systemMailPayload(deps.secrets, mail), maxAttempts: SYSTEM_MAIL_MAX_ATTEMPTS },
@@ -133,7 +140,12 @@ export interface SystemSenderStatus {
 export async function systemSenderStatus(sequelize: Sequelize, config: Config): Promise<SystemSenderStatus> {
   const current = await resolveSystemSender(sequelize, config);
   const signing = current.routable ? await platformSigningTenant(sequelize, current.domain) : null;
-  return { from: current.from, source: current.source, routable: current.routable, signedBy: signing?.domainName ?? null };
+  return {
+    from: current.from,
+    source: current.source,
+    routable: current.routable,
+    signedBy: signing?.domainName ?? null,
+  };
 }
 
 export interface CapturedMessage {

@@ -22,7 +22,10 @@ export function openPixelUrl(options: Pick<TrackingOptions, 'emailId' | 'publicU
   return `${options.publicUrl}/t/o/${signLinkToken(options.linkSigningKey, { k: 'o', e: options.emailId })}.gif`;
 }
 
-export function clickUrl(options: Pick<TrackingOptions, 'emailId' | 'publicUrl' | 'linkSigningKey'>, url: string): string {
+export function clickUrl(
+  options: Pick<TrackingOptions, 'emailId' | 'publicUrl' | 'linkSigningKey'>,
+  url: string,
+): string {
   return `${options.publicUrl}/t/c/${signLinkToken(options.linkSigningKey, { k: 'c', e: options.emailId, u: url })}`;
 }
 
@@ -35,7 +38,8 @@ function walk(node: Node, visit: (element: Element) => void): void {
   const children = 'childNodes' in node ? node.childNodes : [];
   for (const child of children) walk(child, visit);
   // <template> keeps its children in a separate fragment.
-  if (isElement(node) && node.tagName === 'template' && 'content' in node) walk((node as unknown as { content: Node }).content, visit);
+  if (isElement(node) && node.tagName === 'template' && 'content' in node)
+    walk((node as unknown as { content: Node }).content, visit);
 }
 
 function findBody(node: Node): Element | null {

@@ -38,9 +38,12 @@ export interface CaptureOwner {
   emailId: string | null;
 }
 
-const INSERT_CAPTURED = declare('capture_message', `
+const INSERT_CAPTURED = declare(
+  'capture_message',
+  `
   INSERT INTO captured_messages (tenant_id, email_id, message_id, envelope_from, envelope_to, subject, raw)
-  VALUES ($1, $2, $3, $4, $5::text[], $6, $7) RETURNING id::text AS id`);
+  VALUES ($1, $2, $3, $4, $5::text[], $6, $7) RETURNING id::text AS id`,
+);
 
 const CONNECTION_TIMEOUT_MS = 10_000;
 const SOCKET_TIMEOUT_MS = 60_000;
@@ -76,7 +79,9 @@ function poolOptions(settings: SmtpSettings, config: TransportConfig): SMTPPool.
 }
 
 function relayKey(settings: SmtpSettings): string {
-  return createHash('sha256').update(JSON.stringify([settings.host, settings.port, settings.secure, settings.user, settings.pass])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([settings.host, settings.port, settings.secure, settings.user, settings.pass]))
+    .digest('hex');
 }
 
 interface SmtpRecipientError {
@@ -102,7 +107,9 @@ export class MailTransports {
 
   /** The default relay: SMTP_URL when set, else capture. */
   defaultRelay(): RelayTarget {
-    this.defaultTarget ??= this.config.smtpUrl ? { kind: 'smtp', settings: smtpSettingsFromUrl(this.config.smtpUrl) } : { kind: 'capture' };
+    this.defaultTarget ??= this.config.smtpUrl
+      ? { kind: 'smtp', settings: smtpSettingsFromUrl(this.config.smtpUrl) }
+      : { kind: 'capture' };
     return this.defaultTarget;
   }
 
@@ -191,10 +198,18 @@ const HARD_BOUNCE_CODES = new Set([550, 551, 553]);
 
 /** Reads nodemailer's error into what the send worker decides on. */
 export function classifyDeliveryError(error: unknown): ClassifiedFailure {
-  const e = (error ?? {}) as { responseCode?: number; response?: string; message?: string; code?: string; command?: string; rejectedErrors?: SmtpRecipientError[] };
+  const e = (error ?? {}) as {
+    responseCode?: number;
+    response?: string;
+    message?: string;
+    code?: string;
+    command?: string;
+    rejectedErrors?: SmtpRecipientError[];
+  };
   const rejectedErrors = e.rejectedErrors ?? [];
   const codes = rejectedErrors.map((r) => r.responseCode).filter((c): c is number => typeof c === 'number');
-  const responseCode = typeof e.responseCode === 'number' ? e.responseCode : codes.length ? codes[codes.length - 1] : null;
+  const responseCode =
+    typeof e.responseCode === 'number' ? e.responseCode : codes.length ? codes[codes.length - 1] : null;
   const message = (e.response ?? e.message ?? String(error)).slice(0, 1000);
   // All recipients refused: permanent only when every refusal was permanent.
   const permanent = codes.length > 0 ? codes.every((c) => c >= 500) : responseCode !== null && responseCode >= 500;

@@ -10,7 +10,13 @@ import { resolveApiKey } from '../modules/auth/credentials.ts';
 import type { TenantStateCache } from '../modules/tenants/state-cache.ts';
 import { sessionIsLive } from '../modules/auth/tokens.ts';
 import { TENANT_HEADER, type MemberRole } from '../../shared/constants.ts';
-import { apiKeyTenantContext, roleAtLeast, type AccessTokenClaims, type Principal, type TenantContext } from '../context.ts';
+import {
+  apiKeyTenantContext,
+  roleAtLeast,
+  type AccessTokenClaims,
+  type Principal,
+  type TenantContext,
+} from '../context.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../modules/auth/token-lifetimes.ts';
 import { defaultRoleFor, type Access } from './access.ts';
 
@@ -77,7 +83,11 @@ async function resolvePrincipal(app: FastifyInstance, cache: TenantStateCache, r
  * token not expired, its sign-in not ended. Long-lived answers (the log stream) ask this again while
  * they run, so revoking a key or signing out ends them too.
  */
-export async function credentialStillValid(app: FastifyInstance, cache: TenantStateCache, request: FastifyRequest): Promise<boolean> {
+export async function credentialStillValid(
+  app: FastifyInstance,
+  cache: TenantStateCache,
+  request: FastifyRequest,
+): Promise<boolean> {
   const probe = { headers: request.headers, principal: undefined, authFailure: undefined } as unknown as FastifyRequest;
   await resolvePrincipal(app, cache, probe);
   return probe.principal !== undefined && probe.principal !== null;
@@ -88,12 +98,15 @@ function headerTenantId(request: FastifyRequest): string | null {
   const value = Array.isArray(raw) ? raw[0] : raw;
   if (value === undefined || value === '') return null;
   if (!UUID.test(value)) {
-    throw new ValidationError('X-Tenant-Id must be a tenant id (a UUID).', [{ field: 'headers.x-tenant-id', message: 'must be a UUID' }]);
+    throw new ValidationError('X-Tenant-Id must be a tenant id (a UUID).', [
+      { field: 'headers.x-tenant-id', message: 'must be a UUID' },
+    ]);
   }
   return value.toLowerCase();
 }
 
-export const BLOCKED_MESSAGE = 'This tenant has been blocked by the platform administrator; contact support to lift the block.';
+export const BLOCKED_MESSAGE =
+  'This tenant has been blocked by the platform administrator; contact support to lift the block.';
 
 async function enforce(request: FastifyRequest, rule: Access): Promise<void> {
   if (rule.kind === 'public') return;
@@ -103,7 +116,10 @@ async function enforce(request: FastifyRequest, rule: Access): Promise<void> {
 
   if (principal.kind === 'apiKey') {
     if (rule.kind === 'session') {
-      throw new ForbiddenError('This endpoint needs an admin session (JWT); API keys are not accepted here.', 'SESSION_REQUIRED');
+      throw new ForbiddenError(
+        'This endpoint needs an admin session (JWT); API keys are not accepted here.',
+        'SESSION_REQUIRED',
+      );
     }
     const requested = headerTenantId(request);
     if (requested !== null && requested !== principal.tenantId) {
@@ -132,7 +148,8 @@ async function enforce(request: FastifyRequest, rule: Access): Promise<void> {
   if (!membership) {
     throw new ForbiddenError('You are not a member of this tenant.', 'NOT_A_MEMBER');
   }
-  if (membership.tenantStatus === 'blocked' && !principal.isPlatformAdmin) throw new ForbiddenError(BLOCKED_MESSAGE, 'TENANT_BLOCKED');
+  if (membership.tenantStatus === 'blocked' && !principal.isPlatformAdmin)
+    throw new ForbiddenError(BLOCKED_MESSAGE, 'TENANT_BLOCKED');
   const needed: MemberRole = rule.role ?? defaultRoleFor(request.method);
   if (!roleAtLeast(membership.role, needed)) {
     throw new ForbiddenError(`This needs the ${needed} role or higher; you are ${membership.role}.`, 'ROLE_REQUIRED');
@@ -166,7 +183,10 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-async function authPlugin(app: FastifyInstance, options: { jwtSecret: string; cache: TenantStateCache }): Promise<void> {
+async function authPlugin(
+  app: FastifyInstance,
+  options: { jwtSecret: string; cache: TenantStateCache },
+): Promise<void> {
   await app.register(fastifyJwt, {
     secret: options.jwtSecret,
     sign: { algorithm: 'HS256', expiresIn: ACCESS_TOKEN_TTL_SECONDS },

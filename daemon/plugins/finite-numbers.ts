@@ -22,7 +22,12 @@ function numericKeys(schema: ObjectSchema | undefined): string[] {
   return [...own, ...nested];
 }
 
-function check(request: FastifyRequest, part: 'querystring' | 'params', values: unknown, known: WeakMap<object, string[]>): void {
+function check(
+  request: FastifyRequest,
+  part: 'querystring' | 'params',
+  values: unknown,
+  known: WeakMap<object, string[]>,
+): void {
   const schema = request.routeOptions.schema?.[part] as ObjectSchema | undefined;
   if (!schema) return;
   // A route's schema never changes: its numeric keys are worked out once, not on every request.
@@ -33,7 +38,9 @@ function check(request: FastifyRequest, part: 'querystring' | 'params', values: 
     const raw = (values as Record<string, unknown>)[key];
     for (const value of [raw].flat()) {
       if (typeof value === 'string' && value.trim() !== '' && !Number.isFinite(Number(value))) {
-        throw new ValidationError(`Invalid request: ${part}.${key} must be a finite number.`, [{ field: `${part}.${key}`, message: 'must be a finite number' }]);
+        throw new ValidationError(`Invalid request: ${part}.${key} must be a finite number.`, [
+          { field: `${part}.${key}`, message: 'must be a finite number' },
+        ]);
       }
     }
   }

@@ -23,7 +23,11 @@ export function tooDeepPath(body: unknown, maxDepth = MAX_JSON_DEPTH): string | 
     if (depth > maxDepth) return path || '(body)';
     for (const [key, child] of Object.entries(value)) {
       if (isJsonContainer(child)) {
-        stack.push({ value: child, depth: depth + 1, path: Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key });
+        stack.push({
+          value: child,
+          depth: depth + 1,
+          path: Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key,
+        });
       }
     }
   }

@@ -41,8 +41,18 @@ interface StoreState {
   ttl: number;
 }
 interface CounterStore {
-  incr(key: string, callback: (error: Error | null, state: StoreState | null) => void, windowMs: number, max: number): void;
-  read(key: string, callback: (error: Error | null, state: StoreState | null) => void, windowMs: number, max: number): void;
+  incr(
+    key: string,
+    callback: (error: Error | null, state: StoreState | null) => void,
+    windowMs: number,
+    max: number,
+  ): void;
+  read(
+    key: string,
+    callback: (error: Error | null, state: StoreState | null) => void,
+    windowMs: number,
+    max: number,
+  ): void;
 }
 
 export interface AttemptCounter {
@@ -58,13 +68,23 @@ export interface AttemptCounter {
  * the same Redis counters as the HTTP limits when REDIS_URL is set, else this process's. An
  * unreachable Redis counts nothing rather than refusing everyone, as skipOnError does for HTTP.
  */
-export function createAttemptCounter(options: { redis: Redis | null; namespace: string; max: number; windowMs: number }): AttemptCounter {
+export function createAttemptCounter(options: {
+  redis: Redis | null;
+  namespace: string;
+  max: number;
+  windowMs: number;
+}): AttemptCounter {
   const store = (options.redis
     ? new RedisStore(false, false, options.redis, `${options.namespace}rl:`)
     : new LocalStore(false, false, 10_000)) as unknown as CounterStore;
   const call = (method: 'incr' | 'read', key: string) =>
     new Promise<StoreState>((resolve) =>
-      store[method](key, (error, state) => resolve(error || !state ? { current: 0, ttl: 0 } : state), options.windowMs, options.max),
+      store[method](
+        key,
+        (error, state) => resolve(error || !state ? { current: 0, ttl: 0 } : state),
+        options.windowMs,
+        options.max,
+      ),
     );
   return { read: (key) => call('read', key), hit: (key) => call('incr', key), max: options.max };
 }
@@ -98,7 +118,8 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions):
   // (seconds) at which the window resets.
   app.addHook('onSend', async (_request, reply) => {
     const secondsLeft = reply.getHeader('x-ratelimit-reset');
-    if (secondsLeft !== undefined) reply.header('x-ratelimit-reset', String(Math.ceil(Date.now() / 1000) + Number(secondsLeft)));
+    if (secondsLeft !== undefined)
+      reply.header('x-ratelimit-reset', String(Math.ceil(Date.now() / 1000) + Number(secondsLeft)));
   });
 }
 

@@ -49,7 +49,9 @@ function coalescedWake(owner: object, queue: QueueName, notify: () => Promise<un
 }
 
 function wakeWorkers(sequelize: Sequelize, queue: QueueName): void {
-  coalescedWake(sequelize, queue, () => sequelize.query('SELECT pg_notify(:channel, :queue)', { replacements: { channel: queueChannel(queue), queue } }));
+  coalescedWake(sequelize, queue, () =>
+    sequelize.query('SELECT pg_notify(:channel, :queue)', { replacements: { channel: queueChannel(queue), queue } }),
+  );
 }
 
 /** wakeQueue for plain-pg callers (the accept path), after their statement committed. */
@@ -70,7 +72,11 @@ function wakeWorkersAfterCommit(sequelize: Sequelize, queue: QueueName, transact
  * Adds a job and, when it is due now, wakes the queue's workers (after the caller's transaction
  * commits). With a `key` that already waits in the queue, the existing job is kept and its id returned.
  */
-export async function enqueueJob(sequelize: Sequelize, options: EnqueueJobOptions, transaction?: Transaction): Promise<string> {
+export async function enqueueJob(
+  sequelize: Sequelize,
+  options: EnqueueJobOptions,
+  transaction?: Transaction,
+): Promise<string> {
   const replacements = {
     queue: options.queue,
     tenantId: options.tenantId ?? null,
@@ -79,8 +85,9 @@ export async function enqueueJob(sequelize: Sequelize, options: EnqueueJobOption
     maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     key: options.key ?? null,
   };
-  const statement = () => sequelize.query<{ id: string; inserted: boolean }>(
-    `WITH inserted AS (
+  const statement = () =>
+    sequelize.query<{ id: string; inserted: boolean }>(
+      `WITH inserted AS (
        INSERT INTO jobs (queue, tenant_id, payload, run_at, max_attempts, key)
        VALUES (:queue, :tenantId, CAST(:payload AS jsonb), COALESCE(CAST(:runAt AS timestamptz), now()), :maxAttempts, :key)
        ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
@@ -90,13 +97,14 @@ export async function enqueueJob(sequelize: Sequelize, options: EnqueueJobOption
      UNION ALL
      SELECT id::text, false FROM jobs
       WHERE queue = :queue AND key = :key AND NOT EXISTS (SELECT 1 FROM inserted)`,
-    { replacements, type: QueryTypes.SELECT, transaction },
-  );
+      { replacements, type: QueryTypes.SELECT, transaction },
+    );
   // A same-key job committed by another transaction while ours waited on the unique index is not
   // in this statement's snapshot; the next statement sees it.
   let rows = await statement();
   if (!rows[0] && options.key && !transaction) rows = await statement();
-  if (!rows[0]) throw new Error(`enqueueJob: job with key ${options.key} in ${options.queue} vanished while enqueueing`);
+  if (!rows[0])
+    throw new Error(`enqueueJob: job with key ${options.key} in ${options.queue} vanished while enqueueing`);
   const due = !options.runAt || options.runAt.getTime() <= Date.now();
   if (rows[0].inserted && due) wakeQueue(sequelize, options.queue, transaction);
   return rows[0].id;
@@ -115,7 +123,12 @@ export function wakeQueue(sequelize: Sequelize, queue: QueueName, transaction?: 
  * Cancels the waiting job with this key (a scheduled send that was cancelled). Answers false when
  * there is none, or when a worker has already taken it (it can no longer be stopped).
  */
-export async function removeJob(sequelize: Sequelize, queue: QueueName, key: string, transaction?: Transaction): Promise<boolean> {
+export async function removeJob(
+  sequelize: Sequelize,
+  queue: QueueName,
+  key: string,
+  transaction?: Transaction,
+): Promise<boolean> {
   const rows = await sequelize.query(
     `DELETE FROM jobs WHERE queue = :queue AND key = :key AND locked_until IS NULL RETURNING id`,
     { replacements: { queue, key }, type: QueryTypes.SELECT, transaction },

@@ -6,11 +6,17 @@ const MOVE_TO_FAILED = `INSERT INTO failed_jobs (id, queue, tenant_id, payload, 
        SELECT id, queue, tenant_id, payload, key, attempts, max_attempts, last_error, created_at FROM gone`;
 
 /** The job is done: it leaves the table. False when the lease was lost meanwhile. */
-export async function completeJob(sequelize: Sequelize, id: string, workerId: string, transaction?: Transaction): Promise<boolean> {
-  const rows = await sequelize.query(
-    `DELETE FROM jobs WHERE id = :id AND locked_by = :workerId RETURNING id`,
-    { replacements: { id, workerId }, type: QueryTypes.SELECT, transaction },
-  );
+export async function completeJob(
+  sequelize: Sequelize,
+  id: string,
+  workerId: string,
+  transaction?: Transaction,
+): Promise<boolean> {
+  const rows = await sequelize.query(`DELETE FROM jobs WHERE id = :id AND locked_by = :workerId RETURNING id`, {
+    replacements: { id, workerId },
+    type: QueryTypes.SELECT,
+    transaction,
+  });
   return rows.length > 0;
 }
 
@@ -45,13 +51,23 @@ export async function retryJob(
         RETURNING id
      )
      SELECT 'failed' AS result FROM moved UNION ALL SELECT 'retried' FROM retried`,
-    { replacements: { id, workerId, delayMs: Math.max(0, Math.round(delayMs)), error: truncate(error) }, type: QueryTypes.SELECT, transaction },
+    {
+      replacements: { id, workerId, delayMs: Math.max(0, Math.round(delayMs)), error: truncate(error) },
+      type: QueryTypes.SELECT,
+      transaction,
+    },
   );
   return rows[0]?.result ?? 'lease-lost';
 }
 
 /** Gives up on the job now: it moves to failed_jobs with the error. False when the lease was lost. */
-export async function failJob(sequelize: Sequelize, id: string, workerId: string, error: string, transaction?: Transaction): Promise<boolean> {
+export async function failJob(
+  sequelize: Sequelize,
+  id: string,
+  workerId: string,
+  error: string,
+  transaction?: Transaction,
+): Promise<boolean> {
   const rows = await sequelize.query(
     `WITH gone AS (
        DELETE FROM jobs WHERE id = :id AND locked_by = :workerId

@@ -52,7 +52,9 @@ const UUID = `'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9
 
 // Leases due send jobs and, in the same statement, marks their logs SENDING (one attempt more).
 // A job whose log is gone or already settled (SENT, FAILED, cancelled …) comes back without one.
-const CLAIM_SENDS = declare('drain_claim_sends', `
+const CLAIM_SENDS = declare(
+  'drain_claim_sends',
+  `
   WITH claimed AS (
     UPDATE jobs
        SET locked_by = $1, locked_until = now() + $2 * interval '1 millisecond'
@@ -73,14 +75,18 @@ const CLAIM_SENDS = declare('drain_claim_sends', `
   )
   SELECT c.id::text AS job_id, c.attempts AS job_attempts, c.max_attempts AS job_max_attempts, c.email_id::text AS job_email_id, m.*
     FROM claimed c LEFT JOIN marked m ON m.id = c.email_id::text
-   ORDER BY c.run_at, c.id`);
+   ORDER BY c.run_at, c.id`,
+);
 
 // The same marking for one log, without a job (a send delivered in its request, ?sync=true, and the
 // single-job handler the tests drive).
-const MARK_SENDING = declare('drain_mark_sending', `
+const MARK_SENDING = declare(
+  'drain_mark_sending',
+  `
   UPDATE email_logs l SET status = 'SENDING', attempts = l.attempts + 1, updated_at = now()
    WHERE l.id = $1 AND l.status IN ('QUEUED', 'SENDING')
-  RETURNING ${LOG_COLUMNS}`);
+  RETURNING ${LOG_COLUMNS}`,
+);
 
 export interface ClaimedSend {
   jobId: string;
@@ -95,10 +101,9 @@ export interface ClaimedSend {
 
 /** Leases up to `limit` due send jobs to `workerId` for `leaseMs`, with their logs marked SENDING. */
 export async function claimSends(sql: Sql, workerId: string, limit: number, leaseMs: number): Promise<ClaimedSend[]> {
-  const rows = await sql.rows<RawSendLog & { job_id: string; job_attempts: number; job_max_attempts: number; job_email_id: string | null }>(
-    CLAIM_SENDS,
-    [workerId, leaseMs, limit],
-  );
+  const rows = await sql.rows<
+    RawSendLog & { job_id: string; job_attempts: number; job_max_attempts: number; job_email_id: string | null }
+  >(CLAIM_SENDS, [workerId, leaseMs, limit]);
   return rows.map((row) => ({
     jobId: row.job_id,
     attempts: row.job_attempts,
@@ -108,10 +113,13 @@ export async function claimSends(sql: Sql, workerId: string, limit: number, leas
   }));
 }
 
-const EXTEND_LEASES = declare('drain_extend_leases', `
+const EXTEND_LEASES = declare(
+  'drain_extend_leases',
+  `
   UPDATE jobs SET locked_until = now() + $3 * interval '1 millisecond'
    WHERE id = ANY($1::bigint[]) AND locked_by = $2
-  RETURNING id::text AS id`);
+  RETURNING id::text AS id`,
+);
 
 /** Pushes the lease of the send jobs this worker still holds; answers the ids it still holds. */
 export async function extendSendLeases(sql: Sql, ids: string[], workerId: string, leaseMs: number): Promise<string[]> {
@@ -186,7 +194,9 @@ export interface RecordedOutcomes {
 }
 
 // $1–$5 are fanOutEventsSql's parallel arrays (the fan-out of the events is that statement, as a CTE).
-const RECORD_OUTCOMES = declare('drain_record_outcomes', `
+const RECORD_OUTCOMES = declare(
+  'drain_record_outcomes',
+  `
   WITH logs AS (
     UPDATE email_logs l
        SET status = o.status, error = o.error,
@@ -240,7 +250,8 @@ const RECORD_OUTCOMES = declare('drain_record_outcomes', `
   SELECT (SELECT count(*) FROM done)::int + (SELECT count(*) FROM moved)::int + (SELECT count(*) FROM retried)::int AS settled,
          (SELECT count(*) FROM moved)::int AS failed,
          (SELECT count(*) FROM deliveries)::int AS webhook_deliveries,
-         (SELECT count(*) FROM logs)::int + (SELECT count(*) FROM timeline)::int + (SELECT count(*) FROM recorded)::int AS written`);
+         (SELECT count(*) FROM logs)::int + (SELECT count(*) FROM timeline)::int + (SELECT count(*) FROM recorded)::int AS written`,
+);
 
 /** Errors are kept for a human to read; a stack trace of megabytes helps nobody. */
 function truncate(error: string): string {
@@ -252,38 +263,47 @@ function truncate(error: string): string {
  * events with their webhook fan-out, and the jobs (deleted, retried or moved to failed_jobs — only
  * those `workerId` still holds).
  */
-export async function recordSendOutcomes(sql: Sql, workerId: string, outcomes: SendOutcomes, runner?: SqlRunner): Promise<RecordedOutcomes> {
+export async function recordSendOutcomes(
+  sql: Sql,
+  workerId: string,
+  outcomes: SendOutcomes,
+  runner?: SqlRunner,
+): Promise<RecordedOutcomes> {
   const { logs, timeline, events } = outcomes;
-  const [row] = await sql.rows<{ settled: number; failed: number; webhook_deliveries: number }>(RECORD_OUTCOMES, [
-    events.map((e) => e.id),
-    events.map((e) => e.tenantId),
-    events.map((e) => e.type),
-    events.map((e) => e.payload),
-    events.map((e) => e.maxAttempts),
-    events.map((e) => e.emailId),
-    events.map((e) => JSON.stringify(e.data)),
-    events.map((e) => e.createdAt),
-    workerId,
-    logs.map((l) => l.emailId),
-    logs.map((l) => l.status),
-    logs.map((l) => l.error),
-    logs.map((l) => l.smtpResponse),
-    logs.map((l) => l.captured),
-    logs.map((l) => l.sentHeaders),
-    logs.map((l) => l.subject),
-    logs.map((l) => l.html),
-    logs.map((l) => l.text),
-    timeline.map((t) => t.tenantId),
-    timeline.map((t) => t.emailId),
-    timeline.map((t) => t.type),
-    timeline.map((t) => JSON.stringify(t.data)),
-    outcomes.done,
-    outcomes.retry.map((r) => r.id),
-    outcomes.retry.map((r) => Math.max(0, Math.round(r.delayMs))),
-    outcomes.retry.map((r) => truncate(r.error)),
-    outcomes.fail.map((f) => f.id),
-    outcomes.fail.map((f) => truncate(f.error)),
-    logs.map((l) => l.createdAt),
-  ], runner);
+  const [row] = await sql.rows<{ settled: number; failed: number; webhook_deliveries: number }>(
+    RECORD_OUTCOMES,
+    [
+      events.map((e) => e.id),
+      events.map((e) => e.tenantId),
+      events.map((e) => e.type),
+      events.map((e) => e.payload),
+      events.map((e) => e.maxAttempts),
+      events.map((e) => e.emailId),
+      events.map((e) => JSON.stringify(e.data)),
+      events.map((e) => e.createdAt),
+      workerId,
+      logs.map((l) => l.emailId),
+      logs.map((l) => l.status),
+      logs.map((l) => l.error),
+      logs.map((l) => l.smtpResponse),
+      logs.map((l) => l.captured),
+      logs.map((l) => l.sentHeaders),
+      logs.map((l) => l.subject),
+      logs.map((l) => l.html),
+      logs.map((l) => l.text),
+      timeline.map((t) => t.tenantId),
+      timeline.map((t) => t.emailId),
+      timeline.map((t) => t.type),
+      timeline.map((t) => JSON.stringify(t.data)),
+      outcomes.done,
+      outcomes.retry.map((r) => r.id),
+      outcomes.retry.map((r) => Math.max(0, Math.round(r.delayMs))),
+      outcomes.retry.map((r) => truncate(r.error)),
+      outcomes.fail.map((f) => f.id),
+      outcomes.fail.map((f) => truncate(f.error)),
+      logs.map((l) => l.createdAt),
+    ],
+    runner,
+  );
   return { settled: row.settled, failed: row.failed, webhookDeliveries: row.webhook_deliveries };
 }

@@ -13,7 +13,11 @@ interface RawStats {
 }
 
 /** Every known queue (zeros when idle) plus any other queue that has rows. */
-export async function queueStats(sequelize: Sequelize, stuckAfterMs: number, transaction?: Transaction): Promise<Record<string, QueueStats>> {
+export async function queueStats(
+  sequelize: Sequelize,
+  stuckAfterMs: number,
+  transaction?: Transaction,
+): Promise<Record<string, QueueStats>> {
   const rows = await sequelize.query<RawStats>(
     `WITH live AS (
        SELECT queue,

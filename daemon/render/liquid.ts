@@ -44,7 +44,11 @@ function problem(part: TemplatePart, error: unknown, phase: 'parse' | 'render'):
   const raw = error instanceof Error ? error.message : String(error);
   const message = raw.split('\n')[0].slice(0, 300);
   const verb = phase === 'parse' ? 'is not valid Liquid' : 'could not be rendered';
-  const code = /limit exceeded/i.test(message) ? 'TEMPLATE_LIMIT_EXCEEDED' : phase === 'parse' ? 'TEMPLATE_INVALID' : 'TEMPLATE_RENDER_FAILED';
+  const code = /limit exceeded/i.test(message)
+    ? 'TEMPLATE_LIMIT_EXCEEDED'
+    : phase === 'parse'
+      ? 'TEMPLATE_INVALID'
+      : 'TEMPLATE_RENDER_FAILED';
   return new UnprocessableError(`The template's ${PART_NAMES[part]} ${verb}: ${message}.`, code);
 }
 

@@ -15,7 +15,8 @@ import { closeMailResources, createMailResources, type MailResources } from '../
  * What the edge is given; it makes its own cache of keys and tenant state, and its own mail resources
  * (with the API's DKIM key cache when given one: both in one process).
  */
-export type SmtpEdgeDeps = Omit<SmtpDeps, 'tenantState' | keyof MailResources> & Partial<Pick<MailResources, 'dkimSigning'>>;
+export type SmtpEdgeDeps = Omit<SmtpDeps, 'tenantState' | keyof MailResources> &
+  Partial<Pick<MailResources, 'dkimSigning'>>;
 
 export interface SmtpListener {
   name: 'submission' | 'submission-tls' | 'inbound';
@@ -53,13 +54,19 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
   const wanted = [
     { name: 'submission' as const, port: config.smtpSubmissionPort, implicitTls: false },
     { name: 'submission-tls' as const, port: config.smtpSubmissionTlsPort, implicitTls: true },
-  ].filter((entry): entry is { name: 'submission' | 'submission-tls'; port: number; implicitTls: boolean } => entry.port !== null);
+  ].filter(
+    (entry): entry is { name: 'submission' | 'submission-tls'; port: number; implicitTls: boolean } =>
+      entry.port !== null,
+  );
   const inbound = config.smtpInboundPort > 0;
   if (wanted.length === 0 && !inbound) return { listeners: [], close: async () => {} };
 
   const tls = loadSmtpTls(config);
   if (tls.generatedAt) {
-    log.warn({ dir: tls.generatedAt, host: config.smtpSubmissionHost }, 'generated a self-signed certificate for SMTP TLS: set SMTP_SUBMISSION_TLS_CERT and SMTP_SUBMISSION_TLS_KEY to serve a real one');
+    log.warn(
+      { dir: tls.generatedAt, host: config.smtpSubmissionHost },
+      'generated a self-signed certificate for SMTP TLS: set SMTP_SUBMISSION_TLS_CERT and SMTP_SUBMISSION_TLS_KEY to serve a real one',
+    );
   }
   // Keys and tenant state cached as the API caches them, invalidated by the same NOTIFY channel.
   const tenantState = await createTenantStateCache({
@@ -75,7 +82,13 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
   // A configured pair is re-read on SIGHUP (certbot renews in place), as the API's is; open
   // connections finish on the old one.
   const stopReload = config.smtpSubmissionTlsCertFile
-    ? onHangupReload('SMTP TLS certificate', () => readConfiguredSmtpTls(config), (pair) => servers.forEach((server) => server.updateSecureContext(pair)), log, config.smtpSubmissionTlsCertFile)
+    ? onHangupReload(
+        'SMTP TLS certificate',
+        () => readConfiguredSmtpTls(config),
+        (pair) => servers.forEach((server) => server.updateSecureContext(pair)),
+        log,
+        config.smtpSubmissionTlsCertFile,
+      )
     : () => {};
   const close = async () => {
     stopReload();
@@ -91,7 +104,14 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
       const port = await listen(server, entry.port, config.smtpSubmissionHost);
       listeners.push({ name: entry.name, host: config.smtpSubmissionHost, port });
       log.info(
-        { listener: entry.name, host: config.smtpSubmissionHost, port, tls: entry.implicitTls ? 'implicit' : 'STARTTLS', cert: tls.certFile, plaintextAuth: insecureAuthAllowed(config) },
+        {
+          listener: entry.name,
+          host: config.smtpSubmissionHost,
+          port,
+          tls: entry.implicitTls ? 'implicit' : 'STARTTLS',
+          cert: tls.certFile,
+          plaintextAuth: insecureAuthAllowed(config),
+        },
         `SMTP ${entry.name} listening on ${config.smtpSubmissionHost}:${port}`,
       );
     }
@@ -101,7 +121,10 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
       servers.push(server);
       const port = await listen(server, config.smtpInboundPort, config.smtpInboundHost);
       listeners.push({ name: 'inbound', host: config.smtpInboundHost, port });
-      log.info({ listener: 'inbound', host: config.smtpInboundHost, port, tls: 'STARTTLS' }, `inbound SMTP listening on ${config.smtpInboundHost}:${port}`);
+      log.info(
+        { listener: 'inbound', host: config.smtpInboundHost, port, tls: 'STARTTLS' },
+        `inbound SMTP listening on ${config.smtpInboundHost}:${port}`,
+      );
     }
   } catch (error) {
     await close();

@@ -29,7 +29,10 @@ function smtpError(message: string, responseCode: number): Error & { responseCod
   return Object.assign(new Error(message), { responseCode });
 }
 
-export function createInboundServer(deps: InboundServerDeps, options: { tls?: { key: string | Buffer; cert: string | Buffer } } = {}): SMTPServer {
+export function createInboundServer(
+  deps: InboundServerDeps,
+  options: { tls?: { key: string | Buffer; cert: string | Buffer } } = {},
+): SMTPServer {
   const { sequelize } = deps.db;
   const server: SMTPServer = new SMTPServer({
     name: new URL(deps.config.publicUrl).hostname || undefined,
@@ -50,16 +53,24 @@ export function createInboundServer(deps: InboundServerDeps, options: { tls?: { 
     onRcptTo(address: SMTPServerAddress, session: InboundSession, callback) {
       const recipients = (session.recipients ??= []);
       if (recipients.length >= MAX_RECIPIENTS) return callback(smtpError('Too many recipients for this service.', 452));
-      classifyRecipient(sequelize, deps.config, address.address).then((recipient) => {
-        if (!recipient) {
-          return callback(smtpError(`<${address.address}>: this server receives only bounces, complaints, unsubscribes and DMARC reports for its own addresses; no such mailbox here.`, 550));
-        }
-        recipients.push(recipient);
-        callback();
-      }, (error: Error) => {
-        deps.log.warn({ err: error.message }, 'inbound RCPT lookup failed');
-        callback(smtpError('Temporary failure looking up the recipient, try again later.', 451));
-      });
+      classifyRecipient(sequelize, deps.config, address.address).then(
+        (recipient) => {
+          if (!recipient) {
+            return callback(
+              smtpError(
+                `<${address.address}>: this server receives only bounces, complaints, unsubscribes and DMARC reports for its own addresses; no such mailbox here.`,
+                550,
+              ),
+            );
+          }
+          recipients.push(recipient);
+          callback();
+        },
+        (error: Error) => {
+          deps.log.warn({ err: error.message }, 'inbound RCPT lookup failed');
+          callback(smtpError('Temporary failure looking up the recipient, try again later.', 451));
+        },
+      );
     },
 
     onData(stream, session: InboundSession, callback) {
@@ -73,19 +84,27 @@ export function createInboundServer(deps: InboundServerDeps, options: { tls?: { 
       stream.on('end', () => {
         // smtp-server keeps reading past SIZE to finish the transaction and only flags it.
         if (bytes > INBOUND_MAX_MESSAGE_BYTES || (stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) {
-          return callback(smtpError(`Message exceeds the ${INBOUND_MAX_MESSAGE_BYTES} bytes this server accepts.`, 552));
+          return callback(
+            smtpError(`Message exceeds the ${INBOUND_MAX_MESSAGE_BYTES} bytes this server accepts.`, 552),
+          );
         }
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
         handleInboundMessage(
           { sequelize, linkSigningKey: deps.secrets.linkSigningKey, log: deps.log },
           { mailFrom, recipients: session.recipients ?? [], raw: Buffer.concat(chunks) },
-        ).then((outcome) => {
-          deps.log.info({ from: mailFrom, to: session.envelope.rcptTo.map((r) => r.address), ...outcome }, 'inbound mail received');
-          callback(null, `Accepted: ${outcome.handled}${outcome.count ? ` (${outcome.count})` : ''}`);
-        }, (error: Error) => {
-          deps.log.warn({ err: error.message }, 'inbound mail could not be recorded');
-          callback(smtpError('Temporary failure recording the message, try again later.', 451));
-        });
+        ).then(
+          (outcome) => {
+            deps.log.info(
+              { from: mailFrom, to: session.envelope.rcptTo.map((r) => r.address), ...outcome },
+              'inbound mail received',
+            );
+            callback(null, `Accepted: ${outcome.handled}${outcome.count ? ` (${outcome.count})` : ''}`);
+          },
+          (error: Error) => {
+            deps.log.warn({ err: error.message }, 'inbound mail could not be recorded');
+            callback(smtpError('Temporary failure recording the message, try again later.', 451));
+          },
+        );
       });
       stream.on('error', (error: Error) => callback(error));
     },
@@ -95,7 +114,10 @@ export function createInboundServer(deps: InboundServerDeps, options: { tls?: { 
 }
 
 /** Starts the listener when SMTP_INBOUND_PORT is set; resolves to a stop function (a no-op when off). */
-export async function startInboundServer(deps: InboundServerDeps, options: { tls?: { key: string | Buffer; cert: string | Buffer } } = {}): Promise<{ port: number; stop(): Promise<void> } | null> {
+export async function startInboundServer(
+  deps: InboundServerDeps,
+  options: { tls?: { key: string | Buffer; cert: string | Buffer } } = {},
+): Promise<{ port: number; stop(): Promise<void> } | null> {
   if (deps.config.smtpInboundPort === 0) return null;
   const server = createInboundServer(deps, options);
   await new Promise<void>((resolve, reject) => {

@@ -6,7 +6,12 @@
 // also a RCPT TO, and every RCPT TO that the To/Cc headers do not name is a Bcc.
 import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail } from 'mailparser';
 import { ApiError } from '../errors.ts';
-import { isAllowedCustomHeader, normalizeSend, type NormalizedSend, type SendInput } from '../modules/emails/validate.ts';
+import {
+  isAllowedCustomHeader,
+  normalizeSend,
+  type NormalizedSend,
+  type SendInput,
+} from '../modules/emails/validate.ts';
 
 export interface Submission {
   send: NormalizedSend;
@@ -25,10 +30,14 @@ function mailboxes(field: AddressObject | AddressObject[] | undefined): EmailAdd
   return objects.flatMap((object) => object.value).flatMap((entry) => (entry.group ? entry.group : [entry]));
 }
 
-const formatted = (entry: EmailAddress) => (entry.name ? `"${entry.name.replace(/(["\\])/g, '\\$1')}" <${entry.address}>` : entry.address ?? '');
+const formatted = (entry: EmailAddress) =>
+  entry.name ? `"${entry.name.replace(/(["\\])/g, '\\$1')}" <${entry.address}>` : (entry.address ?? '');
 
 function headerValue(line: string): string {
-  return line.slice(line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+  return line
+    .slice(line.indexOf(':') + 1)
+    .replace(/\r?\n[ \t]+/g, ' ')
+    .trim();
 }
 
 /** The message's own headers the send API would accept too (X-*, List-Id, References …); others are the service's to set. */
@@ -71,9 +80,17 @@ export function submissionOf(parsed: ParsedMail, envelope: { mailFrom: string | 
   return { send: normalizeSend(input), idempotencyKey };
 }
 
-export async function parseSubmission(raw: Buffer, envelope: { mailFrom: string | null; rcptTo: string[] }): Promise<Submission> {
+export async function parseSubmission(
+  raw: Buffer,
+  envelope: { mailFrom: string | null; rcptTo: string[] },
+): Promise<Submission> {
   // skipHtmlToText: an HTML-only message stays HTML-only (the pipeline derives no text part either).
-  const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
+  const parsed = await simpleParser(raw, {
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipTextLinks: true,
+    skipImageLinks: true,
+  });
   return submissionOf(parsed, envelope);
 }
 
@@ -85,7 +102,8 @@ const MAX_REPLY_CHARS = 450;
  * retries; what the message or the tenant must change first is 5xx.
  */
 export function smtpReplyOf(error: unknown): SmtpReply {
-  if (!(error instanceof ApiError)) return { code: 451, message: 'Local error while accepting the message: try again shortly.' };
+  if (!(error instanceof ApiError))
+    return { code: 451, message: 'Local error while accepting the message: try again shortly.' };
   const details = error.details?.length ? ` (${error.details.map((d) => `${d.field} ${d.message}`).join('; ')})` : '';
   const message = `${error.message}${details}`.slice(0, MAX_REPLY_CHARS);
   const code = (() => {

@@ -8,7 +8,12 @@
 // per API key on this node, and failed AUTHs counted per client address in the sign-in limit's
 // numbers (AUTH_RATE_LIMIT_MAX per AUTH_RATE_LIMIT_WINDOW_MS) in the rate-limit store.
 import { isIP } from 'node:net';
-import { SMTPServer, type SMTPServerAuthentication, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import {
+  SMTPServer,
+  type SMTPServerAuthentication,
+  type SMTPServerDataStream,
+  type SMTPServerSession,
+} from 'smtp-server';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
@@ -40,7 +45,8 @@ export interface SmtpDeps extends MailResources {
 }
 
 const SEND_SCOPE = 'email:send';
-const AUTH_REQUIRED = 'Authentication required: STARTTLS, then AUTH PLAIN or LOGIN with an API key (email:send) as the password; any username, e.g. svc.';
+const AUTH_REQUIRED =
+  'Authentication required: STARTTLS, then AUTH PLAIN or LOGIN with an API key (email:send) as the password; any username, e.g. svc.';
 
 /** Who signed in on a connection (smtp-server keeps it as session.user). */
 interface SubmissionUser {
@@ -86,22 +92,38 @@ export function insecureAuthAllowed(config: Pick<Config, 'nodeEnv' | 'smtpSubmis
 const userOf = (session: SMTPServerSession) => session.user as SubmissionUser | undefined;
 
 /** The refusal of a credential, or null with the key when it may send. */
-async function checkKey(cache: TenantStateCache, token: string): Promise<{ key: ResolvedApiKey } | { refusal: string; counts: boolean }> {
+async function checkKey(
+  cache: TenantStateCache,
+  token: string,
+): Promise<{ key: ResolvedApiKey } | { refusal: string; counts: boolean }> {
   const key = looksLikeApiKey(token) ? await resolveApiKey(cache, token) : null;
   if (!key) {
-    return { refusal: 'The password must be an API key (svc_live_… or svc_test_…) that is valid and not revoked; the username can be anything, e.g. svc.', counts: true };
+    return {
+      refusal:
+        'The password must be an API key (svc_live_… or svc_test_…) that is valid and not revoked; the username can be anything, e.g. svc.',
+      counts: true,
+    };
   }
-  if (!key.scopes.includes(SEND_SCOPE)) return { refusal: `This API key lacks the "${SEND_SCOPE}" scope.`, counts: true };
+  if (!key.scopes.includes(SEND_SCOPE))
+    return { refusal: `This API key lacks the "${SEND_SCOPE}" scope.`, counts: true };
   if (key.tenantStatus === 'blocked') return { refusal: BLOCKED_MESSAGE, counts: false };
   return { key };
 }
 
-async function authenticate(deps: SmtpDeps, state: SubmissionState, auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<SubmissionUser> {
+async function authenticate(
+  deps: SmtpDeps,
+  state: SubmissionState,
+  auth: SMTPServerAuthentication,
+  session: SMTPServerSession,
+): Promise<SubmissionUser> {
   const throttleKey = `smtp-auth:${session.remoteAddress}`;
   const before = await state.failedAuth.read(throttleKey);
   if (before.current >= state.failedAuth.max) {
     const seconds = Math.max(1, Math.ceil(before.ttl / 1000));
-    throw smtpError({ code: 454, message: `Too many failed sign-ins from ${session.remoteAddress}: the limit is ${state.failedAuth.max}; try again in ${seconds} s.` });
+    throw smtpError({
+      code: 454,
+      message: `Too many failed sign-ins from ${session.remoteAddress}: the limit is ${state.failedAuth.max}; try again in ${seconds} s.`,
+    });
   }
   const token = auth.password ?? '';
   const checked = await checkKey(deps.tenantState, token);
@@ -112,7 +134,10 @@ async function authenticate(deps: SmtpDeps, state: SubmissionState, auth: SMTPSe
   const open = state.openByKey.get(checked.key.id) ?? 0;
   const limit = deps.config.smtpSubmissionMaxConnectionsPerKey;
   if (open >= limit) {
-    throw smtpError({ code: 454, message: `This API key already holds ${open} SMTP connections, the most allowed (SMTP_SUBMISSION_MAX_CONNECTIONS_PER_KEY = ${limit}): close one or send more messages per connection.` });
+    throw smtpError({
+      code: 454,
+      message: `This API key already holds ${open} SMTP connections, the most allowed (SMTP_SUBMISSION_MAX_CONNECTIONS_PER_KEY = ${limit}): close one or send more messages per connection.`,
+    });
   }
   state.openByKey.set(checked.key.id, open + 1);
   state.keyOfSession.set(session.id, checked.key.id);
@@ -143,9 +168,18 @@ async function accept(deps: SmtpDeps, session: SMTPServerSession, raw: Buffer): 
   // Revoking a key ends what its open connections may send, not only new sign-ins.
   const still = user ? await checkKey(deps.tenantState, user.token) : null;
   if (!user || !still || 'refusal' in still) {
-    throw smtpError({ code: 535, message: still && 'refusal' in still ? still.refusal : 'Authentication is required: AUTH PLAIN or LOGIN with an API key.' });
+    throw smtpError({
+      code: 535,
+      message:
+        still && 'refusal' in still
+          ? still.refusal
+          : 'Authentication is required: AUTH PLAIN or LOGIN with an API key.',
+    });
   }
-  const ctx: TenantContext = apiKeyTenantContext({ apiKeyId: still.key.id, tenantId: still.key.tenantId, environment: still.key.environment }, session.remoteAddress);
+  const ctx: TenantContext = apiKeyTenantContext(
+    { apiKeyId: still.key.id, tenantId: still.key.tenantId, environment: still.key.environment },
+    session.remoteAddress,
+  );
   const envelope = {
     mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
     rcptTo: session.envelope.rcptTo.map((recipient) => recipient.address),
@@ -159,13 +193,21 @@ async function accept(deps: SmtpDeps, session: SMTPServerSession, raw: Buffer): 
     return `Ok: queued as ${body.id}${skipped}`;
   } catch (error) {
     const reply = smtpReplyOf(error);
-    if (reply.code === 451) deps.log.error({ err: error instanceof Error ? error.message : String(error), tenantId: ctx.tenantId }, 'smtp submission failed');
+    if (reply.code === 451)
+      deps.log.error(
+        { err: error instanceof Error ? error.message : String(error), tenantId: ctx.tenantId },
+        'smtp submission failed',
+      );
     throw smtpError(reply);
   }
 }
 
 /** A submission server (not listening yet): STARTTLS on a plain port, or implicit TLS. */
-export function createSubmissionServer(deps: SmtpDeps, state: SubmissionState, options: { tls: TlsPair; implicitTls: boolean }): SMTPServer {
+export function createSubmissionServer(
+  deps: SmtpDeps,
+  state: SubmissionState,
+  options: { tls: TlsPair; implicitTls: boolean },
+): SMTPServer {
   // RFC 4954 §4: no plaintext password mechanism before TLS. AUTH is not even advertised then, so a
   // well-behaved client never puts the key on the wire in the clear (smtp-server would advertise it
   // and refuse it only after the client sent it).
@@ -205,7 +247,12 @@ export function createSubmissionServer(deps: SmtpDeps, state: SubmissionState, o
     },
     onRcptTo(_address, session, callback) {
       if (session.envelope.rcptTo.length >= MAX_RECIPIENTS_PER_SEND) {
-        return callback(smtpError({ code: 452, message: `Too many recipients: at most ${MAX_RECIPIENTS_PER_SEND} per message; send the rest in another message.` }));
+        return callback(
+          smtpError({
+            code: 452,
+            message: `Too many recipients: at most ${MAX_RECIPIENTS_PER_SEND} per message; send the rest in another message.`,
+          }),
+        );
       }
       callback();
     },
@@ -214,7 +261,10 @@ export function createSubmissionServer(deps: SmtpDeps, state: SubmissionState, o
         (raw) => {
           // smtp-server answers 552 itself (rejectOversized); nothing of an oversized message is kept.
           if (stream.sizeExceeded) return callback(null);
-          accept(deps, session, raw).then((message) => callback(null, message), (error: Error) => callback(error));
+          accept(deps, session, raw).then(
+            (message) => callback(null, message),
+            (error: Error) => callback(error),
+          );
         },
         (error: Error) => callback(error),
       );

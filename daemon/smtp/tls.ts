@@ -91,7 +91,10 @@ export function selfSignedPair(host: string, now = new Date()): TlsPair {
   );
   const signature = sign('sha256', tbs, privateKey);
   const der = sequence(tbs, algorithm, tlv(0x03, Buffer.from([0]), signature));
-  const pem = `-----BEGIN CERTIFICATE-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+  const pem = `-----BEGIN CERTIFICATE-----\n${der
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END CERTIFICATE-----\n`;
   return { cert: Buffer.from(pem), key: Buffer.from(privateKey.export({ type: 'pkcs8', format: 'pem' })) };
 }
 
@@ -108,7 +111,10 @@ function reusable(certFile: string, keyFile: string, host: string): TlsPair | nu
   }
 }
 
-type TlsConfig = Pick<Config, 'dataDir' | 'smtpSubmissionHost' | 'smtpSubmissionTlsCertFile' | 'smtpSubmissionTlsKeyFile'>;
+type TlsConfig = Pick<
+  Config,
+  'dataDir' | 'smtpSubmissionHost' | 'smtpSubmissionTlsCertFile' | 'smtpSubmissionTlsKeyFile'
+>;
 
 /** The pair SMTP_SUBMISSION_TLS_CERT / _KEY name, or null when they are unset (read again on SIGHUP). */
 export function readConfiguredSmtpTls(config: TlsConfig): TlsPair | null {

@@ -6,11 +6,18 @@ export const PASSWORD_MIN_LENGTH = 10;
 /** scrypt reads the whole password; a cap keeps a megabyte "password" from being a cheap DoS. */
 export const PASSWORD_MAX_LENGTH = 1024;
 
-const Password = Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, description: `at least ${PASSWORD_MIN_LENGTH} characters` });
+const Password = Type.String({
+  minLength: PASSWORD_MIN_LENGTH,
+  maxLength: PASSWORD_MAX_LENGTH,
+  description: `at least ${PASSWORD_MIN_LENGTH} characters`,
+});
 /** What a sign-in attempt sends: no length rule, so an old short password still gets the usual 401. */
 const PresentedPassword = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH });
 const OpaqueToken = Type.String({ minLength: 16, maxLength: 200 });
-export const TotpCode = Type.String({ pattern: '^[0-9]{6}$', description: 'the 6-digit code of the authenticator app' });
+export const TotpCode = Type.String({
+  pattern: '^[0-9]{6}$',
+  description: 'the 6-digit code of the authenticator app',
+});
 
 export const RegistrationStatus = Type.Object({ open: Type.Boolean(), hasAdmins: Type.Boolean() });
 export type RegistrationStatus = Static<typeof RegistrationStatus>;
@@ -20,7 +27,13 @@ export const RegisterBody = Type.Object(
     email: EmailAddress,
     password: Password,
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    invitationToken: Type.Optional(Type.String({ minLength: 10, maxLength: 200, description: 'from an invitation mail: joins its tenant with its role (works while registration is closed)' })),
+    invitationToken: Type.Optional(
+      Type.String({
+        minLength: 10,
+        maxLength: 200,
+        description: 'from an invitation mail: joins its tenant with its role (works while registration is closed)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -36,7 +49,10 @@ export type AdminSummary = Static<typeof AdminSummary>;
 
 export const RegisterAnswer = Type.Object({ admin: AdminSummary });
 
-export const LoginBody = Type.Object({ email: EmailAddress, password: PresentedPassword }, { additionalProperties: false });
+export const LoginBody = Type.Object(
+  { email: EmailAddress, password: PresentedPassword },
+  { additionalProperties: false },
+);
 export type LoginBody = Static<typeof LoginBody>;
 
 export const TokenPair = Type.Object({
@@ -55,26 +71,38 @@ export type TwoFactorChallenge = Static<typeof TwoFactorChallenge>;
 export const LoginAnswer = Type.Union([TokenPair, TwoFactorChallenge]);
 export type LoginAnswer = Static<typeof LoginAnswer>;
 
-export const VerifyLoginBody = Type.Object({ challengeToken: OpaqueToken, code: TotpCode }, { additionalProperties: false });
+export const VerifyLoginBody = Type.Object(
+  { challengeToken: OpaqueToken, code: TotpCode },
+  { additionalProperties: false },
+);
 export const RefreshBody = Type.Object({ refreshToken: OpaqueToken }, { additionalProperties: false });
 
 export const ChangePasswordBody = Type.Object(
   {
     currentPassword: PresentedPassword,
     newPassword: Password,
-    refreshToken: Type.Optional(Type.String({ description: 'the session to keep; defaults to the session of the access token' })),
+    refreshToken: Type.Optional(
+      Type.String({ description: 'the session to keep; defaults to the session of the access token' }),
+    ),
   },
   { additionalProperties: false },
 );
 export type ChangePasswordBody = Static<typeof ChangePasswordBody>;
 
 export const EmailBody = Type.Object({ email: EmailAddress }, { additionalProperties: false });
-export const ResetPasswordBody = Type.Object({ token: OpaqueToken, newPassword: Password }, { additionalProperties: false });
+export const ResetPasswordBody = Type.Object(
+  { token: OpaqueToken, newPassword: Password },
+  { additionalProperties: false },
+);
 export const VerifyEmailBody = Type.Object({ token: OpaqueToken }, { additionalProperties: false });
 export const CodeBody = Type.Object({ code: TotpCode }, { additionalProperties: false });
 
 export const LocaleHeaders = Type.Object({
-  'accept-language': Type.String({ minLength: 1, maxLength: 200, description: 'language of the mail, e.g. "es" or "en-GB"' }),
+  'accept-language': Type.String({
+    minLength: 1,
+    maxLength: 200,
+    description: 'language of the mail, e.g. "es" or "en-GB"',
+  }),
 });
 
 export const TwoFactorSetup = Type.Object({

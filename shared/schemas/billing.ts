@@ -9,7 +9,9 @@ export const BillingPlan = Type.Object({
   name: Type.String(),
   monthlyEmailLimit: Type.Integer({ description: 'emails a month the plan allows' }),
   aiTokenGrant: Type.Integer({ description: 'AI tokens granted each paid month' }),
-  stripePriceId: Nullable(Type.String(), { description: 'Stripe price of the plan; null when it cannot be bought (free, or not configured)' }),
+  stripePriceId: Nullable(Type.String(), {
+    description: 'Stripe price of the plan; null when it cannot be bought (free, or not configured)',
+  }),
   active: Type.Boolean(),
 });
 export type BillingPlan = Static<typeof BillingPlan>;
@@ -40,13 +42,25 @@ export const PortalBody = Type.Object(
 );
 export type PortalBody = Static<typeof PortalBody>;
 
-export const RedirectUrl = Type.Object({ url: Type.String({ description: 'send the admin\'s browser here' }) });
+export const RedirectUrl = Type.Object({ url: Type.String({ description: "send the admin's browser here" }) });
 
-export const SUBSCRIPTION_STATUSES = ['none', 'incomplete', 'incomplete_expired', 'trialing', 'active', 'past_due', 'canceled', 'unpaid', 'paused'] as const;
+export const SUBSCRIPTION_STATUSES = [
+  'none',
+  'incomplete',
+  'incomplete_expired',
+  'trialing',
+  'active',
+  'past_due',
+  'canceled',
+  'unpaid',
+  'paused',
+] as const;
 
 export const Subscription = Type.Object({
   planSlug: Type.String(),
-  status: Type.String({ description: `one of ${SUBSCRIPTION_STATUSES.join(', ')}; none when the tenant never subscribed` }),
+  status: Type.String({
+    description: `one of ${SUBSCRIPTION_STATUSES.join(', ')}; none when the tenant never subscribed`,
+  }),
   currentPeriodStart: Nullable(Timestamp),
   currentPeriodEnd: Nullable(Timestamp),
   cancelAtPeriodEnd: Type.Boolean(),

@@ -1,5 +1,13 @@
 // Pieces every area's schemas are built from: ids, addresses, pages and the error body.
-import { Type, type SchemaOptions, type TLiteral, type TNull, type TSchema, type TUnion, type Static } from '@sinclair/typebox';
+import {
+  Type,
+  type SchemaOptions,
+  type TLiteral,
+  type TNull,
+  type TSchema,
+  type TUnion,
+  type Static,
+} from '@sinclair/typebox';
 
 /**
  * `schema` or null: one way to write every nullable field. A schema with one primitive `type` becomes
@@ -9,14 +17,22 @@ import { Type, type SchemaOptions, type TLiteral, type TNull, type TSchema, type
  */
 export function Nullable<T extends TSchema>(schema: T, options?: SchemaOptions): TUnion<[T, TNull]> {
   if (typeof schema.type === 'string' && schema.type !== 'object' && schema.type !== 'array') {
-    return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [schema.type, 'null'] }) as unknown as TUnion<[T, TNull]>;
+    return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [schema.type, 'null'] }) as unknown as TUnion<
+      [T, TNull]
+    >;
   }
   return Type.Union([schema, Type.Null()], options);
 }
 
 /** One of these strings, as a union of literals that keeps each literal's type (a plain .map() would widen it). */
-export function OneOf<const T extends readonly string[]>(values: T, options?: SchemaOptions): TUnion<{ -readonly [K in keyof T]: TLiteral<T[K] & string> }> {
-  return Type.Union(values.map((value) => Type.Literal(value)), options) as never;
+export function OneOf<const T extends readonly string[]>(
+  values: T,
+  options?: SchemaOptions,
+): TUnion<{ -readonly [K in keyof T]: TLiteral<T[K] & string> }> {
+  return Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as never;
 }
 
 export const Uuid = Type.String({ format: 'uuid', description: 'identifier (UUID)' });

@@ -7,12 +7,18 @@ export const MAX_BULK_CONTACTS = 1000;
 export const MAX_CONTACT_PAGE = 500;
 export const DEFAULT_CONTACT_PAGE = 50;
 
-export const TagName = Type.String({ pattern: CONTACT_TAG_PATTERN, maxLength: 50, description: 'lower-case letters, digits, _ and -; at most 50 characters' });
+export const TagName = Type.String({
+  pattern: CONTACT_TAG_PATTERN,
+  maxLength: 50,
+  description: 'lower-case letters, digits, _ and -; at most 50 characters',
+});
 /** BCP 47 language tag such as `en`, `es-ES` or `zh-Hant-TW`. */
 export const Locale = Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$', maxLength: 35 });
 const Name = Type.String({ maxLength: 200 });
 const ExternalId = Type.String({ minLength: 1, maxLength: 255 });
-const Attributes = Type.Record(Type.String(), Type.Unknown(), { description: 'free-form JSON attributes, available to templates' });
+const Attributes = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'free-form JSON attributes, available to templates',
+});
 const TagList = Type.Array(TagName, { maxItems: 100 });
 
 export const UpsertContactBody = Type.Object(
@@ -23,11 +29,16 @@ export const UpsertContactBody = Type.Object(
     lastName: Type.Optional(Name),
     locale: Type.Optional(Locale),
     optIn: Type.Optional(Type.Boolean()),
-    tags: Type.Optional(Type.Array(TagName, { maxItems: 100, description: 'replaces the contact\'s tags; unknown tags are created' })),
+    tags: Type.Optional(
+      Type.Array(TagName, { maxItems: 100, description: "replaces the contact's tags; unknown tags are created" }),
+    ),
     attributes: Type.Optional(Attributes),
     projectId: Type.Optional(Uuid),
   },
-  { additionalProperties: false, description: 'UpsertContactDto: matched by externalId, else by email. Omitted fields keep their value.' },
+  {
+    additionalProperties: false,
+    description: 'UpsertContactDto: matched by externalId, else by email. Omitted fields keep their value.',
+  },
 );
 export type UpsertContactBody = Static<typeof UpsertContactBody>;
 
@@ -43,7 +54,11 @@ export const PatchContactBody = Type.Object(
     attributes: Type.Optional(Attributes),
     projectId: Type.Optional(Nullable(Uuid)),
   },
-  { additionalProperties: false, minProperties: 1, description: 'PatchContactDto: only the fields sent change; null clears a field.' },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'PatchContactDto: only the fields sent change; null clears a field.',
+  },
 );
 export type PatchContactBody = Static<typeof PatchContactBody>;
 
@@ -69,8 +84,12 @@ export const ContactListQuery = Type.Object(
     limit: Type.Optional(PageLimit(MAX_CONTACT_PAGE, DEFAULT_CONTACT_PAGE)),
     locale: Type.Optional(Locale),
     optIn: Type.Optional(Type.Boolean()),
-    updatedSince: Type.Optional(Type.String({ format: 'date-time', description: 'only contacts changed at or after this time' })),
-    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'meta.nextCursor of the previous page; page is ignored when given' })),
+    updatedSince: Type.Optional(
+      Type.String({ format: 'date-time', description: 'only contacts changed at or after this time' }),
+    ),
+    cursor: Type.Optional(
+      Type.String({ maxLength: 200, description: 'meta.nextCursor of the previous page; page is ignored when given' }),
+    ),
     projectId: Type.Optional(Uuid),
     tag: Type.Optional(TagName),
   },
@@ -112,9 +131,15 @@ export const BulkUpsertContactsResult = Type.Object({
 export type BulkUpsertContactsResult = Static<typeof BulkUpsertContactsResult>;
 
 export const ContactRefParams = Type.Object({ idOrExternalId: Type.String({ minLength: 1, maxLength: 255 }) });
-export const ContactTagParams = Type.Object({ idOrExternalId: Type.String({ minLength: 1, maxLength: 255 }), tag: TagName });
+export const ContactTagParams = Type.Object({
+  idOrExternalId: Type.String({ minLength: 1, maxLength: 255 }),
+  tag: TagName,
+});
 
-export const AddTagsBody = Type.Object({ tags: Type.Array(TagName, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false, description: 'AddTagsDto' });
+export const AddTagsBody = Type.Object(
+  { tags: Type.Array(TagName, { minItems: 1, maxItems: 100 }) },
+  { additionalProperties: false, description: 'AddTagsDto' },
+);
 export type AddTagsBody = Static<typeof AddTagsBody>;
 
 export const ContactErased = Type.Object({ id: Uuid, erased: Type.Literal(true) });
@@ -146,10 +171,13 @@ export const ContactTagParamsByName = Type.Object({ name: TagName });
 
 export const ContactImportQuery = Type.Object(
   {
-    map: Type.Optional(Type.Array(Type.String({ maxLength: 300 }), {
-      maxItems: 100,
-      description: 'field=Column pairs (repeat the parameter), e.g. map=email=E-mail&map=firstName=First&map=attributes.plan=Plan; a column named like a field feeds it without a pair',
-    })),
+    map: Type.Optional(
+      Type.Array(Type.String({ maxLength: 300 }), {
+        maxItems: 100,
+        description:
+          'field=Column pairs (repeat the parameter), e.g. map=email=E-mail&map=firstName=First&map=attributes.plan=Plan; a column named like a field feeds it without a pair',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -160,10 +188,15 @@ export const ContactImportResult = Type.Object({
   created: Type.Integer(),
   updated: Type.Integer(),
   failed: Type.Integer(),
-  errors: Type.Array(Type.Object({ line: Type.Integer({ description: 'line of the CSV where the row ends' }), error: Type.String() }), {
-    description: 'the first 1,000 row errors',
-  }),
+  errors: Type.Array(
+    Type.Object({ line: Type.Integer({ description: 'line of the CSV where the row ends' }), error: Type.String() }),
+    {
+      description: 'the first 1,000 row errors',
+    },
+  ),
   errorsOmitted: Type.Integer({ description: 'row errors beyond those listed' }),
-  aborted: Nullable(Type.String(), { description: 'why reading stopped before the end of the file (malformed CSV); null when the whole file was read' }),
+  aborted: Nullable(Type.String(), {
+    description: 'why reading stopped before the end of the file (malformed CSV); null when the whole file was read',
+  }),
 });
 export type ContactImportResult = Static<typeof ContactImportResult>;

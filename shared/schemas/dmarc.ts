@@ -4,7 +4,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp, Uuid, Nullable } from './common.ts';
 
 export const DmarcMechanism = Type.Object({
-  aligned: Type.Boolean({ description: 'the receiver\'s DMARC verdict for this mechanism: passed and aligned with the From domain' }),
+  aligned: Type.Boolean({
+    description: "the receiver's DMARC verdict for this mechanism: passed and aligned with the From domain",
+  }),
   result: Nullable(Type.String(), { description: 'raw result from auth_results (pass, fail, softfail, none, …)' }),
   domain: Nullable(Type.String(), { description: 'the domain the mechanism authenticated' }),
 });
@@ -16,7 +18,9 @@ export const DmarcSource = Type.Object({
   headerFrom: Nullable(Type.String()),
   dkim: DmarcMechanism,
   spf: DmarcMechanism,
-  dmarc: Type.Union([Type.Literal('pass'), Type.Literal('fail')], { description: 'fail: neither DKIM nor SPF aligned (spoofing, or a sender not set up)' }),
+  dmarc: Type.Union([Type.Literal('pass'), Type.Literal('fail')], {
+    description: 'fail: neither DKIM nor SPF aligned (spoofing, or a sender not set up)',
+  }),
 });
 export type DmarcSource = Static<typeof DmarcSource>;
 

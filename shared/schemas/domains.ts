@@ -7,7 +7,8 @@ export const CreateDomainDto = Type.Object(
     name: Type.String({
       minLength: 1,
       maxLength: 253,
-      description: 'The domain mail is sent from, e.g. example.com or mail.example.com. Unicode names are stored as punycode.',
+      description:
+        'The domain mail is sent from, e.g. example.com or mail.example.com. Unicode names are stored as punycode.',
     }),
   },
   { additionalProperties: false },
@@ -17,7 +18,8 @@ export type CreateDomainDto = Static<typeof CreateDomainDto>;
 export const DOMAIN_STATUSES = ['pending', 'verified', 'failed'] as const;
 export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
 export const DomainStatusSchema = OneOf(DOMAIN_STATUSES, {
-  description: 'pending: never verified; verified: SPF and DKIM pass; failed: the last check found them missing or wrong',
+  description:
+    'pending: never verified; verified: SPF and DKIM pass; failed: the last check found them missing or wrong',
 });
 
 export const DNS_RECORD_KINDS = ['spf', 'dkim', 'dmarc', 'returnPath'] as const;
@@ -53,10 +55,9 @@ export const DomainBody = Type.Object({
   lastCheckedAt: Nullable(Timestamp),
   /** Set when a daily re-check found a record that changed since the previous check. */
   driftDetectedAt: Nullable(Timestamp),
-  drift: Type.Array(
-    Type.Object({ record: Type.String(), from: Type.String(), to: Type.String() }),
-    { description: 'records whose state changed at driftDetectedAt' },
-  ),
+  drift: Type.Array(Type.Object({ record: Type.String(), from: Type.String(), to: Type.String() }), {
+    description: 'records whose state changed at driftDetectedAt',
+  }),
   records: Type.Array(DnsRecord),
   createdAt: Timestamp,
 });

@@ -4,14 +4,20 @@ import { EMAIL_STATUSES, MAX_BATCH_RECIPIENTS } from '../constants.ts';
 import { PageMeta, PageQuery, Timestamp, Uuid, Nullable, OneOf } from './common.ts';
 
 /** An address as RFC 5322 allows it, with an optional display name: `Ana <ana@example.com>`. */
-const Address = Type.String({ minLength: 3, maxLength: 998, description: 'e-mail address, optionally with a display name' });
+const Address = Type.String({
+  minLength: 3,
+  maxLength: 998,
+  description: 'e-mail address, optionally with a display name',
+});
 const Addresses = Type.Union([Address, Type.Array(Address, { minItems: 1, maxItems: 50 })]);
 
 export const Attachment = Type.Object(
   {
     filename: Type.String({ minLength: 1, maxLength: 255 }),
     content: Type.String({ description: 'file content in base64' }),
-    contentType: Type.Optional(Type.String({ maxLength: 255, description: 'MIME type; guessed from the filename when absent' })),
+    contentType: Type.Optional(
+      Type.String({ maxLength: 255, description: 'MIME type; guessed from the filename when absent' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -23,7 +29,11 @@ const SendOptions = {
   textBody: Type.Optional(Type.String({ maxLength: 2_000_000 })),
   data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   locale: Type.Optional(Type.String({ maxLength: 35 })),
-  headers: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 998 }), { description: 'extra headers; X-* and a few list/threading headers only' })),
+  headers: Type.Optional(
+    Type.Record(Type.String(), Type.String({ maxLength: 998 }), {
+      description: 'extra headers; X-* and a few list/threading headers only',
+    }),
+  ),
   tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 20 })),
   metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   projectId: Type.Optional(Uuid),
@@ -55,7 +65,9 @@ export const SendAccepted = Type.Object({
   status: OneOf(['QUEUED', 'SENT', 'FAILED']),
   messageId: Type.String(),
   error: Type.Optional(Type.String()),
-  suppressed: Type.Optional(Type.Array(Type.String(), { description: 'recipients left out because they are suppressed' })),
+  suppressed: Type.Optional(
+    Type.Array(Type.String(), { description: 'recipients left out because they are suppressed' }),
+  ),
 });
 export type SendAccepted = Static<typeof SendAccepted>;
 
@@ -67,11 +79,20 @@ export const BatchBody = Type.Object(
     htmlBody: Type.Optional(Type.String({ maxLength: 2_000_000 })),
     from: Type.Optional(Address),
     recipients: Type.Array(
-      Type.Object({
-        to: Address,
-        data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-        locale: Type.Optional(Type.String({ maxLength: 35, description: "this recipient's locale (by slug: picks the published version, with send-template's fallback)" })),
-      }, { additionalProperties: false }),
+      Type.Object(
+        {
+          to: Address,
+          data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          locale: Type.Optional(
+            Type.String({
+              maxLength: 35,
+              description:
+                "this recipient's locale (by slug: picks the published version, with send-template's fallback)",
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
       { minItems: 1, maxItems: MAX_BATCH_RECIPIENTS },
     ),
     ...SendOptions,
@@ -121,14 +142,19 @@ export const EmailLogDetail = Type.Intersect([
     replyTo: Type.Array(Type.String()),
     bodyHtml: Nullable(Type.String()),
     bodyText: Nullable(Type.String()),
-    headers: Type.Record(Type.String(), Type.String(), { description: 'headers of the message as sent (custom and generated)' }),
+    headers: Type.Record(Type.String(), Type.String(), {
+      description: 'headers of the message as sent (custom and generated)',
+    }),
     metadata: Type.Record(Type.String(), Type.Unknown()),
     attachments: Type.Array(Type.Object({ filename: Type.String(), contentType: Type.String(), size: Type.Integer() })),
     trackOpens: Type.Boolean(),
     trackClicks: Type.Boolean(),
     smtpResponse: Nullable(Type.String()),
     resentFrom: Nullable(Uuid),
-    bodiesRemovedAt: Nullable(Timestamp, { description: 'when retention removed the bodies, template data and attachment contents (the log stays until its own horizon); such a log cannot be resent' }),
+    bodiesRemovedAt: Nullable(Timestamp, {
+      description:
+        'when retention removed the bodies, template data and attachment contents (the log stays until its own horizon); such a log cannot be resent',
+    }),
     events: Type.Array(EmailTimelineEntry),
     raw: Nullable(Type.String(), { description: 'the whole RFC 822 message when it was captured' }),
   }),
@@ -139,12 +165,25 @@ export const LogsQuery = Type.Intersect([
   PageQuery(),
   Type.Object({
     status: Type.Optional(EmailStatus),
-    to: Type.Optional(Type.String({ maxLength: 320, description: 'a recipient (To) address, case-insensitive; also matches "Name <address>" entries' })),
-    messageId: Type.Optional(Type.String({ maxLength: 998, description: 'the Message-ID, with or without its angle brackets' })),
+    to: Type.Optional(
+      Type.String({
+        maxLength: 320,
+        description: 'a recipient (To) address, case-insensitive; also matches "Name <address>" entries',
+      }),
+    ),
+    messageId: Type.Optional(
+      Type.String({ maxLength: 998, description: 'the Message-ID, with or without its angle brackets' }),
+    ),
     since: Type.Optional(Type.String({ format: 'date-time' })),
     until: Type.Optional(Type.String({ format: 'date-time' })),
     tag: Type.Optional(Type.String({ maxLength: 100 })),
-    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'meta.nextCursor of the previous page; page is ignored when given. The way to read past the first 10,000 logs' })),
+    cursor: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description:
+          'meta.nextCursor of the previous page; page is ignored when given. The way to read past the first 10,000 logs',
+      }),
+    ),
   }),
 ]);
 export type LogsQuery = Static<typeof LogsQuery>;
@@ -156,9 +195,16 @@ export const EXACT_LOG_TOTAL = 10_000;
 
 export const LogsPage = Type.Object({
   data: Type.Array(EmailLogSummary),
-  meta: Type.Composite([PageMeta, Type.Object({
-    totalIsEstimate: Type.Boolean({ description: `true when total (and totalPages) are the planner's estimate, not a count: when more than ${EXACT_LOG_TOTAL} logs match, or when counting them would cost more than reading the page (a tag search over a large history); a page that ends the results always has the exact total` }),
-    nextCursor: Nullable(Type.String(), { description: 'pass as cursor for the page after this one; null on the last page' }),
-  })]),
+  meta: Type.Composite([
+    PageMeta,
+    Type.Object({
+      totalIsEstimate: Type.Boolean({
+        description: `true when total (and totalPages) are the planner's estimate, not a count: when more than ${EXACT_LOG_TOTAL} logs match, or when counting them would cost more than reading the page (a tag search over a large history); a page that ends the results always has the exact total`,
+      }),
+      nextCursor: Nullable(Type.String(), {
+        description: 'pass as cursor for the page after this one; null on the last page',
+      }),
+    }),
+  ]),
 });
 export type LogsPage = Static<typeof LogsPage>;

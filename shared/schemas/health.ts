@@ -2,7 +2,11 @@
 // `daemon status` / dashboard read the same shapes).
 import { Type, type Static } from '@sinclair/typebox';
 
-export const HealthCheck = Type.Object({ ok: Type.Boolean(), latencyMs: Type.Optional(Type.Number()), error: Type.Optional(Type.String()) });
+export const HealthCheck = Type.Object({
+  ok: Type.Boolean(),
+  latencyMs: Type.Optional(Type.Number()),
+  error: Type.Optional(Type.String()),
+});
 
 export const Liveness = Type.Object({ status: Type.Literal('ok'), uptimeSeconds: Type.Number() });
 
@@ -20,7 +24,9 @@ export const Readiness = Type.Object({
     migrations: Type.Object({ ok: Type.Boolean(), pending: Type.Array(Type.String()) }),
     workers: Type.Object({ ok: Type.Boolean(), role: Type.String(), names: Type.Array(Type.String()) }),
   }),
-  warnings: Type.Array(ReadyWarning, { description: 'what works but needs the operator (never makes the node not-ready)' }),
+  warnings: Type.Array(ReadyWarning, {
+    description: 'what works but needs the operator (never makes the node not-ready)',
+  }),
 });
 export type Readiness = Static<typeof Readiness>;
 
@@ -31,7 +37,12 @@ export const RedisHealth = Type.Object({
   error: Type.Optional(Type.String()),
 });
 
-export const DatabaseHealth = Type.Object({ ok: Type.Boolean(), embedded: Type.Boolean(), latencyMs: Type.Optional(Type.Number()), error: Type.Optional(Type.String()) });
+export const DatabaseHealth = Type.Object({
+  ok: Type.Boolean(),
+  embedded: Type.Boolean(),
+  latencyMs: Type.Optional(Type.Number()),
+  error: Type.Optional(Type.String()),
+});
 
 export const QueueStats = Type.Object({
   depth: Type.Integer({ description: 'jobs due now and not taken by a worker' }),

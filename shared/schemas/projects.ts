@@ -31,14 +31,16 @@ export type UpdateProjectBody = Static<typeof UpdateProjectBody>;
 export const Project = Type.Object({
   id: Uuid,
   name: Type.String(),
-  smtp: Nullable(Type.Object({
+  smtp: Nullable(
+    Type.Object({
       host: Type.String(),
       port: Type.Integer(),
       secure: Type.Boolean(),
       user: Type.Union([Type.String(), Type.Null()]),
       passwordSet: Type.Boolean(),
       verifiedAt: Type.Union([Timestamp, Type.Null()]),
-    })),
+    }),
+  ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

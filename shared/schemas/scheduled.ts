@@ -10,8 +10,14 @@ export const ScheduleEmailBody = Type.Composite(
   [
     SendEmailBody,
     Type.Object({
-      sendAt: Type.String({ minLength: 10, maxLength: 40, description: 'ISO 8601; without an offset it is read in `timezone`' }),
-      timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA timezone, default Europe/Madrid' })),
+      sendAt: Type.String({
+        minLength: 10,
+        maxLength: 40,
+        description: 'ISO 8601; without an offset it is read in `timezone`',
+      }),
+      timezone: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 64, description: 'IANA timezone, default Europe/Madrid' }),
+      ),
     }),
   ],
   { additionalProperties: false },

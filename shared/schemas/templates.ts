@@ -8,11 +8,20 @@ export type TemplateEditorMode = (typeof TEMPLATE_EDITOR_MODES)[number];
 export const TEMPLATE_STATUSES = ['draft', 'published'] as const;
 export type TemplateStatus = (typeof TEMPLATE_STATUSES)[number];
 
-export const TemplateSlug = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,99}$', description: 'unique per tenant: lower-case letters, digits, - and _' });
-export const Locale = Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$', maxLength: 35, description: 'BCP 47 tag, e.g. en, fr, pt-BR' });
+export const TemplateSlug = Type.String({
+  pattern: '^[a-z0-9][a-z0-9_-]{0,99}$',
+  description: 'unique per tenant: lower-case letters, digits, - and _',
+});
+export const Locale = Type.String({
+  pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$',
+  maxLength: 35,
+  description: 'BCP 47 tag, e.g. en, fr, pt-BR',
+});
 export const TemplateTagName = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,49}$' });
 const EditorMode = Type.Union([Type.Literal('html'), Type.Literal('react-email')]);
-const Status = Type.Union([Type.Literal('draft'), Type.Literal('published')], { description: 'published when any version is published' });
+const Status = Type.Union([Type.Literal('draft'), Type.Literal('published')], {
+  description: 'published when any version is published',
+});
 const Subject = Type.String({ minLength: 1, maxLength: 998 });
 const Body = Type.String({ maxLength: 1_000_000 });
 const Jsx = Type.String({ maxLength: 200_000 });
@@ -29,7 +38,11 @@ export const CreateTemplateBody = Type.Object(
     projectId: Type.Optional(Uuid),
     locale: Type.Optional(Locale),
   },
-  { additionalProperties: false, description: 'CreateTemplateDto: html mode needs htmlBody or textBody; react-email mode needs jsx. The first version is created with it.' },
+  {
+    additionalProperties: false,
+    description:
+      'CreateTemplateDto: html mode needs htmlBody or textBody; react-email mode needs jsx. The first version is created with it.',
+  },
 );
 export type CreateTemplateBody = Static<typeof CreateTemplateBody>;
 
@@ -56,10 +69,16 @@ export const UpdateVersionBody = Type.Object(
 );
 export type UpdateVersionBody = Static<typeof UpdateVersionBody>;
 
-export const CreateVersionBody = Nullable(Type.Object({ locale: Type.Optional(Locale) }, { additionalProperties: false }), { description: 'optional: the locale of the new version (default: the latest version\'s)' });
+export const CreateVersionBody = Nullable(
+  Type.Object({ locale: Type.Optional(Locale) }, { additionalProperties: false }),
+  { description: "optional: the locale of the new version (default: the latest version's)" },
+);
 export type CreateVersionBody = Static<typeof CreateVersionBody>;
 
-export const PreviewBody = Nullable(Type.Object({ data: Type.Optional(Type.Record(Type.String(), Type.Unknown())), locale: Type.Optional(Locale) }), { description: 'optional: the variables to render with' });
+export const PreviewBody = Nullable(
+  Type.Object({ data: Type.Optional(Type.Record(Type.String(), Type.Unknown())), locale: Type.Optional(Locale) }),
+  { description: 'optional: the variables to render with' },
+);
 export type PreviewBody = Static<typeof PreviewBody>;
 
 export const RenderReactEmailBody = Type.Object(
@@ -67,7 +86,11 @@ export const RenderReactEmailBody = Type.Object(
     jsx: Jsx,
     props: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
-  { additionalProperties: false, description: 'RenderReactEmailDto: a module whose default export is a React component; imports: react, @react-email/components' },
+  {
+    additionalProperties: false,
+    description:
+      'RenderReactEmailDto: a module whose default export is a React component; imports: react, @react-email/components',
+  },
 );
 export type RenderReactEmailBody = Static<typeof RenderReactEmailBody>;
 
@@ -130,13 +153,23 @@ export const VersionParams = Type.Object({ id: Uuid, versionId: Uuid });
 export const TagParams = Type.Object({ tagId: Uuid });
 export const TemplateTagParams = Type.Object({ id: Uuid, tagId: Uuid });
 
-const SendFields = Type.Omit(SendEmailBody, ['from', 'subject', 'htmlBody', 'textBody', 'templateVersionId']).properties;
+const SendFields = Type.Omit(SendEmailBody, [
+  'from',
+  'subject',
+  'htmlBody',
+  'textBody',
+  'templateVersionId',
+]).properties;
 export const SendTemplateBody = Type.Object(
   {
     slug: TemplateSlug,
     ...SendFields,
     from: Type.Optional(SendEmailBody.properties.from),
   },
-  { additionalProperties: false, description: 'SendTemplateDto: the published version of `slug` for `locale` (falling back to the language, then the template\'s default locale); from is required' },
+  {
+    additionalProperties: false,
+    description:
+      "SendTemplateDto: the published version of `slug` for `locale` (falling back to the language, then the template's default locale); from is required",
+  },
 );
 export type SendTemplateBody = Static<typeof SendTemplateBody>;

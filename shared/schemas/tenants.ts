@@ -5,11 +5,19 @@ import { API_KEY_SCOPES } from '../constants.ts';
 
 // Literal unions written out (not mapped from the constants) so that TypeBox's static types stay
 // exact for the type provider; the constants module stays the source of the names.
-export const MemberRoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('developer'), Type.Literal('viewer')], {
-  description: 'owner > admin > developer > viewer',
-});
+export const MemberRoleSchema = Type.Union(
+  [Type.Literal('owner'), Type.Literal('admin'), Type.Literal('developer'), Type.Literal('viewer')],
+  {
+    description: 'owner > admin > developer > viewer',
+  },
+);
 export const ApiKeyScopeSchema = OneOf(API_KEY_SCOPES, { description: 'one of the API key scopes' });
-export const PlanSchema = Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('business')]);
+export const PlanSchema = Type.Union([
+  Type.Literal('free'),
+  Type.Literal('starter'),
+  Type.Literal('pro'),
+  Type.Literal('business'),
+]);
 export const EnvironmentSchema = Type.Union([Type.Literal('live'), Type.Literal('test')], {
   description: 'test keys run the whole pipeline but their mail is captured, never relayed',
 });
@@ -29,7 +37,11 @@ export const UpdateTenantBody = Type.Object(
     name: Type.Optional(Name),
     plan: Type.Optional(PlanSchema),
     // Null first: with type coercion on, a null tried against the integer branch first becomes 0.
-    monthlyLimit: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), { description: 'override of the plan limit; null clears it' })),
+    monthlyLimit: Type.Optional(
+      Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), {
+        description: 'override of the plan limit; null clears it',
+      }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -43,19 +55,27 @@ export const TenantBody = Type.Object({
   monthlyLimit: Nullable(Type.Integer()),
   sendingPausedAt: NullableTimestamp,
   sendingPausedReason: Nullable(Type.String()),
-  role: Nullable(MemberRoleSchema, { description: "the caller's role in this tenant (null for a platform admin who is not a member)" }),
+  role: Nullable(MemberRoleSchema, {
+    description: "the caller's role in this tenant (null for a platform admin who is not a member)",
+  }),
   createdAt: Timestamp,
 });
 export type TenantBody = Static<typeof TenantBody>;
 
-export const InviteMemberBody = Type.Object({ email: EmailAddress, role: MemberRoleSchema }, { additionalProperties: false });
+export const InviteMemberBody = Type.Object(
+  { email: EmailAddress, role: MemberRoleSchema },
+  { additionalProperties: false },
+);
 export type InviteMemberBody = Static<typeof InviteMemberBody>;
-export const InvitationBody = Type.Object({
-  invitationId: Uuid,
-  email: Type.String(),
-  role: MemberRoleSchema,
-  expiresAt: Timestamp,
-}, { description: 'the address has no account yet: an invitation with a sign-up link was mailed to it' });
+export const InvitationBody = Type.Object(
+  {
+    invitationId: Uuid,
+    email: Type.String(),
+    role: MemberRoleSchema,
+    expiresAt: Timestamp,
+  },
+  { description: 'the address has no account yet: an invitation with a sign-up link was mailed to it' },
+);
 export type InvitationBody = Static<typeof InvitationBody>;
 
 export const UpdateMemberRoleBody = Type.Object({ role: MemberRoleSchema }, { additionalProperties: false });

@@ -9,10 +9,19 @@ export const WebhookEventType = Type.Unsafe<EventType>(
 
 export const CreateWebhookEndpointBody = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'https URL receiving events (http and private addresses only when WEBHOOKS_ALLOW_PRIVATE=true)' }),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'https URL receiving events (http and private addresses only when WEBHOOKS_ALLOW_PRIVATE=true)',
+    }),
     events: Type.Array(WebhookEventType, { minItems: 1, uniqueItems: true }),
     secret: Type.Optional(
-      Type.String({ minLength: 16, maxLength: 256, pattern: '^\\S+$', description: 'signing secret; generated (whsec_…) when omitted' }),
+      Type.String({
+        minLength: 16,
+        maxLength: 256,
+        pattern: '^\\S+$',
+        description: 'signing secret; generated (whsec_…) when omitted',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -77,7 +86,11 @@ export const DeliveryParams = Type.Object({ id: Uuid, deliveryId: Uuid });
 export const SmtpDsnBody = Type.Object({
   messageId: Type.String({ minLength: 1, maxLength: 998 }),
   type: Type.Union([Type.Literal('delivered'), Type.Literal('bounced'), Type.Literal('complained')]),
-  bounceType: Type.Optional(Type.Union([Type.Literal('hard'), Type.Literal('soft')], { description: 'hard (permanent) bounces suppress the address' })),
+  bounceType: Type.Optional(
+    Type.Union([Type.Literal('hard'), Type.Literal('soft')], {
+      description: 'hard (permanent) bounces suppress the address',
+    }),
+  ),
   diagnostic: Type.Optional(Type.String({ maxLength: 2000 })),
 });
 export type SmtpDsnBody = Static<typeof SmtpDsnBody>;
@@ -97,7 +110,9 @@ export type InboundAck = Static<typeof InboundAck>;
  */
 export const SnsEnvelopeBody = Type.Object(
   {
-    Type: Type.Optional(Type.String({ description: 'SubscriptionConfirmation, Notification or UnsubscribeConfirmation' })),
+    Type: Type.Optional(
+      Type.String({ description: 'SubscriptionConfirmation, Notification or UnsubscribeConfirmation' }),
+    ),
     MessageId: Type.Optional(Type.String()),
     TopicArn: Type.Optional(Type.String()),
     Message: Type.Optional(Type.String({ description: 'the SES notification, as a JSON string' })),
@@ -110,5 +125,7 @@ export const SnsEnvelopeBody = Type.Object(
 export type SnsEnvelopeBody = Static<typeof SnsEnvelopeBody>;
 
 export const InboundQuery = Type.Object({
-  token: Type.Optional(Type.String({ maxLength: 512, description: 'INBOUND_WEBHOOK_TOKEN (or send it as the HTTP basic auth password)' })),
+  token: Type.Optional(
+    Type.String({ maxLength: 512, description: 'INBOUND_WEBHOOK_TOKEN (or send it as the HTTP basic auth password)' }),
+  ),
 });

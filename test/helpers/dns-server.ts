@@ -32,7 +32,16 @@ export interface TestDnsServer {
 }
 
 export function emptyZone(): TestZone {
-  return { txt: new Map(), cname: new Map(), mx: new Map(), exists: new Set(), silent: new Set(), servfail: new Set(), a: new Map(), aaaa: new Map() };
+  return {
+    txt: new Map(),
+    cname: new Map(),
+    mx: new Map(),
+    exists: new Set(),
+    silent: new Set(),
+    servfail: new Set(),
+    a: new Map(),
+    aaaa: new Map(),
+  };
 }
 
 /** Splits a long value into 255-byte character strings the way DNS providers publish DKIM keys. */
@@ -50,7 +59,8 @@ export async function startDnsServer(zone: TestZone = emptyZone()): Promise<Test
       const response = Packet.createResponseFromRequest(request);
       const [question] = request.questions;
       const name = question.name.toLowerCase().replace(/\.$/, '');
-      const typeName = Object.entries(Packet.TYPE).find(([, value]) => value === question.type)?.[0] ?? String(question.type);
+      const typeName =
+        Object.entries(Packet.TYPE).find(([, value]) => value === question.type)?.[0] ?? String(question.type);
       queries.push(`${typeName} ${name}`);
       if (zone.silent.has(name)) return;
       if (zone.servfail.has(name)) {
@@ -58,7 +68,13 @@ export async function startDnsServer(zone: TestZone = emptyZone()): Promise<Test
         void send(response);
         return;
       }
-      const known = zone.txt.has(name) || zone.cname.has(name) || zone.mx.has(name) || zone.a.has(name) || zone.aaaa.has(name) || zone.exists.has(name);
+      const known =
+        zone.txt.has(name) ||
+        zone.cname.has(name) ||
+        zone.mx.has(name) ||
+        zone.a.has(name) ||
+        zone.aaaa.has(name) ||
+        zone.exists.has(name);
       if (!known) {
         response.header.rcode = 3; // NXDOMAIN
         void send(response);
@@ -66,15 +82,19 @@ export async function startDnsServer(zone: TestZone = emptyZone()): Promise<Test
       }
       const base = { name: question.name, class: Packet.CLASS.IN, ttl: 60 };
       if (question.type === Packet.TYPE.TXT) {
-        for (const data of zone.txt.get(name) ?? []) response.answers.push({ ...base, type: Packet.TYPE.TXT, data } as never);
+        for (const data of zone.txt.get(name) ?? [])
+          response.answers.push({ ...base, type: Packet.TYPE.TXT, data } as never);
       } else if (question.type === Packet.TYPE.CNAME && zone.cname.has(name)) {
         response.answers.push({ ...base, type: Packet.TYPE.CNAME, domain: zone.cname.get(name) } as never);
       } else if (question.type === Packet.TYPE.A) {
-        for (const address of zone.a.get(name) ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address } as never);
+        for (const address of zone.a.get(name) ?? [])
+          response.answers.push({ ...base, type: Packet.TYPE.A, address } as never);
       } else if (question.type === Packet.TYPE.AAAA) {
-        for (const address of zone.aaaa.get(name) ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address } as never);
+        for (const address of zone.aaaa.get(name) ?? [])
+          response.answers.push({ ...base, type: Packet.TYPE.AAAA, address } as never);
       } else if (question.type === Packet.TYPE.MX) {
-        for (const mx of zone.mx.get(name) ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx } as never);
+        for (const mx of zone.mx.get(name) ?? [])
+          response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx } as never);
       }
       void send(response);
     },
@@ -100,11 +120,19 @@ export async function startSilentDnsServer(): Promise<{ address: string; close()
 }
 
 /** Puts records shaped like the API's `records`/`publish` items into the zone (long TXT values split). */
-export function publishRecords(zone: TestZone, records: { type: string; name: string; value: string; priority?: number }[]): void {
+export function publishRecords(
+  zone: TestZone,
+  records: { type: string; name: string; value: string; priority?: number }[],
+): void {
   for (const record of records) {
     const name = record.name.toLowerCase();
-    if (record.type === 'TXT') zone.txt.set(name, [...(zone.txt.get(name) ?? []), record.value.length > 255 ? splitTxt(record.value) : record.value]);
+    if (record.type === 'TXT')
+      zone.txt.set(name, [
+        ...(zone.txt.get(name) ?? []),
+        record.value.length > 255 ? splitTxt(record.value) : record.value,
+      ]);
     else if (record.type === 'CNAME') zone.cname.set(name, record.value);
-    else if (record.type === 'MX') zone.mx.set(name, [...(zone.mx.get(name) ?? []), { exchange: record.value, priority: record.priority ?? 10 }]);
+    else if (record.type === 'MX')
+      zone.mx.set(name, [...(zone.mx.get(name) ?? []), { exchange: record.value, priority: record.priority ?? 10 }]);
   }
 }

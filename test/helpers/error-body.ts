@@ -12,7 +12,8 @@ interface InjectLike {
 
 /** Why `res` is not a CONTRACT error body, or null when it is one. */
 export function errorBodyProblem(res: InjectLike): string | null {
-  if (!String(res.headers['content-type'] ?? '').startsWith('application/json')) return `content-type is ${String(res.headers['content-type'])}`;
+  if (!String(res.headers['content-type'] ?? '').startsWith('application/json'))
+    return `content-type is ${String(res.headers['content-type'])}`;
   let body: unknown;
   try {
     body = JSON.parse(res.body);
@@ -21,8 +22,10 @@ export function errorBodyProblem(res: InjectLike): string | null {
   }
   if (!Value.Check(ErrorBody, body)) return `the body does not match ErrorBody: ${res.body.slice(0, 300)}`;
   const error = body as ErrorBody;
-  if (error.statusCode !== res.statusCode) return `statusCode ${error.statusCode} differs from the HTTP status ${res.statusCode}`;
-  if (STATUS_TEXT[res.statusCode] && error.error !== STATUS_TEXT[res.statusCode]) return `error is "${error.error}", expected "${STATUS_TEXT[res.statusCode]}"`;
+  if (error.statusCode !== res.statusCode)
+    return `statusCode ${error.statusCode} differs from the HTTP status ${res.statusCode}`;
+  if (STATUS_TEXT[res.statusCode] && error.error !== STATUS_TEXT[res.statusCode])
+    return `error is "${error.error}", expected "${STATUS_TEXT[res.statusCode]}"`;
   if (!/^[A-Z][A-Z0-9_]+$/.test(error.code)) return `code "${error.code}" is not UPPER_SNAKE`;
   if (error.message.trim().length < 5) return 'the message is not a sentence';
   return null;

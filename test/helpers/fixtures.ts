@@ -17,7 +17,10 @@ export interface AdminFixture {
   token: string;
 }
 
-export async function createAdmin(app: App, options: { email?: string; platformAdmin?: boolean } = {}): Promise<AdminFixture> {
+export async function createAdmin(
+  app: App,
+  options: { email?: string; platformAdmin?: boolean } = {},
+): Promise<AdminFixture> {
   const email = options.email ?? `admin-${randomUUID().slice(0, 8)}@example.test`;
   const admin = await Admin.create({
     email,
@@ -80,6 +83,8 @@ export async function addVerifiedDomain(
   await sequelize.query(
     `INSERT INTO domains (tenant_id, name, status, dkim_selector, dkim_public_key, dkim_private_key_sealed, verified_at, last_checked_at)
      VALUES (:tenantId, :name, 'verified', :selector, :publicKey, :sealed, now(), now())`,
-    { replacements: { tenantId, name, selector: key.selector, publicKey: key.publicKey, sealed: key.privateKeySealed } },
+    {
+      replacements: { tenantId, name, selector: key.selector, publicKey: key.publicKey, sealed: key.privateKeySealed },
+    },
   );
 }

@@ -46,7 +46,25 @@ const MAX_DEPTH = 4;
 const junk = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
   fc.string({ unit: 'binary', maxLength: 30 }),
-  fc.constantFrom('', ' ', '\r\nBcc: victim@example.com', '../../etc/passwd', "' OR 1=1 --", '%00', '{{7*7}}', '<script>', 'null', '-1', '1e309', 'Infinity', '-Infinity', 'NaN', '9007199254740993', '1e20', 'x'.repeat(5000)),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\r\nBcc: victim@example.com',
+    '../../etc/passwd',
+    "' OR 1=1 --",
+    '%00',
+    '{{7*7}}',
+    '<script>',
+    'null',
+    '-1',
+    '1e309',
+    'Infinity',
+    '-Infinity',
+    'NaN',
+    '9007199254740993',
+    '1e20',
+    'x'.repeat(5000),
+  ),
 );
 
 /**
@@ -64,7 +82,17 @@ function numberExtremes(schema: Schema): fc.Arbitrary<string> {
   const bounds = [schema.minimum, schema.maximum].filter((bound): bound is number => typeof bound === 'number');
   return fc.constantFrom(
     ...bounds.flatMap((bound) => [String(bound - 1), String(bound + 1)]),
-    '0', '-0', '-1', '1.5', '1e308', '-1e308', '99999999999999999999', '9007199254740993', '0x10', ' 1', '',
+    '0',
+    '-0',
+    '-1',
+    '1.5',
+    '1e308',
+    '-1e308',
+    '99999999999999999999',
+    '9007199254740993',
+    '0x10',
+    ' 1',
+    '',
   );
 }
 
@@ -99,7 +127,12 @@ function byType(type: string | undefined, schema: Schema, doc: OpenApiDocument, 
     case 'integer':
       return fc.integer({ min: Math.ceil(schema.minimum ?? -1000), max: Math.floor(schema.maximum ?? 100_000) });
     case 'number':
-      return fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6, noNaN: true, noDefaultInfinity: true });
+      return fc.double({
+        min: schema.minimum ?? -1e6,
+        max: schema.maximum ?? 1e6,
+        noNaN: true,
+        noDefaultInfinity: true,
+      });
     case 'boolean':
       return fc.boolean();
     case 'null':
@@ -125,9 +158,13 @@ function stringOf(schema: Schema): fc.Arbitrary<string> {
     case 'email':
       return fc.emailAddress();
     case 'date-time':
-      return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString());
+      return fc
+        .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
+        .map((date) => date.toISOString());
     case 'date':
-      return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString().slice(0, 10));
+      return fc
+        .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
+        .map((date) => date.toISOString().slice(0, 10));
     case 'uri':
       return fc.webUrl();
     case 'hostname':
@@ -159,7 +196,9 @@ export function broken(input: Schema, doc: OpenApiDocument): fc.Arbitrary<unknow
         delete copy[key];
         return copy;
       }),
-      fc.tuple(base, fc.string({ minLength: 1, maxLength: 12 }), junk).map(([value, key, extra]) => ({ ...value, [key]: extra })),
+      fc
+        .tuple(base, fc.string({ minLength: 1, maxLength: 12 }), junk)
+        .map(([value, key, extra]) => ({ ...value, [key]: extra })),
     );
   }
   return fc.oneof(...options);
@@ -170,21 +209,33 @@ function nestedBody(input: Schema | undefined, doc: OpenApiDocument): fc.Arbitra
   const schema = input ? resolve(input, doc) : {};
   const keys = Object.keys(schema.properties ?? {});
   if (keys.length === 0) return deeplyNestedJson;
-  const inField = fc.tuple(objectOf(schema, doc, 0), fc.constantFrom(...keys), deeplyNestedJson).map(([value, key, json]) => {
-    const rest = { ...value };
-    delete rest[key];
-    const head = JSON.stringify(rest).slice(0, -1);
-    return `${head}${head === '{' ? '' : ','}${JSON.stringify(key)}:${json}}`;
-  });
+  const inField = fc
+    .tuple(objectOf(schema, doc, 0), fc.constantFrom(...keys), deeplyNestedJson)
+    .map(([value, key, json]) => {
+      const rest = { ...value };
+      delete rest[key];
+      const head = JSON.stringify(rest).slice(0, -1);
+      return `${head}${head === '{' ? '' : ','}${JSON.stringify(key)}:${json}}`;
+    });
   return fc.oneof(deeplyNestedJson, inField);
 }
 
 /** A body for the operation: mostly valid, often broken, sometimes absent or not JSON at all. */
 export function bodyArbitrary(schema: Schema | undefined, doc: OpenApiDocument, method: string) {
   const none = fc.constant({ present: false, value: undefined, raw: false });
-  const notJson = fc.constantFrom('{', '{"a":', 'nul', '[1,]', '\u0000').map((value) => ({ present: true, value, raw: true }));
+  const notJson = fc
+    .constantFrom('{', '{"a":', 'nul', '[1,]', '\u0000')
+    .map((value) => ({ present: true, value, raw: true }));
   const nested = nestedBody(schema, doc).map((value) => ({ present: true, value, raw: true }));
-  if (!schema) return method === 'GET' || method === 'DELETE' ? none : fc.oneof(none, notJson, nested, junk.map((value) => ({ present: true, value, raw: false })));
+  if (!schema)
+    return method === 'GET' || method === 'DELETE'
+      ? none
+      : fc.oneof(
+          none,
+          notJson,
+          nested,
+          junk.map((value) => ({ present: true, value, raw: false })),
+        );
   return fc.oneof(
     { weight: 1, arbitrary: nested },
     { weight: 4, arbitrary: valid(schema, doc).map((value) => ({ present: true, value, raw: false })) },
@@ -196,25 +247,33 @@ export function bodyArbitrary(schema: Schema | undefined, doc: OpenApiDocument, 
 
 function isNumeric(schema: Schema): boolean {
   const types = [schema.type].flat();
-  return types.includes('integer') || types.includes('number') || [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].some(isNumeric);
+  return (
+    types.includes('integer') ||
+    types.includes('number') ||
+    [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].some(isNumeric)
+  );
 }
 
 function encodeValue(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value) ?? '';
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
 }
 
 /** A query string from the operation's query parameters: valid values, junk, unknown names. */
 export function queryArbitrary(parameters: Parameter[], doc: OpenApiDocument): fc.Arbitrary<string> {
   const query = parameters.filter((parameter) => parameter.in === 'query');
   const entries = query.map((parameter) =>
-    fc.option(
-      fc.oneof(
-        { weight: 3, arbitrary: valid(parameter.schema ?? {}, doc) },
-        { weight: 1, arbitrary: junk },
-        ...(isNumeric(resolve(parameter.schema ?? {}, doc)) ? [{ weight: 2, arbitrary: numberExtremes(resolve(parameter.schema ?? {}, doc)) }] : []),
-      ),
-      { nil: undefined, freq: parameter.required ? 10 : 3 },
-    ).map((value) => [parameter.name, value] as const),
+    fc
+      .option(
+        fc.oneof(
+          { weight: 3, arbitrary: valid(parameter.schema ?? {}, doc) },
+          { weight: 1, arbitrary: junk },
+          ...(isNumeric(resolve(parameter.schema ?? {}, doc))
+            ? [{ weight: 2, arbitrary: numberExtremes(resolve(parameter.schema ?? {}, doc)) }]
+            : []),
+        ),
+        { nil: undefined, freq: parameter.required ? 10 : 3 },
+      )
+      .map((value) => [parameter.name, value] as const),
   );
   const extra = fc.option(fc.tuple(fc.string({ minLength: 1, maxLength: 8 }), junk), { nil: undefined, freq: 4 });
   return fc.tuple(fc.tuple(...entries), extra).map(([pairs, unknown]) => {
@@ -230,11 +289,18 @@ export function queryArbitrary(parameters: Parameter[], doc: OpenApiDocument): f
 }
 
 /** The path with each {param} filled: a known id, a stranger's id, a schema value, or junk. */
-export function pathArbitrary(template: string, parameters: Parameter[], knownIds: string[], doc: OpenApiDocument): fc.Arbitrary<string> {
+export function pathArbitrary(
+  template: string,
+  parameters: Parameter[],
+  knownIds: string[],
+  doc: OpenApiDocument,
+): fc.Arbitrary<string> {
   const names = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
   if (names.length === 0) return fc.constant(template);
   const values = names.map((name) => {
-    const schema = parameters.find((parameter) => parameter.in === 'path' && parameter.name === name)?.schema ?? { type: 'string' };
+    const schema = parameters.find((parameter) => parameter.in === 'path' && parameter.name === name)?.schema ?? {
+      type: 'string',
+    };
     return fc.oneof(
       { weight: 3, arbitrary: fc.constantFrom(...knownIds) },
       { weight: 2, arbitrary: fc.uuid() },

@@ -12,7 +12,12 @@ import { TEST_WORKER_MODULE } from './queue-test.ts';
 
 const [databaseUrl, queue, mode] = process.argv.slice(2);
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-queue-child-'));
-const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...(mode === 'external' ? { DATABASE_URL: databaseUrl } : {}) });
+const config = loadConfig({
+  NODE_ENV: 'test',
+  DATA_DIR: dataDir,
+  LOG_LEVEL: 'silent',
+  ...(mode === 'external' ? { DATABASE_URL: databaseUrl } : {}),
+});
 await startWorkers({
   config,
   databaseUrl,

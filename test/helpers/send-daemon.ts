@@ -63,8 +63,15 @@ export async function openWorldDatabase(world: Pick<SendWorld, 'database'>): Pro
   return db;
 }
 
-export async function countRows(db: Database, sql: string, replacements: Record<string, unknown> = {}): Promise<number> {
-  const [row] = await db.sequelize.query<{ n: number }>(sql.replace(/^SELECT count\(\*\)/i, 'SELECT count(*)::int AS n'), { replacements, type: QueryTypes.SELECT });
+export async function countRows(
+  db: Database,
+  sql: string,
+  replacements: Record<string, unknown> = {},
+): Promise<number> {
+  const [row] = await db.sequelize.query<{ n: number }>(
+    sql.replace(/^SELECT count\(\*\)/i, 'SELECT count(*)::int AS n'),
+    { replacements, type: QueryTypes.SELECT },
+  );
   return row.n;
 }
 
@@ -90,17 +97,32 @@ export async function seedSendWorld(env: Record<string, string> = {}): Promise<S
   const db = await openWorldDatabase({ database });
   try {
     await migrateUp(db.sequelize);
-    const admin = await Admin.create({ email: `owner-${randomBytes(4).toString('hex')}@example.test`, passwordHash: 'fixture-has-no-password', isPlatformAdmin: false, emailVerifiedAt: new Date() });
+    const admin = await Admin.create({
+      email: `owner-${randomBytes(4).toString('hex')}@example.test`,
+      passwordHash: 'fixture-has-no-password',
+      isPlatformAdmin: false,
+      emailVerifiedAt: new Date(),
+    });
     const tenantId = await createTenant(admin.id);
     // Hundreds of sends: beyond the free plan's 100 a month.
-    await db.sequelize.query(`UPDATE tenants SET plan = 'business' WHERE id = :tenantId`, { replacements: { tenantId } });
+    await db.sequelize.query(`UPDATE tenants SET plan = 'business' WHERE id = :tenantId`, {
+      replacements: { tenantId },
+    });
     const key = await createApiKey(tenantId);
     const dkim = await generateDkimKey(secrets.encryptionKey);
     // Checked just now: the maintenance thread re-checks DNS of domains never checked, and acme.test has none.
     await db.sequelize.query(
       `INSERT INTO domains (tenant_id, name, status, dkim_selector, dkim_public_key, dkim_private_key_sealed, verified_at, last_checked_at)
        VALUES (:tenantId, :name, 'verified', :selector, :publicKey, :sealed, now(), now())`,
-      { replacements: { tenantId, name: SENDING_DOMAIN, selector: dkim.selector, publicKey: dkim.publicKey, sealed: dkim.privateKeySealed } },
+      {
+        replacements: {
+          tenantId,
+          name: SENDING_DOMAIN,
+          selector: dkim.selector,
+          publicKey: dkim.publicKey,
+          sealed: dkim.privateKeySealed,
+        },
+      },
     );
     return { database, env: daemonEnv, tenantId, apiKey: key.key, url: config.publicUrl };
   } finally {
@@ -114,15 +136,20 @@ export async function startChildDaemon(world: SendWorld, timeoutMs = 60_000): Pr
   delete base.DATABASE_URL;
   delete base.REDIS_URL;
   delete base.NODE_OPTIONS;
-  const child = spawn(process.execPath, [SVC, 'daemon', 'start'], { env: { ...base, ...world.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SVC, 'daemon', 'start'], {
+    env: { ...base, ...world.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => {
-    children.delete(child);
-    resolve(code);
-  }));
+  const exit = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
   let exited = false;
   void exit.then(() => (exited = true));
   const deadline = Date.now() + timeoutMs;
@@ -132,7 +159,10 @@ export async function startChildDaemon(world: SendWorld, timeoutMs = 60_000): Pr
       child.kill('SIGKILL');
       throw new Error(`the daemon was not ready within ${timeoutMs} ms:\n${output}`);
     }
-    const status = await fetch(`${world.url}/health/ready`).then((res) => res.status, () => 0);
+    const status = await fetch(`${world.url}/health/ready`).then(
+      (res) => res.status,
+      () => 0,
+    );
     if (status === 200) return { child, url: world.url, output: () => output, exit };
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -148,10 +178,18 @@ export async function stopChildDaemon(daemon: ChildDaemon, graceMs = 30_000): Pr
 }
 
 /** HTTP with the world's API key. */
-export async function api(world: SendWorld, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
+export async function api(
+  world: SendWorld,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(`${world.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${world.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${world.apiKey}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -165,7 +203,12 @@ export async function api(world: SendWorld, method: string, path: string, body?:
 }
 
 /** Polls `check` until it returns true or `timeoutMs` passes. */
-export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 200): Promise<void> {
+export async function waitUntil(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  everyMs = 200,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

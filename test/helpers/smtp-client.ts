@@ -22,7 +22,10 @@ export interface RawSmtpClient {
   close(): void;
 }
 
-export async function openSmtp(port: number, options: { implicitTls?: boolean } = {}): Promise<RawSmtpClient & { greeting: SmtpReply }> {
+export async function openSmtp(
+  port: number,
+  options: { implicitTls?: boolean } = {},
+): Promise<RawSmtpClient & { greeting: SmtpReply }> {
   let socket: Socket | TLSSocket = options.implicitTls
     ? connectTls({ port, host: '127.0.0.1', rejectUnauthorized: false })
     : connectTcp({ port, host: '127.0.0.1' });
@@ -40,10 +43,11 @@ export async function openSmtp(port: number, options: { implicitTls?: boolean } 
     waiting = null;
     resolve({ code: Number(match[2]), lines, text: lines.map((line) => line.slice(4)).join('\n') });
   };
-  const read = () => new Promise<SmtpReply>((resolve) => {
-    waiting = resolve;
-    onData(Buffer.alloc(0));
-  });
+  const read = () =>
+    new Promise<SmtpReply>((resolve) => {
+      waiting = resolve;
+      onData(Buffer.alloc(0));
+    });
   socket.on('data', onData);
   const greeting = await read();
   const client: RawSmtpClient = {

@@ -60,13 +60,25 @@ export class CliWorld {
   }
 
   run(args: string[], options: SvcOptions = {}): Promise<SvcRun> {
-    return runSvc(args, { ...options, env: { SVC_BASE_URL: this.baseUrl, XDG_CONFIG_HOME: this.configHome, SVC_API_KEY: undefined, SVC_TENANT_ID: undefined, SVC_PROFILE: undefined, ...options.env } });
+    return runSvc(args, {
+      ...options,
+      env: {
+        SVC_BASE_URL: this.baseUrl,
+        XDG_CONFIG_HOME: this.configHome,
+        SVC_API_KEY: undefined,
+        SVC_TENANT_ID: undefined,
+        SVC_PROFILE: undefined,
+        ...options.env,
+      },
+    });
   }
 
   /** Writes a profile as `svc login` would (tests that sign in through fixtures). */
   writeProfile(profile: Record<string, string>, name = 'default'): void {
     mkdirSync(dirname(this.profileFile), { recursive: true });
-    const existing = existsSync(this.profileFile) ? JSON.parse(readFileSync(this.profileFile, 'utf8')) : { profiles: {} };
+    const existing = existsSync(this.profileFile)
+      ? JSON.parse(readFileSync(this.profileFile, 'utf8'))
+      : { profiles: {} };
     existing.profiles[name] = { ...existing.profiles[name], ...profile };
     writeFileSync(this.profileFile, JSON.stringify(existing), { mode: 0o600 });
   }

@@ -10,7 +10,11 @@ export interface SwaksRun {
 
 export function swaks(port: number, args: string[]): Promise<SwaksRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn('swaks', ['--server', `127.0.0.1:${port}`, '--helo', 'mx.example.net', '--timeout', '20', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'swaks',
+      ['--server', `127.0.0.1:${port}`, '--helo', 'mx.example.net', '--timeout', '20', ...args],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));

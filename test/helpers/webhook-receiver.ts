@@ -24,7 +24,11 @@ export interface Receiver {
   /** TCP connections accepted so far (keep-alive reuses them). */
   connections: number;
   /** Decides the answer of each request (default 200 "ok"). May wait to play a slow receiver. */
-  respond: (request: ReceivedRequest) => Promise<{ status: number; body?: string; headers?: Record<string, string> }> | { status: number; body?: string; headers?: Record<string, string> };
+  respond: (
+    request: ReceivedRequest,
+  ) =>
+    | Promise<{ status: number; body?: string; headers?: Record<string, string> }>
+    | { status: number; body?: string; headers?: Record<string, string> };
   close(): Promise<void>;
 }
 
@@ -63,15 +67,24 @@ export async function startReceiver(): Promise<Receiver> {
   const { port } = server.address() as AddressInfo;
   receiver.port = port;
   receiver.url = `http://127.0.0.1:${port}/hooks`;
-  receiver.close = () => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  receiver.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return receiver;
 }
 
 export function workerContext(ctx: TestContext, workerId = 'test-webhook-worker'): WorkerContext {
-  return { config: ctx.config, secrets: ctx.deps.secrets, ...ctx.workerResources, sequelize: ctx.db.sequelize, sql: ctx.db.sql, log: pino({ level: 'silent' }), workerId };
+  return {
+    config: ctx.config,
+    secrets: ctx.deps.secrets,
+    ...ctx.workerResources,
+    sequelize: ctx.db.sequelize,
+    sql: ctx.db.sql,
+    log: pino({ level: 'silent' }),
+    workerId,
+  };
 }
 
 export interface TestDispatcher extends Dispatcher {

@@ -33,11 +33,16 @@ export default class Login extends SvcCommand<typeof Login> {
       const address = this.requireInput(email, '--email', 'the admin address to sign in with');
       if (!this.flags['password-stdin']) throw new MissingInputError('Pass --password-stdin and pipe the password in');
       const password = await readStdin();
-      if (password === '') throw new MissingInputError('The password read from stdin is empty: pipe it in with --password-stdin');
+      if (password === '')
+        throw new MissingInputError('The password read from stdin is empty: pipe it in with --password-stdin');
       const outcome = await flow.submitCredentials(address, password);
       if (outcome === 'needs-code') {
         if (!code) {
-          throw new CliFailure('This account uses two-factor authentication: pass --code with the current 6-digit code.', EXIT.usage, 'MISSING_FLAG');
+          throw new CliFailure(
+            'This account uses two-factor authentication: pass --code with the current 6-digit code.',
+            EXIT.usage,
+            'MISSING_FLAG',
+          );
         }
         await flow.submitCode(code);
       }
@@ -59,7 +64,10 @@ export default class Login extends SvcCommand<typeof Login> {
     if (!tenant && canPick && this.interactive) {
       const tenants = await this.client.listTenants();
       if (tenants.length > 1) {
-        const id = await renderPicker('Choose the tenant to act in', tenants.map((t) => ({ label: t.name, value: t.id, hint: `${t.id}${t.role ? ` · ${t.role}` : ''}` })));
+        const id = await renderPicker(
+          'Choose the tenant to act in',
+          tenants.map((t) => ({ label: t.name, value: t.id, hint: `${t.id}${t.role ? ` · ${t.role}` : ''}` })),
+        );
         const chosen = tenants.find((t) => t.id === id)!;
         this.client.http.saveProfile({ tenantId: chosen.id, tenantName: chosen.name });
         tenant = { id: chosen.id, name: chosen.name };
@@ -67,7 +75,11 @@ export default class Login extends SvcCommand<typeof Login> {
     }
     const result: SignedIn = { email, profile: this.profileName, baseUrl: this.client.http.baseUrl, tenant };
     this.log(`Signed in as ${email} on ${result.baseUrl} (profile ${result.profile}).`);
-    this.log(tenant ? `Tenant: ${tenant.name} (${tenant.id})` : 'No tenant selected yet: run `svc tenants use` or `svc tenants create`.');
+    this.log(
+      tenant
+        ? `Tenant: ${tenant.name} (${tenant.id})`
+        : 'No tenant selected yet: run `svc tenants use` or `svc tenants create`.',
+    );
     return result;
   }
 }

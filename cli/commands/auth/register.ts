@@ -22,7 +22,9 @@ export default class Register extends SvcCommand<typeof Register> {
   static override flags = {
     email: Flags.string({ description: 'admin e-mail address', required: true }),
     name: Flags.string({ description: 'display name' }),
-    'password-stdin': Flags.boolean({ description: 'read the password (at least 10 characters) from stdin; in a terminal svc asks for it' }),
+    'password-stdin': Flags.boolean({
+      description: 'read the password (at least 10 characters) from stdin; in a terminal svc asks for it',
+    }),
     tenant: Flags.string({ description: 'also create a tenant with this name and make it current' }),
     'base-url': Flags.string({ description: 'daemon URL to store in the profile' }),
   };
@@ -33,17 +35,32 @@ export default class Register extends SvcCommand<typeof Register> {
     if (this.flags['base-url']) http.baseUrlOverride = this.flags['base-url'];
     // Ask the daemon first: nobody should type a password for a registration that is closed.
     const status = await this.client.registrationStatus();
-    if (!status.open) throw new CliFailure('Registration is closed on this daemon: ask an administrator to invite you.', EXIT.refused, 'REGISTRATION_CLOSED');
+    if (!status.open)
+      throw new CliFailure(
+        'Registration is closed on this daemon: ask an administrator to invite you.',
+        EXIT.refused,
+        'REGISTRATION_CLOSED',
+      );
     let password: string;
     if (this.flags['password-stdin']) password = await readStdin();
-    else if (this.interactive) password = await renderPasswordPrompt({ title: `Choose a password for ${email} on ${http.baseUrl}`, confirm: true, minLength: 10 });
+    else if (this.interactive)
+      password = await renderPasswordPrompt({
+        title: `Choose a password for ${email} on ${http.baseUrl}`,
+        confirm: true,
+        minLength: 10,
+      });
     else throw new MissingInputError('Pass --password-stdin and pipe the new password in');
     const { admin } = await this.client.register({ email, password, ...(name ? { name } : {}) });
     const flow = new SignInFlow(this.client);
     const outcome = await flow.submitCredentials(email, password);
     if (outcome === 'needs-code') {
       // A brand-new admin has no 2FA yet; this branch only runs if the daemon enforces it.
-      await renderLogin({ baseUrl: http.baseUrl, initialEmail: email, submitCredentials: (a, p) => flow.submitCredentials(a, p), submitCode: (c) => flow.submitCode(c) });
+      await renderLogin({
+        baseUrl: http.baseUrl,
+        initialEmail: email,
+        submitCredentials: (a, p) => flow.submitCredentials(a, p),
+        submitCode: (c) => flow.submitCode(c),
+      });
     }
     let tenant = await settleTenant(this.client);
     if (tenantName) {

@@ -20,7 +20,12 @@ export default class WhoAmICommand extends SvcCommand<typeof WhoAmICommand> {
   async run(): Promise<WhoAmI> {
     const http = this.client.http;
     if (http.usesApiKey) {
-      const result: WhoAmI = { kind: 'apiKey', profile: this.profileName, baseUrl: http.baseUrl, tenant: http.tenantId ? { id: http.tenantId } : null };
+      const result: WhoAmI = {
+        kind: 'apiKey',
+        profile: this.profileName,
+        baseUrl: http.baseUrl,
+        tenant: http.tenantId ? { id: http.tenantId } : null,
+      };
       this.log('Acting with the API key in SVC_API_KEY; the key decides the tenant.');
       return result;
     }
@@ -34,16 +39,27 @@ export default class WhoAmICommand extends SvcCommand<typeof WhoAmICommand> {
       name: me.name,
       isPlatformAdmin: me.isPlatformAdmin,
       twoFactorEnabled: me.twoFactorEnabled,
-      tenant: current ? { id: current.id, name: current.name, role: current.role } : http.tenantId ? { id: http.tenantId } : null,
+      tenant: current
+        ? { id: current.id, name: current.name, role: current.role }
+        : http.tenantId
+          ? { id: http.tenantId }
+          : null,
       tenants: me.tenants.map(({ id, name, role }) => ({ id, name, role })),
     };
-    this.log(keyValue([
-      ['admin', `${me.email}${me.name ? ` (${me.name})` : ''}`],
-      ['platform admin', me.isPlatformAdmin ? 'yes' : 'no'],
-      ['2FA', me.twoFactorEnabled ? 'on' : 'off'],
-      ['tenant', result.tenant ? `${result.tenant.name ?? ''} ${result.tenant.id}${result.tenant.role ? ` · ${result.tenant.role}` : ''}`.trim() : 'none'],
-      ['member of', String(me.tenants.length)],
-    ]));
+    this.log(
+      keyValue([
+        ['admin', `${me.email}${me.name ? ` (${me.name})` : ''}`],
+        ['platform admin', me.isPlatformAdmin ? 'yes' : 'no'],
+        ['2FA', me.twoFactorEnabled ? 'on' : 'off'],
+        [
+          'tenant',
+          result.tenant
+            ? `${result.tenant.name ?? ''} ${result.tenant.id}${result.tenant.role ? ` · ${result.tenant.role}` : ''}`.trim()
+            : 'none',
+        ],
+        ['member of', String(me.tenants.length)],
+      ]),
+    );
     return result;
   }
 }

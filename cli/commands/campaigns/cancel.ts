@@ -4,7 +4,8 @@ import type { CampaignDetail } from '../../../shared/schemas/campaigns.ts';
 import { describeCampaign } from './show.ts';
 
 export default class CampaignsCancel extends SvcCommand<typeof CampaignsCancel> {
-  static override summary = 'Cancel a campaign; a SENDING one stops and its queued sends not yet picked up are taken back.';
+  static override summary =
+    'Cancel a campaign; a SENDING one stops and its queued sends not yet picked up are taken back.';
   static override examples = ['<%= config.bin %> campaigns cancel 5e0a…'];
   static override args = { id: Args.string({ description: 'campaign id', required: true }) };
 

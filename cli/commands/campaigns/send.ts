@@ -28,7 +28,10 @@ export default class CampaignsSend extends SvcCommand<typeof CampaignsSend> {
       this.log(describeCampaign(campaign));
       return campaign;
     }
-    const campaign = await watchCampaign(this.client, started.id, { live, log: this.jsonEnabled() ? undefined : (line) => this.log(line) });
+    const campaign = await watchCampaign(this.client, started.id, {
+      live,
+      log: this.jsonEnabled() ? undefined : (line) => this.log(line),
+    });
     this.log(describeCampaign(campaign));
     return campaign;
   }

@@ -9,7 +9,10 @@ export default class CampaignsShow extends SvcCommand<typeof CampaignsShow> {
   static override description =
     'In a terminal a SENDING campaign is followed with a live progress bar (q stops watching; the send goes on). ' +
     'Without a terminal, --watch prints one line per change until the send ends; --json prints the campaign as read last.';
-  static override examples = ['<%= config.bin %> campaigns show 5e0a…', '<%= config.bin %> campaigns show 5e0a… --watch --json'];
+  static override examples = [
+    '<%= config.bin %> campaigns show 5e0a…',
+    '<%= config.bin %> campaigns show 5e0a… --watch --json',
+  ];
   static override args = { id: Args.string({ description: 'campaign id (see `svc campaigns list`)', required: true }) };
   static override flags = {
     watch: Flags.boolean({ description: 'follow a SENDING campaign until it ends, also without a terminal' }),
@@ -20,7 +23,10 @@ export default class CampaignsShow extends SvcCommand<typeof CampaignsShow> {
     let campaign = await this.client.getCampaign(this.args.id);
     const live = this.interactive && !this.jsonEnabled() && !this.flags.once;
     if (campaign.status === 'SENDING' && (live || this.flags.watch)) {
-      campaign = await watchCampaign(this.client, campaign.id, { live, log: this.jsonEnabled() ? undefined : (line) => this.log(line) });
+      campaign = await watchCampaign(this.client, campaign.id, {
+        live,
+        log: this.jsonEnabled() ? undefined : (line) => this.log(line),
+      });
     }
     this.log(describeCampaign(campaign));
     return campaign;
@@ -34,7 +40,12 @@ export function describeCampaign(c: CampaignDetail): string {
     ['status', colourStatus(c.status)],
     ['from', c.from],
     ['audience', `${JSON.stringify(c.audience)} · ${c.audienceSize} opted-in contacts now`],
-    ['progress', c.total === null ? null : `${c.accepted} accepted · ${c.rejected} rejected · ${c.remaining ?? 0} remaining of ${c.total}`],
+    [
+      'progress',
+      c.total === null
+        ? null
+        : `${c.accepted} accepted · ${c.rejected} rejected · ${c.remaining ?? 0} remaining of ${c.total}`,
+    ],
     ['taken back', c.cancelledSends ? `${c.cancelledSends} queued sends (cancel)` : null],
     ['send at', c.sendAt ? shortDate(c.sendAt) : null],
     ['started', c.startedAt ? shortDate(c.startedAt) : null],

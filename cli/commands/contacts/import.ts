@@ -47,7 +47,12 @@ export default class ContactsImport extends SvcCommand<typeof ContactsImport> {
     });
     const body = Readable.toWeb(createReadStream(file).pipe(counted)) as ReadableStream<Uint8Array>;
     const upload = this.client.importContacts(body, this.flags.map ?? []);
-    const state = (): ProgressState => ({ done: sent, total: size, label: `${mb(sent)} of ${mb(size)} sent`, detail: file });
+    const state = (): ProgressState => ({
+      done: sent,
+      total: size,
+      label: `${mb(sent)} of ${mb(size)} sent`,
+      detail: file,
+    });
 
     let result: ContactImportResult;
     if (this.interactive && !this.jsonEnabled()) {

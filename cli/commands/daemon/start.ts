@@ -4,7 +4,10 @@ import { DAEMON_START_FLAGS, startDaemonProcess } from '../../../daemon/start.mj
 // bin/svc.js runs `svc daemon start` through daemon/start.mjs without loading the CLI (so the daemon
 // process carries no CLI framework or TypeScript loader); this command gives it help and completion
 // and, when reached (e.g. from code that calls the CLI in-process), runs the same start.
-const flag = (name: keyof typeof DAEMON_START_FLAGS) => ({ description: DAEMON_START_FLAGS[name].description, env: DAEMON_START_FLAGS[name].env });
+const flag = (name: keyof typeof DAEMON_START_FLAGS) => ({
+  description: DAEMON_START_FLAGS[name].description,
+  env: DAEMON_START_FLAGS[name].env,
+});
 
 export default class DaemonStart extends Command {
   static override summary = 'Run the daemon (API and workers) in the foreground.';

@@ -14,7 +14,10 @@ export default class DbMigrate extends SvcCommand<typeof DbMigrate> {
   static override showHeader = false;
   static override flags = {
     'database-url': Flags.string({ description: 'PostgreSQL connection string', env: 'DATABASE_URL' }),
-    'data-dir': Flags.string({ description: 'where the embedded database lives (when no DATABASE_URL)', env: 'DATA_DIR' }),
+    'data-dir': Flags.string({
+      description: 'where the embedded database lives (when no DATABASE_URL)',
+      env: 'DATA_DIR',
+    }),
   };
 
   async run(): Promise<{ applied: string[]; database: string }> {
@@ -28,14 +31,19 @@ export default class DbMigrate extends SvcCommand<typeof DbMigrate> {
     try {
       config = loadConfig(env);
     } catch (error) {
-      if (error instanceof ConfigError) throw new CliFailure(`Configuration: ${error.message}`, EXIT.usage, 'BAD_CONFIG');
+      if (error instanceof ConfigError)
+        throw new CliFailure(`Configuration: ${error.message}`, EXIT.usage, 'BAD_CONFIG');
       throw error;
     }
     const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     try {
       const applied = await migrateUp(db.sequelize, (line) => this.logToStderr(line));
       const database = db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url);
-      this.log(applied.length ? `Applied ${applied.length} migration(s) to ${database}:\n  ${applied.join('\n  ')}` : `${database} is up to date.`);
+      this.log(
+        applied.length
+          ? `Applied ${applied.length} migration(s) to ${database}:\n  ${applied.join('\n  ')}`
+          : `${database} is up to date.`,
+      );
       return { applied, database };
     } finally {
       await db.close();

@@ -5,7 +5,10 @@ import type { DomainBody } from '../../../shared/schemas/domains.ts';
 
 export default class DomainsAdd extends SvcCommand<typeof DomainsAdd> {
   static override summary = 'Register a sending domain and print the DNS records to publish.';
-  static override examples = ['<%= config.bin %> domains add mail.acme.com', '<%= config.bin %> domains add mail.acme.com --json'];
+  static override examples = [
+    '<%= config.bin %> domains add mail.acme.com',
+    '<%= config.bin %> domains add mail.acme.com --json',
+  ];
   static override args = { domain: Args.string({ description: 'domain name', required: true }) };
 
   async run(): Promise<DomainBody> {

@@ -9,13 +9,23 @@ export default class DomainsList extends SvcCommand<typeof DomainsList> {
 
   async run(): Promise<{ domains: DomainBody[] }> {
     const domains = await this.client.listDomains();
-    this.log(table(domains, [
-      { header: 'NAME', value: (d) => d.unicodeName },
-      { header: 'STATUS', value: (d) => `${recordMark(d.status === 'verified' ? 'verified' : d.status === 'failed' ? 'error' : 'pending')} ${d.status}` },
-      { header: 'RECORDS', value: (d) => d.records.map((r) => `${recordMark(r.status)}${r.record}`).join(' ') },
-      { header: 'CHECKED', value: (d) => shortDate(d.lastCheckedAt) },
-      { header: 'ID', value: (d) => d.id },
-    ], 'No domains yet: add one with `svc domains add <domain>`.'));
+    this.log(
+      table(
+        domains,
+        [
+          { header: 'NAME', value: (d) => d.unicodeName },
+          {
+            header: 'STATUS',
+            value: (d) =>
+              `${recordMark(d.status === 'verified' ? 'verified' : d.status === 'failed' ? 'error' : 'pending')} ${d.status}`,
+          },
+          { header: 'RECORDS', value: (d) => d.records.map((r) => `${recordMark(r.status)}${r.record}`).join(' ') },
+          { header: 'CHECKED', value: (d) => shortDate(d.lastCheckedAt) },
+          { header: 'ID', value: (d) => d.id },
+        ],
+        'No domains yet: add one with `svc domains add <domain>`.',
+      ),
+    );
     return { domains };
   }
 }

@@ -6,7 +6,10 @@ import type { VerifyDomainBody } from '../../../shared/schemas/domains.ts';
 
 export default class DomainsVerify extends SvcCommand<typeof DomainsVerify> {
   static override summary = 'Check the DNS records now and record the result; exits 1 unless the domain is verified.';
-  static override examples = ['<%= config.bin %> domains verify mail.acme.com', '<%= config.bin %> domains verify mail.acme.com --json || echo "not yet"'];
+  static override examples = [
+    '<%= config.bin %> domains verify mail.acme.com',
+    '<%= config.bin %> domains verify mail.acme.com --json || echo "not yet"',
+  ];
   static override args = { domain: Args.string({ description: 'domain name or id', required: true }) };
 
   async run(): Promise<VerifyDomainBody> {

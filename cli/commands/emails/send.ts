@@ -24,7 +24,11 @@ export default class Send extends SvcCommand<typeof Send> {
     '<%= config.bin %> send --to ada@example.com --template receipt --data @order.json --idempotency-key order-1234 --sync',
   ];
   static override flags = {
-    to: Flags.string({ description: 'recipient (repeat for several, at most 50 in all)', required: true, multiple: true }),
+    to: Flags.string({
+      description: 'recipient (repeat for several, at most 50 in all)',
+      required: true,
+      multiple: true,
+    }),
     from: Flags.string({ description: 'sender address, on a verified domain' }),
     subject: Flags.string({ description: 'subject line (Liquid variables allowed)' }),
     html: Flags.string({ description: 'HTML body' }),
@@ -37,39 +41,75 @@ export default class Send extends SvcCommand<typeof Send> {
     bcc: Flags.string({ multiple: true, description: 'blind copy recipient (repeat)' }),
     'reply-to': Flags.string({ description: 'Reply-To address' }),
     tag: Flags.string({ multiple: true, description: 'tag for filtering logs (repeat)' }),
-    sync: Flags.boolean({ description: 'deliver now and report SENT or FAILED instead of QUEUED', exclusive: ['schedule'] }),
+    sync: Flags.boolean({
+      description: 'deliver now and report SENT or FAILED instead of QUEUED',
+      exclusive: ['schedule'],
+    }),
     schedule: Flags.string({ description: 'send later: ISO 8601 time or a delay (+10m, +2h, +1d)' }),
-    timezone: Flags.string({ description: 'IANA time zone of --schedule (default Europe/Madrid)', dependsOn: ['schedule'] }),
-    'idempotency-key': Flags.string({ description: 'same key and body within 24 h returns the first answer instead of sending twice' }),
+    timezone: Flags.string({
+      description: 'IANA time zone of --schedule (default Europe/Madrid)',
+      dependsOn: ['schedule'],
+    }),
+    'idempotency-key': Flags.string({
+      description: 'same key and body within 24 h returns the first answer instead of sending twice',
+    }),
   };
 
   async run(): Promise<SendResult> {
     const f = this.flags;
     const prepared = await prepareSend({
-      to: f.to, from: f.from, subject: f.subject, html: f.html, htmlFile: f['html-file'], text: f.text,
-      template: f.template, locale: f.locale, data: f.data, cc: f.cc, bcc: f.bcc, replyTo: f['reply-to'], tags: f.tag,
+      to: f.to,
+      from: f.from,
+      subject: f.subject,
+      html: f.html,
+      htmlFile: f['html-file'],
+      text: f.text,
+      template: f.template,
+      locale: f.locale,
+      data: f.data,
+      cc: f.cc,
+      bcc: f.bcc,
+      replyTo: f['reply-to'],
+      tags: f.tag,
     });
     const idempotencyKey = f['idempotency-key'];
     let result: SendResult;
     if (f.schedule) {
       const sendAt = parseSchedule(f.schedule);
       if (prepared.kind === 'template') {
-        throw new CliFailure('--schedule takes a body (--html, --html-file or --text); scheduled template sends are not supported by the API.', EXIT.usage, 'BAD_FLAGS');
+        throw new CliFailure(
+          '--schedule takes a body (--html, --html-file or --text); scheduled template sends are not supported by the API.',
+          EXIT.usage,
+          'BAD_FLAGS',
+        );
       }
-      const scheduled = await this.client.schedule({ ...prepared.body, sendAt, ...(f.timezone ? { timezone: f.timezone } : {}) }, { idempotencyKey });
+      const scheduled = await this.client.schedule(
+        { ...prepared.body, sendAt, ...(f.timezone ? { timezone: f.timezone } : {}) },
+        { idempotencyKey },
+      );
       result = { id: scheduled.id, status: scheduled.status, scheduledFor: scheduled.sendAt };
     } else {
       const options = { sync: f.sync, idempotencyKey };
-      const answer = prepared.kind === 'template' ? await this.client.sendTemplate(prepared.body, options) : await this.client.send(prepared.body, options);
-      result = { id: answer.id, status: answer.status, ...(answer.messageId ? { messageId: answer.messageId } : {}), ...(answer.error ? { error: answer.error } : {}) };
+      const answer =
+        prepared.kind === 'template'
+          ? await this.client.sendTemplate(prepared.body, options)
+          : await this.client.send(prepared.body, options);
+      result = {
+        id: answer.id,
+        status: answer.status,
+        ...(answer.messageId ? { messageId: answer.messageId } : {}),
+        ...(answer.error ? { error: answer.error } : {}),
+      };
     }
-    this.log(keyValue([
-      ['id', result.id],
-      ['status', colourStatus(result.status)],
-      ...(result.messageId ? [['message-id', result.messageId] as [string, string]] : []),
-      ...(result.scheduledFor ? [['scheduled for', result.scheduledFor] as [string, string]] : []),
-      ...(result.error ? [['error', result.error] as [string, string]] : []),
-    ]));
+    this.log(
+      keyValue([
+        ['id', result.id],
+        ['status', colourStatus(result.status)],
+        ...(result.messageId ? [['message-id', result.messageId] as [string, string]] : []),
+        ...(result.scheduledFor ? [['scheduled for', result.scheduledFor] as [string, string]] : []),
+        ...(result.error ? [['error', result.error] as [string, string]] : []),
+      ]),
+    );
     if (f.sync && result.status === 'FAILED') process.exitCode = EXIT.refused;
     return result;
   }

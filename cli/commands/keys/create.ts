@@ -13,8 +13,16 @@ export default class KeysCreate extends SvcCommand<typeof KeysCreate> {
   ];
   static override flags = {
     name: Flags.string({ description: 'what the key is for', required: true }),
-    scope: Flags.option({ options: API_KEY_SCOPES, multiple: true, description: 'scope to grant (repeat); default: every scope' })(),
-    environment: Flags.option({ options: ['live', 'test'] as const, default: 'live' as const, description: 'test keys capture mail instead of sending it' })(),
+    scope: Flags.option({
+      options: API_KEY_SCOPES,
+      multiple: true,
+      description: 'scope to grant (repeat); default: every scope',
+    })(),
+    environment: Flags.option({
+      options: ['live', 'test'] as const,
+      default: 'live' as const,
+      description: 'test keys capture mail instead of sending it',
+    })(),
   };
 
   async run(): Promise<CreatedApiKey> {
@@ -23,8 +31,17 @@ export default class KeysCreate extends SvcCommand<typeof KeysCreate> {
       scopes: this.flags.scope ?? [...API_KEY_SCOPES],
       environment: this.flags.environment,
     });
-    this.log(keyValue([['id', created.id], ['name', created.name], ['scopes', created.scopes.join(', ')], ['environment', created.environment]]));
-    this.log(`\n${chalk.bold(created.key)}\n${chalk.yellow('This is the only time the key is shown: store it in your secret manager now.')}`);
+    this.log(
+      keyValue([
+        ['id', created.id],
+        ['name', created.name],
+        ['scopes', created.scopes.join(', ')],
+        ['environment', created.environment],
+      ]),
+    );
+    this.log(
+      `\n${chalk.bold(created.key)}\n${chalk.yellow('This is the only time the key is shown: store it in your secret manager now.')}`,
+    );
     return created;
   }
 }

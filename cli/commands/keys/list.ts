@@ -13,15 +13,21 @@ export default class KeysList extends SvcCommand<typeof KeysList> {
 
   async run(): Promise<Page<ApiKeySummary>> {
     const page = await this.client.listApiKeys({ page: this.flags.page, limit: this.flags.limit });
-    this.log(table(page.data, [
-      { header: 'ID', value: (k) => k.id },
-      { header: 'NAME', value: (k) => k.name },
-      { header: 'PREFIX', value: (k) => k.prefix },
-      { header: 'ENV', value: (k) => k.environment },
-      { header: 'SCOPES', value: (k) => k.scopes.join(',') },
-      { header: 'CREATED', value: (k) => shortDate(k.createdAt) },
-      { header: 'LAST USED', value: (k) => shortDate(k.lastUsedAt) },
-    ], 'No API keys yet: create one with `svc keys create --name <name>`.'));
+    this.log(
+      table(
+        page.data,
+        [
+          { header: 'ID', value: (k) => k.id },
+          { header: 'NAME', value: (k) => k.name },
+          { header: 'PREFIX', value: (k) => k.prefix },
+          { header: 'ENV', value: (k) => k.environment },
+          { header: 'SCOPES', value: (k) => k.scopes.join(',') },
+          { header: 'CREATED', value: (k) => shortDate(k.createdAt) },
+          { header: 'LAST USED', value: (k) => shortDate(k.lastUsedAt) },
+        ],
+        'No API keys yet: create one with `svc keys create --name <name>`.',
+      ),
+    );
     this.log(pageLine(page.meta));
     return page;
   }

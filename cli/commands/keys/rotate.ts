@@ -5,7 +5,10 @@ import type { CreatedApiKey } from '../../api-types.ts';
 
 export default class KeysRotate extends SvcCommand<typeof KeysRotate> {
   static override summary = 'Replace an API key with a new secret; the old secret stops working.';
-  static override examples = ['<%= config.bin %> keys rotate 3f2a…', '<%= config.bin %> keys rotate 3f2a… --json | jq -r .key'];
+  static override examples = [
+    '<%= config.bin %> keys rotate 3f2a…',
+    '<%= config.bin %> keys rotate 3f2a… --json | jq -r .key',
+  ];
   static override args = { id: Args.string({ description: 'API key id (see `svc keys list`)', required: true }) };
 
   async run(): Promise<CreatedApiKey> {

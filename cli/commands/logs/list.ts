@@ -23,7 +23,11 @@ export default class LogsList extends SvcCommand<typeof LogsList> {
     since: Flags.string({ description: 'created at or after (ISO 8601)' }),
     until: Flags.string({ description: 'created before (ISO 8601)' }),
     tag: Flags.string({ description: 'only sends with this tag' }),
-    page: Flags.integer({ min: 1, description: 'page number (page × limit up to 10,000)', exclusive: ['cursor', 'all'] }),
+    page: Flags.integer({
+      min: 1,
+      description: 'page number (page × limit up to 10,000)',
+      exclusive: ['cursor', 'all'],
+    }),
     limit: Flags.integer({ min: 1, max: 100, description: 'entries per page (max 100)' }),
     cursor: Flags.string({ description: 'start after this cursor (printed under the previous page)' }),
     all: Flags.boolean({ description: 'every matching email, page after page by cursor' }),
@@ -48,12 +52,18 @@ export default class LogsList extends SvcCommand<typeof LogsList> {
   }
 
   private show(rows: EmailLog[]): void {
-    this.log(table(rows, [
-      { header: 'ID', value: (l) => l.id },
-      { header: 'STATUS', value: (l) => colourStatus(l.status) },
-      { header: 'TO', value: (l) => recipients(l.to) },
-      { header: 'SUBJECT', value: (l) => (l.subject ?? '').slice(0, 50) },
-      { header: 'CREATED', value: (l) => shortDate(l.createdAt) },
-    ], 'No email matches.'));
+    this.log(
+      table(
+        rows,
+        [
+          { header: 'ID', value: (l) => l.id },
+          { header: 'STATUS', value: (l) => colourStatus(l.status) },
+          { header: 'TO', value: (l) => recipients(l.to) },
+          { header: 'SUBJECT', value: (l) => (l.subject ?? '').slice(0, 50) },
+          { header: 'CREATED', value: (l) => shortDate(l.createdAt) },
+        ],
+        'No email matches.',
+      ),
+    );
   }
 }

@@ -6,7 +6,11 @@ import type { EmailLogDetail } from '../../api-types.ts';
 
 export default class LogsShow extends SvcCommand<typeof LogsShow> {
   static override summary = 'Show one sent email: status, timeline, and its bodies.';
-  static override examples = ['<%= config.bin %> logs show 0e7c…', '<%= config.bin %> logs show 0e7c… --html', '<%= config.bin %> logs show 0e7c… --json'];
+  static override examples = [
+    '<%= config.bin %> logs show 0e7c…',
+    '<%= config.bin %> logs show 0e7c… --html',
+    '<%= config.bin %> logs show 0e7c… --json',
+  ];
   static override args = { id: Args.string({ description: 'email id', required: true }) };
   static override flags = {
     html: Flags.boolean({ description: 'print the HTML body instead of the text body' }),
@@ -14,24 +18,26 @@ export default class LogsShow extends SvcCommand<typeof LogsShow> {
 
   async run(): Promise<EmailLogDetail> {
     const log = await this.client.getLog(this.args.id);
-    this.log(keyValue([
-      ['id', log.id],
-      ['status', colourStatus(log.status) + (log.error ? chalk.red(`  ${log.error}`) : '')],
-      ['from', log.from],
-      ['to', recipients(log.to)],
-      ['subject', log.subject],
-      ['message-id', log.messageId],
-      ['created', shortDate(log.createdAt)],
-      ['sent', shortDate(log.sentAt)],
-      ['attempts', String(log.attempts)],
-      ['smtp', log.smtpResponse],
-      ['tags', log.tags?.join(', ') || null],
-    ]));
+    this.log(
+      keyValue([
+        ['id', log.id],
+        ['status', colourStatus(log.status) + (log.error ? chalk.red(`  ${log.error}`) : '')],
+        ['from', log.from],
+        ['to', recipients(log.to)],
+        ['subject', log.subject],
+        ['message-id', log.messageId],
+        ['created', shortDate(log.createdAt)],
+        ['sent', shortDate(log.sentAt)],
+        ['attempts', String(log.attempts)],
+        ['smtp', log.smtpResponse],
+        ['tags', log.tags?.join(', ') || null],
+      ]),
+    );
     if (log.events?.length) {
       this.log(chalk.bold('\nTimeline'));
       for (const event of log.events) this.log(`  ${shortDate(event.createdAt)}  ${event.type}`);
     }
-    const body = this.flags.html ? log.bodyHtml : log.bodyText ?? log.bodyHtml;
+    const body = this.flags.html ? log.bodyHtml : (log.bodyText ?? log.bodyHtml);
     if (body) this.log(`\n${chalk.bold(this.flags.html ? 'HTML body' : 'Body')}\n${body}`);
     return log;
   }

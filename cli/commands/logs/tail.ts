@@ -24,7 +24,11 @@ export default class LogsTail extends SvcCommand<typeof LogsTail> {
     count: Flags.integer({ min: 1, description: 'stop after this many lines (plain and JSON modes)' }),
     timeout: Flags.integer({ min: 1, description: 'stop after this many seconds (plain and JSON modes)' }),
     plain: Flags.boolean({ description: 'one line per change even in a terminal' }),
-    'poll-interval': Flags.integer({ min: 250, default: 2000, description: 'milliseconds between polls when the stream is unavailable' }),
+    'poll-interval': Flags.integer({
+      min: 250,
+      default: 2000,
+      description: 'milliseconds between polls when the stream is unavailable',
+    }),
   };
 
   async run(): Promise<void> {
@@ -32,13 +36,20 @@ export default class LogsTail extends SvcCommand<typeof LogsTail> {
     const source = (signal: AbortSignal, onMode: Parameters<typeof followLogs>[1]['onMode']) =>
       followLogs(this.client, { signal, onMode, backlog: f.backlog, pollMs: f['poll-interval'] });
     if (this.interactive && !f.plain && !this.jsonEnabled()) {
-      await renderLogTail({ source, loadDetail: (id) => this.client.getLog(id), initialStatus: f.status, initialRecipient: f.to });
+      await renderLogTail({
+        source,
+        loadDetail: (id) => this.client.getLog(id),
+        initialStatus: f.status,
+        initialRecipient: f.to,
+      });
       return;
     }
     await this.printLines(source);
   }
 
-  private async printLines(source: (signal: AbortSignal, onMode: (mode: string, reason?: string) => void) => AsyncIterable<LogEntry>): Promise<void> {
+  private async printLines(
+    source: (signal: AbortSignal, onMode: (mode: string, reason?: string) => void) => AsyncIterable<LogEntry>,
+  ): Promise<void> {
     const f = this.flags;
     const controller = new AbortController();
     const stop = () => controller.abort();
@@ -54,7 +65,10 @@ export default class LogsTail extends SvcCommand<typeof LogsTail> {
         if (f.status && entry.status !== f.status) continue;
         if (f.to && !recipients(entry.to).toLowerCase().includes(f.to.toLowerCase())) continue;
         if (this.jsonEnabled()) process.stdout.write(`${JSON.stringify(entry)}\n`);
-        else this.log(`${shortDate(entry.updatedAt ?? entry.createdAt)}  ${colourStatus(entry.status)}${" ".repeat(Math.max(0, 10 - entry.status.length))}  ${entry.id}  ${recipients(entry.to)}  ${entry.subject ?? ''}${entry.error ? `  ${entry.error}` : ''}`);
+        else
+          this.log(
+            `${shortDate(entry.updatedAt ?? entry.createdAt)}  ${colourStatus(entry.status)}${' '.repeat(Math.max(0, 10 - entry.status.length))}  ${entry.id}  ${recipients(entry.to)}  ${entry.subject ?? ''}${entry.error ? `  ${entry.error}` : ''}`,
+          );
         printed += 1;
         if (f.count && printed >= f.count) break;
       }

@@ -5,7 +5,10 @@ import type { Suppression } from '../../api-types.ts';
 
 export default class SuppressionsAdd extends SvcCommand<typeof SuppressionsAdd> {
   static override summary = 'Stop sending to an address.';
-  static override examples = ['<%= config.bin %> suppressions add ada@example.com', '<%= config.bin %> suppressions add ada@example.com --reason complaint'];
+  static override examples = [
+    '<%= config.bin %> suppressions add ada@example.com',
+    '<%= config.bin %> suppressions add ada@example.com --reason complaint',
+  ];
   static override args = { email: Args.string({ description: 'address to suppress', required: true }) };
   static override flags = {
     reason: Flags.option({ options: SUPPRESSION_REASONS, default: 'manual' as const, description: 'why' })(),

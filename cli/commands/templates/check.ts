@@ -69,10 +69,18 @@ export default class TemplatesCheck extends SvcCommand<typeof TemplatesCheck> {
     // A failed check still answers with its findings (--json), then exits 1.
     if (!result.ok) {
       process.exitCode = EXIT.refused;
-      this.log(chalk.red(`${result.errors} error${result.errors === 1 ? '' : 's'}, ${result.warnings} warning${result.warnings === 1 ? '' : 's'} in ${checked.filter((file) => !file.ok).length} of ${checked.length} template files.`));
+      this.log(
+        chalk.red(
+          `${result.errors} error${result.errors === 1 ? '' : 's'}, ${result.warnings} warning${result.warnings === 1 ? '' : 's'} in ${checked.filter((file) => !file.ok).length} of ${checked.length} template files.`,
+        ),
+      );
       return result;
     }
-    this.log(chalk.dim(`${checked.length} template file${checked.length === 1 ? '' : 's'} checked: ${result.warnings} warning${result.warnings === 1 ? '' : 's'}.`));
+    this.log(
+      chalk.dim(
+        `${checked.length} template file${checked.length === 1 ? '' : 's'} checked: ${result.warnings} warning${result.warnings === 1 ? '' : 's'}.`,
+      ),
+    );
     return result;
   }
 }

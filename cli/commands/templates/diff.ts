@@ -16,7 +16,8 @@ export interface DiffedFile {
 }
 
 export default class TemplatesDiff extends SvcCommand<typeof TemplatesDiff> {
-  static override summary = 'Show what pushing these files would change: rendered subject, HTML (as text) and text, against the published version.';
+  static override summary =
+    'Show what pushing these files would change: rendered subject, HTML (as text) and text, against the published version.';
   static override description =
     'Each file and the published version of its slug and locale are rendered with the same sample data (front-matter ' +
     '"data:" as one-line JSON, then --data) and compared as unified diffs: the subject, the HTML read as text, and the ' +
@@ -68,5 +69,16 @@ function htmlAsText(html: string): string {
 }
 
 function colourDiff(diff: string): string {
-  return diff.split('\n').map((line) => (line.startsWith('+') ? chalk.green(line) : line.startsWith('-') ? chalk.red(line) : line.startsWith('@@') ? chalk.cyan(line) : line)).join('\n');
+  return diff
+    .split('\n')
+    .map((line) =>
+      line.startsWith('+')
+        ? chalk.green(line)
+        : line.startsWith('-')
+          ? chalk.red(line)
+          : line.startsWith('@@')
+            ? chalk.cyan(line)
+            : line,
+    )
+    .join('\n');
 }

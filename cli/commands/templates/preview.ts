@@ -17,11 +17,15 @@ export interface PreviewResult extends Rendered {
 }
 
 export default class TemplatesPreview extends SvcCommand<typeof TemplatesPreview> {
-  static override summary = 'Render a template file with sample data: the subject and text in the terminal; --open shows the HTML in a browser.';
+  static override summary =
+    'Render a template file with sample data: the subject and text in the terminal; --open shows the HTML in a browser.';
   static override description =
     '--open writes the rendered HTML to a temporary file and opens it with xdg-open (or open on macOS) when one ' +
     'is installed; otherwise it prints the path.';
-  static override examples = ['<%= config.bin %> templates preview templates/welcome.html', '<%= config.bin %> templates preview templates/welcome.html --data \'{"name":"Ada"}\' --open'];
+  static override examples = [
+    '<%= config.bin %> templates preview templates/welcome.html',
+    '<%= config.bin %> templates preview templates/welcome.html --data \'{"name":"Ada"}\' --open',
+  ];
   static override args = { file: Args.string({ description: 'template file (.html, .liquid, .tsx)', required: true }) };
   static override flags = {
     data: Flags.string({ description: 'sample data, JSON or @file.json (wins over front-matter "data:")' }),
@@ -40,7 +44,11 @@ export default class TemplatesPreview extends SvcCommand<typeof TemplatesPreview
       const opener = findOpener();
       result.opened = opener !== null;
       if (opener) spawn(opener, [path], { detached: true, stdio: 'ignore' }).unref();
-      this.log(opener ? chalk.dim(`Opened ${path} with ${opener}.`) : `HTML written to ${path} (no xdg-open or open on PATH: open it in a browser).`);
+      this.log(
+        opener
+          ? chalk.dim(`Opened ${path} with ${opener}.`)
+          : `HTML written to ${path} (no xdg-open or open on PATH: open it in a browser).`,
+      );
     }
     return result;
   }

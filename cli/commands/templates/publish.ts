@@ -14,7 +14,11 @@ export interface PublishResult {
 
 export default class TemplatesPublish extends SvcCommand<typeof TemplatesPublish> {
   static override summary = 'Publish a version of a template (default: the newest of its locale).';
-  static override examples = ['<%= config.bin %> templates publish welcome', '<%= config.bin %> templates publish welcome --version 3', '<%= config.bin %> templates publish welcome --locale fr --json'];
+  static override examples = [
+    '<%= config.bin %> templates publish welcome',
+    '<%= config.bin %> templates publish welcome --version 3',
+    '<%= config.bin %> templates publish welcome --locale fr --json',
+  ];
   static override args = { template: Args.string({ description: 'slug or id', required: true }) };
   static override flags = {
     version: Flags.integer({ min: 1, description: 'version number (see `svc templates show`)' }),
@@ -26,9 +30,23 @@ export default class TemplatesPublish extends SvcCommand<typeof TemplatesPublish
     const version = this.flags.version
       ? template.versions.find((candidate) => candidate.version === this.flags.version)
       : latestVersion(template, this.flags.locale);
-    if (!version) throw new CliFailure(`Template ${template.slug} has no such version: see \`svc templates show ${template.slug}\`.`, EXIT.refused, 'NOT_FOUND');
+    if (!version)
+      throw new CliFailure(
+        `Template ${template.slug} has no such version: see \`svc templates show ${template.slug}\`.`,
+        EXIT.refused,
+        'NOT_FOUND',
+      );
     if (!version.published) await this.client.publishTemplateVersion(template.id, version.id);
-    this.log(`${version.published ? 'Already published' : 'Published'}: ${template.slug} version ${version.version} (${version.locale}).`);
-    return { templateId: template.id, slug: template.slug, versionId: version.id, version: version.version, locale: version.locale, alreadyPublished: version.published };
+    this.log(
+      `${version.published ? 'Already published' : 'Published'}: ${template.slug} version ${version.version} (${version.locale}).`,
+    );
+    return {
+      templateId: template.id,
+      slug: template.slug,
+      versionId: version.id,
+      version: version.version,
+      locale: version.locale,
+      alreadyPublished: version.published,
+    };
   }
 }

@@ -15,11 +15,14 @@ export interface PullResult {
 
 export default class TemplatesPull extends SvcCommand<typeof TemplatesPull> {
   static override summary = 'Write a template version to a file (or stdout) in the format `push` reads.';
-  static override examples = ['<%= config.bin %> templates pull welcome --out templates/welcome.html', '<%= config.bin %> templates pull receipt --published --out emails/receipt.tsx'];
+  static override examples = [
+    '<%= config.bin %> templates pull welcome --out templates/welcome.html',
+    '<%= config.bin %> templates pull receipt --published --out emails/receipt.tsx',
+  ];
   static override args = { template: Args.string({ description: 'slug or id', required: true }) };
   static override flags = {
     out: Flags.string({ char: 'o', description: 'file to write (default: stdout)' }),
-    locale: Flags.string({ description: 'locale to pull (default: the template\'s default locale)' }),
+    locale: Flags.string({ description: "locale to pull (default: the template's default locale)" }),
     published: Flags.boolean({ description: 'pull the published version instead of the newest' }),
   };
 
@@ -28,16 +31,32 @@ export default class TemplatesPull extends SvcCommand<typeof TemplatesPull> {
     const locale = this.flags.locale ?? template.defaultLocale;
     const version = this.flags.published
       ? template.versions.find((candidate) => candidate.published && candidate.locale === locale)
-      : latestVersion(template, locale) ?? latestVersion(template);
-    if (!version) throw new CliFailure(`Template ${template.slug} has no ${this.flags.published ? 'published ' : ''}version in locale ${locale}.`, EXIT.refused, 'NOT_FOUND');
+      : (latestVersion(template, locale) ?? latestVersion(template));
+    if (!version)
+      throw new CliFailure(
+        `Template ${template.slug} has no ${this.flags.published ? 'published ' : ''}version in locale ${locale}.`,
+        EXIT.refused,
+        'NOT_FOUND',
+      );
     const body = (template.editorMode === 'react-email' ? version.jsx : version.htmlBody) ?? '';
-    const content = serializeFrontMatter({ slug: template.slug, name: template.name, subject: version.subject, locale: version.locale }, body, template.editorMode);
+    const content = serializeFrontMatter(
+      { slug: template.slug, name: template.name, subject: version.subject, locale: version.locale },
+      body,
+      template.editorMode,
+    );
     if (this.flags.out) {
       await writeFile(this.flags.out, content);
       this.log(`Wrote ${template.slug} version ${version.version} (${version.locale}) to ${this.flags.out}.`);
     } else if (!this.jsonEnabled()) {
       process.stdout.write(content);
     }
-    return { slug: template.slug, version: version.version, locale: version.locale, published: version.published, file: this.flags.out ?? null, content };
+    return {
+      slug: template.slug,
+      version: version.version,
+      locale: version.locale,
+      published: version.published,
+      file: this.flags.out ?? null,
+      content,
+    };
   }
 }

@@ -1,10 +1,17 @@
 import { Args, Flags } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { CliFailure } from '../../errors.ts';
-import { expandTemplatePaths, pushTemplate, readTemplateFile, type PushResult, type TemplateFile } from '../../services/template-files.ts';
+import {
+  expandTemplatePaths,
+  pushTemplate,
+  readTemplateFile,
+  type PushResult,
+  type TemplateFile,
+} from '../../services/template-files.ts';
 
 export default class TemplatesPush extends SvcCommand<typeof TemplatesPush> {
-  static override summary = 'Create or update templates from files or folders, each as a new version; --publish publishes them.';
+  static override summary =
+    'Create or update templates from files or folders, each as a new version; --publish publishes them.';
   static override description =
     'Each file is .html or .liquid (HTML with Liquid variables) or .tsx (React Email: a module whose default export ' +
     'is the component); a folder stands for every such file inside it. Slug, name, subject and locale come from ' +
@@ -21,7 +28,9 @@ export default class TemplatesPush extends SvcCommand<typeof TemplatesPush> {
     '<%= config.bin %> templates push templates/ emails/receipt.tsx --json',
   ];
   static override strict = false;
-  static override args = { file: Args.string({ description: 'template files (.html, .liquid, .tsx) or folders', required: true }) };
+  static override args = {
+    file: Args.string({ description: 'template files (.html, .liquid, .tsx) or folders', required: true }),
+  };
   static override flags = {
     slug: Flags.string({ description: 'template slug (default: front-matter, then the file name); one file only' }),
     name: Flags.string({ description: 'display name (default: front-matter, then the slug)' }),
@@ -33,7 +42,8 @@ export default class TemplatesPush extends SvcCommand<typeof TemplatesPush> {
   async run(): Promise<PushResult[]> {
     const { slug, name, subject, locale, publish } = this.flags;
     const paths = await expandTemplatePaths(this.positionals);
-    if (slug && paths.length > 1) throw new CliFailure('--slug names one template: pass it with one file only.', 2, 'USAGE');
+    if (slug && paths.length > 1)
+      throw new CliFailure('--slug names one template: pass it with one file only.', 2, 'USAGE');
     // Read and check every file first: a bad file stops the push before anything changes on the daemon.
     const files: { path: string; file: TemplateFile }[] = [];
     for (const path of paths) files.push({ path, file: await readTemplateFile(path, { slug, name, subject, locale }) });
@@ -44,10 +54,11 @@ export default class TemplatesPush extends SvcCommand<typeof TemplatesPush> {
         throw error;
       });
       const what = result.created ? 'Created' : result.changed ? 'Updated' : 'Unchanged:';
-      this.log(`${what} ${result.slug} version ${result.version} (${result.locale})${result.published ? ', published' : ''}  ${path}`);
+      this.log(
+        `${what} ${result.slug} version ${result.version} (${result.locale})${result.published ? ', published' : ''}  ${path}`,
+      );
       results.push(result);
     }
     return results;
   }
-
 }

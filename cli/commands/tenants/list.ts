@@ -13,15 +13,24 @@ export default class TenantsList extends SvcCommand<typeof TenantsList> {
 
   async run(): Promise<{ tenants: TenantRow[] }> {
     const currentId = this.client.http.tenantId;
-    const tenants = (await this.client.listTenants()).map((tenant) => ({ ...tenant, current: tenant.id === currentId }));
-    this.log(table(tenants, [
-      { header: '', value: (t) => (t.current ? chalk.green('●') : ' ') },
-      { header: 'ID', value: (t) => t.id },
-      { header: 'NAME', value: (t) => t.name },
-      { header: 'ROLE', value: (t) => t.role ?? '' },
-      { header: 'PLAN', value: (t) => t.plan ?? '' },
-      { header: 'STATUS', value: (t) => t.status ?? '' },
-    ], 'You are not a member of any tenant yet: create one with `svc tenants create --name <name>`.'));
+    const tenants = (await this.client.listTenants()).map((tenant) => ({
+      ...tenant,
+      current: tenant.id === currentId,
+    }));
+    this.log(
+      table(
+        tenants,
+        [
+          { header: '', value: (t) => (t.current ? chalk.green('●') : ' ') },
+          { header: 'ID', value: (t) => t.id },
+          { header: 'NAME', value: (t) => t.name },
+          { header: 'ROLE', value: (t) => t.role ?? '' },
+          { header: 'PLAN', value: (t) => t.plan ?? '' },
+          { header: 'STATUS', value: (t) => t.status ?? '' },
+        ],
+        'You are not a member of any tenant yet: create one with `svc tenants create --name <name>`.',
+      ),
+    );
     return { tenants };
   }
 }

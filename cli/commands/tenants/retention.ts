@@ -1,7 +1,12 @@
 import { Flags } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { keyValue } from '../../format.ts';
-import { RETENTION_KINDS, type RetentionKind, type TenantRetentionBody, type UpdateTenantRetentionBody } from '../../../shared/schemas/retention.ts';
+import {
+  RETENTION_KINDS,
+  type RetentionKind,
+  type TenantRetentionBody,
+  type UpdateTenantRetentionBody,
+} from '../../../shared/schemas/retention.ts';
 
 const LABELS: Record<RetentionKind, string> = {
   logsDays: 'logs',
@@ -12,12 +17,13 @@ const LABELS: Record<RetentionKind, string> = {
 };
 
 /** A flag per horizon: days, or "default" to clear the tenant's override. */
-const days = (what: string) => Flags.string({ description: `keep ${what} this many days (at most the platform default), or "default"` });
+const days = (what: string) =>
+  Flags.string({ description: `keep ${what} this many days (at most the platform default), or "default"` });
 
 export default class TenantsRetention extends SvcCommand<typeof TenantsRetention> {
-  static override summary = 'Show or shorten how long the current tenant\'s history is kept.';
+  static override summary = "Show or shorten how long the current tenant's history is kept.";
   static override description =
-    'Without flags: the effective horizons in days, the platform defaults and the tenant\'s overrides. With flags: ' +
+    "Without flags: the effective horizons in days, the platform defaults and the tenant's overrides. With flags: " +
     'set overrides (owners and admins; a tenant may shorten, not lengthen). The maintenance worker applies them hourly.';
   static override examples = [
     '<%= config.bin %> tenants retention',
@@ -44,14 +50,21 @@ export default class TenantsRetention extends SvcCommand<typeof TenantsRetention
     for (const kind of RETENTION_KINDS) {
       const value = given[kind];
       if (value === undefined) continue;
-      if (value !== 'default' && !/^\d+$/.test(value)) this.error(`--${LABELS[kind].replace(' ', '-')} takes a number of days or "default".`, { exit: 2 });
+      if (value !== 'default' && !/^\d+$/.test(value))
+        this.error(`--${LABELS[kind].replace(' ', '-')} takes a number of days or "default".`, { exit: 2 });
       changes[kind] = value === 'default' ? null : Number(value);
     }
-    const retention = Object.keys(changes).length ? await this.client.updateRetention(changes) : await this.client.getRetention();
-    this.log(keyValue(RETENTION_KINDS.map((kind) => [
-      LABELS[kind],
-      `${retention.effective[kind]} days${retention.overrides[kind] === null ? ' (platform default)' : ` (override; platform default ${retention.platformDefault[kind]})`}`,
-    ])));
+    const retention = Object.keys(changes).length
+      ? await this.client.updateRetention(changes)
+      : await this.client.getRetention();
+    this.log(
+      keyValue(
+        RETENTION_KINDS.map((kind) => [
+          LABELS[kind],
+          `${retention.effective[kind]} days${retention.overrides[kind] === null ? ' (platform default)' : ` (override; platform default ${retention.platformDefault[kind]})`}`,
+        ]),
+      ),
+    );
     return retention;
   }
 }

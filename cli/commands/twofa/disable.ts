@@ -11,9 +11,19 @@ export default class TwoFactorDisable extends SvcCommand<typeof TwoFactorDisable
   };
 
   async run(): Promise<{ enabled: boolean }> {
-    const code = this.flags.code
-      ?? (this.interactive ? await renderPasswordPrompt({ title: 'A current code, to turn two-factor authentication off', label: 'Code', masked: false, minLength: 6 }) : undefined);
-    await this.client.disableTwoFactor(this.requireInput(code, '--code', 'a current 6-digit code of your authenticator app'));
+    const code =
+      this.flags.code ??
+      (this.interactive
+        ? await renderPasswordPrompt({
+            title: 'A current code, to turn two-factor authentication off',
+            label: 'Code',
+            masked: false,
+            minLength: 6,
+          })
+        : undefined);
+    await this.client.disableTwoFactor(
+      this.requireInput(code, '--code', 'a current 6-digit code of your authenticator app'),
+    );
     this.log('Two-factor authentication is off.');
     return { enabled: false };
   }

@@ -15,10 +15,16 @@ export default class TwoFactorEnable extends SvcCommand<typeof TwoFactorEnable> 
     'Starts the enrolment (a new TOTP secret), shows its otpauth:// URL as a QR code and asks for the 6-digit code ' +
     'your authenticator app shows. Without a terminal it prints the URL and secret; finish with ' +
     '`svc 2fa enable --code <code>`, which confirms the enrolment already started.';
-  static override examples = ['<%= config.bin %> 2fa enable', '<%= config.bin %> 2fa enable --json', '<%= config.bin %> 2fa enable --code 123456'];
+  static override examples = [
+    '<%= config.bin %> 2fa enable',
+    '<%= config.bin %> 2fa enable --json',
+    '<%= config.bin %> 2fa enable --code 123456',
+  ];
   static override showHeader = false;
   static override flags = {
-    code: Flags.string({ description: 'a current code of the secret being enrolled (finishes an enrolment started before)' }),
+    code: Flags.string({
+      description: 'a current code of the secret being enrolled (finishes an enrolment started before)',
+    }),
   };
 
   async run(): Promise<TwoFactorEnabled> {
@@ -38,9 +44,16 @@ export default class TwoFactorEnable extends SvcCommand<typeof TwoFactorEnable> 
       this.log(await QRCode.toString(setup.otpauthUrl, { type: 'terminal', small: true }));
       this.log(`Scan it with your authenticator app, or enter the secret by hand: ${setup.secret}`);
     }
-    const code = this.flags.code ?? (this.interactive && !this.jsonEnabled()
-      ? await renderPasswordPrompt({ title: 'The 6-digit code your app shows now', label: 'Code', masked: false, minLength: 6 })
-      : undefined);
+    const code =
+      this.flags.code ??
+      (this.interactive && !this.jsonEnabled()
+        ? await renderPasswordPrompt({
+            title: 'The 6-digit code your app shows now',
+            label: 'Code',
+            masked: false,
+            minLength: 6,
+          })
+        : undefined);
     if (!code) {
       this.log('Finish with `svc 2fa enable --code <code>` (the code your app shows for this secret).');
       return { enabled: false, otpauthUrl: setup.otpauthUrl, secret: setup.secret };

@@ -12,7 +12,13 @@ export default class TwoFactorStatusCommand extends SvcCommand<typeof TwoFactorS
 
   async run(): Promise<TwoFactorState> {
     const state = await this.client.twoFactorStatus();
-    this.log(state.enabled ? 'Two-factor authentication is on.' : state.pending ? 'Two-factor authentication is being set up: finish with `svc 2fa enable --code <code>`.' : 'Two-factor authentication is off: turn it on with `svc 2fa enable`.');
+    this.log(
+      state.enabled
+        ? 'Two-factor authentication is on.'
+        : state.pending
+          ? 'Two-factor authentication is being set up: finish with `svc 2fa enable --code <code>`.'
+          : 'Two-factor authentication is off: turn it on with `svc 2fa enable`.',
+    );
     return state;
   }
 }

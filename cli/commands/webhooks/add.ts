@@ -13,16 +13,34 @@ export default class WebhooksAdd extends SvcCommand<typeof WebhooksAdd> {
   ];
   static override flags = {
     url: Flags.string({ description: 'https URL receiving events', required: true }),
-    event: Flags.option({ options: EMAIL_EVENT_TYPES, multiple: true, description: 'event type to subscribe to (repeat)' })(),
+    event: Flags.option({
+      options: EMAIL_EVENT_TYPES,
+      multiple: true,
+      description: 'event type to subscribe to (repeat)',
+    })(),
     'all-events': Flags.boolean({ description: 'subscribe to every event type', exclusive: ['event'] }),
     secret: Flags.string({ description: 'signing secret to use (generated when omitted)' }),
   };
 
   async run(): Promise<CreatedWebhookEndpoint> {
-    const events = this.flags['all-events'] ? [...EMAIL_EVENT_TYPES] : this.requireInput(this.flags.event, '--event (repeatable) or --all-events', 'the event types to deliver');
-    const endpoint = await this.client.addWebhook({ url: this.flags.url, events, ...(this.flags.secret ? { secret: this.flags.secret } : {}) });
-    this.log(keyValue([['id', endpoint.id], ['url', endpoint.url], ['events', endpoint.events.join(', ')]]));
-    this.log(`\nSigning secret: ${chalk.bold(endpoint.secret)}\n${chalk.yellow('Shown only now: verify X-Service-Signature with it.')}`);
+    const events = this.flags['all-events']
+      ? [...EMAIL_EVENT_TYPES]
+      : this.requireInput(this.flags.event, '--event (repeatable) or --all-events', 'the event types to deliver');
+    const endpoint = await this.client.addWebhook({
+      url: this.flags.url,
+      events,
+      ...(this.flags.secret ? { secret: this.flags.secret } : {}),
+    });
+    this.log(
+      keyValue([
+        ['id', endpoint.id],
+        ['url', endpoint.url],
+        ['events', endpoint.events.join(', ')],
+      ]),
+    );
+    this.log(
+      `\nSigning secret: ${chalk.bold(endpoint.secret)}\n${chalk.yellow('Shown only now: verify X-Service-Signature with it.')}`,
+    );
     return endpoint;
   }
 }

@@ -10,14 +10,27 @@ export default class WebhooksList extends SvcCommand<typeof WebhooksList> {
 
   async run(): Promise<Page<WebhookEndpoint>> {
     const page = await this.client.listWebhooks({ limit: 100 });
-    this.log(table(page.data, [
-      { header: 'ID', value: (e) => e.id },
-      { header: 'URL', value: (e) => e.url },
-      { header: 'STATE', value: (e) => (e.enabled ? chalk.green('on') : chalk.red(`off${e.disabledReason ? ` (${e.disabledReason})` : ''}`)) },
-      { header: 'FAILURES', value: (e) => (e.consecutiveFailures ? chalk.red(String(e.consecutiveFailures)) : '0') },
-      { header: 'EVENTS', value: (e) => e.events.join(',') },
-      { header: 'CREATED', value: (e) => shortDate(e.createdAt) },
-    ], 'No webhook endpoints: add one with `svc webhooks add --url <url> --event email.delivered`.'));
+    this.log(
+      table(
+        page.data,
+        [
+          { header: 'ID', value: (e) => e.id },
+          { header: 'URL', value: (e) => e.url },
+          {
+            header: 'STATE',
+            value: (e) =>
+              e.enabled ? chalk.green('on') : chalk.red(`off${e.disabledReason ? ` (${e.disabledReason})` : ''}`),
+          },
+          {
+            header: 'FAILURES',
+            value: (e) => (e.consecutiveFailures ? chalk.red(String(e.consecutiveFailures)) : '0'),
+          },
+          { header: 'EVENTS', value: (e) => e.events.join(',') },
+          { header: 'CREATED', value: (e) => shortDate(e.createdAt) },
+        ],
+        'No webhook endpoints: add one with `svc webhooks add --url <url> --event email.delivered`.',
+      ),
+    );
     this.log(pageLine(page.meta));
     return page;
   }

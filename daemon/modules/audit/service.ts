@@ -75,14 +75,26 @@ export async function listTenantAuditEvents(
   const where = {
     [Op.or]: [{ tenantId }, ...(memberIds.length ? [{ tenantId: null, adminId: { [Op.in]: memberIds } }] : [])],
   };
-  return findPage(AuditEvent, { where, order: [['createdAt', 'DESC'], ['id', 'DESC']] }, { page, limit }, (rows) => rows.map((row): AuditEventBody => ({
-    id: row.id,
-    action: row.action,
-    adminId: row.adminId,
-    apiKeyId: row.apiKeyId,
-    target: row.target,
-    ip: row.ip,
-    metadata: row.metadata,
-    createdAt: row.createdAt.toISOString(),
-  })));
+  return findPage(
+    AuditEvent,
+    {
+      where,
+      order: [
+        ['createdAt', 'DESC'],
+        ['id', 'DESC'],
+      ],
+    },
+    { page, limit },
+    (rows) =>
+      rows.map((row): AuditEventBody => ({
+        id: row.id,
+        action: row.action,
+        adminId: row.adminId,
+        apiKeyId: row.apiKeyId,
+        target: row.target,
+        ip: row.ip,
+        metadata: row.metadata,
+        createdAt: row.createdAt.toISOString(),
+      })),
+  );
 }

@@ -47,7 +47,8 @@ const TEXTS: Record<'reset-password' | 'verify-email', Record<MailLocale, MailTe
     },
     es: {
       subject: 'Restablece tu contraseña',
-      intro: 'Alguien ha pedido restablecer la contraseña de tu cuenta. Si fuiste tú, abre este enlace para elegir una nueva:',
+      intro:
+        'Alguien ha pedido restablecer la contraseña de tu cuenta. Si fuiste tú, abre este enlace para elegir una nueva:',
       action: 'Elegir una contraseña nueva',
       expiry: 'El enlace sirve una sola vez y caduca en 1 hora.',
       ignore: 'Si no lo pediste, ignora este mensaje: tu contraseña no cambia.',
@@ -82,7 +83,11 @@ export function accountLink(publicUrl: string, path: 'reset-password' | 'verify-
   return url.toString();
 }
 
-export function composeAccountMail(kind: 'reset-password' | 'verify-email', locale: MailLocale, link: string): AccountMail {
+export function composeAccountMail(
+  kind: 'reset-password' | 'verify-email',
+  locale: MailLocale,
+  link: string,
+): AccountMail {
   const t = TEXTS[kind][locale];
   const text = `${t.intro}\n\n${link}\n\n${t.expiry}\n${t.ignore}\n`;
   const html =

@@ -14,7 +14,9 @@ function derive(password: string, salt: Buffer, log2N: number, r: number, p: num
   // scrypt needs 128 * N * r bytes; Node's default cap (32 MiB) is below OWASP's cost.
   const options: ScryptOptions = { N, r, p, maxmem: 256 * N * r };
   return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFKC'), salt, KEY_BYTES, options, (error, key) => (error ? reject(error) : resolve(key)));
+    scrypt(password.normalize('NFKC'), salt, KEY_BYTES, options, (error, key) =>
+      error ? reject(error) : resolve(key),
+    );
   });
 }
 
@@ -29,7 +31,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [log2N, r, p] = parts.slice(1, 4).map(Number);
-  if (![log2N, r, p].every(Number.isInteger) || log2N < 10 || log2N > 22 || r < 1 || r > 32 || p < 1 || p > 16) return false;
+  if (![log2N, r, p].every(Number.isInteger) || log2N < 10 || log2N > 22 || r < 1 || r > 32 || p < 1 || p > 16)
+    return false;
   const expected = Buffer.from(parts[5], 'base64');
   const actual = await derive(password, Buffer.from(parts[4], 'base64'), log2N, r, p);
   return expected.length === actual.length && timingSafeEqual(expected, actual);

@@ -12,7 +12,13 @@ import { ONE_TIME_TOKEN_TTL_MS } from './token-lifetimes.ts';
 import { normaliseEmail, type AdminCaller, type AuthCaller } from './service.ts';
 import { accountLink, composeAccountMail, pickMailLocale } from './mails.ts';
 import { recordAudit } from '../audit/service.ts';
-import { sendSystemMail, SYSTEM_MAIL_MAX_ATTEMPTS, SYSTEM_QUEUE, systemMailPayload, type SystemMailDeps } from '../../mail/system-mail.ts';
+import {
+  sendSystemMail,
+  SYSTEM_MAIL_MAX_ATTEMPTS,
+  SYSTEM_QUEUE,
+  systemMailPayload,
+  type SystemMailDeps,
+} from '../../mail/system-mail.ts';
 import { wakeQueue } from '../../queue/enqueue.ts';
 import { ApiError } from '../../errors.ts';
 
@@ -23,12 +29,20 @@ function systemMailDeps(deps: RecoveryDeps): SystemMailDeps {
 }
 
 function invalidToken(what: string): ApiError {
-  return new ApiError(400, 'INVALID_TOKEN', `The ${what} link is invalid, already used or expired: ask for a new one.`, [
-    { field: 'body.token', message: 'not accepted' },
-  ]);
+  return new ApiError(
+    400,
+    'INVALID_TOKEN',
+    `The ${what} link is invalid, already used or expired: ask for a new one.`,
+    [{ field: 'body.token', message: 'not accepted' }],
+  );
 }
 
-async function mailAccountLink(deps: RecoveryDeps, admin: Admin, kind: 'reset-password' | 'verify-email', acceptLanguage?: string): Promise<void> {
+async function mailAccountLink(
+  deps: RecoveryDeps,
+  admin: Admin,
+  kind: 'reset-password' | 'verify-email',
+  acceptLanguage?: string,
+): Promise<void> {
   const token = await createOneTimeToken(admin.id, kind);
   const locale = pickMailLocale(acceptLanguage);
   const mail = composeAccountMail(kind, locale, accountLink(deps.config.publicUrl, kind, token));
@@ -39,10 +53,19 @@ async function mailAccountLink(deps: RecoveryDeps, admin: Admin, kind: 'reset-pa
  * For a request by address: the token and the mail are made whether or not an account matches, and
  * one statement retires earlier tokens, stores the new one and queues the mail only when it does.
  */
-async function mailAccountLinkByAddress(deps: RecoveryDeps, email: string, kind: 'reset-password' | 'verify-email', acceptLanguage?: string): Promise<void> {
+async function mailAccountLinkByAddress(
+  deps: RecoveryDeps,
+  email: string,
+  kind: 'reset-password' | 'verify-email',
+  acceptLanguage?: string,
+): Promise<void> {
   const address = normaliseEmail(email);
   const token = newOpaqueToken();
-  const mail = composeAccountMail(kind, pickMailLocale(acceptLanguage), accountLink(deps.config.publicUrl, kind, token));
+  const mail = composeAccountMail(
+    kind,
+    pickMailLocale(acceptLanguage),
+    accountLink(deps.config.publicUrl, kind, token),
+  );
   const rows = await deps.db.sequelize.query<{ queued: number }>(
     `WITH admin AS (
        SELECT id FROM admins WHERE email = :address AND (:anyAccount OR email_verified_at IS NULL)
@@ -72,11 +95,19 @@ async function mailAccountLinkByAddress(deps: RecoveryDeps, email: string, kind:
 }
 
 /** Mails a reset link when the address has an account; silent otherwise. */
-export async function requestPasswordReset(deps: RecoveryDeps, caller: AuthCaller, input: { email: string }): Promise<void> {
+export async function requestPasswordReset(
+  deps: RecoveryDeps,
+  caller: AuthCaller,
+  input: { email: string },
+): Promise<void> {
   await mailAccountLinkByAddress(deps, input.email, 'reset-password', caller.language);
 }
 
-export async function resetPassword(deps: RecoveryDeps, origin: AuthCaller, input: { token: string; newPassword: string }): Promise<void> {
+export async function resetPassword(
+  deps: RecoveryDeps,
+  origin: AuthCaller,
+  input: { token: string; newPassword: string },
+): Promise<void> {
   const { sequelize } = deps.db;
   const passwordHash = await hashPassword(input.newPassword);
   const done = await sequelize.transaction(async (transaction) => {
@@ -88,18 +119,28 @@ export async function resetPassword(deps: RecoveryDeps, origin: AuthCaller, inpu
     if (!admin) return false;
     await admin.update({ passwordHash, emailVerifiedAt: admin.emailVerifiedAt ?? new Date() }, { transaction });
     const revoked = await revokeSessions(admin.id, { transaction });
-    await recordAudit({ action: 'auth.password_reset', adminId: admin.id, ip: origin.ip, metadata: { revokedSessions: revoked } }, transaction);
+    await recordAudit(
+      { action: 'auth.password_reset', adminId: admin.id, ip: origin.ip, metadata: { revokedSessions: revoked } },
+      transaction,
+    );
     return true;
   });
   if (!done) throw invalidToken('password reset');
 }
 
 /** Mails a verification link when the address has an unverified account; silent otherwise. */
-export async function requestEmailVerification(deps: RecoveryDeps, caller: AuthCaller, input: { email: string }): Promise<void> {
+export async function requestEmailVerification(
+  deps: RecoveryDeps,
+  caller: AuthCaller,
+  input: { email: string },
+): Promise<void> {
   await mailAccountLinkByAddress(deps, input.email, 'verify-email', caller.language);
 }
 
-export async function requestOwnEmailVerification(deps: RecoveryDeps, caller: AdminCaller): Promise<{ alreadyVerified: boolean }> {
+export async function requestOwnEmailVerification(
+  deps: RecoveryDeps,
+  caller: AdminCaller,
+): Promise<{ alreadyVerified: boolean }> {
   const admin = await Admin.findByPk(caller.adminId);
   if (!admin) return { alreadyVerified: false };
   if (admin.emailVerifiedAt !== null) return { alreadyVerified: true };
@@ -120,6 +161,10 @@ export async function verifyEmail(deps: RecoveryDeps, origin: AuthCaller, input:
 }
 
 /** After registration: the welcome verification mail. */
-export async function sendVerificationAfterRegistration(deps: RecoveryDeps, caller: AuthCaller, input: { admin: Admin }): Promise<void> {
+export async function sendVerificationAfterRegistration(
+  deps: RecoveryDeps,
+  caller: AuthCaller,
+  input: { admin: Admin },
+): Promise<void> {
   await mailAccountLink(deps, input.admin, 'verify-email', caller.language);
 }

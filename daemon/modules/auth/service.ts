@@ -4,20 +4,20 @@ import type { Transaction } from 'sequelize';
 import type { AppDeps } from '../../app-types.ts';
 import { Admin } from './model.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
-import {
-  createOneTimeToken,
-  findRefreshToken,
-  issueRefreshToken,
-  revokeFamily,
-  revokeSessions,
-} from './tokens.ts';
+import { createOneTimeToken, findRefreshToken, issueRefreshToken, revokeFamily, revokeSessions } from './tokens.ts';
 import { recordAudit } from '../audit/service.ts';
 import { getPlatformSettings } from '../platform/service.ts';
 import { Membership, Tenant } from '../tenants/model.ts';
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import type { AccessTokenClaims } from '../../context.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from './token-lifetimes.ts';
-import type { AdminSummary, LoginAnswer, MeAnswer, RegistrationStatus, TokenPair } from '../../../shared/schemas/auth.ts';
+import type {
+  AdminSummary,
+  LoginAnswer,
+  MeAnswer,
+  RegistrationStatus,
+  TokenPair,
+} from '../../../shared/schemas/auth.ts';
 import { acceptInvitation, findLiveInvitation, invalidInvitation } from '../tenants/invitations.ts';
 
 /** What the auth services take: the module's deps and the app's access-token signer. */
@@ -60,7 +60,10 @@ export function adminSummary(admin: Admin): AdminSummary {
 }
 
 export async function registrationStatus(deps: AuthDeps, _caller: AuthCaller): Promise<RegistrationStatus> {
-  const [hasAdmins, settings] = await Promise.all([Admin.count().then((n) => n > 0), getPlatformSettings(deps.db.sequelize)]);
+  const [hasAdmins, settings] = await Promise.all([
+    Admin.count().then((n) => n > 0),
+    getPlatformSettings(deps.db.sequelize),
+  ]);
   return { open: !hasAdmins || settings.registrationOpen, hasAdmins };
 }
 
@@ -76,27 +79,54 @@ export async function registerAdmin(
     // Serialises registrations so two simultaneous "first" admins cannot both become platform admin.
     await deps.db.sequelize.query('LOCK TABLE admins IN SHARE ROW EXCLUSIVE MODE', { transaction });
     // An invitation (for this very address) lets its invitee in even while registration is closed.
-    const invitation = input.invitationToken ? await findLiveInvitation(deps.db.sequelize, input.invitationToken, email, transaction) : null;
+    const invitation = input.invitationToken
+      ? await findLiveInvitation(deps.db.sequelize, input.invitationToken, email, transaction)
+      : null;
     if (input.invitationToken && !invitation) throw invalidInvitation();
     const first = (await Admin.count({ transaction })) === 0;
     if (!first && !invitation && !(await getPlatformSettings(deps.db.sequelize, transaction)).registrationOpen) {
-      throw new ForbiddenError('Registration is closed on this service: ask a platform administrator to add you.', 'REGISTRATION_CLOSED');
+      throw new ForbiddenError(
+        'Registration is closed on this service: ask a platform administrator to add you.',
+        'REGISTRATION_CLOSED',
+      );
     }
     if (await findAdminByEmail(email, transaction)) {
-      throw new ConflictError('An account with this e-mail address already exists: sign in or reset its password.', 'EMAIL_TAKEN');
+      throw new ConflictError(
+        'An account with this e-mail address already exists: sign in or reset its password.',
+        'EMAIL_TAKEN',
+      );
     }
     // The invitation arrived at this address: that proves it.
     const admin = await Admin.create(
-      { email, passwordHash, name: input.name?.trim() || null, isPlatformAdmin: first, emailVerifiedAt: invitation ? new Date() : null },
+      {
+        email,
+        passwordHash,
+        name: input.name?.trim() || null,
+        isPlatformAdmin: first,
+        emailVerifiedAt: invitation ? new Date() : null,
+      },
       { transaction },
     );
-    await recordAudit({ action: 'auth.registered', adminId: admin.id, ip: origin.ip, metadata: { platformAdmin: first, invited: invitation !== null } }, transaction);
+    await recordAudit(
+      {
+        action: 'auth.registered',
+        adminId: admin.id,
+        ip: origin.ip,
+        metadata: { platformAdmin: first, invited: invitation !== null },
+      },
+      transaction,
+    );
     if (invitation) await acceptInvitation(deps.db.sequelize, invitation, admin.id, transaction, origin.ip);
     return admin;
   });
 }
 
-async function startSession(deps: AuthDeps, admin: Admin, origin: RequestOrigin, transaction?: Transaction): Promise<TokenPair> {
+async function startSession(
+  deps: AuthDeps,
+  admin: Admin,
+  origin: RequestOrigin,
+  transaction?: Transaction,
+): Promise<TokenPair> {
   const refresh = await issueRefreshToken(admin.id, { userAgent: origin.userAgent, transaction });
   await recordAudit({ action: 'auth.login', adminId: admin.id, ip: origin.ip }, transaction);
   return sessionTokens(deps, admin, refresh.token, refresh.familyId);
@@ -107,11 +137,22 @@ function sessionTokens(deps: AuthDeps, admin: Admin, refreshToken: string, famil
   return { accessToken: deps.signAccessToken(claims), refreshToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS };
 }
 
-export async function login(deps: AuthDeps, origin: AuthCaller, input: { email: string; password: string }): Promise<LoginAnswer> {
+export async function login(
+  deps: AuthDeps,
+  origin: AuthCaller,
+  input: { email: string; password: string },
+): Promise<LoginAnswer> {
   const admin = await findAdminByEmail(input.email);
-  const ok = admin ? await verifyPassword(input.password, admin.passwordHash) : await verifyAgainstDummy(input.password);
+  const ok = admin
+    ? await verifyPassword(input.password, admin.passwordHash)
+    : await verifyAgainstDummy(input.password);
   if (!admin || !ok) {
-    await recordAudit({ action: 'auth.login_failed', adminId: admin?.id ?? null, ip: origin.ip, metadata: { email: normaliseEmail(input.email) } });
+    await recordAudit({
+      action: 'auth.login_failed',
+      adminId: admin?.id ?? null,
+      ip: origin.ip,
+      metadata: { email: normaliseEmail(input.email) },
+    });
     throw new UnauthorizedError(BAD_CREDENTIALS, 'INVALID_CREDENTIALS');
   }
   if (admin.totpEnabled) {
@@ -122,7 +163,12 @@ export async function login(deps: AuthDeps, origin: AuthCaller, input: { email: 
 }
 
 /** Second step of a 2FA login: called by two-factor.ts once the code is accepted. */
-export function completeTwoFactorLogin(deps: AuthDeps, admin: Admin, origin: RequestOrigin, transaction: Transaction): Promise<TokenPair> {
+export function completeTwoFactorLogin(
+  deps: AuthDeps,
+  admin: Admin,
+  origin: RequestOrigin,
+  transaction: Transaction,
+): Promise<TokenPair> {
   return startSession(deps, admin, origin, transaction);
 }
 
@@ -130,20 +176,38 @@ export function completeTwoFactorLogin(deps: AuthDeps, admin: Admin, origin: Req
  * Rotation: the presented token dies and a new one of the same family is born. A token that is
  * already dead being presented again means it was copied: the whole family is revoked.
  */
-export async function refreshSession(deps: AuthDeps, origin: AuthCaller, input: { refreshToken: string }): Promise<TokenPair> {
+export async function refreshSession(
+  deps: AuthDeps,
+  origin: AuthCaller,
+  input: { refreshToken: string },
+): Promise<TokenPair> {
   const { refreshToken } = input;
   const outcome = await deps.db.sequelize.transaction(async (transaction) => {
     const row = await findRefreshToken(refreshToken, transaction);
     if (!row) return { error: BAD_REFRESH } as const;
     if (row.revokedAt !== null) {
       const revoked = await revokeFamily(row.familyId, transaction);
-      await recordAudit({ action: 'auth.refresh_reuse', adminId: row.adminId, ip: origin.ip, metadata: { familyId: row.familyId, revoked } }, transaction);
-      return { error: 'This refresh token was already used: every session of this sign-in has been revoked. Sign in again.' } as const;
+      await recordAudit(
+        {
+          action: 'auth.refresh_reuse',
+          adminId: row.adminId,
+          ip: origin.ip,
+          metadata: { familyId: row.familyId, revoked },
+        },
+        transaction,
+      );
+      return {
+        error: 'This refresh token was already used: every session of this sign-in has been revoked. Sign in again.',
+      } as const;
     }
     if (row.expiresAt.getTime() <= Date.now()) return { error: BAD_REFRESH } as const;
     const admin = await Admin.findByPk(row.adminId, { transaction });
     if (!admin) return { error: BAD_REFRESH } as const;
-    const next = await issueRefreshToken(admin.id, { familyId: row.familyId, userAgent: origin.userAgent, transaction });
+    const next = await issueRefreshToken(admin.id, {
+      familyId: row.familyId,
+      userAgent: origin.userAgent,
+      transaction,
+    });
     await row.update({ revokedAt: new Date(), replacedBy: next.id }, { transaction });
     return { tokens: sessionTokens(deps, admin, next.token, next.familyId) } as const;
   });
@@ -153,7 +217,11 @@ export async function refreshSession(deps: AuthDeps, origin: AuthCaller, input: 
 }
 
 /** The session family to act on: the one named by a refresh token the client sent, else the access token's. */
-async function sessionFamilyOf(adminId: string, sessionId: string | null, refreshToken?: string): Promise<string | null> {
+async function sessionFamilyOf(
+  adminId: string,
+  sessionId: string | null,
+  refreshToken?: string,
+): Promise<string | null> {
   if (refreshToken) {
     const row = await findRefreshToken(refreshToken);
     if (row && row.adminId === adminId) return row.familyId;
@@ -189,7 +257,12 @@ export async function changePassword(
   const admin = await Admin.findByPk(adminId);
   if (!admin) throw new UnauthorizedError();
   if (!(await verifyPassword(input.currentPassword, admin.passwordHash))) {
-    await recordAudit({ action: 'auth.login_failed', adminId, ip: session.ip, metadata: { during: 'change-password' } });
+    await recordAudit({
+      action: 'auth.login_failed',
+      adminId,
+      ip: session.ip,
+      metadata: { during: 'change-password' },
+    });
     throw new ForbiddenError('The current password is wrong.', 'WRONG_PASSWORD');
   }
   const passwordHash = await hashPassword(input.newPassword);
@@ -197,7 +270,10 @@ export async function changePassword(
   return deps.db.sequelize.transaction(async (transaction) => {
     await admin.update({ passwordHash }, { transaction });
     const revoked = await revokeSessions(adminId, { keepFamilyId: keep, transaction });
-    await recordAudit({ action: 'auth.password_changed', adminId, ip: session.ip, metadata: { revokedSessions: revoked } }, transaction);
+    await recordAudit(
+      { action: 'auth.password_changed', adminId, ip: session.ip, metadata: { revokedSessions: revoked } },
+      transaction,
+    );
     return revoked;
   });
 }

@@ -39,7 +39,10 @@ export async function issueRefreshToken(
 }
 
 /** Revokes every live refresh token of the admin, except those of `keepFamilyId`. Returns how many. */
-export async function revokeSessions(adminId: string, options: { keepFamilyId?: string | null; transaction?: Transaction } = {}): Promise<number> {
+export async function revokeSessions(
+  adminId: string,
+  options: { keepFamilyId?: string | null; transaction?: Transaction } = {},
+): Promise<number> {
   const where = {
     adminId,
     revokedAt: { [Op.is]: null },
@@ -58,14 +61,25 @@ export async function revokeFamily(familyId: string, transaction?: Transaction):
 }
 
 export async function findRefreshToken(token: string, transaction?: Transaction): Promise<RefreshToken | null> {
-  return RefreshToken.findOne({ where: { tokenHash: hashToken(token) }, transaction, lock: transaction ? transaction.LOCK.UPDATE : undefined });
+  return RefreshToken.findOne({
+    where: { tokenHash: hashToken(token) },
+    transaction,
+    lock: transaction ? transaction.LOCK.UPDATE : undefined,
+  });
 }
 
 /** A new single-use token; earlier unused ones of the same purpose for this admin stop working. */
-export async function createOneTimeToken(adminId: string, purpose: AuthTokenPurpose, transaction?: Transaction): Promise<string> {
+export async function createOneTimeToken(
+  adminId: string,
+  purpose: AuthTokenPurpose,
+  transaction?: Transaction,
+): Promise<string> {
   const token = newOpaqueToken();
   if (purpose !== 'login-challenge') {
-    await AuthToken.update({ usedAt: new Date() }, { where: { adminId, purpose, usedAt: { [Op.is]: null } }, transaction });
+    await AuthToken.update(
+      { usedAt: new Date() },
+      { where: { adminId, purpose, usedAt: { [Op.is]: null } }, transaction },
+    );
   }
   await AuthToken.create(
     { adminId, purpose, tokenHash: hashToken(token), expiresAt: new Date(Date.now() + ONE_TIME_TOKEN_TTL_MS[purpose]) },
@@ -75,7 +89,11 @@ export async function createOneTimeToken(adminId: string, purpose: AuthTokenPurp
 }
 
 /** The live token row (locked inside a transaction), or null when unknown, used or expired. */
-export async function findLiveOneTimeToken(token: string, purpose: AuthTokenPurpose, transaction?: Transaction): Promise<AuthToken | null> {
+export async function findLiveOneTimeToken(
+  token: string,
+  purpose: AuthTokenPurpose,
+  transaction?: Transaction,
+): Promise<AuthToken | null> {
   return AuthToken.findOne({
     where: { tokenHash: hashToken(token), purpose, usedAt: { [Op.is]: null }, expiresAt: { [Op.gt]: new Date() } },
     transaction,

@@ -5,7 +5,13 @@ import type { Sequelize, Transaction } from 'sequelize';
 import { Admin } from './model.ts';
 import { newTotpSecret, matchTotpStep, otpauthUrl } from './totp.ts';
 import { findLiveOneTimeToken } from './tokens.ts';
-import { completeTwoFactorLogin, type AdminCaller, type AuthCaller, type AuthDeps, type RequestOrigin } from './service.ts';
+import {
+  completeTwoFactorLogin,
+  type AdminCaller,
+  type AuthCaller,
+  type AuthDeps,
+  type RequestOrigin,
+} from './service.ts';
 import { recordAudit } from '../audit/service.ts';
 import { seal, unseal } from '../../crypto/sealed.ts';
 import { ApiError, ConflictError, UnauthorizedError } from '../../errors.ts';
@@ -34,7 +40,10 @@ function acceptStep(admin: Admin, sealedSecret: string, code: string, encryption
   return last !== null && step <= last ? null : step;
 }
 
-export async function twoFactorStatus(_deps: AuthDeps, caller: AdminCaller): Promise<{ enabled: boolean; pending: boolean }> {
+export async function twoFactorStatus(
+  _deps: AuthDeps,
+  caller: AdminCaller,
+): Promise<{ enabled: boolean; pending: boolean }> {
   const { adminId } = caller;
   const admin = await Admin.findByPk(adminId, { attributes: ['totpEnabled', 'totpPendingSecret'] });
   if (!admin) throw new UnauthorizedError('This account no longer exists.');
@@ -42,12 +51,18 @@ export async function twoFactorStatus(_deps: AuthDeps, caller: AdminCaller): Pro
 }
 
 /** A new pending secret; 2FA stays as it was until a code of this secret is verified. */
-export async function startTwoFactor(deps: AuthDeps, caller: AdminCaller): Promise<{ secret: string; otpauthUrl: string }> {
+export async function startTwoFactor(
+  deps: AuthDeps,
+  caller: AdminCaller,
+): Promise<{ secret: string; otpauthUrl: string }> {
   const { adminId } = caller;
   const admin = await Admin.findByPk(adminId);
   if (!admin) throw new UnauthorizedError('This account no longer exists.');
   if (admin.totpEnabled) {
-    throw new ConflictError('Two-factor authentication is already on: disable it first to enrol a new device.', 'TWO_FACTOR_ALREADY_ON');
+    throw new ConflictError(
+      'Two-factor authentication is already on: disable it first to enrol a new device.',
+      'TWO_FACTOR_ALREADY_ON',
+    );
   }
   const secret = newTotpSecret();
   await admin.update({ totpPendingSecret: seal(deps.secrets.encryptionKey, secret) });
@@ -57,32 +72,52 @@ export async function startTwoFactor(deps: AuthDeps, caller: AdminCaller): Promi
 export async function confirmTwoFactor(deps: AuthDeps, origin: AdminCaller, input: { code: string }): Promise<void> {
   const { adminId } = origin;
   const { code } = input;
-  await withAdmin(deps.db.sequelize, adminId, async (admin, transaction) => {
-    if (admin.totpEnabled) throw new ConflictError('Two-factor authentication is already on.', 'TWO_FACTOR_ALREADY_ON');
-    if (admin.totpPendingSecret === null) {
-      throw new ConflictError('Start with POST /auth/2fa/enable to get a secret, then verify a code of it.', 'TWO_FACTOR_NOT_STARTED');
-    }
-    const step = acceptStep(admin, admin.totpPendingSecret, code, deps.secrets.encryptionKey);
-    if (step === null) return { fail: true };
-    await admin.update({ totpSecret: admin.totpPendingSecret, totpPendingSecret: null, totpEnabled: true, totpLastStep: step }, { transaction });
-    await recordAudit({ action: 'auth.2fa_enabled', adminId, ip: origin.ip }, transaction);
-    return { fail: false };
-  }, origin);
+  await withAdmin(
+    deps.db.sequelize,
+    adminId,
+    async (admin, transaction) => {
+      if (admin.totpEnabled)
+        throw new ConflictError('Two-factor authentication is already on.', 'TWO_FACTOR_ALREADY_ON');
+      if (admin.totpPendingSecret === null) {
+        throw new ConflictError(
+          'Start with POST /auth/2fa/enable to get a secret, then verify a code of it.',
+          'TWO_FACTOR_NOT_STARTED',
+        );
+      }
+      const step = acceptStep(admin, admin.totpPendingSecret, code, deps.secrets.encryptionKey);
+      if (step === null) return { fail: true };
+      await admin.update(
+        { totpSecret: admin.totpPendingSecret, totpPendingSecret: null, totpEnabled: true, totpLastStep: step },
+        { transaction },
+      );
+      await recordAudit({ action: 'auth.2fa_enabled', adminId, ip: origin.ip }, transaction);
+      return { fail: false };
+    },
+    origin,
+  );
 }
 
 export async function disableTwoFactor(deps: AuthDeps, origin: AdminCaller, input: { code: string }): Promise<void> {
   const { adminId } = origin;
   const { code } = input;
-  await withAdmin(deps.db.sequelize, adminId, async (admin, transaction) => {
-    if (!admin.totpEnabled || admin.totpSecret === null) {
-      throw new ConflictError('Two-factor authentication is not on.', 'TWO_FACTOR_NOT_ON');
-    }
-    const step = acceptStep(admin, admin.totpSecret, code, deps.secrets.encryptionKey);
-    if (step === null) return { fail: true };
-    await admin.update({ totpSecret: null, totpPendingSecret: null, totpEnabled: false, totpLastStep: step }, { transaction });
-    await recordAudit({ action: 'auth.2fa_disabled', adminId, ip: origin.ip }, transaction);
-    return { fail: false };
-  }, origin);
+  await withAdmin(
+    deps.db.sequelize,
+    adminId,
+    async (admin, transaction) => {
+      if (!admin.totpEnabled || admin.totpSecret === null) {
+        throw new ConflictError('Two-factor authentication is not on.', 'TWO_FACTOR_NOT_ON');
+      }
+      const step = acceptStep(admin, admin.totpSecret, code, deps.secrets.encryptionKey);
+      if (step === null) return { fail: true };
+      await admin.update(
+        { totpSecret: null, totpPendingSecret: null, totpEnabled: false, totpLastStep: step },
+        { transaction },
+      );
+      await recordAudit({ action: 'auth.2fa_disabled', adminId, ip: origin.ip }, transaction);
+      return { fail: false };
+    },
+    origin,
+  );
 }
 
 /**
@@ -95,7 +130,9 @@ async function withAdmin(
   change: (admin: Admin, transaction: Transaction) => Promise<{ fail: boolean }>,
   origin: RequestOrigin,
 ): Promise<void> {
-  const { fail } = await sequelize.transaction(async (transaction) => change(await lockedAdmin(adminId, transaction), transaction));
+  const { fail } = await sequelize.transaction(async (transaction) =>
+    change(await lockedAdmin(adminId, transaction), transaction),
+  );
   if (fail) {
     await recordAudit({ action: 'auth.2fa_failed', adminId, ip: origin.ip });
     throw wrongCode();
@@ -117,7 +154,10 @@ export async function verifyTwoFactorLogin(
     const step = acceptStep(admin, admin.totpSecret, input.code, deps.secrets.encryptionKey);
     if (step === null) {
       const attempts = challenge.attempts + 1;
-      await challenge.update({ attempts, usedAt: attempts >= MAX_CHALLENGE_ATTEMPTS ? new Date() : null }, { transaction });
+      await challenge.update(
+        { attempts, usedAt: attempts >= MAX_CHALLENGE_ATTEMPTS ? new Date() : null },
+        { transaction },
+      );
       return { error: 'code' as const, adminId: admin.id };
     }
     await admin.update({ totpLastStep: step }, { transaction });
@@ -126,8 +166,16 @@ export async function verifyTwoFactorLogin(
   });
   if ('tokens' in outcome) return outcome.tokens;
   if (outcome.error === 'challenge') {
-    throw new UnauthorizedError('The sign-in challenge is invalid, used or expired: sign in again with your password.', 'INVALID_CHALLENGE');
+    throw new UnauthorizedError(
+      'The sign-in challenge is invalid, used or expired: sign in again with your password.',
+      'INVALID_CHALLENGE',
+    );
   }
-  await recordAudit({ action: 'auth.2fa_failed', adminId: outcome.adminId, ip: origin.ip, metadata: { during: 'login' } });
+  await recordAudit({
+    action: 'auth.2fa_failed',
+    adminId: outcome.adminId,
+    ip: origin.ip,
+    metadata: { during: 'login' },
+  });
   throw new UnauthorizedError(WRONG_CODE, 'INVALID_TWO_FACTOR_CODE');
 }

@@ -80,10 +80,13 @@ export async function grantAiTokens(
 }
 
 export async function aiTokenBalance(sequelize: Sequelize, tenantId: string): Promise<number> {
-  const [row] = await sequelize.query<{ balance: string | null }>(`SELECT COALESCE(SUM(delta), 0) AS balance FROM ai_token_ledger WHERE tenant_id = :tenantId`, {
-    replacements: { tenantId },
-    type: QueryTypes.SELECT,
-  });
+  const [row] = await sequelize.query<{ balance: string | null }>(
+    `SELECT COALESCE(SUM(delta), 0) AS balance FROM ai_token_ledger WHERE tenant_id = :tenantId`,
+    {
+      replacements: { tenantId },
+      type: QueryTypes.SELECT,
+    },
+  );
   return Number(row?.balance ?? 0);
 }
 
@@ -91,7 +94,11 @@ export async function aiTokenBalance(sequelize: Sequelize, tenantId: string): Pr
  * Records a Stripe event id inside the transaction that applies it. False when it was already
  * recorded: Stripe delivers at least once, so a repeat must change nothing.
  */
-export async function claimBillingEvent(sequelize: Sequelize, event: { id: string; type: string }, transaction: Transaction): Promise<boolean> {
+export async function claimBillingEvent(
+  sequelize: Sequelize,
+  event: { id: string; type: string },
+  transaction: Transaction,
+): Promise<boolean> {
   const rows = await sequelize.query<{ id: string }>(
     `INSERT INTO billing_events (id, type, outcome) VALUES (:id, :type, 'received') ON CONFLICT (id) DO NOTHING RETURNING id`,
     { replacements: event, type: QueryTypes.SELECT, transaction },

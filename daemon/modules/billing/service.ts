@@ -5,7 +5,13 @@ import { ConflictError, NotFoundError, UnprocessableError, ValidationError } fro
 import type { AdminContext, TenantContext } from '../../context.ts';
 import { Admin } from '../auth/model.ts';
 import { Tenant } from '../tenants/model.ts';
-import type { BillingPlan, CheckoutBody, PortalBody, Subscription, UpdateBillingPlanBody } from '../../../shared/schemas/billing.ts';
+import type {
+  BillingPlan,
+  CheckoutBody,
+  PortalBody,
+  Subscription,
+  UpdateBillingPlanBody,
+} from '../../../shared/schemas/billing.ts';
 import { BillingPlanRow, SubscriptionRow, aiTokenBalance } from './model.ts';
 import { paymentProviderError } from './stripe-client.ts';
 
@@ -27,18 +33,36 @@ export type BillingDeps = Pick<AppDeps, 'db' | 'config'>;
 /** The checkout and portal services need Stripe; the route hands it over only once it is configured. */
 export type StripeBillingDeps = BillingDeps & { stripe: Stripe };
 
-export async function listPlans(_deps: BillingDeps, _ctx: TenantContext, options: { includeInactive: boolean }): Promise<{ data: BillingPlan[] }> {
-  const rows = await BillingPlanRow.findAll({ where: options.includeInactive ? {} : { active: true }, order: [['sortOrder', 'ASC'], ['slug', 'ASC']] });
+export async function listPlans(
+  _deps: BillingDeps,
+  _ctx: TenantContext,
+  options: { includeInactive: boolean },
+): Promise<{ data: BillingPlan[] }> {
+  const rows = await BillingPlanRow.findAll({
+    where: options.includeInactive ? {} : { active: true },
+    order: [
+      ['sortOrder', 'ASC'],
+      ['slug', 'ASC'],
+    ],
+  });
   return { data: rows.map(toPlan) };
 }
 
-export async function updatePlan(_deps: BillingDeps, _ctx: AdminContext, input: { slug: string; body: UpdateBillingPlanBody }): Promise<BillingPlan> {
+export async function updatePlan(
+  _deps: BillingDeps,
+  _ctx: AdminContext,
+  input: { slug: string; body: UpdateBillingPlanBody },
+): Promise<BillingPlan> {
   const { slug, body } = input;
   const row = await BillingPlanRow.findByPk(slug);
   if (!row) throw new NotFoundError(`Plan "${slug}"`);
   if (body.stripePriceId) {
     const other = await BillingPlanRow.findOne({ where: { stripePriceId: body.stripePriceId } });
-    if (other && other.slug !== slug) throw new ConflictError(`The price ${body.stripePriceId} is already the price of the ${other.slug} plan.`, 'PRICE_IN_USE');
+    if (other && other.slug !== slug)
+      throw new ConflictError(
+        `The price ${body.stripePriceId} is already the price of the ${other.slug} plan.`,
+        'PRICE_IN_USE',
+      );
   }
   if (body.stripePriceId !== undefined) row.stripePriceId = body.stripePriceId;
   if (body.aiTokenGrant !== undefined) row.aiTokens = body.aiTokenGrant;
@@ -47,18 +71,30 @@ export async function updatePlan(_deps: BillingDeps, _ctx: AdminContext, input: 
   return toPlan(row);
 }
 
-export async function createCheckoutSession(deps: StripeBillingDeps, ctx: TenantContext, body: CheckoutBody): Promise<{ url: string }> {
+export async function createCheckoutSession(
+  deps: StripeBillingDeps,
+  ctx: TenantContext,
+  body: CheckoutBody,
+): Promise<{ url: string }> {
   const { stripe } = deps;
   const plan = await BillingPlanRow.findByPk(body.planSlug);
   if (!plan || !plan.active) {
-    throw new ValidationError(`There is no plan "${body.planSlug}"; GET /billing/plans lists them.`, [{ field: 'planSlug', message: 'is not an active plan' }]);
+    throw new ValidationError(`There is no plan "${body.planSlug}"; GET /billing/plans lists them.`, [
+      { field: 'planSlug', message: 'is not an active plan' },
+    ]);
   }
   if (!plan.stripePriceId) {
-    throw new UnprocessableError(`The ${plan.slug} plan has no Stripe price, so it cannot be bought; a platform administrator sets it with PATCH /billing/plans/${plan.slug}.`, 'PLAN_NOT_PURCHASABLE');
+    throw new UnprocessableError(
+      `The ${plan.slug} plan has no Stripe price, so it cannot be bought; a platform administrator sets it with PATCH /billing/plans/${plan.slug}.`,
+      'PLAN_NOT_PURCHASABLE',
+    );
   }
   const current = await SubscriptionRow.findByPk(ctx.tenantId);
   if (current && current.stripeSubscriptionId && LIVE_STATUSES.has(current.status)) {
-    throw new ConflictError('This tenant already has a subscription; change or cancel it in the billing portal (POST /billing/portal).', 'SUBSCRIPTION_EXISTS');
+    throw new ConflictError(
+      'This tenant already has a subscription; change or cancel it in the billing portal (POST /billing/portal).',
+      'SUBSCRIPTION_EXISTS',
+    );
   }
   const admin = ctx.adminId ? await Admin.findByPk(ctx.adminId, { attributes: ['email'] }) : null;
   const metadata = { tenantId: ctx.tenantId, planSlug: plan.slug };
@@ -70,7 +106,11 @@ export async function createCheckoutSession(deps: StripeBillingDeps, ctx: Tenant
       success_url: body.successUrl,
       cancel_url: body.cancelUrl,
       client_reference_id: ctx.tenantId,
-      ...(current?.stripeCustomerId ? { customer: current.stripeCustomerId } : admin ? { customer_email: admin.email } : {}),
+      ...(current?.stripeCustomerId
+        ? { customer: current.stripeCustomerId }
+        : admin
+          ? { customer_email: admin.email }
+          : {}),
       metadata,
       subscription_data: { metadata },
     });
@@ -81,15 +121,25 @@ export async function createCheckoutSession(deps: StripeBillingDeps, ctx: Tenant
   return { url: session.url };
 }
 
-export async function createPortalSession(deps: StripeBillingDeps, ctx: TenantContext, body: PortalBody): Promise<{ url: string }> {
+export async function createPortalSession(
+  deps: StripeBillingDeps,
+  ctx: TenantContext,
+  body: PortalBody,
+): Promise<{ url: string }> {
   const { stripe } = deps;
   const dashboardUrl = `${deps.config.publicUrl}/dashboard`;
   const current = await SubscriptionRow.findByPk(ctx.tenantId);
   if (!current?.stripeCustomerId) {
-    throw new ConflictError('This tenant has no Stripe customer yet: subscribe first with POST /billing/checkout.', 'NO_BILLING_CUSTOMER');
+    throw new ConflictError(
+      'This tenant has no Stripe customer yet: subscribe first with POST /billing/checkout.',
+      'NO_BILLING_CUSTOMER',
+    );
   }
   try {
-    const session = await stripe.billingPortal.sessions.create({ customer: current.stripeCustomerId, return_url: body.returnUrl ?? dashboardUrl });
+    const session = await stripe.billingPortal.sessions.create({
+      customer: current.stripeCustomerId,
+      return_url: body.returnUrl ?? dashboardUrl,
+    });
     return { url: session.url };
   } catch (error) {
     throw paymentProviderError(error);

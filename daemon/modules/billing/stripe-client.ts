@@ -27,11 +27,25 @@ export function requireStripe(stripe: Stripe | null): Stripe {
 
 /** Stripe refused the request (502, its sentence kept: it names the bad price or customer) or could not be reached (503). */
 export function paymentProviderError(error: unknown): ApiError {
-  if (error instanceof Stripe.errors.StripeConnectionError || error instanceof Stripe.errors.StripeAPIError || error instanceof Stripe.errors.StripeRateLimitError) {
-    return new ServiceUnavailableError('The payment provider could not be reached; try again shortly.', 'PAYMENT_PROVIDER_UNAVAILABLE');
+  if (
+    error instanceof Stripe.errors.StripeConnectionError ||
+    error instanceof Stripe.errors.StripeAPIError ||
+    error instanceof Stripe.errors.StripeRateLimitError
+  ) {
+    return new ServiceUnavailableError(
+      'The payment provider could not be reached; try again shortly.',
+      'PAYMENT_PROVIDER_UNAVAILABLE',
+    );
   }
-  if (error instanceof Stripe.errors.StripeAuthenticationError || error instanceof Stripe.errors.StripePermissionError) {
-    return new ApiError(502, 'PAYMENT_PROVIDER_ERROR', 'The payment provider refused the configured STRIPE_SECRET_KEY.');
+  if (
+    error instanceof Stripe.errors.StripeAuthenticationError ||
+    error instanceof Stripe.errors.StripePermissionError
+  ) {
+    return new ApiError(
+      502,
+      'PAYMENT_PROVIDER_ERROR',
+      'The payment provider refused the configured STRIPE_SECRET_KEY.',
+    );
   }
   if (error instanceof Stripe.errors.StripeError) {
     return new ApiError(502, 'PAYMENT_PROVIDER_ERROR', `The payment provider refused the request: ${error.message}`);

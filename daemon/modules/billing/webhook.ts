@@ -22,16 +22,32 @@ interface Outcome {
   handled: boolean;
 }
 
-const ignored = (why: string, tenantId: string | null = null): Outcome => ({ tenantId, outcome: `ignored: ${why}`, handled: false });
-const idOf = (value: string | { id: string } | null | undefined): string | null => (typeof value === 'string' ? value : (value?.id ?? null));
-const fromUnix = (seconds: number | null | undefined): Date | null => (typeof seconds === 'number' ? new Date(seconds * 1000) : null);
+const ignored = (why: string, tenantId: string | null = null): Outcome => ({
+  tenantId,
+  outcome: `ignored: ${why}`,
+  handled: false,
+});
+const idOf = (value: string | { id: string } | null | undefined): string | null =>
+  typeof value === 'string' ? value : (value?.id ?? null);
+const fromUnix = (seconds: number | null | undefined): Date | null =>
+  typeof seconds === 'number' ? new Date(seconds * 1000) : null;
 
-export function verifyStripeEvent(stripe: Stripe, rawBody: Buffer, signature: string | undefined, secret: string): Stripe.Event {
+export function verifyStripeEvent(
+  stripe: Stripe,
+  rawBody: Buffer,
+  signature: string | undefined,
+  secret: string,
+): Stripe.Event {
   try {
     return stripe.webhooks.constructEvent(rawBody, signature ?? '', secret);
   } catch (error) {
-    const reason = error instanceof Stripe.errors.StripeSignatureVerificationError ? error.message : 'the body is not a Stripe event';
-    throw new ValidationError(`The Stripe-Signature header does not verify: ${reason}`, [{ field: 'headers.stripe-signature', message: 'does not verify' }]);
+    const reason =
+      error instanceof Stripe.errors.StripeSignatureVerificationError
+        ? error.message
+        : 'the body is not a Stripe event';
+    throw new ValidationError(`The Stripe-Signature header does not verify: ${reason}`, [
+      { field: 'headers.stripe-signature', message: 'does not verify' },
+    ]);
   }
 }
 
@@ -42,7 +58,11 @@ async function existingTenant(candidate: string | null | undefined, transaction:
 }
 
 /** The plan a subscription bills: its first item's price, else the plan named in our own metadata. */
-async function planOf(subscription: Stripe.Subscription | null, metadataSlug: string | undefined, transaction: Transaction): Promise<BillingPlanRow | null> {
+async function planOf(
+  subscription: Stripe.Subscription | null,
+  metadataSlug: string | undefined,
+  transaction: Transaction,
+): Promise<BillingPlanRow | null> {
   const priceId = subscription?.items.data[0]?.price.id;
   const byPrice = priceId ? await BillingPlanRow.findOne({ where: { stripePriceId: priceId }, transaction }) : null;
   return byPrice ?? (metadataSlug ? await BillingPlanRow.findByPk(metadataSlug, { transaction }) : null);
@@ -50,7 +70,10 @@ async function planOf(subscription: Stripe.Subscription | null, metadataSlug: st
 
 function periodOf(subscription: Stripe.Subscription | null) {
   const item = subscription?.items.data[0];
-  return { currentPeriodStart: fromUnix(item?.current_period_start), currentPeriodEnd: fromUnix(item?.current_period_end) };
+  return {
+    currentPeriodStart: fromUnix(item?.current_period_start),
+    currentPeriodEnd: fromUnix(item?.current_period_end),
+  };
 }
 
 async function setTenantPlan(tenantId: string, plan: string, transaction: Transaction): Promise<void> {
@@ -79,16 +102,34 @@ async function applyCheckoutCompleted(
   };
   await SubscriptionRow.upsert({ tenantId, ...fields }, { transaction });
   await setTenantPlan(tenantId, plan.slug, transaction);
-  await grantAiTokens(sequelize, { tenantId, tokens: plan.aiTokens, reason: 'checkout', planSlug: plan.slug, stripeEventId: event.id }, transaction);
+  await grantAiTokens(
+    sequelize,
+    { tenantId, tokens: plan.aiTokens, reason: 'checkout', planSlug: plan.slug, stripeEventId: event.id },
+    transaction,
+  );
   return { tenantId, outcome: `subscribed to ${plan.slug}`, handled: true };
 }
 
-async function subscriptionRowFor(stripeSubscriptionId: string | null, customerId: string | null, transaction: Transaction): Promise<SubscriptionRow | null> {
-  const bySubscription = stripeSubscriptionId ? await SubscriptionRow.findOne({ where: { stripeSubscriptionId }, transaction }) : null;
-  return bySubscription ?? (customerId ? await SubscriptionRow.findOne({ where: { stripeCustomerId: customerId }, transaction }) : null);
+async function subscriptionRowFor(
+  stripeSubscriptionId: string | null,
+  customerId: string | null,
+  transaction: Transaction,
+): Promise<SubscriptionRow | null> {
+  const bySubscription = stripeSubscriptionId
+    ? await SubscriptionRow.findOne({ where: { stripeSubscriptionId }, transaction })
+    : null;
+  return (
+    bySubscription ??
+    (customerId ? await SubscriptionRow.findOne({ where: { stripeCustomerId: customerId }, transaction }) : null)
+  );
 }
 
-async function applyInvoicePaid(sequelize: Sequelize, event: Stripe.Event, invoice: Stripe.Invoice, transaction: Transaction): Promise<Outcome> {
+async function applyInvoicePaid(
+  sequelize: Sequelize,
+  event: Stripe.Event,
+  invoice: Stripe.Invoice,
+  transaction: Transaction,
+): Promise<Outcome> {
   const details = invoice.parent?.subscription_details ?? null;
   const row = await subscriptionRowFor(idOf(details?.subscription), idOf(invoice.customer), transaction);
   // The first invoice may arrive before checkout.session.completed: our metadata names the tenant.
@@ -105,13 +146,22 @@ async function applyInvoicePaid(sequelize: Sequelize, event: Stripe.Event, invoi
     await row.save({ transaction });
     if (invoice.billing_reason === 'subscription_cycle') {
       const plan = await BillingPlanRow.findByPk(row.planSlug, { transaction });
-      if (plan) await grantAiTokens(sequelize, { tenantId, tokens: plan.aiTokens, reason: 'renewal', planSlug: plan.slug, stripeEventId: event.id }, transaction);
+      if (plan)
+        await grantAiTokens(
+          sequelize,
+          { tenantId, tokens: plan.aiTokens, reason: 'renewal', planSlug: plan.slug, stripeEventId: event.id },
+          transaction,
+        );
     }
   }
   return { tenantId, outcome: 'quota cycle reset', handled: true };
 }
 
-async function applySubscriptionChange(subscription: Stripe.Subscription, deleted: boolean, transaction: Transaction): Promise<Outcome> {
+async function applySubscriptionChange(
+  subscription: Stripe.Subscription,
+  deleted: boolean,
+  transaction: Transaction,
+): Promise<Outcome> {
   const row = await subscriptionRowFor(subscription.id, idOf(subscription.customer), transaction);
   if (!row) return ignored('unknown subscription');
   if (deleted) {
@@ -121,7 +171,11 @@ async function applySubscriptionChange(subscription: Stripe.Subscription, delete
     return { tenantId: row.tenantId, outcome: 'subscription ended; back on free', handled: true };
   }
   const plan = await planOf(subscription, subscription.metadata?.planSlug, transaction);
-  row.set({ status: subscription.status, cancelAtPeriodEnd: subscription.cancel_at_period_end, ...periodOf(subscription) });
+  row.set({
+    status: subscription.status,
+    cancelAtPeriodEnd: subscription.cancel_at_period_end,
+    ...periodOf(subscription),
+  });
   if (plan) row.planSlug = plan.slug;
   await row.save({ transaction });
   if (plan) await setTenantPlan(row.tenantId, plan.slug, transaction);

@@ -25,7 +25,13 @@ export const CANCELLED_SEND_ERROR = 'the campaign was cancelled before this mess
  * from the moment the send started (a minute earlier, against clock skew between the daemon and the
  * database).
  */
-async function takeBackQueuedSends(sequelize: Sequelize, tenantId: string, campaignId: string, startedAt: Date, transaction: Transaction): Promise<number> {
+async function takeBackQueuedSends(
+  sequelize: Sequelize,
+  tenantId: string,
+  campaignId: string,
+  startedAt: Date,
+  transaction: Transaction,
+): Promise<number> {
   const [row] = await sequelize.query<{ n: number }>(
     `WITH taken AS (
        DELETE FROM jobs j USING email_logs l
@@ -45,7 +51,11 @@ async function takeBackQueuedSends(sequelize: Sequelize, tenantId: string, campa
         WHERE q.tenant_id = :tenantId AND q.cycle_start = r.cycle_start AND q.shard = 0
      )
      SELECT count(*)::int AS n FROM marked`,
-    { replacements: { tenantId, campaignId, startedAt, keyPrefix: sendJobKey(''), error: CANCELLED_SEND_ERROR }, type: QueryTypes.SELECT, transaction },
+    {
+      replacements: { tenantId, campaignId, startedAt, keyPrefix: sendJobKey(''), error: CANCELLED_SEND_ERROR },
+      type: QueryTypes.SELECT,
+      transaction,
+    },
   );
   return row.n;
 }
@@ -60,20 +70,31 @@ export async function cancelCampaign(deps: CampaignDeps, ctx: TenantContext, inp
       { replacements: { id: campaign.id, tenantId: ctx.tenantId }, type: QueryTypes.SELECT, transaction },
     );
     if (!row || !['DRAFT', 'SCHEDULED', 'SENDING'].includes(row.status)) return false;
-    await sequelize.query(`UPDATE campaigns SET status = 'CANCELLED', cancelled_at = now(), updated_at = now() WHERE id = :id`, {
-      replacements: { id: campaign.id },
-      transaction,
-    });
+    await sequelize.query(
+      `UPDATE campaigns SET status = 'CANCELLED', cancelled_at = now(), updated_at = now() WHERE id = :id`,
+      {
+        replacements: { id: campaign.id },
+        transaction,
+      },
+    );
     if (row.status === 'SENDING') {
       await removeJob(sequelize, 'campaign', campaignJobKey(campaign.id), transaction);
-      const taken = row.started_at ? await takeBackQueuedSends(sequelize, ctx.tenantId, campaign.id, row.started_at, transaction) : 0;
-      await sequelize.query('UPDATE campaigns SET cancelled_count = :taken WHERE id = :id', { replacements: { taken, id: campaign.id }, transaction });
+      const taken = row.started_at
+        ? await takeBackQueuedSends(sequelize, ctx.tenantId, campaign.id, row.started_at, transaction)
+        : 0;
+      await sequelize.query('UPDATE campaigns SET cancelled_count = :taken WHERE id = :id', {
+        replacements: { taken, id: campaign.id },
+        transaction,
+      });
     }
     return true;
   });
   await campaign.reload();
   if (!cancelled) {
-    throw new ConflictError(`The campaign is ${campaign.status}; only DRAFT, SCHEDULED or SENDING campaigns can be cancelled.`, 'CAMPAIGN_NOT_CANCELLABLE');
+    throw new ConflictError(
+      `The campaign is ${campaign.status}; only DRAFT, SCHEDULED or SENDING campaigns can be cancelled.`,
+      'CAMPAIGN_NOT_CANCELLABLE',
+    );
   }
   return toCampaign(campaign);
 }

@@ -152,7 +152,11 @@ const statements = new Map<string, Statement>();
 for (const tag of [false, true]) {
   for (const locale of [false, true]) {
     for (const project of [false, true]) {
-      const shape = { ...(tag ? { tag: '' } : {}), ...(locale ? { locale: '' } : {}), ...(project ? { projectId: '' } : {}) };
+      const shape = {
+        ...(tag ? { tag: '' } : {}),
+        ...(locale ? { locale: '' } : {}),
+        ...(project ? { projectId: '' } : {}),
+      };
       const key = `${Number(tag)}${Number(locale)}${Number(project)}`;
       statements.set(key, declare(`campaign-chunk-${key}`, chunkText(shape)));
     }
@@ -169,8 +173,11 @@ function statementFor(audience: Audience): { statement: Statement; filters: unkn
 // lock, and holds the campaign row until it commits. Another run of the same job waits and then
 // reads the position this chunk left; a cancel (which locks the same row first, then the quota row)
 // waits for the chunk or makes it find nothing. Both take the two rows in the same order.
-const LOCK_POSITION = declare('campaign-chunk-lock', `
-  SELECT expansion_cursor FROM campaigns WHERE id = $1 AND tenant_id = $2 AND status = 'SENDING' FOR UPDATE`);
+const LOCK_POSITION = declare(
+  'campaign-chunk-lock',
+  `
+  SELECT expansion_cursor FROM campaigns WHERE id = $1 AND tenant_id = $2 AND status = 'SENDING' FOR UPDATE`,
+);
 
 class NothingWritten extends Error {
   constructor(readonly result: ChunkResult) {
@@ -183,14 +190,43 @@ export async function writeChunk(sql: Sql, plan: ChunkPlan, tenant: ChunkTenant,
   const { statement, filters } = statementFor(plan.audience);
   try {
     return await sql.transaction(async (client: pg.PoolClient) => {
-      const [campaign] = await sql.rows<{ expansion_cursor: string | null }>(LOCK_POSITION, [plan.campaignId, plan.tenantId], client);
+      const [campaign] = await sql.rows<{ expansion_cursor: string | null }>(
+        LOCK_POSITION,
+        [plan.campaignId, plan.tenantId],
+        client,
+      );
       if (!campaign) throw new NothingWritten({ kind: 'stopped' });
-      const [row] = await sql.rows<{ read: number; wanted: number; accepted: number; allowed: boolean; blocked_project: string | null }>(statement, [
-        plan.tenantId, campaign.expansion_cursor ?? NIL_POSITION, limit, plan.campaignId, JSON.stringify(plan.versions),
-        plan.defaultVersion ? JSON.stringify(plan.defaultVersion) : null, plan.apiKeyId, plan.testMode, tenant.trackOpens,
-        tenant.trackClicks, plan.from, plan.messageIdSuffix, JSON.stringify({ campaignId: plan.campaignId }), tenant.cycleStart,
-        tenant.cap, plan.maxAttempts, plan.jobKeyPrefix, plan.domainVerified, ...filters,
-      ], client);
+      const [row] = await sql.rows<{
+        read: number;
+        wanted: number;
+        accepted: number;
+        allowed: boolean;
+        blocked_project: string | null;
+      }>(
+        statement,
+        [
+          plan.tenantId,
+          campaign.expansion_cursor ?? NIL_POSITION,
+          limit,
+          plan.campaignId,
+          JSON.stringify(plan.versions),
+          plan.defaultVersion ? JSON.stringify(plan.defaultVersion) : null,
+          plan.apiKeyId,
+          plan.testMode,
+          tenant.trackOpens,
+          tenant.trackClicks,
+          plan.from,
+          plan.messageIdSuffix,
+          JSON.stringify({ campaignId: plan.campaignId }),
+          tenant.cycleStart,
+          tenant.cap,
+          plan.maxAttempts,
+          plan.jobKeyPrefix,
+          plan.domainVerified,
+          ...filters,
+        ],
+        client,
+      );
       if (row.blocked_project) throw new NothingWritten({ kind: 'blocked', projectId: row.blocked_project });
       if (!row.allowed) throw new NothingWritten({ kind: 'over-quota', wanted: row.wanted });
       return { kind: 'written', read: row.read, accepted: row.accepted, rejected: row.read - row.accepted } as const;

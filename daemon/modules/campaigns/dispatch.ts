@@ -19,14 +19,25 @@ export async function dispatchDueCampaigns(ctx: WorkerContext): Promise<void> {
       testMode: campaign.testMode,
     };
     try {
-      await startCampaignSend({ db: ctx }, tenant, { id: campaign.id, body: { from: campaign.fromAddress ?? '' }, testMode: null });
+      await startCampaignSend({ db: ctx }, tenant, {
+        id: campaign.id,
+        body: { from: campaign.fromAddress ?? '' },
+        testMode: null,
+      });
     } catch (error) {
       // Another dispatcher started it first (409), or the sender is refused (kept as lastError; the
       // campaign stays SCHEDULED and is tried again next tick).
       if (error instanceof ApiError && error.statusCode === 409) continue;
-      ctx.log.warn({ campaignId: campaign.id, tenantId: campaign.tenantId, err: error }, 'scheduled campaign could not be started');
+      ctx.log.warn(
+        { campaignId: campaign.id, tenantId: campaign.tenantId, err: error },
+        'scheduled campaign could not be started',
+      );
     }
   }
 }
 
-export const dispatchDueCampaignsTask: MaintenanceTask = { name: 'dispatch-due-campaigns', everyMs: 30_000, run: dispatchDueCampaigns };
+export const dispatchDueCampaignsTask: MaintenanceTask = {
+  name: 'dispatch-due-campaigns',
+  everyMs: 30_000,
+  run: dispatchDueCampaigns,
+};

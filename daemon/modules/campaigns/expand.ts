@@ -23,7 +23,16 @@ import { ApiError, ForbiddenError, UnprocessableError } from '../../errors.ts';
 import type { TenantContext } from '../../context.ts';
 import { wakeQueue } from '../../queue/enqueue.ts';
 import type { JobOutcome, JobRow, WorkerContext } from '../../queue/types.ts';
-import { checkReferences, messageIdFor, quotaError, SEND_MAX_ATTEMPTS, sendJobKey, sendingPausedError, workerSendDeps, type SendDeps } from '../emails/service.ts';
+import {
+  checkReferences,
+  messageIdFor,
+  quotaError,
+  SEND_MAX_ATTEMPTS,
+  sendJobKey,
+  sendingPausedError,
+  workerSendDeps,
+  type SendDeps,
+} from '../emails/service.ts';
 import { normalizeSend, type NormalizedSend } from '../emails/validate.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
 import { resolvePublishedVersion } from '../templates/render.ts';
@@ -77,9 +86,13 @@ async function publishedVersions(sequelize: Sequelize, tenantId: string, templat
 async function planRun(run: Run, campaign: CampaignRow): Promise<ChunkPlan> {
   const { sequelize } = run.deps.db;
   const slug = await templateSlug(sequelize, run.tenantId, campaign.templateId);
-  if (!slug) throw new UnprocessableError('The campaign\'s template no longer exists.', 'TEMPLATE_NOT_FOUND');
+  if (!slug) throw new UnprocessableError("The campaign's template no longer exists.", 'TEMPLATE_NOT_FOUND');
   const { versions, defaultVersion } = await publishedVersions(sequelize, run.tenantId, campaign.templateId, slug);
-  const probe = normalizeSend({ from: campaign.fromAddress ?? '', to: 'recipient@example.com', templateVersionId: defaultVersion?.id ?? 'none' });
+  const probe = normalizeSend({
+    from: campaign.fromAddress ?? '',
+    to: 'recipient@example.com',
+    templateVersionId: defaultVersion?.id ?? 'none',
+  });
   await checkReferences(run.deps, senderOf(campaign), [probe], true);
   run.probe = probe;
   return {
@@ -88,7 +101,8 @@ async function planRun(run: Run, campaign: CampaignRow): Promise<ChunkPlan> {
     audience: campaign.audience ?? {},
     apiKeyId: campaign.apiKeyId ?? null,
     testMode: campaign.testMode,
-    domainVerified: campaign.testMode || (await isVerifiedSenderDomain(run.deps, run.tenantId, probe.fromAddress.split('@')[1])),
+    domainVerified:
+      campaign.testMode || (await isVerifiedSenderDomain(run.deps, run.tenantId, probe.fromAddress.split('@')[1])),
     from: probe.from,
     // messageIdFor gives `<id@domain>`: the chunk statement puts each log's id before the rest.
     messageIdSuffix: messageIdFor('', probe.fromAddress).slice(1),
@@ -114,12 +128,17 @@ async function expandChunk(run: Run, limit: number): Promise<Step> {
   if (!tenant) throw new ForbiddenError('This tenant no longer exists.', 'TENANT_GONE');
   if (tenant.sendingPausedAt) throw sendingPausedError(tenant.sendingPausedAt, tenant.sendingPausedReason);
   const cap = quotaCap(tenant.quota);
-  const result = await writeChunk(run.deps.db.sql, plan, {
-    cycleStart: tenant.quota.cycleStart,
-    cap,
-    trackOpens: tenant.trackOpens ?? false,
-    trackClicks: tenant.trackClicks ?? false,
-  }, limit);
+  const result = await writeChunk(
+    run.deps.db.sql,
+    plan,
+    {
+      cycleStart: tenant.quota.cycleStart,
+      cap,
+      trackOpens: tenant.trackOpens ?? false,
+      trackClicks: tenant.trackClicks ?? false,
+    },
+    limit,
+  );
   switch (result.kind) {
     case 'stopped':
       return 'stopped';
@@ -138,7 +157,12 @@ async function expandChunk(run: Run, limit: number): Promise<Step> {
 }
 
 /** One chunk of at most `limit` contacts, as a job run would take it (tests stop a send part-way with it). */
-export async function expandOneChunk(deps: ExpandDeps, tenantId: string, campaignId: string, limit: number): Promise<Step> {
+export async function expandOneChunk(
+  deps: ExpandDeps,
+  tenantId: string,
+  campaignId: string,
+  limit: number,
+): Promise<Step> {
   return expandChunk({ deps, tenantId, campaignId, plan: null, probe: null, sender: null }, limit);
 }
 

@@ -71,7 +71,11 @@ export function initCampaignModels(sequelize: Sequelize): void {
 }
 
 /** The tenant's template (id and default locale), or null: another tenant's template is not found. */
-export async function findTenantTemplate(sequelize: Sequelize, tenantId: string, templateId: string): Promise<{ id: string; defaultLocale: string } | null> {
+export async function findTenantTemplate(
+  sequelize: Sequelize,
+  tenantId: string,
+  templateId: string,
+): Promise<{ id: string; defaultLocale: string } | null> {
   const [row] = await sequelize.query<{ id: string; default_locale: string }>(
     'SELECT id, default_locale FROM templates WHERE tenant_id = :tenantId AND id = :templateId',
     { replacements: { tenantId, templateId }, type: QueryTypes.SELECT },
@@ -80,7 +84,11 @@ export async function findTenantTemplate(sequelize: Sequelize, tenantId: string,
 }
 
 /** Lower-cased locales in which the template has a published version. */
-export async function publishedLocales(sequelize: Sequelize, tenantId: string, templateId: string): Promise<Set<string>> {
+export async function publishedLocales(
+  sequelize: Sequelize,
+  tenantId: string,
+  templateId: string,
+): Promise<Set<string>> {
   const rows = await sequelize.query<{ locale: string }>(
     'SELECT DISTINCT lower(locale) AS locale FROM template_versions WHERE tenant_id = :tenantId AND template_id = :templateId AND published_at IS NOT NULL',
     { replacements: { tenantId, templateId }, type: QueryTypes.SELECT },
@@ -103,7 +111,11 @@ export interface SendClaim {
  * DRAFT or SCHEDULED → SENDING in one statement, so two concurrent sends cannot both start. The
  * position and counters start over; the caller enqueues the expansion job in the same transaction.
  */
-export async function claimForSending(sequelize: Sequelize, claim: SendClaim, transaction: Transaction): Promise<boolean> {
+export async function claimForSending(
+  sequelize: Sequelize,
+  claim: SendClaim,
+  transaction: Transaction,
+): Promise<boolean> {
   const rows = await sequelize.query<{ id: string }>(
     `UPDATE campaigns SET status = 'SENDING', from_address = :fromAddress, last_error = NULL, api_key_id = :apiKeyId,
             test_mode = COALESCE(CAST(:testMode AS boolean), test_mode), audience_total = :audienceTotal,
@@ -117,14 +129,21 @@ export async function claimForSending(sequelize: Sequelize, claim: SendClaim, tr
 
 /** The tenant's template slug (published versions are resolved by slug and locale). */
 export async function templateSlug(sequelize: Sequelize, tenantId: string, templateId: string): Promise<string | null> {
-  const [row] = await sequelize.query<{ slug: string }>('SELECT slug FROM templates WHERE tenant_id = :tenantId AND id = :templateId', {
-    replacements: { tenantId, templateId },
-    type: QueryTypes.SELECT,
-  });
+  const [row] = await sequelize.query<{ slug: string }>(
+    'SELECT slug FROM templates WHERE tenant_id = :tenantId AND id = :templateId',
+    {
+      replacements: { tenantId, templateId },
+      type: QueryTypes.SELECT,
+    },
+  );
   return row?.slug ?? null;
 }
 
 /** Scheduled campaigns whose time has come, oldest first. */
 export async function dueCampaigns(limit: number): Promise<CampaignRow[]> {
-  return CampaignRow.findAll({ where: { status: 'SCHEDULED', sendAt: { [Op.lte]: new Date() } }, order: [['sendAt', 'ASC']], limit });
+  return CampaignRow.findAll({
+    where: { status: 'SCHEDULED', sendAt: { [Op.lte]: new Date() } },
+    order: [['sendAt', 'ASC']],
+    limit,
+  });
 }

@@ -41,24 +41,38 @@ export async function startCampaignSend(
     throw error;
   }
   if (!(await templateSlug(sequelize, ctx.tenantId, campaign.templateId))) {
-    throw new UnprocessableError('The campaign\'s template no longer exists.', 'TEMPLATE_NOT_FOUND');
+    throw new UnprocessableError("The campaign's template no longer exists.", 'TEMPLATE_NOT_FOUND');
   }
   const audienceTotal = await countContacts(sequelize, audienceFilter(ctx.tenantId, campaign.audience ?? {}));
   const claimed = await sequelize.transaction(async (transaction) => {
-    const claim = { tenantId: ctx.tenantId, id: campaign.id, fromAddress: body.from, apiKeyId: ctx.apiKeyId, testMode: input.testMode, audienceTotal };
-    if (!(await claimForSending(sequelize, claim, transaction))) return false;
-    await enqueueJob(sequelize, {
-      queue: 'campaign',
+    const claim = {
       tenantId: ctx.tenantId,
-      payload: { campaignId: campaign.id, tenantId: ctx.tenantId },
-      key: campaignJobKey(campaign.id),
-      maxAttempts: CAMPAIGN_JOB_MAX_ATTEMPTS,
-    }, transaction);
+      id: campaign.id,
+      fromAddress: body.from,
+      apiKeyId: ctx.apiKeyId,
+      testMode: input.testMode,
+      audienceTotal,
+    };
+    if (!(await claimForSending(sequelize, claim, transaction))) return false;
+    await enqueueJob(
+      sequelize,
+      {
+        queue: 'campaign',
+        tenantId: ctx.tenantId,
+        payload: { campaignId: campaign.id, tenantId: ctx.tenantId },
+        key: campaignJobKey(campaign.id),
+        maxAttempts: CAMPAIGN_JOB_MAX_ATTEMPTS,
+      },
+      transaction,
+    );
     return true;
   });
   if (!claimed) {
     await campaign.reload();
-    throw new ConflictError(`The campaign is ${campaign.status}; only DRAFT or SCHEDULED campaigns can be sent.`, 'CAMPAIGN_NOT_SENDABLE');
+    throw new ConflictError(
+      `The campaign is ${campaign.status}; only DRAFT or SCHEDULED campaigns can be sent.`,
+      'CAMPAIGN_NOT_SENDABLE',
+    );
   }
   await campaign.reload();
   return toCampaign(campaign);

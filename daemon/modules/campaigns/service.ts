@@ -4,7 +4,14 @@
 import type { Database } from '../../db/index.ts';
 import { NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
 import type { TenantContext } from '../../context.ts';
-import type { Audience, Campaign, CampaignDetail, CampaignListQuery, CreateCampaignBody, LocaleCoverage } from '../../../shared/schemas/campaigns.ts';
+import type {
+  Audience,
+  Campaign,
+  CampaignDetail,
+  CampaignListQuery,
+  CreateCampaignBody,
+  LocaleCoverage,
+} from '../../../shared/schemas/campaigns.ts';
 import { normalizeSend } from '../emails/validate.ts';
 import { countContacts, countContactsByLocale, type ContactFilter } from '../contacts/model.ts';
 import { CampaignRow, findTenantTemplate, publishedLocales } from './model.ts';
@@ -17,7 +24,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * contacts handled since (an estimate while contacts join or leave the audience mid-send).
  */
 function remainingOf(row: CampaignRow): number | null {
-  if (row.status === 'SENT' || row.status === 'CANCELLED') return row.audienceTotal === null || row.audienceTotal === undefined ? null : 0;
+  if (row.status === 'SENT' || row.status === 'CANCELLED')
+    return row.audienceTotal === null || row.audienceTotal === undefined ? null : 0;
   if (row.status !== 'SENDING' || row.audienceTotal === null || row.audienceTotal === undefined) return null;
   return Math.max(0, row.audienceTotal - (row.acceptedCount ?? 0) - (row.rejectedCount ?? 0));
 }
@@ -61,19 +69,31 @@ export async function findCampaign(tenantId: string, id: string): Promise<Campai
   return row;
 }
 
-export async function createCampaign(deps: CampaignDeps, ctx: TenantContext, body: CreateCampaignBody): Promise<Campaign> {
+export async function createCampaign(
+  deps: CampaignDeps,
+  ctx: TenantContext,
+  body: CreateCampaignBody,
+): Promise<Campaign> {
   const { sequelize } = deps.db;
   const sendAt = body.sendAt !== undefined ? new Date(body.sendAt) : null;
   if (sendAt && sendAt.getTime() <= Date.now()) {
-    throw new ValidationError('sendAt must be in the future; leave it out to create a draft.', [{ field: 'sendAt', message: 'must be in the future' }]);
+    throw new ValidationError('sendAt must be in the future; leave it out to create a draft.', [
+      { field: 'sendAt', message: 'must be in the future' },
+    ]);
   }
   if (sendAt && body.from === undefined) {
-    throw new ValidationError('A scheduled campaign needs its sender: add from.', [{ field: 'from', message: 'is required with sendAt' }]);
+    throw new ValidationError('A scheduled campaign needs its sender: add from.', [
+      { field: 'from', message: 'is required with sendAt' },
+    ]);
   }
   // The pipeline's own sender check, with a well-formed stand-in message so that only `from` can fail.
-  if (body.from !== undefined) normalizeSend({ from: body.from, to: 'recipient@example.com', subject: '-', textBody: '-' });
+  if (body.from !== undefined)
+    normalizeSend({ from: body.from, to: 'recipient@example.com', subject: '-', textBody: '-' });
   if (!(await findTenantTemplate(sequelize, ctx.tenantId, body.templateId))) {
-    throw new UnprocessableError(`The template ${body.templateId} does not exist in this tenant.`, 'TEMPLATE_NOT_FOUND');
+    throw new UnprocessableError(
+      `The template ${body.templateId} does not exist in this tenant.`,
+      'TEMPLATE_NOT_FOUND',
+    );
   }
   const row = await CampaignRow.create({
     tenantId: ctx.tenantId,
@@ -91,12 +111,30 @@ export async function createCampaign(deps: CampaignDeps, ctx: TenantContext, bod
 
 export async function listCampaigns(_deps: CampaignDeps, ctx: TenantContext, query: CampaignListQuery) {
   const where = { tenantId: ctx.tenantId, ...(query.status ? { status: query.status } : {}) };
-  return findPage(CampaignRow, { where, order: [['createdAt', 'DESC'], ['id', 'DESC']] }, query, (rows) => rows.map(toCampaign));
+  return findPage(
+    CampaignRow,
+    {
+      where,
+      order: [
+        ['createdAt', 'DESC'],
+        ['id', 'DESC'],
+      ],
+    },
+    query,
+    (rows) => rows.map(toCampaign),
+  );
 }
 
-export async function getCampaign(deps: CampaignDeps, ctx: TenantContext, input: { id: string }): Promise<CampaignDetail> {
+export async function getCampaign(
+  deps: CampaignDeps,
+  ctx: TenantContext,
+  input: { id: string },
+): Promise<CampaignDetail> {
   const row = await findCampaign(ctx.tenantId, input.id);
-  return { ...toCampaign(row), audienceSize: await countContacts(deps.db.sequelize, audienceFilter(ctx.tenantId, row.audience ?? {})) };
+  return {
+    ...toCampaign(row),
+    audienceSize: await countContacts(deps.db.sequelize, audienceFilter(ctx.tenantId, row.audience ?? {})),
+  };
 }
 
 /** The published locale a send for `locale` would use without an exact version: the language, then the default. */
@@ -106,7 +144,11 @@ function fallbackFor(locale: string, published: Set<string>, defaultLocale: stri
   return published.has(defaultLocale) ? defaultLocale : null;
 }
 
-export async function localeCoverage(deps: CampaignDeps, ctx: TenantContext, input: { id: string }): Promise<LocaleCoverage[]> {
+export async function localeCoverage(
+  deps: CampaignDeps,
+  ctx: TenantContext,
+  input: { id: string },
+): Promise<LocaleCoverage[]> {
   const { sequelize } = deps.db;
   const row = await findCampaign(ctx.tenantId, input.id);
   const template = await findTenantTemplate(sequelize, ctx.tenantId, row.templateId);
@@ -121,6 +163,11 @@ export async function localeCoverage(deps: CampaignDeps, ctx: TenantContext, inp
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([locale, contacts]) => {
       const exact = published.has(locale);
-      return { locale, contacts, hasPublishedVersion: exact, fallbackLocale: exact ? null : fallbackFor(locale, published, defaultLocale) };
+      return {
+        locale,
+        contacts,
+        hasPublishedVersion: exact,
+        fallbackLocale: exact ? null : fallbackFor(locale, published, defaultLocale),
+      };
     });
 }

@@ -22,11 +22,16 @@ import { checkUpsertRow } from './row-validation.ts';
 const WRITE_ATTEMPTS = 3;
 const RACE_ERROR = 'Another contact already has this email address or externalId.';
 
-const FIND_MATCHES = declare('contacts-bulk-find', `
+const FIND_MATCHES = declare(
+  'contacts-bulk-find',
+  `
   SELECT id, lower(email) AS email_key, external_id FROM contacts
-   WHERE tenant_id = $1 AND (lower(email) = ANY($2::text[]) OR external_id = ANY($3::text[]))`);
+   WHERE tenant_id = $1 AND (lower(email) = ANY($2::text[]) OR external_id = ANY($3::text[]))`,
+);
 
-const WRITE_ROWS = declare('contacts-bulk-write', `
+const WRITE_ROWS = declare(
+  'contacts-bulk-write',
+  `
   WITH input AS (
     SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, op text, email text, external_id text, first_name text,
       last_name text, locale text, opt_in boolean, attributes jsonb, project_id uuid, has_external_id boolean,
@@ -69,7 +74,8 @@ const WRITE_ROWS = declare('contacts-bulk-write', `
   ), linked AS (
     INSERT INTO contact_tag_links (contact_id, tag_id) SELECT contact_id, tag_id FROM wanted ON CONFLICT DO NOTHING
   )
-  SELECT COALESCE((SELECT array_agg(id::text) FROM updated), '{}') AS updated`);
+  SELECT COALESCE((SELECT array_agg(id::text) FROM updated), '{}') AS updated`,
+);
 
 interface Candidate {
   index: number;
@@ -95,7 +101,10 @@ function splitWave(pending: Candidate[]): { wave: Candidate[]; later: Candidate[
   const wave: Candidate[] = [];
   const later: Candidate[] = [];
   for (const candidate of pending) {
-    const own = [`e:${candidate.emailKey}`, ...(candidate.body.externalId !== undefined ? [`x:${candidate.body.externalId}`] : [])];
+    const own = [
+      `e:${candidate.emailKey}`,
+      ...(candidate.body.externalId !== undefined ? [`x:${candidate.body.externalId}`] : []),
+    ];
     if (own.some((key) => keys.has(key))) later.push(candidate);
     else wave.push(candidate);
     for (const key of own) keys.add(key);
@@ -104,7 +113,11 @@ function splitWave(pending: Candidate[]): { wave: Candidate[]; later: Candidate[
 }
 
 /** PUT /contacts' matching rules against the wave's matches: an operation, an error, or "wait". */
-function plan(wave: Candidate[], matches: Match[], results: BulkRowResult[]): { planned: Planned[]; later: Candidate[] } {
+function plan(
+  wave: Candidate[],
+  matches: Match[],
+  results: BulkRowResult[],
+): { planned: Planned[]; later: Candidate[] } {
   const byEmail = new Map(matches.map((m) => [m.email_key, m]));
   const byExternalId = new Map(matches.filter((m) => m.external_id !== null).map((m) => [m.external_id as string, m]));
   const touched = new Set<string>();
@@ -122,7 +135,11 @@ function plan(wave: Candidate[], matches: Match[], results: BulkRowResult[]): { 
     for (const id of involved) touched.add(id);
     if (byExt) {
       if (byMail && byMail.id !== byExt.id) {
-        results[candidate.index] = { index: candidate.index, status: 'error', error: `Another contact (${byMail.id}) already has the address ${body.email}.` };
+        results[candidate.index] = {
+          index: candidate.index,
+          status: 'error',
+          error: `Another contact (${byMail.id}) already has the address ${body.email}.`,
+        };
       } else {
         planned.push({ candidate, op: 'update', id: byExt.id });
       }
@@ -172,7 +189,12 @@ function isUniqueViolation(error: unknown): boolean {
 }
 
 /** Matches and writes one wave; answers the rows that must wait for the next one. */
-async function writeWave(sql: Sql, tenantId: string, wave: Candidate[], results: BulkRowResult[]): Promise<Candidate[]> {
+async function writeWave(
+  sql: Sql,
+  tenantId: string,
+  wave: Candidate[],
+  results: BulkRowResult[],
+): Promise<Candidate[]> {
   for (let attempt = 1; ; attempt += 1) {
     const emails = [...new Set(wave.map((c) => c.emailKey))];
     const externalIds = [...new Set(wave.map((c) => c.body.externalId).filter((x): x is string => x !== undefined))];
@@ -184,7 +206,10 @@ async function writeWave(sql: Sql, tenantId: string, wave: Candidate[], results:
       return later;
     }
     try {
-      const [written] = await sql.rows<{ updated: string[] }>(WRITE_ROWS, [tenantId, JSON.stringify(planned.map(writeRow))]);
+      const [written] = await sql.rows<{ updated: string[] }>(WRITE_ROWS, [
+        tenantId,
+        JSON.stringify(planned.map(writeRow)),
+      ]);
       const updated = new Set(written.updated);
       Object.assign(results, scratch);
       for (const row of planned) {
@@ -193,20 +218,30 @@ async function writeWave(sql: Sql, tenantId: string, wave: Candidate[], results:
           later.push(row.candidate);
           continue;
         }
-        results[row.candidate.index] = { index: row.candidate.index, status: row.op === 'insert' ? 'created' : 'updated', id: row.id };
+        results[row.candidate.index] = {
+          index: row.candidate.index,
+          status: row.op === 'insert' ? 'created' : 'updated',
+          id: row.id,
+        };
       }
       return later;
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       if (attempt < WRITE_ATTEMPTS) continue;
-      for (const candidate of wave) results[candidate.index] = { index: candidate.index, status: 'error', error: RACE_ERROR };
+      for (const candidate of wave)
+        results[candidate.index] = { index: candidate.index, status: 'error', error: RACE_ERROR };
       return [];
     }
   }
 }
 
 /** Upserts rows already checked against UpsertContactBody; `indexes` are their positions in the request. */
-export async function upsertCheckedContacts(sql: Sql, ctx: TenantContext, rows: { index: number; body: UpsertContactBody }[], results: BulkRowResult[]): Promise<void> {
+export async function upsertCheckedContacts(
+  sql: Sql,
+  ctx: TenantContext,
+  rows: { index: number; body: UpsertContactBody }[],
+  results: BulkRowResult[],
+): Promise<void> {
   let pending: Candidate[] = rows.map(({ index, body }) => ({ index, body, emailKey: body.email.toLowerCase() }));
   while (pending.length > 0) {
     const { wave, later } = splitWave(pending);
@@ -228,7 +263,11 @@ export function summarize(results: BulkRowResult[]): BulkUpsertContactsResult {
 }
 
 /** POST /contacts/bulk: every row is checked on its own; valid rows are written set-wise. */
-export async function bulkUpsertContacts(deps: ContactDeps, ctx: TenantContext, input: { rows: unknown[] }): Promise<BulkUpsertContactsResult> {
+export async function bulkUpsertContacts(
+  deps: ContactDeps,
+  ctx: TenantContext,
+  input: { rows: unknown[] },
+): Promise<BulkUpsertContactsResult> {
   const { rows } = input;
   const results: BulkRowResult[] = new Array(rows.length);
   const valid: { index: number; body: UpsertContactBody }[] = [];

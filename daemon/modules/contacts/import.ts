@@ -43,22 +43,42 @@ export function columnMap(header: string[], pairs: string[]): ColumnMap {
     const column = at > 0 ? pair.slice(at + 1).trim() : '';
     const index = position.get(column.toLowerCase());
     if (!field || !column) problems.push({ field: 'querystring.map', message: `"${pair}" is not field=Column` });
-    else if (index === undefined) problems.push({ field: 'querystring.map', message: `the CSV has no column "${column}" (it has ${header.map((h) => `"${h}"`).join(', ')})` });
-    else if (field.startsWith('attributes.') && field.length > 'attributes.'.length) map.attributes.push([field.slice('attributes.'.length), index]);
+    else if (index === undefined)
+      problems.push({
+        field: 'querystring.map',
+        message: `the CSV has no column "${column}" (it has ${header.map((h) => `"${h}"`).join(', ')})`,
+      });
+    else if (field.startsWith('attributes.') && field.length > 'attributes.'.length)
+      map.attributes.push([field.slice('attributes.'.length), index]);
     else if ((SIMPLE_FIELDS as readonly string[]).includes(field)) map.fields[field as SimpleField] = index;
-    else problems.push({ field: 'querystring.map', message: `"${field}" is not a contact field (${SIMPLE_FIELDS.join(', ')}, attributes.<name>)` });
+    else
+      problems.push({
+        field: 'querystring.map',
+        message: `"${field}" is not a contact field (${SIMPLE_FIELDS.join(', ')}, attributes.<name>)`,
+      });
   }
   for (const field of SIMPLE_FIELDS) {
     const index = position.get(field.toLowerCase());
     if (map.fields[field] === undefined && index !== undefined) map.fields[field] = index;
   }
-  if (map.fields.email === undefined) problems.push({ field: 'querystring.map', message: 'no column gives the email: add a column "email" or map one with email=Column' });
-  if (problems.length) throw new ValidationError(`The CSV columns cannot be mapped: ${problems.map((p) => p.message).join('; ')}.`, problems);
+  if (map.fields.email === undefined)
+    problems.push({
+      field: 'querystring.map',
+      message: 'no column gives the email: add a column "email" or map one with email=Column',
+    });
+  if (problems.length)
+    throw new ValidationError(
+      `The CSV columns cannot be mapped: ${problems.map((p) => p.message).join('; ')}.`,
+      problems,
+    );
   return map;
 }
 
 /** One record → an upsert body (empty cells are left out: they keep the contact's value), or a sentence. */
-export function recordToContact(record: string[], map: ColumnMap): { ok: true; value: UpsertContactBody } | { ok: false; error: string } {
+export function recordToContact(
+  record: string[],
+  map: ColumnMap,
+): { ok: true; value: UpsertContactBody } | { ok: false; error: string } {
   const cell = (field: SimpleField): string | undefined => {
     const index = map.fields[field];
     const value = index === undefined ? undefined : record[index]?.trim();
@@ -76,7 +96,15 @@ export function recordToContact(record: string[], map: ColumnMap): { ok: true; v
     else return { ok: false, error: `optIn "${optIn}" is not one of true/false, yes/no, 1/0.` };
   }
   const tags = cell('tags');
-  if (tags !== undefined) raw.tags = [...new Set(tags.split(/[;|]/).map((t) => t.trim()).filter(Boolean))];
+  if (tags !== undefined)
+    raw.tags = [
+      ...new Set(
+        tags
+          .split(/[;|]/)
+          .map((t) => t.trim())
+          .filter(Boolean),
+      ),
+    ];
   if (map.attributes.length > 0) {
     raw.attributes = Object.fromEntries(map.attributes.map(([name, index]) => [name, record[index] ?? '']));
   }
@@ -155,7 +183,15 @@ export async function importContactsCsv(
 ): Promise<ContactImportResult> {
   const { sql } = deps.db;
   const { csv: body, map: pairs } = input;
-  const summary: ContactImportResult = { rows: 0, created: 0, updated: 0, failed: 0, errors: [], errorsOmitted: 0, aborted: null };
+  const summary: ContactImportResult = {
+    rows: 0,
+    created: 0,
+    updated: 0,
+    failed: 0,
+    errors: [],
+    errorsOmitted: 0,
+    aborted: null,
+  };
   const rowError = (line: number, error: string) => {
     summary.failed += 1;
     if (summary.errors.length < MAX_LISTED_ERRORS) summary.errors.push({ line, error });
@@ -169,7 +205,12 @@ export async function importContactsCsv(
     await writing;
     writing = (async () => {
       const results: BulkRowResult[] = new Array(rows.length);
-      await upsertCheckedContacts(sql, ctx, rows.map((row, index) => ({ index, body: row.body })), results);
+      await upsertCheckedContacts(
+        sql,
+        ctx,
+        rows.map((row, index) => ({ index, body: row.body })),
+        results,
+      );
       results.forEach((result, index) => {
         if (result.status === 'created') summary.created += 1;
         else if (result.status === 'updated') summary.updated += 1;
@@ -202,7 +243,10 @@ export async function importContactsCsv(
     // csv-parse refuses the rest of the file (an unclosed quote …): what was read before is kept.
     summary.aborted = `The CSV could not be read further: ${failure.message}. The rows before it were imported.`;
   }
-  if (!map && !summary.aborted) throw new ValidationError('The CSV is empty: it needs a header row and one row per contact.', [{ field: 'body', message: 'is empty' }]);
+  if (!map && !summary.aborted)
+    throw new ValidationError('The CSV is empty: it needs a header row and one row per contact.', [
+      { field: 'body', message: 'is empty' },
+    ]);
   if (chunk.length > 0) await flush();
   await writing;
   return summary;

@@ -66,7 +66,12 @@ export function initContactModels(sequelize: Sequelize): void {
 }
 
 /** Ids of the named tags, creating the ones the tenant does not have yet. */
-export async function ensureTags(sequelize: Sequelize, tenantId: string, names: string[], transaction?: Transaction): Promise<string[]> {
+export async function ensureTags(
+  sequelize: Sequelize,
+  tenantId: string,
+  names: string[],
+  transaction?: Transaction,
+): Promise<string[]> {
   if (names.length === 0) return [];
   const unique = [...new Set(names)];
   await sequelize.query(
@@ -74,15 +79,23 @@ export async function ensureTags(sequelize: Sequelize, tenantId: string, names: 
      ON CONFLICT (tenant_id, name) DO NOTHING`,
     { replacements: { tenantId, names: unique }, transaction },
   );
-  const rows = await sequelize.query<{ id: string }>(`SELECT id FROM contact_tags WHERE tenant_id = :tenantId AND name IN (:names)`, {
-    replacements: { tenantId, names: unique },
-    type: QueryTypes.SELECT,
-    transaction,
-  });
+  const rows = await sequelize.query<{ id: string }>(
+    `SELECT id FROM contact_tags WHERE tenant_id = :tenantId AND name IN (:names)`,
+    {
+      replacements: { tenantId, names: unique },
+      type: QueryTypes.SELECT,
+      transaction,
+    },
+  );
   return rows.map((row) => row.id);
 }
 
-export async function linkTags(sequelize: Sequelize, contactId: string, tagIds: string[], transaction?: Transaction): Promise<void> {
+export async function linkTags(
+  sequelize: Sequelize,
+  contactId: string,
+  tagIds: string[],
+  transaction?: Transaction,
+): Promise<void> {
   if (tagIds.length === 0) return;
   await sequelize.query(
     `INSERT INTO contact_tag_links (contact_id, tag_id) SELECT :contactId, t FROM unnest(ARRAY[:tagIds]::uuid[]) AS t
@@ -92,7 +105,12 @@ export async function linkTags(sequelize: Sequelize, contactId: string, tagIds: 
 }
 
 /** Makes the contact's links exactly `tagIds`. */
-export async function replaceTagLinks(sequelize: Sequelize, contactId: string, tagIds: string[], transaction?: Transaction): Promise<void> {
+export async function replaceTagLinks(
+  sequelize: Sequelize,
+  contactId: string,
+  tagIds: string[],
+  transaction?: Transaction,
+): Promise<void> {
   await sequelize.query(
     tagIds.length === 0
       ? `DELETE FROM contact_tag_links WHERE contact_id = :contactId`
@@ -102,7 +120,13 @@ export async function replaceTagLinks(sequelize: Sequelize, contactId: string, t
   await linkTags(sequelize, contactId, tagIds, transaction);
 }
 
-export async function unlinkTag(sequelize: Sequelize, tenantId: string, contactId: string, name: string, transaction?: Transaction): Promise<number> {
+export async function unlinkTag(
+  sequelize: Sequelize,
+  tenantId: string,
+  contactId: string,
+  name: string,
+  transaction?: Transaction,
+): Promise<number> {
   const [, result] = await sequelize.query(
     `DELETE FROM contact_tag_links l USING contact_tags t
      WHERE l.tag_id = t.id AND t.tenant_id = :tenantId AND t.name = :name AND l.contact_id = :contactId`,
@@ -112,7 +136,11 @@ export async function unlinkTag(sequelize: Sequelize, tenantId: string, contactI
 }
 
 /** Tag names of each contact, sorted. */
-export async function tagNamesOf(sequelize: Sequelize, contactIds: string[], transaction?: Transaction): Promise<Map<string, string[]>> {
+export async function tagNamesOf(
+  sequelize: Sequelize,
+  contactIds: string[],
+  transaction?: Transaction,
+): Promise<Map<string, string[]>> {
   const names = new Map<string, string[]>(contactIds.map((id) => [id, []]));
   if (contactIds.length === 0) return names;
   const rows = await sequelize.query<{ contact_id: string; name: string }>(
@@ -187,7 +215,11 @@ export async function findContactPage(
 ): Promise<{ rows: ContactRow[]; positions: KeysetPosition[]; hasMore: boolean }> {
   const where = whereOf(filter);
   let sql = where.sql;
-  const replacements: Record<string, unknown> = { ...where.replacements, limit: options.limit + 1, offset: options.offset };
+  const replacements: Record<string, unknown> = {
+    ...where.replacements,
+    limit: options.limit + 1,
+    offset: options.offset,
+  };
   if (options.after) {
     sql += ' AND (c.updated_at, c.id) > (CAST(:afterUpdatedAt AS timestamptz), CAST(:afterId AS uuid))';
     replacements.afterUpdatedAt = options.after.updatedAt;
@@ -199,7 +231,10 @@ export async function findContactPage(
     { replacements, type: QueryTypes.SELECT },
   );
   const page = found.slice(0, options.limit);
-  const rows = page.length === 0 ? [] : await ContactRow.findAll({ where: { tenantId: filter.tenantId, id: page.map((row) => row.id) } });
+  const rows =
+    page.length === 0
+      ? []
+      : await ContactRow.findAll({ where: { tenantId: filter.tenantId, id: page.map((row) => row.id) } });
   const byId = new Map(rows.map((row) => [row.id, row]));
   return {
     rows: page.map((row) => byId.get(row.id)).filter((row): row is ContactRow => row !== undefined),
@@ -216,8 +251,18 @@ export interface TagWithCount {
   updatedAt: Date;
 }
 
-export async function listTagsWithCounts(sequelize: Sequelize, tenantId: string, name?: string): Promise<TagWithCount[]> {
-  const rows = await sequelize.query<{ name: string; description: string | null; contacts: string; created_at: Date; updated_at: Date }>(
+export async function listTagsWithCounts(
+  sequelize: Sequelize,
+  tenantId: string,
+  name?: string,
+): Promise<TagWithCount[]> {
+  const rows = await sequelize.query<{
+    name: string;
+    description: string | null;
+    contacts: string;
+    created_at: Date;
+    updated_at: Date;
+  }>(
     `SELECT t.name, t.description, t.created_at, t.updated_at,
             (SELECT count(*) FROM contact_tag_links l WHERE l.tag_id = t.id) AS contacts
      FROM contact_tags t WHERE t.tenant_id = :tenantId ${name === undefined ? '' : 'AND t.name = :name'} ORDER BY t.name`,
@@ -245,7 +290,10 @@ export async function recordErasure(
 }
 
 /** Matching contacts per locale (lower-cased; null for contacts without one). Campaign coverage reads this. */
-export async function countContactsByLocale(sequelize: Sequelize, filter: ContactFilter): Promise<{ locale: string | null; contacts: number }[]> {
+export async function countContactsByLocale(
+  sequelize: Sequelize,
+  filter: ContactFilter,
+): Promise<{ locale: string | null; contacts: number }[]> {
   const where = whereOf(filter);
   const rows = await sequelize.query<{ locale: string | null; contacts: string }>(
     `SELECT lower(c.locale) AS locale, count(*) AS contacts FROM contacts c WHERE ${where.sql} GROUP BY lower(c.locale) ORDER BY 1 NULLS LAST`,

@@ -5,7 +5,8 @@ import formatsModule from 'ajv-formats';
 import { UpsertContactBody } from '../../../shared/schemas/contacts.ts';
 
 // ajv-formats is CommonJS: under NodeNext its types expose the plugin as `.default`, at run time it may be the module itself.
-const addFormats = ((formatsModule as unknown as { default?: typeof formatsModule.default }).default ?? formatsModule) as typeof formatsModule.default;
+const addFormats = ((formatsModule as unknown as { default?: typeof formatsModule.default }).default ??
+  formatsModule) as typeof formatsModule.default;
 
 // Module-level on purpose: the compiled form of one constant schema, the same for every app and thread.
 let compiled: ValidateFunction<UpsertContactBody> | null = null;
@@ -23,7 +24,8 @@ function sentence(issue: ErrorObject): string {
   const path = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
   const extra = issue.params as { missingProperty?: string; additionalProperty?: string };
   if (issue.keyword === 'required') return `${[path, extra.missingProperty].filter(Boolean).join('.')} is required`;
-  if (issue.keyword === 'additionalProperties') return `${[path, extra.additionalProperty].filter(Boolean).join('.')} is not an accepted field`;
+  if (issue.keyword === 'additionalProperties')
+    return `${[path, extra.additionalProperty].filter(Boolean).join('.')} is not an accepted field`;
   return `${path || 'row'} ${issue.message ?? 'is invalid'}`;
 }
 

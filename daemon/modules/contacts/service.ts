@@ -62,23 +62,38 @@ function findByEmail(tenantId: string, email: string, transaction?: Transaction)
 
 /** A contact by its id or, failing that, by its externalId. Another tenant's contact is not found. */
 async function findByRef(tenantId: string, ref: string, transaction?: Transaction): Promise<ContactRow> {
-  const byId = UUID.test(ref) ? await ContactRow.findOne({ where: { tenantId, id: ref.toLowerCase() }, transaction }) : null;
+  const byId = UUID.test(ref)
+    ? await ContactRow.findOne({ where: { tenantId, id: ref.toLowerCase() }, transaction })
+    : null;
   const row = byId ?? (await ContactRow.findOne({ where: { tenantId, externalId: ref }, transaction }));
   if (!row) throw new NotFoundError(`Contact "${ref}"`);
   return row;
 }
 
-async function assertEmailFree(tenantId: string, email: string, exceptId: string, transaction?: Transaction): Promise<void> {
+async function assertEmailFree(
+  tenantId: string,
+  email: string,
+  exceptId: string,
+  transaction?: Transaction,
+): Promise<void> {
   const other = await findByEmail(tenantId, email, transaction);
   if (other && other.id !== exceptId) {
     throw new ConflictError(`Another contact (${other.id}) already has the address ${email}.`, 'CONTACT_EMAIL_TAKEN');
   }
 }
 
-async function assertExternalIdFree(tenantId: string, externalId: string, exceptId: string, transaction?: Transaction): Promise<void> {
+async function assertExternalIdFree(
+  tenantId: string,
+  externalId: string,
+  exceptId: string,
+  transaction?: Transaction,
+): Promise<void> {
   const other = await ContactRow.findOne({ where: { tenantId, externalId }, transaction });
   if (other && other.id !== exceptId) {
-    throw new ConflictError(`Another contact (${other.id}) already has the externalId "${externalId}".`, 'CONTACT_EXTERNAL_ID_TAKEN');
+    throw new ConflictError(
+      `Another contact (${other.id}) already has the externalId "${externalId}".`,
+      'CONTACT_EXTERNAL_ID_TAKEN',
+    );
   }
 }
 
@@ -88,7 +103,10 @@ async function upsertInTransaction(
   body: UpsertContactBody,
   transaction: Transaction,
 ): Promise<{ row: ContactRow; created: boolean }> {
-  let row = body.externalId !== undefined ? await ContactRow.findOne({ where: { tenantId, externalId: body.externalId }, transaction }) : null;
+  let row =
+    body.externalId !== undefined
+      ? await ContactRow.findOne({ where: { tenantId, externalId: body.externalId }, transaction })
+      : null;
   if (row) {
     await assertEmailFree(tenantId, body.email, row.id, transaction);
   } else {
@@ -120,7 +138,12 @@ async function upsertInTransaction(
     row = await ContactRow.create({ tenantId, ...fields }, { transaction });
   }
   if (body.tags !== undefined) {
-    await replaceTagLinks(sequelize, row.id, await ensureTags(sequelize, tenantId, body.tags, transaction), transaction);
+    await replaceTagLinks(
+      sequelize,
+      row.id,
+      await ensureTags(sequelize, tenantId, body.tags, transaction),
+      transaction,
+    );
   }
   return { row, created };
 }
@@ -142,7 +165,11 @@ async function withUniqueRetry<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function upsertContact(deps: ContactDeps, ctx: TenantContext, body: UpsertContactBody): Promise<{ contact: Contact; created: boolean }> {
+export async function upsertContact(
+  deps: ContactDeps,
+  ctx: TenantContext,
+  body: UpsertContactBody,
+): Promise<{ contact: Contact; created: boolean }> {
   const { sequelize } = deps.db;
   return withUniqueRetry(() =>
     sequelize.transaction(async (transaction) => {
@@ -161,7 +188,11 @@ function decodeCursor(cursor: string): KeysetPosition {
   return { updatedAt: at, id };
 }
 
-export async function listContacts(deps: ContactDeps, ctx: TenantContext, query: ContactListQuery): Promise<ContactPage> {
+export async function listContacts(
+  deps: ContactDeps,
+  ctx: TenantContext,
+  query: ContactListQuery,
+): Promise<ContactPage> {
   const { sequelize } = deps.db;
   const limit = query.limit ?? DEFAULT_CONTACT_PAGE;
   const page = query.page ?? 1;
@@ -201,7 +232,11 @@ export async function getContact(deps: ContactDeps, ctx: TenantContext, input: {
   return present(sequelize, await findByRef(ctx.tenantId, ref));
 }
 
-export async function patchContact(deps: ContactDeps, ctx: TenantContext, input: { ref: string; body: PatchContactBody }): Promise<Contact> {
+export async function patchContact(
+  deps: ContactDeps,
+  ctx: TenantContext,
+  input: { ref: string; body: PatchContactBody },
+): Promise<Contact> {
   const { sequelize } = deps.db;
   const { ref, body } = input;
   return withUniqueRetry(() =>
@@ -216,7 +251,12 @@ export async function patchContact(deps: ContactDeps, ctx: TenantContext, input:
       row.changed('updatedAt', true);
       await row.save({ transaction });
       if (tags !== undefined) {
-        await replaceTagLinks(sequelize, row.id, await ensureTags(sequelize, ctx.tenantId, tags, transaction), transaction);
+        await replaceTagLinks(
+          sequelize,
+          row.id,
+          await ensureTags(sequelize, ctx.tenantId, tags, transaction),
+          transaction,
+        );
       }
       return present(sequelize, row, transaction);
     }),
@@ -229,7 +269,11 @@ async function touch(row: ContactRow, transaction: Transaction): Promise<void> {
   await row.save({ transaction });
 }
 
-export async function addContactTags(deps: ContactDeps, ctx: TenantContext, input: { ref: string; tags: string[] }): Promise<Contact> {
+export async function addContactTags(
+  deps: ContactDeps,
+  ctx: TenantContext,
+  input: { ref: string; tags: string[] },
+): Promise<Contact> {
   const { sequelize } = deps.db;
   const { ref, tags } = input;
   return sequelize.transaction(async (transaction) => {
@@ -241,7 +285,11 @@ export async function addContactTags(deps: ContactDeps, ctx: TenantContext, inpu
 }
 
 /** Idempotent: removing a tag the contact does not carry changes nothing and still answers the contact. */
-export async function removeContactTag(deps: ContactDeps, ctx: TenantContext, input: { ref: string; tag: string }): Promise<Contact> {
+export async function removeContactTag(
+  deps: ContactDeps,
+  ctx: TenantContext,
+  input: { ref: string; tag: string },
+): Promise<Contact> {
   const { sequelize } = deps.db;
   const { ref, tag } = input;
   return sequelize.transaction(async (transaction) => {
@@ -252,13 +300,21 @@ export async function removeContactTag(deps: ContactDeps, ctx: TenantContext, in
 }
 
 /** GDPR erasure: the row and its tag links are deleted, not flagged; only who erased which id is kept. */
-export async function eraseContact(deps: ContactDeps, ctx: TenantContext, input: { ref: string }): Promise<{ id: string; erased: true }> {
+export async function eraseContact(
+  deps: ContactDeps,
+  ctx: TenantContext,
+  input: { ref: string },
+): Promise<{ id: string; erased: true }> {
   const { sequelize } = deps.db;
   const { ref } = input;
   return sequelize.transaction(async (transaction) => {
     const row = await findByRef(ctx.tenantId, ref, transaction);
     await row.destroy({ transaction });
-    await recordErasure(sequelize, { tenantId: ctx.tenantId, adminId: ctx.adminId, apiKeyId: ctx.apiKeyId, contactId: row.id, ip: ctx.ip }, transaction);
+    await recordErasure(
+      sequelize,
+      { tenantId: ctx.tenantId, adminId: ctx.adminId, apiKeyId: ctx.apiKeyId, contactId: row.id, ip: ctx.ip },
+      transaction,
+    );
     return { id: row.id, erased: true as const };
   });
 }

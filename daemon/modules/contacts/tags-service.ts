@@ -25,7 +25,11 @@ function duplicate(name: string): ConflictError {
   return new ConflictError(`The contact tag "${name}" already exists.`, 'CONTACT_TAG_EXISTS');
 }
 
-export async function createContactTag(deps: ContactDeps, ctx: TenantContext, body: CreateContactTagBody): Promise<ContactTag> {
+export async function createContactTag(
+  deps: ContactDeps,
+  ctx: TenantContext,
+  body: CreateContactTagBody,
+): Promise<ContactTag> {
   const { sequelize } = deps.db;
   try {
     await ContactTagRow.create({ tenantId: ctx.tenantId, name: body.name, description: body.description ?? null });
@@ -37,7 +41,11 @@ export async function createContactTag(deps: ContactDeps, ctx: TenantContext, bo
 }
 
 /** Renaming keeps every contact's link: links point at the tag's id, not its name. */
-export async function updateContactTag(deps: ContactDeps, ctx: TenantContext, input: { name: string; body: UpdateContactTagBody }): Promise<ContactTag> {
+export async function updateContactTag(
+  deps: ContactDeps,
+  ctx: TenantContext,
+  input: { name: string; body: UpdateContactTagBody },
+): Promise<ContactTag> {
   const { sequelize } = deps.db;
   const { name, body } = input;
   const tag = await ContactTagRow.findOne({ where: { tenantId: ctx.tenantId, name } });
@@ -56,7 +64,11 @@ export async function updateContactTag(deps: ContactDeps, ctx: TenantContext, in
   return oneTag(sequelize, ctx.tenantId, tag.name);
 }
 
-export async function deleteContactTag(_deps: ContactDeps, ctx: TenantContext, input: { name: string }): Promise<{ ok: true }> {
+export async function deleteContactTag(
+  _deps: ContactDeps,
+  ctx: TenantContext,
+  input: { name: string },
+): Promise<{ ok: true }> {
   const { name } = input;
   const removed = await ContactTagRow.destroy({ where: { tenantId: ctx.tenantId, name } });
   if (removed === 0) throw new NotFoundError(`Contact tag "${name}"`);

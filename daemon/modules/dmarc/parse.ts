@@ -48,16 +48,23 @@ export function reportXml(content: Uint8Array): string | null {
     return Buffer.from(gunzipSync(content)).toString('utf8');
   }
   if (content[0] === 0x50 && content[1] === 0x4b && content[2] === 0x03 && content[3] === 0x04) {
-    const files = unzipSync(content, { filter: (file) => /\.xml$/i.test(file.name) && file.originalSize <= MAX_REPORT_XML_BYTES });
+    const files = unzipSync(content, {
+      filter: (file) => /\.xml$/i.test(file.name) && file.originalSize <= MAX_REPORT_XML_BYTES,
+    });
     const name = Object.keys(files)[0];
     return name ? Buffer.from(files[name]).toString('utf8') : null;
   }
-  const text = Buffer.from(content.subarray(0, 512)).toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  const text = Buffer.from(content.subarray(0, 512))
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart();
   return text.startsWith('<') && content.length <= MAX_REPORT_XML_BYTES ? Buffer.from(content).toString('utf8') : null;
 }
 
-const asList = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
-const str = (value: unknown): string | null => (value === undefined || value === null || value === '' ? null : String(value).trim());
+const asList = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
+const str = (value: unknown): string | null =>
+  value === undefined || value === null || value === '' ? null : String(value).trim();
 
 type Node = Record<string, unknown>;
 
@@ -100,7 +107,9 @@ function readRecord(record: Node): DmarcRecord {
 export function parseAggregateReport(xml: string): DmarcAggregateReport {
   let document: Node;
   try {
-    document = new XMLParser({ ignoreAttributes: true, parseTagValue: false, processEntities: false }).parse(xml) as Node;
+    document = new XMLParser({ ignoreAttributes: true, parseTagValue: false, processEntities: false }).parse(
+      xml,
+    ) as Node;
   } catch (error) {
     throw new UnreadableReportError(`not XML: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -112,7 +121,8 @@ export function parseAggregateReport(xml: string): DmarcAggregateReport {
   const orgName = str(metadata.org_name);
   const reportId = str(metadata.report_id);
   const domain = str(published.domain)?.toLowerCase().replace(/\.$/, '');
-  if (!orgName || !reportId || !domain) throw new UnreadableReportError('report_metadata org_name/report_id or policy_published domain missing');
+  if (!orgName || !reportId || !domain)
+    throw new UnreadableReportError('report_metadata org_name/report_id or policy_published domain missing');
   const policy: Record<string, string> = {};
   for (const key of ['adkim', 'aspf', 'p', 'sp', 'pct', 'fo']) {
     const value = str(published[key]);

@@ -37,13 +37,19 @@ export async function receiveAggregateReports(deps: DmarcDeps, attachments: Uint
       report = parseAggregateReport(xml);
     } catch (error) {
       // Ours (UnreadableReportError) or fflate's and the XML parser's: a broken attachment either way.
-      deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'DMARC report dropped: unreadable');
+      deps.log.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'DMARC report dropped: unreadable',
+      );
       result.dropped++;
       continue;
     }
     const owners = await ownersOfDomain(deps.sequelize, report.domain);
     if (owners.length === 0) {
-      deps.log.info({ domain: report.domain, org: report.orgName, reportId: report.reportId }, 'DMARC report dropped: no tenant has this domain');
+      deps.log.info(
+        { domain: report.domain, org: report.orgName, reportId: report.reportId },
+        'DMARC report dropped: no tenant has this domain',
+      );
       result.dropped++;
       continue;
     }
@@ -53,7 +59,10 @@ export async function receiveAggregateReports(deps: DmarcDeps, attachments: Uint
       if (fresh) result.stored++;
       else result.dropped++;
     }
-    deps.log.info({ domain: report.domain, org: report.orgName, reportId: report.reportId, records: report.records.length }, 'DMARC report received');
+    deps.log.info(
+      { domain: report.domain, org: report.orgName, reportId: report.reportId, records: report.records.length },
+      'DMARC report received',
+    );
   }
   return result;
 }
@@ -80,7 +89,10 @@ export async function listDmarcReports(
   const { domainId, ...page } = input;
   if (!(await tenantHasDomain(sequelize, ctx.tenantId, domainId))) throw new NotFoundError('Domain');
   const { rows, total } = await pageOfReports(sequelize, domainId, page);
-  const records = await recordsOf(sequelize, rows.map((row) => row.id));
+  const records = await recordsOf(
+    sequelize,
+    rows.map((row) => row.id),
+  );
   const data: DmarcReportBody[] = rows.map((row) => {
     const sources = records.filter((record) => record.report_id === row.id).map(toSource);
     return {

@@ -15,7 +15,11 @@ export interface NodeRegistration {
   stop(): Promise<void>;
 }
 
-export async function registerNode(sequelize: Sequelize, node: { role: Role; redis: boolean }, onError: (error: unknown) => void): Promise<NodeRegistration> {
+export async function registerNode(
+  sequelize: Sequelize,
+  node: { role: Role; redis: boolean },
+  onError: (error: unknown) => void,
+): Promise<NodeRegistration> {
   const id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const beat = () =>
     sequelize.query(

@@ -40,12 +40,29 @@ function isLocalHost(host: string): boolean {
 }
 
 async function checkSecret({ config, embedded, secrets, sequelize }: DoctorDeps): Promise<DoctorCheck> {
-  const [stored] = await sequelize.query<{ check_value: string }>('SELECT check_value FROM platform_secrets_check WHERE id = 1', { type: QueryTypes.SELECT });
-  if (!secrets) return fail('secret', `No secret: JWT_SECRET is not set and ${config.dataDir}/secret.key does not exist.`, 'Set JWT_SECRET to the value every other node uses.');
-  if (stored && stored.check_value !== secrets.keyCheck) return fail('secret', `JWT_SECRET does not match the database: ${SECRET_MISMATCH_MESSAGE}`, 'Give this node the JWT_SECRET of the first node.');
+  const [stored] = await sequelize.query<{ check_value: string }>(
+    'SELECT check_value FROM platform_secrets_check WHERE id = 1',
+    { type: QueryTypes.SELECT },
+  );
+  if (!secrets)
+    return fail(
+      'secret',
+      `No secret: JWT_SECRET is not set and ${config.dataDir}/secret.key does not exist.`,
+      'Set JWT_SECRET to the value every other node uses.',
+    );
+  if (stored && stored.check_value !== secrets.keyCheck)
+    return fail(
+      'secret',
+      `JWT_SECRET does not match the database: ${SECRET_MISMATCH_MESSAGE}`,
+      'Give this node the JWT_SECRET of the first node.',
+    );
   const matches = stored ? 'matches the database' : 'is not recorded in the database yet (the first boot records it)';
   if (config.jwtSecret) return pass('secret', `JWT_SECRET is set and ${matches}.`);
-  if (embedded) return pass('secret', `The secret generated into ${config.dataDir}/secret.key ${matches}; fine for one node on the embedded database.`);
+  if (embedded)
+    return pass(
+      'secret',
+      `The secret generated into ${config.dataDir}/secret.key ${matches}; fine for one node on the embedded database.`,
+    );
   return fail(
     'secret',
     `JWT_SECRET is not set: this node uses its own generated ${config.dataDir}/secret.key (it ${matches}), and a second node would generate another.`,
@@ -55,30 +72,58 @@ async function checkSecret({ config, embedded, secrets, sequelize }: DoctorDeps)
 
 function checkPublicUrl({ config }: DoctorDeps): DoctorCheck {
   const url = new URL(config.publicUrl);
-  if (config.nodeEnv !== 'production') return pass('public-url', `PUBLIC_URL is ${config.publicUrl} (development: http is accepted).`);
-  if (url.protocol !== 'https:') return fail('public-url', `PUBLIC_URL is ${config.publicUrl}: links in mail (unsubscribe, tracking, password reset) would travel in clear.`, 'Set PUBLIC_URL to the https:// address recipients reach the daemon at.');
+  if (config.nodeEnv !== 'production')
+    return pass('public-url', `PUBLIC_URL is ${config.publicUrl} (development: http is accepted).`);
+  if (url.protocol !== 'https:')
+    return fail(
+      'public-url',
+      `PUBLIC_URL is ${config.publicUrl}: links in mail (unsubscribe, tracking, password reset) would travel in clear.`,
+      'Set PUBLIC_URL to the https:// address recipients reach the daemon at.',
+    );
   if (isLocalHost(url.hostname) || isIP(url.hostname.replace(/^\[|\]$/g, ''))) {
-    return fail('public-url', `PUBLIC_URL is ${config.publicUrl}: recipients cannot open links to that host.`, 'Set PUBLIC_URL to the public https:// name of the daemon.');
+    return fail(
+      'public-url',
+      `PUBLIC_URL is ${config.publicUrl}: recipients cannot open links to that host.`,
+      'Set PUBLIC_URL to the public https:// name of the daemon.',
+    );
   }
   return pass('public-url', `PUBLIC_URL is ${config.publicUrl}.`);
 }
 
 async function checkRelay({ config }: DoctorDeps): Promise<DoctorCheck> {
   if (!config.smtpUrl) {
-    if (config.nodeEnv === 'production') return fail('relay', 'SMTP_URL is not set: mail is captured and nothing leaves this machine.', 'Set SMTP_URL=smtp://user:pass@relay:587 (or smtps://…:465).');
+    if (config.nodeEnv === 'production')
+      return fail(
+        'relay',
+        'SMTP_URL is not set: mail is captured and nothing leaves this machine.',
+        'Set SMTP_URL=smtp://user:pass@relay:587 (or smtps://…:465).',
+      );
     return pass('relay', 'No SMTP_URL: mail is captured (development).');
   }
   const settings = smtpSettingsFromUrl(config.smtpUrl);
   const verified = await verifySmtp(settings);
   const where = `${settings.host}:${settings.port}`;
-  if (!verified.ok) return fail('relay', `The relay ${where} did not complete EHLO/STARTTLS/AUTH: ${verified.error}.`, 'Check SMTP_URL (host, port, user, password) and that this node may connect to the relay.');
-  return pass('relay', `The relay ${where} answered EHLO${settings.secure ? ' over TLS' : ''}${settings.user ? ' and accepted AUTH' : ''}.`);
+  if (!verified.ok)
+    return fail(
+      'relay',
+      `The relay ${where} did not complete EHLO/STARTTLS/AUTH: ${verified.error}.`,
+      'Check SMTP_URL (host, port, user, password) and that this node may connect to the relay.',
+    );
+  return pass(
+    'relay',
+    `The relay ${where} answered EHLO${settings.secure ? ' over TLS' : ''}${settings.user ? ' and accepted AUTH' : ''}.`,
+  );
 }
 
 async function checkPlatformSender({ sequelize, config }: DoctorDeps): Promise<DoctorCheck> {
   // The same resolution and signing rule the system mail worker uses (mail/system-mail.ts).
   const status = await systemSenderStatus(sequelize, config);
-  if (!status.routable) return fail('platform-sender', `System mail would go from ${status.from}, which is not on a routable domain.`, SYSTEM_SENDER_FIX);
+  if (!status.routable)
+    return fail(
+      'platform-sender',
+      `System mail would go from ${status.from}, which is not on a routable domain.`,
+      SYSTEM_SENDER_FIX,
+    );
   if (!status.signedBy) {
     return fail(
       'platform-sender',
@@ -87,7 +132,11 @@ async function checkPlatformSender({ sequelize, config }: DoctorDeps): Promise<D
     );
   }
   if (status.source !== 'setting') {
-    return fail('platform-sender', `System mail goes from ${status.from}, taken from ${status.source === 'environment' ? 'SYSTEM_MAIL_FROM' : 'PUBLIC_URL'}; signed by ${status.signedBy}.`, SYSTEM_SENDER_FIX);
+    return fail(
+      'platform-sender',
+      `System mail goes from ${status.from}, taken from ${status.source === 'environment' ? 'SYSTEM_MAIL_FROM' : 'PUBLIC_URL'}; signed by ${status.signedBy}.`,
+      SYSTEM_SENDER_FIX,
+    );
   }
   return pass('platform-sender', `System mail goes from ${status.from}, DKIM-signed by ${status.signedBy}.`);
 }
@@ -97,21 +146,45 @@ async function checkRedis({ sequelize, redis, config, embedded }: DoctorDeps): P
   if (redis) {
     try {
       await redis.ping();
-      return pass('redis', `Redis answers; rate limits are shared by the ${Math.max(nodes.length, 1)} running node(s).`);
+      return pass(
+        'redis',
+        `Redis answers; rate limits are shared by the ${Math.max(nodes.length, 1)} running node(s).`,
+      );
     } catch (error) {
-      return fail('redis', `REDIS_URL is set but Redis does not answer: ${errorText(error)}.`, 'Start Redis or correct REDIS_URL.');
+      return fail(
+        'redis',
+        `REDIS_URL is set but Redis does not answer: ${errorText(error)}.`,
+        'Start Redis or correct REDIS_URL.',
+      );
     }
   }
-  if (config.redisUrl) return fail('redis', 'REDIS_URL is set but this check could not connect to it.', 'Start Redis or correct REDIS_URL.');
+  if (config.redisUrl)
+    return fail(
+      'redis',
+      'REDIS_URL is set but this check could not connect to it.',
+      'Start Redis or correct REDIS_URL.',
+    );
   if (nodes.length > 1) {
-    return fail('redis', `${nodes.length} nodes share this database without Redis: each counts rate limits on its own, so clients get ${nodes.length}× the limit.`, 'Set REDIS_URL (the same on every node).');
+    return fail(
+      'redis',
+      `${nodes.length} nodes share this database without Redis: each counts rate limits on its own, so clients get ${nodes.length}× the limit.`,
+      'Set REDIS_URL (the same on every node).',
+    );
   }
-  return pass('redis', 'One node: rate-limit counters in process are enough (set REDIS_URL before adding a second node).');
+  return pass(
+    'redis',
+    'One node: rate-limit counters in process are enough (set REDIS_URL before adding a second node).',
+  );
 }
 
 async function checkMigrations({ sequelize }: DoctorDeps): Promise<DoctorCheck> {
   const pending = await pendingMigrations(sequelize);
-  if (pending.length) return fail('migrations', `${pending.length} migration(s) not applied: ${pending.join(', ')}.`, 'Run svc db migrate once (or start one node: it migrates at boot).');
+  if (pending.length)
+    return fail(
+      'migrations',
+      `${pending.length} migration(s) not applied: ${pending.join(', ')}.`,
+      'Run svc db migrate once (or start one node: it migrates at boot).',
+    );
   return pass('migrations', 'Every migration is applied.');
 }
 
@@ -119,8 +192,16 @@ async function checkQueues({ sequelize, config }: DoctorDeps): Promise<DoctorChe
   const queues = await queueStats(sequelize, config.queueStuckAfterMs);
   const stuck = Object.entries(queues).filter(([, stats]) => stats.stuck);
   if (stuck.length) {
-    const detail = stuck.map(([name, stats]) => `${name} (${stats.depth} waiting, oldest ${Math.round(stats.oldestWaitingAgeMs / 1000)} s)`).join(', ');
-    return fail('queues', `Queues stuck: ${detail}.`, 'Check that worker nodes run (ROLE=worker or all) and /health/ready on each; svc daemon status shows the workers.');
+    const detail = stuck
+      .map(
+        ([name, stats]) => `${name} (${stats.depth} waiting, oldest ${Math.round(stats.oldestWaitingAgeMs / 1000)} s)`,
+      )
+      .join(', ');
+    return fail(
+      'queues',
+      `Queues stuck: ${detail}.`,
+      'Check that worker nodes run (ROLE=worker or all) and /health/ready on each; svc daemon status shows the workers.',
+    );
   }
   const failed = Object.values(queues).reduce((sum, stats) => sum + stats.failed, 0);
   return pass('queues', `No queue is stuck${failed ? ` (${failed} job(s) kept in failed_jobs)` : ''}.`);
@@ -137,7 +218,11 @@ async function checkDisk({ config }: DoctorDeps): Promise<DoctorCheck> {
   const total = stats.blocks * stats.bsize;
   const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
   if (free < MIN_FREE_BYTES || free / total < MIN_FREE_RATIO) {
-    return fail('disk', `Only ${gib(free)} of ${gib(total)} free under DATA_DIR ${config.dataDir}.`, 'Free space or move DATA_DIR; shorten retention so old logs and captured messages are dropped sooner.');
+    return fail(
+      'disk',
+      `Only ${gib(free)} of ${gib(total)} free under DATA_DIR ${config.dataDir}.`,
+      'Free space or move DATA_DIR; shorten retention so old logs and captured messages are dropped sooner.',
+    );
   }
   return pass('disk', `${gib(free)} free of ${gib(total)} under DATA_DIR.`);
 }
@@ -159,7 +244,11 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
       try {
         return await check.run(deps);
       } catch (error) {
-        return fail(check.name, `The check could not run: ${errorText(error)}.`, 'Check that the database answers (svc daemon status).');
+        return fail(
+          check.name,
+          `The check could not run: ${errorText(error)}.`,
+          'Check that the database answers (svc daemon status).',
+        );
       }
     }),
   );

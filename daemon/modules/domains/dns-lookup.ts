@@ -67,11 +67,15 @@ export function createDnsLookup(options: DnsLookupOptions): DnsLookup {
   }
 
   return {
-    txt: (name) => remember(`TXT ${name}`, async () => (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''))),
+    txt: (name) =>
+      remember(`TXT ${name}`, async () => (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''))),
     cname: (name) => remember(`CNAME ${name}`, async () => (await resolver.resolveCname(name)).map(normalizeHostName)),
     mx: (name) =>
       remember(`MX ${name}`, async () =>
-        (await resolver.resolveMx(name)).map((mx) => ({ exchange: normalizeHostName(mx.exchange), priority: mx.priority })),
+        (await resolver.resolveMx(name)).map((mx) => ({
+          exchange: normalizeHostName(mx.exchange),
+          priority: mx.priority,
+        })),
       ),
   };
 }

@@ -11,7 +11,11 @@ const RUN_EVERY_MS = 60 * 60_000;
 const DOMAINS_PER_RUN = 50;
 
 /** Re-verifies up to DOMAINS_PER_RUN due domains; answers how many were checked and how many drifted. */
-export async function reverifyDueDomains(deps: DomainDeps, log: Pick<WorkerContext['log'], 'warn'>, now = new Date()): Promise<{ checked: number; drifted: number }> {
+export async function reverifyDueDomains(
+  deps: DomainDeps,
+  log: Pick<WorkerContext['log'], 'warn'>,
+  now = new Date(),
+): Promise<{ checked: number; drifted: number }> {
   const cutoff = new Date(now.getTime() - REVERIFY_AFTER_MS);
   const due = await Domain.findAll({
     where: { status: 'verified', [Op.or]: [{ lastCheckedAt: null }, { lastCheckedAt: { [Op.lt]: cutoff } }] },
@@ -32,7 +36,10 @@ export async function reverifyDueDomains(deps: DomainDeps, log: Pick<WorkerConte
     checked += 1;
     if ((after.driftDetectedAt?.getTime() ?? null) !== driftBefore) {
       drifted += 1;
-      log.warn({ domainId: after.id, tenantId: after.tenantId, domain: after.name, status: after.status, drift: after.drift }, 'sending domain DNS changed since the last check');
+      log.warn(
+        { domainId: after.id, tenantId: after.tenantId, domain: after.name, status: after.status, drift: after.drift },
+        'sending domain DNS changed since the last check',
+      );
     }
   }
   return { checked, drifted };
@@ -42,6 +49,9 @@ export const reverifyDomainsTask: MaintenanceTask = {
   name: 'reverify-domains',
   everyMs: RUN_EVERY_MS,
   async run(ctx) {
-    await reverifyDueDomains({ db: { sequelize: ctx.sequelize }, secrets: ctx.secrets, config: ctx.config, dkimSigning: ctx.dkimSigning }, ctx.log);
+    await reverifyDueDomains(
+      { db: { sequelize: ctx.sequelize }, secrets: ctx.secrets, config: ctx.config, dkimSigning: ctx.dkimSigning },
+      ctx.log,
+    );
   },
 };

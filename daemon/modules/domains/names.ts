@@ -16,14 +16,18 @@ export function normalizeDomainName(input: string): string {
   if (isIP(trimmed) !== 0 || isIP(trimmed.replace(/^\[|\]$/g, '')) !== 0) {
     throw invalid('An IP address is not a domain: give the name mail is sent from, e.g. example.com.');
   }
-  if (/[\s@/:]/.test(trimmed)) throw invalid(`"${trimmed}" is not a domain name: give only the part after @, e.g. example.com.`);
+  if (/[\s@/:]/.test(trimmed))
+    throw invalid(`"${trimmed}" is not a domain name: give only the part after @, e.g. example.com.`);
   const ascii = domainToASCII(trimmed).toLowerCase();
   if (ascii === '') throw invalid(`"${trimmed}" is not a valid domain name.`);
   if (ascii.length > 253) throw invalid('The domain name is longer than 253 characters.');
   const labels = ascii.split('.');
   if (labels.length < 2) throw invalid(`"${trimmed}" has a single label: give a full domain such as ${trimmed}.com.`);
   for (const label of labels) {
-    if (!LABEL.test(label)) throw invalid(`"${label}" is not a valid label in a domain name (letters, digits and inner hyphens, at most 63).`);
+    if (!LABEL.test(label))
+      throw invalid(
+        `"${label}" is not a valid label in a domain name (letters, digits and inner hyphens, at most 63).`,
+      );
   }
   if (/^\d+$/.test(labels[labels.length - 1])) throw invalid(`"${trimmed}" does not end in a top-level domain.`);
   return ascii;

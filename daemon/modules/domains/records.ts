@@ -35,12 +35,30 @@ export function returnPathName(domainName: string): string {
 export function expectedRecords(domain: DomainKeyFacts, settings: SendingDnsSettings): ExpectedRecord[] {
   const records: ExpectedRecord[] = [
     { record: 'spf', type: 'TXT', name: domain.name, value: spfValue(settings), required: true },
-    { record: 'dkim', type: 'TXT', name: dkimRecordName(domain), value: dkimValue(domain.dkimPublicKey), required: true },
-    { record: 'dmarc', type: 'TXT', name: `_dmarc.${domain.name}`, value: dmarcValue(domain.name, settings), required: false },
+    {
+      record: 'dkim',
+      type: 'TXT',
+      name: dkimRecordName(domain),
+      value: dkimValue(domain.dkimPublicKey),
+      required: true,
+    },
+    {
+      record: 'dmarc',
+      type: 'TXT',
+      name: `_dmarc.${domain.name}`,
+      value: dmarcValue(domain.name, settings),
+      required: false,
+    },
   ];
   const returnPath = settings.returnPath;
   if (returnPath?.type === 'CNAME') {
-    records.push({ record: 'returnPath', type: 'CNAME', name: returnPathName(domain.name), value: returnPath.target, required: false });
+    records.push({
+      record: 'returnPath',
+      type: 'CNAME',
+      name: returnPathName(domain.name),
+      value: returnPath.target,
+      required: false,
+    });
   } else if (returnPath?.type === 'MX') {
     records.push({
       record: 'returnPath',

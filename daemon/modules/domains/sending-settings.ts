@@ -27,7 +27,10 @@ export function defaultSpfMechanism(config: Pick<Config, 'publicUrl'>): string {
   return `include:_spf.${host}`;
 }
 
-export async function loadSendingDnsSettings(sequelize: Sequelize, config: Pick<Config, 'publicUrl' | 'smtpInboundPort'>): Promise<SendingDnsSettings> {
+export async function loadSendingDnsSettings(
+  sequelize: Sequelize,
+  config: Pick<Config, 'publicUrl' | 'smtpInboundPort'>,
+): Promise<SendingDnsSettings> {
   const platform = await getPlatformSettings(sequelize);
   return {
     spfMechanism: platform.spfInclude ? `include:${platform.spfInclude.toLowerCase()}` : defaultSpfMechanism(config),

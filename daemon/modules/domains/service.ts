@@ -33,7 +33,12 @@ function toBody(domain: Domain, settings: SendingDnsSettings): DomainBody {
   const checks: RecordChecks = domain.recordChecks ?? {};
   const records: DnsRecord[] = expectedRecords(domain, settings).map((record) => {
     const check = checks[record.record];
-    return { ...record, status: check?.status ?? 'pending', found: check?.found ?? [], checkedAt: check?.checkedAt ?? null };
+    return {
+      ...record,
+      status: check?.status ?? 'pending',
+      found: check?.found ?? [],
+      checkedAt: check?.checkedAt ?? null,
+    };
   });
   return {
     id: domain.id,
@@ -81,11 +86,25 @@ export async function createDomain(deps: DomainDeps, ctx: TenantContext, input: 
 export async function listDomains(deps: DomainDeps, ctx: TenantContext, page: { page: number; limit: number }) {
   const { tenantId } = ctx;
   const settings = await loadSendingDnsSettings(deps.db.sequelize, deps.config);
-  return findPage(Domain, { where: { tenantId }, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, page, (rows) => rows.map((row) => toBody(row, settings)));
+  return findPage(
+    Domain,
+    {
+      where: { tenantId },
+      order: [
+        ['createdAt', 'DESC'],
+        ['id', 'ASC'],
+      ],
+    },
+    page,
+    (rows) => rows.map((row) => toBody(row, settings)),
+  );
 }
 
 export async function getDomainDns(deps: DomainDeps, ctx: TenantContext, input: { id: string }): Promise<DomainBody> {
-  return toBody(await findOwnDomain(ctx.tenantId, input.id), await loadSendingDnsSettings(deps.db.sequelize, deps.config));
+  return toBody(
+    await findOwnDomain(ctx.tenantId, input.id),
+    await loadSendingDnsSettings(deps.db.sequelize, deps.config),
+  );
 }
 
 async function inspect(deps: DomainDeps, domain: Domain, settings: SendingDnsSettings): Promise<Inspection> {
@@ -110,12 +129,19 @@ function changedRecords(before: RecordChecks, after: RecordChecks): DriftEntry[]
  * failures (time-outs, SERVFAIL) stand in the way; real changes flip it to failed.
  * `recordDrift` (the daily re-check) also keeps which records changed since the previous check.
  */
-export async function checkAndStore(deps: DomainDeps, domain: Domain, options: { recordDrift: boolean }): Promise<{ domain: Domain; inspection: Inspection; settings: SendingDnsSettings }> {
+export async function checkAndStore(
+  deps: DomainDeps,
+  domain: Domain,
+  options: { recordDrift: boolean },
+): Promise<{ domain: Domain; inspection: Inspection; settings: SendingDnsSettings }> {
   const settings = await loadSendingDnsSettings(deps.db.sequelize, deps.config);
   const inspection = await inspect(deps, domain, settings);
   const now = new Date();
   const checks: RecordChecks = {};
-  for (const [kind, result] of Object.entries(inspection.records) as [keyof RecordChecks, { status: DnsRecord['status']; found: string[] }][]) {
+  for (const [kind, result] of Object.entries(inspection.records) as [
+    keyof RecordChecks,
+    { status: DnsRecord['status']; found: string[] },
+  ][]) {
     checks[kind] = { status: result.status, found: result.found, checkedAt: now.toISOString() };
   }
   const passes = passesVerification(inspection);
@@ -126,7 +152,8 @@ export async function checkAndStore(deps: DomainDeps, domain: Domain, options: {
     status,
     recordChecks: checks,
     lastCheckedAt: now,
-    verifiedAt: status === 'verified' ? (domain.status === 'verified' && domain.verifiedAt ? domain.verifiedAt : now) : null,
+    verifiedAt:
+      status === 'verified' ? (domain.status === 'verified' && domain.verifiedAt ? domain.verifiedAt : now) : null,
     ...(drift.length > 0 ? { driftDetectedAt: now, drift } : {}),
   });
   await domain.save();
@@ -134,13 +161,23 @@ export async function checkAndStore(deps: DomainDeps, domain: Domain, options: {
   return { domain, inspection, settings };
 }
 
-export async function verifyDomain(deps: DomainDeps, ctx: TenantContext, input: { id: string }): Promise<VerifyDomainBody> {
-  const { domain, inspection, settings } = await checkAndStore(deps, await findOwnDomain(ctx.tenantId, input.id), { recordDrift: false });
+export async function verifyDomain(
+  deps: DomainDeps,
+  ctx: TenantContext,
+  input: { id: string },
+): Promise<VerifyDomainBody> {
+  const { domain, inspection, settings } = await checkAndStore(deps, await findOwnDomain(ctx.tenantId, input.id), {
+    recordDrift: false,
+  });
   return { ...toBody(domain, settings), problems: inspection.problems };
 }
 
 /** Reads DNS and reports; writes nothing. */
-export async function diagnoseDomain(deps: DomainDeps, ctx: TenantContext, input: { id: string }): Promise<DiagnosisBody> {
+export async function diagnoseDomain(
+  deps: DomainDeps,
+  ctx: TenantContext,
+  input: { id: string },
+): Promise<DiagnosisBody> {
   const domain = await findOwnDomain(ctx.tenantId, input.id);
   const inspection = await inspect(deps, domain, await loadSendingDnsSettings(deps.db.sequelize, deps.config));
   return {
@@ -159,7 +196,11 @@ export async function deleteDomain(deps: DomainDeps, ctx: TenantContext, input: 
 }
 
 /** May the tenant send as `domain` (an address or a bare domain)? True for a verified domain or a subdomain of one. */
-export async function isVerifiedSenderDomain(deps: { dkimSigning: DkimSigningCache }, tenantId: string, domain: string): Promise<boolean> {
+export async function isVerifiedSenderDomain(
+  deps: { dkimSigning: DkimSigningCache },
+  tenantId: string,
+  domain: string,
+): Promise<boolean> {
   return (await deps.dkimSigning.verifiedDomain(tenantId, domain)) !== null;
 }
 
@@ -168,7 +209,11 @@ export async function isVerifiedSenderDomain(deps: { dkimSigning: DkimSigningCac
  * when the platform routes bounces through customer domains and the last check found that record
  * published; else null (the relay's own envelope sender is used).
  */
-export async function returnPathFor(deps: { sequelize: Sequelize; dkimSigning: DkimSigningCache }, tenantId: string, fromDomain: string): Promise<string | null> {
+export async function returnPathFor(
+  deps: { sequelize: Sequelize; dkimSigning: DkimSigningCache },
+  tenantId: string,
+  fromDomain: string,
+): Promise<string | null> {
   const domain = await deps.dkimSigning.verifiedDomain(tenantId, fromDomain);
   if (!domain || domain.recordChecks?.returnPath?.status !== 'verified') return null;
   // The platform may have stopped routing bounces through customer domains since the last check.

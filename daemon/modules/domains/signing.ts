@@ -45,7 +45,9 @@ export class DkimSigningCache {
     const key = `${tenantId} ${normalized}`;
     const hit = this.domains.get(key);
     if (hit && hit.expiresAt > Date.now()) return hit.value;
-    const candidates = await Domain.findAll({ where: { tenantId, name: domainAndParents(normalized), status: 'verified' } });
+    const candidates = await Domain.findAll({
+      where: { tenantId, name: domainAndParents(normalized), status: 'verified' },
+    });
     candidates.sort((a, b) => b.name.length - a.name.length);
     return remember(this.domains, key, candidates[0] ?? null);
   }
@@ -61,7 +63,11 @@ export class DkimSigningCache {
     if (hit && hit.expiresAt > Date.now()) return hit.value;
     const domain = await this.verifiedDomain(tenantId, fromDomain);
     const value = domain
-      ? { domainName: domain.name, keySelector: domain.dkimSelector, privateKey: openDkimPrivateKey(this.secrets.encryptionKey, domain.dkimPrivateKeySealed) }
+      ? {
+          domainName: domain.name,
+          keySelector: domain.dkimSelector,
+          privateKey: openDkimPrivateKey(this.secrets.encryptionKey, domain.dkimPrivateKeySealed),
+        }
       : null;
     return remember(this.keys, key, value);
   }

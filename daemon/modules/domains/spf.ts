@@ -47,7 +47,7 @@ function ipv4InRange(ip: string, range: string): boolean {
   const bits = bitsText === undefined ? 32 : Number(bitsText);
   if (!Number.isInteger(bits) || bits < 0 || bits > 32) return false;
   const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-  return ((ipv4ToNumber(ip) & mask) >>> 0) === ((ipv4ToNumber(base) & mask) >>> 0);
+  return (ipv4ToNumber(ip) & mask) >>> 0 === (ipv4ToNumber(base) & mask) >>> 0;
 }
 
 /** Does a pass term authorise what `ours` (e.g. `include:_spf.x.net` or `ip4:1.2.3.4`) authorises? */
@@ -133,5 +133,10 @@ export function mergeSpf(existing: string[], ours: string): string {
   if (!terms.some((term) => termAuthorises(term, ours))) mechanisms.push(ours);
   // A redirect= only applies when there is no `all`; keep it working if that is how the record was built.
   const tail = hasRedirect && !hasAll ? [] : [`${allQualifier}all`];
-  return ['v=spf1', ...mechanisms, ...tail, ...(hasAll ? modifiers.filter((m) => !/^redirect=/i.test(m)) : modifiers)].join(' ');
+  return [
+    'v=spf1',
+    ...mechanisms,
+    ...tail,
+    ...(hasAll ? modifiers.filter((m) => !/^redirect=/i.test(m)) : modifiers),
+  ].join(' ');
 }

@@ -10,7 +10,12 @@
 // every send still gets its own exact answer: the 11th of 40 concurrent sends with a cap of 11 is
 // accepted and the 12th refused, as without grouping.
 import type { Sql } from '../../db/sql.ts';
-import { insertAcceptedSends, type AcceptedSend, type InsertAcceptedOptions, type InsertOutcome } from './insert-accepted.ts';
+import {
+  insertAcceptedSends,
+  type AcceptedSend,
+  type InsertAcceptedOptions,
+  type InsertOutcome,
+} from './insert-accepted.ts';
 
 /** The most rows one grouped statement carries (bodies travel as one jsonb parameter). */
 const MAX_GROUP_ROWS = 100;

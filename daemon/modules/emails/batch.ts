@@ -14,7 +14,12 @@ import type { ReactEmailSandbox } from '../../render/react-email/sandbox.ts';
 import { UnprocessableError, ValidationError, NotFoundError } from '../../errors.ts';
 import type { BatchBody } from '../../../shared/schemas/emails.ts';
 import { checkLiquid, renderLiquid, type TemplatePart } from '../../render/liquid.ts';
-import { renderTemplateForSend, resolvePublishedVersion, whyNothingPublished, type PublishedVersion } from '../templates/render.ts';
+import {
+  renderTemplateForSend,
+  resolvePublishedVersion,
+  whyNothingPublished,
+  type PublishedVersion,
+} from '../templates/render.ts';
 import { normalizeSend, type NormalizedSend, type SendInput } from './validate.ts';
 
 export interface BatchDeps {
@@ -29,7 +34,19 @@ interface Rejection {
 }
 
 type Recipient = BatchBody['recipients'][number];
-type SharedFields = Omit<BatchBody, 'recipients' | 'slug' | 'idempotencyKey' | 'templateVersionId' | 'subject' | 'htmlBody' | 'textBody' | 'from' | 'data' | 'locale'>;
+type SharedFields = Omit<
+  BatchBody,
+  | 'recipients'
+  | 'slug'
+  | 'idempotencyKey'
+  | 'templateVersionId'
+  | 'subject'
+  | 'htmlBody'
+  | 'textBody'
+  | 'from'
+  | 'data'
+  | 'locale'
+>;
 
 /** How the batch's content is produced for one recipient. */
 type Content =
@@ -41,9 +58,16 @@ function contentOf(body: BatchBody): Content {
   if (body.slug) return { kind: 'slug', slug: body.slug };
   if (body.templateVersionId) return { kind: 'version', versionId: body.templateVersionId };
   if (!(body.subject && (body.htmlBody || body.textBody))) {
-    throw new ValidationError('A batch needs slug, templateVersionId, or subject with htmlBody.', [{ field: 'htmlBody', message: 'slug, templateVersionId or subject + htmlBody is required' }]);
+    throw new ValidationError('A batch needs slug, templateVersionId, or subject with htmlBody.', [
+      { field: 'htmlBody', message: 'slug, templateVersionId or subject + htmlBody is required' },
+    ]);
   }
-  const inline = { kind: 'inline' as const, subject: body.subject, htmlBody: body.htmlBody ?? null, textBody: body.textBody ?? null };
+  const inline = {
+    kind: 'inline' as const,
+    subject: body.subject,
+    htmlBody: body.htmlBody ?? null,
+    textBody: body.textBody ?? null,
+  };
   // Syntax is the batch's fault, not a recipient's: refuse it once, whole.
   for (const part of ['subject', 'htmlBody', 'textBody'] as TemplatePart[]) {
     const source = inline[part];
@@ -53,32 +77,68 @@ function contentOf(body: BatchBody): Content {
 }
 
 function reasonOf(error: unknown): string | null {
-  if (error instanceof ValidationError) return error.details?.map((d) => `${d.field} ${d.message}`).join('; ') ?? error.message;
+  if (error instanceof ValidationError)
+    return error.details?.map((d) => `${d.field} ${d.message}`).join('; ') ?? error.message;
   if (error instanceof UnprocessableError) return error.message;
   return null;
 }
 
-export async function buildBatchSends(deps: BatchDeps, ctx: TenantContext, body: BatchBody): Promise<{ sends: NormalizedSend[]; rejected: Rejection[] }> {
+export async function buildBatchSends(
+  deps: BatchDeps,
+  ctx: TenantContext,
+  body: BatchBody,
+): Promise<{ sends: NormalizedSend[]; rejected: Rejection[] }> {
   const { tenantId } = ctx;
   if (!body.from) throw new ValidationError('A batch needs from.', [{ field: 'from', message: 'is required' }]);
   const content = contentOf(body);
-  const { recipients, slug: _slug, idempotencyKey: _key, templateVersionId: _version, subject: _subject, htmlBody: _html, textBody: _text, from, data: sharedData, locale: sharedLocale, ...shared } = body;
+  const {
+    recipients,
+    slug: _slug,
+    idempotencyKey: _key,
+    templateVersionId: _version,
+    subject: _subject,
+    htmlBody: _html,
+    textBody: _text,
+    from,
+    data: sharedData,
+    locale: sharedLocale,
+    ...shared
+  } = body;
   const versions = new Map<string, PublishedVersion | null>();
 
   const versionFor = async (locale: string | null): Promise<PublishedVersion | null> => {
     const key = (locale ?? '').toLowerCase();
-    if (!versions.has(key)) versions.set(key, await resolvePublishedVersion(deps.db.sequelize, tenantId, (content as { slug: string }).slug, locale));
+    if (!versions.has(key))
+      versions.set(
+        key,
+        await resolvePublishedVersion(deps.db.sequelize, tenantId, (content as { slug: string }).slug, locale),
+      );
     return versions.get(key) ?? null;
   };
-  if (content.kind === 'slug' && (await whyNothingPublished(deps.db.sequelize, tenantId, content.slug)) === 'unknown-slug') {
-    throw new UnprocessableError(`There is no template with slug "${content.slug}" in this tenant.`, 'TEMPLATE_NOT_FOUND');
+  if (
+    content.kind === 'slug' &&
+    (await whyNothingPublished(deps.db.sequelize, tenantId, content.slug)) === 'unknown-slug'
+  ) {
+    throw new UnprocessableError(
+      `There is no template with slug "${content.slug}" in this tenant.`,
+      'TEMPLATE_NOT_FOUND',
+    );
   }
 
   const sends: NormalizedSend[] = [];
   const rejected: Rejection[] = [];
   for (const recipient of recipients) {
     try {
-      sends.push(await sendFor(deps, tenantId, content, recipient, { shared, from, data: recipient.data ?? sharedData ?? {}, locale: recipient.locale ?? sharedLocale ?? null }, versionFor));
+      sends.push(
+        await sendFor(
+          deps,
+          tenantId,
+          content,
+          recipient,
+          { shared, from, data: recipient.data ?? sharedData ?? {}, locale: recipient.locale ?? sharedLocale ?? null },
+          versionFor,
+        ),
+      );
     } catch (error) {
       // A fault of the shared fields is the whole batch's fault, not this recipient's.
       if (error instanceof ValidationError && error.details?.some((d) => !d.field.startsWith('to'))) throw error;
@@ -103,22 +163,44 @@ async function sendFor(
   // The address first: a recipient that cannot receive mail is rejected before any rendering.
   if (content.kind === 'inline') {
     normalizeSend({ ...base, subject: 'x', textBody: 'x' });
-    const render = (part: TemplatePart, source: string | null) => (source ? renderLiquid(part, source, input.data) : Promise.resolve(null));
-    const [subject, htmlBody, textBody] = await Promise.all([render('subject', content.subject), render('htmlBody', content.htmlBody), render('textBody', content.textBody)]);
-    return normalizeSend({ ...base, subject: subject ?? '', htmlBody: htmlBody ?? undefined, textBody: textBody ?? undefined, locale: input.locale ?? undefined });
+    const render = (part: TemplatePart, source: string | null) =>
+      source ? renderLiquid(part, source, input.data) : Promise.resolve(null);
+    const [subject, htmlBody, textBody] = await Promise.all([
+      render('subject', content.subject),
+      render('htmlBody', content.htmlBody),
+      render('textBody', content.textBody),
+    ]);
+    return normalizeSend({
+      ...base,
+      subject: subject ?? '',
+      htmlBody: htmlBody ?? undefined,
+      textBody: textBody ?? undefined,
+      locale: input.locale ?? undefined,
+    });
   }
-  normalizeSend({ ...base, templateVersionId: content.kind === 'version' ? content.versionId : '00000000-0000-0000-0000-000000000000' });
+  normalizeSend({
+    ...base,
+    templateVersionId: content.kind === 'version' ? content.versionId : '00000000-0000-0000-0000-000000000000',
+  });
   let versionId: string;
   let locale: string | null = input.locale;
   if (content.kind === 'version') {
     versionId = content.versionId;
   } else {
     const version = await versionFor(input.locale);
-    if (!version) throw new UnprocessableError(`no published version for locale ${input.locale ?? '(none)'} or the template's default locale`, 'TEMPLATE_NOT_PUBLISHED');
+    if (!version)
+      throw new UnprocessableError(
+        `no published version for locale ${input.locale ?? '(none)'} or the template's default locale`,
+        'TEMPLATE_NOT_PUBLISHED',
+      );
     versionId = version.id;
     locale = version.locale;
   }
   // This recipient's data must fill the template now, not fail the send later.
-  await renderTemplateForSend({ sequelize: deps.db.sequelize, reactEmailSandbox: deps.reactEmailSandbox }, { tenantId }, { versionId, data: input.data });
+  await renderTemplateForSend(
+    { sequelize: deps.db.sequelize, reactEmailSandbox: deps.reactEmailSandbox },
+    { tenantId },
+    { versionId, data: input.data },
+  );
   return normalizeSend({ ...base, templateVersionId: versionId, locale: locale ?? undefined });
 }

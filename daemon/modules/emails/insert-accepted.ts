@@ -65,7 +65,12 @@ const ROW_COLUMNS = `id uuid, project_id uuid, message_id text, from_address tex
  * 'queued' timeline row and its send job. The arguments are the statement's placeholders (the accept
  * statement's and the campaign chunk statement's `$n`), so both write the same rows.
  */
-export function queuedRowsOfLogs(p: { tenantId: string; runAt: string; maxAttempts: string; jobKeyPrefix: string }): string {
+export function queuedRowsOfLogs(p: {
+  tenantId: string;
+  runAt: string;
+  maxAttempts: string;
+  jobKeyPrefix: string;
+}): string {
   return `timeline AS (
     INSERT INTO email_events (tenant_id, email_id, type, data) SELECT ${p.tenantId}, id, 'queued', '{}' FROM logs
   ), queued AS (
@@ -83,7 +88,9 @@ export function queuedRowsOfLogs(p: { tenantId: string; runAt: string; maxAttemp
 // is that one tenant's counted accepts queue on its row for the rest of the statement and the commit
 // (sharded counters avoided that, but could only check usage read before the statement, which let a
 // 40-way burst through at 31–35 sends where 11 was the cap).
-const INSERT_ACCEPTED = declare('emails.insert-accepted', `
+const INSERT_ACCEPTED = declare(
+  'emails.insert-accepted',
+  `
   WITH guard AS (
     SELECT t.track_opens, t.track_clicks FROM tenants t
      WHERE t.id = $1::uuid AND t.sending_paused_at IS NULL
@@ -113,7 +120,8 @@ const INSERT_ACCEPTED = declare('emails.insert-accepted', `
       FROM input
     RETURNING id
   ), ${queuedRowsOfLogs({ tenantId: '$1::uuid', runAt: '$8::timestamptz', maxAttempts: '$9::int', jobKeyPrefix: '$10::text' })}
-  SELECT (SELECT count(*) FROM logs)::int AS inserted, EXISTS (SELECT 1 FROM guard) AS fresh, (SELECT used FROM reserved) AS used`);
+  SELECT (SELECT count(*) FROM logs)::int AS inserted, EXISTS (SELECT 1 FROM guard) AS fresh, (SELECT used FROM reserved) AS used`,
+);
 
 /** The sends as the statement's jsonb rows (tracking left null where the send says nothing: the tenant's default applies). */
 function rowsOf(sends: AcceptedSend[]) {
@@ -147,27 +155,36 @@ function rowsOf(sends: AcceptedSend[]) {
  * Writes the sends (see the header) on the pool, or on `client` inside a transaction. The caller
  * wakes the send workers once they are committed.
  */
-export async function insertAcceptedSends(sql: Sql, sends: AcceptedSend[], options: InsertAcceptedOptions, client?: pg.ClientBase): Promise<InsertOutcome> {
+export async function insertAcceptedSends(
+  sql: Sql,
+  sends: AcceptedSend[],
+  options: InsertAcceptedOptions,
+  client?: pg.ClientBase,
+): Promise<InsertOutcome> {
   if (sends.length === 0) return { fresh: true, inserted: 0, used: null };
   const recipients = [...new Set(sends.flatMap(({ request }) => recipientsOf(request)))];
-  const [row] = await sql.rows<InsertOutcome>(INSERT_ACCEPTED, [
-    options.tenantId,
-    options.apiKeyId,
-    options.testMode,
-    JSON.stringify(rowsOf(sends)),
-    options.counted,
-    options.quotaCap,
-    options.cycleStart,
-    options.runAt ?? null,
-    options.maxAttempts,
-    options.jobKeyPrefix,
-    options.expected.plan,
-    options.expected.monthlyLimit,
-    options.expected.cycleStartedAt,
-    options.expected.senderDomains,
-    recipients,
-    new Date(),
-    options.expected.checkKey,
-  ], client);
+  const [row] = await sql.rows<InsertOutcome>(
+    INSERT_ACCEPTED,
+    [
+      options.tenantId,
+      options.apiKeyId,
+      options.testMode,
+      JSON.stringify(rowsOf(sends)),
+      options.counted,
+      options.quotaCap,
+      options.cycleStart,
+      options.runAt ?? null,
+      options.maxAttempts,
+      options.jobKeyPrefix,
+      options.expected.plan,
+      options.expected.monthlyLimit,
+      options.expected.cycleStartedAt,
+      options.expected.senderDomains,
+      recipients,
+      new Date(),
+      options.expected.checkKey,
+    ],
+    client,
+  );
   return row;
 }

@@ -156,7 +156,10 @@ export async function countLogs(
   const where = whereOf(filter);
   const countSql = `SELECT count(*)::int AS n FROM (SELECT 1 FROM email_logs WHERE ${where.sql} LIMIT :bound) AS bounded`;
   const replacements = { ...where.replacements, bound: bound + 1 };
-  const [explained] = await sequelize.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${countSql}`, { type: QueryTypes.SELECT, replacements });
+  const [explained] = await sequelize.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${countSql}`, {
+    type: QueryTypes.SELECT,
+    replacements,
+  });
   const json = explained['QUERY PLAN'];
   const plan = ((typeof json === 'string' ? JSON.parse(json) : json) as [{ Plan: PlanNode }])[0].Plan;
   const estimated = Math.round(estimatedMatches(plan));

@@ -4,7 +4,13 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../../db/keyset.ts';
 import type { TenantContext } from '../../context.ts';
 import type { AppDeps } from '../../app-types.ts';
-import { EXACT_LOG_TOTAL, MAX_LOG_OFFSET, type EmailLogDetail, type EmailLogSummary, type LogsPage } from '../../../shared/schemas/emails.ts';
+import {
+  EXACT_LOG_TOTAL,
+  MAX_LOG_OFFSET,
+  type EmailLogDetail,
+  type EmailLogSummary,
+  type LogsPage,
+} from '../../../shared/schemas/emails.ts';
 import { countLogs, findLogPage, logSummaryOfRow } from './log-queries.ts';
 import { EmailEvent, EmailLog } from './model.ts';
 import { acceptSends, type SendAnswer, type SendDeps } from './service.ts';
@@ -57,9 +63,10 @@ export async function listEmailLogs(deps: LogDeps, ctx: TenantContext, filters: 
   const limit = filters.limit ?? 20;
   const after = filters.cursor !== undefined ? decodeKeysetCursor(filters.cursor) : null;
   if (!after && page * limit > MAX_LOG_OFFSET) {
-    throw new ValidationError(`Pages reach the first ${MAX_LOG_OFFSET} logs; read further with cursor (meta.nextCursor of the previous page).`, [
-      { field: 'querystring.page', message: `page × limit must be at most ${MAX_LOG_OFFSET}; use cursor` },
-    ]);
+    throw new ValidationError(
+      `Pages reach the first ${MAX_LOG_OFFSET} logs; read further with cursor (meta.nextCursor of the previous page).`,
+      [{ field: 'querystring.page', message: `page × limit must be at most ${MAX_LOG_OFFSET}; use cursor` }],
+    );
   }
   const filter = {
     tenantId: ctx.tenantId,
@@ -93,8 +100,13 @@ export async function listEmailLogs(deps: LogDeps, ctx: TenantContext, filters: 
  * An estimated total set against what the page itself shows: a numbered page that ends the results
  * gives the exact total, and a total is never below the logs already seen.
  */
-export function pagedTotal(estimated: number, offset: number | null, found: { rows: unknown[]; hasMore: boolean }): { total: number; estimate: boolean } {
-  if (offset === null || (found.rows.length === 0 && offset > 0)) return { total: Math.max(estimated, found.rows.length), estimate: true };
+export function pagedTotal(
+  estimated: number,
+  offset: number | null,
+  found: { rows: unknown[]; hasMore: boolean },
+): { total: number; estimate: boolean } {
+  if (offset === null || (found.rows.length === 0 && offset > 0))
+    return { total: Math.max(estimated, found.rows.length), estimate: true };
   const seen = offset + found.rows.length;
   if (!found.hasMore) return { total: seen, estimate: false };
   return { total: Math.max(estimated, seen + 1), estimate: true };
@@ -114,10 +126,13 @@ export async function getEmailLog(_deps: LogDeps, ctx: TenantContext, input: { i
   const log = await ownedLog(ctx, id);
   const [events, captured] = await Promise.all([
     EmailEvent.findAll({ where: { emailId: log.id, tenantId: ctx.tenantId }, order: [['createdAt', 'ASC']] }),
-    EmailLog.sequelize!.query<{ raw: string }>(`SELECT raw FROM captured_messages WHERE email_id = :id ORDER BY created_at DESC LIMIT 1`, {
-      replacements: { id: log.id },
-      type: QueryTypes.SELECT,
-    }),
+    EmailLog.sequelize!.query<{ raw: string }>(
+      `SELECT raw FROM captured_messages WHERE email_id = :id ORDER BY created_at DESC LIMIT 1`,
+      {
+        replacements: { id: log.id },
+        type: QueryTypes.SELECT,
+      },
+    ),
   ]);
   return {
     ...summary(log),
@@ -127,7 +142,11 @@ export async function getEmailLog(_deps: LogDeps, ctx: TenantContext, input: { i
     bodyText: log.textBody ?? null,
     headers: log.sentHeaders ?? log.headers,
     metadata: log.metadata,
-    attachments: log.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType ?? 'application/octet-stream', size: a.size })),
+    attachments: log.attachments.map((a) => ({
+      filename: a.filename,
+      contentType: a.contentType ?? 'application/octet-stream',
+      size: a.size,
+    })),
     trackOpens: log.trackOpens,
     trackClicks: log.trackClicks,
     smtpResponse: log.smtpResponse ?? null,
@@ -168,7 +187,10 @@ export async function resendEmailLog(deps: SendDeps, ctx: TenantContext, input: 
   const { id } = input;
   const log = await ownedLog(ctx, id);
   if (log.bodiesRemovedAt) {
-    throw new ConflictError('The bodies of this email were removed by the retention policy: it cannot be resent.', 'BODIES_EXPIRED');
+    throw new ConflictError(
+      'The bodies of this email were removed by the retention policy: it cannot be resent.',
+      'BODIES_EXPIRED',
+    );
   }
   return acceptSends(deps, ctx, { sends: [sendOfLog(log)], shape: 'single' });
 }

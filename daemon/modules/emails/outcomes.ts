@@ -30,11 +30,21 @@ export async function recordEmailEvent(
 }
 
 /** What an email event says about its log. */
-export type EventLog = Pick<EmailLog, 'id' | 'tenantId' | 'messageId' | 'toAddresses' | 'subject' | 'tags'> & { metadata?: Record<string, unknown> | null };
+export type EventLog = Pick<EmailLog, 'id' | 'tenantId' | 'messageId' | 'toAddresses' | 'subject' | 'tags'> & {
+  metadata?: Record<string, unknown> | null;
+};
 
 /** The webhook payload data of an email event (CONTRACT.md: emailId, messageId, to, subject, tags, metadata + fields). */
 export function emailEventData(log: EventLog, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { emailId: log.id, messageId: log.messageId, to: log.toAddresses, subject: log.subject, tags: log.tags, metadata: log.metadata, ...extra };
+  return {
+    emailId: log.id,
+    messageId: log.messageId,
+    to: log.toAddresses,
+    subject: log.subject,
+    tags: log.tags,
+    metadata: log.metadata,
+    ...extra,
+  };
 }
 
 /**
@@ -42,7 +52,11 @@ export function emailEventData(log: EventLog, extra: Record<string, unknown> = {
  * the timeline row and the event with the payload its webhook endpoints receive. The event's id and
  * time are fixed here so that the payload carries the very values the events row stores.
  */
-export function outcomeEventRows(log: EventLog, type: EventType, extra: Record<string, unknown>): { timeline: TimelineRow; event: OutcomeEvent } {
+export function outcomeEventRows(
+  log: EventLog,
+  type: EventType,
+  extra: Record<string, unknown>,
+): { timeline: TimelineRow; event: OutcomeEvent } {
   const id = randomUUID();
   const createdAt = new Date();
   const data = emailEventData(log, extra);
@@ -69,8 +83,16 @@ export async function recordEmailOutcomeEvent(
   extra: Record<string, unknown>,
   transaction?: Transaction,
 ): Promise<void> {
-  await recordEmailEvent(sequelize, { tenantId: log.tenantId, emailId: log.id, type: type.replace(/^email\./, ''), data: extra }, transaction);
-  await emitEvent(sequelize, { tenantId: log.tenantId, type, emailId: log.id, data: emailEventData(log, extra) }, transaction);
+  await recordEmailEvent(
+    sequelize,
+    { tenantId: log.tenantId, emailId: log.id, type: type.replace(/^email\./, ''), data: extra },
+    transaction,
+  );
+  await emitEvent(
+    sequelize,
+    { tenantId: log.tenantId, type, emailId: log.id, data: emailEventData(log, extra) },
+    transaction,
+  );
 }
 
 export interface DeliveryOutcome {
@@ -92,31 +114,54 @@ const EVENT_OF = { delivered: 'email.delivered', bounced: 'email.bounced', compl
  * suppression (hard bounce, complaint) and the pause check. Returns false for an unknown log.
  * Called by the send worker and by the webhooks area's provider receivers.
  */
-export async function recordDeliveryOutcome(sequelize: Sequelize, outcome: DeliveryOutcome, transaction?: Transaction): Promise<boolean> {
+export async function recordDeliveryOutcome(
+  sequelize: Sequelize,
+  outcome: DeliveryOutcome,
+  transaction?: Transaction,
+): Promise<boolean> {
   const work = async (tx: Transaction) => {
-    const log = await EmailLog.findOne({ where: { id: outcome.emailId, tenantId: outcome.tenantId }, transaction: tx, lock: tx.LOCK.UPDATE });
+    const log = await EmailLog.findOne({
+      where: { id: outcome.emailId, tenantId: outcome.tenantId },
+      transaction: tx,
+      lock: tx.LOCK.UPDATE,
+    });
     if (!log) return false;
     // A later, weaker report (delivered after a bounce) does not overwrite a stronger one, and a soft
     // bounce (4.x.x: the receiver may still take it) is a timeline note, not the send's final state.
-    const keep = (outcome.type === 'delivered' && (log.status === 'BOUNCED' || log.status === 'COMPLAINED'))
-      || (outcome.type === 'bounced' && outcome.bounceType === 'soft');
-    if (!keep) await log.update({ status: STATUS_OF[outcome.type], error: outcome.diagnostic ?? log.error }, { transaction: tx });
+    const keep =
+      (outcome.type === 'delivered' && (log.status === 'BOUNCED' || log.status === 'COMPLAINED')) ||
+      (outcome.type === 'bounced' && outcome.bounceType === 'soft');
+    if (!keep)
+      await log.update(
+        { status: STATUS_OF[outcome.type], error: outcome.diagnostic ?? log.error },
+        { transaction: tx },
+      );
     const recipients = outcome.recipients ?? log.toAddresses;
-    await recordEmailOutcomeEvent(sequelize, log, EVENT_OF[outcome.type], {
-      ...(outcome.bounceType ? { bounceType: outcome.bounceType } : {}),
-      recipients,
-      ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}),
-    }, tx);
+    await recordEmailOutcomeEvent(
+      sequelize,
+      log,
+      EVENT_OF[outcome.type],
+      {
+        ...(outcome.bounceType ? { bounceType: outcome.bounceType } : {}),
+        recipients,
+        ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}),
+      },
+      tx,
+    );
     const suppress = outcome.type === 'complained' || (outcome.type === 'bounced' && outcome.bounceType !== 'soft');
     if (suppress) {
       for (const recipient of recipients) {
-        await suppressAddress(sequelize, {
-          tenantId: outcome.tenantId,
-          email: recipient.replace(/^.*<([^>]+)>.*$/, '$1'),
-          reason: outcome.type === 'complained' ? 'complaint' : 'bounce',
-          emailId: log.id,
-          detail: outcome.diagnostic ?? null,
-        }, tx);
+        await suppressAddress(
+          sequelize,
+          {
+            tenantId: outcome.tenantId,
+            email: recipient.replace(/^.*<([^>]+)>.*$/, '$1'),
+            reason: outcome.type === 'complained' ? 'complaint' : 'bounce',
+            emailId: log.id,
+            detail: outcome.diagnostic ?? null,
+          },
+          tx,
+        );
       }
     }
     if (outcome.type !== 'delivered') await evaluateSendingPause(sequelize, outcome.tenantId, tx);
@@ -129,7 +174,11 @@ export async function recordDeliveryOutcome(sequelize: Sequelize, outcome: Deliv
  * Pauses the tenant's sending when, over its last 500 live sends, bounces pass 5 % or complaints
  * pass 0.1 % (at least PAUSE_MIN_SENDS sends). Returns true when sending is (now) paused.
  */
-export async function evaluateSendingPause(sequelize: Sequelize, tenantId: string, transaction?: Transaction): Promise<boolean> {
+export async function evaluateSendingPause(
+  sequelize: Sequelize,
+  tenantId: string,
+  transaction?: Transaction,
+): Promise<boolean> {
   const [stats] = await sequelize.query<{ total: number; bounced: number; complained: number }>(
     `SELECT count(*)::int AS total,
             count(*) FILTER (WHERE status = 'BOUNCED')::int AS bounced,
@@ -143,8 +192,10 @@ export async function evaluateSendingPause(sequelize: Sequelize, tenantId: strin
   const bounceRate = stats.bounced / stats.total;
   const complaintRate = stats.complained / stats.total;
   let reason: string | null = null;
-  if (bounceRate > PAUSE_BOUNCE_RATE) reason = `bounce rate ${(bounceRate * 100).toFixed(1)} % over the last ${stats.total} sends is above 5 %`;
-  else if (complaintRate > PAUSE_COMPLAINT_RATE) reason = `complaint rate ${(complaintRate * 100).toFixed(2)} % over the last ${stats.total} sends is above 0.1 %`;
+  if (bounceRate > PAUSE_BOUNCE_RATE)
+    reason = `bounce rate ${(bounceRate * 100).toFixed(1)} % over the last ${stats.total} sends is above 5 %`;
+  else if (complaintRate > PAUSE_COMPLAINT_RATE)
+    reason = `complaint rate ${(complaintRate * 100).toFixed(2)} % over the last ${stats.total} sends is above 0.1 %`;
   if (!reason) return false;
   await sequelize.query(
     `UPDATE tenants SET sending_paused_at = now(), sending_paused_reason = :reason, updated_at = now() WHERE id = :tenantId AND sending_paused_at IS NULL`,

@@ -23,7 +23,9 @@ export interface SenderSigning {
 
 // The closest verified domain covering the sender (itself or a parent), and whether the platform
 // routes bounces through customer domains at all.
-const VERIFIED_SENDER_DOMAIN = declare('drain_verified_sender_domain', `
+const VERIFIED_SENDER_DOMAIN = declare(
+  'drain_verified_sender_domain',
+  `
   SELECT d.name, d.dkim_selector, d.dkim_private_key_sealed,
          d.record_checks->'returnPath'->>'status' = 'verified' AS return_path_verified,
          EXISTS (SELECT 1 FROM platform_settings p
@@ -31,10 +33,14 @@ const VERIFIED_SENDER_DOMAIN = declare('drain_verified_sender_domain', `
     FROM domains d
    WHERE d.tenant_id = $1 AND d.name = ANY($2::text[]) AND d.status = 'verified'
    ORDER BY length(d.name) DESC
-   LIMIT 1`);
+   LIMIT 1`,
+);
 
-const PROJECT_RELAY = declare('drain_project_relay', `
-  SELECT smtp_host, smtp_port, smtp_secure, smtp_user, smtp_pass_sealed FROM projects WHERE id = $1 AND tenant_id = $2`);
+const PROJECT_RELAY = declare(
+  'drain_project_relay',
+  `
+  SELECT smtp_host, smtp_port, smtp_secure, smtp_user, smtp_pass_sealed FROM projects WHERE id = $1 AND tenant_id = $2`,
+);
 
 interface Cached<T> {
   value: T;
@@ -71,23 +77,33 @@ export function createSendContextCache(sql: Sql, secrets: Pick<Secrets, 'encrypt
       const domain = senderDomainOf(fromAddress);
       if (domain === null) return Promise.resolve({ dkim: null, returnPath: null });
       return cached(signings, `${tenantId} ${domain}`, async () => {
-        const [row] = await sql.rows<{ name: string; dkim_selector: string; dkim_private_key_sealed: string; return_path_verified: boolean | null; platform_return_path: boolean }>(
-          VERIFIED_SENDER_DOMAIN,
-          [tenantId, domainAndParents(domain)],
-        );
+        const [row] = await sql.rows<{
+          name: string;
+          dkim_selector: string;
+          dkim_private_key_sealed: string;
+          return_path_verified: boolean | null;
+          platform_return_path: boolean;
+        }>(VERIFIED_SENDER_DOMAIN, [tenantId, domainAndParents(domain)]);
         if (!row) return { dkim: null, returnPath: null };
         return {
-          dkim: { domainName: row.name, keySelector: row.dkim_selector, privateKey: openDkimPrivateKey(secrets.encryptionKey, row.dkim_private_key_sealed) },
+          dkim: {
+            domainName: row.name,
+            keySelector: row.dkim_selector,
+            privateKey: openDkimPrivateKey(secrets.encryptionKey, row.dkim_private_key_sealed),
+          },
           returnPath: row.return_path_verified && row.platform_return_path ? returnPathName(row.name) : null,
         };
       });
     },
     projectRelay(tenantId, projectId) {
       return cached(relays, `${tenantId} ${projectId}`, async () => {
-        const [row] = await sql.rows<{ smtp_host: string | null; smtp_port: number | null; smtp_secure: boolean; smtp_user: string | null; smtp_pass_sealed: string | null }>(
-          PROJECT_RELAY,
-          [projectId, tenantId],
-        );
+        const [row] = await sql.rows<{
+          smtp_host: string | null;
+          smtp_port: number | null;
+          smtp_secure: boolean;
+          smtp_user: string | null;
+          smtp_pass_sealed: string | null;
+        }>(PROJECT_RELAY, [projectId, tenantId]);
         if (!row || !row.smtp_host) return null;
         return {
           host: row.smtp_host,

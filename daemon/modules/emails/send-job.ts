@@ -9,7 +9,15 @@ import type { Sql } from '../../db/sql.ts';
 import type { Secrets } from '../../secrets.ts';
 import type { JobHandler, JobOutcome } from '../../queue/types.ts';
 import { backoffDelayMs } from '../../queue/backoff.ts';
-import { markSending, recordSendOutcomes, type LogOutcome, type OutcomeEvent, type RawSendLog, type SendOutcomes, type TimelineRow } from '../../queue/sends.ts';
+import {
+  markSending,
+  recordSendOutcomes,
+  type LogOutcome,
+  type OutcomeEvent,
+  type RawSendLog,
+  type SendOutcomes,
+  type TimelineRow,
+} from '../../queue/sends.ts';
 import { declare } from '../../db/sql.ts';
 import { composeMessage, type ComposableEmail } from '../../mail/compose.ts';
 import { classifyDeliveryError, type RelayTarget } from '../../mail/transport.ts';
@@ -102,7 +110,11 @@ async function relayFor(deps: DeliveryDeps, cache: SendContextCache, log: SendLo
 
 async function renderIfTemplate(deps: DeliveryDeps, log: SendLog): Promise<boolean> {
   if (!log.templateVersionId) return false;
-  const rendered = await renderTemplateForSend(deps, { tenantId: log.tenantId }, { versionId: log.templateVersionId, data: log.data });
+  const rendered = await renderTemplateForSend(
+    deps,
+    { tenantId: log.tenantId },
+    { versionId: log.templateVersionId, data: log.data },
+  );
   log.subject = rendered.subject;
   log.htmlBody = rendered.html;
   log.textBody = rendered.text;
@@ -116,8 +128,16 @@ const unchanged = { smtpResponse: null, captured: null, sentHeaders: null, subje
  * to record comes back. Throws only when it could not decide (the sender's domain could not be read):
  * the caller retries the job later.
  */
-export async function attemptDelivery(deps: DeliveryDeps, cache: SendContextCache, log: SendLog, attempt: DeliveryAttempt): Promise<AttemptResult> {
-  const [signing, target] = await Promise.all([cache.signing(log.tenantId, log.fromAddress), relayFor(deps, cache, log)]);
+export async function attemptDelivery(
+  deps: DeliveryDeps,
+  cache: SendContextCache,
+  log: SendLog,
+  attempt: DeliveryAttempt,
+): Promise<AttemptResult> {
+  const [signing, target] = await Promise.all([
+    cache.signing(log.tenantId, log.fromAddress),
+    relayFor(deps, cache, log),
+  ]);
   const failed = (message: string, fields: Partial<LogOutcome>, extra: Record<string, unknown>): AttemptResult => {
     const rows = outcomeEventRows(log, 'email.failed', extra);
     return {
@@ -149,8 +169,15 @@ export async function attemptDelivery(deps: DeliveryDeps, cache: SendContextCach
   const content = rendered ? { subject: log.subject, html: log.htmlBody, text: log.textBody } : {};
 
   try {
-    const result = await deps.mailTransports.deliver(target, composed.message, { sql: deps.sql, tenantId: log.tenantId, emailId: log.id });
-    const rows = outcomeEventRows(log, 'email.sent', { captured: result.captured, response: result.response.slice(0, 300) });
+    const result = await deps.mailTransports.deliver(target, composed.message, {
+      sql: deps.sql,
+      tenantId: log.tenantId,
+      emailId: log.id,
+    });
+    const rows = outcomeEventRows(log, 'email.sent', {
+      captured: result.captured,
+      response: result.response.slice(0, 300),
+    });
     // Recipients the relay refused while it took the message for the others.
     const hard = result.rejected.filter((r) => r.responseCode !== null && [550, 551, 553].includes(r.responseCode));
     return {
@@ -168,7 +195,14 @@ export async function attemptDelivery(deps: DeliveryDeps, cache: SendContextCach
       },
       timeline: [rows.timeline],
       events: [rows.event],
-      bounces: hard.map((refused) => ({ tenantId: log.tenantId, emailId: log.id, type: 'bounced', bounceType: 'hard', recipients: [refused.address], diagnostic: refused.response })),
+      bounces: hard.map((refused) => ({
+        tenantId: log.tenantId,
+        emailId: log.id,
+        type: 'bounced',
+        bounceType: 'hard',
+        recipients: [refused.address],
+        diagnostic: refused.response,
+      })),
       keepSent: true,
     };
   } catch (error) {
@@ -179,37 +213,66 @@ export async function attemptDelivery(deps: DeliveryDeps, cache: SendContextCach
       return {
         status: { status: 'RETRY', error: failure.message, delayMs },
         log: { ...unchanged, emailId: log.id, createdAt: log.createdAt, status: 'QUEUED', error: failure.message },
-        timeline: [{ tenantId: log.tenantId, emailId: log.id, type: 'deferred', data: { error: failure.message, responseCode: failure.responseCode, retryInMs: delayMs } }],
+        timeline: [
+          {
+            tenantId: log.tenantId,
+            emailId: log.id,
+            type: 'deferred',
+            data: { error: failure.message, responseCode: failure.responseCode, retryInMs: delayMs },
+          },
+        ],
         events: [],
         bounces: [],
         keepSent: false,
       };
     }
     const allHardBounced = failure.hardBounces.length > 0 && failure.kind === 'permanent';
-    const result = failed(failure.message, { ...content, smtpResponse: failure.message, sentHeaders: JSON.stringify(composed.headers) }, { error: failure.message, responseCode: failure.responseCode });
+    const result = failed(
+      failure.message,
+      { ...content, smtpResponse: failure.message, sentHeaders: JSON.stringify(composed.headers) },
+      { error: failure.message, responseCode: failure.responseCode },
+    );
     if (!allHardBounced) return result;
     return {
       ...result,
       status: { status: 'BOUNCED', error: failure.message },
-      bounces: [{ tenantId: log.tenantId, emailId: log.id, type: 'bounced', bounceType: 'hard', recipients: failure.hardBounces, diagnostic: failure.message }],
+      bounces: [
+        {
+          tenantId: log.tenantId,
+          emailId: log.id,
+          type: 'bounced',
+          bounceType: 'hard',
+          recipients: failure.hardBounces,
+          diagnostic: failure.message,
+        },
+      ],
       keepSent: false,
     };
   }
 }
 
-const RESTORE_SENT = declare('drain_restore_sent', `UPDATE email_logs SET status = 'SENT', updated_at = now() WHERE id = $1`);
+const RESTORE_SENT = declare(
+  'drain_restore_sent',
+  `UPDATE email_logs SET status = 'SENT', updated_at = now() WHERE id = $1`,
+);
 
 /**
  * After the batch is recorded: hard bounces suppress their recipients and count toward the pause
  * (recordDeliveryOutcome, the path provider reports take too). Rare, so one at a time.
  */
-export async function recordBounces(deps: Pick<DeliveryDeps, 'sequelize' | 'sql'>, result: Pick<AttemptResult, 'bounces' | 'keepSent'>): Promise<void> {
+export async function recordBounces(
+  deps: Pick<DeliveryDeps, 'sequelize' | 'sql'>,
+  result: Pick<AttemptResult, 'bounces' | 'keepSent'>,
+): Promise<void> {
   for (const bounce of result.bounces) await recordDeliveryOutcome(deps.sequelize, bounce);
   if (result.bounces.length && result.keepSent) await deps.sql.count(RESTORE_SENT, [result.bounces[0].emailId]);
 }
 
 /** The rows of several attempts as one batch for recordSendOutcomes. */
-export function outcomesOf(results: AttemptResult[], jobs: Pick<SendOutcomes, 'done' | 'retry' | 'fail'>): SendOutcomes {
+export function outcomesOf(
+  results: AttemptResult[],
+  jobs: Pick<SendOutcomes, 'done' | 'retry' | 'fail'>,
+): SendOutcomes {
   return {
     ...jobs,
     logs: results.map((r) => r.log),
@@ -219,7 +282,11 @@ export function outcomesOf(results: AttemptResult[], jobs: Pick<SendOutcomes, 'd
 }
 
 /** One delivery attempt of the log `emailId`, recorded at once (no job involved). */
-export async function deliverEmailLog(deps: DeliveryDeps, emailId: string, attempt: DeliveryAttempt): Promise<DeliveryStatus> {
+export async function deliverEmailLog(
+  deps: DeliveryDeps,
+  emailId: string,
+  attempt: DeliveryAttempt,
+): Promise<DeliveryStatus> {
   const raw = await markSending(deps.sql, emailId);
   if (!raw) return { status: 'SKIPPED' };
   const result = await attemptDelivery(deps, createSendContextCache(deps.sql, deps.secrets), sendLogOf(raw), attempt);
@@ -237,5 +304,7 @@ export function jobOutcomeOf(status: DeliveryStatus): JobOutcome {
 export const handleSendJob: JobHandler = async (job, ctx) => {
   const emailId = job.payload.emailId;
   if (typeof emailId !== 'string') return { kind: 'fail', error: 'send job without an emailId' };
-  return jobOutcomeOf(await deliverEmailLog(ctx, emailId, { attemptsSoFar: job.attempts, maxAttempts: job.maxAttempts }));
+  return jobOutcomeOf(
+    await deliverEmailLog(ctx, emailId, { attemptsSoFar: job.attempts, maxAttempts: job.maxAttempts }),
+  );
 };

@@ -32,10 +32,22 @@ import { suppressedAmong } from '../suppressions/service.ts';
 import { projectExists } from '../projects/service.ts';
 import { quotaCap, quotaHeaders, quotaOfRow, wouldExceedQuota, type QuotaStatus } from '../quota/service.ts';
 import { apiKeyIsLive, loadTenantState, type TenantState, type TenantStateCache } from '../tenants/state-cache.ts';
-import { insertAcceptedSends, type AcceptedSend, type InsertAcceptedOptions, type InsertOutcome } from './insert-accepted.ts';
+import {
+  insertAcceptedSends,
+  type AcceptedSend,
+  type InsertAcceptedOptions,
+  type InsertOutcome,
+} from './insert-accepted.ts';
 import type { AcceptGroups } from './accept-groups.ts';
 import type { MailResources } from '../../mail/resources.ts';
-import { claimKey, completeKey, fingerprintHash, replayIfKnown, type AnswerBody, type StoredAnswer } from './idempotency.ts';
+import {
+  claimKey,
+  completeKey,
+  fingerprintHash,
+  replayIfKnown,
+  type AnswerBody,
+  type StoredAnswer,
+} from './idempotency.ts';
 import { normalizedBareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
 import type { BatchAccepted, SendAccepted } from '../../../shared/schemas/emails.ts';
 
@@ -123,9 +135,15 @@ export function messageIdFor(emailId: string, fromAddress: string): string {
  * need not check: mail that does not leave (test keys, capture mode), or domains checked here.
  * From cached state (not `fresh`) the one sender domain is left to the statement, a read less.
  */
-export async function checkReferences(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], fresh: boolean): Promise<string[] | null> {
+export async function checkReferences(
+  deps: SendDeps,
+  ctx: TenantContext,
+  requests: NormalizedSend[],
+  fresh: boolean,
+): Promise<string[] | null> {
   for (const projectId of new Set(requests.map((r) => r.projectId).filter((p): p is string => p !== null))) {
-    if (!(await projectExists(ctx.tenantId, projectId))) throw new UnprocessableError(`projectId ${projectId} names no project of this tenant.`, 'UNKNOWN_PROJECT');
+    if (!(await projectExists(ctx.tenantId, projectId)))
+      throw new UnprocessableError(`projectId ${projectId} names no project of this tenant.`, 'UNKNOWN_PROJECT');
   }
   // Verified domains are required only when mail really leaves: not for test keys, not in capture mode.
   const leaves = !ctx.testMode && (deps.config.smtpUrl !== null || requests.some((r) => r.projectId !== null));
@@ -134,7 +152,10 @@ export async function checkReferences(deps: SendDeps, ctx: TenantContext, reques
   if (!fresh && domains.length === 1) return domainAndParents(senderDomainOf(domains[0]) ?? '');
   for (const domain of domains) {
     if (!(await isVerifiedSenderDomain(deps, ctx.tenantId, domain))) {
-      throw new ForbiddenError(`${domain} is not a verified sending domain of this tenant: add it with POST /domains and verify its DNS records, or send from a verified domain.`, 'DOMAIN_NOT_VERIFIED');
+      throw new ForbiddenError(
+        `${domain} is not a verified sending domain of this tenant: add it with POST /domains and verify its DNS records, or send from a verified domain.`,
+        'DOMAIN_NOT_VERIFIED',
+      );
     }
   }
   return domains.length === 1 ? domainAndParents(senderDomainOf(domains[0]) ?? '') : null;
@@ -142,15 +163,24 @@ export async function checkReferences(deps: SendDeps, ctx: TenantContext, reques
 
 export function quotaError(quota: QuotaStatus): ApiError {
   const retryAfter = Math.max(1, Math.ceil((quota.nextCycleAt.getTime() - Date.now()) / 1000));
-  return new ApiError(429, 'QUOTA_EXCEEDED', `The monthly quota of ${quota.limit} emails is used beyond the 110 % grace (${quota.used} sent); sending resumes on ${quota.nextCycleAt.toISOString()} or after an upgrade.`, undefined, {
-    ...quotaHeaders(quota),
-    'retry-after': String(retryAfter),
-  });
+  return new ApiError(
+    429,
+    'QUOTA_EXCEEDED',
+    `The monthly quota of ${quota.limit} emails is used beyond the 110 % grace (${quota.used} sent); sending resumes on ${quota.nextCycleAt.toISOString()} or after an upgrade.`,
+    undefined,
+    {
+      ...quotaHeaders(quota),
+      'retry-after': String(retryAfter),
+    },
+  );
 }
 
 /** Sending is paused for the tenant (bounces, complaints, or an operator). */
 export function sendingPausedError(pausedAt: Date, reason: string | null): ApiError {
-  return new ForbiddenError(`Sending is paused for this tenant since ${pausedAt.toISOString()} (${reason ?? 'too many bounces or complaints'}); clean the list, then an owner can lift the pause with POST /tenants/{id}/resume-sending.`, 'SENDING_PAUSED');
+  return new ForbiddenError(
+    `Sending is paused for this tenant since ${pausedAt.toISOString()} (${reason ?? 'too many bounces or complaints'}); clean the list, then an owner can lift the pause with POST /tenants/{id}/resume-sending.`,
+    'SENDING_PAUSED',
+  );
 }
 
 /** The statement found the tenant's state moved: roll back (when in a transaction) and decide again. */
@@ -176,20 +206,34 @@ async function readState(deps: SendDeps, tenantId: string, fresh: boolean): Prom
  * Decides a send on `state`: refuses it (throws), or says what to write. With `fresh` state the
  * suppression list and the key are read here; from the cache they are left to the statement.
  */
-async function decide(deps: SendDeps, ctx: TenantContext, requests: NormalizedSend[], options: AcceptOptions, state: TenantState | null, fresh: boolean): Promise<Decision> {
+async function decide(
+  deps: SendDeps,
+  ctx: TenantContext,
+  requests: NormalizedSend[],
+  options: AcceptOptions,
+  state: TenantState | null,
+  fresh: boolean,
+): Promise<Decision> {
   if (!state) throw new ForbiddenError('This tenant no longer exists.', 'TENANT_GONE');
   const row = state.row;
   // A key's request is held to the key and the tenant's status (the auth plugin checked them from
   // the cache); worker threads send for scheduled sends and campaigns whatever became of the key.
   const checkKey = deps.tenantState !== undefined && ctx.apiKeyId !== null;
   if (fresh && checkKey) {
-    if (!(await apiKeyIsLive(deps.db.sql, ctx.apiKeyId!))) throw new UnauthorizedError('The API key is invalid or has been revoked.');
-    if (row.status === 'blocked') throw new ForbiddenError('This tenant has been blocked by the platform administrator; contact support to lift the block.', 'TENANT_BLOCKED');
+    if (!(await apiKeyIsLive(deps.db.sql, ctx.apiKeyId!)))
+      throw new UnauthorizedError('The API key is invalid or has been revoked.');
+    if (row.status === 'blocked')
+      throw new ForbiddenError(
+        'This tenant has been blocked by the platform administrator; contact support to lift the block.',
+        'TENANT_BLOCKED',
+      );
   }
   const senderDomains = await checkReferences(deps, ctx, requests, fresh);
 
   // Suppression: suppressed recipients are dropped and listed; a message left with no `to` is refused.
-  const suppressed = fresh ? await suppressedAmong(deps.db.sequelize, ctx.tenantId, requests.flatMap(recipientsOf)) : new Set<string>();
+  const suppressed = fresh
+    ? await suppressedAmong(deps.db.sequelize, ctx.tenantId, requests.flatMap(recipientsOf))
+    : new Set<string>();
   const rejected = [...(options.rejected ?? [])];
   const suppressedOfSingle: string[] = [];
   const kept: NormalizedSend[] = suppressed.size === 0 ? requests : [];
@@ -205,7 +249,12 @@ async function decide(deps: SendDeps, ctx: TenantContext, requests: NormalizedSe
     }
   }
   if (options.shape === 'single' && kept.length === 0) {
-    throw new ApiError(422, 'RECIPIENT_SUPPRESSED', 'Every recipient of this message is on the suppression list; nothing was sent.', suppressedOfSingle.map((address) => ({ field: 'to', message: `${address} is suppressed` })));
+    throw new ApiError(
+      422,
+      'RECIPIENT_SUPPRESSED',
+      'Every recipient of this message is on the suppression list; nothing was sent.',
+      suppressedOfSingle.map((address) => ({ field: 'to', message: `${address} is suppressed` })),
+    );
   }
 
   const quota = quotaOfRow(row);
@@ -220,9 +269,15 @@ async function decide(deps: SendDeps, ctx: TenantContext, requests: NormalizedSe
     return { request, id, messageId: messageIdFor(id, request.fromAddress) };
   });
   const sync = options.sync === true && options.shape === 'single' && !options.inTransaction;
-  const body: SendAccepted | BatchAccepted = options.shape === 'single'
-    ? { id: sends[0].id, status: 'QUEUED', messageId: sends[0].messageId, ...(suppressedOfSingle.length ? { suppressed: suppressedOfSingle } : {}) }
-    : { accepted: sends.map((p) => ({ to: p.request.to.join(', '), id: p.id, messageId: p.messageId })), rejected };
+  const body: SendAccepted | BatchAccepted =
+    options.shape === 'single'
+      ? {
+          id: sends[0].id,
+          status: 'QUEUED',
+          messageId: sends[0].messageId,
+          ...(suppressedOfSingle.length ? { suppressed: suppressedOfSingle } : {}),
+        }
+      : { accepted: sends.map((p) => ({ to: p.request.to.join(', '), id: p.id, messageId: p.messageId })), rejected };
   const insert: InsertAcceptedOptions = {
     tenantId: ctx.tenantId,
     apiKeyId: ctx.apiKeyId,
@@ -233,7 +288,13 @@ async function decide(deps: SendDeps, ctx: TenantContext, requests: NormalizedSe
     runAt: sync ? new Date(Date.now() + SYNC_SAFETY_DELAY_MS) : undefined,
     maxAttempts: SEND_MAX_ATTEMPTS,
     jobKeyPrefix: sendJobKey(''),
-    expected: { plan: row.plan, monthlyLimit: row.monthly_limit, cycleStartedAt: row.started_at ? new Date(row.started_at) : null, senderDomains, checkKey },
+    expected: {
+      plan: row.plan,
+      monthlyLimit: row.monthly_limit,
+      cycleStartedAt: row.started_at ? new Date(row.started_at) : null,
+      senderDomains,
+      checkKey,
+    },
   };
   return { sends, insert, quota, body, rejected, suppressed: suppressedOfSingle, sync };
 }
@@ -248,9 +309,17 @@ function clientOf(transaction: Transaction): pg.ClientBase {
  * transaction with the key row and the caller's rows. Answers the stored answer when another
  * request with the key committed first; throws StaleState or the quota refusal (nothing written).
  */
-async function write(deps: SendDeps, ctx: TenantContext, decision: Decision, options: AcceptOptions, key: string | null, hash: string): Promise<{ outcome: InsertOutcome } | { raced: true }> {
+async function write(
+  deps: SendDeps,
+  ctx: TenantContext,
+  decision: Decision,
+  options: AcceptOptions,
+  key: string | null,
+  hash: string,
+): Promise<{ outcome: InsertOutcome } | { raced: true }> {
   const { sends, insert, body, sync } = decision;
-  const refused = () => quotaError({ ...decision.quota, used: Math.max(decision.quota.used, insert.quotaCap - insert.counted + 1) });
+  const refused = () =>
+    quotaError({ ...decision.quota, used: Math.max(decision.quota.used, insert.quotaCap - insert.counted + 1) });
   const checked = (outcome: InsertOutcome): InsertOutcome => {
     if (!outcome.fresh) throw new StaleState();
     if (outcome.inserted < sends.length) throw refused();
@@ -259,15 +328,24 @@ async function write(deps: SendDeps, ctx: TenantContext, decision: Decision, opt
   const hook = options.inTransaction;
   if (!key && !hook) {
     if (sends.length === 0) return { outcome: { fresh: true, inserted: 0, used: null } };
-    return { outcome: checked(await (deps.acceptGroups ? deps.acceptGroups.insert(sends, insert) : insertAcceptedSends(deps.db.sql, sends, insert))) };
+    return {
+      outcome: checked(
+        await (deps.acceptGroups
+          ? deps.acceptGroups.insert(sends, insert)
+          : insertAcceptedSends(deps.db.sql, sends, insert)),
+      ),
+    };
   }
   const work = async (client: pg.ClientBase, tx?: Transaction) => {
-    if (key && !(await claimKey(deps.db.sql, client, ctx.tenantId, key, hash, sync ? null : { statusCode: 202, body }))) return { raced: true as const };
+    if (key && !(await claimKey(deps.db.sql, client, ctx.tenantId, key, hash, sync ? null : { statusCode: 202, body })))
+      return { raced: true as const };
     const outcome = checked(await insertAcceptedSends(deps.db.sql, sends, insert, client));
     if (hook) await hook(tx!, body);
     return { outcome };
   };
-  return hook ? deps.db.sequelize.transaction((tx) => work(clientOf(tx), tx)) : deps.db.sql.transaction((client) => work(client));
+  return hook
+    ? deps.db.sequelize.transaction((tx) => work(clientOf(tx), tx))
+    : deps.db.sql.transaction((client) => work(client));
 }
 
 function replayed(stored: StoredAnswer, quota: QuotaStatus): SendAnswer {
@@ -278,7 +356,10 @@ function replayed(stored: StoredAnswer, quota: QuotaStatus): SendAnswer {
     accepted: [],
     rejected: 'rejected' in body ? body.rejected : [],
     suppressed: single?.suppressed ?? [],
-    sync: single && single.status !== 'QUEUED' ? { status: single.status as 'SENT' | 'FAILED', ...(single.error ? { error: single.error } : {}) } : null,
+    sync:
+      single && single.status !== 'QUEUED'
+        ? { status: single.status as 'SENT' | 'FAILED', ...(single.error ? { error: single.error } : {}) }
+        : null,
     replayed: true,
     quota,
   };
@@ -293,7 +374,9 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, input: Acc
   const hash = key ? fingerprintHash(options.idempotencyFingerprint ?? requests) : '';
   const quotaNow = async () => {
     const state = await readState(deps, ctx.tenantId, false);
-    return state ? quotaOfRow(state.row) : quotaOfRow({ plan: 'free', monthly_limit: null, started_at: null, usage: null });
+    return state
+      ? quotaOfRow(state.row)
+      : quotaOfRow({ plan: 'free', monthly_limit: null, started_at: null, usage: null });
   };
   if (key) {
     const known = await replayIfKnown(deps.db.sql, ctx.tenantId, key, hash);
@@ -318,7 +401,12 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, input: Acc
       written = await write(deps, ctx, decision, options, key, hash);
     } catch (error) {
       if (!(error instanceof StaleState)) throw error;
-      if (decisions >= MAX_DECISIONS) throw new ApiError(503, 'TENANT_STATE_CHANGING', 'The tenant\'s settings changed during this send several times; retry shortly.');
+      if (decisions >= MAX_DECISIONS)
+        throw new ApiError(
+          503,
+          'TENANT_STATE_CHANGING',
+          "The tenant's settings changed during this send several times; retry shortly.",
+        );
       fresh = true;
       state = await readState(deps, ctx.tenantId, true);
       continue;
@@ -326,7 +414,11 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, input: Acc
     if ('raced' in written) {
       // Another request with this key committed first (we waited on its row): answer as it did.
       const known = await replayIfKnown(deps.db.sql, ctx.tenantId, key!, hash);
-      if (!known) throw new ConflictError('A request with this Idempotency-Key was being processed; retry shortly.', 'IDEMPOTENCY_KEY_IN_USE');
+      if (!known)
+        throw new ConflictError(
+          'A request with this Idempotency-Key was being processed; retry shortly.',
+          'IDEMPOTENCY_KEY_IN_USE',
+        );
       return replayed(known, await quotaNow());
     }
     return finish(deps, ctx, decision, written.outcome, key);
@@ -334,7 +426,13 @@ export async function acceptSends(deps: SendDeps, ctx: TenantContext, input: Acc
 }
 
 /** After the write: the usage this node knows, the workers woken, and a sync send delivered now. */
-async function finish(deps: SendDeps, ctx: TenantContext, decision: Decision, outcome: InsertOutcome, key: string | null): Promise<SendAnswer> {
+async function finish(
+  deps: SendDeps,
+  ctx: TenantContext,
+  decision: Decision,
+  outcome: InsertOutcome,
+  key: string | null,
+): Promise<SendAnswer> {
   const { insert, sends, body } = decision;
   const used = outcome.used ?? decision.quota.used + insert.counted;
   if (outcome.used !== null) deps.tenantState?.noteUsage(ctx.tenantId, insert.cycleStart, outcome.used);
@@ -350,10 +448,27 @@ async function finish(deps: SendDeps, ctx: TenantContext, decision: Decision, ou
   if (sends.length > 0 && !insert.runAt) wakeQueueWithSql(deps.db.sql, 'send');
   if (!decision.sync) return answer;
   const { deliverEmailLog } = await import('./send-job.ts');
-  const delivered = await deliverEmailLog({ ...deps.db, config: deps.config, secrets: deps.secrets, mailTransports: deps.mailTransports, reactEmailSandbox: deps.reactEmailSandbox }, sends[0].id, { attemptsSoFar: 0, maxAttempts: 1 });
+  const delivered = await deliverEmailLog(
+    {
+      ...deps.db,
+      config: deps.config,
+      secrets: deps.secrets,
+      mailTransports: deps.mailTransports,
+      reactEmailSandbox: deps.reactEmailSandbox,
+    },
+    sends[0].id,
+    { attemptsSoFar: 0, maxAttempts: 1 },
+  );
   await removeJob(deps.db.sequelize, 'send', sendJobKey(sends[0].id));
-  const sync = { status: delivered.status === 'SENT' ? ('SENT' as const) : ('FAILED' as const), ...(delivered.error ? { error: delivered.error } : {}) };
+  const sync = {
+    status: delivered.status === 'SENT' ? ('SENT' as const) : ('FAILED' as const),
+    ...(delivered.error ? { error: delivered.error } : {}),
+  };
   const syncBody: SendAccepted = { ...(body as SendAccepted), ...sync };
-  if (key) await completeKey(deps.db.sql, ctx.tenantId, key, { statusCode: sync.status === 'SENT' ? 200 : 202, body: syncBody });
+  if (key)
+    await completeKey(deps.db.sql, ctx.tenantId, key, {
+      statusCode: sync.status === 'SENT' ? 200 : 202,
+      body: syncBody,
+    });
   return { ...answer, body: syncBody, sync };
 }

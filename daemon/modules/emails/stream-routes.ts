@@ -46,8 +46,18 @@ async function latestLogs(sequelize: Sequelize, tenantId: string, count: number)
  * before the writing transaction commits, so a row can become visible with a time a previous poll
  * already passed. The caller skips what it has sent.
  */
-export async function logChangesSince(sequelize: Sequelize, tenantId: string, cursor: StreamCursor): Promise<LogChangeRow[]> {
-  const replacements = { tenantId, at: cursor.at, id: cursor.id, overlap: COMMIT_OVERLAP_MS / 1000, limit: MAX_ROWS_PER_POLL };
+export async function logChangesSince(
+  sequelize: Sequelize,
+  tenantId: string,
+  cursor: StreamCursor,
+): Promise<LogChangeRow[]> {
+  const replacements = {
+    tenantId,
+    at: cursor.at,
+    id: cursor.id,
+    overlap: COMMIT_OVERLAP_MS / 1000,
+    limit: MAX_ROWS_PER_POLL,
+  };
   const [late, after] = await Promise.all([
     sequelize.query<LogChangeRow>(
       `SELECT ${COLUMNS} FROM email_logs
@@ -100,7 +110,9 @@ function parseLastEventId(header: string | string[] | undefined): StreamCursor |
 }
 
 const StreamQuery = Type.Object({
-  backlog: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, default: 20, description: 'how many recent logs to send first' })),
+  backlog: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 100, default: 20, description: 'how many recent logs to send first' }),
+  ),
 });
 
 export default async function emailLogStreamRoutes(app: App, deps: ModuleDeps): Promise<void> {
@@ -110,86 +122,96 @@ export default async function emailLogStreamRoutes(app: App, deps: ModuleDeps): 
     for (const response of open) response.end();
   });
 
-  app.get('/emails/logs/stream', {
-    config: { access: access.keyOrSession('email:read') },
-    schema: {
-      tags: ['emails'],
-      summary: 'Live email log of the tenant as server-sent events (`event: email`, data = a log entry with updatedAt)',
-      description: 'Sends the latest `backlog` logs, then every change as it is committed. Resume with Last-Event-ID. ' +
-        `A comment line every ${LOG_STREAM_HEARTBEAT_MS / 1000} s keeps proxies from closing the connection.`,
-      querystring: StreamQuery,
-      produces: ['text/event-stream'],
-      response: {
-        200: Type.String({ description: 'text/event-stream' }),
-        400: ErrorBody,
-        401: ErrorBody,
-        403: ErrorBody,
+  app.get(
+    '/emails/logs/stream',
+    {
+      config: { access: access.keyOrSession('email:read') },
+      schema: {
+        tags: ['emails'],
+        summary:
+          'Live email log of the tenant as server-sent events (`event: email`, data = a log entry with updatedAt)',
+        description:
+          'Sends the latest `backlog` logs, then every change as it is committed. Resume with Last-Event-ID. ' +
+          `A comment line every ${LOG_STREAM_HEARTBEAT_MS / 1000} s keeps proxies from closing the connection.`,
+        querystring: StreamQuery,
+        produces: ['text/event-stream'],
+        response: {
+          200: Type.String({ description: 'text/event-stream' }),
+          400: ErrorBody,
+          401: ErrorBody,
+          403: ErrorBody,
+        },
       },
     },
-  }, async (request, reply) => {
-    const { tenantId } = tenantOf(request);
-    const sequelize = deps.db.sequelize;
-    const resumeFrom = parseLastEventId(request.headers['last-event-id']);
-    const backlog = resumeFrom ? [] : await latestLogs(sequelize, tenantId, request.query.backlog ?? 20);
-    const newest = backlog.at(-1);
-    let cursor: StreamCursor = resumeFrom ?? (newest ? { at: newest.cursor, id: newest.id } : { at: await databaseNow(sequelize), id: ZERO_UUID });
+    async (request, reply) => {
+      const { tenantId } = tenantOf(request);
+      const sequelize = deps.db.sequelize;
+      const resumeFrom = parseLastEventId(request.headers['last-event-id']);
+      const backlog = resumeFrom ? [] : await latestLogs(sequelize, tenantId, request.query.backlog ?? 20);
+      const newest = backlog.at(-1);
+      let cursor: StreamCursor =
+        resumeFrom ??
+        (newest ? { at: newest.cursor, id: newest.id } : { at: await databaseNow(sequelize), id: ZERO_UUID });
 
-    reply.hijack();
-    const response = reply.raw;
-    response.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    open.add(response);
-    // Rows at or before where the stream started were the backlog or deliberately left out.
-    const start: StreamCursor = cursor;
-    // What this stream sent, by id → the updated_at it had, so the overlap re-reads send nothing twice.
-    const sent = new Map<string, string>();
-    const write = (rows: LogChangeRow[], polled: boolean) => {
-      for (const row of rows) {
-        if (sent.get(row.id) === row.cursor || (polled && atOrBefore(row, start))) continue;
-        sent.set(row.id, row.cursor);
-        response.write(`id: ${row.cursor}|${row.id}\nevent: email\ndata: ${JSON.stringify(toEvent(row))}\n\n`);
-        if (!atOrBefore(row, cursor)) cursor = { at: row.cursor, id: row.id };
-      }
-      if (sent.size > 10_000) sent.clear();
-    };
-    response.write(`retry: 3000\n\n`);
-    write(backlog, false);
-
-    let closed = false;
-    let pollTimer: NodeJS.Timeout | undefined;
-    const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), LOG_STREAM_HEARTBEAT_MS);
-    const stop = () => {
-      closed = true;
-      clearTimeout(pollTimer);
-      clearInterval(heartbeat);
-      open.delete(response);
-    };
-    response.on('close', stop);
-
-    let validatedAt = Date.now();
-    const poll = async () => {
-      if (Date.now() - validatedAt >= LOG_STREAM_REVALIDATE_MS) {
-        validatedAt = Date.now();
-        if (!(await credentialStillValid(app, deps.tenantState, request).catch(() => true))) {
-          // Revoked key, ended sign-in or expired token: say why, then end the stream (a client that
-          // reconnects gets the 401 with the sentence).
-          response.write(`event: end\ndata: ${JSON.stringify({ code: 'CREDENTIAL_REVOKED', message: 'The API key or sign-in behind this stream was revoked or has expired.' })}\n\n`);
-          response.end();
-          stop();
-          return;
+      reply.hijack();
+      const response = reply.raw;
+      response.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      open.add(response);
+      // Rows at or before where the stream started were the backlog or deliberately left out.
+      const start: StreamCursor = cursor;
+      // What this stream sent, by id → the updated_at it had, so the overlap re-reads send nothing twice.
+      const sent = new Map<string, string>();
+      const write = (rows: LogChangeRow[], polled: boolean) => {
+        for (const row of rows) {
+          if (sent.get(row.id) === row.cursor || (polled && atOrBefore(row, start))) continue;
+          sent.set(row.id, row.cursor);
+          response.write(`id: ${row.cursor}|${row.id}\nevent: email\ndata: ${JSON.stringify(toEvent(row))}\n\n`);
+          if (!atOrBefore(row, cursor)) cursor = { at: row.cursor, id: row.id };
         }
-      }
-      try {
-        write(await logChangesSince(sequelize, tenantId, cursor), true);
-      } catch (error) {
-        request.log.warn({ err: (error as Error).message }, 'email log stream poll failed');
-      }
-      if (!closed) pollTimer = setTimeout(() => void poll(), LOG_STREAM_POLL_MS);
-    };
-    pollTimer = setTimeout(() => void poll(), LOG_STREAM_POLL_MS);
-  });
+        if (sent.size > 10_000) sent.clear();
+      };
+      response.write(`retry: 3000\n\n`);
+      write(backlog, false);
+
+      let closed = false;
+      let pollTimer: NodeJS.Timeout | undefined;
+      const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), LOG_STREAM_HEARTBEAT_MS);
+      const stop = () => {
+        closed = true;
+        clearTimeout(pollTimer);
+        clearInterval(heartbeat);
+        open.delete(response);
+      };
+      response.on('close', stop);
+
+      let validatedAt = Date.now();
+      const poll = async () => {
+        if (Date.now() - validatedAt >= LOG_STREAM_REVALIDATE_MS) {
+          validatedAt = Date.now();
+          if (!(await credentialStillValid(app, deps.tenantState, request).catch(() => true))) {
+            // Revoked key, ended sign-in or expired token: say why, then end the stream (a client that
+            // reconnects gets the 401 with the sentence).
+            response.write(
+              `event: end\ndata: ${JSON.stringify({ code: 'CREDENTIAL_REVOKED', message: 'The API key or sign-in behind this stream was revoked or has expired.' })}\n\n`,
+            );
+            response.end();
+            stop();
+            return;
+          }
+        }
+        try {
+          write(await logChangesSince(sequelize, tenantId, cursor), true);
+        } catch (error) {
+          request.log.warn({ err: (error as Error).message }, 'email log stream poll failed');
+        }
+        if (!closed) pollTimer = setTimeout(() => void poll(), LOG_STREAM_POLL_MS);
+      };
+      pollTimer = setTimeout(() => void poll(), LOG_STREAM_POLL_MS);
+    },
+  );
 }

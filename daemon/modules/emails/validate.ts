@@ -65,11 +65,21 @@ export interface SendInput {
 }
 
 // dot-atom local part or a quoted string, then a domain of labels (or an address literal).
-const ADDRESS = /^(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*|"(?:[^"\\\r\n]|\\.)*")@(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}|localhost|\[[0-9a-fA-F:.]+\])$/;
+const ADDRESS =
+  /^(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*|"(?:[^"\\\r\n]|\\.)*")@(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}|localhost|\[[0-9a-fA-F:.]+\])$/;
 const LINE_BREAK = /[\r\n]/;
 
 const ALLOWED_HEADERS = new Set([
-  'list-id', 'in-reply-to', 'references', 'precedence', 'auto-submitted', 'keywords', 'comments', 'importance', 'priority', 'sensitivity',
+  'list-id',
+  'in-reply-to',
+  'references',
+  'precedence',
+  'auto-submitted',
+  'keywords',
+  'comments',
+  'importance',
+  'priority',
+  'sensitivity',
 ]);
 /** Headers the service sets itself; a request naming one is refused even under the X- prefix. */
 const RESERVED_HEADERS = new Set(['x-mailer', 'x-service-email-id']);
@@ -78,7 +88,9 @@ const HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]{0,75}$/;
 /** Whether a request may set this header itself (X-* but the service's own, and ALLOWED_HEADERS). */
 export function isAllowedCustomHeader(name: string): boolean {
   const lower = name.toLowerCase();
-  return HEADER_NAME.test(name) && !RESERVED_HEADERS.has(lower) && (lower.startsWith('x-') || ALLOWED_HEADERS.has(lower));
+  return (
+    HEADER_NAME.test(name) && !RESERVED_HEADERS.has(lower) && (lower.startsWith('x-') || ALLOWED_HEADERS.has(lower))
+  );
 }
 
 function list(value: string | string[] | undefined): string[] {
@@ -102,9 +114,12 @@ const MAX_PATH_OCTETS = 256;
 export function addressSizeProblem(address: string): string | null {
   const at = address.lastIndexOf('@');
   const octets = (text: string) => Buffer.byteLength(text, 'utf8');
-  if (octets(address.slice(0, at)) > MAX_LOCAL_PART_OCTETS) return `has a local part longer than ${MAX_LOCAL_PART_OCTETS} octets (RFC 5321)`;
-  if (octets(address.slice(at + 1)) > MAX_DOMAIN_OCTETS) return `has a domain longer than ${MAX_DOMAIN_OCTETS} octets (RFC 5321)`;
-  if (octets(address) + 2 > MAX_PATH_OCTETS) return `is longer than the ${MAX_PATH_OCTETS} octets of an SMTP path (RFC 5321)`;
+  if (octets(address.slice(0, at)) > MAX_LOCAL_PART_OCTETS)
+    return `has a local part longer than ${MAX_LOCAL_PART_OCTETS} octets (RFC 5321)`;
+  if (octets(address.slice(at + 1)) > MAX_DOMAIN_OCTETS)
+    return `has a domain longer than ${MAX_DOMAIN_OCTETS} octets (RFC 5321)`;
+  if (octets(address) + 2 > MAX_PATH_OCTETS)
+    return `is longer than the ${MAX_PATH_OCTETS} octets of an SMTP path (RFC 5321)`;
   return null;
 }
 
@@ -148,7 +163,11 @@ function decodedSize(base64: string): number | null {
 export function normalizeSend(input: SendInput, options: { requireSubject?: boolean } = {}): NormalizedSend {
   const details: ErrorDetail[] = [];
   const fromParsed = parseMailbox(input.from);
-  if (!fromParsed) details.push({ field: 'from', message: LINE_BREAK.test(input.from) ? 'must not contain line breaks' : 'is not a valid e-mail address' });
+  if (!fromParsed)
+    details.push({
+      field: 'from',
+      message: LINE_BREAK.test(input.from) ? 'must not contain line breaks' : 'is not a valid e-mail address',
+    });
   const to = addresses('to', list(input.to), details);
   const cc = addresses('cc', list(input.cc), details);
   const bcc = addresses('bcc', list(input.bcc), details);
@@ -156,7 +175,10 @@ export function normalizeSend(input: SendInput, options: { requireSubject?: bool
   if (list(input.to).length === 0) details.push({ field: 'to', message: 'needs at least one recipient' });
   const recipients = list(input.to).length + list(input.cc).length + list(input.bcc).length;
   if (recipients > MAX_RECIPIENTS_PER_SEND) {
-    details.push({ field: 'to', message: `at most ${MAX_RECIPIENTS_PER_SEND} recipients across to, cc and bcc (got ${recipients})` });
+    details.push({
+      field: 'to',
+      message: `at most ${MAX_RECIPIENTS_PER_SEND} recipients across to, cc and bcc (got ${recipients})`,
+    });
   }
   const subject = input.subject ?? '';
   if (LINE_BREAK.test(subject)) details.push({ field: 'subject', message: 'must not contain line breaks' });
@@ -171,8 +193,13 @@ export function normalizeSend(input: SendInput, options: { requireSubject?: bool
   for (const [name, value] of Object.entries(input.headers ?? {})) {
     if (!HEADER_NAME.test(name)) details.push({ field: `headers.${name}`, message: 'is not a valid header name' });
     else if (!isAllowedCustomHeader(name)) {
-      details.push({ field: `headers.${name}`, message: 'may not be set: only X-* headers and List-Id, In-Reply-To, References, Precedence, Auto-Submitted, Keywords, Comments, Importance, Priority, Sensitivity are allowed' });
-    } else if (LINE_BREAK.test(value)) details.push({ field: `headers.${name}`, message: 'must not contain line breaks' });
+      details.push({
+        field: `headers.${name}`,
+        message:
+          'may not be set: only X-* headers and List-Id, In-Reply-To, References, Precedence, Auto-Submitted, Keywords, Comments, Importance, Priority, Sensitivity are allowed',
+      });
+    } else if (LINE_BREAK.test(value))
+      details.push({ field: `headers.${name}`, message: 'must not contain line breaks' });
     else headers[name] = value;
   }
   for (const [index, tag] of (input.tags ?? []).entries()) {
@@ -184,14 +211,24 @@ export function normalizeSend(input: SendInput, options: { requireSubject?: bool
   for (const [index, attachment] of (input.attachments ?? []).entries()) {
     const size = decodedSize(attachment.content);
     if (size === null) details.push({ field: `attachments[${index}].content`, message: 'must be base64' });
-    if (/[\r\n"\\/]/.test(attachment.filename)) details.push({ field: `attachments[${index}].filename`, message: 'must not contain line breaks, quotes or slashes' });
+    if (/[\r\n"\\/]/.test(attachment.filename))
+      details.push({
+        field: `attachments[${index}].filename`,
+        message: 'must not contain line breaks, quotes or slashes',
+      });
     if (attachment.contentType && !/^[\w.+-]+\/[\w.+-]+$/.test(attachment.contentType)) {
       details.push({ field: `attachments[${index}].contentType`, message: 'must be a MIME type like application/pdf' });
     }
     total += size ?? 0;
-    attachments.push({ filename: attachment.filename, content: attachment.content.replace(/\s+/g, ''), contentType: attachment.contentType ?? null, size: size ?? 0 });
+    attachments.push({
+      filename: attachment.filename,
+      content: attachment.content.replace(/\s+/g, ''),
+      contentType: attachment.contentType ?? null,
+      size: size ?? 0,
+    });
   }
-  if (total > MAX_ATTACHMENT_BYTES) details.push({ field: 'attachments', message: `attachments may total at most 10 MB decoded (got ${total} bytes)` });
+  if (total > MAX_ATTACHMENT_BYTES)
+    details.push({ field: 'attachments', message: `attachments may total at most 10 MB decoded (got ${total} bytes)` });
 
   if (details.length) throw new ValidationError('The send request is not valid.', details);
   return {

@@ -17,7 +17,10 @@ const CHECK_TIMEOUT_MS = 2000;
 function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`${what} did not answer within ${CHECK_TIMEOUT_MS} ms`)),
+      CHECK_TIMEOUT_MS,
+    );
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
@@ -36,7 +39,9 @@ export async function checkDatabase(deps: AppDeps): Promise<{ ok: boolean; laten
   }
 }
 
-export async function checkRedis(deps: AppDeps): Promise<{ ok: boolean; mode: 'redis' | 'memory'; latencyMs?: number; error?: string }> {
+export async function checkRedis(
+  deps: AppDeps,
+): Promise<{ ok: boolean; mode: 'redis' | 'memory'; latencyMs?: number; error?: string }> {
   if (!deps.redis) return { ok: true, mode: 'memory' };
   const started = performance.now();
   try {
@@ -69,14 +74,18 @@ export async function checkReadiness(deps: AppDeps & { readiness: ReadinessMemo 
   }
   const migrationsOk = database.ok && pending.length === 0;
   const role = deps.config.role;
-  const workersOk = role === 'api' ? true : deps.workers?.alive() ?? false;
+  const workersOk = role === 'api' ? true : (deps.workers?.alive() ?? false);
   const checks = {
     database,
     migrations: { ok: migrationsOk, pending },
     workers: { ok: workersOk, role, names: deps.workers?.names() ?? [] },
   };
   const warnings = database.ok && migrationsOk ? await systemMailWarnings(deps) : [];
-  return { status: database.ok && migrationsOk && workersOk ? ('ready' as const) : ('not-ready' as const), checks, warnings };
+  return {
+    status: database.ok && migrationsOk && workersOk ? ('ready' as const) : ('not-ready' as const),
+    checks,
+    warnings,
+  };
 }
 
 /** What keeps system mail (resets, verifications, invitations) out of inboxes: a warning, never a failure. */
@@ -85,22 +94,35 @@ export async function systemMailWarnings(deps: AppDeps): Promise<ReadinessWarnin
   try {
     status = await withTimeout(systemSenderStatus(deps.db.sequelize, deps.config), 'the database');
   } catch (error) {
-    return [{ code: 'SYSTEM_SENDER_UNKNOWN', message: `The system mail sender could not be read: ${message(error)}`, fix: 'Check the database connection.' }];
+    return [
+      {
+        code: 'SYSTEM_SENDER_UNKNOWN',
+        message: `The system mail sender could not be read: ${message(error)}`,
+        fix: 'Check the database connection.',
+      },
+    ];
   }
   if (!status.routable) {
-    const consequence = deps.config.nodeEnv === 'production' ? 'so in production it is not sent at all' : 'which receiving servers refuse or file as spam';
-    return [{
-      code: 'SYSTEM_SENDER_NOT_ROUTABLE',
-      message: `System mail (password resets, verifications, invitations) comes from ${status.from}, ${consequence}.`,
-      fix: SYSTEM_SENDER_FIX,
-    }];
+    const consequence =
+      deps.config.nodeEnv === 'production'
+        ? 'so in production it is not sent at all'
+        : 'which receiving servers refuse or file as spam';
+    return [
+      {
+        code: 'SYSTEM_SENDER_NOT_ROUTABLE',
+        message: `System mail (password resets, verifications, invitations) comes from ${status.from}, ${consequence}.`,
+        fix: SYSTEM_SENDER_FIX,
+      },
+    ];
   }
   if (!status.signedBy) {
-    return [{
-      code: 'SYSTEM_MAIL_UNSIGNED',
-      message: `System mail from ${status.from} is not DKIM-signed: no tenant of a platform admin has verified its domain.`,
-      fix: 'As a platform admin, add the sender\'s domain with POST /domains in one of your tenants, publish the records it returns and verify it (svc domains add / verify).',
-    }];
+    return [
+      {
+        code: 'SYSTEM_MAIL_UNSIGNED',
+        message: `System mail from ${status.from} is not DKIM-signed: no tenant of a platform admin has verified its domain.`,
+        fix: "As a platform admin, add the sender's domain with POST /domains in one of your tenants, publish the records it returns and verify it (svc domains add / verify).",
+      },
+    ];
   }
   return [];
 }

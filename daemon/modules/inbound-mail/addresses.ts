@@ -37,11 +37,18 @@ const VERP = /^bounce-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
  * What an RCPT TO stands for, or null when it is none of ours. A return path is ours only while its
  * send exists and the domain is the one that send's envelope used, so guessing ids gains nothing.
  */
-export async function classifyRecipient(sequelize: Sequelize, config: Config, address: string): Promise<InboundRecipient | null> {
+export async function classifyRecipient(
+  sequelize: Sequelize,
+  config: Config,
+  address: string,
+): Promise<InboundRecipient | null> {
   const at = address.lastIndexOf('@');
   if (at <= 0) return null;
   const local = address.slice(0, at).toLowerCase();
-  const domain = address.slice(at + 1).toLowerCase().replace(/\.$/, '');
+  const domain = address
+    .slice(at + 1)
+    .toLowerCase()
+    .replace(/\.$/, '');
   const verp = VERP.exec(local);
   if (verp) {
     const [log] = await sequelize.query<{ tenant_id: string; from_address: string }>(
@@ -54,7 +61,9 @@ export async function classifyRecipient(sequelize: Sequelize, config: Config, ad
     const verified = domain.startsWith(prefix) ? domain.slice(prefix.length) : null;
     const viaCustomerDomain = verified !== null && (fromDomain === verified || fromDomain.endsWith(`.${verified}`));
     const platformDomain = (await getPlatformSettings(sequelize)).returnPathDomain?.toLowerCase() ?? null;
-    return viaCustomerDomain || domain === platformDomain ? { kind: 'bounce', emailId: verp[1], tenantId: log.tenant_id } : null;
+    return viaCustomerDomain || domain === platformDomain
+      ? { kind: 'bounce', emailId: verp[1], tenantId: log.tenant_id }
+      : null;
   }
   if (domain !== inboundMailDomain(config)) return null;
   if (local === UNSUBSCRIBE_MAILBOX) return { kind: 'unsubscribe' };

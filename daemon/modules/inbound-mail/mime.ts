@@ -37,7 +37,11 @@ export function parseFields(block: string): Fields {
 
 /** The blank-line separated field blocks of a message/delivery-status body (per-message, then per-recipient). */
 export function parseFieldBlocks(body: string): Fields[] {
-  return body.split(/\r?\n[ \t]*\r?\n/).map((block) => block.trim()).filter((block) => block.length > 0).map(parseFields);
+  return body
+    .split(/\r?\n[ \t]*\r?\n/)
+    .map((block) => block.trim())
+    .filter((block) => block.length > 0)
+    .map(parseFields);
 }
 
 export function first(fields: Fields, name: string): string | null {
@@ -49,7 +53,11 @@ function parseContentType(value: string | null): { type: string; params: Record<
   const params: Record<string, string> = {};
   for (const param of rest) {
     const eq = param.indexOf('=');
-    if (eq > 0) params[param.slice(0, eq).trim().toLowerCase()] = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    if (eq > 0)
+      params[param.slice(0, eq).trim().toLowerCase()] = param
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
   }
   return { type: type.trim().toLowerCase(), params };
 }
@@ -59,7 +67,9 @@ function decode(body: string, encoding: string | null): string {
     case 'base64':
       return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
     case 'quoted-printable':
-      return body.replace(/=\r?\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+      return body
+        .replace(/=\r?\n/g, '')
+        .replace(/=([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
     default:
       return body;
   }
@@ -67,7 +77,9 @@ function decode(body: string, encoding: string | null): string {
 
 function splitHead(text: string): { head: string; body: string } {
   const match = /\r?\n\r?\n/.exec(text);
-  return match ? { head: text.slice(0, match.index), body: text.slice(match.index + match[0].length) } : { head: text, body: '' };
+  return match
+    ? { head: text.slice(0, match.index), body: text.slice(match.index + match[0].length) }
+    : { head: text, body: '' };
 }
 
 const MAX_DEPTH = 4;
@@ -80,7 +92,9 @@ function leafParts(text: string, depth: number): MimePart[] {
     return [{ contentType: type, params, headers, body: decode(body, first(headers, 'content-transfer-encoding')) }];
   }
   const delimiter = `--${params.boundary}`;
-  const sections = body.split(new RegExp(`^${delimiter.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?:--)?[ \t]*\\r?$\\n?`, 'm'));
+  const sections = body.split(
+    new RegExp(`^${delimiter.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(?:--)?[ \t]*\\r?$\\n?`, 'm'),
+  );
   // Before the first delimiter is the preamble, after the closing one the epilogue.
   return sections.slice(1, -1).flatMap((section) => leafParts(section, depth + 1));
 }

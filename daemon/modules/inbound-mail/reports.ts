@@ -8,19 +8,27 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** `rfc822; jane@example.com` → `jane@example.com` (address-type prefix and brackets dropped). */
 function typedAddress(value: string | null): string | null {
   if (!value) return null;
-  const address = value.replace(/^[^;]*;\s*/, '').replace(/^<(.*)>$/, '$1').trim();
+  const address = value
+    .replace(/^[^;]*;\s*/, '')
+    .replace(/^<(.*)>$/, '$1')
+    .trim();
   return address.includes('@') ? address.toLowerCase() : null;
 }
 
 /** The Message-ID and our X-Service-Email-Id from the returned message or its headers, when included. */
 function originalIdentity(report: ReportMessage): { messageIds: string[]; emailId?: string } {
-  const original = report.parts.find((part) => part.contentType === 'message/rfc822' || part.contentType === 'text/rfc822-headers');
+  const original = report.parts.find(
+    (part) => part.contentType === 'message/rfc822' || part.contentType === 'text/rfc822-headers',
+  );
   if (!original) return { messageIds: [] };
   const head = original.body.split(/\r?\n\r?\n/)[0];
   const fields = parseFields(head);
   const emailId = first(fields, 'x-service-email-id');
   const messageId = first(fields, 'message-id');
-  return { messageIds: messageId ? [messageId] : [], ...(emailId && UUID.test(emailId) ? { emailId: emailId.toLowerCase() } : {}) };
+  return {
+    messageIds: messageId ? [messageId] : [],
+    ...(emailId && UUID.test(emailId) ? { emailId: emailId.toLowerCase() } : {}),
+  };
 }
 
 /**
@@ -28,7 +36,9 @@ function originalIdentity(report: ReportMessage): { messageIds: string[]; emailI
  * (and `Action: delayed`) soft. Delivered, relayed and expanded recipients report no problem.
  */
 export function readDsn(report: ReportMessage): ProviderReport[] {
-  const status = report.parts.find((part) => part.contentType === 'message/delivery-status' || part.contentType === 'message/global-delivery-status');
+  const status = report.parts.find(
+    (part) => part.contentType === 'message/delivery-status' || part.contentType === 'message/global-delivery-status',
+  );
   if (!status) return [];
   const identity = originalIdentity(report);
   const byKind = new Map<'hard' | 'soft', { recipients: string[]; diagnostic: string | null }>();
@@ -41,18 +51,30 @@ export function readDsn(report: ReportMessage): ProviderReport[] {
     const recipient = typedAddress(first(block, 'final-recipient')) ?? typedAddress(first(block, 'original-recipient'));
     const entry = byKind.get(kind) ?? { recipients: [], diagnostic: null };
     if (recipient) entry.recipients.push(recipient);
-    entry.diagnostic ??= [code, first(block, 'diagnostic-code')?.replace(/^[^;]*;\s*/, '')].filter(Boolean).join(' ') || null;
+    entry.diagnostic ??=
+      [code, first(block, 'diagnostic-code')?.replace(/^[^;]*;\s*/, '')].filter(Boolean).join(' ') || null;
     byKind.set(kind, entry);
   }
   // Soft first: when both come in one DSN the hard outcome is the one the log keeps.
   return (['soft', 'hard'] as const).flatMap((kind) => {
     const entry = byKind.get(kind);
-    return entry ? [{ ...identity, type: 'bounced' as const, bounceType: kind, recipients: entry.recipients, diagnostic: entry.diagnostic }] : [];
+    return entry
+      ? [
+          {
+            ...identity,
+            type: 'bounced' as const,
+            bounceType: kind,
+            recipients: entry.recipients,
+            diagnostic: entry.diagnostic,
+          },
+        ]
+      : [];
   });
 }
 
 const NDR_SENDER = /^(mailer-daemon|postmaster|mail-daemon|mail delivery)/i;
-const NDR_SUBJECT = /(undeliver|undelivered|delivery (status notification|failure|has failed)|returned mail|failure notice|mail delivery failed|delivery incomplete)/i;
+const NDR_SUBJECT =
+  /(undeliver|undelivered|delivery (status notification|failure|has failed)|returned mail|failure notice|mail delivery failed|delivery incomplete)/i;
 
 /**
  * A plain non-delivery report (no multipart/report): recognised by its sender or subject, so an
@@ -60,7 +82,12 @@ const NDR_SUBJECT = /(undeliver|undelivered|delivery (status notification|failur
  * SMTP reply code in the text decides hard or soft; without either, the message was not delivered: hard.
  * `knownRecipients` are the send's recipients: those the text names are the ones that bounced.
  */
-export function readPlainNdr(headers: Fields, text: string, knownRecipients: string[], nullSender: boolean): ProviderReport | null {
+export function readPlainNdr(
+  headers: Fields,
+  text: string,
+  knownRecipients: string[],
+  nullSender: boolean,
+): ProviderReport | null {
   const from = (first(headers, 'from') ?? '').replace(/^.*<([^>]+)>.*$/, '$1');
   const subject = first(headers, 'subject') ?? '';
   if (!nullSender && !NDR_SENDER.test(from) && !NDR_SUBJECT.test(subject)) return null;
@@ -70,7 +97,9 @@ export function readPlainNdr(headers: Fields, text: string, knownRecipients: str
   const klass = enhanced?.[1] ?? reply?.[1] ?? '5';
   const lower = text.toLowerCase();
   const named = knownRecipients.filter((recipient) => lower.includes(recipient.toLowerCase()));
-  const diagnostic = (enhanced ? text.slice(Math.max(0, enhanced.index - 40), enhanced.index + 120) : subject).replace(/\s+/g, ' ').trim();
+  const diagnostic = (enhanced ? text.slice(Math.max(0, enhanced.index - 40), enhanced.index + 120) : subject)
+    .replace(/\s+/g, ' ')
+    .trim();
   return {
     messageIds: [],
     type: 'bounced',

@@ -37,7 +37,8 @@ const TOKEN_CANDIDATE = /[A-Za-z0-9_-]{60,}/g;
 async function applyAll(sequelize: Sequelize, reports: ProviderReport[], emailId: string | undefined): Promise<number> {
   let processed = 0;
   // The return path the report came to names our log more surely than anything inside the report.
-  for (const report of reports) processed += await applyProviderReport({ db: { sequelize } }, emailId ? { ...report, emailId } : report);
+  for (const report of reports)
+    processed += await applyProviderReport({ db: { sequelize } }, emailId ? { ...report, emailId } : report);
   return processed;
 }
 
@@ -52,12 +53,15 @@ async function recipientsOfLog(sequelize: Sequelize, emailId: string): Promise<s
 export async function handleInboundMessage(deps: InboundMailDeps, message: InboundMessage): Promise<InboundOutcome> {
   const text = message.raw.toString('utf8');
   const report = readReport(text);
-  const bounce = message.recipients.find((r): r is Extract<InboundRecipient, { kind: 'bounce' }> => r.kind === 'bounce');
+  const bounce = message.recipients.find(
+    (r): r is Extract<InboundRecipient, { kind: 'bounce' }> => r.kind === 'bounce',
+  );
 
   // What the content is decides first: a complaint or a DSN may arrive at any of our addresses.
   if (report.reportType === 'feedback-report') {
     const arf = readArf(report);
-    if (arf) return { handled: 'complaint', count: await applyAll(deps.sequelize, [arf], bounce?.emailId ?? arf.emailId) };
+    if (arf)
+      return { handled: 'complaint', count: await applyAll(deps.sequelize, [arf], bounce?.emailId ?? arf.emailId) };
   }
   if (report.reportType === 'delivery-status') {
     const reports = readDsn(report);
@@ -65,28 +69,51 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
     return { handled: 'bounce', count: await applyAll(deps.sequelize, reports, emailId) };
   }
   if (bounce) {
-    const body = report.parts.filter((part) => part.contentType.startsWith('text/')).map((part) => part.body).join('\n');
-    const ndr = readPlainNdr(report.headers, body, await recipientsOfLog(deps.sequelize, bounce.emailId), message.mailFrom === null);
+    const body = report.parts
+      .filter((part) => part.contentType.startsWith('text/'))
+      .map((part) => part.body)
+      .join('\n');
+    const ndr = readPlainNdr(
+      report.headers,
+      body,
+      await recipientsOfLog(deps.sequelize, bounce.emailId),
+      message.mailFrom === null,
+    );
     // Anything else to a return path (an out-of-office reply, a human answering) changes nothing.
-    return ndr ? { handled: 'bounce', count: await applyAll(deps.sequelize, [ndr], bounce.emailId) } : { handled: 'ignored', count: 0 };
+    return ndr
+      ? { handled: 'bounce', count: await applyAll(deps.sequelize, [ndr], bounce.emailId) }
+      : { handled: 'ignored', count: 0 };
   }
 
   const kinds = new Set(message.recipients.map((r) => r.kind));
   if (kinds.has('dmarc')) {
-    const parsed = await simpleParser(message.raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
-    const result = await receiveAggregateReports({ sequelize: deps.sequelize, log: deps.log }, parsed.attachments.map((a) => a.content));
+    const parsed = await simpleParser(message.raw, {
+      skipHtmlToText: true,
+      skipTextToHtml: true,
+      skipImageLinks: true,
+    });
+    const result = await receiveAggregateReports(
+      { sequelize: deps.sequelize, log: deps.log },
+      parsed.attachments.map((a) => a.content),
+    );
     return { handled: 'dmarc', count: result.stored };
   }
   if (kinds.has('unsubscribe')) {
-    const parsed = await simpleParser(message.raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+    const parsed = await simpleParser(message.raw, {
+      skipHtmlToText: true,
+      skipTextToHtml: true,
+      skipImageLinks: true,
+    });
     // The mailto puts the token in the subject; some clients move it into the body, so both are read.
     const candidates = [...`${parsed.subject ?? ''}\n${parsed.text ?? ''}`.matchAll(TOKEN_CANDIDATE)].map((m) => m[0]);
     for (const token of new Set(candidates)) {
-      if (await unsubscribe(
-        { db: { sequelize: deps.sequelize }, secrets: { linkSigningKey: deps.linkSigningKey } },
-        {},
-        { token, via: 'unsubscribe by mail (List-Unsubscribe mailto)' },
-      )) {
+      if (
+        await unsubscribe(
+          { db: { sequelize: deps.sequelize }, secrets: { linkSigningKey: deps.linkSigningKey } },
+          {},
+          { token, via: 'unsubscribe by mail (List-Unsubscribe mailto)' },
+        )
+      ) {
         return { handled: 'unsubscribe', count: 1 };
       }
     }

@@ -8,7 +8,12 @@ import { access } from '../../plugins/access.ts';
 import { ServiceUnavailableError, UnauthorizedError, ValidationError } from '../../errors.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { InboundAck, InboundQuery, SmtpDsnBody, SnsEnvelopeBody } from '../../../shared/schemas/webhooks.ts';
-import { applyProviderReport, isAmazonSubscribeUrl, parseSesNotification, UnreadableNotificationError } from './service.ts';
+import {
+  applyProviderReport,
+  isAmazonSubscribeUrl,
+  parseSesNotification,
+  UnreadableNotificationError,
+} from './service.ts';
 import { enqueueSnsConfirmation } from './sns-confirm.ts';
 
 function presentedToken(request: FastifyRequest): string | null {
@@ -39,11 +44,17 @@ export default async function inboundRoutes(app: App, deps: AppDeps): Promise<vo
   // Runs before the body is read: an unauthenticated caller costs us no parsing.
   app.addHook('onRequest', async (request) => {
     if (expected === null) {
-      throw new ServiceUnavailableError('inbound receivers are not configured: set INBOUND_WEBHOOK_TOKEN', 'INBOUND_NOT_CONFIGURED');
+      throw new ServiceUnavailableError(
+        'inbound receivers are not configured: set INBOUND_WEBHOOK_TOKEN',
+        'INBOUND_NOT_CONFIGURED',
+      );
     }
     const token = presentedToken(request);
     if (token === null || !tokensMatch(token, expected)) {
-      throw new UnauthorizedError('Send the inbound webhook token as ?token= or as the HTTP basic auth password.', 'INBOUND_TOKEN_INVALID');
+      throw new UnauthorizedError(
+        'Send the inbound webhook token as ?token= or as the HTTP basic auth password.',
+        'INBOUND_TOKEN_INVALID',
+      );
     }
   });
 
@@ -57,51 +68,70 @@ export default async function inboundRoutes(app: App, deps: AppDeps): Promise<vo
     }
   });
 
-  app.post('/webhooks/ses', {
-    config: open,
-    schema: {
-      tags,
-      summary: 'Amazon SES notifications through SNS: subscription confirmation, Bounce, Complaint, Delivery',
-      querystring: InboundQuery,
-      body: SnsEnvelopeBody,
-      response: responses,
+  app.post(
+    '/webhooks/ses',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Amazon SES notifications through SNS: subscription confirmation, Bounce, Complaint, Delivery',
+        querystring: InboundQuery,
+        body: SnsEnvelopeBody,
+        response: responses,
+      },
     },
-  }, async (request) => {
-    const body = request.body;
-    if (body.Type === 'SubscriptionConfirmation') {
-      if (!body.SubscribeURL || !isAmazonSubscribeUrl(body.SubscribeURL)) {
-        throw new ValidationError('SubscribeURL must be an https sns.<region>.amazonaws.com URL.', [{ field: 'SubscribeURL', message: 'not an Amazon SNS URL' }]);
+    async (request) => {
+      const body = request.body;
+      if (body.Type === 'SubscriptionConfirmation') {
+        if (!body.SubscribeURL || !isAmazonSubscribeUrl(body.SubscribeURL)) {
+          throw new ValidationError('SubscribeURL must be an https sns.<region>.amazonaws.com URL.', [
+            { field: 'SubscribeURL', message: 'not an Amazon SNS URL' },
+          ]);
+        }
+        await enqueueSnsConfirmation(sequelize, body.SubscribeURL);
+        return { ok: true as const, processed: 0, subscription: 'confirmation queued' };
       }
-      await enqueueSnsConfirmation(sequelize, body.SubscribeURL);
-      return { ok: true as const, processed: 0, subscription: 'confirmation queued' };
-    }
-    // With SNS raw message delivery the SES notification is the body itself.
-    const message = body.Type === undefined && (body.notificationType || body.eventType) ? JSON.stringify(body) : body.Message;
-    if (body.Type !== undefined && body.Type !== 'Notification') return { ok: true as const, processed: 0 };
-    if (typeof message !== 'string') {
-      throw new ValidationError('A Notification needs a Message holding the SES notification.', [{ field: 'Message', message: 'missing' }]);
-    }
-    try {
-      const report = parseSesNotification(message);
-      return { ok: true as const, processed: report ? await applyProviderReport(deps, report) : 0 };
-    } catch (error) {
-      if (error instanceof UnreadableNotificationError) throw new ValidationError(error.message, [{ field: 'Message', message: error.message }]);
-      throw error;
-    }
-  });
-
-  app.post('/webhooks/smtp-dsn', {
-    config: open,
-    schema: {
-      tags,
-      summary: 'A relay\'s delivery status notification as { messageId, type, bounceType?, diagnostic? }',
-      querystring: InboundQuery,
-      body: SmtpDsnBody,
-      response: responses,
+      // With SNS raw message delivery the SES notification is the body itself.
+      const message =
+        body.Type === undefined && (body.notificationType || body.eventType) ? JSON.stringify(body) : body.Message;
+      if (body.Type !== undefined && body.Type !== 'Notification') return { ok: true as const, processed: 0 };
+      if (typeof message !== 'string') {
+        throw new ValidationError('A Notification needs a Message holding the SES notification.', [
+          { field: 'Message', message: 'missing' },
+        ]);
+      }
+      try {
+        const report = parseSesNotification(message);
+        return { ok: true as const, processed: report ? await applyProviderReport(deps, report) : 0 };
+      } catch (error) {
+        if (error instanceof UnreadableNotificationError)
+          throw new ValidationError(error.message, [{ field: 'Message', message: error.message }]);
+        throw error;
+      }
     },
-  }, async (request) => {
-    const { messageId, type, bounceType, diagnostic } = request.body;
-    const processed = await applyProviderReport(deps, { messageIds: [messageId], type, bounceType, diagnostic: diagnostic ?? null });
-    return { ok: true as const, processed };
-  });
+  );
+
+  app.post(
+    '/webhooks/smtp-dsn',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: "A relay's delivery status notification as { messageId, type, bounceType?, diagnostic? }",
+        querystring: InboundQuery,
+        body: SmtpDsnBody,
+        response: responses,
+      },
+    },
+    async (request) => {
+      const { messageId, type, bounceType, diagnostic } = request.body;
+      const processed = await applyProviderReport(deps, {
+        messageIds: [messageId],
+        type,
+        bounceType,
+        diagnostic: diagnostic ?? null,
+      });
+      return { ok: true as const, processed };
+    },
+  );
 }

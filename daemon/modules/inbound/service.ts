@@ -32,12 +32,21 @@ function withAndWithoutBrackets(ids: string[]): string[] {
  * A provider's bounce or complaint report (SES, a relay's DSN, a bounce mail). The provider is the
  * caller and has no context beyond its authenticated request: deps and the report only.
  */
-export async function applyProviderReport(deps: { db: Pick<Database, 'sequelize'> }, report: ProviderReport): Promise<number> {
+export async function applyProviderReport(
+  deps: { db: Pick<Database, 'sequelize'> },
+  report: ProviderReport,
+): Promise<number> {
   const { sequelize } = deps.db;
   const candidates = withAndWithoutBrackets(report.messageIds);
   if (candidates.length === 0 && !report.emailId) return 0;
   const columns = 'id, tenant_id, to_addresses, cc_addresses, bcc_addresses';
-  const logs = await sequelize.query<{ id: string; tenant_id: string; to_addresses: string[]; cc_addresses: string[] | null; bcc_addresses: string[] | null }>(
+  const logs = await sequelize.query<{
+    id: string;
+    tenant_id: string;
+    to_addresses: string[];
+    cc_addresses: string[] | null;
+    bcc_addresses: string[] | null;
+  }>(
     report.emailId
       ? `SELECT ${columns} FROM email_logs WHERE id = :emailId`
       : `SELECT ${columns} FROM email_logs WHERE message_id IN (:candidates)`,
@@ -46,7 +55,9 @@ export async function applyProviderReport(deps: { db: Pick<Database, 'sequelize'
   let processed = 0;
   for (const log of logs) {
     // A report cannot make us suppress an address the send did not go to (mail reports are unauthenticated).
-    const sentTo = new Set([...log.to_addresses, ...(log.cc_addresses ?? []), ...(log.bcc_addresses ?? [])].map((a) => bareAddress(a)));
+    const sentTo = new Set(
+      [...log.to_addresses, ...(log.cc_addresses ?? []), ...(log.bcc_addresses ?? [])].map((a) => bareAddress(a)),
+    );
     const named = (report.recipients ?? []).filter((r) => sentTo.has(bareAddress(r)));
     const applied = await recordDeliveryOutcome(sequelize, {
       tenantId: log.tenant_id,
@@ -75,7 +86,11 @@ interface SesNotification {
   /** Configuration-set event publishing uses eventType instead of notificationType. */
   eventType?: string;
   mail?: SesMail;
-  bounce?: { bounceType?: string; bounceSubType?: string; bouncedRecipients?: Array<{ emailAddress?: string; diagnosticCode?: string; status?: string }> };
+  bounce?: {
+    bounceType?: string;
+    bounceSubType?: string;
+    bouncedRecipients?: Array<{ emailAddress?: string; diagnosticCode?: string; status?: string }>;
+  };
   complaint?: { complainedRecipients?: Array<{ emailAddress?: string }>; complaintFeedbackType?: string };
   delivery?: { recipients?: string[]; smtpResponse?: string };
 }
@@ -99,7 +114,9 @@ function sesMessageIds(mail: SesMail | undefined): string[] {
 }
 
 const addresses = (list: Array<{ emailAddress?: string }> | undefined) =>
-  (list ?? []).map((entry) => entry.emailAddress).filter((address): address is string => typeof address === 'string' && address.length > 0);
+  (list ?? [])
+    .map((entry) => entry.emailAddress)
+    .filter((address): address is string => typeof address === 'string' && address.length > 0);
 
 /**
  * Reads a Bounce, Complaint or Delivery notification. Returns null for notification types that
@@ -120,8 +137,9 @@ export function parseSesNotification(message: string): ProviderReport | null {
   switch (kind ?? '') {
     case 'Bounce': {
       const recipients = notification.bounce?.bouncedRecipients;
-      const diagnostic = recipients?.find((r) => r.diagnosticCode)?.diagnosticCode
-        ?? [notification.bounce?.bounceType, notification.bounce?.bounceSubType].filter(Boolean).join(' / ');
+      const diagnostic =
+        recipients?.find((r) => r.diagnosticCode)?.diagnosticCode ??
+        [notification.bounce?.bounceType, notification.bounce?.bounceSubType].filter(Boolean).join(' / ');
       return {
         messageIds,
         type: 'bounced',
@@ -139,7 +157,12 @@ export function parseSesNotification(message: string): ProviderReport | null {
         diagnostic: notification.complaint?.complaintFeedbackType ?? null,
       };
     case 'Delivery':
-      return { messageIds, type: 'delivered', recipients: notification.delivery?.recipients ?? [], diagnostic: notification.delivery?.smtpResponse ?? null };
+      return {
+        messageIds,
+        type: 'delivered',
+        recipients: notification.delivery?.recipients ?? [],
+        diagnostic: notification.delivery?.smtpResponse ?? null,
+      };
     default:
       return null;
   }
@@ -149,7 +172,13 @@ export function parseSesNotification(message: string): ProviderReport | null {
 export function isAmazonSubscribeUrl(raw: string): boolean {
   try {
     const url = new URL(raw);
-    return url.protocol === 'https:' && /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(url.hostname) && !url.username && !url.password && (url.port === '' || url.port === '443');
+    return (
+      url.protocol === 'https:' &&
+      /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(url.hostname) &&
+      !url.username &&
+      !url.password &&
+      (url.port === '' || url.port === '443')
+    );
   } catch {
     return false;
   }

@@ -14,27 +14,50 @@ export default async function platformRoutes(app: App, deps: AppDeps): Promise<v
   const errors = { 401: ErrorBody, 403: ErrorBody };
   const sequelize = deps.db.sequelize;
 
-  app.get('/platform/settings', {
-    config,
-    schema: { tags, summary: 'Platform settings (platform admins only)', response: { 200: PlatformSettingsBody, ...errors } },
-  }, async (request) => readPlatformSettings(deps, { adminId: adminIdOf(request) }));
-
-  app.patch('/platform/settings', {
-    config,
-    schema: {
-      tags,
-      summary: 'Change platform settings (platform admins only); answers the whole set',
-      body: UpdatePlatformSettingsBody,
-      response: { 200: PlatformSettingsBody, 400: ErrorBody, ...errors },
+  app.get(
+    '/platform/settings',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Platform settings (platform admins only)',
+        response: { 200: PlatformSettingsBody, ...errors },
+      },
     },
-  }, async (request) => updatePlatformSettings(deps, { adminId: adminIdOf(request), ip: request.ip }, request.body));
+    async (request) => readPlatformSettings(deps, { adminId: adminIdOf(request) }),
+  );
 
-  app.get('/platform/doctor', {
-    config,
-    schema: {
-      tags,
-      summary: 'Deployment readiness checks, one per line with the fix (platform admins only; extension)',
-      response: { 200: DoctorReport, ...errors },
+  app.patch(
+    '/platform/settings',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Change platform settings (platform admins only); answers the whole set',
+        body: UpdatePlatformSettingsBody,
+        response: { 200: PlatformSettingsBody, 400: ErrorBody, ...errors },
+      },
     },
-  }, async () => runDoctor({ config: deps.config, secrets: deps.secrets, sequelize, redis: deps.redis, embedded: deps.db.embedded }));
+    async (request) => updatePlatformSettings(deps, { adminId: adminIdOf(request), ip: request.ip }, request.body),
+  );
+
+  app.get(
+    '/platform/doctor',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Deployment readiness checks, one per line with the fix (platform admins only; extension)',
+        response: { 200: DoctorReport, ...errors },
+      },
+    },
+    async () =>
+      runDoctor({
+        config: deps.config,
+        secrets: deps.secrets,
+        sequelize,
+        redis: deps.redis,
+        embedded: deps.db.embedded,
+      }),
+  );
 }

@@ -51,7 +51,12 @@ export async function updatePlatformSettings(
       else await PlatformSetting.upsert({ key, value }, { transaction });
     }
     await recordAudit(
-      { action: 'platform.settings_updated', adminId: actor.adminId, ip: actor.ip, metadata: { changed: Object.keys(changes) } },
+      {
+        action: 'platform.settings_updated',
+        adminId: actor.adminId,
+        ip: actor.ip,
+        metadata: { changed: Object.keys(changes) },
+      },
       transaction,
     );
   });

@@ -36,7 +36,15 @@ function view(row: Project) {
 export type ProjectView = ReturnType<typeof view>;
 
 function smtpColumns(secrets: Secrets, smtp: ProjectSmtpInput | null) {
-  if (!smtp) return { smtpHost: null, smtpPort: null, smtpSecure: false, smtpUser: null, smtpPassSealed: null, smtpVerifiedAt: null };
+  if (!smtp)
+    return {
+      smtpHost: null,
+      smtpPort: null,
+      smtpSecure: false,
+      smtpUser: null,
+      smtpPassSealed: null,
+      smtpVerifiedAt: null,
+    };
   return {
     smtpHost: smtp.host,
     smtpPort: smtp.port,
@@ -60,8 +68,18 @@ export async function listProjects(_deps: ProjectDeps, ctx: TenantContext): Prom
   return rows.map(view);
 }
 
-export async function createProject(deps: ProjectDeps, ctx: TenantContext, input: { name: string; smtp?: ProjectSmtpInput }): Promise<ProjectView> {
-  return view(await Project.create({ tenantId: ctx.tenantId, name: input.name, ...smtpColumns(deps.secrets, input.smtp ?? null) }));
+export async function createProject(
+  deps: ProjectDeps,
+  ctx: TenantContext,
+  input: { name: string; smtp?: ProjectSmtpInput },
+): Promise<ProjectView> {
+  return view(
+    await Project.create({
+      tenantId: ctx.tenantId,
+      name: input.name,
+      ...smtpColumns(deps.secrets, input.smtp ?? null),
+    }),
+  );
 }
 
 export async function getProject(_deps: ProjectDeps, ctx: TenantContext, input: { id: string }): Promise<ProjectView> {
@@ -92,7 +110,11 @@ export async function deleteProject(_deps: ProjectDeps, ctx: TenantContext, inpu
 }
 
 /** The project's relay settings with the password unsealed; null when it has none. */
-export async function projectSmtpSettings(tenantId: string, projectId: string, secrets: Secrets): Promise<SmtpSettings | null> {
+export async function projectSmtpSettings(
+  tenantId: string,
+  projectId: string,
+  secrets: Secrets,
+): Promise<SmtpSettings | null> {
   const row = await Project.findOne({ where: { id: projectId, tenantId } });
   if (!row || !row.smtpHost) return null;
   return {
@@ -109,7 +131,11 @@ export async function projectExists(tenantId: string, projectId: string): Promis
   return (await Project.count({ where: { id: projectId, tenantId } })) > 0;
 }
 
-export async function verifyProjectSmtp(deps: ProjectDeps, ctx: TenantContext, input: { id: string }): Promise<{ ok: boolean; error?: string }> {
+export async function verifyProjectSmtp(
+  deps: ProjectDeps,
+  ctx: TenantContext,
+  input: { id: string },
+): Promise<{ ok: boolean; error?: string }> {
   const { id } = input;
   await findOwned(ctx, id);
   const settings = await projectSmtpSettings(ctx.tenantId, id, deps.secrets);

@@ -77,27 +77,46 @@ const USAGE_WINDOW_DAYS = 40;
  * `pg` (the API nodes' tenant-state cache loads it) and run through Sequelize's bind parameters by
  * the callers that have only Sequelize.
  */
-export const TENANT_STATE = declare('tenant-state.load', `
+export const TENANT_STATE = declare(
+  'tenant-state.load',
+  `
   SELECT t.status, t.plan, t.monthly_limit, c.started_at, t.sending_paused_at, t.sending_paused_reason, t.track_opens, t.track_clicks,
          (SELECT json_agg(json_build_object('cycleStart', u.cycle_start, 'used', u.used))
             FROM (SELECT cycle_start, SUM(used)::int AS used FROM quota_usage
                    WHERE tenant_id = t.id AND cycle_start > now() - make_interval(days => ${USAGE_WINDOW_DAYS})
                    GROUP BY cycle_start) u) AS usage
-    FROM tenants t LEFT JOIN quota_cycles c ON c.tenant_id = t.id WHERE t.id = $1`);
+    FROM tenants t LEFT JOIN quota_cycles c ON c.tenant_id = t.id WHERE t.id = $1`,
+);
 
 /** Limit, cycle and usage of a tenant row at `now`. */
-export function quotaOfRow(row: Pick<TenantStateRow, 'plan' | 'monthly_limit' | 'started_at' | 'usage'>, now = new Date()): QuotaStatus {
+export function quotaOfRow(
+  row: Pick<TenantStateRow, 'plan' | 'monthly_limit' | 'started_at' | 'usage'>,
+  now = new Date(),
+): QuotaStatus {
   const cycle = cycleAt(now, row.started_at ? new Date(row.started_at) : null);
   const current = (row.usage ?? []).find((u) => new Date(u.cycleStart).getTime() === cycle.start.getTime());
-  return { limit: limitFor(row.plan, row.monthly_limit), used: Number(current?.used ?? 0), cycleStart: cycle.start, nextCycleAt: cycle.next };
+  return {
+    limit: limitFor(row.plan, row.monthly_limit),
+    used: Number(current?.used ?? 0),
+    cycleStart: cycle.start,
+    nextCycleAt: cycle.next,
+  };
 }
 
 /**
  * The tenant's pause and tracking defaults with its limit, cycle and usage, in one read. Null when
  * the tenant does not exist.
  */
-export async function tenantSendingState(sequelize: Sequelize, tenantId: string, transaction?: Transaction): Promise<TenantSendingState | null> {
-  const [row] = await sequelize.query<TenantStateRow>(TENANT_STATE.text, { bind: [tenantId], type: QueryTypes.SELECT, transaction });
+export async function tenantSendingState(
+  sequelize: Sequelize,
+  tenantId: string,
+  transaction?: Transaction,
+): Promise<TenantSendingState | null> {
+  const [row] = await sequelize.query<TenantStateRow>(TENANT_STATE.text, {
+    bind: [tenantId],
+    type: QueryTypes.SELECT,
+    transaction,
+  });
   if (!row) return null;
   return {
     sendingPausedAt: row.sending_paused_at ? new Date(row.sending_paused_at) : null,
@@ -109,7 +128,11 @@ export async function tenantSendingState(sequelize: Sequelize, tenantId: string,
 }
 
 /** Limit, usage and cycle of a tenant (one read). */
-export async function quotaStatus(sequelize: Sequelize, tenantId: string, transaction?: Transaction): Promise<QuotaStatus> {
+export async function quotaStatus(
+  sequelize: Sequelize,
+  tenantId: string,
+  transaction?: Transaction,
+): Promise<QuotaStatus> {
   const state = await tenantSendingState(sequelize, tenantId, transaction);
   if (state) return state.quota;
   const cycle = cycleAt(new Date(), null);
@@ -127,7 +150,12 @@ export function wouldExceedQuota(status: QuotaStatus, count: number): boolean {
 }
 
 /** Starts a new cycle now (billing's invoice.paid). Usage of the old cycle stays for history. */
-export async function resetQuotaCycle(sequelize: Sequelize, tenantId: string, at: Date = new Date(), transaction?: Transaction): Promise<void> {
+export async function resetQuotaCycle(
+  sequelize: Sequelize,
+  tenantId: string,
+  at: Date = new Date(),
+  transaction?: Transaction,
+): Promise<void> {
   await sequelize.query(
     `INSERT INTO quota_cycles (tenant_id, started_at) VALUES (:tenantId, :at)
      ON CONFLICT (tenant_id) DO UPDATE SET started_at = EXCLUDED.started_at`,

@@ -6,7 +6,12 @@
 //     statement, at most MAX_BATCHES per table and run so one run never holds the database for long;
 // and the bodies of logs past the bodies horizon are removed in batches the same way.
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { dropPartitionsBefore, ensurePartitions, PARTITIONED_TABLES, type PartitionedTable } from '../../db/partitions.ts';
+import {
+  dropPartitionsBefore,
+  ensurePartitions,
+  PARTITIONED_TABLES,
+  type PartitionedTable,
+} from '../../db/partitions.ts';
 import { getPlatformSettings } from '../platform/service.ts';
 import { allOverrides, platformPolicy, type Overrides } from './service.ts';
 import type { RetentionKind, RetentionPolicy } from '../../../shared/schemas/retention.ts';
@@ -33,10 +38,17 @@ export interface RetentionReport {
 }
 
 /** Runs `statement` (which must touch at most RETENTION_BATCH rows) until it touches fewer. */
-async function inBatches(sequelize: Sequelize, statement: string, replacements: Record<string, unknown>): Promise<number> {
+async function inBatches(
+  sequelize: Sequelize,
+  statement: string,
+  replacements: Record<string, unknown>,
+): Promise<number> {
   let total = 0;
   for (let i = 0; i < MAX_BATCHES; i += 1) {
-    const rows = await sequelize.query<{ id: string }>(statement, { type: QueryTypes.SELECT, replacements: { ...replacements, batch: RETENTION_BATCH } });
+    const rows = await sequelize.query<{ id: string }>(statement, {
+      type: QueryTypes.SELECT,
+      replacements: { ...replacements, batch: RETENTION_BATCH },
+    });
     total += rows.length;
     if (rows.length < RETENTION_BATCH) break;
   }
@@ -54,8 +66,14 @@ const REMOVE_BODIES = `UPDATE email_logs SET html_body = NULL, text_body = NULL,
   RETURNING id`;
 
 /** Tenants whose override of `kind` is shorter than the platform's, with their horizon. */
-function shorter(overrides: Map<string, Overrides>, platform: RetentionPolicy, kind: RetentionKind): [string, number][] {
-  return [...overrides].flatMap(([tenantId, o]): [string, number][] => (o[kind] !== null && o[kind] < platform[kind] ? [[tenantId, o[kind]]] : []));
+function shorter(
+  overrides: Map<string, Overrides>,
+  platform: RetentionPolicy,
+  kind: RetentionKind,
+): [string, number][] {
+  return [...overrides].flatMap(([tenantId, o]): [string, number][] =>
+    o[kind] !== null && o[kind] < platform[kind] ? [[tenantId, o[kind]]] : [],
+  );
 }
 
 export async function enforceRetention(sequelize: Sequelize, now = new Date()): Promise<RetentionReport> {
@@ -68,16 +86,27 @@ export async function enforceRetention(sequelize: Sequelize, now = new Date()): 
     const kind = TABLE_HORIZON[table];
     report.partitionsCreated.push(...(await ensurePartitions(sequelize, table, now)));
     report.partitionsDropped.push(...(await dropPartitionsBefore(sequelize, table, cutoff(platform[kind]))));
-    let deleted = await inBatches(sequelize, deleteStatement(table, 'created_at < :cutoff'), { cutoff: cutoff(platform[kind]) });
+    let deleted = await inBatches(sequelize, deleteStatement(table, 'created_at < :cutoff'), {
+      cutoff: cutoff(platform[kind]),
+    });
     for (const [tenantId, days] of shorter(overrides, platform, kind)) {
-      deleted += await inBatches(sequelize, deleteStatement(table, 'tenant_id = :tenantId AND created_at < :cutoff'), { tenantId, cutoff: cutoff(days) });
+      deleted += await inBatches(sequelize, deleteStatement(table, 'tenant_id = :tenantId AND created_at < :cutoff'), {
+        tenantId,
+        cutoff: cutoff(days),
+      });
     }
     report.rowsDeleted[table] = deleted;
   }
 
-  report.bodiesRemoved = await inBatches(sequelize, REMOVE_BODIES.replace('%WHERE%', 'created_at < :cutoff'), { cutoff: cutoff(platform.bodiesDays) });
+  report.bodiesRemoved = await inBatches(sequelize, REMOVE_BODIES.replace('%WHERE%', 'created_at < :cutoff'), {
+    cutoff: cutoff(platform.bodiesDays),
+  });
   for (const [tenantId, days] of shorter(overrides, platform, 'bodiesDays')) {
-    report.bodiesRemoved += await inBatches(sequelize, REMOVE_BODIES.replace('%WHERE%', 'tenant_id = :tenantId AND created_at < :cutoff'), { tenantId, cutoff: cutoff(days) });
+    report.bodiesRemoved += await inBatches(
+      sequelize,
+      REMOVE_BODIES.replace('%WHERE%', 'tenant_id = :tenantId AND created_at < :cutoff'),
+      { tenantId, cutoff: cutoff(days) },
+    );
   }
   return report;
 }
@@ -86,5 +115,6 @@ export async function enforceRetention(sequelize: Sequelize, now = new Date()): 
 export async function retentionTask(ctx: WorkerContext): Promise<void> {
   const report = await enforceRetention(ctx.sequelize);
   const deleted = Object.values(report.rowsDeleted).reduce((sum, n) => sum + n, 0);
-  if (report.partitionsCreated.length || report.partitionsDropped.length || deleted || report.bodiesRemoved) ctx.log.info(report, 'retention enforced');
+  if (report.partitionsCreated.length || report.partitionsDropped.length || deleted || report.bodiesRemoved)
+    ctx.log.info(report, 'retention enforced');
 }

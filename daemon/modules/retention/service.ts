@@ -44,8 +44,13 @@ export async function allOverrides(sequelize: Sequelize): Promise<Map<string, Ov
 }
 
 async function overridesOf(sequelize: Sequelize, tenantId: string): Promise<Overrides> {
-  const [row] = await sequelize.query<Overrides>(`${SELECT_OVERRIDES} WHERE tenant_id = :tenantId`, { type: QueryTypes.SELECT, replacements: { tenantId } });
-  return row ?? { logsDays: null, bodiesDays: null, rawMessagesDays: null, eventsDays: null, webhookDeliveriesDays: null };
+  const [row] = await sequelize.query<Overrides>(`${SELECT_OVERRIDES} WHERE tenant_id = :tenantId`, {
+    type: QueryTypes.SELECT,
+    replacements: { tenantId },
+  });
+  return (
+    row ?? { logsDays: null, bodiesDays: null, rawMessagesDays: null, eventsDays: null, webhookDeliveriesDays: null }
+  );
 }
 
 /** The override when it is shorter, else the platform default: an override never lengthens. */
@@ -66,7 +71,11 @@ async function present(sequelize: Sequelize, tenantId: string): Promise<TenantRe
   return { overrides, platformDefault: platform, effective: effectivePolicy(platform, overrides) };
 }
 
-export async function getTenantRetention(deps: TenantDeps, actor: Actor, input: { tenantId: string }): Promise<TenantRetentionBody> {
+export async function getTenantRetention(
+  deps: TenantDeps,
+  actor: Actor,
+  input: { tenantId: string },
+): Promise<TenantRetentionBody> {
   const { sequelize } = deps.db;
   const { tenantId } = input;
   await requireTenantRole(tenantId, actor, 'viewer', { platformAdminMayRead: true, allowBlocked: true });
@@ -86,10 +95,13 @@ export async function updateTenantRetention(
   const kinds = RETENTION_KINDS.filter((kind) => changes[kind] !== undefined);
   const tooLong = kinds.filter((kind) => (changes[kind] ?? 0) > platform[kind]);
   if (tooLong.length) {
-    throw new ValidationError('A tenant may shorten retention, not lengthen it past the platform default.', tooLong.map((kind) => ({
-      field: `body.${kind}`,
-      message: `must be at most ${platform[kind]} (the platform default) or null`,
-    })));
+    throw new ValidationError(
+      'A tenant may shorten retention, not lengthen it past the platform default.',
+      tooLong.map((kind) => ({
+        field: `body.${kind}`,
+        message: `must be at most ${platform[kind]} (the platform default) or null`,
+      })),
+    );
   }
   const columns = kinds.map((kind) => RETENTION_COLUMNS[kind]);
   const replacements: Record<string, unknown> = { tenantId };
@@ -100,7 +112,17 @@ export async function updateTenantRetention(
        ON CONFLICT (tenant_id) DO UPDATE SET ${columns.map((column) => `${column} = EXCLUDED.${column}`).join(', ')}, updated_at = now()`,
       { replacements, transaction },
     );
-    await recordAudit({ action: 'tenant.retention_updated', tenantId, adminId: actor.adminId, ip: actor.ip, target: tenantId, metadata: { ...changes } }, transaction);
+    await recordAudit(
+      {
+        action: 'tenant.retention_updated',
+        tenantId,
+        adminId: actor.adminId,
+        ip: actor.ip,
+        target: tenantId,
+        metadata: { ...changes },
+      },
+      transaction,
+    );
   });
   return present(sequelize, tenantId);
 }

@@ -19,14 +19,23 @@ function checkTimezone(timezone: string): void {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });
   } catch {
-    throw new ValidationError(`${timezone} is not an IANA timezone.`, [{ field: 'timezone', message: 'must be an IANA timezone such as Europe/Madrid' }]);
+    throw new ValidationError(`${timezone} is not an IANA timezone.`, [
+      { field: 'timezone', message: 'must be an IANA timezone such as Europe/Madrid' },
+    ]);
   }
 }
 
 /** Offset of `timezone` from UTC at the instant `utcMs`, in ms. */
 function zoneOffsetMs(timezone: string, utcMs: number): number {
   const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: timezone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    timeZone: timezone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
   }).formatToParts(new Date(utcMs));
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
   const asUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
@@ -39,7 +48,10 @@ const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+
 /** sendAt as an instant: with an offset as written, without one as wall-clock time in `timezone`. */
 export function resolveSendAt(sendAt: string, timezone: string): Date {
   checkTimezone(timezone);
-  const invalid = () => new ValidationError('sendAt is not an ISO 8601 date-time.', [{ field: 'sendAt', message: 'must be an ISO 8601 date-time, e.g. 2030-01-31T09:00:00 or 2030-01-31T09:00:00Z' }]);
+  const invalid = () =>
+    new ValidationError('sendAt is not an ISO 8601 date-time.', [
+      { field: 'sendAt', message: 'must be an ISO 8601 date-time, e.g. 2030-01-31T09:00:00 or 2030-01-31T09:00:00Z' },
+    ]);
   if (ISO_WITH_OFFSET.test(sendAt)) {
     const date = new Date(sendAt);
     if (Number.isNaN(date.getTime())) throw invalid();
@@ -47,10 +59,19 @@ export function resolveSendAt(sendAt: string, timezone: string): Date {
   }
   const m = ISO_LOCAL.exec(sendAt);
   if (!m) throw invalid();
-  const [year, month, day, hour, minute, second, ms] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0', (m[7] ?? '0').padEnd(3, '0')].map(Number);
+  const [year, month, day, hour, minute, second, ms] = [
+    m[1],
+    m[2],
+    m[3],
+    m[4],
+    m[5],
+    m[6] ?? '0',
+    (m[7] ?? '0').padEnd(3, '0'),
+  ].map(Number);
   const wall = Date.UTC(year, month - 1, day, hour, minute, second, ms);
   const check = new Date(wall);
-  if (check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) throw invalid();
+  if (check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59)
+    throw invalid();
   // Two passes settle the offset across a DST change.
   let instant = wall - zoneOffsetMs(timezone, wall);
   instant = wall - zoneOffsetMs(timezone, instant);
@@ -79,32 +100,79 @@ export async function scheduleEmail(deps: ScheduledDeps, ctx: TenantContext, bod
   const timezone = zone ?? DEFAULT_SCHEDULE_TIMEZONE;
   const at = resolveSendAt(sendAt, timezone);
   if (at.getTime() <= Date.now()) {
-    throw new ValidationError('sendAt is in the past.', [{ field: 'sendAt', message: `must be in the future (it is ${at.toISOString()})` }]);
+    throw new ValidationError('sendAt is in the past.', [
+      { field: 'sendAt', message: `must be in the future (it is ${at.toISOString()})` },
+    ]);
   }
   const { idempotencyKey: _ignored, ...request } = payload;
   normalizeSend(request); // refuse a bad request now rather than at sendAt
   return sequelize.transaction(async (tx) => {
-    const row = await ScheduledEmail.create({
-      tenantId: ctx.tenantId, apiKeyId: ctx.apiKeyId, adminId: ctx.adminId, testMode: ctx.testMode, sendAt: at, timezone, payload: request,
-    }, { transaction: tx });
-    await enqueueJob(sequelize, { queue: 'scheduled', tenantId: ctx.tenantId, payload: { scheduledEmailId: row.id }, runAt: at, key: scheduledJobKey(row.id) }, tx);
+    const row = await ScheduledEmail.create(
+      {
+        tenantId: ctx.tenantId,
+        apiKeyId: ctx.apiKeyId,
+        adminId: ctx.adminId,
+        testMode: ctx.testMode,
+        sendAt: at,
+        timezone,
+        payload: request,
+      },
+      { transaction: tx },
+    );
+    await enqueueJob(
+      sequelize,
+      {
+        queue: 'scheduled',
+        tenantId: ctx.tenantId,
+        payload: { scheduledEmailId: row.id },
+        runAt: at,
+        key: scheduledJobKey(row.id),
+      },
+      tx,
+    );
     return view(row);
   });
 }
 
-export async function listScheduledEmails(_deps: ScheduledDeps, ctx: TenantContext, query: { page?: number; limit?: number; status?: ScheduledStatus }) {
+export async function listScheduledEmails(
+  _deps: ScheduledDeps,
+  ctx: TenantContext,
+  query: { page?: number; limit?: number; status?: ScheduledStatus },
+) {
   const where = { tenantId: ctx.tenantId, ...(query.status ? { status: query.status } : {}) };
-  return findPage(ScheduledEmail, { where, order: [['sendAt', 'ASC'], ['id', 'ASC']] }, query, (rows) => rows.map(view));
+  return findPage(
+    ScheduledEmail,
+    {
+      where,
+      order: [
+        ['sendAt', 'ASC'],
+        ['id', 'ASC'],
+      ],
+    },
+    query,
+    (rows) => rows.map(view),
+  );
 }
 
 export async function cancelScheduledEmail(deps: ScheduledDeps, ctx: TenantContext, input: { id: string }) {
   const { sequelize } = deps.db;
   return sequelize.transaction(async (tx) => {
-    const row = await ScheduledEmail.findOne({ where: { id: input.id, tenantId: ctx.tenantId }, transaction: tx, lock: tx.LOCK.UPDATE });
+    const row = await ScheduledEmail.findOne({
+      where: { id: input.id, tenantId: ctx.tenantId },
+      transaction: tx,
+      lock: tx.LOCK.UPDATE,
+    });
     if (!row) throw new NotFoundError('The scheduled email');
-    if (row.status !== 'PENDING') throw new ConflictError(`Only a PENDING scheduled email can be cancelled; this one is ${row.status}.`, 'NOT_PENDING');
+    if (row.status !== 'PENDING')
+      throw new ConflictError(
+        `Only a PENDING scheduled email can be cancelled; this one is ${row.status}.`,
+        'NOT_PENDING',
+      );
     if (!(await removeJob(sequelize, 'scheduled', scheduledJobKey(row.id), tx))) {
-      throw new ConflictError('This scheduled email is being sent right now and can no longer be cancelled.', 'ALREADY_RUNNING');
+      throw new ConflictError(
+        'This scheduled email is being sent right now and can no longer be cancelled.',
+        'ALREADY_RUNNING',
+      );
     }
     await row.update({ status: 'CANCELLED' }, { transaction: tx });
     return view(row);
@@ -115,11 +183,22 @@ export async function cancelScheduledEmail(deps: ScheduledDeps, ctx: TenantConte
 export async function runScheduledEmail(deps: SendDeps, id: string): Promise<void> {
   const row = await ScheduledEmail.findByPk(id);
   if (!row || row.status !== 'PENDING') return;
-  const ctx: TenantContext = { tenantId: row.tenantId, adminId: row.adminId, apiKeyId: row.apiKeyId, role: null, isPlatformAdmin: false, testMode: row.testMode };
+  const ctx: TenantContext = {
+    tenantId: row.tenantId,
+    adminId: row.adminId,
+    apiKeyId: row.apiKeyId,
+    role: null,
+    isPlatformAdmin: false,
+    testMode: row.testMode,
+  };
   try {
     const send = { ...normalizeSend(row.payload as unknown as SendInput), scheduledEmailId: row.id };
     // The row id as idempotency key: a retried job after a crash answers with the first send.
-    const answer = await acceptSends(deps, ctx, { sends: [send], shape: 'single', idempotencyKey: scheduledJobKey(row.id) });
+    const answer = await acceptSends(deps, ctx, {
+      sends: [send],
+      shape: 'single',
+      idempotencyKey: scheduledJobKey(row.id),
+    });
     await row.update({ status: 'SENT', emailId: (answer.body as { id: string }).id, error: null });
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;

@@ -30,13 +30,22 @@ interface RenderableVersion {
 }
 
 /** JSX + props → HTML document and its text part. Nothing is stored. */
-export async function renderReactEmail(sandbox: ReactEmailSandbox, jsx: string, props: Record<string, unknown>): Promise<{ html: string; text: string }> {
+export async function renderReactEmail(
+  sandbox: ReactEmailSandbox,
+  jsx: string,
+  props: Record<string, unknown>,
+): Promise<{ html: string; text: string }> {
   const code = await compileTemplateJsx(jsx);
   const html = await sandbox.render(code, props);
   return { html, text: textFromHtml(html) };
 }
 
-export async function renderVersion(sandbox: ReactEmailSandbox, mode: TemplateEditorMode, version: RenderableVersion, data: Record<string, unknown>): Promise<RenderedVersion> {
+export async function renderVersion(
+  sandbox: ReactEmailSandbox,
+  mode: TemplateEditorMode,
+  version: RenderableVersion,
+  data: Record<string, unknown>,
+): Promise<RenderedVersion> {
   const subject = await renderLiquid('subject', version.subject, data);
   let html: string;
   if (mode === 'react-email') {
@@ -44,7 +53,11 @@ export async function renderVersion(sandbox: ReactEmailSandbox, mode: TemplateEd
   } else {
     html = version.htmlBody ? await renderLiquid('htmlBody', version.htmlBody, data) : '';
   }
-  const text = version.textBody ? await renderLiquid('textBody', version.textBody, data) : html ? textFromHtml(html) : '';
+  const text = version.textBody
+    ? await renderLiquid('textBody', version.textBody, data)
+    : html
+      ? textFromHtml(html)
+      : '';
   return { subject, html, text };
 }
 
@@ -79,8 +92,15 @@ const VERSION_COLUMNS = `v.id, v.template_id, v.version, v.locale, t.editor_mode
 
 function fromRow(row: VersionRow): PublishedVersion {
   return {
-    id: row.id, templateId: row.template_id, version: row.version, locale: row.locale, editorMode: row.editor_mode,
-    subject: row.subject, htmlBody: row.html_body, textBody: row.text_body, jsx: row.jsx,
+    id: row.id,
+    templateId: row.template_id,
+    version: row.version,
+    locale: row.locale,
+    editorMode: row.editor_mode,
+    subject: row.subject,
+    htmlBody: row.html_body,
+    textBody: row.text_body,
+    jsx: row.jsx,
   };
 }
 
@@ -143,10 +163,17 @@ export async function resolvePublishedVersion(
 }
 
 /** Why resolvePublishedVersion found nothing, for the sentence of a 422. */
-export async function whyNothingPublished(sequelize: Sequelize, tenantId: string, slug: string): Promise<'unknown-slug' | 'not-published'> {
-  const [row] = await sequelize.query<{ id: string }>('SELECT id FROM templates WHERE tenant_id = :tenantId AND slug = :slug', {
-    replacements: { tenantId, slug },
-    type: QueryTypes.SELECT,
-  });
+export async function whyNothingPublished(
+  sequelize: Sequelize,
+  tenantId: string,
+  slug: string,
+): Promise<'unknown-slug' | 'not-published'> {
+  const [row] = await sequelize.query<{ id: string }>(
+    'SELECT id FROM templates WHERE tenant_id = :tenantId AND slug = :slug',
+    {
+      replacements: { tenantId, slug },
+      type: QueryTypes.SELECT,
+    },
+  );
   return row ? 'not-published' : 'unknown-slug';
 }

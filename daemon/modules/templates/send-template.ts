@@ -17,17 +17,27 @@ export interface SendTemplateInput {
 
 export async function sendTemplate(deps: SendDeps, ctx: TenantContext, input: SendTemplateInput): Promise<SendAnswer> {
   const { slug, idempotencyKey, from, ...rest } = input.body;
-  if (!from) throw new ValidationError('from is required: a template does not carry a sender.', [{ field: 'from', message: 'is required' }]);
+  if (!from)
+    throw new ValidationError('from is required: a template does not carry a sender.', [
+      { field: 'from', message: 'is required' },
+    ]);
   const { sequelize } = deps.db;
   const version = await resolvePublishedVersion(sequelize, ctx.tenantId, slug, rest.locale);
   if (!version) {
     const why = await whyNothingPublished(sequelize, ctx.tenantId, slug);
-    if (why === 'unknown-slug') throw new UnprocessableError(`There is no template with slug "${slug}" in this tenant.`, 'TEMPLATE_NOT_FOUND');
+    if (why === 'unknown-slug')
+      throw new UnprocessableError(`There is no template with slug "${slug}" in this tenant.`, 'TEMPLATE_NOT_FOUND');
     const where = rest.locale ? ` for locale "${rest.locale}" or the template's default locale` : '';
-    throw new UnprocessableError(`Template "${slug}" has no published version${where}: publish one first.`, 'TEMPLATE_NOT_PUBLISHED');
+    throw new UnprocessableError(
+      `Template "${slug}" has no published version${where}: publish one first.`,
+      'TEMPLATE_NOT_PUBLISHED',
+    );
   }
   const data = rest.data ?? {};
-  await renderTemplateForSend({ sequelize, reactEmailSandbox: deps.reactEmailSandbox }, ctx, { versionId: version.id, data });
+  await renderTemplateForSend({ sequelize, reactEmailSandbox: deps.reactEmailSandbox }, ctx, {
+    versionId: version.id,
+    data,
+  });
   const send = normalizeSend({ ...rest, from, data, locale: version.locale, templateVersionId: version.id });
   return acceptSends(deps, ctx, {
     sends: [send],

@@ -51,10 +51,25 @@ export async function listTemplates(_deps: TemplateDeps, ctx: TenantContext, que
     );
     where.push({ id: query.status === 'published' ? { [Op.in]: publishedIds } : { [Op.notIn]: publishedIds } });
   }
-  return findPage(Template, { where: { [Op.and]: where }, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, query, summariesOf);
+  return findPage(
+    Template,
+    {
+      where: { [Op.and]: where },
+      order: [
+        ['createdAt', 'DESC'],
+        ['id', 'ASC'],
+      ],
+    },
+    query,
+    summariesOf,
+  );
 }
 
-export async function createTemplate(_deps: TemplateDeps, ctx: TenantContext, body: CreateTemplateBody): Promise<TemplateDetail> {
+export async function createTemplate(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  body: CreateTemplateBody,
+): Promise<TemplateDetail> {
   const content = {
     subject: body.subject,
     htmlBody: body.htmlBody ?? null,
@@ -67,16 +82,22 @@ export async function createTemplate(_deps: TemplateDeps, ctx: TenantContext, bo
   const sequelize = Template.sequelize as Sequelize;
   try {
     const template = await sequelize.transaction(async (transaction) => {
-      const created = await Template.create({
-        tenantId: ctx.tenantId,
-        projectId: body.projectId ?? null,
-        name: body.name,
-        slug: body.slug,
-        editorMode: body.editorMode,
-        defaultLocale: locale,
-        createdBy: ctx.adminId,
-      }, { transaction });
-      await TemplateVersion.create({ tenantId: ctx.tenantId, templateId: created.id, version: 1, locale, ...content, createdBy: ctx.adminId }, { transaction });
+      const created = await Template.create(
+        {
+          tenantId: ctx.tenantId,
+          projectId: body.projectId ?? null,
+          name: body.name,
+          slug: body.slug,
+          editorMode: body.editorMode,
+          defaultLocale: locale,
+          createdBy: ctx.adminId,
+        },
+        { transaction },
+      );
+      await TemplateVersion.create(
+        { tenantId: ctx.tenantId, templateId: created.id, version: 1, locale, ...content, createdBy: ctx.adminId },
+        { transaction },
+      );
       return created;
     });
     return detailOf(template);
@@ -86,7 +107,11 @@ export async function createTemplate(_deps: TemplateDeps, ctx: TenantContext, bo
   }
 }
 
-export async function getTemplate(_deps: TemplateDeps, ctx: TenantContext, input: { id: string }): Promise<TemplateDetail> {
+export async function getTemplate(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { id: string },
+): Promise<TemplateDetail> {
   const { id } = input;
   return detailOf(await findTemplate(ctx.tenantId, id));
 }
@@ -122,42 +147,65 @@ export async function deleteTemplate(_deps: TemplateDeps, ctx: TenantContext, in
 async function freeCopySlug(tenantId: string, slug: string): Promise<string> {
   const base = `${slug.slice(0, 90)}-copy`;
   const taken = new Set(
-    (await Template.findAll({ where: { tenantId, slug: { [Op.like]: `${escapeLike(base)}%` } }, attributes: ['slug'] })).map((t) => t.slug),
+    (
+      await Template.findAll({ where: { tenantId, slug: { [Op.like]: `${escapeLike(base)}%` } }, attributes: ['slug'] })
+    ).map((t) => t.slug),
   );
   if (!taken.has(base)) return base;
   for (let n = 2; ; n += 1) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
 }
 
 /** A new draft template: same settings and tags, the latest version of each locale as version 1, 2 … */
-export async function duplicateTemplate(_deps: TemplateDeps, ctx: TenantContext, input: { id: string }): Promise<TemplateDetail> {
+export async function duplicateTemplate(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { id: string },
+): Promise<TemplateDetail> {
   const { id } = input;
   const source = await findTemplate(ctx.tenantId, id);
   const sequelize = Template.sequelize as Sequelize;
-  const versions = await TemplateVersion.findAll({ where: { templateId: source.id, tenantId: ctx.tenantId }, order: [['version', 'DESC']] });
+  const versions = await TemplateVersion.findAll({
+    where: { templateId: source.id, tenantId: ctx.tenantId },
+    order: [['version', 'DESC']],
+  });
   const latestPerLocale = new Map<string, TemplateVersion>();
   for (const v of versions) if (!latestPerLocale.has(v.locale)) latestPerLocale.set(v.locale, v);
   const links = await TemplateTagLink.findAll({ where: { templateId: source.id } });
   // Outside the transaction: the embedded database has a single connection, which the transaction holds.
   const slug = await freeCopySlug(ctx.tenantId, source.slug);
   const copy = await sequelize.transaction(async (transaction) => {
-    const created = await Template.create({
-      tenantId: ctx.tenantId,
-      projectId: source.projectId,
-      name: `${source.name} (copy)`.slice(0, 200),
-      slug,
-      editorMode: source.editorMode,
-      defaultLocale: source.defaultLocale,
-      createdBy: ctx.adminId,
-    }, { transaction });
+    const created = await Template.create(
+      {
+        tenantId: ctx.tenantId,
+        projectId: source.projectId,
+        name: `${source.name} (copy)`.slice(0, 200),
+        slug,
+        editorMode: source.editorMode,
+        defaultLocale: source.defaultLocale,
+        createdBy: ctx.adminId,
+      },
+      { transaction },
+    );
     let number = 0;
     for (const v of [...latestPerLocale.values()].sort((a, b) => a.version - b.version)) {
       number += 1;
-      await TemplateVersion.create({
-        tenantId: ctx.tenantId, templateId: created.id, version: number, locale: v.locale,
-        subject: v.subject, htmlBody: v.htmlBody, textBody: v.textBody, jsx: v.jsx, createdBy: ctx.adminId,
-      }, { transaction });
+      await TemplateVersion.create(
+        {
+          tenantId: ctx.tenantId,
+          templateId: created.id,
+          version: number,
+          locale: v.locale,
+          subject: v.subject,
+          htmlBody: v.htmlBody,
+          textBody: v.textBody,
+          jsx: v.jsx,
+          createdBy: ctx.adminId,
+        },
+        { transaction },
+      );
     }
-    for (const link of links) await TemplateTagLink.create({ templateId: created.id, tagId: link.tagId }, { transaction });
+    for (const link of links)
+      await TemplateTagLink.create({ templateId: created.id, tagId: link.tagId }, { transaction });
     return created;
   });
   return detailOf(copy);

@@ -18,24 +18,37 @@ export async function listTemplateTags(_deps: TemplateDeps, ctx: TenantContext):
   return tags.map(tagView);
 }
 
-export async function createTemplateTag(_deps: TemplateDeps, ctx: TenantContext, input: { name: string }): Promise<TemplateTagView> {
+export async function createTemplateTag(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { name: string },
+): Promise<TemplateTagView> {
   const { name } = input;
   try {
     return tagView(await TemplateTag.create({ tenantId: ctx.tenantId, name }));
   } catch (error) {
-    if (error instanceof UniqueConstraintError) throw new ConflictError(`A template tag named "${name}" already exists.`, 'TAG_EXISTS');
+    if (error instanceof UniqueConstraintError)
+      throw new ConflictError(`A template tag named "${name}" already exists.`, 'TAG_EXISTS');
     throw error;
   }
 }
 
 /** Deleting a tag detaches it from every template (the links cascade). */
-export async function deleteTemplateTag(_deps: TemplateDeps, ctx: TenantContext, input: { tagId: string }): Promise<void> {
+export async function deleteTemplateTag(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { tagId: string },
+): Promise<void> {
   const { tagId } = input;
   const tag = await findTag(ctx.tenantId, tagId);
   await tag.destroy();
 }
 
-export async function tagsOfTemplate(_deps: TemplateDeps, ctx: TenantContext, input: { templateId: string }): Promise<TemplateTagView[]> {
+export async function tagsOfTemplate(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { templateId: string },
+): Promise<TemplateTagView[]> {
   const { templateId } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   return ((await tagsOfTemplates([template.id])).get(template.id) ?? []).map(tagView);

@@ -31,18 +31,25 @@ export async function createVersion(
   const created = await sequelizeOf().transaction(async (transaction) => {
     // Serialises concurrent creations so version numbers stay unique and gapless per template.
     await Template.findOne({ where: { id: template.id }, lock: transaction.LOCK.UPDATE, transaction });
-    const latest = await TemplateVersion.findOne({ where: { templateId: template.id }, order: [['version', 'DESC']], transaction });
-    const version = await TemplateVersion.create({
-      tenantId: ctx.tenantId,
-      templateId: template.id,
-      version: (latest?.version ?? 0) + 1,
-      locale: body?.locale ?? latest?.locale ?? template.defaultLocale,
-      subject: latest?.subject ?? template.name,
-      htmlBody: latest?.htmlBody ?? null,
-      textBody: latest?.textBody ?? null,
-      jsx: latest?.jsx ?? null,
-      createdBy: ctx.adminId,
-    }, { transaction });
+    const latest = await TemplateVersion.findOne({
+      where: { templateId: template.id },
+      order: [['version', 'DESC']],
+      transaction,
+    });
+    const version = await TemplateVersion.create(
+      {
+        tenantId: ctx.tenantId,
+        templateId: template.id,
+        version: (latest?.version ?? 0) + 1,
+        locale: body?.locale ?? latest?.locale ?? template.defaultLocale,
+        subject: latest?.subject ?? template.name,
+        htmlBody: latest?.htmlBody ?? null,
+        textBody: latest?.textBody ?? null,
+        jsx: latest?.jsx ?? null,
+        createdBy: ctx.adminId,
+      },
+      { transaction },
+    );
     await touch(template, transaction);
     return version;
   });
@@ -67,7 +74,10 @@ export async function updateVersion(
   const template = await findTemplate(ctx.tenantId, templateId);
   const version = await findVersion(ctx.tenantId, templateId, versionId);
   if (version.publishedAt) {
-    throw new ConflictError('A published version cannot be changed: create a new version (POST /templates/{id}/versions), edit it and publish it, or unpublish this one first.', 'VERSION_PUBLISHED');
+    throw new ConflictError(
+      'A published version cannot be changed: create a new version (POST /templates/{id}/versions), edit it and publish it, or unpublish this one first.',
+      'VERSION_PUBLISHED',
+    );
   }
   const next = {
     subject: body.subject ?? version.subject,
@@ -81,13 +91,22 @@ export async function updateVersion(
   return versionView(version);
 }
 
-export async function deleteVersion(_deps: TemplateDeps, ctx: TenantContext, input: { templateId: string; versionId: string }): Promise<void> {
+export async function deleteVersion(
+  _deps: TemplateDeps,
+  ctx: TenantContext,
+  input: { templateId: string; versionId: string },
+): Promise<void> {
   const { templateId, versionId } = input;
   const template = await findTemplate(ctx.tenantId, templateId);
   const version = await findVersion(ctx.tenantId, templateId, versionId);
-  if (version.publishedAt) throw new ConflictError('The published version cannot be deleted: unpublish it first.', 'VERSION_PUBLISHED');
+  if (version.publishedAt)
+    throw new ConflictError('The published version cannot be deleted: unpublish it first.', 'VERSION_PUBLISHED');
   const count = await TemplateVersion.count({ where: { templateId: template.id } });
-  if (count <= 1) throw new ConflictError('The only version of a template cannot be deleted: delete the template instead.', 'LAST_VERSION');
+  if (count <= 1)
+    throw new ConflictError(
+      'The only version of a template cannot be deleted: delete the template instead.',
+      'LAST_VERSION',
+    );
   await version.destroy();
   await touch(template);
 }
@@ -106,7 +125,15 @@ export async function publishVersion(
     await Template.findOne({ where: { id: template.id }, lock: transaction.LOCK.UPDATE, transaction });
     await TemplateVersion.update(
       { publishedAt: null },
-      { where: { templateId: template.id, locale: version.locale, publishedAt: { [Op.ne]: null }, id: { [Op.ne]: version.id } }, transaction },
+      {
+        where: {
+          templateId: template.id,
+          locale: version.locale,
+          publishedAt: { [Op.ne]: null },
+          id: { [Op.ne]: version.id },
+        },
+        transaction,
+      },
     );
     if (!version.publishedAt) await version.update({ publishedAt: new Date() }, { transaction });
     await touch(template, transaction);

@@ -2,7 +2,12 @@
 // needs (always scoped to the tenant: another tenant's row is simply not found).
 import { Op } from 'sequelize';
 import { NotFoundError } from '../../errors.ts';
-import type { TemplateDetail, TemplateSummary, TemplateTagView, TemplateVersionView } from '../../../shared/schemas/templates.ts';
+import type {
+  TemplateDetail,
+  TemplateSummary,
+  TemplateTagView,
+  TemplateVersionView,
+} from '../../../shared/schemas/templates.ts';
 import { Template, TemplateTag, TemplateTagLink, TemplateVersion } from './model.ts';
 
 export function versionView(version: TemplateVersion): TemplateVersionView {
@@ -64,7 +69,9 @@ export async function tagsOfTemplates(templateIds: string[]): Promise<Map<string
   const byTemplate = new Map<string, TemplateTag[]>(templateIds.map((id) => [id, []]));
   if (templateIds.length === 0) return byTemplate;
   const links = await TemplateTagLink.findAll({ where: { templateId: { [Op.in]: templateIds } } });
-  const tags = links.length ? await TemplateTag.findAll({ where: { id: { [Op.in]: links.map((l) => l.tagId) } }, order: [['name', 'ASC']] }) : [];
+  const tags = links.length
+    ? await TemplateTag.findAll({ where: { id: { [Op.in]: links.map((l) => l.tagId) } }, order: [['name', 'ASC']] })
+    : [];
   const tagById = new Map(tags.map((t) => [t.id, t]));
   for (const link of links) {
     const tag = tagById.get(link.tagId);
@@ -75,7 +82,9 @@ export async function tagsOfTemplates(templateIds: string[]): Promise<Map<string
 }
 
 export async function versionFacts(templateIds: string[]): Promise<Map<string, VersionFacts>> {
-  const facts = new Map<string, VersionFacts>(templateIds.map((id) => [id, { latestVersion: 0, publishedLocales: [] }]));
+  const facts = new Map<string, VersionFacts>(
+    templateIds.map((id) => [id, { latestVersion: 0, publishedLocales: [] }]),
+  );
   if (templateIds.length === 0) return facts;
   const rows = await TemplateVersion.findAll({
     where: { templateId: { [Op.in]: templateIds } },
@@ -93,11 +102,16 @@ export async function versionFacts(templateIds: string[]): Promise<Map<string, V
 export async function summariesOf(templates: Template[]): Promise<TemplateSummary[]> {
   const ids = templates.map((t) => t.id);
   const [facts, tags] = await Promise.all([versionFacts(ids), tagsOfTemplates(ids)]);
-  return templates.map((t) => summaryView(t, facts.get(t.id) ?? { latestVersion: 0, publishedLocales: [] }, tags.get(t.id) ?? []));
+  return templates.map((t) =>
+    summaryView(t, facts.get(t.id) ?? { latestVersion: 0, publishedLocales: [] }, tags.get(t.id) ?? []),
+  );
 }
 
 export async function detailOf(template: Template): Promise<TemplateDetail> {
   const [summary] = await summariesOf([template]);
-  const versions = await TemplateVersion.findAll({ where: { templateId: template.id, tenantId: template.tenantId }, order: [['version', 'DESC']] });
+  const versions = await TemplateVersion.findAll({
+    where: { templateId: template.id, tenantId: template.tenantId },
+    order: [['version', 'DESC']],
+  });
   return { ...summary, versions: versions.map(versionView) };
 }

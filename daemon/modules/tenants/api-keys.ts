@@ -27,9 +27,10 @@ function apiKeyBody(row: ApiKey): ApiKeyBody {
 function checkScopes(scopes: string[]): ApiKeyScope[] {
   const unknown = scopes.filter((scope) => !(API_KEY_SCOPES as readonly string[]).includes(scope));
   if (unknown.length) {
-    throw new ValidationError(`Unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}; the scopes are ${API_KEY_SCOPES.join(', ')}.`, [
-      { field: 'body.scopes', message: 'contains an unknown scope' },
-    ]);
+    throw new ValidationError(
+      `Unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}; the scopes are ${API_KEY_SCOPES.join(', ')}.`,
+      [{ field: 'body.scopes', message: 'contains an unknown scope' }],
+    );
   }
   return [...new Set(scopes)] as ApiKeyScope[];
 }
@@ -47,11 +48,26 @@ export async function createApiKey(
     await requireTenantRole(tenantId, actor, 'developer', { transaction });
     const generated = generateApiKey(environment);
     const row = await ApiKey.create(
-      { tenantId, name: body.name.trim(), prefix: generated.prefix, keyHash: generated.keyHash, scopes, environment, createdBy: actor.adminId },
+      {
+        tenantId,
+        name: body.name.trim(),
+        prefix: generated.prefix,
+        keyHash: generated.keyHash,
+        scopes,
+        environment,
+        createdBy: actor.adminId,
+      },
       { transaction },
     );
     await recordAudit(
-      { action: 'api_key.created', tenantId, adminId: actor.adminId, ip: actor.ip, target: row.id, metadata: { prefix: row.prefix, scopes, environment } },
+      {
+        action: 'api_key.created',
+        tenantId,
+        adminId: actor.adminId,
+        ip: actor.ip,
+        target: row.id,
+        metadata: { prefix: row.prefix, scopes, environment },
+      },
       transaction,
     );
     return { ...apiKeyBody(row), key: generated.key };
@@ -59,20 +75,43 @@ export async function createApiKey(
 }
 
 /** Live (unrevoked) keys, newest first; never the key or its hash. */
-export async function listApiKeys(_deps: TenantDeps, actor: Actor, input: { tenantId: string; page: number; limit: number }) {
+export async function listApiKeys(
+  _deps: TenantDeps,
+  actor: Actor,
+  input: { tenantId: string; page: number; limit: number },
+) {
   const { tenantId, page, limit } = input;
   await requireTenantRole(tenantId, actor, 'viewer', { allowBlocked: true });
   const where = { tenantId, revokedAt: { [Op.is]: null } };
-  return findPage(ApiKey, { where, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, { page, limit }, (rows) => rows.map(apiKeyBody));
+  return findPage(
+    ApiKey,
+    {
+      where,
+      order: [
+        ['createdAt', 'DESC'],
+        ['id', 'ASC'],
+      ],
+    },
+    { page, limit },
+    (rows) => rows.map(apiKeyBody),
+  );
 }
 
 async function liveKeyOf(tenantId: string, apiKeyId: string, transaction: Transaction): Promise<ApiKey> {
-  const row = await ApiKey.findOne({ where: { id: apiKeyId, tenantId, revokedAt: { [Op.is]: null } }, transaction, lock: transaction.LOCK.UPDATE });
+  const row = await ApiKey.findOne({
+    where: { id: apiKeyId, tenantId, revokedAt: { [Op.is]: null } },
+    transaction,
+    lock: transaction.LOCK.UPDATE,
+  });
   if (!row) throw new NotFoundError('API key');
   return row;
 }
 
-export async function rotateApiKey(deps: TenantDeps, actor: Actor, input: { tenantId: string; apiKeyId: string }): Promise<CreatedApiKeyBody> {
+export async function rotateApiKey(
+  deps: TenantDeps,
+  actor: Actor,
+  input: { tenantId: string; apiKeyId: string },
+): Promise<CreatedApiKeyBody> {
   const { sequelize } = deps.db;
   const { tenantId, apiKeyId } = input;
   // The API nodes drop the old prefix from their caches (tenants/state-cache.ts).
@@ -83,7 +122,14 @@ export async function rotateApiKey(deps: TenantDeps, actor: Actor, input: { tena
     const generated = generateApiKey(row.environment);
     await row.update({ prefix: generated.prefix, keyHash: generated.keyHash, lastUsedAt: null }, { transaction });
     await recordAudit(
-      { action: 'api_key.rotated', tenantId, adminId: actor.adminId, ip: actor.ip, target: row.id, metadata: { oldPrefix, prefix: generated.prefix } },
+      {
+        action: 'api_key.rotated',
+        tenantId,
+        adminId: actor.adminId,
+        ip: actor.ip,
+        target: row.id,
+        metadata: { oldPrefix, prefix: generated.prefix },
+      },
       transaction,
     );
     return { body: { ...apiKeyBody(row), key: generated.key }, oldPrefix };
@@ -91,7 +137,11 @@ export async function rotateApiKey(deps: TenantDeps, actor: Actor, input: { tena
   return body;
 }
 
-export async function revokeApiKey(deps: TenantDeps, actor: Actor, input: { tenantId: string; apiKeyId: string }): Promise<void> {
+export async function revokeApiKey(
+  deps: TenantDeps,
+  actor: Actor,
+  input: { tenantId: string; apiKeyId: string },
+): Promise<void> {
   const { sequelize } = deps.db;
   const { tenantId, apiKeyId } = input;
   // The API nodes drop the key from their caches (tenants/state-cache.ts).
@@ -99,6 +149,16 @@ export async function revokeApiKey(deps: TenantDeps, actor: Actor, input: { tena
     await requireTenantRole(tenantId, actor, 'developer', { transaction });
     const row = await liveKeyOf(tenantId, apiKeyId, transaction);
     await row.update({ revokedAt: new Date() }, { transaction });
-    await recordAudit({ action: 'api_key.revoked', tenantId, adminId: actor.adminId, ip: actor.ip, target: row.id, metadata: { prefix: row.prefix } }, transaction);
+    await recordAudit(
+      {
+        action: 'api_key.revoked',
+        tenantId,
+        adminId: actor.adminId,
+        ip: actor.ip,
+        target: row.id,
+        metadata: { prefix: row.prefix },
+      },
+      transaction,
+    );
   });
 }

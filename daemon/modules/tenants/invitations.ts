@@ -14,7 +14,10 @@ import type { InvitationBody } from '../../../shared/schemas/tenants.ts';
 export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
 
 function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  return value.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 }
 
 export function invitationLink(publicUrl: string, token: string): string {
@@ -27,14 +30,25 @@ export function invitationLink(publicUrl: string, token: string): string {
 export async function inviteByEmail(
   deps: SystemMailDeps,
   transaction: Transaction,
-  input: { tenantId: string; tenantName: string; email: string; role: MemberRole; invitedBy: string; inviterEmail: string; ip?: string },
+  input: {
+    tenantId: string;
+    tenantName: string;
+    email: string;
+    role: MemberRole;
+    invitedBy: string;
+    inviterEmail: string;
+    ip?: string;
+  },
 ): Promise<InvitationBody> {
   const token = newOpaqueToken();
   const expiresAt = new Date(Date.now() + INVITATION_TTL_MS);
-  await deps.sequelize.query(`DELETE FROM invitations WHERE tenant_id = :tenantId AND email = :email AND accepted_at IS NULL`, {
-    replacements: { tenantId: input.tenantId, email: input.email },
-    transaction,
-  });
+  await deps.sequelize.query(
+    `DELETE FROM invitations WHERE tenant_id = :tenantId AND email = :email AND accepted_at IS NULL`,
+    {
+      replacements: { tenantId: input.tenantId, email: input.email },
+      transaction,
+    },
+  );
   const [row] = await deps.sequelize.query<{ id: string }>(
     `INSERT INTO invitations (tenant_id, email, role, token_hash, invited_by, expires_at)
      VALUES (:tenantId, :email, :role, :tokenHash, :invitedBy, :expiresAt) RETURNING id`,
@@ -44,21 +58,38 @@ export async function inviteByEmail(
   const intro = `${input.inviterEmail} invited you to join ${input.tenantName} as ${input.role}.`;
   const howTo = 'Create your account with this link (it works once and expires in 7 days):';
   const api = `Or from the command line: POST ${deps.config.publicUrl}/auth/register with {"email":"${input.email}","password":"…","invitationToken":"${token}"}.`;
-  await sendSystemMail(deps, {
-    to: input.email,
-    subject: `You are invited to ${input.tenantName}`,
-    text: `${intro}\n\n${howTo}\n${link}\n\n${api}\n\nIf you did not expect this, ignore this mail.\n`,
-    html: `<p>${escapeHtml(intro)}</p><p>${escapeHtml(howTo)}<br><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>`
-      + `<p>${escapeHtml(api)}</p><p>If you did not expect this, ignore this mail.</p>`,
-  }, transaction);
-  await recordAudit({ action: 'member.invited', tenantId: input.tenantId, adminId: input.invitedBy, ip: input.ip, metadata: { email: input.email, role: input.role } }, transaction);
+  await sendSystemMail(
+    deps,
+    {
+      to: input.email,
+      subject: `You are invited to ${input.tenantName}`,
+      text: `${intro}\n\n${howTo}\n${link}\n\n${api}\n\nIf you did not expect this, ignore this mail.\n`,
+      html:
+        `<p>${escapeHtml(intro)}</p><p>${escapeHtml(howTo)}<br><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>` +
+        `<p>${escapeHtml(api)}</p><p>If you did not expect this, ignore this mail.</p>`,
+    },
+    transaction,
+  );
+  await recordAudit(
+    {
+      action: 'member.invited',
+      tenantId: input.tenantId,
+      adminId: input.invitedBy,
+      ip: input.ip,
+      metadata: { email: input.email, role: input.role },
+    },
+    transaction,
+  );
   return { invitationId: row.id, email: input.email, role: input.role, expiresAt: expiresAt.toISOString() };
 }
 
 export function invalidInvitation(): ApiError {
-  return new ApiError(400, 'INVALID_TOKEN', 'The invitation is invalid, already used, expired, or for another e-mail address: ask for a new one.', [
-    { field: 'body.invitationToken', message: 'not accepted' },
-  ]);
+  return new ApiError(
+    400,
+    'INVALID_TOKEN',
+    'The invitation is invalid, already used, expired, or for another e-mail address: ask for a new one.',
+    [{ field: 'body.invitationToken', message: 'not accepted' }],
+  );
 }
 
 export interface PendingInvitation {
@@ -68,7 +99,12 @@ export interface PendingInvitation {
 }
 
 /** The live invitation of `token` for `email`, locked for this transaction; null when there is none. */
-export async function findLiveInvitation(sequelize: Sequelize, token: string, email: string, transaction: Transaction): Promise<PendingInvitation | null> {
+export async function findLiveInvitation(
+  sequelize: Sequelize,
+  token: string,
+  email: string,
+  transaction: Transaction,
+): Promise<PendingInvitation | null> {
   const [row] = await sequelize.query<{ id: string; tenant_id: string; role: MemberRole }>(
     `SELECT id, tenant_id, role FROM invitations
       WHERE token_hash = :tokenHash AND email = :email AND accepted_at IS NULL AND expires_at > now()
@@ -79,12 +115,31 @@ export async function findLiveInvitation(sequelize: Sequelize, token: string, em
 }
 
 /** Uses the invitation: the new admin joins its tenant with its role. */
-export async function acceptInvitation(sequelize: Sequelize, invitation: PendingInvitation, adminId: string, transaction: Transaction, ip?: string): Promise<void> {
-  await sequelize.query(`UPDATE invitations SET accepted_at = now(), accepted_by = :adminId WHERE id = :id`, { replacements: { id: invitation.id, adminId }, transaction });
+export async function acceptInvitation(
+  sequelize: Sequelize,
+  invitation: PendingInvitation,
+  adminId: string,
+  transaction: Transaction,
+  ip?: string,
+): Promise<void> {
+  await sequelize.query(`UPDATE invitations SET accepted_at = now(), accepted_by = :adminId WHERE id = :id`, {
+    replacements: { id: invitation.id, adminId },
+    transaction,
+  });
   await sequelize.query(
     `INSERT INTO memberships (tenant_id, admin_id, role, created_at, updated_at) VALUES (:tenantId, :adminId, :role, now(), now())
      ON CONFLICT DO NOTHING`,
     { replacements: { tenantId: invitation.tenantId, adminId, role: invitation.role }, transaction },
   );
-  await recordAudit({ action: 'member.added', tenantId: invitation.tenantId, adminId, ip, target: adminId, metadata: { role: invitation.role, invitation: invitation.id } }, transaction);
+  await recordAudit(
+    {
+      action: 'member.added',
+      tenantId: invitation.tenantId,
+      adminId,
+      ip,
+      target: adminId,
+      metadata: { role: invitation.role, invitation: invitation.id },
+    },
+    transaction,
+  );
 }

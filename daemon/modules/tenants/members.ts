@@ -14,29 +14,55 @@ import { Tenant } from './model.ts';
 import { findPage } from '../../db/paging.ts';
 
 function memberBody(membership: Membership, admin: Admin): MemberBody {
-  return { adminId: admin.id, email: admin.email, name: admin.name, role: membership.role, createdAt: membership.createdAt.toISOString() };
+  return {
+    adminId: admin.id,
+    email: admin.email,
+    name: admin.name,
+    role: membership.role,
+    createdAt: membership.createdAt.toISOString(),
+  };
 }
 
 function onlyOwnersHandleOwners(actorRole: MemberRole | null): void {
-  if (actorRole !== 'owner') throw new ForbiddenError('Only owners may grant, change or remove the owner role.', 'ROLE_REQUIRED');
+  if (actorRole !== 'owner')
+    throw new ForbiddenError('Only owners may grant, change or remove the owner role.', 'ROLE_REQUIRED');
 }
 
 async function lockedOwnerCount(tenantId: string, transaction: Transaction): Promise<number> {
-  const owners = await Membership.findAll({ where: { tenantId, role: 'owner' }, transaction, lock: transaction.LOCK.UPDATE });
+  const owners = await Membership.findAll({
+    where: { tenantId, role: 'owner' },
+    transaction,
+    lock: transaction.LOCK.UPDATE,
+  });
   return owners.length;
 }
 
-export async function listMembers(_deps: TenantDeps, actor: Actor, input: { tenantId: string; page: number; limit: number }) {
+export async function listMembers(
+  _deps: TenantDeps,
+  actor: Actor,
+  input: { tenantId: string; page: number; limit: number },
+) {
   const { tenantId, page, limit } = input;
   await requireTenantRole(tenantId, actor, 'viewer', { allowBlocked: true });
-  return findPage(Membership, { where: { tenantId }, order: [['createdAt', 'ASC'], ['adminId', 'ASC']] }, { page, limit }, async (rows) => {
-    const admins = rows.length ? await Admin.findAll({ where: { id: { [Op.in]: rows.map((m) => m.adminId) } } }) : [];
-    const byId = new Map(admins.map((a) => [a.id, a]));
-    return rows.flatMap((m) => {
-      const admin = byId.get(m.adminId);
-      return admin ? [memberBody(m, admin)] : [];
-    });
-  });
+  return findPage(
+    Membership,
+    {
+      where: { tenantId },
+      order: [
+        ['createdAt', 'ASC'],
+        ['adminId', 'ASC'],
+      ],
+    },
+    { page, limit },
+    async (rows) => {
+      const admins = rows.length ? await Admin.findAll({ where: { id: { [Op.in]: rows.map((m) => m.adminId) } } }) : [];
+      const byId = new Map(admins.map((a) => [a.id, a]));
+      return rows.flatMap((m) => {
+        const admin = byId.get(m.adminId);
+        return admin ? [memberBody(m, admin)] : [];
+      });
+    },
+  );
 }
 
 /**
@@ -56,17 +82,40 @@ export async function addMember(
     const email = normaliseEmail(body.email);
     const admin = await Admin.findOne({ where: { email }, transaction });
     if (!admin) {
-      const [tenant, inviter] = await Promise.all([Tenant.findByPk(tenantId, { transaction }), Admin.findByPk(actor.adminId, { transaction })]);
+      const [tenant, inviter] = await Promise.all([
+        Tenant.findByPk(tenantId, { transaction }),
+        Admin.findByPk(actor.adminId, { transaction }),
+      ]);
       if (!tenant) throw new NotFoundError('Tenant');
       const invitation = await inviteByEmail({ sequelize, config: deps.config, secrets: deps.secrets }, transaction, {
-        tenantId, tenantName: tenant.name, email, role: body.role, invitedBy: actor.adminId, inviterEmail: inviter?.email ?? 'An administrator', ip: actor.ip,
+        tenantId,
+        tenantName: tenant.name,
+        email,
+        role: body.role,
+        invitedBy: actor.adminId,
+        inviterEmail: inviter?.email ?? 'An administrator',
+        ip: actor.ip,
       });
       return { invitation };
     }
     const existing = await Membership.findOne({ where: { tenantId, adminId: admin.id }, transaction });
-    if (existing) throw new ConflictError(`${admin.email} is already a member of this tenant (as ${existing.role}).`, 'ALREADY_MEMBER');
+    if (existing)
+      throw new ConflictError(
+        `${admin.email} is already a member of this tenant (as ${existing.role}).`,
+        'ALREADY_MEMBER',
+      );
     const membership = await Membership.create({ tenantId, adminId: admin.id, role: body.role }, { transaction });
-    await recordAudit({ action: 'member.added', tenantId, adminId: actor.adminId, ip: actor.ip, target: admin.id, metadata: { role: body.role } }, transaction);
+    await recordAudit(
+      {
+        action: 'member.added',
+        tenantId,
+        adminId: actor.adminId,
+        ip: actor.ip,
+        target: admin.id,
+        metadata: { role: body.role },
+      },
+      transaction,
+    );
     return { member: memberBody(membership, admin) };
   });
 }
@@ -80,7 +129,11 @@ export async function changeMemberRole(
   const { tenantId, targetAdminId, role } = input;
   return sequelize.transaction(async (transaction) => {
     const { role: actorRole } = await requireTenantRole(tenantId, actor, 'admin', { transaction });
-    const membership = await Membership.findOne({ where: { tenantId, adminId: targetAdminId }, transaction, lock: transaction.LOCK.UPDATE });
+    const membership = await Membership.findOne({
+      where: { tenantId, adminId: targetAdminId },
+      transaction,
+      lock: transaction.LOCK.UPDATE,
+    });
     const admin = membership ? await Admin.findByPk(targetAdminId, { transaction }) : null;
     if (!membership || !admin) throw new NotFoundError('Member');
     if (membership.role === 'owner' || role === 'owner') onlyOwnersHandleOwners(actorRole);
@@ -90,7 +143,14 @@ export async function changeMemberRole(
     const previous = membership.role;
     await membership.update({ role }, { transaction });
     await recordAudit(
-      { action: 'member.role_changed', tenantId, adminId: actor.adminId, ip: actor.ip, target: targetAdminId, metadata: { from: previous, to: role } },
+      {
+        action: 'member.role_changed',
+        tenantId,
+        adminId: actor.adminId,
+        ip: actor.ip,
+        target: targetAdminId,
+        metadata: { from: previous, to: role },
+      },
       transaction,
     );
     return memberBody(membership, admin);
@@ -98,23 +158,44 @@ export async function changeMemberRole(
 }
 
 /** Admins remove others; any member may remove themselves (leave). */
-export async function removeMember(deps: TenantDeps, actor: Actor, input: { tenantId: string; targetAdminId: string }): Promise<void> {
+export async function removeMember(
+  deps: TenantDeps,
+  actor: Actor,
+  input: { tenantId: string; targetAdminId: string },
+): Promise<void> {
   const { sequelize } = deps.db;
   const { tenantId, targetAdminId } = input;
   await sequelize.transaction(async (transaction) => {
     const leaving = targetAdminId === actor.adminId;
-    const { role: actorRole } = await requireTenantRole(tenantId, actor, leaving ? 'viewer' : 'admin', { transaction, allowBlocked: leaving });
-    const membership = await Membership.findOne({ where: { tenantId, adminId: targetAdminId }, transaction, lock: transaction.LOCK.UPDATE });
+    const { role: actorRole } = await requireTenantRole(tenantId, actor, leaving ? 'viewer' : 'admin', {
+      transaction,
+      allowBlocked: leaving,
+    });
+    const membership = await Membership.findOne({
+      where: { tenantId, adminId: targetAdminId },
+      transaction,
+      lock: transaction.LOCK.UPDATE,
+    });
     if (!membership) throw new NotFoundError('Member');
     if (membership.role === 'owner') {
       if (!leaving) onlyOwnersHandleOwners(actorRole);
       if ((await lockedOwnerCount(tenantId, transaction)) <= 1) {
-        throw new ConflictError('This is the last owner: make another member owner first, or delete the tenant.', 'LAST_OWNER');
+        throw new ConflictError(
+          'This is the last owner: make another member owner first, or delete the tenant.',
+          'LAST_OWNER',
+        );
       }
     }
     await membership.destroy({ transaction });
     await recordAudit(
-      { action: 'member.removed', tenantId, adminId: actor.adminId, ip: actor.ip, target: targetAdminId, metadata: { role: membership.role, left: leaving } },
+      {
+        action: 'member.removed',
+        tenantId,
+        adminId: actor.adminId,
+        ip: actor.ip,
+        target: targetAdminId,
+        metadata: { role: membership.role, left: leaving },
+      },
       transaction,
     );
   });

@@ -21,7 +21,8 @@ export interface Actor {
 /** What the tenant, member, API-key, retention and audit services take. */
 export type TenantDeps = Pick<AppDeps, 'db' | 'config' | 'secrets'>;
 
-export const BLOCKED_MESSAGE = 'This tenant has been blocked by the platform administrator; contact support to lift the block.';
+export const BLOCKED_MESSAGE =
+  'This tenant has been blocked by the platform administrator; contact support to lift the block.';
 
 export interface TenantAccess {
   tenant: Tenant;
@@ -82,7 +83,10 @@ export async function createTenant(deps: TenantDeps, actor: Actor, input: { name
   return sequelize.transaction(async (transaction) => {
     const tenant = await Tenant.create({ name: input.name.trim(), plan: 'free' }, { transaction });
     await Membership.create({ tenantId: tenant.id, adminId: actor.adminId, role: 'owner' }, { transaction });
-    await recordAudit({ action: 'tenant.created', tenantId: tenant.id, adminId: actor.adminId, ip: actor.ip, target: tenant.id }, transaction);
+    await recordAudit(
+      { action: 'tenant.created', tenantId: tenant.id, adminId: actor.adminId, ip: actor.ip, target: tenant.id },
+      transaction,
+    );
     return tenantBody(tenant, 'owner');
   });
 }
@@ -94,24 +98,43 @@ export async function listTenants(_deps: TenantDeps, actor: Actor, input: { page
   const memberships = await Membership.findAll({ where: { adminId }, attributes: ['tenantId', 'role'] });
   const roles = new Map(memberships.map((m) => [m.tenantId, m.role]));
   const where = { id: { [Op.in]: [...roles.keys()] } };
-  return findPage(Tenant, { where, order: [['createdAt', 'ASC'], ['id', 'ASC']] }, { page, limit }, (rows) =>
-    rows.map((tenant) => tenantBody(tenant, roles.get(tenant.id) ?? null)),
+  return findPage(
+    Tenant,
+    {
+      where,
+      order: [
+        ['createdAt', 'ASC'],
+        ['id', 'ASC'],
+      ],
+    },
+    { page, limit },
+    (rows) => rows.map((tenant) => tenantBody(tenant, roles.get(tenant.id) ?? null)),
   );
 }
 
 export async function getTenant(_deps: TenantDeps, actor: Actor, input: { tenantId: string }): Promise<TenantBody> {
   const { tenantId } = input;
-  const { tenant, role } = await requireTenantRole(tenantId, actor, 'viewer', { platformAdminMayRead: true, allowBlocked: true });
+  const { tenant, role } = await requireTenantRole(tenantId, actor, 'viewer', {
+    platformAdminMayRead: true,
+    allowBlocked: true,
+  });
   return tenantBody(tenant, role);
 }
 
 /** `name` from owners and admins; `plan` and `monthlyLimit` from platform admins only. */
-export async function updateTenant(deps: TenantDeps, actor: Actor, input: { tenantId: string; body: UpdateTenantBody }): Promise<TenantBody> {
+export async function updateTenant(
+  deps: TenantDeps,
+  actor: Actor,
+  input: { tenantId: string; body: UpdateTenantBody },
+): Promise<TenantBody> {
   const { sequelize } = deps.db;
   const { tenantId, body: changes } = input;
   const billing = changes.plan !== undefined || changes.monthlyLimit !== undefined;
   if (billing && !actor.isPlatformAdmin) {
-    throw new ForbiddenError('Only platform administrators may change the plan or the monthly limit.', 'PLATFORM_ADMIN_REQUIRED');
+    throw new ForbiddenError(
+      'Only platform administrators may change the plan or the monthly limit.',
+      'PLATFORM_ADMIN_REQUIRED',
+    );
   }
   return sequelize.transaction(async (transaction) => {
     const { tenant, role } = await requireTenantRole(tenantId, actor, changes.name !== undefined ? 'admin' : 'viewer', {
@@ -126,7 +149,17 @@ export async function updateTenant(deps: TenantDeps, actor: Actor, input: { tena
       },
       { transaction },
     );
-    await recordAudit({ action: 'tenant.updated', tenantId, adminId: actor.adminId, ip: actor.ip, target: tenantId, metadata: { ...changes } }, transaction);
+    await recordAudit(
+      {
+        action: 'tenant.updated',
+        tenantId,
+        adminId: actor.adminId,
+        ip: actor.ip,
+        target: tenantId,
+        metadata: { ...changes },
+      },
+      transaction,
+    );
     return tenantBody(tenant, role);
   });
 }
@@ -141,13 +174,24 @@ export async function deleteTenant(deps: TenantDeps, actor: Actor, input: { tena
   });
 }
 
-async function setStatus(sequelize: Sequelize, tenantId: string, actor: Actor, status: 'active' | 'blocked'): Promise<TenantBody> {
+async function setStatus(
+  sequelize: Sequelize,
+  tenantId: string,
+  actor: Actor,
+  status: 'active' | 'blocked',
+): Promise<TenantBody> {
   const body = await sequelize.transaction(async (transaction) => {
     const tenant = await Tenant.findByPk(tenantId, { transaction, lock: transaction.LOCK.UPDATE });
     if (!tenant) throw new NotFoundError('Tenant');
     await tenant.update({ status }, { transaction });
     await recordAudit(
-      { action: status === 'blocked' ? 'tenant.blocked' : 'tenant.unblocked', tenantId, adminId: actor.adminId, ip: actor.ip, target: tenantId },
+      {
+        action: status === 'blocked' ? 'tenant.blocked' : 'tenant.unblocked',
+        tenantId,
+        adminId: actor.adminId,
+        ip: actor.ip,
+        target: tenantId,
+      },
       transaction,
     );
     const membership = await Membership.findOne({ where: { tenantId, adminId: actor.adminId }, transaction });
@@ -177,7 +221,14 @@ export async function resumeSending(deps: TenantDeps, actor: Actor, input: { ten
     const wasPaused = tenant.sendingPausedAt !== null;
     await tenant.update({ sendingPausedAt: null, sendingPausedReason: null }, { transaction });
     await recordAudit(
-      { action: 'tenant.sending_resumed', tenantId, adminId: actor.adminId, ip: actor.ip, target: tenantId, metadata: { wasPaused } },
+      {
+        action: 'tenant.sending_resumed',
+        tenantId,
+        adminId: actor.adminId,
+        ip: actor.ip,
+        target: tenantId,
+        metadata: { wasPaused },
+      },
       transaction,
     );
     return tenantBody(tenant, role);

@@ -56,10 +56,13 @@ export interface TenantStateCache {
   close(): Promise<void>;
 }
 
-const KEY_BY_PREFIX = declare('api-key.by-prefix', `
+const KEY_BY_PREFIX = declare(
+  'api-key.by-prefix',
+  `
   SELECT k.id, k.tenant_id, t.status AS tenant_status, k.prefix, k.key_hash, k.scopes, k.environment
     FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
-   WHERE k.prefix = $1 AND k.revoked_at IS NULL`);
+   WHERE k.prefix = $1 AND k.revoked_at IS NULL`,
+);
 
 const KEY_LIVE = declare('api-key.live', `SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL`);
 
@@ -112,7 +115,13 @@ export async function createTenantStateCache(options: TenantStateCacheOptions): 
   };
 
   /** One read per key at a time: 64 requests that miss together share it. */
-  async function cached<T>(kind: 'key' | 'tenant', map: Map<string, Entry<T>>, id: string, fresh: boolean, load: () => Promise<T>): Promise<T> {
+  async function cached<T>(
+    kind: 'key' | 'tenant',
+    map: Map<string, Entry<T>>,
+    id: string,
+    fresh: boolean,
+    load: () => Promise<T>,
+  ): Promise<T> {
     const now = Date.now();
     const hit = map.get(id);
     if (!fresh && hit && hit.expiresAt > now) return hit.value;
@@ -136,9 +145,25 @@ export async function createTenantStateCache(options: TenantStateCacheOptions): 
   }
 
   async function loadKey(prefix: string): Promise<ResolvedApiKey | null> {
-    const [row] = await sql.rows<{ id: string; tenant_id: string; tenant_status: 'active' | 'blocked'; prefix: string; key_hash: string; scopes: string[]; environment: 'live' | 'test' }>(KEY_BY_PREFIX, [prefix]);
+    const [row] = await sql.rows<{
+      id: string;
+      tenant_id: string;
+      tenant_status: 'active' | 'blocked';
+      prefix: string;
+      key_hash: string;
+      scopes: string[];
+      environment: 'live' | 'test';
+    }>(KEY_BY_PREFIX, [prefix]);
     if (!row) return null;
-    return { id: row.id, tenantId: row.tenant_id, tenantStatus: row.tenant_status, prefix: row.prefix, keyHash: row.key_hash, scopes: row.scopes, environment: row.environment };
+    return {
+      id: row.id,
+      tenantId: row.tenant_id,
+      tenantStatus: row.tenant_status,
+      prefix: row.prefix,
+      keyHash: row.key_hash,
+      scopes: row.scopes,
+      environment: row.environment,
+    };
   }
 
   async function listen(): Promise<void> {
@@ -172,7 +197,8 @@ export async function createTenantStateCache(options: TenantStateCacheOptions): 
 
   return {
     apiKey: (prefix) => cached('key', keys, prefix, false, () => loadKey(prefix)),
-    tenant: (tenantId, opts) => cached('tenant', tenants, tenantId, opts?.fresh === true, () => loadTenantState(sql, tenantId)),
+    tenant: (tenantId, opts) =>
+      cached('tenant', tenants, tenantId, opts?.fresh === true, () => loadTenantState(sql, tenantId)),
     cachedQuota(tenantId) {
       const hit = tenants.get(tenantId);
       return hit && hit.value && hit.expiresAt > Date.now() ? quotaOfRow(hit.value.row) : null;

@@ -25,24 +25,48 @@ export async function recordOpen(deps: TrackingDeps, visitor: LinkVisitor, input
   if (!content) return;
   const log = await EmailLog.findByPk(content.e);
   if (!log) return;
-  await deps.db.sequelize.transaction((tx) => recordEmailOutcomeEvent(deps.db.sequelize, log, 'email.opened', { userAgent: userAgent?.slice(0, 300) ?? null }, tx));
+  await deps.db.sequelize.transaction((tx) =>
+    recordEmailOutcomeEvent(
+      deps.db.sequelize,
+      log,
+      'email.opened',
+      { userAgent: userAgent?.slice(0, 300) ?? null },
+      tx,
+    ),
+  );
 }
 
 /** The original URL of a click link (recording the click), or null for a token we did not sign. */
-export async function recordClick(deps: TrackingDeps, visitor: LinkVisitor, input: { token: string }): Promise<string | null> {
+export async function recordClick(
+  deps: TrackingDeps,
+  visitor: LinkVisitor,
+  input: { token: string },
+): Promise<string | null> {
   const { token } = input;
   const { userAgent } = visitor;
   const content = readLinkToken(deps.secrets.linkSigningKey, token, 'c');
   if (!content || !/^https?:\/\//i.test(content.u)) return null;
   const log = await EmailLog.findByPk(content.e);
   if (log) {
-    await deps.db.sequelize.transaction((tx) => recordEmailOutcomeEvent(deps.db.sequelize, log, 'email.clicked', { url: content.u, userAgent: userAgent?.slice(0, 300) ?? null }, tx));
+    await deps.db.sequelize.transaction((tx) =>
+      recordEmailOutcomeEvent(
+        deps.db.sequelize,
+        log,
+        'email.clicked',
+        { url: content.u, userAgent: userAgent?.slice(0, 300) ?? null },
+        tx,
+      ),
+    );
   }
   return content.u;
 }
 
 /** The address an unsubscribe token stands for, without acting on it (the GET confirmation page). */
-export function unsubscribeTarget(deps: TrackingDeps, _visitor: LinkVisitor, input: { token: string }): { address: string } | null {
+export function unsubscribeTarget(
+  deps: TrackingDeps,
+  _visitor: LinkVisitor,
+  input: { token: string },
+): { address: string } | null {
   const content = readLinkToken(deps.secrets.linkSigningKey, input.token, 'u');
   return content ? { address: content.a } : null;
 }
@@ -51,16 +75,38 @@ export function unsubscribeTarget(deps: TrackingDeps, _visitor: LinkVisitor, inp
  * RFC 8058 one-click, or the List-Unsubscribe mailto (`via` says which in the suppression's detail):
  * suppresses the address and emits contact.unsubscribed. False for a bad token.
  */
-export async function unsubscribe(deps: TrackingDeps, _visitor: LinkVisitor, input: { token: string; via?: string }): Promise<boolean> {
+export async function unsubscribe(
+  deps: TrackingDeps,
+  _visitor: LinkVisitor,
+  input: { token: string; via?: string },
+): Promise<boolean> {
   const { via = 'one-click unsubscribe' } = input;
   const content = readLinkToken(deps.secrets.linkSigningKey, input.token, 'u');
   if (!content) return false;
   await deps.db.sequelize.transaction(async (tx) => {
-    const added = await suppressAddress(deps.db.sequelize, { tenantId: content.t, email: content.a, reason: 'unsubscribe', emailId: content.e, detail: via }, tx);
+    const added = await suppressAddress(
+      deps.db.sequelize,
+      { tenantId: content.t, email: content.a, reason: 'unsubscribe', emailId: content.e, detail: via },
+      tx,
+    );
     if (!added) return;
     const log = await EmailLog.findOne({ where: { id: content.e, tenantId: content.t }, transaction: tx });
-    if (log) await recordEmailEvent(deps.db.sequelize, { tenantId: content.t, emailId: log.id, type: 'unsubscribed', data: { email: content.a } }, tx);
-    await emitEvent(deps.db.sequelize, { tenantId: content.t, type: 'contact.unsubscribed', emailId: log ? log.id : null, data: { email: content.a, emailId: content.e, messageId: log?.messageId ?? null } }, tx);
+    if (log)
+      await recordEmailEvent(
+        deps.db.sequelize,
+        { tenantId: content.t, emailId: log.id, type: 'unsubscribed', data: { email: content.a } },
+        tx,
+      );
+    await emitEvent(
+      deps.db.sequelize,
+      {
+        tenantId: content.t,
+        type: 'contact.unsubscribed',
+        emailId: log ? log.id : null,
+        data: { email: content.a, emailId: content.e, messageId: log?.messageId ?? null },
+      },
+      tx,
+    );
   });
   return true;
 }

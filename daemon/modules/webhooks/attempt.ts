@@ -36,21 +36,37 @@ export interface DeliveryOutcome {
   answer: AnswerKind;
 }
 
-export function buildDeliveryHeaders(options: { deliveryId: string; eventType: string; body: string; secret: string; timestamp: number }): Record<string, string> {
+export function buildDeliveryHeaders(options: {
+  deliveryId: string;
+  eventType: string;
+  body: string;
+  secret: string;
+  timestamp: number;
+}): Record<string, string> {
   return {
     'user-agent': USER_AGENT_LABEL,
     'content-type': 'application/json',
     'x-service-event': options.eventType,
     'x-service-delivery-id': options.deliveryId,
-    'x-service-signature': signWebhookPayload({ payload: options.body, secret: options.secret, timestamp: options.timestamp }),
+    'x-service-signature': signWebhookPayload({
+      payload: options.body,
+      secret: options.secret,
+      timestamp: options.timestamp,
+    }),
     'webhook-id': options.deliveryId,
     'webhook-timestamp': String(options.timestamp),
-    'webhook-signature': signStandardWebhook({ id: options.deliveryId, payload: options.body, secret: options.secret, timestamp: options.timestamp }),
+    'webhook-signature': signStandardWebhook({
+      id: options.deliveryId,
+      payload: options.body,
+      secret: options.secret,
+      timestamp: options.timestamp,
+    }),
   };
 }
 
 function describeAnswer(result: PostResult): string {
-  if (result.statusCode >= 300 && result.statusCode < 400) return `the receiver answered ${result.statusCode} (redirects are not followed)`;
+  if (result.statusCode >= 300 && result.statusCode < 400)
+    return `the receiver answered ${result.statusCode} (redirects are not followed)`;
   return `the receiver answered ${result.statusCode}`;
 }
 
@@ -87,7 +103,13 @@ export interface AttemptTools {
 export async function attemptOnce(delivery: ClaimedDelivery, tools: AttemptTools): Promise<DeliveryOutcome> {
   const attempt = delivery.attempt + 1;
   const timestamp = Math.floor(Date.now() / 1000);
-  const headers = buildDeliveryHeaders({ deliveryId: delivery.id, eventType: delivery.eventType, body: delivery.body, secret: tools.secret, timestamp });
+  const headers = buildDeliveryHeaders({
+    deliveryId: delivery.id,
+    eventType: delivery.eventType,
+    body: delivery.body,
+    secret: tools.secret,
+    timestamp,
+  });
   let answer: PostResult | null = null;
   let error: string | null = null;
   let timedOut = false;
@@ -110,7 +132,8 @@ export async function attemptOnce(delivery: ClaimedDelivery, tools: AttemptTools
   const pauseMs = code === 429 ? retryAfterMs(answer!.retryAfter) : null;
   const status = error === null ? 'succeeded' : gone || exhausted ? 'failed' : 'pending';
   // The spec's backoff; a receiver that asked for a longer pause gets it.
-  const delayMs = status === 'pending' ? Math.max(backoffDelayMs(attempt - 1, tools.config.webhookRetryBaseMs), pauseMs ?? 0) : null;
+  const delayMs =
+    status === 'pending' ? Math.max(backoffDelayMs(attempt - 1, tools.config.webhookRetryBaseMs), pauseMs ?? 0) : null;
   const unreachable = transportFailed && !timedOut;
   const overloaded = timedOut || code === 429 || (code !== null && code >= 500);
   return {
@@ -127,6 +150,15 @@ export async function attemptOnce(delivery: ClaimedDelivery, tools: AttemptTools
     delayMs,
     endpointEffect: error === null ? 'success' : gone ? 'gone' : 'failure',
     pauseUntil: pauseMs === null ? null : new Date(Date.now() + pauseMs),
-    answer: error === null ? (tookMs < FAST_ANSWER_MS ? 'fast-success' : 'slow-success') : unreachable ? 'unreachable' : overloaded ? 'overloaded' : 'other',
+    answer:
+      error === null
+        ? tookMs < FAST_ANSWER_MS
+          ? 'fast-success'
+          : 'slow-success'
+        : unreachable
+          ? 'unreachable'
+          : overloaded
+            ? 'overloaded'
+            : 'other',
   };
 }

@@ -18,7 +18,10 @@ const DELIVERY_POLL_MS = 250;
 const CLAIM_GAP_MS = 20;
 const CLAIM_ERROR_PAUSE_MS = 1_000;
 
-export async function runDeliveryLoop(runtime: ThreadRuntime, overrides: Partial<DispatcherOptions> = {}): Promise<void> {
+export async function runDeliveryLoop(
+  runtime: ThreadRuntime,
+  overrides: Partial<DispatcherOptions> = {},
+): Promise<void> {
   const { ctx, tuning, signal } = runtime;
   const dispatcher = createDispatcher(ctx, {
     workerId: ctx.workerId,
@@ -38,7 +41,10 @@ export async function runDeliveryLoop(runtime: ThreadRuntime, overrides: Partial
     try {
       result = await dispatcher.claim();
     } catch (error) {
-      ctx.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not claim webhook deliveries; trying again shortly');
+      ctx.log.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'could not claim webhook deliveries; trying again shortly',
+      );
       await waker.wait(CLAIM_ERROR_PAUSE_MS);
       continue;
     }

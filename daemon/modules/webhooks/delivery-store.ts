@@ -59,7 +59,9 @@ const CLAIMED_COLUMNS = `d.id, d.created_at::text AS created_at, d.tenant_id, d.
 // `due_at <= now()` again) also keeps the planner from answering each candidate with a walk of the
 // whole due index, which it did on a partition without statistics yet (a new month, a fresh burst):
 // 200 candidates × the backlog, 100–350 ms per claim.
-const CLAIM = declare('webhook_deliveries_claim', `
+const CLAIM = declare(
+  'webhook_deliveries_claim',
+  `
   WITH candidates AS (
     SELECT c.id, c.created_at, c.due_at, row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.due_at) AS nth,
            COALESCE(r.room, $7) AS room
@@ -79,34 +81,46 @@ const CLAIM = declare('webhook_deliveries_claim', `
      SET locked_by = $1, locked_until = now() + $4 * interval '1 millisecond', due_at = now() + $4 * interval '1 millisecond'
     FROM picked, webhook_endpoints e
    WHERE d.id = picked.id AND d.created_at = picked.created_at AND e.id = d.endpoint_id
-  RETURNING ${CLAIMED_COLUMNS}`);
+  RETURNING ${CLAIMED_COLUMNS}`,
+);
 
 // The API's one-off test delivery (due_at NULL: no worker claims it) taken by the request itself.
-const CLAIM_ONE = declare('webhook_deliveries_claim_one', `
+const CLAIM_ONE = declare(
+  'webhook_deliveries_claim_one',
+  `
   UPDATE webhook_deliveries d
      SET locked_by = $2, locked_until = now() + $3 * interval '1 millisecond'
     FROM webhook_endpoints e
    WHERE d.id = $1 AND e.id = d.endpoint_id AND d.status = 'pending'
      AND (d.locked_by IS NULL OR d.locked_until <= now())
-  RETURNING ${CLAIMED_COLUMNS}`);
+  RETURNING ${CLAIMED_COLUMNS}`,
+);
 
-const EXTEND = declare('webhook_deliveries_extend', `
+const EXTEND = declare(
+  'webhook_deliveries_extend',
+  `
   UPDATE webhook_deliveries d
      SET locked_until = now() + $3 * interval '1 millisecond', due_at = now() + $3 * interval '1 millisecond'
     FROM unnest($1::uuid[], $4::timestamptz[]) AS k(id, created_at)
    WHERE d.id = k.id AND d.created_at = k.created_at AND d.locked_by = $2 AND d.status = 'pending'
-  RETURNING d.id`);
+  RETURNING d.id`,
+);
 
-const RELEASE = declare('webhook_deliveries_release', `
+const RELEASE = declare(
+  'webhook_deliveries_release',
+  `
   UPDATE webhook_deliveries d
      SET locked_by = NULL, locked_until = NULL, due_at = GREATEST(now(), COALESCE($3::timestamptz, now()))
     FROM unnest($1::uuid[], $4::timestamptz[]) AS k(id, created_at)
-   WHERE d.id = k.id AND d.created_at = k.created_at AND d.locked_by = $2 AND d.status = 'pending'`);
+   WHERE d.id = k.id AND d.created_at = k.created_at AND d.locked_by = $2 AND d.status = 'pending'`,
+);
 
 // One statement per batch of outcomes. The endpoint's streak is summarised per batch in the order
 // the answers came: failures before the first success (added to the stored streak), the longest
 // run between two successes, and the failures after the last success (the new streak).
-const SETTLE = declare('webhook_deliveries_settle', `
+const SETTLE = declare(
+  'webhook_deliveries_settle',
+  `
   WITH o AS (
     SELECT * FROM unnest($1::uuid[], $18::timestamptz[], $2::int[], $3::text[], $4::int[], $5::text[], $6::text[], $7::timestamptz[], $8::bool[])
       AS o(id, created_at, attempt, status, status_code, response_body, error, due_at, attempted)
@@ -139,7 +153,8 @@ const SETTLE = declare('webhook_deliveries_settle', `
     RETURNING w.id, (NOT w.enabled AND w.disabled_at = now()) AS disabled_now
   )
   SELECT (SELECT count(*) FROM settled)::int AS settled,
-         COALESCE((SELECT array_agg(id::text) FROM touched WHERE disabled_now), '{}') AS disabled`);
+         COALESCE((SELECT array_agg(id::text) FROM touched WHERE disabled_now), '{}') AS disabled`,
+);
 
 function toClaimed(row: RawClaimed): ClaimedDelivery {
   return {
@@ -171,13 +186,33 @@ export interface ClaimRooms {
 const CLAIM_SCAN_FACTOR = 4;
 
 /** Claims up to `limit` due deliveries, none of a full endpoint, at most its room of any other. */
-export async function claimDeliveries(sql: Sql, workerId: string, limit: number, leaseMs: number, rooms: ClaimRooms = {}): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(
+  sql: Sql,
+  workerId: string,
+  limit: number,
+  leaseMs: number,
+  rooms: ClaimRooms = {},
+): Promise<ClaimedDelivery[]> {
   const withRoom = rooms.rooms ?? [];
-  const params = [workerId, limit, rooms.full ?? [], leaseMs, withRoom.map(([id]) => id), withRoom.map(([, room]) => room), rooms.otherRoom ?? limit, limit * CLAIM_SCAN_FACTOR];
+  const params = [
+    workerId,
+    limit,
+    rooms.full ?? [],
+    leaseMs,
+    withRoom.map(([id]) => id),
+    withRoom.map(([, room]) => room),
+    rooms.otherRoom ?? limit,
+    limit * CLAIM_SCAN_FACTOR,
+  ];
   return (await sql.rows<RawClaimed>(CLAIM, params)).map(toClaimed);
 }
 
-export async function claimDelivery(sql: Sql, deliveryId: string, workerId: string, leaseMs: number): Promise<ClaimedDelivery | null> {
+export async function claimDelivery(
+  sql: Sql,
+  deliveryId: string,
+  workerId: string,
+  leaseMs: number,
+): Promise<ClaimedDelivery | null> {
   const [row] = await sql.rows<RawClaimed>(CLAIM_ONE, [deliveryId, workerId, leaseMs]);
   return row ? toClaimed(row) : null;
 }
@@ -189,13 +224,25 @@ export interface DeliveryKey {
 }
 
 /** Answers the ids still held. */
-export async function extendDeliveryLeases(sql: Sql, keys: DeliveryKey[], workerId: string, leaseMs: number): Promise<string[]> {
+export async function extendDeliveryLeases(
+  sql: Sql,
+  keys: DeliveryKey[],
+  workerId: string,
+  leaseMs: number,
+): Promise<string[]> {
   if (keys.length === 0) return [];
-  return (await sql.rows<{ id: string }>(EXTEND, [keys.map((k) => k.id), workerId, leaseMs, keys.map((k) => k.createdAt)])).map((row) => row.id);
+  return (
+    await sql.rows<{ id: string }>(EXTEND, [keys.map((k) => k.id), workerId, leaseMs, keys.map((k) => k.createdAt)])
+  ).map((row) => row.id);
 }
 
 /** Gives held deliveries back without an attempt, due at once or at `dueAt`. */
-export async function releaseDeliveries(sql: Sql, keys: DeliveryKey[], workerId: string, dueAt: Date | null = null): Promise<number> {
+export async function releaseDeliveries(
+  sql: Sql,
+  keys: DeliveryKey[],
+  workerId: string,
+  dueAt: Date | null = null,
+): Promise<number> {
   if (keys.length === 0) return 0;
   return sql.count(RELEASE, [keys.map((k) => k.id), workerId, dueAt, keys.map((k) => k.createdAt)]);
 }
@@ -214,7 +261,11 @@ function summariseEndpoints(outcomes: DeliveryOutcome[]): Map<string, EndpointSu
   for (const outcome of outcomes) {
     if (outcome.endpointEffect === null) continue;
     let s = summaries.get(outcome.endpointId);
-    if (!s) summaries.set(outcome.endpointId, (s = { hadSuccess: false, prefix: 0, suffix: 0, maxInner: 0, gone: false, pausedUntil: null }));
+    if (!s)
+      summaries.set(
+        outcome.endpointId,
+        (s = { hadSuccess: false, prefix: 0, suffix: 0, maxInner: 0, gone: false, pausedUntil: null }),
+      );
     if (outcome.endpointEffect === 'success') {
       s.hadSuccess = true;
       s.suffix = 0;
@@ -223,7 +274,8 @@ function summariseEndpoints(outcomes: DeliveryOutcome[]): Map<string, EndpointSu
       else s.prefix += 1;
       if (outcome.endpointEffect === 'gone') s.gone = true;
     }
-    if (outcome.pauseUntil !== null && (s.pausedUntil === null || outcome.pauseUntil > s.pausedUntil)) s.pausedUntil = outcome.pauseUntil;
+    if (outcome.pauseUntil !== null && (s.pausedUntil === null || outcome.pauseUntil > s.pausedUntil))
+      s.pausedUntil = outcome.pauseUntil;
   }
   return summaries;
 }
@@ -232,7 +284,11 @@ function summariseEndpoints(outcomes: DeliveryOutcome[]): Map<string, EndpointSu
  * Settles a batch of outcomes of deliveries `workerId` holds (others are left alone: their lease was
  * lost). Answers how many were settled and the endpoints this batch switched off.
  */
-export async function settleDeliveries(sql: Sql, workerId: string, outcomes: DeliveryOutcome[]): Promise<{ settled: number; disabledEndpoints: string[] }> {
+export async function settleDeliveries(
+  sql: Sql,
+  workerId: string,
+  outcomes: DeliveryOutcome[],
+): Promise<{ settled: number; disabledEndpoints: string[] }> {
   const endpoints = [...summariseEndpoints(outcomes)].sort(([a], [b]) => (a < b ? -1 : 1));
   const values = [
     outcomes.map((o) => o.deliveryId),
@@ -265,12 +321,15 @@ export async function settleDeliveries(sql: Sql, workerId: string, outcomes: Del
   }
 }
 
-const BACKLOG = declare('webhook_deliveries_backlog', `
+const BACKLOG = declare(
+  'webhook_deliveries_backlog',
+  `
   SELECT count(*) FILTER (WHERE due_at <= now())::int AS depth,
          count(*) FILTER (WHERE locked_by IS NOT NULL AND due_at > now())::int AS running,
          count(*) FILTER (WHERE locked_by IS NULL AND due_at > now())::int AS scheduled,
          floor(extract(epoch FROM now() - min(due_at) FILTER (WHERE due_at <= now())) * 1000)::bigint AS oldest_ms
-    FROM webhook_deliveries WHERE status = 'pending' AND due_at IS NOT NULL`);
+    FROM webhook_deliveries WHERE status = 'pending' AND due_at IS NOT NULL`,
+);
 
 export interface DeliveryBacklog {
   depth: number;
@@ -281,19 +340,25 @@ export interface DeliveryBacklog {
 
 /** Pending deliveries: due and waiting, held by a worker, waiting for a retry. */
 export async function deliveryBacklog(sql: Sql): Promise<DeliveryBacklog> {
-  const [row] = await sql.rows<{ depth: number; running: number; scheduled: number; oldest_ms: string | null }>(BACKLOG, []);
-  return { depth: row.depth, running: row.running, scheduled: row.scheduled, oldestWaitingAgeMs: Math.max(0, Number(row.oldest_ms ?? 0)) };
+  const [row] = await sql.rows<{ depth: number; running: number; scheduled: number; oldest_ms: string | null }>(
+    BACKLOG,
+    [],
+  );
+  return {
+    depth: row.depth,
+    running: row.running,
+    scheduled: row.scheduled,
+    oldestWaitingAgeMs: Math.max(0, Number(row.oldest_ms ?? 0)),
+  };
 }
 
 /**
  * The 'webhook' queue's figures for /health/queues: its jobs (SNS confirmations) plus the pending
  * deliveries, which are no longer jobs.
  */
-export async function addDeliveryBacklog<T extends { depth: number; oldestWaitingAgeMs: number; running: number; scheduled: number; stuck: boolean }>(
-  stats: T | undefined,
-  sql: Sql,
-  stuckAfterMs: number,
-): Promise<T | undefined> {
+export async function addDeliveryBacklog<
+  T extends { depth: number; oldestWaitingAgeMs: number; running: number; scheduled: number; stuck: boolean },
+>(stats: T | undefined, sql: Sql, stuckAfterMs: number): Promise<T | undefined> {
   if (!stats) return stats;
   const backlog = await deliveryBacklog(sql);
   const depth = stats.depth + backlog.depth;

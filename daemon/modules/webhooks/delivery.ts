@@ -28,7 +28,11 @@ export interface DeliveryDeps {
  * Answers how many were settled once the statement is done, and the mails as a promise of their
  * own (never rejected): the dispatcher does not hold other endpoints' outcomes while they go out.
  */
-export async function settleOutcomes(deps: DeliveryDeps, workerId: string, outcomes: DeliveryOutcome[]): Promise<{ settled: number; notices: Promise<void> }> {
+export async function settleOutcomes(
+  deps: DeliveryDeps,
+  workerId: string,
+  outcomes: DeliveryOutcome[],
+): Promise<{ settled: number; notices: Promise<void> }> {
   if (outcomes.length === 0) return { settled: 0, notices: Promise.resolve() };
   const { settled, disabledEndpoints } = await settleDeliveries(deps.sql, workerId, outcomes);
   const notices = (async () => {
@@ -36,7 +40,9 @@ export async function settleOutcomes(deps: DeliveryDeps, workerId: string, outco
       const gone = outcomes.some((o) => o.endpointId === endpointId && o.endpointEffect === 'gone');
       await notifyOwnersOfDisabledEndpoint(deps, endpointId, gone ? 'gone' : 'failing');
     }
-  })().catch((error: unknown) => deps.log?.warn({ err: error, disabledEndpoints }, 'could not mail the owners of disabled webhook endpoints'));
+  })().catch((error: unknown) =>
+    deps.log?.warn({ err: error, disabledEndpoints }, 'could not mail the owners of disabled webhook endpoints'),
+  );
   return { settled, notices };
 }
 
@@ -50,18 +56,25 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
   const holder = `api:test:${deliveryId}`;
   const delivery = await claimDelivery(deps.sql, deliveryId, holder, TEST_LEASE_MS);
   if (!delivery) return;
-  const outcome = !delivery.enabled && delivery.eventType !== 'test'
-    ? skippedOutcome(delivery)
-    : await attemptOnce(delivery, {
-      config: deps.config,
-      secret: unseal(deps.secrets.encryptionKey, delivery.secretEncrypted),
-      target: () => resolveDeliveryTarget(delivery.url, deps.config),
-    });
-  await (await settleOutcomes(deps, holder, [outcome])).notices;
+  const outcome =
+    !delivery.enabled && delivery.eventType !== 'test'
+      ? skippedOutcome(delivery)
+      : await attemptOnce(delivery, {
+          config: deps.config,
+          secret: unseal(deps.secrets.encryptionKey, delivery.secretEncrypted),
+          target: () => resolveDeliveryTarget(delivery.url, deps.config),
+        });
+  await (
+    await settleOutcomes(deps, holder, [outcome])
+  ).notices;
 }
 
 /** Mails every owner of the tenant; a mail that cannot be sent is logged, never retried here. */
-async function notifyOwnersOfDisabledEndpoint(deps: DeliveryDeps, endpointId: string, reason: 'gone' | 'failing'): Promise<void> {
+async function notifyOwnersOfDisabledEndpoint(
+  deps: DeliveryDeps,
+  endpointId: string,
+  reason: 'gone' | 'failing',
+): Promise<void> {
   const owners = await deps.sequelize.query<{ email: string; tenant_name: string; url: string }>(
     `SELECT a.email, t.name AS tenant_name, e.url
        FROM webhook_endpoints e
@@ -70,9 +83,10 @@ async function notifyOwnersOfDisabledEndpoint(deps: DeliveryDeps, endpointId: st
       WHERE e.id = :endpointId`,
     { replacements: { endpointId }, type: QueryTypes.SELECT },
   );
-  const why = reason === 'gone'
-    ? 'it answered 410 Gone, which tells us to stop sending'
-    : `its last ${AUTO_DISABLE_AFTER_FAILURES} delivery attempts failed in a row`;
+  const why =
+    reason === 'gone'
+      ? 'it answered 410 Gone, which tells us to stop sending'
+      : `its last ${AUTO_DISABLE_AFTER_FAILURES} delivery attempts failed in a row`;
   for (const owner of owners) {
     const text = [
       `The webhook endpoint ${owner.url} of ${owner.tenant_name} was disabled because ${why}.`,
@@ -80,10 +94,16 @@ async function notifyOwnersOfDisabledEndpoint(deps: DeliveryDeps, endpointId: st
       'Events are no longer sent to it. Fix the receiver, send a test event, then switch the endpoint back on',
       `(PATCH /webhooks/endpoints/${endpointId}/toggle). Failed deliveries can be replayed.`,
     ].join('\n');
-    const html = `<p>The webhook endpoint <code>${escapeHtml(owner.url)}</code> of ${escapeHtml(owner.tenant_name)} was disabled because ${escapeHtml(why)}.</p>`
-      + `<p>Events are no longer sent to it. Fix the receiver, send a test event, then switch the endpoint back on (<code>PATCH /webhooks/endpoints/${endpointId}/toggle</code>). Failed deliveries can be replayed.</p>`;
+    const html =
+      `<p>The webhook endpoint <code>${escapeHtml(owner.url)}</code> of ${escapeHtml(owner.tenant_name)} was disabled because ${escapeHtml(why)}.</p>` +
+      `<p>Events are no longer sent to it. Fix the receiver, send a test event, then switch the endpoint back on (<code>PATCH /webhooks/endpoints/${endpointId}/toggle</code>). Failed deliveries can be replayed.</p>`;
     try {
-      await sendSystemMail(deps, { to: owner.email, subject: `Webhook endpoint disabled: ${new URL(owner.url).host}`, text, html });
+      await sendSystemMail(deps, {
+        to: owner.email,
+        subject: `Webhook endpoint disabled: ${new URL(owner.url).host}`,
+        text,
+        html,
+      });
     } catch (error) {
       deps.log?.warn({ err: error, endpointId }, 'could not mail a tenant owner about a disabled webhook endpoint');
     }
@@ -91,5 +111,8 @@ async function notifyOwnersOfDisabledEndpoint(deps: DeliveryDeps, endpointId: st
 }
 
 function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  return value.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 }

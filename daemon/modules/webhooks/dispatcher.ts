@@ -13,7 +13,13 @@ import type { Logger } from 'pino';
 import { unseal } from '../../crypto/sealed.ts';
 import { attemptOnce, skippedOutcome, type DeliveryOutcome } from './attempt.ts';
 import { settleOutcomes, type DeliveryDeps } from './delivery.ts';
-import { claimDeliveries, extendDeliveryLeases, releaseDeliveries, type ClaimedDelivery, type DeliveryKey } from './delivery-store.ts';
+import {
+  claimDeliveries,
+  extendDeliveryLeases,
+  releaseDeliveries,
+  type ClaimedDelivery,
+  type DeliveryKey,
+} from './delivery-store.ts';
 import { EndpointLane, newLaneRoom } from './endpoint-lane.ts';
 
 export interface DispatcherOptions {
@@ -84,7 +90,11 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
       unsettled = [];
       try {
         const { settled } = await settleOutcomes(deps, workerId, batch);
-        if (settled < batch.length) log.warn({ lost: batch.length - settled }, 'webhook outcomes arrived after their lease was lost; the new holder decides');
+        if (settled < batch.length)
+          log.warn(
+            { lost: batch.length - settled },
+            'webhook outcomes arrived after their lease was lost; the new holder decides',
+          );
         for (const outcome of batch) {
           held.delete(outcome.deliveryId);
           answered.delete(outcome.deliveryId);
@@ -94,7 +104,10 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
         }
       } catch (error) {
         // Still held: the leases keep them; try the statement again shortly.
-        log.error({ err: error instanceof Error ? error.message : String(error), outcomes: batch.length }, 'could not settle webhook outcomes; trying again');
+        log.error(
+          { err: error instanceof Error ? error.message : String(error), outcomes: batch.length },
+          'could not settle webhook outcomes; trying again',
+        );
         unsettled = batch.concat(unsettled);
         await new Promise((resolve) => setTimeout(resolve, 500));
       } finally {
@@ -116,9 +129,14 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
     const keys: DeliveryKey[] = lane.waiting.splice(0).map(({ id, createdAt }) => ({ id, createdAt }));
     // No longer ours from here on: the lease timer must not extend them while (or if) the release fails.
     keys.forEach(({ id }) => held.delete(id));
-    releaseDeliveries(sql, keys, workerId, new Date(lane.pausedUntil)).catch(
-      (error: Error) => log.warn({ err: error.message }, 'could not give back the deliveries of a paused endpoint; their leases will run out'),
-    ).finally(checkIdle);
+    releaseDeliveries(sql, keys, workerId, new Date(lane.pausedUntil))
+      .catch((error: Error) =>
+        log.warn(
+          { err: error.message },
+          'could not give back the deliveries of a paused endpoint; their leases will run out',
+        ),
+      )
+      .finally(checkIdle);
   };
 
   const pump = (lane: EndpointLane<ClaimedDelivery>) => {
@@ -138,17 +156,21 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
   const run = async (lane: EndpointLane<ClaimedDelivery>, delivery: ClaimedDelivery) => {
     let outcome: DeliveryOutcome;
     try {
-      outcome = !delivery.enabled && delivery.eventType !== 'test'
-        ? skippedOutcome(delivery)
-        : await attemptOnce(delivery, {
-          config: deps.config,
-          secret: secretOf(delivery),
-          target: () => lane.checkedTarget(delivery.url, deps.config),
-          agent: (target) => lane.agentFor(target),
-        });
+      outcome =
+        !delivery.enabled && delivery.eventType !== 'test'
+          ? skippedOutcome(delivery)
+          : await attemptOnce(delivery, {
+              config: deps.config,
+              secret: secretOf(delivery),
+              target: () => lane.checkedTarget(delivery.url, deps.config),
+              agent: (target) => lane.agentFor(target),
+            });
     } catch (error) {
       // Not an answer of the receiver (attemptOnce catches those): leave it to the lease.
-      log.error({ err: error instanceof Error ? error.message : String(error), delivery: delivery.id }, 'webhook attempt crashed');
+      log.error(
+        { err: error instanceof Error ? error.message : String(error), delivery: delivery.id },
+        'webhook attempt crashed',
+      );
       held.delete(delivery.id);
       lane.inFlight -= 1;
       checkIdle();
@@ -162,30 +184,40 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
     pump(lane);
   };
 
-  const leaseTimer = setInterval(() => {
-    const keys = [...held].filter(([id]) => !answered.has(id)).map(([id, createdAt]) => ({ id, createdAt }));
-    extendDeliveryLeases(sql, keys, workerId, options.leaseMs).then(
-      (kept) => {
-        if (kept.length < keys.length) log.warn({ lost: keys.length - kept.length }, 'lost the lease of held webhook deliveries');
-      },
-      (error: Error) => log.warn({ err: error.message }, 'could not extend webhook delivery leases'),
-    );
-    const now = Date.now();
-    for (const [id, lane] of lanes) {
-      if (lane.inFlight === 0 && lane.waiting.length === 0 && now - lane.lastUsedAt > IDLE_LANE_MS && !lane.paused(now)) {
-        lane.close();
-        lanes.delete(id);
-        secrets.delete(id);
-      } else if (lane.waiting.length > 0 && !lane.paused(now)) {
-        pump(lane);
+  const leaseTimer = setInterval(
+    () => {
+      const keys = [...held].filter(([id]) => !answered.has(id)).map(([id, createdAt]) => ({ id, createdAt }));
+      extendDeliveryLeases(sql, keys, workerId, options.leaseMs).then(
+        (kept) => {
+          if (kept.length < keys.length)
+            log.warn({ lost: keys.length - kept.length }, 'lost the lease of held webhook deliveries');
+        },
+        (error: Error) => log.warn({ err: error.message }, 'could not extend webhook delivery leases'),
+      );
+      const now = Date.now();
+      for (const [id, lane] of lanes) {
+        if (
+          lane.inFlight === 0 &&
+          lane.waiting.length === 0 &&
+          now - lane.lastUsedAt > IDLE_LANE_MS &&
+          !lane.paused(now)
+        ) {
+          lane.close();
+          lanes.delete(id);
+          secrets.delete(id);
+        } else if (lane.waiting.length > 0 && !lane.paused(now)) {
+          pump(lane);
+        }
       }
-    }
-  }, Math.max(50, Math.floor(options.leaseMs / 3)));
+    },
+    Math.max(50, Math.floor(options.leaseMs / 3)),
+  );
   leaseTimer.unref();
 
   const laneOf = (endpointId: string) => {
     let lane = lanes.get(endpointId);
-    if (!lane) lanes.set(endpointId, (lane = new EndpointLane<ClaimedDelivery>(endpointId, options.maxInFlightPerEndpoint)));
+    if (!lane)
+      lanes.set(endpointId, (lane = new EndpointLane<ClaimedDelivery>(endpointId, options.maxInFlightPerEndpoint)));
     return lane;
   };
 
@@ -201,7 +233,11 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
         if (room === 0) full.push(lane.endpointId);
         else rooms.push([lane.endpointId, room]);
       }
-      const claimed = await claimDeliveries(sql, workerId, requested, options.leaseMs, { full, rooms, otherRoom: newLaneRoom(options.maxInFlightPerEndpoint) });
+      const claimed = await claimDeliveries(sql, workerId, requested, options.leaseMs, {
+        full,
+        rooms,
+        otherRoom: newLaneRoom(options.maxInFlightPerEndpoint),
+      });
       const touched = new Set<EndpointLane<ClaimedDelivery>>();
       for (const delivery of claimed) {
         held.set(delivery.id, delivery.createdAt);
@@ -220,14 +256,23 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
       wantsClaim = listener;
     },
     lanes() {
-      return [...lanes.values()].map((lane) => ({ endpointId: lane.endpointId, limit: lane.limit, inFlight: lane.inFlight, waiting: lane.waiting.length, pausedUntil: lane.pausedUntil }));
+      return [...lanes.values()].map((lane) => ({
+        endpointId: lane.endpointId,
+        limit: lane.limit,
+        inFlight: lane.inFlight,
+        waiting: lane.waiting.length,
+        pausedUntil: lane.pausedUntil,
+      }));
     },
     async stop(timeoutMs) {
       stopping = true;
       const waiting: DeliveryKey[] = [];
-      for (const lane of lanes.values()) waiting.push(...lane.waiting.splice(0).map(({ id, createdAt }) => ({ id, createdAt })));
+      for (const lane of lanes.values())
+        waiting.push(...lane.waiting.splice(0).map(({ id, createdAt }) => ({ id, createdAt })));
       if (waiting.length > 0) {
-        await releaseDeliveries(sql, waiting, workerId).catch((error: Error) => log.warn({ err: error.message }, 'could not give back waiting webhook deliveries'));
+        await releaseDeliveries(sql, waiting, workerId).catch((error: Error) =>
+          log.warn({ err: error.message }, 'could not give back waiting webhook deliveries'),
+        );
         waiting.forEach(({ id }) => held.delete(id));
       }
       let timer: NodeJS.Timeout | undefined;

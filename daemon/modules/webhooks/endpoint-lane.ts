@@ -66,7 +66,10 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
   private target: { value: DeliveryTarget; checkedAt: number; url: string } | null = null;
   private agent: { key: string; value: http.Agent } | null = null;
 
-  constructor(readonly endpointId: string, readonly ceiling: number) {
+  constructor(
+    readonly endpointId: string,
+    readonly ceiling: number,
+  ) {
     this.limit = Math.min(INITIAL_IN_FLIGHT, ceiling);
     this.slowStartBelow = ceiling;
   }
@@ -120,7 +123,8 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
   /** The checked target (url-guard), re-checked after TARGET_RECHECK_MS or when the URL changed. */
   async checkedTarget(url: string, config: Config): Promise<DeliveryTarget> {
     const now = Date.now();
-    if (this.target && this.target.url === url && now - this.target.checkedAt < TARGET_RECHECK_MS) return this.target.value;
+    if (this.target && this.target.url === url && now - this.target.checkedAt < TARGET_RECHECK_MS)
+      return this.target.value;
     const value = await resolveDeliveryTarget(url, config);
     this.target = { value, checkedAt: now, url };
     return value;

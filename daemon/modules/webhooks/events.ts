@@ -27,7 +27,12 @@ interface RecordedEvent {
   hasTargets: boolean;
 }
 
-async function insertEvent(sequelize: Sequelize, event: EmittedEvent, transaction: Transaction, onlyEndpointId?: string): Promise<RecordedEvent> {
+async function insertEvent(
+  sequelize: Sequelize,
+  event: EmittedEvent,
+  transaction: Transaction,
+  onlyEndpointId?: string,
+): Promise<RecordedEvent> {
   const rows = await sequelize.query<{ id: string; created_at: Date | string; has_targets: boolean }>(
     `WITH inserted AS (
        INSERT INTO events (tenant_id, type, email_id, data, fanned_out_at)
@@ -36,13 +41,25 @@ async function insertEvent(sequelize: Sequelize, event: EmittedEvent, transactio
      )
      SELECT id, created_at, EXISTS (SELECT 1 FROM webhook_endpoints WHERE ${targetEndpointsWhere(onlyEndpointId)}) AS has_targets FROM inserted`,
     {
-      replacements: { tenantId: event.tenantId, type: event.type, emailId: event.emailId ?? null, data: JSON.stringify(event.data), endpointId: onlyEndpointId ?? null },
+      replacements: {
+        tenantId: event.tenantId,
+        type: event.type,
+        emailId: event.emailId ?? null,
+        data: JSON.stringify(event.data),
+        endpointId: onlyEndpointId ?? null,
+      },
       type: QueryTypes.SELECT,
       transaction,
     },
   );
   return {
-    event: { id: rows[0].id, tenantId: event.tenantId, type: event.type, createdAt: new Date(rows[0].created_at), data: event.data },
+    event: {
+      id: rows[0].id,
+      tenantId: event.tenantId,
+      type: event.type,
+      createdAt: new Date(rows[0].created_at),
+      data: event.data,
+    },
     hasTargets: rows[0].has_targets,
   };
 }
@@ -65,10 +82,18 @@ export async function emitTestEvent(
 ): Promise<{ eventId: string; deliveryId: string }> {
   const recorded = await insertEvent(
     sequelize,
-    { tenantId: target.tenantId, type: 'test', data: { message: 'This is a test event sent from the webhooks API.', endpointId: target.endpointId } },
+    {
+      tenantId: target.tenantId,
+      type: 'test',
+      data: { message: 'This is a test event sent from the webhooks API.', endpointId: target.endpointId },
+    },
     transaction,
     target.endpointId,
   );
-  const [deliveryId] = await fanOutEvent(sequelize, recorded.event, transaction, { onlyEndpointId: target.endpointId, enqueue: false, maxAttempts: 1 });
+  const [deliveryId] = await fanOutEvent(sequelize, recorded.event, transaction, {
+    onlyEndpointId: target.endpointId,
+    enqueue: false,
+    maxAttempts: 1,
+  });
   return { eventId: recorded.event.id, deliveryId };
 }

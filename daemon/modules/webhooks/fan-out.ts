@@ -15,7 +15,13 @@ export interface OutboxEvent {
 
 /** The body every endpoint receives: the event's id and createdAt let receivers dedupe and order. */
 export function buildWebhookPayload(event: OutboxEvent): WebhookPayload {
-  return { id: event.id, type: event.type, createdAt: event.createdAt.toISOString(), tenantId: event.tenantId, data: event.data };
+  return {
+    id: event.id,
+    type: event.type,
+    createdAt: event.createdAt.toISOString(),
+    tenantId: event.tenantId,
+    data: event.data,
+  };
 }
 
 export interface FanOutOptions {
@@ -46,7 +52,12 @@ export function fanOutEventsSql(): string {
 }
 
 /** Delivery rows for an event inserted with its fanned_out_at already set (events.ts). */
-export async function fanOutEvent(sequelize: Sequelize, event: OutboxEvent, transaction: Transaction, options: FanOutOptions = {}): Promise<string[]> {
+export async function fanOutEvent(
+  sequelize: Sequelize,
+  event: OutboxEvent,
+  transaction: Transaction,
+  options: FanOutOptions = {},
+): Promise<string[]> {
   const payload = JSON.stringify(buildWebhookPayload(event));
   const deliveries = await sequelize.query<{ id: string }>(
     `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, payload, max_attempts, due_at)

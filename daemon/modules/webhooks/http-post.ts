@@ -20,7 +20,10 @@ export interface PostResult {
 }
 
 export class WebhookTransportError extends Error {
-  constructor(message: string, readonly timedOut = false) {
+  constructor(
+    message: string,
+    readonly timedOut = false,
+  ) {
     super(message);
     this.name = 'WebhookTransportError';
   }
@@ -35,7 +38,13 @@ export function pinnedLookup(target: DeliveryTarget): LookupFunction {
 
 /** A keep-alive agent for one endpoint at one checked address. */
 export function createKeepAliveAgent(target: DeliveryTarget, maxSockets: number): http.Agent {
-  const options = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' as const, lookup: pinnedLookup(target) };
+  const options = {
+    keepAlive: true,
+    maxSockets,
+    maxFreeSockets: maxSockets,
+    scheduling: 'lifo' as const,
+    lookup: pinnedLookup(target),
+  };
   return target.url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
 }
 
@@ -81,7 +90,9 @@ function postOnce(
         hostname: target.hostname,
         port: target.url.port || undefined,
         path: `${target.url.pathname}${target.url.search}`,
-        auth: target.url.username ? `${decodeURIComponent(target.url.username)}:${decodeURIComponent(target.url.password)}` : undefined,
+        auth: target.url.username
+          ? `${decodeURIComponent(target.url.username)}:${decodeURIComponent(target.url.password)}`
+          : undefined,
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         lookup: pinnedLookup(target),
         agent: agent ?? false,
@@ -91,7 +102,12 @@ function postOnce(
         const chunks: Buffer[] = [];
         let size = 0;
         const retryAfter = response.headers['retry-after'] ?? null;
-        const done = () => finish(null, { statusCode: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_BODY_LIMIT_BYTES), retryAfter });
+        const done = () =>
+          finish(null, {
+            statusCode: response.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_BODY_LIMIT_BYTES),
+            retryAfter,
+          });
         response.on('data', (chunk: Buffer) => {
           if (size < RESPONSE_BODY_LIMIT_BYTES) chunks.push(chunk.subarray(0, RESPONSE_BODY_LIMIT_BYTES - size));
           size += chunk.length;

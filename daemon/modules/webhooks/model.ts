@@ -9,7 +9,10 @@ import {
 } from 'sequelize';
 import type { WebhookDeliveryStatus } from '../../../shared/schemas/webhooks.ts';
 
-export class WebhookEndpointRecord extends Model<InferAttributes<WebhookEndpointRecord>, InferCreationAttributes<WebhookEndpointRecord>> {
+export class WebhookEndpointRecord extends Model<
+  InferAttributes<WebhookEndpointRecord>,
+  InferCreationAttributes<WebhookEndpointRecord>
+> {
   declare id: CreationOptional<string>;
   declare tenantId: string;
   declare url: string;
@@ -24,7 +27,10 @@ export class WebhookEndpointRecord extends Model<InferAttributes<WebhookEndpoint
   declare updatedAt: CreationOptional<Date>;
 }
 
-export class WebhookDeliveryRecord extends Model<InferAttributes<WebhookDeliveryRecord>, InferCreationAttributes<WebhookDeliveryRecord>> {
+export class WebhookDeliveryRecord extends Model<
+  InferAttributes<WebhookDeliveryRecord>,
+  InferCreationAttributes<WebhookDeliveryRecord>
+> {
   declare id: CreationOptional<string>;
   declare tenantId: string;
   declare endpointId: string;

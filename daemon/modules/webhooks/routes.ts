@@ -32,62 +32,111 @@ export default async function webhookRoutes(app: App, deps: AppDeps): Promise<vo
   const tags = ['webhooks'];
   const manage = { access: access.keyOrSession('webhooks:manage') };
 
-  app.get('/webhooks/endpoints', {
-    config: manage,
-    schema: { tags, summary: 'List webhook endpoints (secrets are never shown again)', querystring: WebhookEndpointsQuery, response: { 200: WebhookEndpointPage, ...errors } },
-  }, async (request) => listEndpoints(deps, tenantOf(request), request.query));
-
-  app.post('/webhooks/endpoints', {
-    config: manage,
-    schema: {
-      tags,
-      summary: 'Register an endpoint; the answer holds its signing secret, shown this once',
-      body: CreateWebhookEndpointBody,
-      response: { 201: CreatedWebhookEndpoint, ...errors },
+  app.get(
+    '/webhooks/endpoints',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'List webhook endpoints (secrets are never shown again)',
+        querystring: WebhookEndpointsQuery,
+        response: { 200: WebhookEndpointPage, ...errors },
+      },
     },
-  }, async (request, reply) => reply.code(201).send(await createEndpoint(deps, tenantOf(request), request.body)));
+    async (request) => listEndpoints(deps, tenantOf(request), request.query),
+  );
 
-  app.delete('/webhooks/endpoints/:id', {
-    config: manage,
-    schema: { tags, summary: 'Delete an endpoint and its deliveries', params: IdParams, response: { 200: OkBody, ...notFound } },
-  }, async (request) => {
-    await deleteEndpoint(deps, tenantOf(request), { id: request.params.id });
-    return { ok: true as const };
-  });
-
-  app.patch('/webhooks/endpoints/:id/toggle', {
-    config: manage,
-    schema: { tags, summary: 'Switch an endpoint on or off (on clears its failure streak)', params: IdParams, response: { 200: WebhookEndpoint, ...notFound } },
-  }, async (request) => toggleEndpoint(deps, tenantOf(request), { id: request.params.id }));
-
-  app.get('/webhooks/endpoints/:id/deliveries', {
-    config: manage,
-    schema: {
-      tags,
-      summary: 'Deliveries of an endpoint, newest first (limit defaults to 20)',
-      params: IdParams,
-      querystring: WebhookDeliveriesQuery,
-      response: { 200: WebhookDeliveryPage, ...notFound },
+  app.post(
+    '/webhooks/endpoints',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Register an endpoint; the answer holds its signing secret, shown this once',
+        body: CreateWebhookEndpointBody,
+        response: { 201: CreatedWebhookEndpoint, ...errors },
+      },
     },
-  }, async (request) => listDeliveries(deps, tenantOf(request), { endpointId: request.params.id, ...request.query }));
+    async (request, reply) => reply.code(201).send(await createEndpoint(deps, tenantOf(request), request.body)),
+  );
 
-  app.post('/webhooks/endpoints/:id/deliveries/:deliveryId/replay', {
-    config: manage,
-    schema: {
-      tags,
-      summary: 'Send a delivery again as a new delivery (queued, with retries)',
-      params: DeliveryParams,
-      response: { 202: WebhookDelivery, ...notFound, 409: ErrorBody },
+  app.delete(
+    '/webhooks/endpoints/:id',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Delete an endpoint and its deliveries',
+        params: IdParams,
+        response: { 200: OkBody, ...notFound },
+      },
     },
-  }, async (request, reply) => reply.code(202).send(await replayDelivery(deps, tenantOf(request), { endpointId: request.params.id, deliveryId: request.params.deliveryId })));
+    async (request) => {
+      await deleteEndpoint(deps, tenantOf(request), { id: request.params.id });
+      return { ok: true as const };
+    },
+  );
 
-  app.post('/webhooks/endpoints/:id/test', {
-    config: manage,
-    schema: {
-      tags,
-      summary: 'Send a `test` event to the endpoint now and answer with the delivery (one attempt, no retries)',
-      params: IdParams,
-      response: { 200: WebhookDelivery, ...notFound },
+  app.patch(
+    '/webhooks/endpoints/:id/toggle',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Switch an endpoint on or off (on clears its failure streak)',
+        params: IdParams,
+        response: { 200: WebhookEndpoint, ...notFound },
+      },
     },
-  }, async (request) => sendTestEvent(deps, tenantOf(request), { endpointId: request.params.id }));
+    async (request) => toggleEndpoint(deps, tenantOf(request), { id: request.params.id }),
+  );
+
+  app.get(
+    '/webhooks/endpoints/:id/deliveries',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Deliveries of an endpoint, newest first (limit defaults to 20)',
+        params: IdParams,
+        querystring: WebhookDeliveriesQuery,
+        response: { 200: WebhookDeliveryPage, ...notFound },
+      },
+    },
+    async (request) => listDeliveries(deps, tenantOf(request), { endpointId: request.params.id, ...request.query }),
+  );
+
+  app.post(
+    '/webhooks/endpoints/:id/deliveries/:deliveryId/replay',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Send a delivery again as a new delivery (queued, with retries)',
+        params: DeliveryParams,
+        response: { 202: WebhookDelivery, ...notFound, 409: ErrorBody },
+      },
+    },
+    async (request, reply) =>
+      reply.code(202).send(
+        await replayDelivery(deps, tenantOf(request), {
+          endpointId: request.params.id,
+          deliveryId: request.params.deliveryId,
+        }),
+      ),
+  );
+
+  app.post(
+    '/webhooks/endpoints/:id/test',
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Send a `test` event to the endpoint now and answer with the delivery (one attempt, no retries)',
+        params: IdParams,
+        response: { 200: WebhookDelivery, ...notFound },
+      },
+    },
+    async (request) => sendTestEvent(deps, tenantOf(request), { endpointId: request.params.id }),
+  );
 }

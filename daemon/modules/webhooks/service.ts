@@ -19,7 +19,6 @@ import { findPage, type Page } from '../../db/paging.ts';
 
 export type WebhookServiceDeps = Pick<AppDeps, 'db' | 'config' | 'secrets'>;
 
-
 export function toEndpointDto(row: WebhookEndpointRecord): WebhookEndpoint {
   return {
     id: row.id,
@@ -60,13 +59,19 @@ async function checkEndpointUrl(raw: string, config: Config): Promise<string> {
     return url.toString();
   } catch (error) {
     if (error instanceof UnsafeWebhookUrlError) {
-      throw new ValidationError(`The webhook URL is not allowed: ${error.message}`, [{ field: 'url', message: error.message }]);
+      throw new ValidationError(`The webhook URL is not allowed: ${error.message}`, [
+        { field: 'url', message: error.message },
+      ]);
     }
     throw error;
   }
 }
 
-export async function createEndpoint(deps: WebhookServiceDeps, ctx: TenantContext, body: { url: string; events: readonly unknown[]; secret?: string }): Promise<CreatedWebhookEndpoint> {
+export async function createEndpoint(
+  deps: WebhookServiceDeps,
+  ctx: TenantContext,
+  body: { url: string; events: readonly unknown[]; secret?: string },
+): Promise<CreatedWebhookEndpoint> {
   const url = await checkEndpointUrl(body.url, deps.config);
   const secret = body.secret ?? generateWebhookSecret();
   const row = await WebhookEndpointRecord.create({
@@ -79,8 +84,23 @@ export async function createEndpoint(deps: WebhookServiceDeps, ctx: TenantContex
   return { ...toEndpointDto(row), secret };
 }
 
-export async function listEndpoints(_deps: WebhookServiceDeps, ctx: TenantContext, query: { page?: number; limit?: number }): Promise<Page<WebhookEndpoint>> {
-  return findPage(WebhookEndpointRecord, { where: { tenantId: ctx.tenantId }, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, query, (rows) => rows.map(toEndpointDto));
+export async function listEndpoints(
+  _deps: WebhookServiceDeps,
+  ctx: TenantContext,
+  query: { page?: number; limit?: number },
+): Promise<Page<WebhookEndpoint>> {
+  return findPage(
+    WebhookEndpointRecord,
+    {
+      where: { tenantId: ctx.tenantId },
+      order: [
+        ['createdAt', 'DESC'],
+        ['id', 'ASC'],
+      ],
+    },
+    query,
+    (rows) => rows.map(toEndpointDto),
+  );
 }
 
 async function findEndpoint(ctx: TenantContext, id: string): Promise<WebhookEndpointRecord> {
@@ -89,14 +109,22 @@ async function findEndpoint(ctx: TenantContext, id: string): Promise<WebhookEndp
   return row;
 }
 
-export async function deleteEndpoint(_deps: WebhookServiceDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
+export async function deleteEndpoint(
+  _deps: WebhookServiceDeps,
+  ctx: TenantContext,
+  input: { id: string },
+): Promise<void> {
   const row = await findEndpoint(ctx, input.id);
   // Deliveries go with it (ON DELETE CASCADE); their queued jobs then find nothing and finish.
   await row.destroy();
 }
 
 /** Switches an endpoint on or off. Switching on clears the failure streak that may have disabled it. */
-export async function toggleEndpoint(_deps: WebhookServiceDeps, ctx: TenantContext, input: { id: string }): Promise<WebhookEndpoint> {
+export async function toggleEndpoint(
+  _deps: WebhookServiceDeps,
+  ctx: TenantContext,
+  input: { id: string },
+): Promise<WebhookEndpoint> {
   const row = await findEndpoint(ctx, input.id);
   if (row.enabled) {
     await row.update({ enabled: false, disabledReason: 'manual', disabledAt: new Date() });
@@ -114,30 +142,59 @@ export async function listDeliveries(
   const { endpointId, ...query } = input;
   await findEndpoint(ctx, endpointId);
   const where = { tenantId: ctx.tenantId, endpointId };
-  return findPage(WebhookDeliveryRecord, { where, order: [['createdAt', 'DESC'], ['id', 'ASC']] }, query, (rows) => rows.map(toDeliveryDto));
+  return findPage(
+    WebhookDeliveryRecord,
+    {
+      where,
+      order: [
+        ['createdAt', 'DESC'],
+        ['id', 'ASC'],
+      ],
+    },
+    query,
+    (rows) => rows.map(toDeliveryDto),
+  );
 }
 
 /**
  * Sends a delivery's payload again as a new delivery (new delivery id, same event id in the body,
  * `replayOf` pointing at the original), delivered by the webhook worker with the usual retries.
  */
-export async function replayDelivery(_deps: WebhookServiceDeps, ctx: TenantContext, input: { endpointId: string; deliveryId: string }): Promise<WebhookDelivery> {
+export async function replayDelivery(
+  _deps: WebhookServiceDeps,
+  ctx: TenantContext,
+  input: { endpointId: string; deliveryId: string },
+): Promise<WebhookDelivery> {
   const { endpointId, deliveryId } = input;
   const endpoint = await findEndpoint(ctx, endpointId);
-  const original = await WebhookDeliveryRecord.findOne({ where: { id: deliveryId, endpointId, tenantId: ctx.tenantId } });
+  const original = await WebhookDeliveryRecord.findOne({
+    where: { id: deliveryId, endpointId, tenantId: ctx.tenantId },
+  });
   if (!original) throw new NotFoundError('Webhook delivery');
   if (!endpoint.enabled) {
-    throw new ConflictError('The endpoint is disabled: switch it on (PATCH /webhooks/endpoints/{id}/toggle) before replaying deliveries.', 'ENDPOINT_DISABLED');
+    throw new ConflictError(
+      'The endpoint is disabled: switch it on (PATCH /webhooks/endpoints/{id}/toggle) before replaying deliveries.',
+      'ENDPOINT_DISABLED',
+    );
   }
   // due_at defaults to now(): the webhook worker picks it up at its next claim.
   const replay = await WebhookDeliveryRecord.create({
-    tenantId: ctx.tenantId, endpointId, eventId: original.eventId, eventType: original.eventType, payload: original.payload, replayOf: original.id,
+    tenantId: ctx.tenantId,
+    endpointId,
+    eventId: original.eventId,
+    eventType: original.eventType,
+    payload: original.payload,
+    replayOf: original.id,
   });
   return toDeliveryDto(replay);
 }
 
 /** Sends a `test` event to the endpoint now (one attempt, no retries) and answers with the result. */
-export async function sendTestEvent(deps: WebhookServiceDeps, ctx: TenantContext, input: { endpointId: string }): Promise<WebhookDelivery> {
+export async function sendTestEvent(
+  deps: WebhookServiceDeps,
+  ctx: TenantContext,
+  input: { endpointId: string },
+): Promise<WebhookDelivery> {
   const { endpointId } = input;
   const { sequelize, sql } = deps.db;
   await findEndpoint(ctx, endpointId);

@@ -9,13 +9,33 @@ import { BlockList, isIP } from 'node:net';
 import type { Config } from '../../config.ts';
 
 const NON_PUBLIC_V4: Array<[string, number]> = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16],
-  ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ];
 const NON_PUBLIC_V6: Array<[string, number]> = [
-  ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
 ];
 
 const nonPublic = new BlockList();
@@ -24,12 +44,17 @@ for (const [network, prefix] of NON_PUBLIC_V6) nonPublic.addSubnet(network, pref
 
 /** The 16 bytes of an IPv6 address (with or without a trailing dotted quad); null when malformed. */
 export function ipv6Bytes(address: string): Uint8Array | null {
-  let text = address.toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  let text = address
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/%.*$/, '');
   const quad = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
   if (quad) {
     const parts = quad.slice(1).map(Number);
     if (parts.some((part) => part > 255)) return null;
-    text = text.slice(0, quad.index) + `${((parts[0] << 8) | parts[1]).toString(16)}:${((parts[2] << 8) | parts[3]).toString(16)}`;
+    text =
+      text.slice(0, quad.index) +
+      `${((parts[0] << 8) | parts[1]).toString(16)}:${((parts[2] << 8) | parts[3]).toString(16)}`;
   }
   const halves = text.split('::');
   if (halves.length > 2) return null;
@@ -49,7 +74,8 @@ export function ipv6Bytes(address: string): Uint8Array | null {
   return bytes;
 }
 
-const dotted = (bytes: Uint8Array, from: number, xor = 0) => Array.from(bytes.slice(from, from + 4), (byte) => byte ^ xor).join('.');
+const dotted = (bytes: Uint8Array, from: number, xor = 0) =>
+  Array.from(bytes.slice(from, from + 4), (byte) => byte ^ xor).join('.');
 const zeros = (bytes: Uint8Array, from: number, to: number) => bytes.slice(from, to).every((byte) => byte === 0);
 
 /**
@@ -62,11 +88,15 @@ export function embeddedIPv4(address: string): string[] {
   const bytes = ipv6Bytes(address);
   if (!bytes) return [];
   const found: string[] = [];
-  if (zeros(bytes, 0, 10) && ((bytes[10] === 0 && bytes[11] === 0) || (bytes[10] === 0xff && bytes[11] === 0xff))) found.push(dotted(bytes, 12));
-  if (zeros(bytes, 0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && bytes[10] === 0 && bytes[11] === 0) found.push(dotted(bytes, 12));
-  if (bytes[0] === 0 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zeros(bytes, 4, 12)) found.push(dotted(bytes, 12));
+  if (zeros(bytes, 0, 10) && ((bytes[10] === 0 && bytes[11] === 0) || (bytes[10] === 0xff && bytes[11] === 0xff)))
+    found.push(dotted(bytes, 12));
+  if (zeros(bytes, 0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && bytes[10] === 0 && bytes[11] === 0)
+    found.push(dotted(bytes, 12));
+  if (bytes[0] === 0 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zeros(bytes, 4, 12))
+    found.push(dotted(bytes, 12));
   if (bytes[0] === 0x20 && bytes[1] === 0x02) found.push(dotted(bytes, 2));
-  if (bytes[0] === 0x20 && bytes[1] === 0x01 && bytes[2] === 0 && bytes[3] === 0) found.push(dotted(bytes, 4), dotted(bytes, 12, 0xff));
+  if (bytes[0] === 0x20 && bytes[1] === 0x01 && bytes[2] === 0 && bytes[3] === 0)
+    found.push(dotted(bytes, 4), dotted(bytes, 12, 0xff));
   return found;
 }
 
@@ -130,7 +160,9 @@ export function configuredResolver(config: Pick<Config, 'dnsServers'>): HostReso
     const resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: 1 });
     resolver.setServers(config.dnsServers);
     const answers = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
-    const addresses = answers.flatMap((answer, index) => (answer.status === 'fulfilled' ? answer.value.map((address) => ({ address, family: index === 0 ? 4 : 6 })) : []));
+    const addresses = answers.flatMap((answer, index) =>
+      answer.status === 'fulfilled' ? answer.value.map((address) => ({ address, family: index === 0 ? 4 : 6 })) : [],
+    );
     if (addresses.length === 0) throw new Error(`${hostname} does not resolve`);
     return addresses;
   };
@@ -140,7 +172,11 @@ export function configuredResolver(config: Pick<Config, 'dnsServers'>): HostReso
  * Resolves the endpoint's host and checks every address it resolves to (one private answer among
  * public ones is enough to refuse: the resolver could hand either to the next lookup).
  */
-export async function resolveDeliveryTarget(raw: string, config: Config, resolve: HostResolver = configuredResolver(config)): Promise<DeliveryTarget> {
+export async function resolveDeliveryTarget(
+  raw: string,
+  config: Config,
+  resolve: HostResolver = configuredResolver(config),
+): Promise<DeliveryTarget> {
   const url = parseEndpointUrl(raw, config);
   const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: Array<{ address: string; family: number }>;

@@ -67,13 +67,18 @@ export async function compileTemplateJsx(jsx: string): Promise<string> {
       absWorkingDir: '/',
     });
     const output = result.outputFiles[0]?.text;
-    if (!output) throw new ValidationError('The JSX does not compile: esbuild produced no output.', [{ field: 'jsx', message: 'does not compile' }]);
+    if (!output)
+      throw new ValidationError('The JSX does not compile: esbuild produced no output.', [
+        { field: 'jsx', message: 'does not compile' },
+      ]);
     return output;
   } catch (error) {
     if (error instanceof ValidationError) throw error;
     const errors = (error as { errors?: Message[] }).errors;
     if (Array.isArray(errors)) {
-      throw new ValidationError(firstSentence(errors), [{ field: 'jsx', message: 'does not compile or imports a module outside the allow-list' }]);
+      throw new ValidationError(firstSentence(errors), [
+        { field: 'jsx', message: 'does not compile or imports a module outside the allow-list' },
+      ]);
     }
     throw error;
   }

@@ -11,12 +11,29 @@
 // Whatever slips past both (an allocation path not listed here) is caught by the watchdog: the worker
 // measures its own arrayBuffers, and the daemon its RSS, and either ends the render (sandbox.ts).
 const TYPED_ARRAY_NAMES = [
-  'Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array',
-  'Float16Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array',
+  'Int8Array',
+  'Uint8Array',
+  'Uint8ClampedArray',
+  'Int16Array',
+  'Uint16Array',
+  'Int32Array',
+  'Uint32Array',
+  'Float16Array',
+  'Float32Array',
+  'Float64Array',
+  'BigInt64Array',
+  'BigUint64Array',
 ].filter((name) => typeof globalThis[name] === 'function');
 
 /** Globals a template's realm loses: everything that allocates (or views) memory outside the heap. */
-const TEMPLATE_REFUSED = ['ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'WebAssembly', 'Atomics', ...TYPED_ARRAY_NAMES];
+const TEMPLATE_REFUSED = [
+  'ArrayBuffer',
+  'SharedArrayBuffer',
+  'DataView',
+  'WebAssembly',
+  'Atomics',
+  ...TYPED_ARRAY_NAMES,
+];
 
 const MIB = 1024 * 1024;
 const ArrayBufferOriginal = globalThis.ArrayBuffer;
@@ -57,7 +74,9 @@ export function closeTemplateRealm(context, contextGlobal, budget) {
     // Every operation on the stand-in refuses: calling or constructing it, `extends` (which reads its
     // prototype), and reaching a static such as `Uint8Array.from` or `WebAssembly.Memory`.
     const refuse = () => {
-      throw budget.refuse(`Templates cannot allocate binary data (${name}): a render may use at most ${budget.limitBytes / MIB} MB outside the JavaScript heap.`);
+      throw budget.refuse(
+        `Templates cannot allocate binary data (${name}): a render may use at most ${budget.limitBytes / MIB} MB outside the JavaScript heap.`,
+      );
     };
     const standIn = new Proxy(function () {}, new Proxy({}, { get: () => refuse }));
     Object.defineProperty(context, name, { value: standIn, writable: false, enumerable: false, configurable: false });
@@ -128,16 +147,26 @@ export function budgetThisRealm(budget) {
       },
     });
     wrappers.set(original, proxy);
-    Object.defineProperty(original.prototype, 'constructor', { value: proxy, writable: false, enumerable: false, configurable: false });
+    Object.defineProperty(original.prototype, 'constructor', {
+      value: proxy,
+      writable: false,
+      enumerable: false,
+      configurable: false,
+    });
     Object.defineProperty(globalThis, name, { value: proxy, writable: false, enumerable: false, configurable: false });
   };
   for (const name of ['ArrayBuffer', 'SharedArrayBuffer', ...TYPED_ARRAY_NAMES]) wrap(name);
 
   const NodeBuffer = globalThis.Buffer;
   if (typeof NodeBuffer === 'function') {
-    for (const key of ['alloc', 'allocUnsafe', 'allocUnsafeSlow']) wrapMethod(NodeBuffer, key, budget, `Buffer.${key}`, (_, [size]) => toIndex(size));
+    for (const key of ['alloc', 'allocUnsafe', 'allocUnsafeSlow'])
+      wrapMethod(NodeBuffer, key, budget, `Buffer.${key}`, (_, [size]) => toIndex(size));
     wrapMethod(NodeBuffer, 'concat', budget, 'Buffer.concat', (_, [list, total]) =>
-      total !== undefined ? toIndex(total) : Array.isArray(list) ? list.reduce((sum, item) => sum + toIndex(item?.length), 0) : 0,
+      total !== undefined
+        ? toIndex(total)
+        : Array.isArray(list)
+          ? list.reduce((sum, item) => sum + toIndex(item?.length), 0)
+          : 0,
     );
     for (const key of ['from', 'copyBytesFrom']) wrapMethod(NodeBuffer, key, budget, `Buffer.${key}`);
     wrap('Buffer');
@@ -145,7 +174,8 @@ export function budgetThisRealm(budget) {
 
   // Copies made from an existing buffer allocate without any constructor being looked up.
   for (const key of ['slice', 'transfer', 'transferToFixedLength']) {
-    const precharge = key === 'slice' ? undefined : (self, [length]) => (length === undefined ? self.byteLength : toIndex(length));
+    const precharge =
+      key === 'slice' ? undefined : (self, [length]) => (length === undefined ? self.byteLength : toIndex(length));
     wrapMethod(ArrayBufferOriginal.prototype, key, budget, `ArrayBuffer.prototype.${key}`, precharge);
   }
   wrapMethod(SharedArrayBufferOriginal.prototype, 'slice', budget, 'SharedArrayBuffer.prototype.slice');

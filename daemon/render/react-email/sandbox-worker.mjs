@@ -25,7 +25,8 @@ const memoryUsage = process.memoryUsage.bind(process);
 
 function describeError(error) {
   try {
-    const message = error && typeof error === 'object' && typeof error.message === 'string' ? error.message : String(error);
+    const message =
+      error && typeof error === 'object' && typeof error.message === 'string' ? error.message : String(error);
     return message.slice(0, MAX_ERROR_CHARS);
   } catch {
     return 'the template threw a value that cannot be described';
@@ -44,7 +45,16 @@ function hardenThisRealm() {
   }
   // Error.prepareStackTrace hands out call sites, whose getThis()/getFunction() can leak this realm's global.
   Object.defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
-  for (const name of ['getBuiltinModule', 'binding', '_linkedBinding', 'dlopen', 'reallyExit', 'kill', 'chdir', 'mainModule']) {
+  for (const name of [
+    'getBuiltinModule',
+    'binding',
+    '_linkedBinding',
+    'dlopen',
+    'reallyExit',
+    'kill',
+    'chdir',
+    'mainModule',
+  ]) {
     try {
       delete process[name];
     } catch {
@@ -116,6 +126,8 @@ parentPort.once('message', (job) => {
     const refusal = overBudget();
     if (refusal) answer({ ok: false, kind: 'memory', message: refusal });
   }, watchdogIntervalMs);
-  renderTemplate(job, budget).then(answer, (error) => answer({ ok: false, kind: 'failed', message: describeError(error) }));
+  renderTemplate(job, budget).then(answer, (error) =>
+    answer({ ok: false, kind: 'failed', message: describeError(error) }),
+  );
 });
 parentPort.postMessage({ ready: true });

@@ -41,7 +41,10 @@ function startWorker(): Promise<Worker> {
     env: { NODE_ENV: 'production' },
     execArgv: [],
     argv: [],
-    workerData: { offHeapBytes: SANDBOX_LIMITS.offHeapMb * 1024 * 1024, watchdogIntervalMs: SANDBOX_LIMITS.watchdogIntervalMs },
+    workerData: {
+      offHeapBytes: SANDBOX_LIMITS.offHeapMb * 1024 * 1024,
+      watchdogIntervalMs: SANDBOX_LIMITS.watchdogIntervalMs,
+    },
     resourceLimits: {
       maxOldGenerationSizeMb: SANDBOX_LIMITS.maxOldGenerationSizeMb,
       maxYoungGenerationSizeMb: SANDBOX_LIMITS.maxYoungGenerationSizeMb,
@@ -66,9 +69,14 @@ function startWorker(): Promise<Worker> {
     const fail = (message: string) => {
       detach();
       void worker.terminate();
-      reject(new ServiceUnavailableError(`The React Email renderer could not start: ${message}`, 'RENDERER_UNAVAILABLE'));
+      reject(
+        new ServiceUnavailableError(`The React Email renderer could not start: ${message}`, 'RENDERER_UNAVAILABLE'),
+      );
     };
-    const timer = setTimeout(() => fail(`not ready after ${SANDBOX_LIMITS.startupTimeoutMs} ms`), SANDBOX_LIMITS.startupTimeoutMs);
+    const timer = setTimeout(
+      () => fail(`not ready after ${SANDBOX_LIMITS.startupTimeoutMs} ms`),
+      SANDBOX_LIMITS.startupTimeoutMs,
+    );
     timer.unref();
     worker.once('message', onReady).once('error', onError).once('exit', onExit);
   });
@@ -96,23 +104,50 @@ function runOnce(worker: Worker, rssWatchdog: RssWatchdog, code: string, propsJs
       settle(() => {
         if (!answer.ok) return reject(failure(answer));
         if (answer.html.length > SANDBOX_LIMITS.maxHtmlChars) {
-          return reject(new UnprocessableError(`The rendered HTML is larger than ${SANDBOX_LIMITS.maxHtmlChars} characters.`, 'RENDER_TOO_LARGE'));
+          return reject(
+            new UnprocessableError(
+              `The rendered HTML is larger than ${SANDBOX_LIMITS.maxHtmlChars} characters.`,
+              'RENDER_TOO_LARGE',
+            ),
+          );
         }
         resolve(answer.html);
       });
     const onError = (error: Error & { code?: string }) =>
       settle(() => {
         if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') {
-          reject(new UnprocessableError(`The React Email template used more than the ${SANDBOX_LIMITS.maxOldGenerationSizeMb} MB it may use.`, 'RENDER_MEMORY_LIMIT'));
+          reject(
+            new UnprocessableError(
+              `The React Email template used more than the ${SANDBOX_LIMITS.maxOldGenerationSizeMb} MB it may use.`,
+              'RENDER_MEMORY_LIMIT',
+            ),
+          );
         } else {
-          reject(new UnprocessableError(`The React Email template failed while rendering: ${error.message.slice(0, 300)}`, 'RENDER_FAILED'));
+          reject(
+            new UnprocessableError(
+              `The React Email template failed while rendering: ${error.message.slice(0, 300)}`,
+              'RENDER_FAILED',
+            ),
+          );
         }
       });
     const onExit = (exitCode: number) =>
-      settle(() => reject(new UnprocessableError(`The React Email template stopped the renderer (exit code ${exitCode}).`, 'RENDER_FAILED')));
+      settle(() =>
+        reject(
+          new UnprocessableError(
+            `The React Email template stopped the renderer (exit code ${exitCode}).`,
+            'RENDER_FAILED',
+          ),
+        ),
+      );
     const timer = setTimeout(() => {
       settle(() =>
-        reject(new UnprocessableError(`The React Email template did not finish rendering within ${SANDBOX_LIMITS.timeoutMs} ms.`, 'RENDER_TIMEOUT')),
+        reject(
+          new UnprocessableError(
+            `The React Email template did not finish rendering within ${SANDBOX_LIMITS.timeoutMs} ms.`,
+            'RENDER_TIMEOUT',
+          ),
+        ),
       );
     }, SANDBOX_LIMITS.timeoutMs);
     const unwatch = rssWatchdog.watch((error) => settle(() => reject(error)));
@@ -127,7 +162,10 @@ export class ReactEmailSandbox {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
   private spare: Promise<Worker> | null = null;
-  private readonly rssWatchdog = new RssWatchdog({ perRenderBytes: SANDBOX_LIMITS.rssPerRenderMb * 1024 * 1024, intervalMs: SANDBOX_LIMITS.rssCheckIntervalMs });
+  private readonly rssWatchdog = new RssWatchdog({
+    perRenderBytes: SANDBOX_LIMITS.rssPerRenderMb * 1024 * 1024,
+    intervalMs: SANDBOX_LIMITS.rssCheckIntervalMs,
+  });
 
   /** Runs compiled template code with `props` in a single-use worker; answers the HTML document. */
   async render(code: string, props: unknown): Promise<string> {
@@ -154,7 +192,10 @@ export class ReactEmailSandbox {
       return;
     }
     if (this.waiting.length >= SANDBOX_LIMITS.maxWaiting) {
-      throw new ServiceUnavailableError('The React Email renderer is busy: try again in a few seconds.', 'RENDERER_BUSY');
+      throw new ServiceUnavailableError(
+        'The React Email renderer is busy: try again in a few seconds.',
+        'RENDERER_BUSY',
+      );
     }
     await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
