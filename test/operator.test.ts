@@ -3,48 +3,24 @@
 // `svc doctor` against a misconfigured and a correct deployment.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect as http2Connect } from 'node:http2';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
-import { X509Certificate } from 'node:crypto';
 import { createTestContext, createTestDatabase, type TestContext } from './helpers/context.ts';
 import { killDaemonProcesses, startDaemonProcess } from './helpers/daemon-process.ts';
 import { CliWorld, listen } from './helpers/svc-cli.ts';
 import { addVerifiedDomain, createAdmin, createTenant } from './helpers/fixtures.ts';
 import { startSmtpSink } from './helpers/smtp-sink.ts';
+import { makeSelfSignedPair, type CertificateFiles } from './helpers/certificates.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-operator-'));
 
-/** A self-signed pair for 127.0.0.1 made by openssl (Debian's openssl package). */
-function makeCertificate(name: string): { cert: string; key: string; fingerprint: string } {
-  const cert = join(dir, `${name}.crt`);
-  const key = join(dir, `${name}.key`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key, fingerprint: new X509Certificate(readFileSync(cert)).fingerprint256 };
+/** A self-signed pair for 127.0.0.1. */
+function makeCertificate(name: string): CertificateFiles {
+  return makeSelfSignedPair(dir, name, '127.0.0.1', 'IP:127.0.0.1,DNS:localhost');
 }
 
 function servedFingerprint(url: string, ca: string): Promise<string> {

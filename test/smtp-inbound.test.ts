@@ -5,7 +5,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -14,6 +13,7 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addVerifiedDomain, createWorld } from './helpers/fixtures.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
+import { makeSelfSignedPair } from './helpers/certificates.ts';
 import { freePort, swaks } from './helpers/swaks.ts';
 import { createInboundServer, startInboundServer } from '../daemon/smtp/inbound.ts';
 
@@ -339,27 +339,7 @@ test('a message over the size limit is refused with 552 after DATA', async () =>
 });
 
 test('with a certificate the listener offers STARTTLS and takes mail over it', async () => {
-  const key = join(scratch, 'key.pem');
-  const cert = join(scratch, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=mx.mail.example.test',
-    ],
-    { stdio: 'ignore' },
-  );
+  const { key, cert } = makeSelfSignedPair(scratch, 'mx', 'mx.mail.example.test');
   const log = { info: () => {}, warn: () => {} };
   const server = createInboundServer(
     { config: ctx.config, db: ctx.db, secrets: ctx.deps.secrets, log },
