@@ -1,6 +1,7 @@
 // What the send pipeline needs to DKIM-sign a message: the verified domain's key in nodemailer's
 // `dkim` option shape. Keys are kept briefly in memory so a burst of sends opens each key once.
 import type { Secrets } from '../../secrets.ts';
+import { TtlCache } from '../../ttl-cache.ts';
 import { Domain } from './model.ts';
 import { openDkimPrivateKey } from './keys.ts';
 import { domainAndParents, senderDomainOf } from './names.ts';
@@ -14,27 +15,16 @@ export interface DkimSigningOptions {
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX_ENTRIES = 1000;
 
-interface Cached<T> {
-  value: T;
-  expiresAt: number;
-}
-
-function remember<T>(cache: Map<string, Cached<T>>, key: string, value: T): T {
-  if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-  cache.set(key, { value, expiresAt: Date.now() + CACHE_TTL_MS });
-  return value;
-}
-
 /**
  * The verified domains and opened DKIM keys of the tenants this app (or worker thread) sends for,
  * each kept for CACHE_TTL_MS. Created by buildApp, the SMTP edge and each worker thread
  * (mail/resources.ts); `forget` drops a tenant's entries when its domains change here.
  */
 export class DkimSigningCache {
-  private readonly keys = new Map<string, Cached<DkimSigningOptions | null>>();
+  private readonly keys = new TtlCache<DkimSigningOptions | null>(CACHE_TTL_MS, CACHE_MAX_ENTRIES);
   // Every send asks which verified domain covers its sender, twice (accepting it, then delivering it):
   // kept as briefly as the keys, and forgotten with them when the tenant's domains change.
-  private readonly domains = new Map<string, Cached<Domain | null>>();
+  private readonly domains = new TtlCache<Domain | null>(CACHE_TTL_MS, CACHE_MAX_ENTRIES);
 
   constructor(private readonly secrets: Pick<Secrets, 'encryptionKey'>) {}
 
@@ -44,12 +34,12 @@ export class DkimSigningCache {
     if (normalized === null) return null;
     const key = `${tenantId} ${normalized}`;
     const hit = this.domains.get(key);
-    if (hit && hit.expiresAt > Date.now()) return hit.value;
+    if (hit !== undefined) return hit;
     const candidates = await Domain.findAll({
       where: { tenantId, name: domainAndParents(normalized), status: 'verified' },
     });
     candidates.sort((a, b) => b.name.length - a.name.length);
-    return remember(this.domains, key, candidates[0] ?? null);
+    return this.domains.set(key, candidates[0] ?? null);
   }
 
   /**
@@ -60,7 +50,7 @@ export class DkimSigningCache {
   async dkimFor(tenantId: string, fromDomain: string): Promise<DkimSigningOptions | null> {
     const key = `${tenantId} ${fromDomain.toLowerCase()}`;
     const hit = this.keys.get(key);
-    if (hit && hit.expiresAt > Date.now()) return hit.value;
+    if (hit !== undefined) return hit;
     const domain = await this.verifiedDomain(tenantId, fromDomain);
     const value = domain
       ? {
@@ -69,13 +59,12 @@ export class DkimSigningCache {
           privateKey: openDkimPrivateKey(this.secrets.encryptionKey, domain.dkimPrivateKeySealed),
         }
       : null;
-    return remember(this.keys, key, value);
+    return this.keys.set(key, value);
   }
 
   /** Called when a tenant's domains change, so this app or thread signs with the new state at once. */
   forget(tenantId: string): void {
-    for (const cache of [this.keys, this.domains]) {
-      for (const key of cache.keys()) if (key.startsWith(`${tenantId} `)) cache.delete(key);
-    }
+    this.keys.deletePrefixed(`${tenantId} `);
+    this.domains.deletePrefixed(`${tenantId} `);
   }
 }

@@ -11,6 +11,7 @@ import { openDkimPrivateKey } from '../domains/keys.ts';
 import { domainAndParents, senderDomainOf } from '../domains/names.ts';
 import { returnPathName } from '../domains/records.ts';
 import type { DkimSigningOptions } from '../domains/signing.ts';
+import { cachedLoad, TtlCache } from '../../ttl-cache.ts';
 
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX_ENTRIES = 1000;
@@ -42,17 +43,6 @@ const PROJECT_RELAY = declare(
   SELECT smtp_host, smtp_port, smtp_secure, smtp_user, smtp_pass_sealed FROM projects WHERE id = $1 AND tenant_id = $2`,
 );
 
-interface Cached<T> {
-  value: T;
-  expiresAt: number;
-}
-
-function remember<T>(cache: Map<string, Cached<T>>, key: string, value: T): T {
-  if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-  cache.set(key, { value, expiresAt: Date.now() + CACHE_TTL_MS });
-  return value;
-}
-
 /** Per worker thread: what one drain loop (or the sync send path) looks up, kept for a minute. */
 export interface SendContextCache {
   signing(tenantId: string, fromAddress: string): Promise<SenderSigning>;
@@ -61,22 +51,14 @@ export interface SendContextCache {
 }
 
 export function createSendContextCache(sql: Sql, secrets: Pick<Secrets, 'encryptionKey'>): SendContextCache {
-  const signings = new Map<string, Cached<Promise<SenderSigning>>>();
-  const relays = new Map<string, Cached<Promise<SmtpSettings | null>>>();
-  // A promise is cached, so a batch of sends from one domain costs one statement; a failed look-up
-  // is forgotten at once.
-  const cached = <T>(cache: Map<string, Cached<Promise<T>>>, key: string, load: () => Promise<T>): Promise<T> => {
-    const hit = cache.get(key);
-    if (hit && hit.expiresAt > Date.now()) return hit.value;
-    const value = load();
-    value.catch(() => cache.delete(key));
-    return remember(cache, key, value);
-  };
+  // Promises are kept, so a batch of sends from one domain costs one statement (ttl-cache.ts).
+  const signings = new TtlCache<Promise<SenderSigning>>(CACHE_TTL_MS, CACHE_MAX_ENTRIES);
+  const relays = new TtlCache<Promise<SmtpSettings | null>>(CACHE_TTL_MS, CACHE_MAX_ENTRIES);
   return {
     signing(tenantId, fromAddress) {
       const domain = senderDomainOf(fromAddress);
       if (domain === null) return Promise.resolve({ dkim: null, returnPath: null });
-      return cached(signings, `${tenantId} ${domain}`, async () => {
+      return cachedLoad(signings, `${tenantId} ${domain}`, async () => {
         const [row] = await sql.rows<{
           name: string;
           dkim_selector: string;
@@ -96,7 +78,7 @@ export function createSendContextCache(sql: Sql, secrets: Pick<Secrets, 'encrypt
       });
     },
     projectRelay(tenantId, projectId) {
-      return cached(relays, `${tenantId} ${projectId}`, async () => {
+      return cachedLoad(relays, `${tenantId} ${projectId}`, async () => {
         const [row] = await sql.rows<{
           smtp_host: string | null;
           smtp_port: number | null;
