@@ -60,37 +60,23 @@ function resolverTrouble(
 ): Finding | null {
   if (answer.kind !== 'timeout' && answer.kind !== 'error') return null;
   const severity: ProblemSeverity = required ? 'error' : 'warning';
-  const found: string[] = [];
-  if (answer.kind === 'timeout') {
-    return {
-      status: 'error',
-      found,
-      publish: [],
-      problems: [
-        problem(
+  const trouble =
+    answer.kind === 'timeout'
+      ? problem(
           kind,
           severity,
           'DNS_TIMEOUT',
           `The DNS look-up of ${name} timed out.`,
           "Check that the domain's name servers answer, then run the check again.",
-        ),
-      ],
-    };
-  }
-  return {
-    status: 'error',
-    found,
-    publish: [],
-    problems: [
-      problem(
-        kind,
-        severity,
-        'DNS_ERROR',
-        `The DNS look-up of ${name} failed (${answer.code}).`,
-        "Check the domain's name servers (a SERVFAIL often means broken DNSSEC or a lame delegation), then run the check again.",
-      ),
-    ],
-  };
+        )
+      : problem(
+          kind,
+          severity,
+          'DNS_ERROR',
+          `The DNS look-up of ${name} failed (${answer.code}).`,
+          "Check the domain's name servers (a SERVFAIL often means broken DNSSEC or a lame delegation), then run the check again.",
+        );
+  return { status: 'error', found: [], publish: [], problems: [trouble] };
 }
 
 function valuesOf(answer: Lookup<string>): string[] {
