@@ -121,15 +121,15 @@ async function ownedLog(ctx: TenantContext, id: string): Promise<EmailLog> {
   return log;
 }
 
-export async function getEmailLog(_deps: LogDeps, ctx: TenantContext, input: { id: string }): Promise<EmailLogDetail> {
+export async function getEmailLog(deps: LogDeps, ctx: TenantContext, input: { id: string }): Promise<EmailLogDetail> {
   const { id } = input;
   const log = await ownedLog(ctx, id);
   const [events, captured] = await Promise.all([
     EmailEvent.findAll({ where: { emailId: log.id, tenantId: ctx.tenantId }, order: [['createdAt', 'ASC']] }),
-    EmailLog.sequelize!.query<{ raw: string }>(
-      `SELECT raw FROM captured_messages WHERE email_id = :id ORDER BY created_at DESC LIMIT 1`,
+    deps.db.sequelize.query<{ raw: string }>(
+      `SELECT raw FROM captured_messages WHERE email_id = :id AND tenant_id = :tenantId ORDER BY created_at DESC LIMIT 1`,
       {
-        replacements: { id: log.id },
+        replacements: { id: log.id, tenantId: ctx.tenantId },
         type: QueryTypes.SELECT,
       },
     ),
