@@ -23,7 +23,7 @@ import {
 } from '../modules/emails/send-job.ts';
 import { createSendContextCache } from '../modules/emails/send-context.ts';
 import type { JobOutcome } from '../queue/types.ts';
-import type { ThreadRuntime } from './thread.ts';
+import { onAbort, type ThreadRuntime } from './thread.ts';
 import { createWaker, listenForJobs } from './wake.ts';
 
 const CLAIM_ERROR_PAUSE_MS = 1_000;
@@ -81,7 +81,7 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
   const pending: Settled[] = [];
   let writing = false;
   const waker = createWaker();
-  signal.addEventListener('abort', () => waker.wake(), { once: true });
+  onAbort(signal, () => waker.wake());
   const listener = runtime.embedded ? null : listenForJobs(runtime.data.databaseUrl, 'send', waker, log);
   const pollMs = runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs;
   // Jobs the loop may claim now: free delivery slots, within what it may hold.
