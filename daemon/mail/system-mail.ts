@@ -130,6 +130,8 @@ export async function sendSystemMail(
 
 export interface SystemSenderStatus {
   from: string;
+  /** The sender's domain: the one a platform admin's tenant must verify for system mail to be signed. */
+  domain: string;
   source: SystemSender['source'];
   routable: boolean;
   /** The domain whose key signs system mail, or null when it goes out unsigned. */
@@ -142,6 +144,7 @@ export async function systemSenderStatus(sequelize: Sequelize, config: Config): 
   const signing = current.routable ? await platformSigningTenant(sequelize, current.domain) : null;
   return {
     from: current.from,
+    domain: current.domain,
     source: current.source,
     routable: current.routable,
     signedBy: signing?.domainName ?? null,

@@ -10,6 +10,7 @@ import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { Config } from '../config.ts';
 import { declare, type Sql } from '../db/sql.ts';
+import { relayTlsProblem, type RelayTlsProblem } from './relay-tls.ts';
 
 export interface SmtpSettings {
   host: string;
@@ -220,7 +221,9 @@ export function classifyDeliveryError(error: unknown): ClassifiedFailure {
 }
 
 /** A real SMTP handshake (connect, greeting, EHLO, TLS, AUTH) against the settings. */
-export async function verifySmtp(settings: SmtpSettings): Promise<{ ok: boolean; error?: string }> {
+export async function verifySmtp(
+  settings: SmtpSettings,
+): Promise<{ ok: boolean; error?: string; tls?: RelayTlsProblem | null }> {
   const transport = nodemailer.createTransport({
     host: settings.host,
     port: settings.port,
@@ -234,7 +237,7 @@ export async function verifySmtp(settings: SmtpSettings): Promise<{ ok: boolean;
     await transport.verify();
     return { ok: true };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    return { ok: false, error: error instanceof Error ? error.message : String(error), tls: relayTlsProblem(error) };
   } finally {
     transport.close();
   }
