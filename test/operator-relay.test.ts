@@ -37,8 +37,21 @@ const relay = new SMTPServer({
 await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
 const relayPort = (relay.server.address() as { port: number }).port;
 
+/** A relay that refuses every recipient for good (550), without TLS. */
+const refusingRelay = new SMTPServer({
+  disabledCommands: ['STARTTLS'],
+  authOptional: true,
+  logger: false,
+  onRcptTo(_address, _session, callback) {
+    callback(Object.assign(new Error('5.7.1 relaying denied'), { responseCode: 550 }));
+  },
+});
+await new Promise<void>((resolve) => refusingRelay.listen(0, '127.0.0.1', resolve));
+const refusingPort = (refusingRelay.server.address() as { port: number }).port;
+
 test.after(async () => {
   await new Promise<void>((resolve) => relay.close(() => resolve()));
+  await new Promise<void>((resolve) => refusingRelay.close(() => resolve()));
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -190,6 +203,18 @@ test('a system mail the relay refuses, or whose relay certificate is untrusted, 
     assert.match(String(untrustedLine.err), /self-signed certificate/);
     assert.is(untrustedLine.tlsError, 'DEPTH_ZERO_SELF_SIGNED_CERT');
     assert.match(String(untrustedLine.fix), /^untrusted certificate: set NODE_EXTRA_CA_CERTS/);
+
+    // A relay that answers 550: the job fails for good, and the warn line says so with the relay's answer.
+    await ctx.db.sequelize.query(
+      `UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = now() WHERE queue = 'system'`,
+    );
+    const denied = await attempt(`smtp://127.0.0.1:${refusingPort}`);
+    assert.is(denied.outcome.kind, 'fail');
+    const deniedLine = lines.find((line) => line.job === denied.job.id && line.responseCode === 550);
+    assert.ok(deniedLine, JSON.stringify(lines));
+    assert.is(deniedLine.level, 40);
+    assert.is(deniedLine.msg, 'system mail not delivered: the relay refused it for good');
+    assert.match(String(deniedLine.err), /relaying denied/);
     assert.not.match(JSON.stringify(lines), /Reset|a@example\.org/, 'the mail itself is not logged');
   } finally {
     await ctx.close();
