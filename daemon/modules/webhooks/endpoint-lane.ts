@@ -74,6 +74,11 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
     this.slowStartBelow = ceiling;
   }
 
+  /** The engine's name for the lane's key (jobs/leased-batch.ts). */
+  get key(): string {
+    return this.endpointId;
+  }
+
   /** Attempts that may start now. */
   freeSlots(now = Date.now()): number {
     if (this.pausedUntil > now) return 0;
