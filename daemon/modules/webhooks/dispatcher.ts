@@ -11,9 +11,9 @@
 // stops the other lanes from claiming (answered-but-unsettled ones are bounded on their own).
 import type { Logger } from 'pino';
 import { unseal } from '../../crypto/sealed.ts';
-import { attemptOnce, skippedOutcome, type DeliveryOutcome } from './attempt.ts';
+import { attemptOnce, skippedOutcome, type ClaimedDelivery, type DeliveryOutcome } from './attempt.ts';
 import { settleOutcomes, type DeliveryDeps } from './delivery.ts';
-import { claimDeliveries, extendDeliveryLeases, releaseDeliveries, type ClaimedDelivery } from './delivery-store.ts';
+import { claimDeliveries, extendDeliveryLeases, releaseDeliveries } from './delivery-store.ts';
 import { createLeasedBatchEngine } from '../../jobs/leased-batch.ts';
 import { EndpointLane, newLaneRoom } from './endpoint-lane.ts';
 
