@@ -268,4 +268,31 @@ test('a paused lane gives its waiting items back until its pause ends; stop give
   assert.is(engine.held(), 0);
 });
 
+test('a lane with a backlog waiting does not ask for claims; one running low does', async () => {
+  const queue = fakeQueue(8, ['a']);
+  let openCommit: () => void = () => {};
+  const commitGate = new Promise<void>((resolve) => (openCommit = resolve));
+  const engine = engineOn(queue, {
+    newLane: (key) => new PausableLane(key, 2, 6),
+    newLaneRoom: 8,
+    commit: async (batch) => {
+      await commitGate;
+      for (const { item } of batch) queue.committed.set(item.id, 1);
+    },
+  });
+  const waitingWhenAsked: number[] = [];
+  engine.onWantsClaim(() => waitingWhenAsked.push(engine.lanes()[0].waiting.length));
+  assert.equal(await engine.claim(), { claimed: 8, requested: 10 });
+  await waitFor('every item answered', async () => engine.lanes()[0].inFlight === 0, 2_000, 5);
+  assert.ok(waitingWhenAsked.length > 0, 'asked once the lane ran low');
+  assert.ok(
+    waitingWhenAsked.every((waiting) => waiting < 2),
+    `asked only with fewer waiting than its 2 slots: ${waitingWhenAsked.join(', ')}`,
+  );
+  openCommit();
+  await engine.idle();
+  assert.is(queue.committed.size, 8);
+  await engine.stop(10);
+});
+
 test.run();

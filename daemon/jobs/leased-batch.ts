@@ -45,6 +45,8 @@ export interface Lane<Item> {
   /** How many more items the next claim may take for this lane. */
   room(now?: number): number;
   paused(now?: number): boolean;
+  /** Fewer items wait than one round of its slots: a claim would keep it busy. */
+  runningLow(): boolean;
   /** Frees what the lane holds (connections); called when it is idle or at stop. */
   close(): void;
 }
@@ -73,6 +75,10 @@ export class FixedLane<Item> implements Lane<Item> {
 
   paused(): boolean {
     return false;
+  }
+
+  runningLow(): boolean {
+    return this.waiting.length < this.limit;
   }
 
   close(): void {}
@@ -258,7 +264,7 @@ export function createLeasedBatchEngine<Item, Outcome, L extends Lane<Item>>(
       running -= 1;
       checkIdle();
       pump(lane);
-      maybeWantClaim();
+      if (lane.runningLow()) maybeWantClaim();
       return;
     }
     lane.inFlight -= 1;
@@ -267,7 +273,8 @@ export function createLeasedBatchEngine<Item, Outcome, L extends Lane<Item>>(
     toCommit.push({ item, outcome });
     commitSoon();
     pump(lane);
-    maybeWantClaim();
+    // Only a lane running low makes a claim pay off: one with a backlog waiting would claim a row or none, over and over.
+    if (lane.runningLow()) maybeWantClaim();
   };
 
   const pump = (lane: L): void => {

@@ -100,6 +100,11 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
     return Math.max(0, this.freeSlots(now) + this.waitingCap() - this.waiting.length);
   }
 
+  /** Fewer deliveries wait than one round of its limit: a claim would keep it busy (jobs/leased-batch.ts). */
+  runningLow(): boolean {
+    return this.waiting.length < Math.floor(this.limit);
+  }
+
   /** Enough claimed deliveries wait here: the next claims leave this endpoint's rows alone. */
   saturated(now = Date.now()): boolean {
     return this.room(now) === 0;
