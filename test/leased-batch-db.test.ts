@@ -6,7 +6,8 @@ import * as assert from 'uvu/assert';
 import pg from 'pg';
 import pino from 'pino';
 import { createTestContext, createTestDatabase, type TestContext, type TestDatabase } from './helpers/context.ts';
-import { createLeasedBatchEngine, FixedLane, runLeasedBatchLoop } from '../daemon/jobs/leased-batch.ts';
+import { createLeasedBatchEngine, FixedLane } from '../daemon/jobs/leased-batch.ts';
+import { runLeasedBatchLoop } from '../daemon/jobs/leased-batch-loop.ts';
 import { createWaker } from '../daemon/jobs/wake.ts';
 import { waitFor } from './helpers/queue-test.ts';
 

@@ -8,11 +8,11 @@ import pino from 'pino';
 import {
   createLeasedBatchEngine,
   FixedLane,
-  runLeasedBatchLoop,
   type Finished,
   type LaneRooms,
   type LeasedBatchOptions,
 } from '../daemon/jobs/leased-batch.ts';
+import { runLeasedBatchLoop } from '../daemon/jobs/leased-batch-loop.ts';
 import { createWaker } from '../daemon/jobs/wake.ts';
 import { waitFor } from './helpers/queue-test.ts';
 

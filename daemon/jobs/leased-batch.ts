@@ -19,15 +19,14 @@
 //   the rows again: delivery is at-least-once, duplicates bounded by what was held.
 //
 // The engine knows no SQL and no protocol: `claim`, `extend`, `release`, `run` and `commit` are the
-// user's. `runLeasedBatchLoop` is the claim loop a worker thread runs around an engine: claim while
-// claims come back full, else sleep until the engine wants a claim, a NOTIFY, or the poll.
+// user's. `runLeasedBatchLoop` (leased-batch-loop.ts) is the claim loop a worker thread runs around an
+// engine: claim while claims come back full, else sleep until the engine wants a claim, a NOTIFY, or the poll.
 //
 // Interface in short:
 //   const engine = createLeasedBatchEngine({ claim, extend, release?, run, commit, idOf, laneOf,
 //     newLane, …budgets });
 //   await runLeasedBatchLoop(engine, { signal, waker, pollMs, … });   // or drive engine.claim() yourself
 import type { Logger } from 'pino';
-import type { Waker } from './wake.ts';
 
 /** The items of one key (an endpoint, a destination, the relay) and how many of them may run at once. */
 export interface Lane<Item> {
@@ -163,7 +162,7 @@ export interface LeasedBatchEngine<Item, L extends Lane<Item>> {
   stop(timeoutMs: number): Promise<void>;
 }
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export function createLeasedBatchEngine<Item, Outcome, L extends Lane<Item>>(
   options: LeasedBatchOptions<Item, Outcome, L>,
@@ -391,49 +390,4 @@ export function createLeasedBatchEngine<Item, Outcome, L extends Lane<Item>>(
       lanes.clear();
     },
   };
-}
-
-export interface LeasedBatchLoopOptions {
-  signal: AbortSignal;
-  waker: Waker;
-  log: Logger;
-  noun: string;
-  /** Longest sleep between claims when nothing wakes the loop. */
-  pollMs: number;
-  /** After a claim that found nothing, the next waits at least this long. */
-  claimGapMs: number;
-  claimErrorPauseMs: number;
-  /** On shutdown, how long running items may take. */
-  drainTimeoutMs: number;
-}
-
-/** Claims while claims come back full and room is left; else sleeps until woken or the poll. Stops the engine on abort. */
-export async function runLeasedBatchLoop<Item, L extends Lane<Item>>(
-  engine: LeasedBatchEngine<Item, L>,
-  options: LeasedBatchLoopOptions,
-): Promise<void> {
-  const { signal, waker } = options;
-  engine.onWantsClaim(() => waker.wake());
-  const onAbort = () => waker.wake();
-  signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    while (!signal.aborted) {
-      let result: { claimed: number; requested: number };
-      try {
-        result = await engine.claim();
-      } catch (error) {
-        options.log.warn({ err: errorText(error) }, `could not claim ${options.noun}; trying again shortly`);
-        await waker.wait(options.claimErrorPauseMs);
-        continue;
-      }
-      // A full claim means more may be due: claim again at once while there is room.
-      if (result.requested > 0 && result.claimed === result.requested && engine.claimPaysOff()) continue;
-      if (result.claimed === 0 && options.claimGapMs > 0)
-        await new Promise((resolve) => setTimeout(resolve, options.claimGapMs));
-      await waker.wait(options.pollMs);
-    }
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-    await engine.stop(options.drainTimeoutMs);
-  }
 }

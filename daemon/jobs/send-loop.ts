@@ -24,7 +24,8 @@ import {
 } from '../modules/emails/send-job.ts';
 import { createSendContextCache } from '../modules/emails/send-context.ts';
 import type { JobOutcome } from '../queue/types.ts';
-import { createLeasedBatchEngine, FixedLane, runLeasedBatchLoop, type Finished } from './leased-batch.ts';
+import { createLeasedBatchEngine, FixedLane, type Finished } from './leased-batch.ts';
+import { runLeasedBatchLoop } from './leased-batch-loop.ts';
 import type { ThreadRuntime } from './thread.ts';
 import { createWaker, listenForJobs } from './wake.ts';
 
