@@ -15,7 +15,6 @@ import type { TenantStateCache } from './modules/tenants/state-cache.ts';
 import type { AcceptGroups } from './modules/emails/accept-groups.ts';
 import type { MailResources } from './mail/resources.ts';
 import type { DkimSigningCache } from './modules/domains/signing.ts';
-import type { ReadinessMemo } from './modules/health/service.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -47,4 +46,9 @@ export interface ModuleDeps extends AppDeps, MailResources {
   acceptGroups: AcceptGroups;
   /** What the readiness check has learnt once and need not ask again (health/service.ts). */
   readiness: ReadinessMemo;
+}
+
+/** Per app (buildApp creates it): migrations applied stay applied while it runs, so readiness stops asking. */
+export interface ReadinessMemo {
+  migrationsKnownApplied: boolean;
 }

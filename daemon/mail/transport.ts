@@ -10,6 +10,7 @@ import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { Config } from '../config.ts';
 import { declare, type Sql } from '../db/sql.ts';
+import { HARD_BOUNCE_CODES } from './addresses.ts';
 import { relayTlsProblem, type RelayTlsProblem } from './relay-tls.ts';
 
 export interface SmtpSettings {
@@ -194,8 +195,6 @@ export interface ClassifiedFailure {
   /** Recipients the server said do not exist (550/551/553 on RCPT): hard bounces. */
   hardBounces: string[];
 }
-
-const HARD_BOUNCE_CODES = new Set([550, 551, 553]);
 
 /** Reads nodemailer's error into what the send worker decides on. */
 export function classifyDeliveryError(error: unknown): ClassifiedFailure {
