@@ -12,7 +12,7 @@ import { Admin } from '../daemon/modules/auth/model.ts';
 import { createOneTimeToken } from '../daemon/modules/auth/tokens.ts';
 import { hashPassword } from '../daemon/modules/auth/passwords.ts';
 import { inviteByEmail } from '../daemon/modules/tenants/invitations.ts';
-import { FORM_GUARD_TTL_MS, formGuardKey, issueFormGuard } from '../daemon/modules/pages/form-guard.ts';
+import { FORM_GUARD_TTL_MS, formGuardHolds, formGuardKey, issueFormGuard } from '../daemon/modules/pages/form-guard.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { latestCapturedMessageTo } from '../daemon/mail/system-mail.ts';
 import { signLinkToken } from '../daemon/mail/link-tokens.ts';
@@ -160,6 +160,7 @@ test('a POST without the cookie, with another link’s guard, another form’s, 
       Date.now() - FORM_GUARD_TTL_MS,
     ),
     tampered: guard.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+    'tampered inside': guard.replace(/(?<=\.....)./, (c) => (c === 'A' ? 'B' : 'A')),
     empty: '',
   };
   for (const [what, wrong] of Object.entries(wrongGuards)) {
@@ -176,6 +177,19 @@ test('a POST without the cookie, with another link’s guard, another form’s, 
   assert.is(ok.statusCode, 303, ok.body);
   assert.is(ok.headers.location, 'reset-password/done?lang=en', 'relative: it works under a proxy path too');
   assert.is.not(await passwordHashNow(), before);
+});
+
+test('a guard holds in its one spelling only (base64url leaves spare bits in the last character)', () => {
+  const key = formGuardKey(ctx.deps.secrets.linkSigningKey);
+  const nonce = 'n'.repeat(32);
+  const input = { key, purpose: 'register' as const, linkToken: 'link-token-of-the-test' };
+  const guard = issueFormGuard({ ...input, nonce });
+  const check = (field: string) => formGuardHolds({ ...input, cookieHeader: `a=b; svc_form_guard=${nonce}`, field });
+  assert.ok(check(guard));
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const accepted = [...alphabet].filter((c) => check(guard.slice(0, -1) + c));
+  assert.equal(accepted, [guard.slice(-1)]);
+  assert.not.ok(formGuardHolds({ ...input, cookieHeader: 'svc_form_guard=' + 'm'.repeat(32), field: guard }));
 });
 
 test('bad input answers the form again with the API’s rule, in the page’s language, never a 500', async () => {

@@ -56,7 +56,10 @@ export function formGuardHolds(
   if (!nonce || !NONCE_PATTERN.test(nonce) || !match) return false;
   const expiresAt = Number(match[1]);
   if (expiresAt <= now || expiresAt > now + FORM_GUARD_TTL_MS) return false;
-  return timingSafeEqual(Buffer.from(match[2], 'base64url'), mac({ ...input, nonce }, expiresAt));
+  // Compared as text: base64url decoding ignores the last character's spare bits, so bytes would
+  // accept several spellings of one guard.
+  const expected = Buffer.from(mac({ ...input, nonce }, expiresAt).toString('base64url'));
+  return timingSafeEqual(Buffer.from(match[2]), expected);
 }
 
 function cookieValue(header: string | undefined, name: string): string | null {

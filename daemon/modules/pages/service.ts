@@ -72,8 +72,17 @@ function passwordProblem(
   return null;
 }
 
-function isInvalidToken(error: unknown): boolean {
-  return error instanceof ApiError && error.code === 'INVALID_TOKEN';
+/** Runs the API's service; the refusals a person can act on become outcomes, anything else stays an error. */
+async function outcomeOf(work: Promise<unknown>): Promise<FormOutcome> {
+  try {
+    await work;
+    return DONE;
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    if (error.code === 'INVALID_TOKEN') return DEAD_LINK;
+    if (error.code === 'EMAIL_TAKEN') return { kind: 'problem', problem: 'email-taken' };
+    throw error;
+  }
 }
 
 export async function resetPasswordFromPage(
@@ -87,13 +96,7 @@ export async function resetPasswordFromPage(
     repeated: input.repeatedPassword,
   });
   if (invalid) return invalid;
-  try {
-    await resetPassword(deps, caller, body);
-    return DONE;
-  } catch (error) {
-    if (isInvalidToken(error)) return DEAD_LINK;
-    throw error;
-  }
+  return outcomeOf(resetPassword(deps, caller, body));
 }
 
 export async function verifyEmailFromPage(
@@ -102,13 +105,7 @@ export async function verifyEmailFromPage(
   input: { token: string },
 ): Promise<FormOutcome> {
   if (!plausibleToken(input.token)) return DEAD_LINK;
-  try {
-    await verifyEmail(deps, caller, input);
-    return DONE;
-  } catch (error) {
-    if (isInvalidToken(error)) return DEAD_LINK;
-    throw error;
-  }
+  return outcomeOf(verifyEmail(deps, caller, input));
 }
 
 /** Signs up the invited address (never one typed in the form) and joins the tenant with its role. */
@@ -125,12 +122,5 @@ export async function acceptInvitationFromPage(
     repeated: input.repeatedPassword,
   });
   if (invalid) return invalid;
-  try {
-    await registerAdmin(deps, caller, { ...typed, email: invitation.email, invitationToken: input.token });
-    return DONE;
-  } catch (error) {
-    if (isInvalidToken(error)) return DEAD_LINK;
-    if (error instanceof ApiError && error.code === 'EMAIL_TAKEN') return { kind: 'problem', problem: 'email-taken' };
-    throw error;
-  }
+  return outcomeOf(registerAdmin(deps, caller, { ...typed, email: invitation.email, invitationToken: input.token }));
 }

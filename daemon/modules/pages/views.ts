@@ -48,28 +48,31 @@ function passwordFields(t: PageStrings, state: FormState): string {
   );
 }
 
-export function resetPasswordPage(locale: PageLocale, state: FormState): PageContent {
+/** A page whose form carries the link's token, with `fields` between the intro and the button. */
+function linkFormPage(
+  locale: PageLocale,
+  text: { title: string; intro: string; submit: string },
+  state: FormState,
+  fields: string,
+): PageContent {
   const t = pageStrings(locale);
   return {
     lang: locale,
-    title: t.reset.title,
+    title: text.title,
     body:
-      `<h1>${escapeHtml(t.reset.title)}</h1>${problemNotice(t, state.problem)}<p>${escapeHtml(t.reset.intro)}</p>` +
-      `<form method="post">${hiddenFields('token', state)}${passwordFields(t, state)}` +
-      `<button type="submit">${escapeHtml(t.reset.submit)}</button></form>`,
+      `<h1>${escapeHtml(text.title)}</h1>${problemNotice(t, state.problem)}<p>${escapeHtml(text.intro)}</p>` +
+      `<form method="post">${hiddenFields('token', state)}${fields}` +
+      `<button type="submit">${escapeHtml(text.submit)}</button></form>`,
   };
 }
 
-export function verifyEmailPage(locale: PageLocale, state: FormState): PageContent {
+export function resetPasswordPage(locale: PageLocale, state: FormState): PageContent {
   const t = pageStrings(locale);
-  return {
-    lang: locale,
-    title: t.verify.title,
-    body:
-      `<h1>${escapeHtml(t.verify.title)}</h1>${problemNotice(t, state.problem)}<p>${escapeHtml(t.verify.intro)}</p>` +
-      `<form method="post">${hiddenFields('token', state)}` +
-      `<button type="submit">${escapeHtml(t.verify.submit)}</button></form>`,
-  };
+  return linkFormPage(locale, t.reset, state, passwordFields(t, state));
+}
+
+export function verifyEmailPage(locale: PageLocale, state: FormState): PageContent {
+  return linkFormPage(locale, pageStrings(locale).verify, state, '');
 }
 
 export function invitationPage(
