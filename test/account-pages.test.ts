@@ -15,6 +15,7 @@ import { inviteByEmail } from '../daemon/modules/tenants/invitations.ts';
 import { FORM_GUARD_TTL_MS, formGuardHolds, formGuardKey, issueFormGuard } from '../daemon/modules/pages/form-guard.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { latestCapturedMessageTo } from '../daemon/mail/system-mail.ts';
+import { seal } from '../daemon/crypto/sealed.ts';
 import { signLinkToken } from '../daemon/mail/link-tokens.ts';
 
 const PUBLIC_URL = 'https://mail.example.test';
@@ -173,10 +174,17 @@ test('a POST without the cookie, with another link’s guard, another form’s, 
   assert.is(crossSite.headers['set-cookie'], undefined, 'a foreign post cannot replace the cookie');
   assert.is(await passwordHashNow(), before, 'the password did not change');
 
+  await Admin.update(
+    { totpEnabled: true, totpSecret: seal(ctx.deps.secrets.encryptionKey, 'JBSWY3DPEHPK3PXP') },
+    { where: { id: admin.id } },
+  );
   const ok = await post(`/reset-password?token=${token}`, fields, { cookie, 'sec-fetch-site': 'same-origin' });
   assert.is(ok.statusCode, 303, ok.body);
   assert.is(ok.headers.location, 'reset-password/done?lang=en', 'relative: it works under a proxy path too');
-  assert.is.not(await passwordHashNow(), before);
+  const after = (await Admin.findByPk(admin.id))!;
+  assert.is.not(after.passwordHash, before);
+  assert.is(after.totpEnabled, true, '2FA is untouched by a reset from the page');
+  await Admin.update({ totpEnabled: false, totpSecret: null }, { where: { id: admin.id } });
 });
 
 test('a guard holds in its one spelling only (base64url leaves spare bits in the last character)', () => {
