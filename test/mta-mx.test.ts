@@ -73,6 +73,7 @@ test('no MX: the domain itself is the host (RFC 5321 implicit MX), IPv4 and IPv6
   assert.equal(route, {
     kind: 'hosts',
     implicit: true,
+    authentic: false,
     hosts: [{ name: 'bare.test', priority: 0, addresses: ['127.0.0.40', '::1'] }],
     ttlSeconds: 60,
   });

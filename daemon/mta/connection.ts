@@ -14,6 +14,8 @@ export interface TlsDemand {
   tls: ConnectionOptions;
   /** A check of the peer once TLS is up (DANE's TLSA match); answers a failure or null. */
   verifyPeer?: (socket: TLSSocket) => string | null;
+  /** MTA-STS `testing`: a failed check (or no STARTTLS) is reported for TLS-RPT, and delivery goes on. */
+  reportOnly?: boolean;
 }
 
 export interface SessionOptions {
@@ -54,8 +56,20 @@ function describe(error: unknown): string {
   return code ? `${code}: ${message ?? ''}`.trim() : String(message ?? error);
 }
 
+/** What makes two demands interchangeable for a session already open. */
+export function demandKeyOf(demand: TlsDemand): string {
+  return [
+    demand.mode,
+    demand.tls.servername ?? '',
+    demand.verifyPeer ? 'verified' : '',
+    demand.reportOnly ? 'report' : '',
+  ].join('|');
+}
+
 export class SmtpSession {
   messagesSent = 0;
+  /** An RFC 8460 result type this session's TLS failed with while delivery went on (`reportOnly`). */
+  tlsProblem: string | null = null;
   /** Set once the session may not carry another message (an error, a reset, a timeout). */
   broken = false;
   private pending: ((error: unknown) => void) | null = null;
@@ -66,6 +80,8 @@ export class SmtpSession {
     /** The MX host name this session talks to. */
     readonly host: string,
     readonly address: string,
+    /** The TLS demand it was opened under: an idle session serves only the same demand again. */
+    readonly demandKey: string,
   ) {
     connection.on('error', (error: unknown) => this.fail(error));
     connection.on('end', () => this.fail(new Error('connection closed by the peer')));
@@ -92,7 +108,7 @@ export class SmtpSession {
       allowInternalNetworkInterfaces: true,
       logger: false,
     });
-    const session = new SmtpSession(connection, host, address);
+    const session = new SmtpSession(connection, host, address, demandKeyOf(demand));
     try {
       await new Promise<void>((resolve, reject) => {
         session.pending = reject;
@@ -100,22 +116,33 @@ export class SmtpSession {
       });
     } catch (error) {
       connection.close();
-      const tls = /TLS|certificate|self.signed|altnames|handshake/i.test(describe(error));
-      throw new SessionFailure(
-        `${host} [${address}]: ${describe(error)}`,
-        demand.mode === 'required' && tls ? describe(error) : null,
-      );
+      const text = describe(error);
+      // RFC 8460 §4.3 result types for what made a required TLS session fail: STARTTLS answered with
+      // a refusal (or not offered: nodemailer sends it anyway under requireTLS), or a failed handshake.
+      const { code, response } = error as { code?: string; response?: string };
+      const tlsFailure =
+        demand.mode !== 'required' || code !== 'ETLS'
+          ? null
+          : response
+            ? 'starttls-not-supported'
+            : 'validation-failure';
+      throw new SessionFailure(`${host} [${address}]: ${text}`, tlsFailure);
     } finally {
       session.pending = null;
     }
-    if (demand.mode === 'required' && !connection.secure) {
-      connection.close();
-      throw new SessionFailure(`${host} [${address}]: TLS required, not offered`, 'starttls-not-supported');
+    if (!connection.secure) {
+      if (demand.mode === 'required') {
+        connection.close();
+        throw new SessionFailure(`${host} [${address}]: TLS required, not offered`, 'starttls-not-supported');
+      }
+      if (demand.reportOnly) session.tlsProblem = 'starttls-not-supported';
+      return session;
     }
-    const peerProblem = connection.secure && demand.verifyPeer ? demand.verifyPeer(session.tlsSocket()) : null;
-    if (peerProblem) {
+    const peerProblem = demand.verifyPeer ? demand.verifyPeer(session.tlsSocket()) : null;
+    if (peerProblem && demand.reportOnly) session.tlsProblem = peerProblem;
+    else if (peerProblem) {
       connection.close();
-      throw new SessionFailure(`${host} [${address}]: ${peerProblem}`, peerProblem);
+      throw new SessionFailure(`${host} [${address}]: TLS ${peerProblem}`, peerProblem);
     }
     return session;
   }

@@ -17,7 +17,14 @@ export interface MxHost {
 
 export type Route =
   /** Hosts in the order to try them: by preference, equal preferences shuffled (RFC 5321 §5.1). */
-  | { kind: 'hosts'; hosts: MxHost[]; implicit: boolean; ttlSeconds: number }
+  | {
+      kind: 'hosts';
+      hosts: MxHost[];
+      implicit: boolean;
+      ttlSeconds: number;
+      /** The MX answer came validated (AD) from the resolver: the condition for DANE (RFC 7672 §2.2.1). */
+      authentic: boolean;
+    }
   /** Never deliverable: the domain does not exist, says it takes no mail, or its MX hosts do not exist. */
   | { kind: 'undeliverable'; reason: string; enhancedCode: string }
   /** Not decidable now (timeout, SERVFAIL): try again later. */
@@ -77,6 +84,8 @@ export async function resolveRoute(dns: DnsClient, domain: string): Promise<Rout
       return {
         kind: 'hosts',
         implicit: true,
+        // The implicit MX's security would be its address records'; DANE is only tried behind a signed MX.
+        authentic: false,
         hosts: [{ name: normalizeName(domain), priority: 0, addresses: resolved.addresses }],
         ttlSeconds: minimumTtl(resolved.answers, MINIMUM_TTL_SECONDS),
       };
@@ -111,7 +120,13 @@ export async function resolveRoute(dns: DnsClient, domain: string): Promise<Rout
         enhancedCode: '5.4.4',
       }
     );
-  return { kind: 'hosts', implicit: false, hosts, ttlSeconds: minimumTtl(answers, MINIMUM_TTL_SECONDS) };
+  return {
+    kind: 'hosts',
+    implicit: false,
+    authentic: mx.authentic,
+    hosts,
+    ttlSeconds: minimumTtl(answers, MINIMUM_TTL_SECONDS),
+  };
 }
 
 /**

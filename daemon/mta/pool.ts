@@ -5,6 +5,7 @@
 // not given) passes the message to the next one, a host that answers decides (RFC 5321 §5.1).
 import { deferredByError } from './outcome.ts';
 import {
+  demandKeyOf,
   SessionFailure,
   SmtpSession,
   type Envelope,
@@ -86,8 +87,15 @@ export class DestinationPool {
   ): Promise<SmtpSession | { reason: string }> {
     for (;;) {
       if (this.closed) return { reason: 'delivery is shutting down' };
-      const idle = this.idle.pop();
-      if (idle) {
+      // An idle session serves this message only if the host is still in the route and the TLS policy
+      // (which may have changed since: a new MTA-STS policy, TLSA records) still asks for what it has.
+      const index = this.idle.findIndex(({ session }) => {
+        const host = hosts.find((candidate) => candidate.name === session.host);
+        const demand = host ? tlsPlan(host) : null;
+        return demand !== null && !('refuse' in demand) && demandKeyOf(demand) === session.demandKey;
+      });
+      if (index >= 0) {
+        const [idle] = this.idle.splice(index, 1);
         clearTimeout(idle.timer);
         if (!idle.session.broken) return idle.session;
         continue;
@@ -121,7 +129,8 @@ export class DestinationPool {
       for (const address of host.addresses) {
         try {
           const session = await SmtpSession.open(host.name, address, demand, this.session);
-          if (session.secure || demand.mode === 'required') tlsAttempts.push({ host: host.name, failure: null });
+          if (session.secure || demand.mode === 'required' || demand.reportOnly)
+            tlsAttempts.push({ host: host.name, failure: session.tlsProblem });
           return session;
         } catch (error) {
           const failure = error instanceof SessionFailure ? error : new SessionFailure(String(error));
