@@ -4,7 +4,7 @@
 // answer (timeout, servfail, error), never a throw: the caller decides between deferral and failure.
 import dgram from 'node:dgram';
 import { getServers } from 'node:dns';
-import net from 'node:net';
+import net, { type LookupFunction } from 'node:net';
 import { randomInt } from 'node:crypto';
 import dnsPacket, { type Answer, type RecordType } from 'dns-packet';
 
@@ -142,4 +142,21 @@ export function minimumTtl(answers: Answer[], fallbackSeconds: number): number {
 /** The data of a record answer (every type asked here has one; only OPT pseudo-records lack it). */
 export function recordData<T>(answer: Answer): T {
   return (answer as unknown as { data: T }).data;
+}
+
+/** node's connect look-up answered from our DNS client, so the policy host resolves through DNS_SERVERS. */
+export function lookupThrough(dns: DnsClient): LookupFunction {
+  return (hostname, options, callback) => {
+    void (async () => {
+      const [v4, v6] = await Promise.all([dns.query(hostname, 'A'), dns.query(hostname, 'AAAA')]);
+      const found = [
+        ...(v4.kind === 'answer' ? v4.answers.map((a) => ({ address: recordData<string>(a), family: 4 })) : []),
+        ...(v6.kind === 'answer' ? v6.answers.map((a) => ({ address: recordData<string>(a), family: 6 })) : []),
+      ];
+      if (found.length === 0)
+        return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 4);
+      if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: typeof found) => void)(null, found);
+      else callback(null, found[0].address, found[0].family);
+    })();
+  };
 }

@@ -3,8 +3,7 @@
 // max_age. A policy still valid in the cache is used when the TXT record or the fetch fails (§5.1), so an
 // attacker who blocks DNS or HTTPS cannot turn enforce off for a domain we have seen.
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
-import { recordData, type DnsClient } from './dns-query.ts';
+import { lookupThrough, recordData, type DnsClient } from './dns-query.ts';
 
 export const STS_FETCH_TIMEOUT_MS = 10_000;
 /** RFC 8461 §3.3: a policy body is at most 64 KB. */
@@ -65,23 +64,6 @@ export function stsAllowsHost(policy: StsPolicy, host: string): boolean {
       ? name.endsWith(pattern.slice(1)) && !name.slice(0, -pattern.length + 1).includes('.')
       : name === pattern,
   );
-}
-
-/** node's connect look-up answered from our DNS client, so the policy host resolves through DNS_SERVERS. */
-function lookupThrough(dns: DnsClient): LookupFunction {
-  return (hostname, options, callback) => {
-    void (async () => {
-      const [v4, v6] = await Promise.all([dns.query(hostname, 'A'), dns.query(hostname, 'AAAA')]);
-      const found = [
-        ...(v4.kind === 'answer' ? v4.answers.map((a) => ({ address: recordData<string>(a), family: 4 })) : []),
-        ...(v6.kind === 'answer' ? v6.answers.map((a) => ({ address: recordData<string>(a), family: 6 })) : []),
-      ];
-      if (found.length === 0)
-        return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 4);
-      if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: typeof found) => void)(null, found);
-      else callback(null, found[0].address, found[0].family);
-    })();
-  };
 }
 
 function fetchPolicyText(
