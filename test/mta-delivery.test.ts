@@ -3,6 +3,7 @@
 // when offered, MX order and fallback only when a host cannot be reached, the pool's limits on
 // connections and messages per connection, and the outcomes of 4xx, 5xx, timeouts and resets mid-DATA.
 import { mkdtempSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -141,6 +142,66 @@ test('MX order: an unreachable host passes to the next; a host that answers deci
   );
   assert.equal(verdicts(nobody), { 'z@dest.test': 'deferred' });
   assert.match(nobody.recipients[0].verdict.response, /down\.dest\.test .*ECONNREFUSED|ECONNECTION/);
+});
+
+test('PIPELINING: MAIL, every RCPT and DATA leave in one write when the peer offers it', async () => {
+  // A hand-written peer, because smtp-server hides how commands arrive: it records each read.
+  const address = await freeLoopbackAddress();
+  const reads: string[] = [];
+  const server = net.createServer((socket) => {
+    let buffer = '';
+    let inData = false;
+    socket.write('220 raw.dest.test ESMTP\r\n');
+    socket.on('data', (chunk) => {
+      reads.push(chunk.toString());
+      buffer += chunk.toString();
+      for (;;) {
+        if (inData) {
+          const end = buffer.indexOf('\r\n.\r\n');
+          if (end < 0) return;
+          buffer = buffer.slice(end + 5);
+          inData = false;
+          socket.write('250 2.0.0 queued\r\n');
+          continue;
+        }
+        const lineEnd = buffer.indexOf('\r\n');
+        if (lineEnd < 0) return;
+        const line = buffer.slice(0, lineEnd);
+        buffer = buffer.slice(lineEnd + 2);
+        if (/^EHLO/i.test(line)) socket.write('250-raw.dest.test\r\n250 PIPELINING\r\n');
+        else if (/^DATA/i.test(line)) {
+          inData = true;
+          socket.write('354 go ahead\r\n');
+        } else if (/^QUIT/i.test(line)) socket.end('221 bye\r\n');
+        else socket.write('250 2.1.0 ok\r\n');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(25, address, resolve));
+  const rawPool = pool();
+  try {
+    const report = await rawPool.deliver(
+      [{ name: 'raw.dest.test', priority: 10, addresses: [address] }],
+      opportunistic,
+      { from: 'a@rp.test', to: ['p@dest.test', 'q@dest.test', 'r@dest.test'] },
+      message('pipelined'),
+    );
+    assert.equal(verdicts(report), {
+      'p@dest.test': 'delivered',
+      'q@dest.test': 'delivered',
+      'r@dest.test': 'delivered',
+    });
+    const envelopeRead = reads.find((read) => read.startsWith('MAIL FROM:'));
+    assert.ok(envelopeRead, 'MAIL FROM was read');
+    assert.equal(
+      envelopeRead!.trim().split('\r\n'),
+      ['MAIL FROM:<a@rp.test>', 'RCPT TO:<p@dest.test>', 'RCPT TO:<q@dest.test>', 'RCPT TO:<r@dest.test>', 'DATA'],
+      'the whole envelope and DATA in one read',
+    );
+  } finally {
+    rawPool.close(); // QUIT on the idle session, so that the server can close
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
 
 test('the pool: at most N connections, M messages per connection, idle connections reused', async () => {
