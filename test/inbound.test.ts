@@ -342,6 +342,34 @@ test('bounces reported by the receivers count toward the sending risk: warned at
   assert.is(warnings.length, 1, 'warned once');
 });
 
+test('an SES bounce naming only strangers, or a smtp-dsn naming nobody for a 3-recipient send, changes nothing and is kept', async () => {
+  const { tenantId } = await createWorld(ctx.app);
+  const log = await createLog(tenantId, { to: ['ann@example.org', 'bob@example.org', 'cid@example.org'] });
+  // The AWS sample names jane@example.com, whom this send did not go to.
+  assert.equal((await postSns(sesNotification('bounce', log.messageId))).json(), { ok: true, processed: 0 });
+  const dsn = await ctx.app.inject({
+    method: 'POST',
+    url: `/webhooks/smtp-dsn?token=${TOKEN}`,
+    payload: { messageId: log.messageId, type: 'complained' },
+  });
+  assert.equal(dsn.json(), { ok: true, processed: 0 });
+  assert.is(
+    (await q<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { id: log.id }))[0].status,
+    'SENT',
+  );
+  assert.equal(await q(`SELECT 1 FROM suppressions WHERE tenant_id = :tenantId`, { tenantId }), []);
+  assert.equal(await q(`SELECT 1 FROM events WHERE email_id = :id`, { id: log.id }), []);
+  assert.equal(
+    await q(`SELECT source, kind, reason FROM inbound_reports WHERE email_id = :id ORDER BY received_at`, {
+      id: log.id,
+    }),
+    [
+      { source: 'ses', kind: 'bounce', reason: 'names jane@example.com, whom the send did not go to' },
+      { source: 'smtp-dsn', kind: 'complaint', reason: 'names no recipient, and the send went to 3 recipients' },
+    ],
+  );
+});
+
 test('without INBOUND_WEBHOOK_TOKEN the receivers answer 503 with a sentence', async () => {
   const bare = await createTestContext();
   try {
