@@ -21,6 +21,7 @@ import tenantRoutes from './modules/tenants/routes.ts';
 import platformRoutes from './modules/platform/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
 import inboundRoutes from './modules/inbound/routes.ts';
+import keptReportRoutes from './modules/inbound/kept-report-routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
 import dmarcRoutes from './modules/dmarc/routes.ts';
 import contactRoutes from './modules/contacts/routes.ts';
@@ -202,6 +203,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(platformRoutes, deps);
   await app.register(webhookRoutes, deps);
   await app.register(inboundRoutes, deps);
+  await app.register(keptReportRoutes, deps);
   await app.register(domainRoutes, deps);
   await app.register(dmarcRoutes, deps);
   await app.register(contactRoutes, deps);

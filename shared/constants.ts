@@ -36,6 +36,8 @@ export const EMAIL_EVENT_TYPES = [
   'email.complained',
   'email.failed',
   'contact.unsubscribed',
+  // Not about one email: the tenant's complaint or hard-bounce rate passed the warning (or pause) level.
+  'tenant.sending_at_risk',
 ] as const;
 export type EventType = (typeof EMAIL_EVENT_TYPES)[number];
 

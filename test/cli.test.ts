@@ -101,6 +101,43 @@ test('tenants create --no-use, list marks the current one, use switches, an unkn
   await cli.run(['tenants', 'use', state.tenantId!]);
 });
 
+test('tenants list and the dashboard show a sending warning and a pause with the numbers behind them', async () => {
+  const warning =
+    'complaint rate 0.13 % (2 complaints from distinct recipients over the last 1500 sends) is at or above the 0.1 % warning level';
+  const pause =
+    'hard-bounce rate 10 % (150 hard bounces from distinct recipients over the last 1500 sends) is at or above the 10 % pause level';
+  await ctx.db.sequelize.query(
+    `UPDATE tenants SET sending_at_risk_at = now(), sending_at_risk_reason = :warning WHERE id = :first;
+     UPDATE tenants SET sending_paused_at = now(), sending_paused_reason = :pause, sending_at_risk_at = now(),
+            sending_at_risk_reason = :pause WHERE id = :second`,
+    { replacements: { warning, pause, first: state.tenantId, second: state.secondTenantId } },
+  );
+  try {
+    const list = await cli.run(['tenants', 'list']);
+    assert.is(list.code, 0, list.stderr);
+    assert.match(list.stdout, /SENDING/);
+    assert.match(list.stdout, `! Acme: sending at risk: ${warning}`);
+    assert.match(list.stdout, `! Second: sending paused: ${pause}`);
+    const json = await cli.run(['tenants', 'list', '--json']);
+    const first = (json.json.tenants as Array<{ id: string; sendingAtRiskReason: string }>).find(
+      (t) => t.id === state.tenantId,
+    );
+    assert.is(first?.sendingAtRiskReason, warning);
+    // The dashboard's snapshot (no terminal) of the current tenant, Acme, carries its warning.
+    const dashboard = await cli.run(['dashboard']);
+    assert.ok(
+      dashboard.stdout.includes(`sending          sending at risk: ${warning}`),
+      dashboard.stdout + dashboard.stderr,
+    );
+  } finally {
+    await ctx.db.sequelize.query(
+      `UPDATE tenants SET sending_at_risk_at = NULL, sending_at_risk_reason = NULL, sending_paused_at = NULL,
+              sending_paused_reason = NULL WHERE id IN (:ids)`,
+      { replacements: { ids: [state.tenantId, state.secondTenantId] } },
+    );
+  }
+});
+
 test('tenants use without an id and without a terminal fails with a sentence instead of a picker (exit 2)', async () => {
   const run = await cli.run(['tenants', 'use']);
   assert.is(run.code, 2);

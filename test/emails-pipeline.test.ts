@@ -243,17 +243,29 @@ test('batch: per-recipient logs, suppressed and invalid recipients rejected, quo
 
 test('paused tenant → 403 with a sentence; many bounces pause automatically', async () => {
   const world = await verifiedWorld();
+  // 1,000 sends (the representative volume), 100 of them hard-bounced by distinct recipients: 10 %.
   await ctx.db.sequelize.query(
-    `INSERT INTO email_logs (tenant_id, message_id, from_address, to_addresses, status)
-     SELECT :t, 'm' || g, 'app@acme.test', ARRAY['x@example.test'], CASE WHEN g <= 3 THEN 'BOUNCED' ELSE 'SENT' END FROM generate_series(1, 30) g`,
+    `WITH logs AS (
+       INSERT INTO email_logs (tenant_id, message_id, from_address, to_addresses, status)
+       SELECT :t, 'm' || g, 'app@acme.test', ARRAY['x' || g || '@example.test'], CASE WHEN g <= 100 THEN 'BOUNCED' ELSE 'SENT' END
+         FROM generate_series(1, 1000) g RETURNING id, to_addresses[1] AS recipient, status)
+     INSERT INTO recipient_outcomes (tenant_id, email_id, recipient, kind)
+     SELECT :t, id, recipient, 'hard_bounce' FROM logs WHERE status = 'BOUNCED'`,
     { replacements: { t: world.tenantId } },
   );
-  const { evaluateSendingPause } = await import('../daemon/modules/emails/outcomes.ts');
-  assert.is(await evaluateSendingPause(ctx.db.sequelize, world.tenantId), true);
+  const { evaluateSendingRisk } = await import('../daemon/modules/emails/sending-risk.ts');
+  const judged = await evaluateSendingRisk(
+    { sequelize: ctx.db.sequelize, config: ctx.config, secrets: ctx.deps.secrets },
+    world.tenantId,
+  );
+  assert.is(judged.level, 'pause');
   const res = await ctx.app.inject({ method: 'POST', url: '/emails/send', headers: world.asKey, payload: message() });
   assert.is(res.statusCode, 403);
   assert.is(res.json().code, 'SENDING_PAUSED');
-  assert.match(res.json().message, /bounce rate 10\.0 %/);
+  assert.match(
+    res.json().message,
+    /hard-bounce rate 10 % \(100 hard bounces from distinct recipients over the last 1000 sends\)/,
+  );
 });
 
 test('a template send answers 422 while template rendering is not available', async () => {

@@ -81,11 +81,12 @@ test('SES bounce (AWS sample): log BOUNCED, hard-bounced recipient suppressed, e
   const res = await postSns(sesNotification('bounce', log.messageId));
   assert.is(res.statusCode, 200, res.body);
   assert.equal(res.json(), { ok: true, processed: 1 });
-  const [row] = await q<{ status: string; error: string }>(`SELECT status, error FROM email_logs WHERE id = :id`, {
-    id: log.id,
-  });
-  assert.is(row.status, 'BOUNCED');
-  assert.match(row.error, /550 5\.1\.1/);
+  // One of three recipients bounced: the message reached the other two, so the send keeps its status.
+  const [row] = await q<{ status: string; error: string | null }>(
+    `SELECT status, error FROM email_logs WHERE id = :id`,
+    { id: log.id },
+  );
+  assert.is(row.status, 'SENT');
   const suppressed = await q<{ email: string; reason: string }>(
     `SELECT email, reason FROM suppressions WHERE tenant_id = :tenantId`,
     { tenantId },
@@ -98,6 +99,7 @@ test('SES bounce (AWS sample): log BOUNCED, hard-bounced recipient suppressed, e
   assert.is(event.type, 'email.bounced');
   assert.is(event.data.bounceType, 'hard');
   assert.equal(event.data.recipients, ['jane@example.com']);
+  assert.match(String(event.data.diagnostic), /550 5\.1\.1/);
   const deliveries = await q(
     `SELECT 1 FROM webhook_deliveries WHERE endpoint_id = :id AND event_type = 'email.bounced'`,
     { id: endpoint.json().id },
@@ -126,9 +128,10 @@ test('SES complaint (AWS sample): log COMPLAINED, complainant suppressed with re
   const log = await createLog(tenantId, { to: ['jane@example.com', 'mary@example.com', 'richard@example.com'] });
   const res = await postSns(sesNotification('complaint', log.messageId));
   assert.equal(res.json(), { ok: true, processed: 1 });
+  // Richard complained, Jane and Mary did not: the send keeps its status, the complaint is his.
   assert.is(
     (await q<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { id: log.id }))[0].status,
-    'COMPLAINED',
+    'SENT',
   );
   assert.equal(await q(`SELECT email, reason FROM suppressions WHERE tenant_id = :tenantId`, { tenantId }), [
     { email: 'richard@example.com', reason: 'complaint' },
@@ -293,23 +296,78 @@ test('smtp-dsn: hard bounce suppresses, complaint suppresses, delivered updates 
   assert.equal(types, ['email.bounced', 'email.complained', 'email.delivered']);
 });
 
-test('bounces reported by the receivers count toward the automatic pause', async () => {
+test('bounces reported by the receivers count toward the sending risk: warned at 5 %, paused at 10 % of 1,000 sends', async () => {
   const { tenantId } = await createWorld(ctx.app);
-  for (let i = 0; i < 20; i++) await createLog(tenantId, { to: [`ok${i}@example.org`] });
-  const first = await createLog(tenantId, { to: ['b1@example.org'] });
+  // 1,000 sends, 98 of them already hard-bounced by distinct recipients (seeded as the outcome path writes them).
+  await ctx.db.sequelize.query(
+    `WITH logs AS (
+       INSERT INTO email_logs (tenant_id, status, message_id, from_address, to_addresses, subject, sent_at)
+       SELECT :tenantId, 'SENT', '<seed' || g || '@example.com>', 'john@example.com', ARRAY['ok' || g || '@example.org'], 'Hello', now()
+         FROM generate_series(1, 998) g RETURNING id, to_addresses[1] AS recipient, message_id)
+     INSERT INTO recipient_outcomes (tenant_id, email_id, recipient, kind)
+     SELECT :tenantId, id, recipient, 'hard_bounce' FROM logs WHERE message_id ~ '^<seed([1-9]|[1-8][0-9]|9[0-8])@'`,
+    { replacements: { tenantId } },
+  );
+  const first = await createLog(tenantId, { to: ['jane@example.com'] });
   const second = await createLog(tenantId, { to: ['b2@example.org'] });
-  await postSns(sesNotification('bounce', first.messageId));
+  const tenantRow = () =>
+    q<{ paused: Date | null; paused_reason: string | null; risk: Date | null; risk_reason: string | null }>(
+      `SELECT sending_paused_at AS paused, sending_paused_reason AS paused_reason, sending_at_risk_at AS risk,
+              sending_at_risk_reason AS risk_reason FROM tenants WHERE id = :tenantId`,
+      { tenantId },
+    ).then((rows) => rows[0]);
+  assert.equal((await postSns(sesNotification('bounce', first.messageId))).json(), { ok: true, processed: 1 });
+  let tenant = await tenantRow();
+  assert.is(tenant.paused, null, '99 of 1,000 is under 10 %');
+  assert.match(
+    String(tenant.risk_reason),
+    /hard-bounce rate 9\.9 % \(99 hard bounces from distinct recipients over the last 1000 sends\) is at or above the 5 % warning level/,
+  );
+  // The same notification again (SNS retries, or a replay): nothing more is counted.
+  assert.equal((await postSns(sesNotification('bounce', first.messageId))).json(), { ok: true, processed: 0 });
   await ctx.app.inject({
     method: 'POST',
     url: `/webhooks/smtp-dsn?token=${TOKEN}`,
     payload: { messageId: second.messageId, type: 'bounced', bounceType: 'hard' },
   });
-  const [tenant] = await q<{ sending_paused_at: Date | null; sending_paused_reason: string | null }>(
-    `SELECT sending_paused_at, sending_paused_reason FROM tenants WHERE id = :tenantId`,
-    { tenantId },
+  tenant = await tenantRow();
+  assert.ok(tenant.paused, 'sending is paused');
+  assert.match(
+    String(tenant.paused_reason),
+    /hard-bounce rate 10 % \(100 hard bounces from distinct recipients over the last 1000 sends\) is at or above the 10 % pause level/,
   );
-  assert.ok(tenant.sending_paused_at, 'sending is paused');
-  assert.match(String(tenant.sending_paused_reason), /bounce rate/);
+  const warnings = await q(`SELECT data FROM events WHERE tenant_id = :tenantId AND type = 'tenant.sending_at_risk'`, {
+    tenantId,
+  });
+  assert.is(warnings.length, 1, 'warned once');
+});
+
+test('an SES bounce naming only strangers, or a smtp-dsn naming nobody for a 3-recipient send, changes nothing and is kept', async () => {
+  const { tenantId } = await createWorld(ctx.app);
+  const log = await createLog(tenantId, { to: ['ann@example.org', 'bob@example.org', 'cid@example.org'] });
+  // The AWS sample names jane@example.com, whom this send did not go to.
+  assert.equal((await postSns(sesNotification('bounce', log.messageId))).json(), { ok: true, processed: 0 });
+  const dsn = await ctx.app.inject({
+    method: 'POST',
+    url: `/webhooks/smtp-dsn?token=${TOKEN}`,
+    payload: { messageId: log.messageId, type: 'complained' },
+  });
+  assert.equal(dsn.json(), { ok: true, processed: 0 });
+  assert.is(
+    (await q<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { id: log.id }))[0].status,
+    'SENT',
+  );
+  assert.equal(await q(`SELECT 1 FROM suppressions WHERE tenant_id = :tenantId`, { tenantId }), []);
+  assert.equal(await q(`SELECT 1 FROM events WHERE email_id = :id`, { id: log.id }), []);
+  assert.equal(
+    await q(`SELECT source, kind, reason FROM inbound_reports WHERE email_id = :id ORDER BY received_at`, {
+      id: log.id,
+    }),
+    [
+      { source: 'ses', kind: 'bounce', reason: 'names jane@example.com, whom the send did not go to' },
+      { source: 'smtp-dsn', kind: 'complaint', reason: 'names no recipient, and the send went to 3 recipients' },
+    ],
+  );
 });
 
 test('without INBOUND_WEBHOOK_TOKEN the receivers answer 503 with a sentence', async () => {

@@ -24,7 +24,10 @@ test.after(async () => {
 test('GET gives the defaults to platform admins', async () => {
   const res = await ctx.app.inject({ method: 'GET', url: '/platform/settings', headers: as(root) });
   assert.is(res.statusCode, 200);
-  assert.equal(res.json(), {
+  const { feedbackLoopDomains, ...rest } = res.json();
+  for (const operator of ['yahoo.com', 'aol.com', 'hotmail.com', 'outlook.com', 'comcast.net', 'mail.ru'])
+    assert.ok(feedbackLoopDomains.includes(operator), operator);
+  assert.equal(rest, {
     registrationOpen: true,
     defaultFromAddress: null,
     trackOpensByDefault: false,
@@ -36,6 +39,13 @@ test('GET gives the defaults to platform admins', async () => {
     rawMessageRetentionDays: 30,
     eventRetentionDays: 60,
     webhookDeliveryRetentionDays: 30,
+    complaintRateWarn: 0.001,
+    complaintRatePause: 0.003,
+    hardBounceRateWarn: 0.05,
+    hardBounceRatePause: 0.1,
+    riskMinSends: 1000,
+    riskMinComplaints: 3,
+    riskMinHardBounces: 10,
   });
 });
 
@@ -99,6 +109,24 @@ test('PATCH refuses unknown keys, wrong types, bad addresses and empty bodies', 
     assert.is(res.statusCode, 400, JSON.stringify(payload));
     assert.is(res.json().code, 'VALIDATION_FAILED');
   }
+});
+
+test('the sending-risk levels and feedback-loop operators are settings: changed, validated', async () => {
+  const res = await ctx.app.inject({
+    method: 'PATCH',
+    url: '/platform/settings',
+    headers: as(root),
+    payload: { complaintRatePause: 0.005, feedbackLoopDomains: ['fbl.example.net'] },
+  });
+  assert.is(res.statusCode, 200, res.body);
+  assert.equal([res.json().complaintRatePause, res.json().feedbackLoopDomains], [0.005, ['fbl.example.net']]);
+  const bad = await ctx.app.inject({
+    method: 'PATCH',
+    url: '/platform/settings',
+    headers: as(root),
+    payload: { hardBounceRatePause: 5 },
+  });
+  assert.is(bad.statusCode, 400, bad.body);
 });
 
 test.run();

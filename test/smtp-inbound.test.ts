@@ -237,11 +237,12 @@ test('an ARF complaint (RFC 5965 example) to the return path: COMPLAINED, suppre
   assert.ok((await deliveries('email.complained')).length >= 1);
 });
 
-test('an ARF complaint to the feedback-loop address counts toward the automatic pause', async () => {
-  // A second tenant with 20 delivered sends: one complaint is 5 %, far above 0.1 %.
+test('a forged, unsigned ARF complaint at the feedback-loop address changes nothing and is kept as unverified', async () => {
+  // Issue 33's attack: a second tenant with 30 delivered sends; one recipient writes an unsigned ARF
+  // naming one of them by its Message-ID and its own address.
   const other = await createWorld(ctx.app);
   const ids: string[] = [];
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < 30; i++) {
     const logId = randomUUID();
     ids.push(logId);
     await ctx.db.sequelize.query(
@@ -264,18 +265,44 @@ test('an ARF complaint to the feedback-loop address counts toward the automatic 
     MESSAGE_ID: `<${ids[3]}@other.test>`,
     EMAIL_ID: ids[3],
   });
-  const run = await swaks(inbound.port, ['--from', '<>', '--to', 'fbl@mail.example.test', '--data', `@${file}`]);
+  const run = await swaks(inbound.port, [
+    '--from',
+    'abuse@isp.example.org',
+    '--to',
+    'fbl@mail.example.test',
+    '--data',
+    `@${file}`,
+  ]);
   assert.is(run.code, 0, run.output);
+  assert.match(run.output, /<-\s+250 Accepted: unverified/);
   assert.is(
     (await q<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { id: ids[3] }))[0].status,
-    'COMPLAINED',
+    'SENT',
   );
-  const [tenant] = await q<{ sending_paused_at: Date | null; sending_paused_reason: string | null }>(
-    `SELECT sending_paused_at, sending_paused_reason FROM tenants WHERE id = :id`,
+  assert.is((await q(`SELECT 1 FROM suppressions WHERE tenant_id = :t`, { t: other.tenantId })).length, 0);
+  assert.is((await events(ids[3])).length, 0);
+  const [tenant] = await q<{ sending_paused_at: Date | null; sending_at_risk_at: Date | null }>(
+    `SELECT sending_paused_at, sending_at_risk_at FROM tenants WHERE id = :id`,
     { id: other.tenantId },
   );
-  assert.ok(tenant.sending_paused_at, 'the tenant is paused');
-  assert.match(String(tenant.sending_paused_reason), /complaint rate/);
+  assert.equal(tenant, { sending_paused_at: null, sending_at_risk_at: null });
+  assert.equal(
+    await q(`SELECT disposition, kind, reason, reporter, recipients FROM inbound_reports WHERE email_id = :id`, {
+      id: ids[3],
+    }),
+    [
+      {
+        disposition: 'unverified',
+        kind: 'complaint',
+        reason: 'it carries no DKIM signature',
+        reporter: 'abuse@isp.example.org',
+        recipients: ['reader3@example.org'],
+      },
+    ],
+  );
+  assert.ok(
+    logLines.some((l) => /feedback-loop report kept as unverified: it carries no DKIM signature/.test(l.message)),
+  );
 });
 
 test('the List-Unsubscribe mailto, sent as a mail client does, unsubscribes and emits contact.unsubscribed', async () => {

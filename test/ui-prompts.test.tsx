@@ -84,6 +84,8 @@ const data: DashboardData = {
       monthlyLimit: null,
       sendingPausedAt: null,
       sendingPausedReason: null,
+      sendingAtRiskAt: null,
+      sendingAtRiskReason: null,
       role: 'owner',
       createdAt: '',
     },

@@ -4,6 +4,7 @@ import { renderDashboard } from '../ui/render.ts';
 import { followLogs } from '../services/log-feed.ts';
 import { captureCommand } from '../services/subcommand.ts';
 import type { DashboardViews } from '../ui/Dashboard.tsx';
+import { sendingStateOf } from '../services/sending-state.ts';
 
 export default class DashboardCommand extends SvcCommand<typeof DashboardCommand> {
   static override summary = 'Overview of the current tenant: quota, queues, recent sends, failing webhooks.';
@@ -41,6 +42,7 @@ function summarize(data: DashboardData): string {
     `${label.padEnd(17)}${panel.value !== null ? show(panel.value) : `unavailable: ${panel.error}`}`;
   return [
     line('tenant', data.tenant, (t) => `${t.name} (${t.plan}, ${t.status})`),
+    line('sending', data.tenant, (t) => sendingStateOf(t)?.message ?? 'ok'),
     line('quota this month', data.quota, (q) => `${q.used} / ${q.limit}`),
     line('queue depth', data.queues, (q) =>
       Object.entries(q.queues)

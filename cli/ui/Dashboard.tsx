@@ -6,6 +6,7 @@ import type { DashboardData, Panel } from '../services/dashboard.ts';
 import { LogTail, STATUS_COLOURS, type LogTailProps } from './LogTail.tsx';
 import { Picker, type PickerItem } from './Picker.tsx';
 import { fit, useTerminalSize } from './size.ts';
+import { sendingStateOf } from '../services/sending-state.ts';
 
 export const DASHBOARD_ACTIONS = {
   l: { command: 'logs:tail', label: 'live log' },
@@ -170,10 +171,14 @@ function Overview({
   });
 
   const tenant = data?.tenant.value;
+  const sending = tenant ? sendingStateOf(tenant) : null;
   // Lines other than recent sends: title, quota (2), queues (1 + each), recent title, webhooks (1 + each), help, gaps.
   const queueLines = data?.queues.value ? Object.keys(data.queues.value.queues).length : 1;
   const hookLines = Math.max(1, data?.failingWebhooks.value?.length ?? 1);
-  const recentRows = Math.max(1, size.rows - (1 + 2 + 1 + queueLines + 1 + 1 + hookLines + 1 + gap * 5) - 1);
+  const recentRows = Math.max(
+    1,
+    size.rows - (1 + (sending ? 1 : 0) + 2 + 1 + queueLines + 1 + 1 + hookLines + 1 + gap * 5) - 1,
+  );
   return (
     <Box flexDirection="column" width={width}>
       <Text bold wrap="truncate-end">
@@ -187,6 +192,7 @@ function Overview({
         ) : null}
       </Text>
       {failure ? <Text color="red">{failure}</Text> : null}
+      {sending ? <Text color={sending.level === 'paused' ? 'red' : 'yellow'}>! {sending.message}</Text> : null}
       {!data ? (
         <Text color="cyan">Loading…</Text>
       ) : (

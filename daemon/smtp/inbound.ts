@@ -17,7 +17,7 @@ const MAX_RECIPIENTS = 20;
 export interface InboundServerDeps {
   config: AppDeps['config'];
   db: Pick<AppDeps['db'], 'sequelize'>;
-  secrets: Pick<AppDeps['secrets'], 'linkSigningKey'>;
+  secrets: Pick<AppDeps['secrets'], 'linkSigningKey' | 'encryptionKey'>;
   log: { info(details: object, message: string): void; warn(details: object, message: string): void };
 }
 
@@ -90,7 +90,7 @@ export function createInboundServer(
         }
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
         handleInboundMessage(
-          { sequelize, linkSigningKey: deps.secrets.linkSigningKey, log: deps.log },
+          { sequelize, config: deps.config, secrets: deps.secrets, log: deps.log },
           { mailFrom, recipients: session.recipients ?? [], raw: Buffer.concat(chunks) },
         ).then(
           (outcome) => {

@@ -7,6 +7,8 @@ const Hostname = Type.String({
   description: 'a DNS name',
 });
 
+const Rate = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
+
 // Null first in each union: with type coercion on, a null tried against a string branch first becomes "".
 export const PlatformSettingsBody = Type.Object({
   registrationOpen: Type.Boolean({ description: 'false: only the first admin (when there is none) may register' }),
@@ -31,6 +33,32 @@ export const PlatformSettingsBody = Type.Object({
   rawMessageRetentionDays: Type.Integer({ minimum: 1, maximum: 3650, description: 'raw captured messages' }),
   eventRetentionDays: Type.Integer({ minimum: 1, maximum: 3650, description: 'the event outbox' }),
   webhookDeliveryRetentionDays: Type.Integer({ minimum: 1, maximum: 3650, description: 'webhook deliveries' }),
+  // Sending risk (daemon/modules/emails/sending-risk.ts): a warning, then a pause, on evidence only.
+  complaintRateWarn: Rate('complaints (distinct recipients) per send at which the tenant is warned'),
+  complaintRatePause: Rate('complaints (distinct recipients) per send at which sending is paused'),
+  hardBounceRateWarn: Rate('hard bounces (distinct recipients) per send at which the tenant is warned'),
+  hardBounceRatePause: Rate('hard bounces (distinct recipients) per send at which sending is paused'),
+  riskMinSends: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    description: 'sends the window must hold before a rate is judged at all (warning or pause)',
+  }),
+  riskMinComplaints: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    description: 'complaints from distinct recipients needed before a complaint rate pauses',
+  }),
+  riskMinHardBounces: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    description: 'hard bounces from distinct recipients needed before a bounce rate pauses',
+  }),
+  feedbackLoopDomains: Type.Array(Hostname, {
+    maxItems: 500,
+    uniqueItems: true,
+    description:
+      'DKIM signing domains (and their subdomains) whose ARF reports at fbl@ count as complaints; others are kept as unverified',
+  }),
 });
 export type PlatformSettings = Static<typeof PlatformSettingsBody>;
 
@@ -53,4 +81,39 @@ export const DEFAULT_PLATFORM_SETTINGS: PlatformSettings = {
   rawMessageRetentionDays: 30,
   eventRetentionDays: 60,
   webhookDeliveryRetentionDays: 30,
+  // Gmail and Yahoo's sender rules: stay under 0.1 % spam, never reach 0.3 %; SES reviews at 5 %
+  // bounces and pauses at 10 %.
+  complaintRateWarn: 0.001,
+  complaintRatePause: 0.003,
+  hardBounceRateWarn: 0.05,
+  hardBounceRatePause: 0.1,
+  riskMinSends: 1000,
+  riskMinComplaints: 3,
+  riskMinHardBounces: 10,
+  // The reporting domains of the large mailbox providers' feedback loops (Yahoo/AOL CFL, Microsoft
+  // JMRP/SNDS, Comcast and the others run by Validity, Mail.ru, Yandex, Fastmail, Zoho, GMX/WEB.DE…).
+  feedbackLoopDomains: [
+    'yahoo.com',
+    'yahoo-inc.com',
+    'aol.com',
+    'hotmail.com',
+    'outlook.com',
+    'microsoft.com',
+    'comcast.net',
+    'returnpath.net',
+    'validity.com',
+    'mail.ru',
+    'yandex.ru',
+    'yandex.net',
+    'fastmail.com',
+    'messagingengine.com',
+    'zoho.com',
+    'gmx.net',
+    'web.de',
+    'att.net',
+    'cox.net',
+    'rackspace.com',
+    'seznam.cz',
+    'libero.it',
+  ],
 };

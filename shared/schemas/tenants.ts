@@ -54,7 +54,11 @@ export const TenantBody = Type.Object({
   plan: Type.String(),
   monthlyLimit: Nullable(Type.Integer()),
   sendingPausedAt: NullableTimestamp,
-  sendingPausedReason: Nullable(Type.String()),
+  sendingPausedReason: Nullable(Type.String({ description: 'why, with the rate, counts and window behind it' })),
+  sendingAtRiskAt: Nullable(Timestamp, {
+    description: 'since when the complaint or hard-bounce rate has passed the warning level (null: not at risk)',
+  }),
+  sendingAtRiskReason: Nullable(Type.String({ description: 'the warning, with the numbers behind it' })),
   role: Nullable(MemberRoleSchema, {
     description: "the caller's role in this tenant (null for a platform admin who is not a member)",
   }),

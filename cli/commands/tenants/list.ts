@@ -2,6 +2,7 @@ import chalk from 'chalk';
 import { SvcCommand } from '../../base-command.ts';
 import { table } from '../../format.ts';
 import type { TenantSummary } from '../../api-types.ts';
+import { sendingStateOf } from '../../services/sending-state.ts';
 
 export interface TenantRow extends TenantSummary {
   current: boolean;
@@ -27,10 +28,16 @@ export default class TenantsList extends SvcCommand<typeof TenantsList> {
           { header: 'ROLE', value: (t) => t.role ?? '' },
           { header: 'PLAN', value: (t) => t.plan ?? '' },
           { header: 'STATUS', value: (t) => t.status ?? '' },
+          { header: 'SENDING', value: (t) => sendingStateOf(t)?.level ?? 'ok' },
         ],
         'You are not a member of any tenant yet: create one with `svc tenants create --name <name>`.',
       ),
     );
+    // The reasons carry the numbers behind a warning or a pause: one line per tenant concerned.
+    for (const tenant of tenants) {
+      const state = sendingStateOf(tenant);
+      if (state) this.log((state.level === 'paused' ? chalk.red : chalk.yellow)(`! ${tenant.name}: ${state.message}`));
+    }
     return { tenants };
   }
 }

@@ -1,21 +1,17 @@
 // What happens to a message after it left: the log's timeline, the webhook event, suppressions
-// and the automatic sending pause. The send worker and the provider receivers (webhooks area)
-// both record outcomes here, so every path counts toward the pause the same way.
+// and the sending-risk check (sending-risk.ts: warning, pause). The send worker and the provider
+// receivers (inbound area) both record outcomes here, so every path counts the same way.
 import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import type { EventType } from '../../../shared/constants.ts';
+import type { EmailStatus, EventType } from '../../../shared/constants.ts';
 import type { OutcomeEvent, TimelineRow } from '../../queue/sends.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { buildWebhookPayload, WEBHOOK_MAX_ATTEMPTS } from '../webhooks/fan-out.ts';
 import { suppressAddress } from '../suppressions/service.ts';
+import type { SystemMailDeps } from '../../mail/system-mail.ts';
 import { EmailLog } from './model.ts';
-
-/** Sends looked at for the pause, newest first. */
-export const PAUSE_WINDOW_SENDS = 500;
-export const PAUSE_BOUNCE_RATE = 0.05;
-export const PAUSE_COMPLAINT_RATE = 0.001;
-/** Fewer sends than this are too few to judge a rate by (one bounce in three sends is not 33 %). */
-export const PAUSE_MIN_SENDS = 20;
+import { evaluateSendingRisk } from './sending-risk.ts';
+import { bareAddress } from './validate.ts';
 
 /** One timeline row of a log. */
 export async function recordEmailEvent(
@@ -101,42 +97,107 @@ export interface DeliveryOutcome {
   type: 'delivered' | 'bounced' | 'complained';
   /** hard bounces (and complaints) suppress the recipient; soft bounces do not. */
   bounceType?: 'hard' | 'soft';
-  /** The recipient concerned; defaults to every recipient of the log. */
+  /**
+   * The recipients concerned, already matched against the send (inbound/service.ts does it for
+   * reports); absent: every recipient of the log (the relay refused the whole message).
+   */
   recipients?: string[];
   diagnostic?: string | null;
 }
 
+/** What recording did: whether the log exists, and the recipients this outcome was new for. */
+export interface RecordedOutcome {
+  found: boolean;
+  /** Recipients newly recorded (a replayed report: none, and nothing else changed). */
+  applied: string[];
+}
+
+export type OutcomeDeps = SystemMailDeps;
+
 const STATUS_OF = { delivered: 'DELIVERED', bounced: 'BOUNCED', complained: 'COMPLAINED' } as const;
 const EVENT_OF = { delivered: 'email.delivered', bounced: 'email.bounced', complained: 'email.complained' } as const;
+const KIND_OF = { hard: 'hard_bounce', soft: 'soft_bounce', complaint: 'complaint' } as const;
+
+/** Every recipient of a log, bare and lower-case: To, Cc and Bcc. */
+export function logRecipients(log: Pick<EmailLog, 'toAddresses' | 'ccAddresses' | 'bccAddresses'>): string[] {
+  return [...new Set([...log.toAddresses, ...(log.ccAddresses ?? []), ...(log.bccAddresses ?? [])].map(bareAddress))];
+}
+
+/** Records (send, recipient, kind) once; answers the recipients that were not recorded yet. */
+async function claimRecipientOutcomes(
+  sequelize: Sequelize,
+  log: EmailLog,
+  kind: (typeof KIND_OF)[keyof typeof KIND_OF],
+  recipients: string[],
+  transaction: Transaction,
+): Promise<string[]> {
+  if (recipients.length === 0) return [];
+  const rows = await sequelize.query<{ recipient: string }>(
+    `INSERT INTO recipient_outcomes (tenant_id, email_id, recipient, kind)
+     SELECT :tenantId, :emailId, r, :kind FROM unnest(ARRAY[:recipients]::text[]) AS r
+     ON CONFLICT (email_id, recipient, kind) DO NOTHING RETURNING recipient`,
+    {
+      replacements: { tenantId: log.tenantId, emailId: log.id, kind, recipients },
+      type: QueryTypes.SELECT,
+      transaction,
+    },
+  );
+  const fresh = new Set(rows.map((row) => row.recipient));
+  return recipients.filter((recipient) => fresh.has(recipient));
+}
+
+/**
+ * The send's status after a hard bounce or complaint: BOUNCED or COMPLAINED only once every
+ * recipient has bounced or complained (COMPLAINED when any complained). Before that the message
+ * reached the others, so the send keeps its status; the timeline and events name who bounced.
+ */
+async function statusAfterFailures(
+  sequelize: Sequelize,
+  log: EmailLog,
+  transaction: Transaction,
+): Promise<'BOUNCED' | 'COMPLAINED' | null> {
+  const rows = await sequelize.query<{ recipient: string; kind: string }>(
+    `SELECT recipient, kind FROM recipient_outcomes WHERE email_id = :emailId AND kind IN ('hard_bounce', 'complaint')`,
+    { replacements: { emailId: log.id }, type: QueryTypes.SELECT, transaction },
+  );
+  const failed = new Set(rows.map((row) => row.recipient));
+  if (!logRecipients(log).every((recipient) => failed.has(recipient))) return null;
+  return rows.some((row) => row.kind === 'complaint') ? 'COMPLAINED' : 'BOUNCED';
+}
 
 /**
  * Records what a relay or provider reported about a sent message: status, timeline, event,
- * suppression (hard bounce, complaint) and the pause check. Returns false for an unknown log.
- * Called by the send worker and by the webhooks area's provider receivers.
+ * suppression (hard bounce, complaint) and the sending-risk check. Each (send, recipient) counts once:
+ * a bounce or complaint already recorded for a recipient adds nothing. Called by the send worker
+ * and by the provider receivers (inbound/service.ts).
  */
 export async function recordDeliveryOutcome(
-  sequelize: Sequelize,
+  deps: OutcomeDeps,
   outcome: DeliveryOutcome,
   transaction?: Transaction,
-): Promise<boolean> {
-  const work = async (tx: Transaction) => {
+): Promise<RecordedOutcome> {
+  const { sequelize } = deps;
+  const work = async (tx: Transaction): Promise<RecordedOutcome> => {
     const log = await EmailLog.findOne({
       where: { id: outcome.emailId, tenantId: outcome.tenantId },
       transaction: tx,
       lock: tx.LOCK.UPDATE,
     });
-    if (!log) return false;
-    // A later, weaker report (delivered after a bounce) does not overwrite a stronger one, and a soft
-    // bounce (4.x.x: the receiver may still take it) is a timeline note, not the send's final state.
-    const keep =
-      (outcome.type === 'delivered' && (log.status === 'BOUNCED' || log.status === 'COMPLAINED')) ||
-      (outcome.type === 'bounced' && outcome.bounceType === 'soft');
-    if (!keep)
-      await log.update(
-        { status: STATUS_OF[outcome.type], error: outcome.diagnostic ?? log.error },
-        { transaction: tx },
-      );
-    const recipients = outcome.recipients ?? log.toAddresses;
+    if (!log) return { found: false, applied: [] };
+    const named = outcome.recipients?.map(bareAddress) ?? logRecipients(log);
+    let recipients = named;
+    let status: EmailStatus | null = STATUS_OF[outcome.type];
+    if (outcome.type === 'delivered') {
+      // A later, weaker report (delivered after a bounce) does not overwrite a stronger one.
+      if (log.status === 'BOUNCED' || log.status === 'COMPLAINED') status = null;
+    } else {
+      const kind = KIND_OF[outcome.type === 'complained' ? 'complaint' : (outcome.bounceType ?? 'hard')];
+      recipients = await claimRecipientOutcomes(sequelize, log, kind, [...new Set(named)], tx);
+      if (recipients.length === 0) return { found: true, applied: [] };
+      // A soft bounce (4.x.x: the receiver may still take it) is a timeline note, not the send's state.
+      status = kind === 'soft_bounce' ? null : await statusAfterFailures(sequelize, log, tx);
+    }
+    if (status) await log.update({ status, error: outcome.diagnostic ?? log.error }, { transaction: tx });
     await recordEmailOutcomeEvent(
       sequelize,
       log,
@@ -155,7 +216,7 @@ export async function recordDeliveryOutcome(
           sequelize,
           {
             tenantId: outcome.tenantId,
-            email: recipient.replace(/^.*<([^>]+)>.*$/, '$1'),
+            email: recipient,
             reason: outcome.type === 'complained' ? 'complaint' : 'bounce',
             emailId: log.id,
             detail: outcome.diagnostic ?? null,
@@ -163,43 +224,9 @@ export async function recordDeliveryOutcome(
           tx,
         );
       }
+      await evaluateSendingRisk(deps, outcome.tenantId, tx);
     }
-    if (outcome.type !== 'delivered') await evaluateSendingPause(sequelize, outcome.tenantId, tx);
-    return true;
+    return { found: true, applied: recipients };
   };
   return transaction ? work(transaction) : sequelize.transaction(work);
-}
-
-/**
- * Pauses the tenant's sending when, over its last 500 live sends, bounces pass 5 % or complaints
- * pass 0.1 % (at least PAUSE_MIN_SENDS sends). Returns true when sending is (now) paused.
- */
-export async function evaluateSendingPause(
-  sequelize: Sequelize,
-  tenantId: string,
-  transaction?: Transaction,
-): Promise<boolean> {
-  const [stats] = await sequelize.query<{ total: number; bounced: number; complained: number }>(
-    `SELECT count(*)::int AS total,
-            count(*) FILTER (WHERE status = 'BOUNCED')::int AS bounced,
-            count(*) FILTER (WHERE status = 'COMPLAINED')::int AS complained
-       FROM (SELECT status FROM email_logs
-              WHERE tenant_id = :tenantId AND test_mode = false AND status NOT IN ('QUEUED', 'SENDING', 'SUPPRESSED')
-              ORDER BY created_at DESC LIMIT :window) recent`,
-    { replacements: { tenantId, window: PAUSE_WINDOW_SENDS }, type: QueryTypes.SELECT, transaction },
-  );
-  if (!stats || stats.total < PAUSE_MIN_SENDS) return false;
-  const bounceRate = stats.bounced / stats.total;
-  const complaintRate = stats.complained / stats.total;
-  let reason: string | null = null;
-  if (bounceRate > PAUSE_BOUNCE_RATE)
-    reason = `bounce rate ${(bounceRate * 100).toFixed(1)} % over the last ${stats.total} sends is above 5 %`;
-  else if (complaintRate > PAUSE_COMPLAINT_RATE)
-    reason = `complaint rate ${(complaintRate * 100).toFixed(2)} % over the last ${stats.total} sends is above 0.1 %`;
-  if (!reason) return false;
-  await sequelize.query(
-    `UPDATE tenants SET sending_paused_at = now(), sending_paused_reason = :reason, updated_at = now() WHERE id = :tenantId AND sending_paused_at IS NULL`,
-    { replacements: { tenantId, reason }, transaction },
-  );
-  return true;
 }

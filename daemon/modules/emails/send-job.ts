@@ -257,14 +257,14 @@ const RESTORE_SENT = declare(
 );
 
 /**
- * After the batch is recorded: hard bounces suppress their recipients and count toward the pause
+ * After the batch is recorded: hard bounces suppress their recipients and count toward the sending risk
  * (recordDeliveryOutcome, the path provider reports take too). Rare, so one at a time.
  */
 export async function recordBounces(
-  deps: Pick<DeliveryDeps, 'sequelize' | 'sql'>,
+  deps: Pick<DeliveryDeps, 'sequelize' | 'sql' | 'config' | 'secrets'>,
   result: Pick<AttemptResult, 'bounces' | 'keepSent'>,
 ): Promise<void> {
-  for (const bounce of result.bounces) await recordDeliveryOutcome(deps.sequelize, bounce);
+  for (const bounce of result.bounces) await recordDeliveryOutcome(deps, bounce);
   if (result.bounces.length && result.keepSent) await deps.sql.count(RESTORE_SENT, [result.bounces[0].emailId]);
 }
 

@@ -1,19 +1,26 @@
 // One message received by the inbound SMTP listener, routed by what it is and whom it was for:
-// ARF complaints and DSNs go through the provider receivers' outcome path (applyProviderReport), a
+// ARF complaints (at a return path, or signed by a feedback-loop operator: feedback-auth.ts) and DSNs
+// go through the provider receivers' outcome path (applyProviderReport), a
 // plain non-delivery report to a return path likewise, the List-Unsubscribe mailto through the
 // one-click unsubscribe, DMARC aggregate reports into the dmarc module. Knows no SMTP.
 import { simpleParser } from 'mailparser';
 import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Config } from '../../config.ts';
+import type { Secrets } from '../../secrets.ts';
 import { applyProviderReport, type ProviderReport } from '../inbound/service.ts';
+import { insertKeptReport } from '../inbound/kept-reports.ts';
+import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { unsubscribe } from '../tracking/service.ts';
 import { receiveAggregateReports, type DmarcLog } from '../dmarc/service.ts';
 import type { InboundRecipient } from './addresses.ts';
 import { readReport } from './mime.ts';
 import { readArf, readDsn, readPlainNdr } from './reports.ts';
+import { verifyFeedbackSigner } from './feedback-auth.ts';
 
 export interface InboundMailDeps {
   sequelize: Sequelize;
-  linkSigningKey: Buffer;
+  config: Config;
+  secrets: Pick<Secrets, 'linkSigningKey' | 'encryptionKey'>;
   log: DmarcLog;
 }
 
@@ -26,7 +33,7 @@ export interface InboundMessage {
 
 /** What was done with the message, for the SMTP reply and the log line. */
 export interface InboundOutcome {
-  handled: 'complaint' | 'bounce' | 'unsubscribe' | 'dmarc' | 'ignored';
+  handled: 'complaint' | 'bounce' | 'unverified' | 'unsubscribe' | 'dmarc' | 'ignored';
   /** Logs, suppressions or reports affected. */
   count: number;
 }
@@ -34,12 +41,51 @@ export interface InboundOutcome {
 /** Unsubscribe tokens (link-tokens.ts: base64url of iv · tag · ciphertext) are long; words this long are candidates. */
 const TOKEN_CANDIDATE = /[A-Za-z0-9_-]{60,}/g;
 
-async function applyAll(sequelize: Sequelize, reports: ProviderReport[], emailId: string | undefined): Promise<number> {
+async function applyAll(
+  deps: InboundMailDeps,
+  reports: ProviderReport[],
+  emailId: string | undefined,
+  reporter: string | null,
+): Promise<number> {
   let processed = 0;
+  const reportDeps = { db: { sequelize: deps.sequelize }, config: deps.config, secrets: deps.secrets, log: deps.log };
   // The return path the report came to names our log more surely than anything inside the report.
   for (const report of reports)
-    processed += await applyProviderReport({ db: { sequelize } }, emailId ? { ...report, emailId } : report);
+    processed += await applyProviderReport(reportDeps, emailId ? { ...report, emailId } : report, {
+      source: 'smtp',
+      reporter,
+    });
   return processed;
+}
+
+/**
+ * An ARF report that did not come to a send's own return path (fbl@, another of our mailboxes): it
+ * counts only when a listed feedback-loop operator signed it; otherwise it is kept as unverified.
+ */
+async function applyFeedbackLoopReport(
+  deps: InboundMailDeps,
+  message: InboundMessage,
+  arf: ProviderReport,
+): Promise<InboundOutcome> {
+  const { feedbackLoopDomains } = await getPlatformSettings(deps.sequelize);
+  const signer = await verifyFeedbackSigner(message.raw, {
+    dnsServers: deps.config.dnsServers,
+    operators: feedbackLoopDomains,
+  });
+  if (signer.verified) return { handled: 'complaint', count: await applyAll(deps, [arf], arf.emailId, signer.signer) };
+  const kept = {
+    disposition: 'unverified' as const,
+    kind: 'complaint' as const,
+    source: 'smtp',
+    reason: signer.reason,
+    emailId: arf.emailId ?? null,
+    reporter: message.mailFrom,
+    recipients: arf.recipients ?? [],
+    messageIds: arf.messageIds,
+  };
+  await insertKeptReport(deps.sequelize, kept);
+  deps.log.warn(kept, `feedback-loop report kept as unverified: ${signer.reason}`);
+  return { handled: 'unverified', count: 0 };
 }
 
 async function recipientsOfLog(sequelize: Sequelize, emailId: string): Promise<string[]> {
@@ -60,13 +106,16 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
   // What the content is decides first: a complaint or a DSN may arrive at any of our addresses.
   if (report.reportType === 'feedback-report') {
     const arf = readArf(report);
-    if (arf)
-      return { handled: 'complaint', count: await applyAll(deps.sequelize, [arf], bounce?.emailId ?? arf.emailId) };
+    // At a send's own return path the report is tied to that send (and its recipients, rule of
+    // inbound/service.ts); anywhere else only a feedback-loop operator's signature makes it count.
+    if (arf && bounce)
+      return { handled: 'complaint', count: await applyAll(deps, [arf], bounce.emailId, message.mailFrom) };
+    if (arf) return applyFeedbackLoopReport(deps, message, arf);
   }
   if (report.reportType === 'delivery-status') {
     const reports = readDsn(report);
     const emailId = bounce?.emailId ?? reports[0]?.emailId;
-    return { handled: 'bounce', count: await applyAll(deps.sequelize, reports, emailId) };
+    return { handled: 'bounce', count: await applyAll(deps, reports, emailId, message.mailFrom) };
   }
   if (bounce) {
     const body = report.parts
@@ -81,7 +130,7 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
     );
     // Anything else to a return path (an out-of-office reply, a human answering) changes nothing.
     return ndr
-      ? { handled: 'bounce', count: await applyAll(deps.sequelize, [ndr], bounce.emailId) }
+      ? { handled: 'bounce', count: await applyAll(deps, [ndr], bounce.emailId, message.mailFrom) }
       : { handled: 'ignored', count: 0 };
   }
 
@@ -109,7 +158,7 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
     for (const token of new Set(candidates)) {
       if (
         await unsubscribe(
-          { db: { sequelize: deps.sequelize }, secrets: { linkSigningKey: deps.linkSigningKey } },
+          { db: { sequelize: deps.sequelize }, secrets: { linkSigningKey: deps.secrets.linkSigningKey } },
           {},
           { token, via: 'unsubscribe by mail (List-Unsubscribe mailto)' },
         )

@@ -102,7 +102,10 @@ export default async function inboundRoutes(app: App, deps: AppDeps): Promise<vo
       }
       try {
         const report = parseSesNotification(message);
-        return { ok: true as const, processed: report ? await applyProviderReport(deps, report) : 0 };
+        return {
+          ok: true as const,
+          processed: report ? await applyProviderReport({ ...deps, log: request.log }, report, { source: 'ses' }) : 0,
+        };
       } catch (error) {
         if (error instanceof UnreadableNotificationError)
           throw new ValidationError(error.message, [{ field: 'Message', message: error.message }]);
@@ -125,12 +128,11 @@ export default async function inboundRoutes(app: App, deps: AppDeps): Promise<vo
     },
     async (request) => {
       const { messageId, type, bounceType, diagnostic } = request.body;
-      const processed = await applyProviderReport(deps, {
-        messageIds: [messageId],
-        type,
-        bounceType,
-        diagnostic: diagnostic ?? null,
-      });
+      const processed = await applyProviderReport(
+        { ...deps, log: request.log },
+        { messageIds: [messageId], type, bounceType, diagnostic: diagnostic ?? null },
+        { source: 'smtp-dsn' },
+      );
       return { ok: true as const, processed };
     },
   );

@@ -1,10 +1,14 @@
-// What providers tell us about sent mail (Amazon SES through SNS, or a relay's DSN as simple JSON),
-// turned into delivery outcomes. The outcome itself (log status, timeline, event, suppressions,
-// automatic pause) is the send pipeline's recordDeliveryOutcome, so every path counts the same way.
+// What providers tell us about sent mail (Amazon SES through SNS, a relay's DSN as simple JSON, and
+// the DSN and ARF mail the inbound SMTP port receives), turned into delivery outcomes. A report
+// applies only to the recipients it names that its send went to; one that names none of them (or
+// names nobody, for a send with several recipients) changes nothing and is kept as unmatched
+// (kept-reports.ts). The outcome itself (status, timeline, event, suppression, sending risk) is the
+// send pipeline's recordDeliveryOutcome, so every path counts the same way.
 import type { Database } from '../../db/index.ts';
 import { QueryTypes } from 'sequelize';
-import { recordDeliveryOutcome } from '../emails/outcomes.ts';
+import { logRecipients, recordDeliveryOutcome, type OutcomeDeps } from '../emails/outcomes.ts';
 import { bareAddress } from '../emails/validate.ts';
+import { insertKeptReport } from './kept-reports.ts';
 
 export interface ProviderReport {
   /** Message-ID header values (with or without angle brackets) that may identify our log. */
@@ -13,9 +17,23 @@ export interface ProviderReport {
   emailId?: string;
   type: 'delivered' | 'bounced' | 'complained';
   bounceType?: 'hard' | 'soft';
-  /** Recipients concerned; every recipient of the log when absent. */
+  /** Recipients the report names; absent or empty: it names nobody (applies only to a one-recipient send). */
   recipients?: string[];
   diagnostic?: string | null;
+}
+
+/** Where a report came from, for the kept-report row and the log line. */
+export interface ReportOrigin {
+  source: 'smtp' | 'ses' | 'smtp-dsn';
+  /** The envelope sender or the verified signer, when known. */
+  reporter?: string | null;
+}
+
+export interface ReportDeps {
+  db: Pick<Database, 'sequelize'>;
+  config: OutcomeDeps['config'];
+  secrets: OutcomeDeps['secrets'];
+  log?: { warn(details: object, message: string): void };
 }
 
 function withAndWithoutBrackets(ids: string[]): string[] {
@@ -24,17 +42,35 @@ function withAndWithoutBrackets(ids: string[]): string[] {
 }
 
 /**
- * Applies a report to every log carrying one of its message ids (receivers are platform-wide, so the
- * log decides the tenant). Unknown ids are not an error: providers also report mail sent by others.
- * Returns how many logs were updated.
+ * Which of the send's recipients the report is about, or why none: the named recipients the send
+ * went to; without names, the send's only recipient. Delivery reports are not kept when unmatched
+ * (they change nothing that matters), so they may still name every recipient.
  */
+export function recipientsConcerned(
+  sentTo: string[],
+  named: string[] | undefined,
+): { recipients: string[] } | { unmatched: string } {
+  const names = [...new Set((named ?? []).map(bareAddress))];
+  if (names.length === 0) {
+    return sentTo.length === 1
+      ? { recipients: sentTo }
+      : { unmatched: `names no recipient, and the send went to ${sentTo.length} recipients` };
+  }
+  const matched = names.filter((recipient) => sentTo.includes(recipient));
+  return matched.length > 0
+    ? { recipients: matched }
+    : { unmatched: `names ${names.join(', ')}, whom the send did not go to` };
+}
+
 /**
- * A provider's bounce or complaint report (SES, a relay's DSN, a bounce mail). The provider is the
- * caller and has no context beyond its authenticated request: deps and the report only.
+ * Applies a report to every log carrying one of its message ids (receivers are platform-wide, so the
+ * log decides the tenant). A provider's report has no caller beyond its authenticated request: deps,
+ * the report and where it came from. Returns how many logs it changed (a replay changes none).
  */
 export async function applyProviderReport(
-  deps: { db: Pick<Database, 'sequelize'> },
+  deps: ReportDeps,
   report: ProviderReport,
+  origin: ReportOrigin,
 ): Promise<number> {
   const { sequelize } = deps.db;
   const candidates = withAndWithoutBrackets(report.messageIds);
@@ -52,22 +88,47 @@ export async function applyProviderReport(
       : `SELECT ${columns} FROM email_logs WHERE message_id IN (:candidates)`,
     { replacements: { candidates, emailId: report.emailId ?? null }, type: QueryTypes.SELECT },
   );
+  const keep = async (reason: string, log?: { id: string; tenant_id: string }) => {
+    if (report.type === 'delivered') return;
+    const kept = {
+      disposition: 'unmatched' as const,
+      kind: report.type === 'complained' ? ('complaint' as const) : ('bounce' as const),
+      source: origin.source,
+      reason,
+      tenantId: log?.tenant_id ?? null,
+      emailId: log?.id ?? report.emailId ?? null,
+      reporter: origin.reporter ?? null,
+      recipients: report.recipients ?? [],
+      messageIds: report.messageIds,
+    };
+    await insertKeptReport(sequelize, kept);
+    deps.log?.warn({ ...kept, type: report.type }, `${kept.kind} report kept as unmatched: it ${reason}`);
+  };
+  if (logs.length === 0) await keep('matches no send of ours (Message-ID or email id)');
   let processed = 0;
   for (const log of logs) {
-    // A report cannot make us suppress an address the send did not go to (mail reports are unauthenticated).
-    const sentTo = new Set(
-      [...log.to_addresses, ...(log.cc_addresses ?? []), ...(log.bcc_addresses ?? [])].map((a) => bareAddress(a)),
-    );
-    const named = (report.recipients ?? []).filter((r) => sentTo.has(bareAddress(r)));
-    const applied = await recordDeliveryOutcome(sequelize, {
-      tenantId: log.tenant_id,
-      emailId: log.id,
-      type: report.type,
-      bounceType: report.bounceType,
-      recipients: named.length > 0 ? named : undefined,
-      diagnostic: report.diagnostic ?? null,
+    const sentTo = logRecipients({
+      toAddresses: log.to_addresses,
+      ccAddresses: log.cc_addresses ?? [],
+      bccAddresses: log.bcc_addresses ?? [],
     });
-    if (applied) processed++;
+    const concerned = recipientsConcerned(sentTo, report.recipients);
+    if ('unmatched' in concerned && report.type !== 'delivered') {
+      await keep(concerned.unmatched, log);
+      continue;
+    }
+    const outcome = await recordDeliveryOutcome(
+      { sequelize, config: deps.config, secrets: deps.secrets },
+      {
+        tenantId: log.tenant_id,
+        emailId: log.id,
+        type: report.type,
+        bounceType: report.bounceType,
+        recipients: 'recipients' in concerned ? concerned.recipients : undefined,
+        diagnostic: report.diagnostic ?? null,
+      },
+    );
+    if (outcome.applied.length > 0) processed++;
   }
   return processed;
 }

@@ -18,6 +18,8 @@ export class Tenant extends Model<InferAttributes<Tenant>, InferCreationAttribut
   declare monthlyLimit: CreationOptional<number | null>;
   declare sendingPausedAt: CreationOptional<Date | null>;
   declare sendingPausedReason: CreationOptional<string | null>;
+  declare sendingAtRiskAt: CreationOptional<Date | null>;
+  declare sendingAtRiskReason: CreationOptional<string | null>;
   declare trackOpens: CreationOptional<boolean | null>;
   declare trackClicks: CreationOptional<boolean | null>;
   declare createdAt: CreationOptional<Date>;
@@ -58,6 +60,8 @@ export function initTenantModels(sequelize: Sequelize): void {
       monthlyLimit: { type: DataTypes.INTEGER, allowNull: true },
       sendingPausedAt: { type: DataTypes.DATE, allowNull: true },
       sendingPausedReason: { type: DataTypes.TEXT, allowNull: true },
+      sendingAtRiskAt: { type: DataTypes.DATE, allowNull: true },
+      sendingAtRiskReason: { type: DataTypes.TEXT, allowNull: true },
       trackOpens: { type: DataTypes.BOOLEAN, allowNull: true },
       trackClicks: { type: DataTypes.BOOLEAN, allowNull: true },
       createdAt: DataTypes.DATE,

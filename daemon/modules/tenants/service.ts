@@ -73,6 +73,8 @@ export function tenantBody(tenant: Tenant, role: MemberRole | null): TenantBody 
     monthlyLimit: tenant.monthlyLimit,
     sendingPausedAt: tenant.sendingPausedAt ? tenant.sendingPausedAt.toISOString() : null,
     sendingPausedReason: tenant.sendingPausedReason,
+    sendingAtRiskAt: tenant.sendingAtRiskAt ? tenant.sendingAtRiskAt.toISOString() : null,
+    sendingAtRiskReason: tenant.sendingAtRiskReason,
     role,
     createdAt: tenant.createdAt.toISOString(),
   };

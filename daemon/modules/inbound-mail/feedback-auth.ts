@@ -1,0 +1,49 @@
+// Who may complain at fbl@: a feedback-loop operator, proven by a valid DKIM signature from one of the
+// domains of the platform setting feedbackLoopDomains (or a subdomain of one). Anyone can write an ARF
+// report naming a send and its own address (both are in any message it received), so an unsigned or
+// foreign one changes nothing. Verified with mailauth against DNS_SERVERS (the resolver domain checks
+// use), each look-up bounded like theirs.
+import { Resolver } from 'node:dns/promises';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { DNS_TIMEOUT_MS, normalizeHostName } from '../domains/dns-lookup.ts';
+
+export type FeedbackSigner = { verified: true; signer: string } | { verified: false; reason: string };
+
+/** A DNS resolver in the shape mailauth calls (`resolve(name, rrtype)`), on the configured servers. */
+function mailauthResolver(dnsServers: string[]) {
+  const resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: 1 });
+  if (dnsServers.length > 0) resolver.setServers(dnsServers);
+  return (name: string, rrtype: string) => resolver.resolve(name, rrtype);
+}
+
+const isListed = (domain: string, operators: string[]) =>
+  operators.some((operator) => {
+    const listed = normalizeHostName(operator);
+    return domain === listed || domain.endsWith(`.${listed}`);
+  });
+
+/** The first passing signature from a listed operator, or why there is none. */
+export async function verifyFeedbackSigner(
+  raw: Buffer,
+  options: { dnsServers: string[]; operators: string[] },
+): Promise<FeedbackSigner> {
+  let results: Array<{ signingDomain: string; status: { result: string; comment?: string } }>;
+  try {
+    const verification = await dkimVerify(raw, { resolver: mailauthResolver(options.dnsServers) as never });
+    results = verification.results;
+  } catch (error) {
+    return { verified: false, reason: `its DKIM signature could not be checked (${(error as Error).message})` };
+  }
+  const signed = results.filter((result) => result.signingDomain);
+  if (signed.length === 0) return { verified: false, reason: 'it carries no DKIM signature' };
+  const passing = signed.filter((result) => result.status.result === 'pass');
+  const listed = passing.find((result) => isListed(normalizeHostName(result.signingDomain), options.operators));
+  if (listed) return { verified: true, signer: normalizeHostName(listed.signingDomain) };
+  if (passing.length > 0)
+    return {
+      verified: false,
+      reason: `it is signed by ${passing.map((r) => r.signingDomain).join(', ')}, not a listed feedback-loop operator`,
+    };
+  const detail = signed.map((r) => `d=${r.signingDomain} ${r.status.result}`).join(', ');
+  return { verified: false, reason: `its DKIM signature does not verify (${detail})` };
+}
