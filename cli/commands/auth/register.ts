@@ -11,6 +11,14 @@ export interface Registered {
 }
 
 export default class Register extends SvcCommand<typeof Register> {
+  static override operations = [
+    'getAuthRegistrationStatus',
+    'postAuthRegister',
+    'postAuthLogin',
+    'postAuthLoginVerify2fa',
+    'getAuthMe',
+    'postTenants',
+  ];
   static override summary = 'Create the first admin of a fresh daemon, sign in, and optionally create a tenant.';
   static override description =
     'The first admin registered becomes platform administrator. Registration may be closed once an admin exists.';
