@@ -95,6 +95,18 @@ import BillingSetPlan from './commands/billing/set-plan.ts';
 import BillingSubscription from './commands/billing/subscription.ts';
 import BillingCheckout from './commands/billing/checkout.ts';
 import BillingPortal from './commands/billing/portal.ts';
+import TemplatesUpdate from './commands/templates/update.ts';
+import TemplatesDelete from './commands/templates/delete.ts';
+import TemplatesDuplicate from './commands/templates/duplicate.ts';
+import TemplatesUnpublish from './commands/templates/unpublish.ts';
+import TemplatesTag from './commands/templates/tag.ts';
+import TemplateTagsList from './commands/templates/tags/list.ts';
+import TemplateTagsCreate from './commands/templates/tags/create.ts';
+import TemplateTagsDelete from './commands/templates/tags/delete.ts';
+import CampaignsCreate from './commands/campaigns/create.ts';
+import CampaignsCoverage from './commands/campaigns/coverage.ts';
+import SendBatch from './commands/emails/send-batch.ts';
+import ContactsBulk from './commands/contacts/bulk.ts';
 
 export const COMMANDS = {
   login: Login,
@@ -193,4 +205,16 @@ export const COMMANDS = {
   'billing:subscription': BillingSubscription,
   'billing:checkout': BillingCheckout,
   'billing:portal': BillingPortal,
+  'templates:update': TemplatesUpdate,
+  'templates:delete': TemplatesDelete,
+  'templates:duplicate': TemplatesDuplicate,
+  'templates:unpublish': TemplatesUnpublish,
+  'templates:tag': TemplatesTag,
+  'templates:tags:list': TemplateTagsList,
+  'templates:tags:create': TemplateTagsCreate,
+  'templates:tags:delete': TemplateTagsDelete,
+  'campaigns:create': CampaignsCreate,
+  'campaigns:coverage': CampaignsCoverage,
+  'send-batch': SendBatch,
+  'contacts:bulk': ContactsBulk,
 };

@@ -2,6 +2,7 @@
 // by its id or its externalId, as the API takes either.
 import type { SvcClient } from '../client.ts';
 import type {
+  BulkUpsertContactsResult,
   Contact,
   ContactListQuery,
   ContactPage,
@@ -17,6 +18,8 @@ export const contacts = {
   list: (client: SvcClient, query: ContactListQuery) =>
     client.http.request<ContactPage>('GET', '/contacts', { query: { ...query } }),
   show: (client: SvcClient, ref: string) => client.http.request<Contact>('GET', contactPath(ref)),
+  bulk: (client: SvcClient, rows: unknown[]) =>
+    client.http.request<BulkUpsertContactsResult>('POST', '/contacts/bulk', { json: { contacts: rows } }),
   upsert: (client: SvcClient, body: UpsertContactBody) =>
     client.http.request<Contact>('PUT', '/contacts', { json: body }),
   patch: (client: SvcClient, ref: string, body: PatchContactBody) =>

@@ -1,12 +1,11 @@
 // Calls behind the hand-made commands on one tenant's resources that the typed client in client.ts does not
-// carry: webhook endpoints, domains, scheduled sends, template chores, campaigns and single sends.
+// carry: webhook endpoints, domains, scheduled sends, campaigns, batches and resends.
 import type { SvcClient } from '../client.ts';
 import type { PageOf } from '../../shared/schemas/common.ts';
 import type { WebhookDelivery, WebhookEndpoint } from '../../shared/schemas/webhooks.ts';
 import type { ScheduledEmail, ScheduledQuery } from '../../shared/schemas/scheduled.ts';
 import type { BatchAccepted, BatchBody, SendAccepted } from '../../shared/schemas/emails.ts';
 import type { Campaign, CreateCampaignBody, LocaleCoverage } from '../../shared/schemas/campaigns.ts';
-import type { TemplateDetail, TemplateVersionView } from '../../shared/schemas/templates.ts';
 
 const id = (value: string) => encodeURIComponent(value);
 
@@ -45,20 +44,4 @@ export const campaigns = {
     client.http.request<Campaign>('POST', '/campaigns', { json: body }),
   localeCoverage: (client: SvcClient, campaignId: string) =>
     client.http.request<LocaleCoverage[]>('GET', `/campaigns/${id(campaignId)}/locale-coverage`),
-};
-
-export const templateChores = {
-  update: (client: SvcClient, templateId: string, changes: Record<string, unknown>) =>
-    client.http.request<TemplateDetail>('PATCH', `/templates/${id(templateId)}`, { json: changes }),
-  remove: (client: SvcClient, templateId: string) =>
-    client.http.request<unknown>('DELETE', `/templates/${id(templateId)}`),
-  duplicate: (client: SvcClient, templateId: string) =>
-    client.http.request<TemplateDetail>('POST', `/templates/${id(templateId)}/duplicate`),
-  unpublish: (client: SvcClient, templateId: string, versionId: string) =>
-    client.http.request<TemplateVersionView>(
-      'POST',
-      `/templates/${id(templateId)}/versions/${id(versionId)}/unpublish`,
-    ),
-  removeVersion: (client: SvcClient, templateId: string, versionId: string) =>
-    client.http.request<unknown>('DELETE', `/templates/${id(templateId)}/versions/${id(versionId)}`),
 };
