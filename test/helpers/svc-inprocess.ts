@@ -3,12 +3,9 @@
 // operation of /openapi.json: a command that calls an operation it does not declare in `operations` fails
 // the run, so the declarations the coverage test counts stay true.
 import { Readable } from 'node:stream';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Config, type Command } from '@oclif/core';
 import { COMMANDS } from '../../cli/commands.ts';
-import type { SvcRun } from './svc-cli.ts';
+import { CliWorld, type SvcRun } from './svc-cli.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -43,16 +40,17 @@ export interface InProcessRun extends SvcRun {
   operations: string[];
 }
 
-export class InProcessCli {
-  readonly configHome = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+export class InProcessCli extends CliWorld {
   private config: Config | undefined;
 
   constructor(
-    readonly baseUrl: string,
+    baseUrl: string,
     private readonly matchers: OperationMatcher[],
-  ) {}
+  ) {
+    super(baseUrl);
+  }
 
-  async run(
+  override async run(
     args: string[],
     options: { env?: Record<string, string | undefined>; input?: string } = {},
   ): Promise<InProcessRun> {
@@ -130,10 +128,6 @@ export class InProcessCli {
       json = undefined;
     }
     return { code, stdout, stderr, json, operations };
-  }
-
-  cleanup(): void {
-    rmSync(this.configHome, { recursive: true, force: true });
   }
 }
 
