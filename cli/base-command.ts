@@ -65,7 +65,7 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
     const base = flags as { insecure?: boolean; ca?: string };
     this.environment.transport = {
       insecure: base.insecure === true || this.environment.transport.insecure,
-      caFile: base.ca ?? this.environment.transport.caFile,
+      caFile: base.ca ?? this.environment.transport.caFile ?? this.client.http.profile.caFile,
     };
     this.positionals = argv as string[];
     if (ctor.showHeader && !this.jsonEnabled()) this.printHeader();

@@ -107,6 +107,7 @@ import CampaignsCreate from './commands/campaigns/create.ts';
 import CampaignsCoverage from './commands/campaigns/coverage.ts';
 import SendBatch from './commands/emails/send-batch.ts';
 import ContactsBulk from './commands/contacts/bulk.ts';
+import PlatformMail from './commands/platform/mail.ts';
 
 export const COMMANDS = {
   login: Login,
@@ -217,4 +218,5 @@ export const COMMANDS = {
   'campaigns:coverage': CampaignsCoverage,
   'send-batch': SendBatch,
   'contacts:bulk': ContactsBulk,
+  'platform:mail': PlatformMail,
 };
