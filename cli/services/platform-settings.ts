@@ -39,6 +39,8 @@ function acceptedTypes(schema: TSchema): Set<string> {
   for (const branch of branches) {
     if (branch.anyOf || branch.oneOf) for (const type of acceptedTypes(branch)) types.add(type);
     else if (typeof branch.type === 'string') types.add(branch.type);
+    // Nullable() in shared/schemas/common.ts writes { type: [T, 'null'] }.
+    else if (Array.isArray(branch.type)) for (const type of branch.type as string[]) types.add(type);
     else if (branch.const !== undefined) types.add(typeof branch.const);
   }
   return types;
