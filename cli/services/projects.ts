@@ -1,14 +1,12 @@
 // Projects (a tenant's apps, each with optional SMTP relay settings): the calls behind `svc projects …`.
 import type { SvcClient } from '../client.ts';
-import type { PageOf } from '../../shared/schemas/common.ts';
 import type { CreateProjectBody, Project, UpdateProjectBody } from '../../shared/schemas/projects.ts';
 import { CliFailure, EXIT } from '../errors.ts';
 
 const path = (id?: string) => (id ? `/projects/${encodeURIComponent(id)}` : '/projects');
 
 export const projects = {
-  list: (client: SvcClient, query: { page?: number; limit?: number }) =>
-    client.http.request<PageOf<Project>>('GET', path(), { query }),
+  list: (client: SvcClient) => client.http.request<Project[]>('GET', path()),
   show: (client: SvcClient, id: string) => client.http.request<Project>('GET', path(id)),
   create: (client: SvcClient, body: CreateProjectBody) => client.http.request<Project>('POST', path(), { json: body }),
   update: (client: SvcClient, id: string, body: UpdateProjectBody) =>
