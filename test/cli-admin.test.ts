@@ -2,6 +2,10 @@
 // also fails any command that calls an operation it does not declare): members and invitations, tenants,
 // platform settings typed by their schema, passwords, sessions.
 import { test } from 'uvu';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeSelfSignedPair } from './helpers/certificates.ts';
 import * as assert from 'uvu/assert';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createTenant } from './helpers/fixtures.ts';
@@ -154,6 +158,25 @@ test('password change from stdin revokes other sessions; forgot answers alike fo
   const after = await cli.run(['whoami', '--profile', 'pw', '--json']);
   assert.is(after.json.error.code, 'NOT_SIGNED_IN');
   assert.not.match(JSON.stringify([changed, reset, all]), /password-[123]/);
+});
+
+test('the --ca given at register is kept in the profile: later commands trust it without the flag', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-ca-'));
+  const { cert } = makeSelfSignedPair(dir, 'ca', 'Private CA');
+  await cli.run(['platform', 'settings', 'set', 'registrationOpen=true', '--json']);
+  const registered = await cli.run(
+    ['register', '--email', 'ca@example.test', '--password-stdin', '--ca', cert, '--profile', 'ca', '--json'],
+    { input: 'ca-password-123' },
+  );
+  assert.is(registered.code, 0, registered.stdout + registered.stderr);
+  const stored = JSON.parse(readFileSync(cli.profileFile, 'utf8')).profiles.ca;
+  assert.is(stored.caFile, cert);
+  // The profile's CA is read by the next command: once it is not a PEM file, that command says so.
+  writeFileSync(cert, 'not a certificate');
+  const later = await cli.run(['whoami', '--profile', 'ca', '--json']);
+  assert.is.not(later.code, 0);
+  assert.match(later.json.error.message, 'holds no PEM certificate');
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test.run();

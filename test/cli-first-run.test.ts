@@ -108,4 +108,26 @@ test('the captured verification mail is readable with svc platform mail, and its
   assert.is(again.code, 1, 'a used token is refused');
 });
 
+test('an invitation mailed to a new address joins with svc register --invitation, even with registration closed', async () => {
+  await cli.run(['platform', 'settings', 'set', 'registrationOpen=false', '--json']);
+  const invited = await cli.run(['members', 'invite', 'ada@example.org', '--role', 'developer', '--json']);
+  assert.is(invited.code, 0, invited.stdout + invited.stderr);
+  let mail: SvcRun | undefined;
+  for (let i = 0; i < 30 && !mail?.json?.links; i++) {
+    mail = await cli.run(['platform', 'mail', '--to', 'ada@example.org', '--latest', '--json']);
+  }
+  const link = (mail!.json.links as string[]).find((url) => url.includes('invitation='));
+  assert.ok(link, mail!.stdout);
+  const token = new URL(link!).searchParams.get('invitation')!;
+  const joined = await cli.run(
+    ['register', '--email', 'ada@example.org', '--invitation', token, '--password-stdin', '--profile', 'ada', '--json'],
+    { input: 'ada-password-123' },
+  );
+  assert.is(joined.code, 0, joined.stdout + joined.stderr);
+  assert.is(joined.json.tenant.name, 'example.com', 'the tenant of the invitation, and no new one');
+  const members = await cli.run(['members', 'list', '--json']);
+  const ada = members.json.data.find((m: { email: string }) => m.email === 'ada@example.org');
+  assert.is(ada?.role, 'developer');
+});
+
 test.run();
