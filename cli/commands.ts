@@ -49,6 +49,65 @@ import CampaignsShow from './commands/campaigns/show.ts';
 import CampaignsSend from './commands/campaigns/send.ts';
 import CampaignsCancel from './commands/campaigns/cancel.ts';
 import ContactsImport from './commands/contacts/import.ts';
+import Api from './commands/api.ts';
+import MembersList from './commands/members/list.ts';
+import MembersInvite from './commands/members/invite.ts';
+import MembersRole from './commands/members/role.ts';
+import MembersRemove from './commands/members/remove.ts';
+import TenantsRename from './commands/tenants/rename.ts';
+import TenantsPlan from './commands/tenants/plan.ts';
+import TenantsDelete from './commands/tenants/delete.ts';
+import TenantsBlock from './commands/tenants/block.ts';
+import TenantsUnblock from './commands/tenants/unblock.ts';
+import TenantsResumeSending from './commands/tenants/resume-sending.ts';
+import TenantsAudit from './commands/tenants/audit.ts';
+import PlatformSettingsShow from './commands/platform/settings/show.ts';
+import PlatformSettingsSet from './commands/platform/settings/set.ts';
+import PasswordChange from './commands/password/change.ts';
+import PasswordForgot from './commands/password/forgot.ts';
+import PasswordReset from './commands/password/reset.ts';
+import VerifyEmail from './commands/auth/verify-email.ts';
+import WebhooksToggle from './commands/webhooks/toggle.ts';
+import WebhooksRemove from './commands/webhooks/remove.ts';
+import WebhooksTest from './commands/webhooks/test.ts';
+import DomainsRemove from './commands/domains/remove.ts';
+import ScheduledList from './commands/scheduled/list.ts';
+import ScheduledCancel from './commands/scheduled/cancel.ts';
+import LogsResend from './commands/logs/resend.ts';
+import ProjectsList from './commands/projects/list.ts';
+import ProjectsShow from './commands/projects/show.ts';
+import ProjectsCreate from './commands/projects/create.ts';
+import ProjectsUpdate from './commands/projects/update.ts';
+import ProjectsDelete from './commands/projects/delete.ts';
+import ProjectsVerifySmtp from './commands/projects/verify-smtp.ts';
+import ContactsList from './commands/contacts/list.ts';
+import ContactsShow from './commands/contacts/show.ts';
+import ContactsUpsert from './commands/contacts/upsert.ts';
+import ContactsPatch from './commands/contacts/patch.ts';
+import ContactsErase from './commands/contacts/erase.ts';
+import ContactsTag from './commands/contacts/tag.ts';
+import ContactTagsList from './commands/contacts/tags/list.ts';
+import ContactTagsCreate from './commands/contacts/tags/create.ts';
+import ContactTagsUpdate from './commands/contacts/tags/update.ts';
+import ContactTagsDelete from './commands/contacts/tags/delete.ts';
+import BillingPlans from './commands/billing/plans.ts';
+import BillingSetPlan from './commands/billing/set-plan.ts';
+import BillingSubscription from './commands/billing/subscription.ts';
+import BillingCheckout from './commands/billing/checkout.ts';
+import BillingPortal from './commands/billing/portal.ts';
+import TemplatesUpdate from './commands/templates/update.ts';
+import TemplatesDelete from './commands/templates/delete.ts';
+import TemplatesDuplicate from './commands/templates/duplicate.ts';
+import TemplatesUnpublish from './commands/templates/unpublish.ts';
+import TemplatesTag from './commands/templates/tag.ts';
+import TemplateTagsList from './commands/templates/tags/list.ts';
+import TemplateTagsCreate from './commands/templates/tags/create.ts';
+import TemplateTagsDelete from './commands/templates/tags/delete.ts';
+import CampaignsCreate from './commands/campaigns/create.ts';
+import CampaignsCoverage from './commands/campaigns/coverage.ts';
+import SendBatch from './commands/emails/send-batch.ts';
+import ContactsBulk from './commands/contacts/bulk.ts';
+import PlatformMail from './commands/platform/mail.ts';
 
 export const COMMANDS = {
   login: Login,
@@ -101,4 +160,63 @@ export const COMMANDS = {
   'daemon:status': DaemonStatus,
   doctor: Doctor,
   'db:migrate': DbMigrate,
+  api: Api,
+  'members:list': MembersList,
+  'members:invite': MembersInvite,
+  'members:role': MembersRole,
+  'members:remove': MembersRemove,
+  'tenants:rename': TenantsRename,
+  'tenants:plan': TenantsPlan,
+  'tenants:delete': TenantsDelete,
+  'tenants:block': TenantsBlock,
+  'tenants:unblock': TenantsUnblock,
+  'tenants:resume-sending': TenantsResumeSending,
+  'tenants:audit': TenantsAudit,
+  'platform:settings:show': PlatformSettingsShow,
+  'platform:settings:set': PlatformSettingsSet,
+  'password:change': PasswordChange,
+  'password:forgot': PasswordForgot,
+  'password:reset': PasswordReset,
+  'verify-email': VerifyEmail,
+  'webhooks:toggle': WebhooksToggle,
+  'webhooks:remove': WebhooksRemove,
+  'webhooks:test': WebhooksTest,
+  'domains:remove': DomainsRemove,
+  'scheduled:list': ScheduledList,
+  'scheduled:cancel': ScheduledCancel,
+  'logs:resend': LogsResend,
+  'projects:list': ProjectsList,
+  'projects:show': ProjectsShow,
+  'projects:create': ProjectsCreate,
+  'projects:update': ProjectsUpdate,
+  'projects:delete': ProjectsDelete,
+  'projects:verify-smtp': ProjectsVerifySmtp,
+  'contacts:list': ContactsList,
+  'contacts:show': ContactsShow,
+  'contacts:upsert': ContactsUpsert,
+  'contacts:patch': ContactsPatch,
+  'contacts:erase': ContactsErase,
+  'contacts:tag': ContactsTag,
+  'contacts:tags:list': ContactTagsList,
+  'contacts:tags:create': ContactTagsCreate,
+  'contacts:tags:update': ContactTagsUpdate,
+  'contacts:tags:delete': ContactTagsDelete,
+  'billing:plans': BillingPlans,
+  'billing:set-plan': BillingSetPlan,
+  'billing:subscription': BillingSubscription,
+  'billing:checkout': BillingCheckout,
+  'billing:portal': BillingPortal,
+  'templates:update': TemplatesUpdate,
+  'templates:delete': TemplatesDelete,
+  'templates:duplicate': TemplatesDuplicate,
+  'templates:unpublish': TemplatesUnpublish,
+  'templates:tag': TemplatesTag,
+  'templates:tags:list': TemplateTagsList,
+  'templates:tags:create': TemplateTagsCreate,
+  'templates:tags:delete': TemplateTagsDelete,
+  'campaigns:create': CampaignsCreate,
+  'campaigns:coverage': CampaignsCoverage,
+  'send-batch': SendBatch,
+  'contacts:bulk': ContactsBulk,
+  'platform:mail': PlatformMail,
 };

@@ -69,6 +69,11 @@ export class HttpSession {
     );
   }
 
+  /** The private CA this session trusts (--ca, SVC_CA_FILE, or the profile's). */
+  get caFile(): string | undefined {
+    return this.environment.transport.caFile;
+  }
+
   get usesApiKey(): boolean {
     return this.environment.apiKey !== undefined;
   }

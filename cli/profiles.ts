@@ -8,6 +8,8 @@ export interface Profile {
   refreshToken?: string;
   tenantId?: string;
   tenantName?: string;
+  /** Absolute path of the private CA's PEM given at login or register (--ca), trusted by later commands. */
+  caFile?: string;
 }
 
 interface ProfileFile extends Record<string, unknown> {

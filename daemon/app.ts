@@ -19,6 +19,7 @@ import healthRoutes from './modules/health/routes.ts';
 import authRoutes from './modules/auth/routes.ts';
 import tenantRoutes from './modules/tenants/routes.ts';
 import platformRoutes from './modules/platform/routes.ts';
+import systemMailRoutes from './modules/system-mail/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
 import inboundRoutes from './modules/inbound/routes.ts';
 import keptReportRoutes from './modules/inbound/kept-report-routes.ts';
@@ -201,6 +202,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(authRoutes, deps);
   await app.register(tenantRoutes, deps);
   await app.register(platformRoutes, deps);
+  await app.register(systemMailRoutes, deps);
   await app.register(webhookRoutes, deps);
   await app.register(inboundRoutes, deps);
   await app.register(keptReportRoutes, deps);

@@ -7,6 +7,15 @@ import type { DashboardViews } from '../ui/Dashboard.tsx';
 import { sendingStateOf } from '../services/sending-state.ts';
 
 export default class DashboardCommand extends SvcCommand<typeof DashboardCommand> {
+  static override operations = [
+    'getTenants',
+    'getTenantsByTenantId',
+    'getEmailsLogs',
+    'getEmailsLogsById',
+    'getWebhooksEndpoints',
+    'getHealthReady',
+    'getHealthQueues',
+  ];
   static override summary = 'Overview of the current tenant: quota, queues, recent sends, failing webhooks.';
   static override description =
     'In a terminal (also what `svc` alone opens) it refreshes every 5 s and its keys open the other screens inside it (Esc comes back). Without a terminal, or with --json, it prints one snapshot.';

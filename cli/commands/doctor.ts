@@ -6,6 +6,7 @@ import { runLocalDoctor } from '../services/local-doctor.ts';
 import type { DoctorReport } from '../../shared/schemas/doctor.ts';
 
 export default class DoctorCommand extends SvcCommand<typeof DoctorCommand> {
+  static override operations = ['getPlatformDoctor'];
   static override summary = 'Is this deployment ready? One line per check, with the fix.';
   static override description =
     'Asks the daemon (GET /platform/doctor, platform admins) or, with --local, runs the same checks here from the ' +

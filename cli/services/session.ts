@@ -1,4 +1,5 @@
 // Signing in and out: the two-step login with 2FA, storing the token pair, choosing a first tenant.
+import { resolve } from 'node:path';
 import type { SvcClient } from '../client.ts';
 import type { TokenPair } from '../../shared/schemas/auth.ts';
 import { CliFailure, EXIT } from '../errors.ts';
@@ -35,7 +36,12 @@ export class SignInFlow {
 
   private keep(email: string, tokens: TokenPair): void {
     const http = this.client.http;
-    http.storeTokens(tokens, { email, ...(http.baseUrlOverride ? { baseUrl: http.baseUrlOverride } : {}) });
+    http.storeTokens(tokens, {
+      email,
+      ...(http.baseUrlOverride ? { baseUrl: http.baseUrlOverride } : {}),
+      // Kept so later commands trust the same CA without --ca.
+      ...(http.caFile ? { caFile: resolve(http.caFile) } : {}),
+    });
   }
 }
 

@@ -5,6 +5,7 @@ import { SignInFlow, readStdin, settleTenant, type SignedIn } from '../../servic
 import { renderLogin, renderPicker } from '../../ui/render.ts';
 
 export default class Login extends SvcCommand<typeof Login> {
+  static override operations = ['postAuthLogin', 'postAuthLoginVerify2fa', 'getAuthMe', 'getTenants'];
   static override summary = 'Sign in as an admin and store the session in a profile.';
   static override description =
     'In a terminal a form asks for the e-mail, the password (hidden) and, when two-factor authentication is on, ' +

@@ -14,6 +14,7 @@ export interface WhoAmI {
 }
 
 export default class WhoAmICommand extends SvcCommand<typeof WhoAmICommand> {
+  static override operations = ['getAuthMe'];
   static override summary = 'Show who the CLI acts as, against which daemon and in which tenant.';
   static override examples = ['<%= config.bin %> whoami', '<%= config.bin %> whoami --json'];
 

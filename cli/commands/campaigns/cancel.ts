@@ -4,6 +4,7 @@ import type { CampaignDetail } from '../../../shared/schemas/campaigns.ts';
 import { describeCampaign } from './show.ts';
 
 export default class CampaignsCancel extends SvcCommand<typeof CampaignsCancel> {
+  static override operations = ['getCampaignsById', 'postCampaignsByIdCancel'];
   static override summary =
     'Cancel a campaign; a SENDING one stops and its queued sends not yet picked up are taken back.';
   static override examples = ['<%= config.bin %> campaigns cancel 5e0a…'];

@@ -5,6 +5,7 @@ import { CAMPAIGN_STATUSES } from '../../../shared/constants.ts';
 import type { CampaignPage } from '../../client.ts';
 
 export default class CampaignsList extends SvcCommand<typeof CampaignsList> {
+  static override operations = ['getCampaigns'];
   static override summary = 'List campaigns, newest first, with their send progress.';
   static override examples = [
     '<%= config.bin %> campaigns list',

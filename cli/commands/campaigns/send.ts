@@ -5,6 +5,7 @@ import type { CampaignDetail } from '../../../shared/schemas/campaigns.ts';
 import { describeCampaign } from './show.ts';
 
 export default class CampaignsSend extends SvcCommand<typeof CampaignsSend> {
+  static override operations = ['getCampaignsById', 'postCampaignsByIdSend'];
   static override summary = 'Start sending a DRAFT or SCHEDULED campaign now, and follow it.';
   static override description =
     'The daemon answers at once (SENDING) and a worker hands the audience to the send pipeline in chunks. In a terminal ' +

@@ -5,6 +5,7 @@ import { watchCampaign } from '../../services/campaign-progress.ts';
 import type { CampaignDetail } from '../../../shared/schemas/campaigns.ts';
 
 export default class CampaignsShow extends SvcCommand<typeof CampaignsShow> {
+  static override operations = ['getCampaignsById'];
   static override summary = 'Show a campaign; while it is SENDING, follow its progress to the end.';
   static override description =
     'In a terminal a SENDING campaign is followed with a live progress bar (q stops watching; the send goes on). ' +

@@ -12,6 +12,7 @@ export interface DaemonStatus {
 }
 
 export default class DaemonStatusCommand extends SvcCommand<typeof DaemonStatusCommand> {
+  static override operations = ['getHealthReady', 'getHealthQueues'];
   static override summary = 'Is the daemon ready, and how deep are its queues?';
   static override description =
     'GET /health/ready, and GET /health/queues when signed in or SVC_API_KEY is set. Exits 5 when the daemon is not ready.';

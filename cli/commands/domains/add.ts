@@ -4,6 +4,7 @@ import { renderDnsRecords } from '../../services/domain-report.ts';
 import type { DomainBody } from '../../../shared/schemas/domains.ts';
 
 export default class DomainsAdd extends SvcCommand<typeof DomainsAdd> {
+  static override operations = ['postDomains'];
   static override summary = 'Register a sending domain and print the DNS records to publish.';
   static override examples = [
     '<%= config.bin %> domains add mail.acme.com',

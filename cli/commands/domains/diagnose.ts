@@ -5,6 +5,7 @@ import { findDomain, renderDiagnosis } from '../../services/domain-report.ts';
 import type { DiagnosisBody } from '../../../shared/schemas/domains.ts';
 
 export default class DomainsDiagnose extends SvcCommand<typeof DomainsDiagnose> {
+  static override operations = ['getDomains', 'getDomainsByIdDiagnose'];
   static override summary =
     "Explain what is wrong with a domain's DNS and the exact records to publish (changes nothing).";
   static override description = 'Each record gets a mark: ✓ fine, ! warning, ✗ error. Exits 1 when any error is found.';

@@ -11,6 +11,7 @@ const mechanism = (m: DmarcSource['dkim']) =>
   `${m.aligned ? chalk.green('aligned') : chalk.red('not aligned')} ${chalk.dim(`${m.result ?? '—'}${m.domain ? ` ${m.domain}` : ''}`)}`;
 
 export default class DomainsDmarc extends SvcCommand<typeof DomainsDmarc> {
+  static override operations = ['getDomains', 'getDomainsByIdDmarcReports'];
   static override summary =
     'DMARC aggregate reports received for a domain: which sources send as it and which fail DKIM/SPF alignment.';
   static override description =

@@ -4,6 +4,7 @@ import { findDomain, renderDnsRecords } from '../../services/domain-report.ts';
 import type { DomainBody } from '../../../shared/schemas/domains.ts';
 
 export default class DomainsDns extends SvcCommand<typeof DomainsDns> {
+  static override operations = ['getDomains', 'getDomainsByIdDns'];
   static override summary = 'Print the DNS records of a domain and the state of each.';
   static override examples = ['<%= config.bin %> domains dns mail.acme.com'];
   static override args = { domain: Args.string({ description: 'domain name or id', required: true }) };

@@ -4,6 +4,7 @@ import { recordMark } from '../../services/domain-report.ts';
 import type { DomainBody } from '../../../shared/schemas/domains.ts';
 
 export default class DomainsList extends SvcCommand<typeof DomainsList> {
+  static override operations = ['getDomains'];
   static override summary = "List the tenant's sending domains and their verification state.";
   static override examples = ['<%= config.bin %> domains list', '<%= config.bin %> domains list --json'];
 

@@ -5,6 +5,7 @@ import { findDomain, renderDnsRecords } from '../../services/domain-report.ts';
 import type { VerifyDomainBody } from '../../../shared/schemas/domains.ts';
 
 export default class DomainsVerify extends SvcCommand<typeof DomainsVerify> {
+  static override operations = ['getDomains', 'postDomainsByIdVerify'];
   static override summary = 'Check the DNS records now and record the result; exits 1 unless the domain is verified.';
   static override examples = [
     '<%= config.bin %> domains verify mail.acme.com',

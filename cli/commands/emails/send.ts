@@ -13,6 +13,7 @@ export interface SendResult {
 }
 
 export default class Send extends SvcCommand<typeof Send> {
+  static override operations = ['postEmailsSend', 'postEmailsSendTemplate', 'postScheduledEmails'];
   static override summary = 'Send an email, or a published template, and print its id and status.';
   static override description =
     'Queued by default (status QUEUED); --sync delivers before answering (SENT or FAILED). --schedule sends later. ' +

@@ -6,6 +6,7 @@ import { API_KEY_SCOPES } from '../../../shared/constants.ts';
 import type { CreatedApiKey } from '../../api-types.ts';
 
 export default class KeysCreate extends SvcCommand<typeof KeysCreate> {
+  static override operations = ['postTenantsByTenantIdApiKeys'];
   static override summary = 'Create an API key; its secret is printed once, store it now.';
   static override examples = [
     '<%= config.bin %> keys create --name ci --scope email:send --scope email:read',

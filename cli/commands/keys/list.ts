@@ -4,6 +4,7 @@ import { pageLine, shortDate, table } from '../../format.ts';
 import type { ApiKeySummary, Page } from '../../api-types.ts';
 
 export default class KeysList extends SvcCommand<typeof KeysList> {
+  static override operations = ['getTenantsByTenantIdApiKeys'];
   static override summary = 'List the API keys of the current tenant (the secret part is never shown again).';
   static override examples = ['<%= config.bin %> keys list', '<%= config.bin %> keys list --json'];
   static override flags = {

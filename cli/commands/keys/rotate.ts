@@ -4,6 +4,7 @@ import { SvcCommand } from '../../base-command.ts';
 import type { CreatedApiKey } from '../../api-types.ts';
 
 export default class KeysRotate extends SvcCommand<typeof KeysRotate> {
+  static override operations = ['postTenantsByTenantIdApiKeysByApiKeyIdRotate'];
   static override summary = 'Replace an API key with a new secret; the old secret stops working.';
   static override examples = [
     '<%= config.bin %> keys rotate 3f2a…',

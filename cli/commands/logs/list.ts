@@ -5,6 +5,7 @@ import { EMAIL_STATUSES } from '../../../shared/constants.ts';
 import type { EmailLog, Page } from '../../api-types.ts';
 
 export default class LogsList extends SvcCommand<typeof LogsList> {
+  static override operations = ['getEmailsLogs'];
   static override summary = 'List sent email, newest first, with filters.';
   static override description =
     'Pages past the first 10,000 logs are read with --cursor (the next cursor is printed under each page) or --all, ' +

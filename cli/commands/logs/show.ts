@@ -5,6 +5,7 @@ import { colourStatus, keyValue, recipients, shortDate } from '../../format.ts';
 import type { EmailLogDetail } from '../../api-types.ts';
 
 export default class LogsShow extends SvcCommand<typeof LogsShow> {
+  static override operations = ['getEmailsLogsById'];
   static override summary = 'Show one sent email: status, timeline, and its bodies.';
   static override examples = [
     '<%= config.bin %> logs show 0e7c…',

@@ -6,6 +6,7 @@ import { followLogs, type LogEntry } from '../../services/log-feed.ts';
 import { renderLogTail } from '../../ui/render.ts';
 
 export default class LogsTail extends SvcCommand<typeof LogsTail> {
+  static override operations = ['getEmailsLogsStream', 'getEmailsLogs', 'getEmailsLogsById'];
   static override summary = 'Follow sends as they happen.';
   static override description =
     'In a terminal: a live view with status colours; p pauses, s cycles the status filter, / filters by recipient, ' +

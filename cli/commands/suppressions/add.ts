@@ -4,6 +4,7 @@ import { SUPPRESSION_REASONS } from '../../../shared/constants.ts';
 import type { Suppression } from '../../api-types.ts';
 
 export default class SuppressionsAdd extends SvcCommand<typeof SuppressionsAdd> {
+  static override operations = ['postSuppressions'];
   static override summary = 'Stop sending to an address.';
   static override examples = [
     '<%= config.bin %> suppressions add ada@example.com',

@@ -5,6 +5,7 @@ import { SUPPRESSION_REASONS } from '../../../shared/constants.ts';
 import type { Page, Suppression } from '../../api-types.ts';
 
 export default class SuppressionsList extends SvcCommand<typeof SuppressionsList> {
+  static override operations = ['getSuppressions'];
   static override summary = 'List addresses the tenant does not send to.';
   static override examples = [
     '<%= config.bin %> suppressions list',

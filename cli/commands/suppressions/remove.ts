@@ -2,6 +2,7 @@ import { Args } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 
 export default class SuppressionsRemove extends SvcCommand<typeof SuppressionsRemove> {
+  static override operations = ['deleteSuppressions', 'deleteSuppressionsById'];
   static override summary = 'Send to an address again (by address or suppression id).';
   static override examples = [
     '<%= config.bin %> suppressions remove ada@example.com',

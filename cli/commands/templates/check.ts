@@ -21,6 +21,13 @@ export interface CheckResult {
 }
 
 export default class TemplatesCheck extends SvcCommand<typeof TemplatesCheck> {
+  static override operations = [
+    'getDomains',
+    'getTemplates',
+    'getTemplatesById',
+    'postTemplatesByIdVersionsByVersionIdPreview',
+    'postTemplatesRenderReactEmail',
+  ];
   static override summary = 'Lint template files before they are pushed; exits 1 when any has an error.';
   static override description =
     'Errors: Liquid that does not parse (LIQUID_INVALID), a variable without sample data (VARIABLE_WITHOUT_SAMPLE; ' +

@@ -16,6 +16,13 @@ export interface DiffedFile {
 }
 
 export default class TemplatesDiff extends SvcCommand<typeof TemplatesDiff> {
+  static override operations = [
+    'getTemplates',
+    'getTemplatesById',
+    'getTemplatesByIdVersionsByVersionId',
+    'postTemplatesByIdVersionsByVersionIdPreview',
+    'postTemplatesRenderReactEmail',
+  ];
   static override summary =
     'Show what pushing these files would change: rendered subject, HTML (as text) and text, against the published version.';
   static override description =

@@ -5,6 +5,7 @@ import type { Page } from '../../api-types.ts';
 import type { TemplateSummary } from '../../../shared/schemas/templates.ts';
 
 export default class TemplatesList extends SvcCommand<typeof TemplatesList> {
+  static override operations = ['getTemplates'];
   static override summary = 'List templates with their published locales.';
   static override examples = [
     '<%= config.bin %> templates list',

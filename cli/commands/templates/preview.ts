@@ -17,6 +17,7 @@ export interface PreviewResult extends Rendered {
 }
 
 export default class TemplatesPreview extends SvcCommand<typeof TemplatesPreview> {
+  static override operations = ['postTemplatesRenderReactEmail'];
   static override summary =
     'Render a template file with sample data: the subject and text in the terminal; --open shows the HTML in a browser.';
   static override description =

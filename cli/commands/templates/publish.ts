@@ -13,6 +13,7 @@ export interface PublishResult {
 }
 
 export default class TemplatesPublish extends SvcCommand<typeof TemplatesPublish> {
+  static override operations = ['getTemplates', 'getTemplatesById', 'postTemplatesByIdVersionsByVersionIdPublish'];
   static override summary = 'Publish a version of a template (default: the newest of its locale).';
   static override examples = [
     '<%= config.bin %> templates publish welcome',

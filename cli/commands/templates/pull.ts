@@ -14,6 +14,7 @@ export interface PullResult {
 }
 
 export default class TemplatesPull extends SvcCommand<typeof TemplatesPull> {
+  static override operations = ['getTemplates', 'getTemplatesById', 'getTemplatesByIdVersionsByVersionId'];
   static override summary = 'Write a template version to a file (or stdout) in the format `push` reads.';
   static override examples = [
     '<%= config.bin %> templates pull welcome --out templates/welcome.html',

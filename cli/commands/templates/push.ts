@@ -10,6 +10,15 @@ import {
 } from '../../services/template-files.ts';
 
 export default class TemplatesPush extends SvcCommand<typeof TemplatesPush> {
+  static override operations = [
+    'getTemplates',
+    'getTemplatesById',
+    'postTemplates',
+    'postTemplatesByIdVersions',
+    'patchTemplatesByIdVersionsByVersionId',
+    'postTemplatesByIdVersionsByVersionIdPublish',
+    'getTemplatesByIdVersionsByVersionId',
+  ];
   static override summary =
     'Create or update templates from files or folders, each as a new version; --publish publishes them.';
   static override description =

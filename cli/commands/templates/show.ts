@@ -6,6 +6,7 @@ import { requireTemplate } from '../../services/template-files.ts';
 import type { TemplateDetail } from '../../../shared/schemas/templates.ts';
 
 export default class TemplatesShow extends SvcCommand<typeof TemplatesShow> {
+  static override operations = ['getTemplates', 'getTemplatesById', 'getTemplatesByIdVersionsByVersionId'];
   static override summary = 'Show a template and its versions.';
   static override examples = [
     '<%= config.bin %> templates show welcome',

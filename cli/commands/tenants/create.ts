@@ -5,6 +5,7 @@ import { keyValue } from '../../format.ts';
 import type { TenantSummary } from '../../api-types.ts';
 
 export default class TenantsCreate extends SvcCommand<typeof TenantsCreate> {
+  static override operations = ['postTenants'];
   static override summary = 'Create a tenant (you become its owner) and make it current.';
   static override examples = [
     '<%= config.bin %> tenants create Acme',

@@ -9,6 +9,7 @@ export interface TenantRow extends TenantSummary {
 }
 
 export default class TenantsList extends SvcCommand<typeof TenantsList> {
+  static override operations = ['getTenants'];
   static override summary = 'List the tenants you are a member of; the current one is marked.';
   static override examples = ['<%= config.bin %> tenants list', '<%= config.bin %> tenants list --json'];
 

@@ -21,6 +21,7 @@ const days = (what: string) =>
   Flags.string({ description: `keep ${what} this many days (at most the platform default), or "default"` });
 
 export default class TenantsRetention extends SvcCommand<typeof TenantsRetention> {
+  static override operations = ['getTenantsByTenantIdRetention', 'patchTenantsByTenantIdRetention'];
   static override summary = "Show or shorten how long the current tenant's history is kept.";
   static override description =
     "Without flags: the effective horizons in days, the platform defaults and the tenant's overrides. With flags: " +

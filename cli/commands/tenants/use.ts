@@ -4,6 +4,7 @@ import { CliFailure, EXIT } from '../../errors.ts';
 import { renderPicker } from '../../ui/render.ts';
 
 export default class TenantsUse extends SvcCommand<typeof TenantsUse> {
+  static override operations = ['getTenants'];
   static override summary = 'Make a tenant the current one of the profile.';
   static override description =
     'Name the tenant by id or by name (case-insensitive). Without one, a picker lists your tenants (in a terminal only).';

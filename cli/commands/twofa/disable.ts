@@ -3,6 +3,7 @@ import { SvcCommand } from '../../base-command.ts';
 import { renderPasswordPrompt } from '../../ui/render.ts';
 
 export default class TwoFactorDisable extends SvcCommand<typeof TwoFactorDisable> {
+  static override operations = ['postAuth2faDisable'];
   static override summary = 'Turn off two-factor authentication (needs a current code).';
   static override examples = ['<%= config.bin %> 2fa disable', '<%= config.bin %> 2fa disable --code 123456 --json'];
   static override showHeader = false;

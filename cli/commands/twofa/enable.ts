@@ -10,6 +10,7 @@ export interface TwoFactorEnabled {
 }
 
 export default class TwoFactorEnable extends SvcCommand<typeof TwoFactorEnable> {
+  static override operations = ['getAuth2faStatus', 'postAuth2faEnable', 'postAuth2faVerify'];
   static override summary = 'Turn on two-factor authentication: scan the QR code, then type the first code.';
   static override description =
     'Starts the enrolment (a new TOTP secret), shows its otpauth:// URL as a QR code and asks for the 6-digit code ' +

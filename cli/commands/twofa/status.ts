@@ -6,6 +6,7 @@ export interface TwoFactorState {
 }
 
 export default class TwoFactorStatusCommand extends SvcCommand<typeof TwoFactorStatusCommand> {
+  static override operations = ['getAuth2faStatus'];
   static override summary = 'Whether two-factor authentication (TOTP) is on for the signed-in admin.';
   static override examples = ['<%= config.bin %> 2fa status', '<%= config.bin %> 2fa status --json'];
   static override showHeader = false;

@@ -6,6 +6,7 @@ import { EMAIL_EVENT_TYPES } from '../../../shared/constants.ts';
 import type { CreatedWebhookEndpoint } from '../../../shared/schemas/webhooks.ts';
 
 export default class WebhooksAdd extends SvcCommand<typeof WebhooksAdd> {
+  static override operations = ['postWebhooksEndpoints'];
   static override summary = 'Register a URL to receive signed events; prints the signing secret once.';
   static override examples = [
     '<%= config.bin %> webhooks add --url https://hooks.acme.com/svc --event email.delivered --event email.bounced',

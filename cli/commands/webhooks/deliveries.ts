@@ -8,6 +8,7 @@ import type { WebhookDelivery } from '../../../shared/schemas/webhooks.ts';
 const STATUS_COLOUR = { succeeded: chalk.green, failed: chalk.red, pending: chalk.cyan, skipped: chalk.dim } as const;
 
 export default class WebhooksDeliveries extends SvcCommand<typeof WebhooksDeliveries> {
+  static override operations = ['getWebhooksEndpointsByIdDeliveries'];
   static override summary = 'List the deliveries of an endpoint, newest first.';
   static override examples = [
     '<%= config.bin %> webhooks deliveries 5e0a…',

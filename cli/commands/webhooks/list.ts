@@ -5,6 +5,7 @@ import type { Page } from '../../api-types.ts';
 import type { WebhookEndpoint } from '../../../shared/schemas/webhooks.ts';
 
 export default class WebhooksList extends SvcCommand<typeof WebhooksList> {
+  static override operations = ['getWebhooksEndpoints'];
   static override summary = 'List webhook endpoints, with their failure streaks.';
   static override examples = ['<%= config.bin %> webhooks list', '<%= config.bin %> webhooks list --json'];
 

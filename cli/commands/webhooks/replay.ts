@@ -3,6 +3,7 @@ import { SvcCommand } from '../../base-command.ts';
 import type { WebhookDelivery } from '../../../shared/schemas/webhooks.ts';
 
 export default class WebhooksReplay extends SvcCommand<typeof WebhooksReplay> {
+  static override operations = ['postWebhooksEndpointsByIdDeliveriesByDeliveryIdReplay'];
   static override summary = 'Deliver an event again, as a new delivery with its own retries.';
   static override examples = ['<%= config.bin %> webhooks replay 5e0a… 9c4d…'];
   static override args = {

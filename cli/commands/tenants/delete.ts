@@ -1,0 +1,28 @@
+import { Args, Flags } from '@oclif/core';
+import { SvcCommand } from '../../base-command.ts';
+import { CliFailure, EXIT } from '../../errors.ts';
+import { deleteTenant } from '../../services/tenant-admin.ts';
+
+export default class TenantsDelete extends SvcCommand<typeof TenantsDelete> {
+  static override operations = ['deleteTenantsByTenantId'];
+  static override summary = 'Delete a tenant and everything in it (owners). Asks for --yes.';
+  static override examples = ['<%= config.bin %> tenants delete 5f0c… --yes'];
+  static override args = { id: Args.string({ description: 'tenant id', required: true }) };
+  static override flags = {
+    yes: Flags.boolean({ description: 'confirm: the tenant, its keys, logs and templates go' }),
+  };
+
+  async run(): Promise<{ id: string; deleted: true }> {
+    if (!this.flags.yes)
+      throw new CliFailure(
+        `Deleting tenant ${this.args.id} cannot be undone: run again with --yes.`,
+        EXIT.usage,
+        'CONFIRMATION_REQUIRED',
+      );
+    await deleteTenant(this.client, this.args.id);
+    if (this.client.http.profile.tenantId === this.args.id)
+      this.client.http.saveProfile({ tenantId: undefined, tenantName: undefined });
+    this.log(`Deleted tenant ${this.args.id}.`);
+    return { id: this.args.id, deleted: true };
+  }
+}
