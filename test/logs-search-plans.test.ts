@@ -14,6 +14,7 @@ import {
   recentWindowPageSql,
   RECENT_WINDOW,
   NEWEST_FIRST,
+  RECENT_FIRST,
   walkPageSql,
   type LogFilter,
 } from '../daemon/modules/emails/log-queries.ts';
@@ -53,9 +54,9 @@ test.after(async () => {
 
 const page = { limit: 20, offset: 0, after: null };
 
-async function plan(statement: { sql: string; replacements: Record<string, unknown> }, newestFirst = false) {
+async function plan(statement: { sql: string; replacements: Record<string, unknown> }, settings: string | null = null) {
   return ctx.db.sequelize.transaction(async (transaction) => {
-    if (newestFirst) await ctx.db.sequelize.query(NEWEST_FIRST, { transaction });
+    if (settings) await ctx.db.sequelize.query(settings, { transaction });
     const rows = await ctx.db.sequelize.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${statement.sql}`, {
       type: QueryTypes.SELECT,
       replacements: statement.replacements,
@@ -90,10 +91,10 @@ async function assertPlans(when: string) {
     }
   }
   for (const range of [{}, hour]) {
-    const window = await plan(recentWindowPageSql({ tenantId, tag: 'common', ...range }, page), true);
+    const window = await plan(recentWindowPageSql({ tenantId, tag: 'common', ...range }, page), RECENT_FIRST);
     assert.match(window, /Index Scan using email_logs_\w+_tenant_id_created_at_idx/, `window (${when})\n${window}`);
     assert.not.match(window, /Bitmap/, `window (${when})\n${window}`);
-    const status = await plan(walkPageSql({ tenantId, status: 'FAILED', ...range }, page), true);
+    const status = await plan(walkPageSql({ tenantId, status: 'FAILED', ...range }, page), NEWEST_FIRST);
     // Either tenant index serves the order (with a range and no statistics the planner may filter the
     // range's rows for the status); neither sorts the rows.
     assert.match(
@@ -104,7 +105,7 @@ async function assertPlans(when: string) {
     assert.not.match(status, /\n\s*->  Sort  /, `status (${when})\n${status}`);
     assert.not.match(status, /Bitmap/, `status (${when})\n${status}`);
     for (const text of [window, status]) assert.not.match(text, seqScanOfRows, `${when}\n${text}`);
-    const walk = await plan(walkPageSql({ tenantId, tag: 'dense', ...range }, page), true);
+    const walk = await plan(walkPageSql({ tenantId, tag: 'dense', ...range }, page), NEWEST_FIRST);
     assert.match(walk, /Index Scan using email_logs_\w+_tenant_id_created_at_idx/, `dense walk (${when})\n${walk}`);
     assert.not.match(walk, /Bitmap/, `dense walk (${when})\n${walk}`);
     assert.not.match(walk, seqScanOfRows, `dense walk (${when})\n${walk}`);

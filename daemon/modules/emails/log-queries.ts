@@ -175,13 +175,15 @@ function pageWhereOf(filter: LogFilter, page: PageWindow): Clause {
  */
 function pageOverCandidates(candidates: Clause, filter: LogFilter, page: PageWindow): Clause {
   const where = pageWhereOf(filter, page);
+  // LATERAL: each of the page's rows is one probe of (id, created_at), whatever the settings.
   return {
     sql: `WITH candidates AS MATERIALIZED (${candidates.sql})
       SELECT n.candidates, p.* FROM (SELECT count(*)::int AS candidates FROM candidates) AS n
-        LEFT JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM email_logs
-          WHERE tenant_id = :tenantId AND (id, created_at) IN (SELECT id, created_at FROM candidates AS email_logs
-            WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset)
-          ORDER BY created_at DESC, id DESC) AS p ON true`,
+        LEFT JOIN LATERAL (SELECT found.* FROM (SELECT id, created_at FROM candidates AS email_logs
+            WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset) AS hit
+          CROSS JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM email_logs
+            WHERE email_logs.id = hit.id AND email_logs.created_at = hit.created_at AND tenant_id = :tenantId) AS found) AS p ON true
+      ORDER BY p.created_at DESC, p.id DESC`,
     replacements: { ...candidates.replacements, ...where.replacements, limit: page.limit + 1, offset: page.offset },
   };
 }
@@ -226,6 +228,9 @@ export function walkPageSql(filter: LogFilter, page: PageWindow): Clause {
 export const NEWEST_FIRST =
   'SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off';
 
+/** The recent window: its candidates along the same index; sorting the few it keeps is fine. */
+export const RECENT_FIRST = 'SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off';
+
 type CandidateRow = LogSummaryRow & { candidates: number };
 
 /**
@@ -252,9 +257,9 @@ export async function findLogPage(
   };
   const keyFirst = keyFirstPageSql(filter, page);
   const walk = walkPageSql(filter, page);
-  const newestFirst = <T>(read: (transaction: Transaction) => Promise<T>) =>
+  const newestFirst = <T>(read: (transaction: Transaction) => Promise<T>, settings = NEWEST_FIRST) =>
     sequelize.transaction(async (transaction) => {
-      await sequelize.query(NEWEST_FIRST, { transaction });
+      await sequelize.query(settings, { transaction });
       return read(transaction);
     });
   const readWalk = (transaction?: Transaction) =>
@@ -263,7 +268,10 @@ export async function findLogPage(
   // The bare list has only the one index in its order; a status search could take either of two.
   if (!keyFirst) return filter.status ? walked() : answer(await readWalk());
   if (filter.tag && !filter.to && !filter.messageId) {
-    const recent = await newestFirst((transaction) => candidatePage(recentWindowPageSql(filter, page), transaction));
+    const recent = await newestFirst(
+      (transaction) => candidatePage(recentWindowPageSql(filter, page), transaction),
+      RECENT_FIRST,
+    );
     if (recent.rows.length > page.limit || recent.candidates < RECENT_WINDOW) return answer(recent.rows);
   }
   const matched = await candidatePage(keyFirst);
