@@ -23,7 +23,13 @@ export interface BenchResults {
   machine: MachineInfo;
   settings: BenchSettings;
   /** Null when only the drains were measured (--drain). */
-  accept: { svc: AcceptFigures; baselineInsert: AcceptFigures; bareFastify: AcceptFigures } | null;
+  /** svc: rate limits in Redis (the goals' row); svcInProcessLimiter: the same daemon without Redis. */
+  accept: {
+    svc: AcceptFigures;
+    svcInProcessLimiter?: AcceptFigures;
+    baselineInsert: AcceptFigures;
+    bareFastify: AcceptFigures;
+  } | null;
   /** svc and nodemailer DKIM-signed with the same key; svcUnsigned and nodemailerUnsigned without DKIM. */
   drain: { svc: DrainFigures; nodemailer: DrainFigures; svcUnsigned: DrainFigures; nodemailerUnsigned: DrainFigures };
   latency: LatencyFigures;
@@ -118,8 +124,13 @@ export function markdownTable(r: BenchResults): string {
     const { svc, baselineInsert, bareFastify } = r.accept;
     const [acceptRate, acceptP99] = [goal(r, 'accept req/s'), goal(r, 'accept p99')];
     lines.push(
-      `| \`POST /emails/send\` accept rate (API key, async; ${s.connections} connections, ${s.durationSeconds} s) | ${n(svc.requestsPerSecond)} req/s | ${n(baselineInsert.requestsPerSecond)} req/s (bare Fastify + one pg INSERT) | ${acceptRate.value}× | ≥ 0.75× — ${mark(acceptRate)} |`,
+      `| \`POST /emails/send\` accept rate (API key, async, rate limits in Redis; ${s.connections} connections, ${s.durationSeconds} s) | ${n(svc.requestsPerSecond)} req/s | ${n(baselineInsert.requestsPerSecond)} req/s (bare Fastify + one pg INSERT) | ${acceptRate.value}× | ≥ 0.75× — ${mark(acceptRate)} |`,
       `| Accept latency p50 / p99 | ${ms(svc.latencyP50Ms)} / ${ms(svc.latencyP99Ms)} | ${ms(baselineInsert.latencyP50Ms)} / ${ms(baselineInsert.latencyP99Ms)} | p99 ${acceptP99.value}× | p99 ≤ 1.5× — ${mark(acceptP99)} |`,
+      ...(r.accept.svcInProcessLimiter
+        ? [
+            `| The same, in-process rate limiter (no Redis) | ${n(r.accept.svcInProcessLimiter.requestsPerSecond)} req/s, p50 ${ms(r.accept.svcInProcessLimiter.latencyP50Ms)} / p99 ${ms(r.accept.svcInProcessLimiter.latencyP99Ms)} | ${n(baselineInsert.requestsPerSecond)} req/s | ${ratio(r.accept.svcInProcessLimiter.requestsPerSecond, baselineInsert.requestsPerSecond)}×, p99 ${ratio(r.accept.svcInProcessLimiter.latencyP99Ms, baselineInsert.latencyP99Ms)}× | — |`,
+          ]
+        : []),
       `| Reference: bare Fastify, no database | — | ${n(bareFastify.requestsPerSecond)} req/s, p50 ${ms(bareFastify.latencyP50Ms)} / p99 ${ms(bareFastify.latencyP99Ms)} | — | — |`,
     );
   }

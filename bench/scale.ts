@@ -1,8 +1,11 @@
 // npm run bench:scale — history at scale (issue 17), against the real daemon in a child process on
 // a fresh PostgreSQL database (DATABASE_URL):
 //   1. on the empty database: the accept rate (POST /emails/send, 4 in flight, ACCEPT_SECONDS);
-//   2. SCALE_LOGS logs in the bench tenant, seeded in SQL with generate_series over the last 50 days
-//      (each with a timeline row), then ANALYZE;
+//   2. SCALE_LOGS logs in the bench tenant, written through the API as users write them (issue 27):
+//      POST /emails/batch, 100 recipients each (userN@example.org, N < 200,000), one tag of 100 per batch,
+//      4 requests in flight, the daemon in ROLE=api so nothing drains; then 2 % marked FAILED and the
+//      rest SENT in SQL, as the drain's outcomes would. Statistics are what autovacuum has done by then
+//      (SCALE_ANALYZE=1 runs VACUUM (ANALYZE) first);
 //   3. over HTTP, SAMPLES requests each: list page 1, a deep page (page × limit = 10,000), the page
 //      after it by cursor, recipient search, message-id search, status + time range, tag + time
 //      range, log detail; in SQL the live tail's poll query; the accept rate again;
@@ -17,7 +20,6 @@ import { BENCH_DIR, freePort, startChild, type Child } from './children.ts';
 import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
 import { machineInfo } from './machine.ts';
 import { percentile } from './latency.ts';
-import { addMonths, createPartitionSql, monthOf } from '../daemon/db/partitions.ts';
 import { claimJobs } from '../daemon/queue/claim.ts';
 import { logChangesSince } from '../daemon/modules/emails/stream-routes.ts';
 import type { QueueName } from '../shared/constants.ts';
@@ -27,7 +29,6 @@ const LOGS = Number(process.env.SCALE_LOGS ?? 1_000_000);
 const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 100);
 const ACCEPT_SECONDS = Number(process.env.ACCEPT_SECONDS ?? 5);
 const BACKLOG = Number(process.env.SCALE_BACKLOG ?? 1_000_000);
-const CHUNK = 250_000;
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const log = (message: string) => console.error(`[bench:scale ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
@@ -90,34 +91,48 @@ async function acceptRate(url: string, key: string): Promise<number> {
   return Math.round(accepted / ACCEPT_SECONDS);
 }
 
-async function seedLogs(sequelize: Sequelize, tenantId: string): Promise<number> {
-  // A migrated database has partitions for its past months; a fresh one only from this month on.
-  for (let i = 1; i <= 2; i += 1)
-    await sequelize.query(createPartitionSql('email_logs', addMonths(monthOf(new Date()), -i)));
-  for (let i = 1; i <= 2; i += 1)
-    await sequelize.query(createPartitionSql('email_events', addMonths(monthOf(new Date()), -i)));
+/** Writes LOGS logs through POST /emails/batch; answers the seconds taken and the span they cover. */
+async function seedThroughApi(url: string, key: string): Promise<{ seconds: number; from: number; to: number }> {
   const start = performance.now();
-  for (let from = 0; from < LOGS; from += CHUNK) {
-    const to = Math.min(LOGS, from + CHUNK) - 1;
-    await sequelize.query(
-      `WITH logs AS (
-         INSERT INTO email_logs (tenant_id, status, message_id, from_address, to_addresses, subject, html_body, text_body, tags, attempts, sent_at, created_at, updated_at)
-         SELECT :t, CASE WHEN g % 50 = 0 THEN 'FAILED' ELSE 'SENT' END, '<seed' || g || '@${SENDER_DOMAIN}>', 'app@${SENDER_DOMAIN}',
-                ARRAY['User ' || g || ' <user' || (g % 200000) || '@example.org>'], 'Receipt ' || g, '<p>Thanks ' || g || '</p>', 'Thanks ' || g,
-                ARRAY['tag' || (g % 100)], 1, ts, ts, ts
-           FROM generate_series(:from, :to) AS g, LATERAL (SELECT now() - make_interval(secs => 50 * 86400.0 * g / :total) AS ts) AS t
-         RETURNING id, tenant_id, created_at)
-       INSERT INTO email_events (tenant_id, email_id, type, created_at) SELECT tenant_id, id, 'sent', created_at FROM logs`,
-      { replacements: { t: tenantId, from, to, total: LOGS } },
-    );
-    log(`seeded ${to + 1} logs`);
-  }
-  const seconds = (performance.now() - start) / 1000;
-  // A history of this size is written over weeks, during which autovacuum's insert-driven runs set
-  // the visibility map (index-only counts skip the heap) and keep statistics: VACUUM stands for them.
-  await sequelize.query('VACUUM (ANALYZE) email_logs');
-  await sequelize.query('VACUUM (ANALYZE) email_events');
-  return Math.round(seconds);
+  const from = Date.now();
+  let next = 0;
+  const batches = Math.ceil(LOGS / 100);
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < batches) {
+        const batch = next++;
+        const recipients = Array.from({ length: Math.min(100, LOGS - batch * 100) }, (_, i) => ({
+          to: `user${(batch * 100 + i) % 200000}@example.org`,
+        }));
+        const res = await fetch(`${url}/emails/batch`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            from: `app@${SENDER_DOMAIN}`,
+            subject: `Receipt ${batch}`,
+            htmlBody: `<p>Thanks ${batch}</p>`,
+            tags: [`tag${batch % 100}`],
+            recipients,
+          }),
+        });
+        const body = await res.text();
+        if (!res.ok) throw new Error(`POST /emails/batch → ${res.status} ${body}`);
+        if (batch % 1000 === 0) log(`written ${batch * 100} logs`);
+      }
+    }),
+  );
+  return { seconds: Math.round((performance.now() - start) / 1000), from, to: Date.now() };
+}
+
+async function settleOutcomes(sequelize: Sequelize, tenantId: string): Promise<void> {
+  await sequelize.query(
+    `UPDATE email_logs SET status = CASE WHEN abs(hashtext(id::text)) % 50 = 0 THEN 'FAILED' ELSE 'SENT' END,
+            attempts = 1, sent_at = now(), updated_at = now()
+      WHERE tenant_id = :tenantId AND status = 'QUEUED'`,
+    { replacements: { tenantId } },
+  );
+  await sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
+  if (process.env.SCALE_ANALYZE === '1') await sequelize.query('VACUUM (ANALYZE) email_logs');
 }
 
 /** Claims measured per backlog: 40 claims of 10 take 400 of the small backlog's 500 due jobs. */
@@ -156,6 +171,7 @@ async function main() {
       DATABASE_URL: database.url,
       JWT_SECRET,
       RATE_LIMIT_MAX: '10000000',
+      ROLE: 'api',
       LOG_LEVEL: 'warn',
     },
   }));
@@ -165,18 +181,21 @@ async function main() {
 
   const acceptEmpty = await acceptRate(url, key);
   log(`accept on the empty database: ${acceptEmpty}/s`);
-  const seedSeconds = await seedLogs(sequelize, database.tenantId);
+  const seeded = await seedThroughApi(url, key);
+  const seedSeconds = seeded.seconds;
+  await settleOutcomes(sequelize, database.tenantId);
   const [size] = await sequelize.query<{ bytes: string }>(
     `SELECT sum(pg_total_relation_size(c.oid))::text AS bytes FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'email_logs'::regclass`,
     { type: QueryTypes.SELECT },
   );
   log(`${LOGS} logs in ${seedSeconds} s, email_logs ${Math.round(Number(size.bytes) / 1024 ** 2)} MB`);
 
-  // Searches within a time range look at a different day each time (days 2 to 41 back): a support
-  // person's searches do not repeat, so neither do these (a repeated one is answered from cache).
+  // Searches within a time range look at a different fiftieth of the written span each time (as a day of
+  // a 50-day history): a support person's searches do not repeat, so neither do these.
   const dayRange = (i: number) => {
-    const until = Date.now() - (2 + ((i * 7) % 40)) * 86400_000;
-    return `since=${new Date(until - 86400_000).toISOString()}&until=${new Date(until).toISOString()}`;
+    const slice = (seeded.to - seeded.from) / 50;
+    const until = seeded.to - ((i * 7) % 48) * slice;
+    return `since=${new Date(until - slice).toISOString()}&until=${new Date(until).toISOString()}`;
   };
   const page1 = await get(url, key, '/emails/logs?limit=20');
   const deep = await get(url, key, '/emails/logs?limit=100&page=100');
@@ -185,6 +204,12 @@ async function main() {
     `SELECT (now() - interval '3 seconds')::text AS at`,
     { type: QueryTypes.SELECT },
   );
+  const messageIds = (
+    await sequelize.query<{ message_id: string }>(
+      `SELECT message_id FROM email_logs TABLESAMPLE SYSTEM (1) WHERE tenant_id = :tenantId LIMIT ${SAMPLES}`,
+      { type: QueryTypes.SELECT, replacements: { tenantId: database.tenantId } },
+    )
+  ).map((row) => row.message_id);
   const queries = {
     listPage1: await timed(SAMPLES, async () => void (await get(url, key, '/emails/logs?limit=20'))),
     deepPage100x100: await timed(SAMPLES, async () => void (await get(url, key, '/emails/logs?limit=100&page=100'))),
@@ -208,12 +233,14 @@ async function main() {
     messageIdSearch: await timed(
       SAMPLES,
       async (i) =>
-        void (await get(
-          url,
-          key,
-          `/emails/logs?messageId=${encodeURIComponent(`<seed${(i * 15485863) % LOGS}@${SENDER_DOMAIN}>`)}`,
-        )),
+        void (await get(url, key, `/emails/logs?messageId=${encodeURIComponent(messageIds[i % messageIds.length])}`)),
     ),
+    recipientInRange: await timed(
+      SAMPLES,
+      async (i) => void (await get(url, key, `/emails/logs?to=user${(i * 7919) % 200000}@example.org&${dayRange(i)}`)),
+    ),
+    status: await timed(SAMPLES, async () => void (await get(url, key, `/emails/logs?status=FAILED`))),
+    tag: await timed(SAMPLES, async (i) => void (await get(url, key, `/emails/logs?tag=tag${(i * 37) % 100}`))),
     statusInRange: await timed(
       SAMPLES,
       async (i) => void (await get(url, key, `/emails/logs?status=FAILED&${dayRange(i)}`)),
@@ -244,6 +271,8 @@ async function main() {
     machine,
     loadAverageAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
     settings: { logs: LOGS, samples: SAMPLES, acceptSeconds: ACCEPT_SECONDS, backlog: BACKLOG },
+    seeded: 'through the API: POST /emails/batch (100 recipients each), one tenant; outcomes set in SQL',
+    analyzed: process.env.SCALE_ANALYZE === '1' ? 'VACUUM (ANALYZE) after seeding' : 'as autovacuum left it',
     seedSeconds,
     emailLogsMB: Math.round(Number(size.bytes) / 1024 ** 2),
     page1Meta: pageMeta,

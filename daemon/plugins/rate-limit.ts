@@ -1,5 +1,6 @@
 // Request throttling with @fastify/rate-limit. Counters live in Redis when REDIS_URL is set, so
-// every daemon sharing it sees the same numbers; otherwise in this process.
+// every daemon sharing it sees the same numbers (counted here and sent in batches:
+// rate-limit-batched-store.ts, with its tolerance); otherwise in this process.
 // The client is the API key, else the signed-in admin, else the socket's address: X-Forwarded-For
 // only counts when TRUST_PROXY is on, so a forged header cannot buy a fresh bucket.
 import fp from 'fastify-plugin';
@@ -9,6 +10,7 @@ import type { Redis } from 'ioredis';
 import LocalStore from '@fastify/rate-limit/store/LocalStore.js';
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js';
 import { TooManyRequestsError } from '../errors.ts';
+import { batchedRedisStore } from './rate-limit-batched-store.ts';
 
 export interface RateLimitOptions {
   max: number;
@@ -96,7 +98,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitOptions):
     timeWindow: options.windowMs,
     keyGenerator: clientKey,
     nameSpace: `${options.namespace}rl:`,
-    ...(options.redis ? { redis: options.redis } : {}),
+    ...(options.redis ? { store: batchedRedisStore(options.redis, `${options.namespace}rl:`) } : {}),
     // When Redis is unreachable, serve rather than fail every request; /health/redis reports it.
     skipOnError: true,
     addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },

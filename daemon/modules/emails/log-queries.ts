@@ -1,8 +1,11 @@
-// The statements behind GET /emails/logs. Every filter has an index (migrations 0010, 0200, 0205):
-// tenant + time (tenant_id, created_at), status (tenant_id, status, created_at), recipient (GIN over
-// email_bare_addresses(to_addresses)), tag (GIN over tags), message id (message_id). Pages are read
-// in (created_at, id) DESC order, by OFFSET for the first MAX_LOG_OFFSET rows or after a keyset cursor.
-import { QueryTypes, type Sequelize } from 'sequelize';
+// The statements behind GET /emails/logs. Every filter has an index (migrations 0200, 0205, 0310):
+// tenant + time (tenant_id, created_at), status (tenant_id, status, created_at), message id
+// (message_id), recipient and tag (GIN over tenant-scoped keys). Pages are read in (created_at, id)
+// DESC order, by OFFSET for the first MAX_LOG_OFFSET rows or after a keyset cursor. The plan of each
+// search is chosen by the form of its statement, not by the planner's guess of how many rows match
+// (issue 27): a message id, recipient or tag search reads its key's matches first and sorts those
+// few; the list and a status search walk the index whose order is the page's.
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { KeysetCursor } from '../../db/keyset.ts';
 import type { EmailLogSummary } from '../../../shared/schemas/emails.ts';
 import type { EmailStatus } from '../../../shared/constants.ts';
@@ -67,7 +70,52 @@ export function logSummaryOfRow(row: LogRowFields): EmailLogSummary {
 const SUMMARY_COLUMNS = `id, status, message_id, from_address, to_addresses, cc_addresses, subject, tags, project_id,
   template_version_id, captured, test_mode, attempts, error, sent_at, created_at, created_at::text AS position`;
 
-function whereOf(filter: LogFilter): { sql: string; replacements: Record<string, unknown> } {
+/** What a search reads of each candidate row: what its filters and its order test, nothing more. */
+const CANDIDATE_COLUMNS = 'id, tenant_id, status, message_id, to_addresses, tags, created_at';
+
+/**
+ * The most matches a key-first search reads and sorts itself. More than this many matches of a
+ * recipient or tag are dense enough in the tenant's history that walking it newest first finds a
+ * page sooner than sorting them all.
+ */
+export const KEY_FIRST_CAP = 5_000;
+
+/** The newest rows a tag search looks through before it reads the tag's matches by its key. */
+export const RECENT_WINDOW = 10_000;
+
+interface Clause {
+  sql: string;
+  replacements: Record<string, unknown>;
+}
+
+/**
+ * The indexed condition a search starts from, when it has one: the message id (btree), else the
+ * recipient or the tag as a tenant-scoped key (GIN, migration 0310). Nothing else is in it, not
+ * even the time range (with it the planner may walk a created_at index instead): the planner reads
+ * the key's index and nothing else, with or without statistics, one cheap probe per partition.
+ */
+function keyOf(filter: LogFilter): Clause | null {
+  if (filter.messageId) {
+    const bare = filter.messageId.trim().replace(/^<|>$/g, '');
+    return { sql: 'message_id IN (:messageIds)', replacements: { messageIds: [bare, `<${bare}>`] } };
+  }
+  if (filter.to) {
+    return {
+      sql: 'email_log_recipient_keys(tenant_id, to_addresses) @> email_log_recipient_keys(CAST(:tenantId AS uuid), ARRAY[CAST(:to AS text)])',
+      replacements: { tenantId: filter.tenantId, to: filter.to },
+    };
+  }
+  if (filter.tag) {
+    return {
+      sql: 'email_log_tag_keys(tenant_id, tags) @> email_log_tag_keys(CAST(:tenantId AS uuid), ARRAY[CAST(:tag AS text)])',
+      replacements: { tenantId: filter.tenantId, tag: filter.tag },
+    };
+  }
+  return null;
+}
+
+/** Every condition of the search, as filters on rows (the key's conditions included). */
+function whereOf(filter: LogFilter): Clause {
   const clauses = ['tenant_id = :tenantId'];
   const replacements: Record<string, unknown> = { tenantId: filter.tenantId };
   if (filter.status) {
@@ -75,7 +123,7 @@ function whereOf(filter: LogFilter): { sql: string; replacements: Record<string,
     replacements.status = filter.status;
   }
   if (filter.to) {
-    // The same function as the index's expression, so "Name <A@x.org>" finds a@x.org too.
+    // The same normalisation as the key's, so "Name <A@x.org>" finds a@x.org too.
     clauses.push('email_bare_addresses(to_addresses) @> email_bare_addresses(ARRAY[CAST(:to AS text)])');
     replacements.to = filter.to;
   }
@@ -99,24 +147,136 @@ function whereOf(filter: LogFilter): { sql: string; replacements: Record<string,
   return { sql: clauses.join(' AND '), replacements };
 }
 
-/** One page plus whether another follows (limit + 1 rows are read). */
+/** The rows a search reads: behind an OFFSET 0 fence of its key when it has one, else the table. */
+function sourceOf(filter: LogFilter): Clause {
+  const key = keyOf(filter);
+  if (!key) return { sql: 'email_logs', replacements: {} };
+  return {
+    sql: `(SELECT ${CANDIDATE_COLUMNS} FROM email_logs WHERE ${key.sql} OFFSET 0) AS email_logs`,
+    replacements: key.replacements,
+  };
+}
+
+type PageWindow = { limit: number; offset: number; after: KeysetCursor | null };
+
+function pageWhereOf(filter: LogFilter, page: PageWindow): Clause {
+  const where = whereOf(filter);
+  if (!page.after) return where;
+  return {
+    sql: `${where.sql} AND (created_at, id) < (CAST(:afterAt AS timestamptz), CAST(:afterId AS uuid))`,
+    replacements: { ...where.replacements, afterAt: page.after.at, afterId: page.after.id },
+  };
+}
+
+/**
+ * A page over a bounded set of candidate rows (the CTE `candidates`, read first): the filters, the
+ * sort and the page applied to those, then the page's rows read by primary key. `candidates` in the
+ * answer says how many were read, so the caller knows whether the bound cut the set short.
+ */
+function pageOverCandidates(candidates: Clause, filter: LogFilter, page: PageWindow): Clause {
+  const where = pageWhereOf(filter, page);
+  // LATERAL: each of the page's rows is one probe of (id, created_at), whatever the settings.
+  return {
+    sql: `WITH candidates AS MATERIALIZED (${candidates.sql})
+      SELECT n.candidates, p.* FROM (SELECT count(*)::int AS candidates FROM candidates) AS n
+        LEFT JOIN LATERAL (SELECT found.* FROM (SELECT id, created_at FROM candidates AS email_logs
+            WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset) AS hit
+          CROSS JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM email_logs
+            WHERE email_logs.id = hit.id AND email_logs.created_at = hit.created_at AND tenant_id = :tenantId) AS found) AS p ON true
+      ORDER BY p.created_at DESC, p.id DESC`,
+    replacements: { ...candidates.replacements, ...where.replacements, limit: page.limit + 1, offset: page.offset },
+  };
+}
+
+/**
+ * Key first: at most KEY_FIRST_CAP + 1 matches of the key, read through its index in no order, then
+ * sorted. Above the cap the page may be incomplete and the caller walks instead. Null without a key.
+ */
+export function keyFirstPageSql(filter: LogFilter, page: PageWindow): Clause | null {
+  const key = keyOf(filter);
+  if (!key) return null;
+  const candidates = `SELECT ${CANDIDATE_COLUMNS} FROM email_logs WHERE ${key.sql} LIMIT ${KEY_FIRST_CAP + 1}`;
+  return pageOverCandidates({ sql: candidates, replacements: key.replacements }, filter, page);
+}
+
+/**
+ * The tenant's RECENT_WINDOW newest rows (within the time range and after the cursor), read along
+ * (tenant_id, created_at), then filtered: a common tag fills its page from them. The page is complete
+ * when it holds limit + 1 rows or the window read fewer rows than it may (the whole range).
+ */
+export function recentWindowPageSql(filter: LogFilter, page: PageWindow): Clause {
+  const range = pageWhereOf({ tenantId: filter.tenantId, since: filter.since, until: filter.until }, page);
+  const candidates = `SELECT ${CANDIDATE_COLUMNS} FROM email_logs WHERE ${range.sql}
+    ORDER BY created_at DESC, id DESC LIMIT ${RECENT_WINDOW}`;
+  return pageOverCandidates({ sql: candidates, replacements: range.replacements }, filter, page);
+}
+
+/** A page read newest first along (tenant_id, created_at) or (tenant_id, status, created_at). */
+export function walkPageSql(filter: LogFilter, page: PageWindow): Clause {
+  const where = pageWhereOf(filter, page);
+  return {
+    sql: `SELECT ${SUMMARY_COLUMNS} FROM email_logs WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset`,
+    replacements: { ...where.replacements, limit: page.limit + 1, offset: page.offset },
+  };
+}
+
+/**
+ * The window and the walks follow an index in the page's order, (tenant_id, created_at) or (tenant_id,
+ * status, created_at), and stop at their LIMIT: never a scan, a bitmap or a sort of the tenant's
+ * rows, whatever the planner expects of the filters (a partition without statistics expects few).
+ */
+export const NEWEST_FIRST =
+  'SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off';
+
+/** The recent window: its candidates along the same index; sorting the few it keeps is fine. */
+export const RECENT_FIRST = 'SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off';
+
+type CandidateRow = LogSummaryRow & { candidates: number };
+
+/**
+ * One page plus whether another follows (limit + 1 rows are read). Searches are tried in the order
+ * that bounds their cost: a tag first in the recent window (a common tag is found there), then by
+ * its key; a recipient or message id by its key; and when a key has more than KEY_FIRST_CAP matches
+ * (dense), the walk of the tenant's history, newest first, with bitmap scans off, because on a
+ * partition without statistics the planner expects few matches and would rather collect and sort
+ * all of the tenant's rows. The list and a status search walk from the start.
+ */
 export async function findLogPage(
   sequelize: Sequelize,
   filter: LogFilter,
-  page: { limit: number; offset: number; after: KeysetCursor | null },
+  page: PageWindow,
 ): Promise<{ rows: LogSummaryRow[]; hasMore: boolean }> {
-  const where = whereOf(filter);
-  let sql = where.sql;
-  const replacements = { ...where.replacements, limit: page.limit + 1, offset: page.offset };
-  if (page.after) {
-    sql += ' AND (created_at, id) < (CAST(:afterAt AS timestamptz), CAST(:afterId AS uuid))';
-    Object.assign(replacements, { afterAt: page.after.at, afterId: page.after.id });
+  const answer = (rows: LogSummaryRow[]) => ({ rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit });
+  const candidatePage = async (statement: Clause, transaction?: Transaction) => {
+    const found = await sequelize.query<CandidateRow>(statement.sql, {
+      type: QueryTypes.SELECT,
+      replacements: statement.replacements,
+      transaction,
+    });
+    return { candidates: found[0].candidates, rows: found.filter((row) => row.id !== null) };
+  };
+  const keyFirst = keyFirstPageSql(filter, page);
+  const walk = walkPageSql(filter, page);
+  const newestFirst = <T>(read: (transaction: Transaction) => Promise<T>, settings = NEWEST_FIRST) =>
+    sequelize.transaction(async (transaction) => {
+      await sequelize.query(settings, { transaction });
+      return read(transaction);
+    });
+  const readWalk = (transaction?: Transaction) =>
+    sequelize.query<LogSummaryRow>(walk.sql, { type: QueryTypes.SELECT, replacements: walk.replacements, transaction });
+  const walked = async () => answer(await newestFirst(readWalk));
+  // The bare list has only the one index in its order; a status search could take either of two.
+  if (!keyFirst) return filter.status ? walked() : answer(await readWalk());
+  if (filter.tag && !filter.to && !filter.messageId) {
+    const recent = await newestFirst(
+      (transaction) => candidatePage(recentWindowPageSql(filter, page), transaction),
+      RECENT_FIRST,
+    );
+    if (recent.rows.length > page.limit || recent.candidates < RECENT_WINDOW) return answer(recent.rows);
   }
-  const rows = await sequelize.query<LogSummaryRow>(
-    `SELECT ${SUMMARY_COLUMNS} FROM email_logs WHERE ${sql} ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset`,
-    { type: QueryTypes.SELECT, replacements },
-  );
-  return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+  const matched = await candidatePage(keyFirst);
+  if (matched.candidates <= KEY_FIRST_CAP) return answer(matched.rows);
+  return walked();
 }
 
 /**
@@ -154,8 +314,9 @@ export async function countLogs(
   costBound = COUNT_COST_BOUND,
 ): Promise<{ total: number; estimate: boolean }> {
   const where = whereOf(filter);
-  const countSql = `SELECT count(*)::int AS n FROM (SELECT 1 FROM email_logs WHERE ${where.sql} LIMIT :bound) AS bounded`;
-  const replacements = { ...where.replacements, bound: bound + 1 };
+  const source = sourceOf(filter);
+  const countSql = `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${source.sql} WHERE ${where.sql} LIMIT :bound) AS bounded`;
+  const replacements = { ...source.replacements, ...where.replacements, bound: bound + 1 };
   const [explained] = await sequelize.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${countSql}`, {
     type: QueryTypes.SELECT,
     replacements,

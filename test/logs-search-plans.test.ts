@@ -1,0 +1,188 @@
+// The plans of GET /emails/logs searches (issue 27): each search's statement reads through the index
+// its form names, on a partition without statistics (as a new month's is) and after ANALYZE, never
+// a scan or bitmap of the tenant's rows; and every path (key first, recent window, the walk when a
+// key is dense) answers exactly what the plain query answers.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { QueryTypes } from 'sequelize';
+import { createTestContext, type TestContext } from './helpers/context.ts';
+import { createAdmin, createTenant } from './helpers/fixtures.ts';
+import {
+  findLogPage,
+  keyFirstPageSql,
+  KEY_FIRST_CAP,
+  recentWindowPageSql,
+  RECENT_WINDOW,
+  NEWEST_FIRST,
+  RECENT_FIRST,
+  walkPageSql,
+  type LogFilter,
+} from '../daemon/modules/emails/log-queries.ts';
+
+let ctx: TestContext;
+let tenantId: string;
+const LOGS = 30_000;
+/** A recipient and a tag on more rows than KEY_FIRST_CAP: their searches walk. */
+const DENSE = KEY_FIRST_CAP + 1_000;
+
+test.before(async () => {
+  ctx = await createTestContext();
+  const owner = await createAdmin(ctx.app);
+  tenantId = await createTenant(owner.id);
+  const other = await createTenant(owner.id);
+  // Rows as the accept path writes them (one tenant, created now, one second apart), and the same
+  // recipients and tags in another tenant, whose rows no search of the first may read.
+  for (const [tenant, count] of [
+    [tenantId, LOGS],
+    [other, 5_000],
+  ] as const) {
+    await ctx.db.sequelize.query(
+      `INSERT INTO email_logs (tenant_id, status, message_id, from_address, to_addresses, subject, html_body, text_body, tags, created_at, updated_at)
+       SELECT :tenant, CASE WHEN g % 50 = 0 THEN 'FAILED' ELSE 'SENT' END, '<m' || g || '-' || :tenant || '@acme.test>', 'app@acme.test',
+              ARRAY[CASE WHEN g <= :dense THEN 'Many <MANY@example.org>' ELSE 'user' || g || '@example.org' END],
+              'seed ' || g, '<p>hi</p>', 'hi',
+              CASE WHEN g <= :dense THEN ARRAY['dense'] WHEN g % 100 = 0 THEN ARRAY['common'] WHEN g = 20007 THEN ARRAY['rare'] ELSE '{}' END,
+              now() - make_interval(secs => g), now() - make_interval(secs => g)
+         FROM generate_series(1, :count) AS g`,
+      { replacements: { tenant, count, dense: DENSE } },
+    );
+  }
+});
+test.after(async () => {
+  await ctx?.close();
+});
+
+const page = { limit: 20, offset: 0, after: null };
+
+async function plan(statement: { sql: string; replacements: Record<string, unknown> }, settings: string | null = null) {
+  return ctx.db.sequelize.transaction(async (transaction) => {
+    if (settings) await ctx.db.sequelize.query(settings, { transaction });
+    const rows = await ctx.db.sequelize.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${statement.sql}`, {
+      type: QueryTypes.SELECT,
+      replacements: statement.replacements,
+      transaction,
+    });
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  });
+}
+
+/** The plans of the first two pages' statements: the key's index, no scan of the tenant's rows. */
+async function assertPlans(when: string) {
+  // Empty partitions (next months, default) may be "scanned": they hold nothing. The ones with rows may not.
+  const filled = await ctx.db.sequelize.query<{ name: string }>(
+    'SELECT DISTINCT tableoid::regclass::text AS name FROM email_logs',
+    { type: QueryTypes.SELECT },
+  );
+  const seqScanOfRows = new RegExp(`Seq Scan on (${filled.map((p) => p.name).join('|')})\\b`);
+  const hour = { since: new Date(Date.now() - 3600_000), until: new Date() };
+  const keyed: [string, Partial<LogFilter>, RegExp][] = [
+    ['recipient', { to: 'user20500@example.org' }, /Bitmap Index Scan on email_logs_\w+_email_log_recipient_keys_idx/],
+    ['message id', { messageId: `<m9-${tenantId}@acme.test>` }, /Index Scan (using|on) email_logs_\w+_message_id_idx/],
+    ['tag', { tag: 'rare' }, /Bitmap Index Scan on email_logs_\w+_email_log_tag_keys_idx/],
+  ];
+  for (const [name, search, index] of keyed) {
+    for (const range of [{}, hour]) {
+      const text = await plan(keyFirstPageSql({ tenantId, ...search, ...range }, page)!);
+      const label = `${name} ${Object.keys(range).length ? 'in a range' : ''} (${when})\n${text}`;
+      assert.match(text, index, label);
+      assert.not.match(text, seqScanOfRows, label);
+      // The matches are read by the key alone: no bitmap of the tenant's index is ANDed with them.
+      assert.not.match(text, /BitmapAnd|Bitmap Index Scan on email_logs_\w+_tenant/, label);
+    }
+  }
+  for (const range of [{}, hour]) {
+    const window = await plan(recentWindowPageSql({ tenantId, tag: 'common', ...range }, page), RECENT_FIRST);
+    assert.match(window, /Index Scan using email_logs_\w+_tenant_id_created_at_idx/, `window (${when})\n${window}`);
+    assert.not.match(window, /Bitmap/, `window (${when})\n${window}`);
+    const status = await plan(walkPageSql({ tenantId, status: 'FAILED', ...range }, page), NEWEST_FIRST);
+    // Either tenant index serves the order (with a range and no statistics the planner may filter the
+    // range's rows for the status); neither sorts the rows.
+    assert.match(
+      status,
+      /Index Scan using email_logs_\w+_tenant_id_(status_)?created_at_idx/,
+      `status (${when})\n${status}`,
+    );
+    assert.not.match(status, /\n\s*->  Sort  /, `status (${when})\n${status}`);
+    assert.not.match(status, /Bitmap/, `status (${when})\n${status}`);
+    for (const text of [window, status]) assert.not.match(text, seqScanOfRows, `${when}\n${text}`);
+    const walk = await plan(walkPageSql({ tenantId, tag: 'dense', ...range }, page), NEWEST_FIRST);
+    assert.match(walk, /Index Scan using email_logs_\w+_tenant_id_created_at_idx/, `dense walk (${when})\n${walk}`);
+    assert.not.match(walk, /Bitmap/, `dense walk (${when})\n${walk}`);
+    assert.not.match(walk, seqScanOfRows, `dense walk (${when})\n${walk}`);
+  }
+}
+
+test('each search reads through its index on a partition without statistics', async () => {
+  const [stats] = await ctx.db.sequelize.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stats WHERE tablename LIKE 'email_logs_p%'`,
+    { type: QueryTypes.SELECT },
+  );
+  assert.is(stats.n, 0, 'no statistics yet');
+  await assertPlans('no statistics');
+});
+
+test('each search reads through its index after ANALYZE', async () => {
+  await ctx.db.sequelize.query('ANALYZE email_logs');
+  await assertPlans('analyzed');
+});
+
+test('every path answers what the plain query answers, pages and cursor included', async () => {
+  const expected = async (filter: LogFilter, offset: number) =>
+    (
+      await ctx.db.sequelize.query<{ id: string }>(
+        `SELECT id FROM email_logs WHERE tenant_id = :tenantId
+           AND (CAST(:to AS text) IS NULL OR email_bare_addresses(to_addresses) @> email_bare_addresses(ARRAY[CAST(:to AS text)]))
+           AND (CAST(:tag AS text) IS NULL OR tags @> ARRAY[CAST(:tag AS text)])
+           AND (CAST(:status AS text) IS NULL OR status = :status)
+         ORDER BY created_at DESC, id DESC LIMIT 21 OFFSET :offset`,
+        {
+          type: QueryTypes.SELECT,
+          replacements: {
+            tenantId,
+            to: filter.to ?? null,
+            tag: filter.tag ?? null,
+            status: filter.status ?? null,
+            offset,
+          },
+        },
+      )
+    ).map((row) => row.id);
+  const searches: Partial<LogFilter>[] = [
+    { to: 'user20500@example.org' }, // key first
+    { to: 'many@example.org' }, // dense recipient: past the cap, walks
+    { to: 'many@example.org', status: 'FAILED' },
+    { tag: 'rare' }, // not in the recent window: key first
+    { tag: 'common' }, // in the window (RECENT_WINDOW newest rows)
+    { tag: 'dense' }, // dense and in the window
+    { tag: 'common', status: 'FAILED' },
+  ];
+  assert.ok(RECENT_WINDOW < LOGS, 'the window does not hold the whole history');
+  for (const search of searches) {
+    const filter = { tenantId, ...search };
+    for (const offset of [0, 40]) {
+      const found = await findLogPage(ctx.db.sequelize, filter, { limit: 20, offset, after: null });
+      const want = await expected(filter, offset);
+      if (offset === 0) assert.ok(want.length > 0, JSON.stringify(search));
+      assert.equal(
+        found.rows.map((row) => row.id),
+        want.slice(0, 20),
+        `${JSON.stringify(search)} offset ${offset}`,
+      );
+      assert.is(found.hasMore, want.length > 20, `${JSON.stringify(search)} offset ${offset}`);
+    }
+    // The cursor continues where page 1 ended.
+    const first = await findLogPage(ctx.db.sequelize, filter, page);
+    const last = first.rows.at(-1);
+    if (!last) continue;
+    const next = await findLogPage(ctx.db.sequelize, filter, { ...page, after: { at: last.position, id: last.id } });
+    assert.equal(
+      next.rows.map((row) => row.id),
+      (await expected(filter, 20)).slice(0, 20),
+      `${JSON.stringify(search)} after the cursor`,
+    );
+  }
+  const rare = await findLogPage(ctx.db.sequelize, { tenantId, tag: 'rare' }, page);
+  assert.is(rare.rows.length, 1, 'the rare tag is found beyond the window');
+});
+
+test.run();
