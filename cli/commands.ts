@@ -108,6 +108,7 @@ import CampaignsCoverage from './commands/campaigns/coverage.ts';
 import SendBatch from './commands/emails/send-batch.ts';
 import ContactsBulk from './commands/contacts/bulk.ts';
 import PlatformMail from './commands/platform/mail.ts';
+import PlatformReports from './commands/platform/reports.ts';
 
 export const COMMANDS = {
   login: Login,
@@ -219,4 +220,5 @@ export const COMMANDS = {
   'send-batch': SendBatch,
   'contacts:bulk': ContactsBulk,
   'platform:mail': PlatformMail,
+  'platform:reports': PlatformReports,
 };

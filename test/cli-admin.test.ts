@@ -13,6 +13,7 @@ import { listen } from './helpers/svc-cli.ts';
 import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { Membership, Tenant } from '../daemon/modules/tenants/model.ts';
 import { PlatformSetting } from '../daemon/modules/platform/model.ts';
+import { insertKeptReport } from '../daemon/modules/inbound/kept-reports.ts';
 
 let ctx: TestContext;
 let cli: InProcessCli;
@@ -177,6 +178,42 @@ test('the --ca given at register is kept in the profile: later commands trust it
   assert.is.not(later.code, 0);
   assert.match(later.json.error.message, 'holds no PEM certificate');
   rmSync(dir, { recursive: true, force: true });
+});
+
+
+test('platform reports: lists the reports kept without effect, filtered by disposition', async () => {
+  await insertKeptReport(ctx.db.sequelize, {
+    disposition: 'unverified',
+    kind: 'complaint',
+    source: 'smtp',
+    reason: 'it carries no DKIM signature',
+    reporter: 'abuse@isp.example.org',
+    recipients: ['victim@example.org'],
+  });
+  await insertKeptReport(ctx.db.sequelize, {
+    disposition: 'unmatched',
+    kind: 'bounce',
+    source: 'smtp-dsn',
+    reason: 'names no recipient the send went to',
+  });
+  const all = await cli.run(['platform', 'reports', '--json']);
+  assert.is(all.code, 0, all.stdout + all.stderr);
+  assert.equal(all.json.data.map((report: { disposition: string }) => report.disposition).sort(), [
+    'unmatched',
+    'unverified',
+  ]);
+  const unverified = await cli.run(['platform', 'reports', '--disposition', 'unverified', '--json']);
+  assert.equal(
+    unverified.json.data.map((report: { reporter: string; recipients: string[] }) => [
+      report.reporter,
+      report.recipients,
+    ]),
+    [['abuse@isp.example.org', ['victim@example.org']]],
+  );
+  const human = await cli.run(['platform', 'reports']);
+  assert.match(human.stdout, 'it carries no DKIM signature');
+  const bad = await cli.run(['platform', 'reports', '--disposition', 'forged']);
+  assert.is.not(bad.code, 0);
 });
 
 test.run();
