@@ -180,7 +180,6 @@ test('the --ca given at register is kept in the profile: later commands trust it
   rmSync(dir, { recursive: true, force: true });
 });
 
-
 test('platform reports: lists the reports kept without effect, filtered by disposition', async () => {
   await insertKeptReport(ctx.db.sequelize, {
     disposition: 'unverified',
