@@ -16,6 +16,7 @@ import type { AcceptGroups } from './modules/emails/accept-groups.ts';
 import type { MailResources } from './mail/resources.ts';
 import type { DkimSigningCache } from './modules/domains/signing.ts';
 import type { ReadinessMemo } from './modules/health/service.ts';
+import type { EventLoopMonitor } from './modules/metrics/event-loop.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -47,4 +48,6 @@ export interface ModuleDeps extends AppDeps, MailResources {
   acceptGroups: AcceptGroups;
   /** What the readiness check has learnt once and need not ask again (health/service.ts). */
   readiness: ReadinessMemo;
+  /** This process's event-loop delay, for /metrics and the doctor (metrics/event-loop.ts). */
+  eventLoop: EventLoopMonitor;
 }

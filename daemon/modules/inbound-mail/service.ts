@@ -2,19 +2,20 @@
 // ARF complaints and DSNs go through the provider receivers' outcome path (applyProviderReport), a
 // plain non-delivery report to a return path likewise, the List-Unsubscribe mailto through the
 // one-click unsubscribe, DMARC aggregate reports into the dmarc module. Knows no SMTP.
-import { simpleParser } from 'mailparser';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { applyProviderReport, type ProviderReport } from '../inbound/service.ts';
 import { unsubscribe } from '../tracking/service.ts';
 import { receiveAggregateReports, type DmarcLog } from '../dmarc/service.ts';
+import { UnreadableMessageError, type InboundReader } from './reader.ts';
 import type { InboundRecipient } from './addresses.ts';
-import { readReport } from './mime.ts';
 import { readArf, readDsn, readPlainNdr } from './reports.ts';
 
 export interface InboundMailDeps {
   sequelize: Sequelize;
   linkSigningKey: Buffer;
   log: DmarcLog;
+  /** Parses the raw message in its own thread, off the event loop (reader.ts). */
+  reader: InboundReader;
 }
 
 export interface InboundMessage {
@@ -51,8 +52,7 @@ async function recipientsOfLog(sequelize: Sequelize, emailId: string): Promise<s
 }
 
 export async function handleInboundMessage(deps: InboundMailDeps, message: InboundMessage): Promise<InboundOutcome> {
-  const text = message.raw.toString('utf8');
-  const report = readReport(text);
+  const report = await deps.reader.report(message.raw);
   const bounce = message.recipients.find(
     (r): r is Extract<InboundRecipient, { kind: 'bounce' }> => r.kind === 'bounce',
   );
@@ -87,25 +87,17 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
 
   const kinds = new Set(message.recipients.map((r) => r.kind));
   if (kinds.has('dmarc')) {
-    const parsed = await simpleParser(message.raw, {
-      skipHtmlToText: true,
-      skipTextToHtml: true,
-      skipImageLinks: true,
+    // A message that broke the reader (its time or heap) is one unreadable attachment, not a retry.
+    const attachments = await deps.reader.dmarc(message.raw).catch((error: unknown) => {
+      if (!(error instanceof UnreadableMessageError)) throw error;
+      return [{ kind: 'unreadable' as const, filename: null, reason: error.message }];
     });
-    const result = await receiveAggregateReports(
-      { sequelize: deps.sequelize, log: deps.log },
-      parsed.attachments.map((a) => a.content),
-    );
+    const result = await receiveAggregateReports({ sequelize: deps.sequelize, log: deps.log }, attachments);
     return { handled: 'dmarc', count: result.stored };
   }
   if (kinds.has('unsubscribe')) {
-    const parsed = await simpleParser(message.raw, {
-      skipHtmlToText: true,
-      skipTextToHtml: true,
-      skipImageLinks: true,
-    });
     // The mailto puts the token in the subject; some clients move it into the body, so both are read.
-    const candidates = [...`${parsed.subject ?? ''}\n${parsed.text ?? ''}`.matchAll(TOKEN_CANDIDATE)].map((m) => m[0]);
+    const candidates = [...(await deps.reader.text(message.raw)).matchAll(TOKEN_CANDIDATE)].map((m) => m[0]);
     for (const token of new Set(candidates)) {
       if (
         await unsubscribe(

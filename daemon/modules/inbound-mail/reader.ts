@@ -1,0 +1,140 @@
+// Strangers' mail is parsed in a thread of the inbound listener's own, one message at a time: on the
+// event loop, MIME of a 2 MB message took 40–60 ms (readReport) and mailparser on 15 MB held it
+// ~100 ms, fast-xml-parser takes ~0.3 s per MB of report, and a zip bomb's inflation is CPU however
+// well it is capped. The loop only posts the raw message and awaits plain data (reader-thread.ts).
+// A message that runs past READ_TIMEOUT_MS or exhausts the thread's heap costs only that thread,
+// which is replaced; that message is refused (UnreadableMessageError), the queue goes on.
+import { Worker } from 'node:worker_threads';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { AttachmentOutcome } from '../dmarc/attachments.ts';
+import type { ReportMessage } from './mime.ts';
+
+export interface ReaderResults {
+  report: ReportMessage;
+  dmarc: AttachmentOutcome[];
+  text: string;
+}
+export interface ReaderRequest {
+  id: number;
+  op: keyof ReaderResults;
+  raw: Uint8Array;
+}
+export type ReaderResponse = { id: number; result: ReaderResults[keyof ReaderResults] } | { id: number; error: string };
+
+export interface InboundReader {
+  /** The message's header and MIME leaf parts (mime.ts readReport). */
+  report(raw: Uint8Array): Promise<ReportMessage>;
+  /** The DMARC reports attached, and the attachments refused with why (dmarc/attachments.ts). */
+  dmarc(raw: Uint8Array): Promise<AttachmentOutcome[]>;
+  /** Subject and plain text, where an unsubscribe mail carries its token. */
+  text(raw: Uint8Array): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The message could not be read (too slow, too large for the thread's heap, or not parseable). */
+export class UnreadableMessageError extends Error {}
+/** The reader is closed or has too many messages waiting: the sender should retry (SMTP 451). */
+export class ReaderBusyError extends Error {}
+
+/** A real message is read in milliseconds; the worst a bounded attachment costs is a few seconds. */
+export const READ_TIMEOUT_MS = 30_000;
+/** Messages waiting for the thread; beyond this the SMTP sender is asked to retry. */
+const MAX_WAITING_MESSAGES = 16;
+/** Heap of the thread: a 20 MB report's parse tree fits; more ends the thread, not the daemon. */
+const READER_OLD_GENERATION_MB = 512;
+const READER_YOUNG_GENERATION_MB = 16;
+
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+interface Job {
+  op: keyof ReaderResults;
+  raw: Uint8Array;
+  resolve(result: unknown): void;
+  reject(error: Error): void;
+}
+
+export function createInboundReader(): InboundReader {
+  let worker: Worker | null = null;
+  let current: (Job & { id: number; timer: NodeJS.Timeout }) | null = null;
+  const waiting: Job[] = [];
+  let nextId = 1;
+  let closed = false;
+
+  const settle = (outcome: { result: unknown } | { error: Error }) => {
+    const job = current;
+    if (!job) return;
+    clearTimeout(job.timer);
+    current = null;
+    if ('error' in outcome) job.reject(outcome.error);
+    else job.resolve(outcome.result);
+    startNext();
+  };
+  const abandonThread = (reason: string) => {
+    // The thread is gone or stuck: the message it was reading is what broke it.
+    const broken = worker;
+    worker = null;
+    void broken?.terminate();
+    settle({ error: new UnreadableMessageError(reason) });
+  };
+  const spawn = (): Worker => {
+    // The jobs' bootstrap registers tsx when the sources run unbuilt (tests), as for the Bree threads.
+    const thread = new Worker(here('../../jobs/bootstrap.mjs'), {
+      workerData: { module: pathToFileURL(here('./reader-thread.ts')).href },
+      resourceLimits: {
+        maxOldGenerationSizeMb: READER_OLD_GENERATION_MB,
+        maxYoungGenerationSizeMb: READER_YOUNG_GENERATION_MB,
+      },
+    });
+    thread.unref();
+    thread.on('message', (response: ReaderResponse) => {
+      if (!current || response.id !== current.id) return;
+      settle('error' in response ? { error: new UnreadableMessageError(response.error) } : { result: response.result });
+    });
+    thread.on('error', (error) => {
+      if (worker === thread) abandonThread(`the message could not be read: ${error.message}`);
+    });
+    thread.on('exit', () => {
+      if (worker === thread) abandonThread('the message could not be read: the reader thread stopped');
+    });
+    return thread;
+  };
+  function startNext(): void {
+    const job = waiting.shift();
+    if (!job || closed) return;
+    worker ??= spawn();
+    const id = nextId++;
+    const timer = setTimeout(
+      () => abandonThread(`reading the message took longer than ${READ_TIMEOUT_MS} ms`),
+      READ_TIMEOUT_MS,
+    );
+    current = { ...job, id, timer };
+    worker.postMessage({ id, op: job.op, raw: job.raw } satisfies ReaderRequest);
+  }
+  function read<K extends keyof ReaderResults>(op: K, raw: Uint8Array): Promise<ReaderResults[K]> {
+    if (closed) return Promise.reject(new ReaderBusyError('the inbound reader is closed'));
+    if (waiting.length >= MAX_WAITING_MESSAGES)
+      return Promise.reject(new ReaderBusyError('too many inbound messages are waiting to be read'));
+    return new Promise((resolve, reject) => {
+      waiting.push({ op, raw, resolve: resolve as (result: unknown) => void, reject });
+      if (!current) startNext();
+    });
+  }
+
+  return {
+    report: (raw) => read('report', raw),
+    dmarc: (raw) => read('dmarc', raw),
+    text: (raw) => read('text', raw),
+    async close() {
+      closed = true;
+      for (const job of waiting.splice(0)) job.reject(new ReaderBusyError('the inbound reader is closed'));
+      if (current) {
+        clearTimeout(current.timer);
+        current.reject(new ReaderBusyError('the inbound reader is closed'));
+        current = null;
+      }
+      const thread = worker;
+      worker = null;
+      await thread?.terminate();
+    },
+  };
+}
