@@ -2,6 +2,7 @@
 // multipart/mixed, plain NDRs against auto-replies, ARF identities, DMARC parsing and its limits.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { zipArchive } from './helpers/archives.ts';
 import { readReport } from '../daemon/modules/inbound-mail/mime.ts';
@@ -150,10 +151,22 @@ test('DMARC: gzip and zip are recognised by their bytes; other attachments are n
   assert.is(await reportXml(Buffer.from('%PDF-1.4 not a report')), null);
   assert.match(
     (await refusal(gzipSync(new Uint8Array(MAX_REPORT_XML_BYTES + 1))))!,
-    /the gzip report inflates past the 20971520-byte limit/,
+    /the gzip report inflates more than 200 times its compressed size .*: a decompression bomb/,
+  );
+  // Text that deflates only ~1.3:1 passes the ratio guard and meets the size cap.
+  const incompressible = Buffer.from(randomBytes(MAX_REPORT_XML_BYTES * 0.75 + 3).toString('base64'));
+  assert.match(
+    (await refusal(gzipSync(incompressible, { level: 1 })))!,
+    /the gzip report inflates past the 20971520-byte limit \(its header claims \d+ bytes\)/,
   );
   assert.match(
     (await refusal(zipArchive([{ name: 'report.xml', content: Buffer.alloc(MAX_REPORT_XML_BYTES + 1) }])))!,
+    /zip entry "report\.xml" inflates more than 200 times its compressed size/,
+  );
+  assert.match(
+    (await refusal(
+      zipArchive([{ name: 'report.xml', content: Buffer.alloc(MAX_REPORT_XML_BYTES + 1), stored: true }]),
+    ))!,
     /zip entry "report\.xml" inflates past the 20971520-byte limit/,
   );
   assert.throws(

@@ -48,6 +48,10 @@ function inflateFailure(error: unknown, what: string, maxBytes: number, claimed:
     return new UnreadableReportError(
       `${what} inflates past the ${maxBytes}-byte limit (its header claims ${claimed} bytes)`,
     );
+  if (code === 'INFLATE_RATIO')
+    return new UnreadableReportError(
+      `${what} inflates more than ${MAX_INFLATE_RATIO} times its compressed size (its header claims ${claimed} bytes): a decompression bomb`,
+    );
   if (/incorrect data check/i.test(message)) return new UnreadableReportError(`${what} fails its CRC check: corrupt`);
   if (/incorrect length check/i.test(message))
     return new UnreadableReportError(`${what} inflates to another size than its trailer states: corrupt`);
@@ -56,6 +60,13 @@ function inflateFailure(error: unknown, what: string, maxBytes: number, claimed:
 }
 
 const INFLATE_CHUNK_BYTES = 64 * 1024;
+/**
+ * XML reports deflate 10–30 times; bombs 1,000 times and more. Past the floor, output running ahead of
+ * this multiple of the input consumed so far is refused at once: a bomb then costs ~1 MiB of output,
+ * not the whole cap (memory the allocator keeps, CPU).
+ */
+export const MAX_INFLATE_RATIO = 200;
+const INFLATE_RATIO_FLOOR_BYTES = 1024 * 1024;
 
 /**
  * Inflates as a stream and keeps nothing: the real size and CRC-32 of the output, or
@@ -77,6 +88,8 @@ function measureInflated(
       size += chunk.length;
       if (size > maxBytes)
         return stream.destroy(Object.assign(new Error('past the limit'), { code: 'ERR_BUFFER_TOO_LARGE' }));
+      if (size > INFLATE_RATIO_FLOOR_BYTES && size > MAX_INFLATE_RATIO * stream.bytesWritten)
+        return stream.destroy(Object.assign(new Error('ratio'), { code: 'INFLATE_RATIO' }));
       crc = crc32(chunk, crc);
     });
     stream.once('error', reject);

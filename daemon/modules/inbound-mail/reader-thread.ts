@@ -6,23 +6,20 @@ import { parentPort } from 'node:worker_threads';
 import { simpleParser } from 'mailparser';
 import { readDmarcAttachments } from '../dmarc/attachments.ts';
 import { readReport } from './mime.ts';
-import type { ReaderRequest, ReaderResponse, ReaderResults } from './reader.ts';
+import type { ReaderRequest, ReaderResponse, ReadMessage } from './reader.ts';
 
 async function subjectAndText(raw: Buffer): Promise<string> {
   const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
   return `${parsed.subject ?? ''}\n${parsed.text ?? ''}`;
 }
 
-async function run(request: ReaderRequest): Promise<ReaderResults[ReaderRequest['op']]> {
+async function run(request: ReaderRequest): Promise<ReadMessage> {
   const raw = Buffer.from(request.raw.buffer, request.raw.byteOffset, request.raw.byteLength);
-  switch (request.op) {
-    case 'report':
-      return readReport(raw.toString('utf8'));
-    case 'dmarc':
-      return readDmarcAttachments(raw);
-    case 'text':
-      return subjectAndText(raw);
-  }
+  return {
+    report: readReport(raw.toString('utf8')),
+    dmarc: request.wanted.dmarc ? await readDmarcAttachments(raw) : null,
+    text: request.wanted.text ? await subjectAndText(raw) : null,
+  };
 }
 
 parentPort!.on('message', (request: ReaderRequest) => {

@@ -6,7 +6,7 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import { applyProviderReport, type ProviderReport } from '../inbound/service.ts';
 import { unsubscribe } from '../tracking/service.ts';
 import { receiveAggregateReports, type DmarcLog } from '../dmarc/service.ts';
-import { UnreadableMessageError, type InboundReader } from './reader.ts';
+import type { InboundReader } from './reader.ts';
 import type { InboundRecipient } from './addresses.ts';
 import { readArf, readDsn, readPlainNdr } from './reports.ts';
 
@@ -52,7 +52,9 @@ async function recipientsOfLog(sequelize: Sequelize, emailId: string): Promise<s
 }
 
 export async function handleInboundMessage(deps: InboundMailDeps, message: InboundMessage): Promise<InboundOutcome> {
-  const report = await deps.reader.report(message.raw);
+  const kinds = new Set(message.recipients.map((r) => r.kind));
+  const read = await deps.reader.read(message.raw, { dmarc: kinds.has('dmarc'), text: kinds.has('unsubscribe') });
+  const report = read.report;
   const bounce = message.recipients.find(
     (r): r is Extract<InboundRecipient, { kind: 'bounce' }> => r.kind === 'bounce',
   );
@@ -85,19 +87,13 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
       : { handled: 'ignored', count: 0 };
   }
 
-  const kinds = new Set(message.recipients.map((r) => r.kind));
-  if (kinds.has('dmarc')) {
-    // A message that broke the reader (its time or heap) is one unreadable attachment, not a retry.
-    const attachments = await deps.reader.dmarc(message.raw).catch((error: unknown) => {
-      if (!(error instanceof UnreadableMessageError)) throw error;
-      return [{ kind: 'unreadable' as const, filename: null, reason: error.message }];
-    });
-    const result = await receiveAggregateReports({ sequelize: deps.sequelize, log: deps.log }, attachments);
+  if (read.dmarc) {
+    const result = await receiveAggregateReports({ sequelize: deps.sequelize, log: deps.log }, read.dmarc);
     return { handled: 'dmarc', count: result.stored };
   }
-  if (kinds.has('unsubscribe')) {
+  if (read.text !== null) {
     // The mailto puts the token in the subject; some clients move it into the body, so both are read.
-    const candidates = [...(await deps.reader.text(message.raw)).matchAll(TOKEN_CANDIDATE)].map((m) => m[0]);
+    const candidates = [...read.text.matchAll(TOKEN_CANDIDATE)].map((m) => m[0]);
     for (const token of new Set(candidates)) {
       if (
         await unsubscribe(
