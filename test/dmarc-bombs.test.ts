@@ -219,7 +219,9 @@ test('lying, crowded, nested, truncated and corrupt archives are refused with a 
       `RSS growth while idle ${idleRssGrowthMb.toFixed(1)} MB; ` +
       `RSS growth ${rssGrowthMb.toFixed(1)} MB; ${probes.length} readiness probes, slowest ${slowestProbeMs.toFixed(0)} ms`,
   );
-  assert.ok(maxDelayMs < 100, `event-loop max delay ${maxDelayMs} ms (idle ${idleMaxMs} ms)`);
+  // Under 100 ms; on a host so busy that the idle loop already waits longer, no worse than idle + 50 ms.
+  // (The synchronous inflation this replaces held the loop for 0.1–4.6 s per attachment.)
+  assert.ok(maxDelayMs < Math.max(100, idleMaxMs + 50), `event-loop max delay ${maxDelayMs} ms (idle ${idleMaxMs} ms)`);
   assert.ok(rssGrowthMb < 50, `RSS grew by ${rssGrowthMb} MB`);
   assert.ok(probes.length >= 5, `${probes.length} probes`);
   assert.equal(

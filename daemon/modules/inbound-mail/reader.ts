@@ -13,14 +13,14 @@ import type { ReportMessage } from './mime.ts';
 export interface ReadWanted {
   /** The DMARC reports attached (dmarc/attachments.ts). */
   dmarc: boolean;
-  /** Subject and plain text, where an unsubscribe mail carries its token. */
-  text: boolean;
+  /** The candidate unsubscribe tokens in the subject and plain text (where the mailto puts its token). */
+  unsubscribeTokens: boolean;
 }
 export interface ReadMessage {
-  /** The message's header and MIME leaf parts (mime.ts readReport). */
+  /** The message's header and MIME leaf parts (mime.ts readReport), each body cut at READ_PART_MAX_CHARS. */
   report: ReportMessage;
   dmarc: AttachmentOutcome[] | null;
-  text: string | null;
+  unsubscribeTokens: string[] | null;
 }
 export interface ReaderRequest {
   id: number;
@@ -39,6 +39,13 @@ export interface InboundReader {
 export class UnreadableMessageError extends Error {}
 /** The reader is closed or has too many messages waiting: the sender should retry (SMTP 451). */
 export class ReaderBusyError extends Error {}
+
+/**
+ * What of each MIME part's body comes back to the event loop, where the report readers (reports.ts) run
+ * their expressions on it: a DSN's status fields, an ARF block, an NDR's text and a returned message's
+ * header all sit in the first kilobytes; a 15 MB body does not cross over whole.
+ */
+export const READ_PART_MAX_CHARS = 128 * 1024;
 
 /** A real message is read in milliseconds; the worst a bounded attachment costs is a few seconds. */
 export const READ_TIMEOUT_MS = 30_000;

@@ -32,9 +32,6 @@ export interface InboundOutcome {
   count: number;
 }
 
-/** Unsubscribe tokens (link-tokens.ts: base64url of iv · tag · ciphertext) are long; words this long are candidates. */
-const TOKEN_CANDIDATE = /[A-Za-z0-9_-]{60,}/g;
-
 async function applyAll(sequelize: Sequelize, reports: ProviderReport[], emailId: string | undefined): Promise<number> {
   let processed = 0;
   // The return path the report came to names our log more surely than anything inside the report.
@@ -53,7 +50,10 @@ async function recipientsOfLog(sequelize: Sequelize, emailId: string): Promise<s
 
 export async function handleInboundMessage(deps: InboundMailDeps, message: InboundMessage): Promise<InboundOutcome> {
   const kinds = new Set(message.recipients.map((r) => r.kind));
-  const read = await deps.reader.read(message.raw, { dmarc: kinds.has('dmarc'), text: kinds.has('unsubscribe') });
+  const read = await deps.reader.read(message.raw, {
+    dmarc: kinds.has('dmarc'),
+    unsubscribeTokens: kinds.has('unsubscribe'),
+  });
   const report = read.report;
   const bounce = message.recipients.find(
     (r): r is Extract<InboundRecipient, { kind: 'bounce' }> => r.kind === 'bounce',
@@ -91,10 +91,8 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
     const result = await receiveAggregateReports({ sequelize: deps.sequelize, log: deps.log }, read.dmarc);
     return { handled: 'dmarc', count: result.stored };
   }
-  if (read.text !== null) {
-    // The mailto puts the token in the subject; some clients move it into the body, so both are read.
-    const candidates = [...read.text.matchAll(TOKEN_CANDIDATE)].map((m) => m[0]);
-    for (const token of new Set(candidates)) {
+  if (read.unsubscribeTokens !== null) {
+    for (const token of read.unsubscribeTokens) {
       if (
         await unsubscribe(
           { db: { sequelize: deps.sequelize }, secrets: { linkSigningKey: deps.linkSigningKey } },

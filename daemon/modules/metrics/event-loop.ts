@@ -16,7 +16,10 @@ export interface EventLoopDelay {
 }
 
 export interface EventLoopMonitor {
-  /** Since the previous call (or since the app was ready), then starts a new interval. */
+  /**
+   * Since the previous call (or since the app was ready), then starts a new interval. After a reset the
+   * histogram's timer needs one tick (EVENT_LOOP_RESOLUTION_MS) before it measures again.
+   */
   takeScrapeInterval(): EventLoopDelay;
   /** Over the last one to two minutes: the doctor's view. */
   recent(): EventLoopDelay;
