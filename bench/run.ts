@@ -4,7 +4,7 @@
 //
 //   1. accept rate of POST /emails/send (daemon ROLE=api) beside bare Fastify + one pg INSERT and
 //      bare Fastify alone, all three as child processes loaded by autocannon from this process;
-//   2. BENCH_SENDS queued sends drained by the real worker threads to the SMTP sink, beside plain
+//   2. BENCH_SENDS queued sends drained to the SMTP sink by a worker node (ROLE=worker, beside an API node), beside plain
 //      pooled nodemailer (same pool size, same message, same DKIM key) to the same sink;
 //   3. time from the 202 to the sink receiving the message, at half the measured drain rate.
 //
@@ -84,7 +84,10 @@ const children = new Set<Child>();
 // Held outside main() so that the finally block can clean up after a failure half-way.
 const held: { sink: BenchSink | null; database: BenchDatabase | null } = { sink: null, database: null };
 
-async function startDaemonChild(role: 'api' | 'all', smtpPort: number): Promise<{ child: Child; url: string }> {
+async function startDaemonChild(
+  role: 'api' | 'worker' | 'all',
+  smtpPort: number,
+): Promise<{ child: Child; url: string }> {
   const port = await freePort();
   const child = await startChild(`daemon (ROLE=${role})`, 'daemon-child.ts', [], {
     nodeArgs: [...cpuProfile, '--import', QUERY_COUNTER],
@@ -159,35 +162,44 @@ async function acceptWithWorkersOff(
   return statements;
 }
 
-/** The daemon (ROLE=all) drains what is queued to the sink; the daemon is left running. */
+/**
+ * The scale-out shape (issue 27): an API node (ROLE=api) and a separate worker node (ROLE=worker) on
+ * the same PostgreSQL; the worker node drains what is queued to the sink. Both are left running (the
+ * latency measure sends through the API node); CPU and statements are the worker node's.
+ */
 async function svcDrain(
   label: string,
   sink: BenchSink,
   sequelize: Sequelize,
   sentBefore = 0,
-): Promise<{ figures: DrainFigures; statementsPerMessage: number; daemon: { child: Child; url: string } }> {
-  log(`end to end: svc daemon (ROLE=all) drains the queue to the sink (${label})`);
+): Promise<{
+  figures: DrainFigures;
+  statementsPerMessage: number;
+  daemon: { child: Child; url: string };
+  worker: { child: Child };
+}> {
+  log(`end to end: an API node and a worker node (ROLE=worker) drain the queue to the sink (${label})`);
   sink.reset();
-  const all = await startDaemonChild('all', sink.port);
-  const allPid = all.child.process.pid!;
+  const api = await startDaemonChild('api', sink.port);
+  const worker = await startDaemonChild('worker', sink.port);
+  const allPid = worker.child.process.pid!;
   const cpuAtReady = cpuTimeMs(allPid);
-  const figures = await drainFigures(
-    `svc worker threads (${label})`,
-    sink,
-    settings.sends,
-    drainTimeoutMs(),
-    async () => {
-      const now = cpuTimeMs(allPid);
-      return now === null || cpuAtReady === null ? null : now - cpuAtReady;
-    },
-  );
+  const figures = await drainFigures(`svc worker node (${label})`, sink, settings.sends, drainTimeoutMs(), async () => {
+    const now = cpuTimeMs(allPid);
+    return now === null || cpuAtReady === null ? null : now - cpuAtReady;
+  });
   log(
-    `  ${figures.messagesPerSecond} msg/s (${figures.seconds} s), daemon CPU ${figures.senderCpuMsPerMessage} ms/message, load ${loadAverage()}`,
+    `  ${figures.messagesPerSecond} msg/s (${figures.seconds} s), worker node CPU ${figures.senderCpuMsPerMessage} ms/message, load ${loadAverage()}`,
   );
   await checkDrained(sequelize, sentBefore + settings.sends);
   // Since the process started: boot and idle polling are a few hundred statements against N × a few.
   const statements = await queriesSentBy(queryCountDir, allPid);
-  return { figures, statementsPerMessage: Math.round((statements / settings.sends) * 100) / 100, daemon: all };
+  return {
+    figures,
+    statementsPerMessage: Math.round((statements / settings.sends) * 100) / 100,
+    daemon: api,
+    worker,
+  };
 }
 
 /** Plain pooled nodemailer to the same sink, DKIM-signed with the domain's key or unsigned. */
@@ -305,6 +317,7 @@ async function main(): Promise<BenchResults | AcceptOnly> {
   const latency = await measureDeliveryLatency(signed.daemon.url, database.apiKey, sink, rate, settings.latencySeconds);
   log(`  p50 ${latency.deliveryP50Ms} ms, p99 ${latency.deliveryP99Ms} ms`);
   await stopChild(signed.daemon.child);
+  await stopChild(signed.worker.child);
 
   // 4. End to end, unsigned: the sends are accepted from the verified domain, which is then set back
   // to pending, so the drain finds no DKIM key to sign with (the drain does not re-check verification).
@@ -316,6 +329,7 @@ async function main(): Promise<BenchResults | AcceptOnly> {
   const sentBefore = await sentLogs(sequelize);
   const unsigned = await svcDrain('unsigned', sink, sequelize, sentBefore);
   await stopChild(unsigned.daemon.child);
+  await stopChild(unsigned.worker.child);
   await sequelize.query(`UPDATE domains SET status = 'verified' WHERE name = :name`, {
     replacements: { name: SENDER_DOMAIN },
   });

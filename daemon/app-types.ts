@@ -15,7 +15,6 @@ import type { TenantStateCache } from './modules/tenants/state-cache.ts';
 import type { AcceptGroups } from './modules/emails/accept-groups.ts';
 import type { MailResources } from './mail/resources.ts';
 import type { DkimSigningCache } from './modules/domains/signing.ts';
-import type { ReadinessMemo } from './modules/health/service.ts';
 import type { EventLoopMonitor } from './modules/metrics/event-loop.ts';
 
 export type App = FastifyInstance<
@@ -50,4 +49,9 @@ export interface ModuleDeps extends AppDeps, MailResources {
   readiness: ReadinessMemo;
   /** This process's event-loop delay, for /metrics and the doctor (metrics/event-loop.ts). */
   eventLoop: EventLoopMonitor;
+}
+
+/** Per app (buildApp creates it): migrations applied stay applied while it runs, so readiness stops asking. */
+export interface ReadinessMemo {
+  migrationsKnownApplied: boolean;
 }

@@ -33,6 +33,7 @@ import suppressionRoutes from './modules/suppressions/routes.ts';
 import projectRoutes from './modules/projects/routes.ts';
 import scheduledRoutes from './modules/scheduled/routes.ts';
 import trackingRoutes from './modules/tracking/routes.ts';
+import pageRoutes from './modules/pages/routes.ts';
 import emailLogStreamRoutes from './modules/emails/stream-routes.ts';
 import templateRoutes from './modules/templates/routes.ts';
 import sendTemplateRoutes from './modules/templates/send-template-routes.ts';
@@ -219,6 +220,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(projectRoutes, deps);
   await app.register(scheduledRoutes, deps);
   await app.register(trackingRoutes, deps);
+  await app.register(pageRoutes, deps);
   await app.register(emailLogStreamRoutes, deps);
   await app.register(templateRoutes, deps);
   await app.register(sendTemplateRoutes, deps);

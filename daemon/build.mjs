@@ -6,9 +6,17 @@
 // hash covers every source's path, size and mtime, so an edited file means a new build and a stale
 // one is never run. Builds are written to a temporary directory and renamed into place, so daemons
 // booting together (tests, several nodes on one disk) never see half a build.
+//
+// An installed node builds once at install (`npm run build`, which runs this file), because its code
+// directory is read-only at run time (the systemd unit's ProtectSystem=strict). When that build is
+// missing or stale (an upgrade that skipped `npm run build`) and the code directory cannot be
+// written, the build goes to DATA_DIR/build/ instead, so neither a first start nor an upgrade needs
+// a writable code directory.
 // Plain JavaScript (with JSDoc types) because it runs before anything can load TypeScript.
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  accessSync,
+  constants,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -17,6 +25,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -87,15 +96,37 @@ async function compile(files, outdir) {
   }
 }
 
-/** The directory of the current build (created when missing); its layout mirrors the repo's. @returns {Promise<string>} */
-export async function ensureDaemonBuild() {
-  const files = sourceFiles();
-  const target = join(BUILD_ROOT, sourcesHash(files));
-  if (existsSync(join(target, COMPLETE_MARKER))) return target;
-  mkdirSync(BUILD_ROOT, { recursive: true });
-  const scratch = join(BUILD_ROOT, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+/** Errors that mean "this directory cannot be written" (a read-only mount, or no permission). */
+const READ_ONLY_ERRORS = new Set(['EROFS', 'EACCES', 'EPERM']);
+
+/** @param {unknown} error */
+function isReadOnlyError(error) {
+  return READ_ONLY_ERRORS.has(/** @type {NodeJS.ErrnoException} */ (error)?.code ?? '');
+}
+
+/** No build of these sources exists and none can be written: an installation problem, not a crash. */
+export class NoWritableBuildDirError extends Error {}
+
+/** @param {string} dataDir */
+export function dataDirBuildRoot(dataDir) {
+  return join(dataDir, 'build');
+}
+
+/**
+ * Compiles into `root`/`hash`. A build outside the code directory gets what module resolution finds
+ * beside the code: package.json's "type": "module" and a link to its node_modules.
+ * @param {string[]} files @param {string} root @param {string} hash
+ */
+async function buildInto(files, root, hash) {
+  const target = join(root, hash);
+  mkdirSync(root, { recursive: true });
+  const scratch = join(root, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await compile(files, scratch);
+    if (root !== BUILD_ROOT) {
+      writeFileSync(join(scratch, 'package.json'), '{ "type": "module" }\n');
+      symlinkSync(join(REPO_ROOT, 'node_modules'), join(scratch, 'node_modules'), 'dir');
+    }
     writeFileSync(join(scratch, COMPLETE_MARKER), new Date().toISOString());
     try {
       renameSync(scratch, target);
@@ -106,16 +137,43 @@ export async function ensureDaemonBuild() {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
-  pruneOldBuilds(target);
+  pruneOldBuilds(root, target);
   return target;
 }
 
+/**
+ * The directory of the current build (created when missing); its layout mirrors the repo's. It is
+ * looked for under the code directory, then under DATA_DIR/build when `dataDir` is given, and made
+ * in the first of those that can be written.
+ * @param {{ dataDir?: string | null }} [options]
+ * @returns {Promise<string>}
+ */
+export async function ensureDaemonBuild(options = {}) {
+  const files = sourceFiles();
+  const hash = sourcesHash(files);
+  const roots = [BUILD_ROOT, ...(options.dataDir ? [dataDirBuildRoot(options.dataDir)] : [])];
+  const built = roots.map((root) => join(root, hash)).find((target) => existsSync(join(target, COMPLETE_MARKER)));
+  if (built) return built;
+  try {
+    // access(2) answers EROFS for a read-only mount even to root, who ignores permission bits.
+    accessSync(REPO_ROOT, constants.W_OK);
+    return await buildInto(files, BUILD_ROOT, hash);
+  } catch (error) {
+    if (!isReadOnlyError(error)) throw error;
+    if (!options.dataDir)
+      throw new NoWritableBuildDirError(
+        `${REPO_ROOT} is read-only and holds no build of these sources: run \`npm run build\` there at install (and after each upgrade), or set DATA_DIR to a writable directory for the daemon to build into.`,
+      );
+    return buildInto(files, dataDirBuildRoot(options.dataDir), hash);
+  }
+}
+
 /** Removes other builds older than an hour (a daemon still running one keeps its files open). */
-/** @param {string} current */
-function pruneOldBuilds(current) {
+/** @param {string} root @param {string} current */
+function pruneOldBuilds(root, current) {
   const hourAgo = Date.now() - 60 * 60_000;
-  for (const name of readdirSync(BUILD_ROOT)) {
-    const path = join(BUILD_ROOT, name);
+  for (const name of readdirSync(root)) {
+    const path = join(root, name);
     if (path === current) continue;
     try {
       if (statSync(path).mtimeMs < hourAgo) rmSync(path, { recursive: true, force: true });
@@ -123,4 +181,10 @@ function pruneOldBuilds(current) {
       // Gone already (another process pruned it).
     }
   }
+}
+
+// `npm run build` (at install): build now, so the daemon finds the build in its read-only code directory.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const target = await ensureDaemonBuild();
+  process.stdout.write(`daemon built into ${target}\n`);
 }

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ensureDaemonBuild } from './build.mjs';
+import { ensureDaemonBuild, NoWritableBuildDirError } from './build.mjs';
 
 /** Each flag of `svc daemon start` and the variable it sets (a flag wins over its variable). */
 export const DAEMON_START_FLAGS = {
@@ -56,7 +56,15 @@ export async function startDaemonProcess(argv) {
       fail(`Expected --${name}=${value} to be one of: ${flag.options.join(', ')}`, EXIT_USAGE);
     env[flag.env] = value;
   }
-  const build = await ensureDaemonBuild();
+  // DATA_DIR is where a read-only install builds when it has no build of its own (build.mjs). Its
+  // default lives in config.ts, inside the build: an unset DATA_DIR only means "no fallback".
+  let build;
+  try {
+    build = await ensureDaemonBuild({ dataDir: env.DATA_DIR?.trim() || null });
+  } catch (error) {
+    if (error instanceof NoWritableBuildDirError) fail(error.message, EXIT_CONFIG);
+    throw error;
+  }
   const { loadConfig, ConfigError } = await import(pathToFileURL(join(build, 'daemon/config.js')).href);
   const { runDaemon } = await import(pathToFileURL(join(build, 'daemon/main.js')).href);
   let config;

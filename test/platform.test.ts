@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createWorld, type AdminFixture } from './helpers/fixtures.ts';
 import { PlatformSetting } from '../daemon/modules/platform/model.ts';
-import { getPlatformSettings } from '../daemon/modules/platform/service.ts';
+import { getPlatformSettings } from '../daemon/db/platform-settings.ts';
 import { AuditEvent } from '../daemon/modules/audit/model.ts';
 
 let ctx: TestContext;

@@ -125,8 +125,12 @@ export function LogTail({
     <Box flexDirection="column" width={width}>
       <Text wrap="truncate-end">
         <Text bold>Email log </Text>
-        <Text color={mode.mode === 'stream' ? 'green' : 'yellow'}>● {modeLabel}</Text>
-        {frozen ? <Text color="yellow"> ❚❚ paused ({received - frozen.atCount} new)</Text> : null}
+        {/* One state at a time: a paused view is not live, whatever the connection does meanwhile. */}
+        {frozen ? (
+          <Text color="yellow">❚❚ paused ({received - frozen.atCount} new)</Text>
+        ) : (
+          <Text color={mode.mode === 'stream' ? 'green' : 'yellow'}>● {modeLabel}</Text>
+        )}
         <Text dimColor>
           {' '}
           status: {status ?? 'all'} · to: {recipient || 'anyone'}

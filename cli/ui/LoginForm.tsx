@@ -18,6 +18,9 @@ export interface LoginFormProps {
 }
 
 type Step = 'email' | 'password' | 'code' | 'working';
+
+const EMAIL_REQUIRED = 'Type the e-mail address you registered with, then Enter.';
+const looksLikeEmail = (value: string) => /^[^\s@]+@[^\s@]+$/.test(value.trim());
 type Field = 'email' | 'password' | 'code';
 
 export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode, onDone, onCancel }: LoginFormProps) {
@@ -35,6 +38,8 @@ export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode
   const setField = (field: Field, value: string) => {
     live.current.fields = { ...live.current.fields, [field]: value };
     setFields(live.current.fields);
+    // A complaint about the address goes as soon as what is typed answers it.
+    if (field === 'email' && looksLikeEmail(value)) setError((shown) => (shown === EMAIL_REQUIRED ? null : shown));
   };
 
   const failed = (back: Step, clear: Field) => (reason: unknown) => {
@@ -46,7 +51,7 @@ export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode
   const submit = (field: Field) => {
     const { email, password, code } = live.current.fields;
     if (field === 'email') {
-      if (!email.includes('@')) return setError('Enter an e-mail address.');
+      if (!looksLikeEmail(email)) return setError(EMAIL_REQUIRED);
       setError(null);
       return setStep('password');
     }
@@ -91,7 +96,7 @@ export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode
             onChange={noop}
             onSubmit={noop}
             capture={false}
-            placeholder="you@example.com"
+            placeholder="type your e-mail address"
           />
         ) : (
           <Text>{fields.email}</Text>

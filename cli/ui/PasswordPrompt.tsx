@@ -33,14 +33,18 @@ export function PasswordPrompt({
     live.current.step = next;
     setStepState(next);
   };
+  const tooShort = `At least ${minLength} characters.`;
   const setValue = (field: 'first' | 'second', value: string) => {
     live.current.values = { ...live.current.values, [field]: value };
     setValues(live.current.values);
+    // The length complaint is about what is typed now: it goes once the password is long enough
+    // (and comes back on Enter if it is shortened again).
+    if (field === 'first' && value.length >= minLength) setError((shown) => (shown === tooShort ? null : shown));
   };
   const submit = (field: 'first' | 'second') => {
     const { first, second } = live.current.values;
     if (field === 'first') {
-      if (first.length < minLength) return setError(`At least ${minLength} characters.`);
+      if (first.length < minLength) return setError(tooShort);
       setError(null);
       if (!confirm) return onDone(first);
       return setStep('second');

@@ -100,9 +100,18 @@ export function TextInput({
     { isActive: focus && capture },
   );
   const shown = mask ? mask.repeat(value.length) : value;
+  // A placeholder is a hint, never a value: the cursor stands before it, where typing starts, so it
+  // does not read as something already typed that Enter would accept.
+  if (shown === '' && placeholder)
+    return (
+      <Text>
+        {focus ? <Text inverse> </Text> : null}
+        <Text dimColor>{placeholder}</Text>
+      </Text>
+    );
   return (
     <Text>
-      {shown === '' && placeholder ? <Text dimColor>{placeholder}</Text> : shown}
+      {shown}
       {focus ? <Text inverse> </Text> : null}
     </Text>
   );

@@ -29,6 +29,7 @@ async function repeat(task: MaintenanceTask, runtime: ThreadRuntime): Promise<vo
         'maintenance task failed',
       );
     }
+    runtime.ctx.log.debug({ task: task.name, nextInMs: task.everyMs }, 'maintenance task ran');
     await sleep(task.everyMs, runtime.signal);
   }
 }

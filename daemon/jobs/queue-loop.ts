@@ -5,7 +5,7 @@ import { backoffDelayMs } from '../queue/backoff.ts';
 import { claimJobs, extendLease } from '../queue/claim.ts';
 import { completeJob, failJob, retryJob } from '../queue/finish.ts';
 import type { JobHandler, JobOutcome, JobRow } from '../queue/types.ts';
-import type { ThreadRuntime } from './thread.ts';
+import { onAbort, type ThreadRuntime } from './thread.ts';
 import { createWaker, listenForJobs } from './wake.ts';
 
 const CLAIM_ERROR_PAUSE_MS = 1_000;
@@ -19,7 +19,7 @@ export async function runQueueLoop(runtime: ThreadRuntime, queue: QueueName, han
   const { sequelize, log, workerId } = ctx;
   const inFlight = new Map<string, Promise<void>>();
   const waker = createWaker();
-  signal.addEventListener('abort', () => waker.wake(), { once: true });
+  onAbort(signal, () => waker.wake());
   const listener = runtime.embedded ? null : listenForJobs(runtime.data.databaseUrl, queue, waker, log);
   const pollMs = runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs;
 

@@ -1,9 +1,10 @@
-// The send worker's loop, batched (issue 13): claim a batch of send jobs with their logs in one
-// statement, deliver them concurrently (the SMTP pool bounds how many are on the wire), and record the
-// outcomes of whatever finished meanwhile in one statement — group commit: while one write runs, the
-// next batch of outcomes gathers. No transaction per message. A job stays leased (and its lease
-// extended) until the statement that records its outcome has run; if the process dies before, the
-// lease expires and the job runs again (at-least-once, duplicates bounded by what was in flight).
+// The send worker's loop, batched (issue 13), on the leased-batch engine (leased-batch.ts): claim a
+// batch of send jobs with their logs in one statement, deliver them concurrently (the SMTP pool
+// bounds how many are on the wire), and record the outcomes of whatever finished meanwhile in one
+// statement — group commit: while one write runs, the next batch of outcomes gathers. No
+// transaction per message. A job stays leased (and its lease extended) until the statement that
+// records its outcome has run; if the process dies before, the lease expires and the job runs again
+// (at-least-once, duplicates bounded by what was in flight). One lane: the relay (or capture).
 import { backoffDelayMs } from '../queue/backoff.ts';
 import {
   claimSends,
@@ -23,6 +24,8 @@ import {
 } from '../modules/emails/send-job.ts';
 import { createSendContextCache } from '../modules/emails/send-context.ts';
 import type { JobOutcome } from '../queue/types.ts';
+import { createLeasedBatchEngine, FixedLane, type Finished } from './leased-batch.ts';
+import { runLeasedBatchLoop } from './leased-batch-loop.ts';
 import type { ThreadRuntime } from './thread.ts';
 import { createWaker, listenForJobs } from './wake.ts';
 
@@ -41,9 +44,16 @@ const HELD_PER_SLOT = 3;
  * it the writer issued ~290 statements/s of 3–4 outcomes each on the unsigned drain.
  */
 const RECORD_LINGER_MS = 5;
+/** The send drain's one lane: every message goes to the same relay pool. */
+const RELAY_LANE = 'relay';
+
+/** A claimed job; `duplicate` when an earlier job of the same claim is for the same log. */
+interface HeldSend {
+  claimed: ClaimedSend;
+  duplicate: boolean;
+}
 
 interface Settled {
-  jobId: string;
   job: JobOutcome;
   /** Null when nothing was attempted (log gone or settled, a payload without emailId, a throw). */
   result: AttemptResult | null;
@@ -53,14 +63,26 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function settlementOf(batch: Settled[]): JobSettlement {
+function settlementOf(batch: Array<Finished<HeldSend, Settled>>): JobSettlement {
   const jobs: JobSettlement = { done: [], retry: [], fail: [] };
-  for (const { jobId, job } of batch) {
+  for (const { item, outcome } of batch) {
+    const jobId = item.claimed.jobId;
+    const { job } = outcome;
     if (job.kind === 'done') jobs.done.push(jobId);
     else if (job.kind === 'retry') jobs.retry.push({ id: jobId, delayMs: job.delayMs, error: job.error });
     else jobs.fail.push({ id: jobId, error: job.error });
   }
   return jobs;
+}
+
+/** Two jobs of one claim for the same log: the log was marked once, so it is sent once. */
+function markDuplicates(claimed: ClaimedSend[]): HeldSend[] {
+  const seen = new Set<string>();
+  return claimed.map((job) => {
+    const duplicate = job.emailId !== null && seen.has(job.emailId);
+    if (job.emailId !== null) seen.add(job.emailId);
+    return { claimed: job, duplicate };
+  });
 }
 
 export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
@@ -75,42 +97,27 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
     reactEmailSandbox: ctx.reactEmailSandbox,
   };
   const cache = createSendContextCache(sql, ctx.secrets);
-  // Jobs leased by this loop whose outcome is not recorded yet (delivering, or waiting to be written).
-  const held = new Set<string>();
-  let delivering = 0;
-  const pending: Settled[] = [];
-  let writing = false;
-  const waker = createWaker();
-  signal.addEventListener('abort', () => waker.wake(), { once: true });
-  const listener = runtime.embedded ? null : listenForJobs(runtime.data.databaseUrl, 'send', waker, log);
-  const pollMs = runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs;
-  // Jobs the loop may claim now: free delivery slots, within what it may hold.
-  const room = (): number => Math.min(tuning.concurrency - delivering, tuning.concurrency * HELD_PER_SLOT - held.size);
-  // Claim again once half a batch can be claimed, not for every job that settles: a claim is a
-  // round trip, and claims of a few jobs each (one per record statement) cost more than they gain.
-  // While a claim runs, the loop looks at the room itself when it returns.
-  let claiming = false;
-  const claimAt = Math.ceil(Math.min(tuning.batchSize, tuning.concurrency) / 2);
-  const wakeIfRoom = (): void => {
-    if ((!claiming && room() >= claimAt) || signal.aborted) waker.wake();
+
+  const deliver = async ({ claimed, duplicate }: HeldSend): Promise<Settled> => {
+    if (claimed.emailId === null) return { job: { kind: 'fail', error: 'send job without an emailId' }, result: null };
+    if (!claimed.log || duplicate) return { job: { kind: 'done' }, result: null };
+    try {
+      const result = await attemptDelivery(deps, cache, sendLogOf(claimed.log), {
+        attemptsSoFar: claimed.attempts,
+        maxAttempts: claimed.maxAttempts,
+      });
+      return { job: jobOutcomeOf(result.status), result };
+    } catch (error) {
+      // Not decided (the sender's domain could not be read): back off; the log stays SENDING.
+      return {
+        job: { kind: 'retry', delayMs: backoffDelayMs(claimed.attempts, tuning.retryBaseMs), error: errorText(error) },
+        result: null,
+      };
+    }
   };
 
-  const leaseTimer = setInterval(
-    () => {
-      const ids = [...held];
-      extendSendLeases(sql, ids, workerId, tuning.leaseMs).then(
-        (kept) => {
-          if (kept.length < ids.length)
-            log.warn({ lost: ids.filter((id) => !kept.includes(id)) }, 'lost the lease of running send jobs');
-        },
-        (error) => log.warn({ err: errorText(error) }, 'could not extend leases'),
-      );
-    },
-    Math.max(50, Math.floor(tuning.leaseMs / 3)),
-  );
-
-  const write = async (batch: Settled[]): Promise<void> => {
-    const results = batch.flatMap((s) => (s.result ? [s.result] : []));
+  const write = async (batch: Array<Finished<HeldSend, Settled>>): Promise<void> => {
+    const results = batch.flatMap(({ outcome }) => (outcome.result ? [outcome.result] : []));
     try {
       const recorded = await recordSendOutcomes(sql, workerId, outcomesOf(results, settlementOf(batch)));
       if (recorded.settled < batch.length)
@@ -123,7 +130,7 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
         return;
       }
       log.error(
-        { job: batch[0].jobId, err: errorText(error) },
+        { job: batch[0].item.claimed.jobId, err: errorText(error) },
         'could not record the outcome; the job runs again after its lease',
       );
       return;
@@ -136,88 +143,57 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
     }
   };
 
-  // Group commit: one write at a time; what settles meanwhile goes into the next one.
-  let lingering: NodeJS.Timeout | null = null;
-  const flush = (now = false): void => {
-    if (writing || pending.length === 0) return;
-    if (!now && pending.length < tuning.batchSize && delivering > 0 && !signal.aborted) {
-      lingering ??= setTimeout(() => {
-        lingering = null;
-        flush(true);
-      }, RECORD_LINGER_MS);
-      return;
-    }
-    if (lingering) clearTimeout(lingering);
-    lingering = null;
-    writing = true;
-    const batch = pending.splice(0, RECORD_BATCH_MAX);
-    void write(batch).finally(() => {
-      for (const settled of batch) held.delete(settled.jobId);
-      writing = false;
-      wakeIfRoom();
-      flush();
-    });
-  };
+  const engine = createLeasedBatchEngine<HeldSend, Settled, FixedLane<HeldSend>>({
+    log,
+    noun: 'send jobs',
+    leaseMs: tuning.leaseMs,
+    claimBatch: tuning.batchSize,
+    maxActive: tuning.concurrency,
+    maxHeld: tuning.concurrency * HELD_PER_SLOT,
+    maxAnswered: Infinity,
+    extendsAnswered: true,
+    // Claim again once half a batch can be claimed, not for every job that settles: a claim is a
+    // round trip, and claims of a few jobs each (one per record statement) cost more than they gain.
+    claimAt: Math.ceil(Math.min(tuning.batchSize, tuning.concurrency) / 2),
+    commitBatchMax: RECORD_BATCH_MAX,
+    commitLingerMs: RECORD_LINGER_MS,
+    commitLingerBelow: tuning.batchSize,
+    commitRetryMs: CLAIM_ERROR_PAUSE_MS,
+    idleLaneMs: Infinity,
+    idOf: (held) => held.claimed.jobId,
+    laneOf: () => RELAY_LANE,
+    newLane: (key) => new FixedLane<HeldSend>(key, tuning.concurrency),
+    newLaneRoom: tuning.concurrency,
+    claim: async (want) => markDuplicates(await claimSends(sql, workerId, want, tuning.leaseMs)),
+    extend: async (held) =>
+      (
+        await extendSendLeases(
+          sql,
+          held.map((one) => one.claimed.jobId),
+          workerId,
+          tuning.leaseMs,
+        )
+      ).length,
+    run: deliver,
+    // Never throws: a batch that cannot be written is written one by one, and a job whose row cannot
+    // be written is left to its lease.
+    commit: write,
+  });
 
-  // Two jobs of one batch for the same log: the log was marked once, so it is sent once.
-  const deliver = async (claimed: ClaimedSend, duplicate: boolean): Promise<Settled> => {
-    if (claimed.emailId === null)
-      return { jobId: claimed.jobId, job: { kind: 'fail', error: 'send job without an emailId' }, result: null };
-    if (!claimed.log || duplicate) return { jobId: claimed.jobId, job: { kind: 'done' }, result: null };
-    try {
-      const result = await attemptDelivery(deps, cache, sendLogOf(claimed.log), {
-        attemptsSoFar: claimed.attempts,
-        maxAttempts: claimed.maxAttempts,
-      });
-      return { jobId: claimed.jobId, job: jobOutcomeOf(result.status), result };
-    } catch (error) {
-      // Not decided (the sender's domain could not be read): back off; the log stays SENDING.
-      return {
-        jobId: claimed.jobId,
-        job: { kind: 'retry', delayMs: backoffDelayMs(claimed.attempts, tuning.retryBaseMs), error: errorText(error) },
-        result: null,
-      };
-    }
-  };
-
+  const waker = createWaker();
+  const listener = runtime.embedded ? null : listenForJobs(runtime.data.databaseUrl, 'send', waker, log);
   try {
-    while (!signal.aborted) {
-      const want = Math.max(0, Math.min(room(), tuning.batchSize));
-      let claimed: ClaimedSend[] = [];
-      if (want > 0) {
-        try {
-          claiming = true;
-          claimed = await claimSends(sql, workerId, want, tuning.leaseMs).finally(() => (claiming = false));
-        } catch (error) {
-          log.warn({ err: errorText(error) }, 'could not claim send jobs; trying again shortly');
-          await waker.wait(CLAIM_ERROR_PAUSE_MS);
-          continue;
-        }
-        const seen = new Set<string>();
-        for (const job of claimed) {
-          held.add(job.jobId);
-          const duplicate = job.emailId !== null && seen.has(job.emailId);
-          if (job.emailId !== null) seen.add(job.emailId);
-          delivering += 1;
-          void deliver(job, duplicate).then((settled) => {
-            delivering -= 1;
-            pending.push(settled);
-            flush();
-            wakeIfRoom();
-          });
-        }
-      }
-      // A full batch means more may be due: claim again at once if half a batch fits. Otherwise sleep until woken.
-      if (want > 0 && claimed.length === want && room() >= claimAt) continue;
-      await waker.wait(pollMs);
-    }
-    if (held.size > 0) {
-      log.info({ running: held.size }, 'draining in-flight send jobs');
-      const deadline = Date.now() + tuning.drainTimeoutMs;
-      while (held.size > 0 && Date.now() < deadline) await waker.wait(Math.min(100, deadline - Date.now()));
-    }
+    await runLeasedBatchLoop(engine, {
+      signal,
+      waker,
+      log,
+      noun: 'send jobs',
+      pollMs: runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs,
+      claimGapMs: 0,
+      claimErrorPauseMs: CLAIM_ERROR_PAUSE_MS,
+      drainTimeoutMs: tuning.drainTimeoutMs,
+    });
   } finally {
-    clearInterval(leaseTimer);
     await listener?.close();
   }
 }

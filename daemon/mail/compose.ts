@@ -7,7 +7,7 @@ import type Mail from 'nodemailer/lib/mailer';
 import { convert as htmlToText } from 'html-to-text';
 import { signLinkToken } from './link-tokens.ts';
 import { applyTracking } from './tracking.ts';
-import { UNSUBSCRIBE_MAILBOX } from '../modules/inbound-mail/addresses.ts';
+import { UNSUBSCRIBE_MAILBOX } from './addresses.ts';
 import type { DkimSigningOptions } from '../modules/domains/signing.ts';
 import { bareAddress } from '../modules/emails/validate.ts';
 import type { NormalizedAttachment } from '../modules/emails/validate.ts';

@@ -9,6 +9,7 @@ import { unseal } from '../crypto/sealed.ts';
 import { returnPathFor } from '../modules/domains/service.ts';
 import { DKIM_SIGNED_HEADERS } from './compose.ts';
 import { classifyDeliveryError } from './transport.ts';
+import { relayTlsProblem } from './relay-tls.ts';
 import {
   platformSigningTenant,
   resolveSystemSender,
@@ -69,9 +70,27 @@ export const handleSystemMailJob: JobHandler = async (job, ctx) => {
     return { kind: 'done' };
   } catch (error) {
     const failure = classifyDeliveryError(error);
+    // A reset or invitation that does not leave is invisible to the person waiting for it: the
+    // operator must see each failed attempt, its cause and, for a certificate, the fix.
+    const tls = relayTlsProblem(error);
+    const attempt = job.attempts + 1;
+    const context = {
+      job: job.id,
+      queue: job.queue,
+      attempt,
+      maxAttempts: job.maxAttempts,
+      err: failure.message,
+      ...(failure.responseCode !== null ? { responseCode: failure.responseCode } : {}),
+      ...(tls ? { tlsError: tls.code, fix: tls.fix } : {}),
+    };
     if (failure.kind === 'transient') {
-      return { kind: 'retry', delayMs: backoffDelayMs(job.attempts, config.sendRetryBaseMs), error: failure.message };
+      const delayMs = backoffDelayMs(job.attempts, config.sendRetryBaseMs);
+      if (attempt < job.maxAttempts)
+        log.warn({ ...context, retryInMs: delayMs }, 'system mail not delivered: the relay failed; retrying');
+      else log.warn(context, 'system mail not delivered: no attempts left');
+      return { kind: 'retry', delayMs, error: failure.message };
     }
+    log.warn(context, 'system mail not delivered: the relay refused it for good');
     return { kind: 'fail', error: failure.message };
   }
 };

@@ -15,7 +15,8 @@ import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
 import { seal } from '../crypto/sealed.ts';
 import { enqueueJob } from '../queue/enqueue.ts';
-import { getPlatformSettings } from '../modules/platform/service.ts';
+import { getPlatformSettings } from '../db/platform-settings.ts';
+import { systemMailDomain } from './addresses.ts';
 import { domainAndParents, senderDomainOf } from '../modules/domains/names.ts';
 import { parseMailbox } from '../modules/emails/validate.ts';
 
@@ -42,12 +43,6 @@ export const SYSTEM_QUEUE = 'system' as const;
 /** With the send backoff (SEND_RETRY_BASE_MS doubled per attempt) this rides out a relay outage of hours. */
 export const SYSTEM_MAIL_MAX_ATTEMPTS = 10;
 const DISPLAY_NAME = 'svc';
-
-/** The host part of the fallback sender: PUBLIC_URL's host name, or localhost for a bare IP. */
-export function systemMailDomain(config: Pick<Config, 'publicUrl'>): string {
-  const host = new URL(config.publicUrl).hostname.replace(/^\[(.*)\]$/, '$1');
-  return isIP(host) || host === '' ? 'localhost' : host;
-}
 
 /** A domain mail can come from on the Internet: not an IP, not a single label, not a reserved or private name. */
 export function isRoutableMailDomain(domain: string): boolean {
@@ -130,6 +125,8 @@ export async function sendSystemMail(
 
 export interface SystemSenderStatus {
   from: string;
+  /** The sender's domain: the one a platform admin's tenant must verify for system mail to be signed. */
+  domain: string;
   source: SystemSender['source'];
   routable: boolean;
   /** The domain whose key signs system mail, or null when it goes out unsigned. */
@@ -142,6 +139,7 @@ export async function systemSenderStatus(sequelize: Sequelize, config: Config): 
   const signing = current.routable ? await platformSigningTenant(sequelize, current.domain) : null;
   return {
     from: current.from,
+    domain: current.domain,
     source: current.source,
     routable: current.routable,
     signedBy: signing?.domainName ?? null,

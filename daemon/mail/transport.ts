@@ -10,6 +10,8 @@ import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { Config } from '../config.ts';
 import { declare, type Sql } from '../db/sql.ts';
+import { HARD_BOUNCE_CODES } from './addresses.ts';
+import { relayTlsProblem, type RelayTlsProblem } from './relay-tls.ts';
 
 export interface SmtpSettings {
   host: string;
@@ -194,8 +196,6 @@ export interface ClassifiedFailure {
   hardBounces: string[];
 }
 
-const HARD_BOUNCE_CODES = new Set([550, 551, 553]);
-
 /** Reads nodemailer's error into what the send worker decides on. */
 export function classifyDeliveryError(error: unknown): ClassifiedFailure {
   const e = (error ?? {}) as {
@@ -220,7 +220,9 @@ export function classifyDeliveryError(error: unknown): ClassifiedFailure {
 }
 
 /** A real SMTP handshake (connect, greeting, EHLO, TLS, AUTH) against the settings. */
-export async function verifySmtp(settings: SmtpSettings): Promise<{ ok: boolean; error?: string }> {
+export async function verifySmtp(
+  settings: SmtpSettings,
+): Promise<{ ok: boolean; error?: string; tls?: RelayTlsProblem | null }> {
   const transport = nodemailer.createTransport({
     host: settings.host,
     port: settings.port,
@@ -234,7 +236,7 @@ export async function verifySmtp(settings: SmtpSettings): Promise<{ ok: boolean;
     await transport.verify();
     return { ok: true };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    return { ok: false, error: error instanceof Error ? error.message : String(error), tls: relayTlsProblem(error) };
   } finally {
     transport.close();
   }

@@ -22,8 +22,21 @@ export function cleanEnv(): Record<string, string | undefined> {
   return base;
 }
 
-export async function startDaemonProcess(env: Record<string, string>, args: string[] = []): Promise<DaemonProcess> {
-  const child = spawn(process.execPath, [SVC_BIN, 'daemon', 'start', ...args], {
+export interface DaemonProcessOptions {
+  /** The svc entry to run (a copy of the code elsewhere, for example). */
+  bin?: string;
+  /** Runs `node <bin> daemon start …` through another command (which must exec it), e.g. a mount namespace. */
+  wrap?: (command: string[]) => string[];
+}
+
+export async function startDaemonProcess(
+  env: Record<string, string>,
+  args: string[] = [],
+  options: DaemonProcessOptions = {},
+): Promise<DaemonProcess> {
+  const command = [process.execPath, options.bin ?? SVC_BIN, 'daemon', 'start', ...args];
+  const [file, ...argv] = options.wrap ? options.wrap(command) : command;
+  const child = spawn(file, argv, {
     env: { ...cleanEnv(), PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -47,7 +60,10 @@ export async function startDaemonProcess(env: Record<string, string>, args: stri
       }
     };
     child.stdout!.on('data', look);
-    void exit.then((code) => reject(new Error(`daemon exited with ${code} before listening:\n${output}`)));
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`daemon exited with ${code} before listening:\n${output}`));
+    });
   });
   return { child, url, output: () => output, exit };
 }

@@ -14,7 +14,8 @@ export default class DaemonStart extends Command {
   static override description =
     'Takes the same settings as the environment variables of the README; a flag wins over its variable. ' +
     'With no DATABASE_URL the daemon runs on an embedded PostgreSQL (PGlite) kept in DATA_DIR. ' +
-    'The daemon runs compiled JavaScript, built into .build/ when the sources changed.';
+    'The daemon runs compiled JavaScript, built into .build/ when the sources changed (`npm run build` does it ' +
+    'ahead, at install); a read-only code directory without that build builds into DATA_DIR/build/.';
   static override examples = [
     '<%= config.bin %> daemon start',
     '<%= config.bin %> daemon start --port 8080 --role api',

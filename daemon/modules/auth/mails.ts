@@ -76,10 +76,19 @@ function escapeHtml(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** `${publicUrl}/<path>?token=…`; the token is base64url, so it needs no escaping in a URL. */
-export function accountLink(publicUrl: string, path: 'reset-password' | 'verify-email', token: string): string {
+/**
+ * `${publicUrl}/<path>?token=…&lang=…`; the token is base64url, so it needs no escaping in a URL. The
+ * page behind the link speaks the language the mail was written in.
+ */
+export function accountLink(
+  publicUrl: string,
+  path: 'reset-password' | 'verify-email',
+  token: string,
+  locale: MailLocale,
+): string {
   const url = new URL(`${publicUrl.replace(/\/+$/, '')}/${path}`);
   url.searchParams.set('token', token);
+  url.searchParams.set('lang', locale);
   return url.toString();
 }
 

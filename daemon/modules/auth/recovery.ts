@@ -45,7 +45,7 @@ async function mailAccountLink(
 ): Promise<void> {
   const token = await createOneTimeToken(admin.id, kind);
   const locale = pickMailLocale(acceptLanguage);
-  const mail = composeAccountMail(kind, locale, accountLink(deps.config.publicUrl, kind, token));
+  const mail = composeAccountMail(kind, locale, accountLink(deps.config.publicUrl, kind, token, locale));
   await sendSystemMail(systemMailDeps(deps), { to: admin.email, ...mail });
 }
 
@@ -61,11 +61,8 @@ async function mailAccountLinkByAddress(
 ): Promise<void> {
   const address = normaliseEmail(email);
   const token = newOpaqueToken();
-  const mail = composeAccountMail(
-    kind,
-    pickMailLocale(acceptLanguage),
-    accountLink(deps.config.publicUrl, kind, token),
-  );
+  const locale = pickMailLocale(acceptLanguage);
+  const mail = composeAccountMail(kind, locale, accountLink(deps.config.publicUrl, kind, token, locale));
   const rows = await deps.db.sequelize.query<{ queued: number }>(
     `WITH admin AS (
        SELECT id FROM admins WHERE email = :address AND (:anyAccount OR email_verified_at IS NULL)

@@ -56,7 +56,8 @@ import {
   verifyEmail,
 } from './recovery.ts';
 
-function callerOf(request: FastifyRequest): AuthCaller {
+/** Who asks and in which language: the pages behind the mails' links take it the same way. */
+export function callerOf(request: FastifyRequest): AuthCaller {
   const language = request.headers['accept-language'];
   return {
     ip: request.ip,

@@ -6,7 +6,7 @@ import { Admin } from './model.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import { createOneTimeToken, findRefreshToken, issueRefreshToken, revokeFamily, revokeSessions } from './tokens.ts';
 import { recordAudit } from '../audit/service.ts';
-import { getPlatformSettings } from '../platform/service.ts';
+import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { Membership, Tenant } from '../tenants/model.ts';
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import type { AccessTokenClaims } from '../../context.ts';

@@ -38,6 +38,10 @@ export const EVENT_LOOP_MAX_WARN_MS = 250;
 const MIN_FREE_BYTES = 1024 ** 3;
 const MIN_FREE_RATIO = 0.05;
 
+/** Before the first boot (or after an upgrade) the checks that read tables cannot run: say so, and how to migrate. */
+const MIGRATE_FIX =
+  'Run the migrations once with this environment: svc db migrate (the daemon also runs them when it starts), then run svc doctor --local again.';
+
 const pass = (name: string, message: string): DoctorCheck => ({ name, ok: true, message });
 const fail = (name: string, message: string, fix: string): DoctorCheck => ({ name, ok: false, message, fix });
 
@@ -114,6 +118,12 @@ async function checkRelay({ config }: DoctorDeps): Promise<DoctorCheck> {
   const settings = smtpSettingsFromUrl(config.smtpUrl);
   const verified = await verifySmtp(settings);
   const where = `${settings.host}:${settings.port}`;
+  if (!verified.ok && verified.tls)
+    return fail(
+      'relay',
+      `The relay ${where} did not complete STARTTLS: ${verified.error} (${verified.tls.code}); ${verified.tls.fix}`,
+      verified.tls.fix,
+    );
   if (!verified.ok)
     return fail(
       'relay',
@@ -136,10 +146,11 @@ async function checkPlatformSender({ sequelize, config }: DoctorDeps): Promise<D
       SYSTEM_SENDER_FIX,
     );
   if (!status.signedBy) {
+    // The address is right (or on its way): what is missing is the verification of its domain.
     return fail(
       'platform-sender',
-      `System mail goes from ${status.from} (${status.source}) but is not DKIM-signed: no tenant owned by a platform admin has verified its domain.`,
-      SYSTEM_SENDER_FIX,
+      `System mail goes from ${status.from} (${status.source}) but is not DKIM-signed: its domain ${status.domain} is not verified in a tenant owned by a platform admin.`,
+      `Verify ${status.domain} in your own tenant: svc domains add ${status.domain}, publish the records of svc domains dns ${status.domain}, then svc domains verify ${status.domain}.`,
     );
   }
   if (status.source !== 'setting') {
@@ -190,12 +201,10 @@ async function checkRedis({ sequelize, redis, config, embedded }: DoctorDeps): P
 
 async function checkMigrations({ sequelize }: DoctorDeps): Promise<DoctorCheck> {
   const pending = await pendingMigrations(sequelize);
-  if (pending.length)
-    return fail(
-      'migrations',
-      `${pending.length} migration(s) not applied: ${pending.join(', ')}.`,
-      'Run svc db migrate once (or start one node: it migrates at boot).',
-    );
+  if (pending.length) {
+    const shown = pending.length > 5 ? `${pending.slice(0, 5).join(', ')} … ${pending.at(-1)}` : pending.join(', ');
+    return fail('migrations', `${pending.length} migration(s) pending: ${shown}.`, MIGRATE_FIX);
+  }
   return pass('migrations', 'Every migration is applied.');
 }
 
@@ -269,12 +278,26 @@ const CHECKS: { name: string; run: (deps: DoctorDeps) => DoctorCheck | Promise<D
   { name: 'event-loop', run: checkEventLoop },
 ];
 
+/** The table a query needed and did not find (PostgreSQL 42P01): the database is not migrated. */
+function missingTable(error: unknown): string | null {
+  const original = (error as { original?: { code?: string; message?: string } } | null)?.original;
+  if (original?.code !== '42P01') return null;
+  return /relation "([^"]+)"/.exec(original.message ?? '')?.[1] ?? 'a table';
+}
+
 export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
   const checks = await Promise.all(
     CHECKS.map(async (check) => {
       try {
         return await check.run(deps);
       } catch (error) {
+        const table = missingTable(error);
+        if (table)
+          return fail(
+            check.name,
+            `Not checked: migrations are pending (the table ${table} does not exist yet).`,
+            MIGRATE_FIX,
+          );
         return fail(
           check.name,
           `The check could not run: ${errorText(error)}.`,

@@ -9,11 +9,11 @@ import type {
   RecordStatus,
 } from '../../../shared/schemas/domains.ts';
 import type { DnsLookup, Lookup } from './dns-lookup.ts';
+import { returnPathName } from '../../mail/addresses.ts';
 import {
   dkimRecordName,
   expectedRecord,
   expectedRecords,
-  returnPathName,
   toPublish,
   type DomainKeyFacts,
   type ExpectedRecord,

@@ -1,6 +1,7 @@
 // The records a domain must publish, built from its DKIM key and the platform's sending settings.
 import type { DnsRecordKind, PublishRecord } from '../../../shared/schemas/domains.ts';
-import { RETURN_PATH_LABEL, type SendingDnsSettings } from './sending-settings.ts';
+import type { SendingDnsSettings } from './sending-settings.ts';
+import { returnPathName } from '../../mail/addresses.ts';
 
 export interface DomainKeyFacts {
   name: string;
@@ -26,10 +27,6 @@ export function dkimValue(publicKey: string): string {
 
 export function dmarcValue(domainName: string, settings: SendingDnsSettings): string {
   return `v=DMARC1; p=quarantine; rua=${settings.dmarcRua ?? `mailto:dmarc-reports@${domainName}`}`;
-}
-
-export function returnPathName(domainName: string): string {
-  return `${RETURN_PATH_LABEL}.${domainName}`;
 }
 
 export function expectedRecords(domain: DomainKeyFacts, settings: SendingDnsSettings): ExpectedRecord[] {

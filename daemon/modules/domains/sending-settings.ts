@@ -4,8 +4,8 @@
 import { isIP } from 'node:net';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
-import { getPlatformSettings } from '../platform/service.ts';
-import { dmarcReportAddress } from '../inbound-mail/addresses.ts';
+import { getPlatformSettings } from '../../db/platform-settings.ts';
+import { dmarcReportAddress } from '../../mail/addresses.ts';
 
 export interface SendingDnsSettings {
   /** The SPF mechanism that authorises our relays: `include:_spf.example.net`, `ip4:203.0.113.7` or `ip6:…`. */
@@ -15,8 +15,6 @@ export interface SendingDnsSettings {
   /** `mailto:` URI for the recommended DMARC record; null means "an address at the customer's domain". */
   dmarcRua: string | null;
 }
-
-export const RETURN_PATH_LABEL = 'bounces';
 
 /** The SPF mechanism when the platform names no include: PUBLIC_URL's address, or `include:_spf.<host>`. */
 export function defaultSpfMechanism(config: Pick<Config, 'publicUrl'>): string {

@@ -15,8 +15,8 @@ import { inspectDomain, onlyResolverTrouble, passesVerification, type Inspection
 import { expectedRecords } from './records.ts';
 import { loadSendingDnsSettings, type SendingDnsSettings } from './sending-settings.ts';
 import type { DkimSigningCache } from './signing.ts';
-import { returnPathName } from './records.ts';
-import { getPlatformSettings } from '../platform/service.ts';
+import { returnPathName } from '../../mail/addresses.ts';
+import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { findPage } from '../../db/paging.ts';
 
 export interface DomainDeps {

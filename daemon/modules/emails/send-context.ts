@@ -9,7 +9,7 @@ import type { Secrets } from '../../secrets.ts';
 import type { SmtpSettings } from '../../mail/transport.ts';
 import { openDkimPrivateKey } from '../domains/keys.ts';
 import { domainAndParents, senderDomainOf } from '../domains/names.ts';
-import { returnPathName } from '../domains/records.ts';
+import { returnPathName } from '../../mail/addresses.ts';
 import type { DkimSigningOptions } from '../domains/signing.ts';
 import { cachedLoad, TtlCache } from '../../ttl-cache.ts';
 

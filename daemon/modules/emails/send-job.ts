@@ -22,7 +22,7 @@ import { declare } from '../../db/sql.ts';
 import { composeMessage, type ComposableEmail } from '../../mail/compose.ts';
 import { classifyDeliveryError, type RelayTarget } from '../../mail/transport.ts';
 import type { MailResources } from '../../mail/resources.ts';
-import { inboundMailDomain } from '../inbound-mail/addresses.ts';
+import { HARD_BOUNCE_CODES, inboundMailDomain, verpReturnPath } from '../../mail/addresses.ts';
 import { renderTemplateForSend } from '../templates/render.ts';
 import type { NormalizedAttachment } from './validate.ts';
 import { outcomeEventRows, recordDeliveryOutcome, type DeliveryOutcome } from './outcomes.ts';
@@ -159,7 +159,7 @@ export async function attemptDelivery(
       linkSigningKey: deps.secrets.linkSigningKey,
       mailDomain: inboundMailDomain(deps.config),
       dkim: signing.dkim,
-      envelopeFrom: signing.returnPath ? `bounce-${log.id}@${signing.returnPath}` : null,
+      envelopeFrom: signing.returnPath ? verpReturnPath(log.id, signing.returnPath) : null,
     });
   } catch (error) {
     // Rendering or composing cannot succeed on a retry: the message itself is at fault.
@@ -179,7 +179,7 @@ export async function attemptDelivery(
       response: result.response.slice(0, 300),
     });
     // Recipients the relay refused while it took the message for the others.
-    const hard = result.rejected.filter((r) => r.responseCode !== null && [550, 551, 553].includes(r.responseCode));
+    const hard = result.rejected.filter((r) => r.responseCode !== null && HARD_BOUNCE_CODES.has(r.responseCode));
     return {
       status: { status: 'SENT' },
       log: {

@@ -1,5 +1,5 @@
 // The checks behind the health routes. Each answers instead of throwing: a down dependency is data.
-import type { AppDeps } from '../../app-types.ts';
+import type { AppDeps, ReadinessMemo } from '../../app-types.ts';
 import { pendingMigrations } from '../../db/migrate.ts';
 import { queueStats } from '../../queue/stats.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
@@ -50,11 +50,6 @@ export async function checkRedis(
   } catch (error) {
     return { ok: false, mode: 'redis', error: message(error) };
   }
-}
-
-/** Per app (buildApp creates it): migrations applied stay applied while it runs, so readiness stops asking. */
-export interface ReadinessMemo {
-  migrationsKnownApplied: boolean;
 }
 
 export function createReadinessMemo(): ReadinessMemo {

@@ -1,37 +1,26 @@
 // The addresses the inbound SMTP listener takes mail for, and nothing else (an open relay or a
 // catch-all would collect spam): the VERP return path of each send, `bounce-<email id>@bounces.<verified
-// domain>` (see send-job's envelopeFrom and domains' returnPathFor), and three fixed mailboxes at the
+// domain>` (see mail/addresses.ts and domains' returnPathFor), and three fixed mailboxes at the
 // service's mail domain — List-Unsubscribe's mailto, the DMARC `rua` address, and the feedback-loop
-// address ARF complaints are registered with.
+// address ARF complaints are registered with (their names live in mail/addresses.ts).
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
-import { systemMailDomain } from '../../mail/system-mail.ts';
+import {
+  DMARC_MAILBOX,
+  FEEDBACK_MAILBOX,
+  inboundMailDomain,
+  RETURN_PATH_LABEL,
+  UNSUBSCRIBE_MAILBOX,
+  VERP,
+} from '../../mail/addresses.ts';
 import { bareAddress } from '../emails/validate.ts';
-import { getPlatformSettings } from '../platform/service.ts';
-import { RETURN_PATH_LABEL } from '../domains/sending-settings.ts';
-
-export const UNSUBSCRIBE_MAILBOX = 'unsubscribe';
-export const DMARC_MAILBOX = 'dmarc-reports';
-export const FEEDBACK_MAILBOX = 'fbl';
-
-/** The domain of the fixed mailboxes when inbound mail is received; null when SMTP_INBOUND_PORT is off (advertise nothing). */
-export function inboundMailDomain(config: Pick<Config, 'smtpInboundPort' | 'publicUrl'>): string | null {
-  return config.smtpInboundPort > 0 ? systemMailDomain(config) : null;
-}
-
-/** `mailto:dmarc-reports@<mail domain>` for the DMARC record tenants publish, or null when inbound is off. */
-export function dmarcReportAddress(config: Pick<Config, 'smtpInboundPort' | 'publicUrl'>): string | null {
-  const domain = inboundMailDomain(config);
-  return domain ? `${DMARC_MAILBOX}@${domain}` : null;
-}
+import { getPlatformSettings } from '../../db/platform-settings.ts';
 
 export type InboundRecipient =
   | { kind: 'bounce'; emailId: string; tenantId: string }
   | { kind: 'unsubscribe' }
   | { kind: 'dmarc' }
   | { kind: 'feedback' };
-
-const VERP = /^bounce-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 /**
  * What an RCPT TO stands for, or null when it is none of ours. A return path is ours only while its

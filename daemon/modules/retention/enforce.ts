@@ -12,7 +12,7 @@ import {
   PARTITIONED_TABLES,
   type PartitionedTable,
 } from '../../db/partitions.ts';
-import { getPlatformSettings } from '../platform/service.ts';
+import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { allOverrides, platformPolicy, type Overrides } from './service.ts';
 import type { RetentionKind, RetentionPolicy } from '../../../shared/schemas/retention.ts';
 import type { WorkerContext } from '../../queue/types.ts';

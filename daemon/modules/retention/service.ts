@@ -3,7 +3,7 @@
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { ValidationError } from '../../errors.ts';
 import { recordAudit } from '../audit/service.ts';
-import { getPlatformSettings } from '../platform/service.ts';
+import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { requireTenantRole, type Actor, type TenantDeps } from '../tenants/service.ts';
 import type { PlatformSettings } from '../../../shared/schemas/platform.ts';
 import {

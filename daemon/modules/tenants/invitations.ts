@@ -114,6 +114,23 @@ export async function findLiveInvitation(
   return row ? { id: row.id, tenantId: row.tenant_id, role: row.role } : null;
 }
 
+/** What the sign-up page shows of a live invitation; null when it is unknown, used or expired. */
+export interface InvitationPreview {
+  email: string;
+  role: MemberRole;
+  tenantName: string;
+}
+
+/** Reads a live invitation by its token alone (no lock, nothing used): for the page behind the link. */
+export async function previewInvitation(sequelize: Sequelize, token: string): Promise<InvitationPreview | null> {
+  const [row] = await sequelize.query<{ email: string; role: MemberRole; tenant_name: string }>(
+    `SELECT i.email, i.role, t.name AS tenant_name FROM invitations i JOIN tenants t ON t.id = i.tenant_id
+      WHERE i.token_hash = :tokenHash AND i.accepted_at IS NULL AND i.expires_at > now()`,
+    { replacements: { tokenHash: hashToken(token) }, type: QueryTypes.SELECT },
+  );
+  return row ? { email: row.email, role: row.role, tenantName: row.tenant_name } : null;
+}
+
 /** Uses the invitation: the new admin joins its tenant with its role. */
 export async function acceptInvitation(
   sequelize: Sequelize,

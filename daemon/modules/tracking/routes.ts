@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { App, AppDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
+import { escapeHtml, sendPage } from '../../render/html-page.ts';
 import { recordClick, recordOpen, unsubscribe, unsubscribeTarget } from './service.ts';
 
 // A transparent 1×1 GIF.
@@ -13,13 +14,7 @@ const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBR
 const TokenParams = Type.Object({ token: Type.String({ minLength: 10, maxLength: 8192 }) });
 const Html = Type.String({ description: 'an HTML page' });
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><meta name="robots" content="noindex"><title>${title}</title></head><body style="font-family:sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem">${body}</body></html>`;
-}
+const linkNotValid = { lang: 'en', title: 'Link not valid', body: '<h1>This unsubscribe link is not valid.</h1>' };
 
 export default async function trackingRoutes(app: App, deps: AppDeps): Promise<void> {
   const open = { access: access.public() };
@@ -93,17 +88,12 @@ export default async function trackingRoutes(app: App, deps: AppDeps): Promise<v
         { userAgent: request.headers['user-agent'] },
         { token: request.params.token },
       );
-      reply
-        .header('content-type', 'text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .header('referrer-policy', 'no-referrer');
-      if (!target) return reply.code(404).send(page('Link not valid', '<h1>This unsubscribe link is not valid.</h1>'));
-      return reply.send(
-        page(
-          'Unsubscribe',
-          `<h1>Unsubscribe</h1><p>Stop e-mail to <strong>${escapeHtml(target.address)}</strong>?</p><form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`,
-        ),
-      );
+      if (!target) return sendPage(reply, 404, linkNotValid);
+      return sendPage(reply, 200, {
+        lang: 'en',
+        title: 'Unsubscribe',
+        body: `<h1>Unsubscribe</h1><p>Stop e-mail to <strong>${escapeHtml(target.address)}</strong>?</p><form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`,
+      });
     },
   );
 
@@ -119,12 +109,13 @@ export default async function trackingRoutes(app: App, deps: AppDeps): Promise<v
       },
     },
     async (request, reply) => {
-      reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store');
       if (!(await unsubscribe(deps, { userAgent: request.headers['user-agent'] }, { token: request.params.token })))
-        return reply.code(404).send(page('Link not valid', '<h1>This unsubscribe link is not valid.</h1>'));
-      return reply.send(
-        page('Unsubscribed', '<h1>You are unsubscribed.</h1><p>You will not receive these e-mails any more.</p>'),
-      );
+        return sendPage(reply, 404, linkNotValid);
+      return sendPage(reply, 200, {
+        lang: 'en',
+        title: 'Unsubscribed',
+        body: '<h1>You are unsubscribed.</h1><p>You will not receive these e-mails any more.</p>',
+      });
     },
   );
 }

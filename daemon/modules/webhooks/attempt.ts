@@ -7,10 +7,26 @@ import type { Config } from '../../config.ts';
 import { backoffDelayMs } from '../../queue/backoff.ts';
 import { USER_AGENT_LABEL } from '../../../shared/constants.ts';
 import { signStandardWebhook, signWebhookPayload } from '../../../shared/webhooks.ts';
-import type { ClaimedDelivery } from './delivery-store.ts';
 import { FAST_ANSWER_MS, retryAfterMs, type AnswerKind } from './endpoint-lane.ts';
 import { postToTarget, WebhookTransportError, type PostResult } from './http-post.ts';
 import type { DeliveryTarget } from './url-guard.ts';
+
+/** A delivery as a claim returns it (delivery-store.ts): what one attempt needs. */
+export interface ClaimedDelivery {
+  id: string;
+  /** created_at as PostgreSQL prints it (microseconds kept): with the id, the primary key. */
+  createdAt: string;
+  tenantId: string;
+  endpointId: string;
+  eventType: string;
+  /** The payload exactly as stored (json keeps the key order we sign). */
+  body: string;
+  attempt: number;
+  maxAttempts: number;
+  url: string;
+  secretEncrypted: string;
+  enabled: boolean;
+}
 
 export interface DeliveryOutcome {
   deliveryId: string;

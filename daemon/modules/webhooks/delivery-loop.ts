@@ -1,7 +1,7 @@
 // The webhook worker thread's delivery loop: claim as soon as a lane could use more work (the
 // dispatcher says so), otherwise every poll; on shutdown, let attempts in flight finish, settle
 // them and give back what was still waiting.
-import type { ThreadRuntime } from '../../jobs/thread.ts';
+import { onAbort, type ThreadRuntime } from '../../jobs/thread.ts';
 import { createWaker } from '../../jobs/wake.ts';
 import { createDispatcher, type DispatcherOptions } from './dispatcher.ts';
 
@@ -33,7 +33,7 @@ export async function runDeliveryLoop(
   });
   const waker = createWaker();
   dispatcher.onWantsClaim(() => waker.wake());
-  signal.addEventListener('abort', () => waker.wake(), { once: true });
+  onAbort(signal, () => waker.wake());
   const pollMs = Math.min(DELIVERY_POLL_MS, runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs);
 
   while (!signal.aborted) {

@@ -11,26 +11,10 @@
 // the first minute of a burst) the planner took the partial due index for `status = 'pending'` and
 // read all of it for every row: a settle of 400 outcomes took 670 ms with 100,000 entries in it.
 import { declare, type Sql } from '../../db/sql.ts';
-import type { DeliveryOutcome } from './attempt.ts';
+import type { ClaimedDelivery, DeliveryOutcome } from './attempt.ts';
 
 /** After this many failed attempts in a row (across deliveries) the endpoint is switched off. */
 export const AUTO_DISABLE_AFTER_FAILURES = 20;
-
-export interface ClaimedDelivery {
-  id: string;
-  /** created_at as PostgreSQL prints it (microseconds kept): with the id, the primary key. */
-  createdAt: string;
-  tenantId: string;
-  endpointId: string;
-  eventType: string;
-  /** The payload exactly as stored (json keeps the key order we sign). */
-  body: string;
-  attempt: number;
-  maxAttempts: number;
-  url: string;
-  secretEncrypted: string;
-  enabled: boolean;
-}
 
 interface RawClaimed {
   id: string;

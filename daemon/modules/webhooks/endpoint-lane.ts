@@ -74,6 +74,11 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
     this.slowStartBelow = ceiling;
   }
 
+  /** The engine's name for the lane's key (jobs/leased-batch.ts). */
+  get key(): string {
+    return this.endpointId;
+  }
+
   /** Attempts that may start now. */
   freeSlots(now = Date.now()): number {
     if (this.pausedUntil > now) return 0;
@@ -93,6 +98,11 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
   room(now = Date.now()): number {
     if (this.paused(now)) return 0;
     return Math.max(0, this.freeSlots(now) + this.waitingCap() - this.waiting.length);
+  }
+
+  /** Fewer deliveries wait than one round of its limit: a claim would keep it busy (jobs/leased-batch.ts). */
+  runningLow(): boolean {
+    return this.waiting.length < Math.floor(this.limit);
   }
 
   /** Enough claimed deliveries wait here: the next claims leave this endpoint's rows alone. */

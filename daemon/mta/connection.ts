@@ -1,0 +1,228 @@
+// One SMTP session with a recipient's MX host, on nodemailer's smtp-connection (ZoneMTA's client too):
+// bound to the configured source address, saying our EHLO name, STARTTLS whenever offered (or required
+// and checked, as the TLS policy demands), PIPELINING when the peer offers it, and one transaction per
+// message with all its recipients, answering a verdict per recipient.
+import type { TLSSocket, ConnectionOptions } from 'node:tls';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { classifyReply, deferredByError, type RecipientVerdict } from './outcome.ts';
+
+/** What TLS a session must have; built by tls-policy.ts for each MX host. */
+export interface TlsDemand {
+  /** `opportunistic`: STARTTLS when offered, unchecked; `required`: no TLS, no delivery. */
+  mode: 'opportunistic' | 'required';
+  /** Options for the TLS handshake (servername, CA, rejectUnauthorized). */
+  tls: ConnectionOptions;
+  /** A check of the peer once TLS is up (DANE's TLSA match); answers a failure or null. */
+  verifyPeer?: (socket: TLSSocket) => string | null;
+  /** MTA-STS `testing`: a failed check (or no STARTTLS) is reported for TLS-RPT, and delivery goes on. */
+  reportOnly?: boolean;
+}
+
+export interface SessionOptions {
+  ehloName: string;
+  /** The local address to bind (OUTBOUND_ADDRESS); unset = the system's choice. */
+  localAddress?: string;
+  port?: number;
+  connectTimeoutMs?: number;
+  greetingTimeoutMs?: number;
+  /** Inactivity allowed while waiting for a reply (RFC 5321 §4.5.3.2 wants minutes for DATA). */
+  socketTimeoutMs?: number;
+}
+
+export interface RecipientResult {
+  address: string;
+  verdict: RecipientVerdict;
+}
+
+export interface Envelope {
+  /** The return path; empty for the null sender. */
+  from: string;
+  to: string[];
+}
+
+/** Why a session could not be opened, in words for the last response, and whether TLS was the cause. */
+export class SessionFailure extends Error {
+  constructor(
+    message: string,
+    readonly tlsFailure: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+function describe(error: unknown): string {
+  const { code, response, message } = error as { code?: string; response?: string; message?: string };
+  if (response) return response.trim();
+  return code ? `${code}: ${message ?? ''}`.trim() : String(message ?? error);
+}
+
+/** What makes two demands interchangeable for a session already open. */
+export function demandKeyOf(demand: TlsDemand): string {
+  return [
+    demand.mode,
+    demand.tls.servername ?? '',
+    demand.verifyPeer ? 'verified' : '',
+    demand.reportOnly ? 'report' : '',
+  ].join('|');
+}
+
+export class SmtpSession {
+  messagesSent = 0;
+  /** An RFC 8460 result type this session's TLS failed with while delivery went on (`reportOnly`). */
+  tlsProblem: string | null = null;
+  /** Set once the session may not carry another message (an error, a reset, a timeout). */
+  broken = false;
+  private pending: ((error: unknown) => void) | null = null;
+  private closeListeners: (() => void)[] = [];
+
+  private constructor(
+    private readonly connection: SMTPConnection,
+    /** The MX host name this session talks to. */
+    readonly host: string,
+    readonly address: string,
+    /** The TLS demand it was opened under: an idle session serves only the same demand again. */
+    readonly demandKey: string,
+  ) {
+    connection.on('error', (error: unknown) => this.fail(error));
+    connection.on('end', () => this.fail(new Error('connection closed by the peer')));
+  }
+
+  get secure(): boolean {
+    return this.connection.secure;
+  }
+
+  /** Connects, greets, upgrades as `demand` says and checks the peer; throws a SessionFailure. */
+  static async open(host: string, address: string, demand: TlsDemand, options: SessionOptions): Promise<SmtpSession> {
+    const connection = new SMTPConnection({
+      host: address,
+      port: options.port ?? 25,
+      name: options.ehloName,
+      localAddress: options.localAddress,
+      servername: typeof demand.tls.servername === 'string' ? demand.tls.servername : host,
+      requireTLS: demand.mode === 'required',
+      opportunisticTLS: demand.mode === 'opportunistic',
+      tls: demand.tls,
+      connectionTimeout: options.connectTimeoutMs ?? 30_000,
+      greetingTimeout: options.greetingTimeoutMs ?? 30_000,
+      socketTimeout: options.socketTimeoutMs ?? 5 * 60_000,
+      allowInternalNetworkInterfaces: true,
+      logger: false,
+    });
+    const session = new SmtpSession(connection, host, address, demandKeyOf(demand));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        session.pending = reject;
+        connection.connect((error) => (error ? reject(error) : resolve()));
+      });
+    } catch (error) {
+      connection.close();
+      const text = describe(error);
+      // RFC 8460 §4.3 result types for what made a required TLS session fail: STARTTLS answered with
+      // a refusal (or not offered: nodemailer sends it anyway under requireTLS), or a failed handshake.
+      const { code, response } = error as { code?: string; response?: string };
+      const tlsFailure =
+        demand.mode !== 'required' || code !== 'ETLS'
+          ? null
+          : response
+            ? 'starttls-not-supported'
+            : 'validation-failure';
+      throw new SessionFailure(`${host} [${address}]: ${text}`, tlsFailure);
+    } finally {
+      session.pending = null;
+    }
+    if (!connection.secure) {
+      if (demand.mode === 'required') {
+        connection.close();
+        throw new SessionFailure(`${host} [${address}]: TLS required, not offered`, 'starttls-not-supported');
+      }
+      if (demand.reportOnly) session.tlsProblem = 'starttls-not-supported';
+      return session;
+    }
+    const peerProblem = demand.verifyPeer ? demand.verifyPeer(session.tlsSocket()) : null;
+    if (peerProblem && demand.reportOnly) session.tlsProblem = peerProblem;
+    else if (peerProblem) {
+      connection.close();
+      throw new SessionFailure(`${host} [${address}]: TLS ${peerProblem}`, peerProblem);
+    }
+    return session;
+  }
+
+  private tlsSocket(): TLSSocket {
+    // nodemailer keeps the upgraded socket here; it has no public accessor.
+    return (this.connection as unknown as { _socket: TLSSocket })._socket;
+  }
+
+  onClose(listener: () => void): void {
+    this.closeListeners.push(listener);
+  }
+
+  private fail(error: unknown): void {
+    this.broken = true;
+    const pending = this.pending;
+    this.pending = null;
+    pending?.(error);
+    this.notifyClosed();
+  }
+
+  /** Tells the pool once that this session no longer counts toward its connections. */
+  private notifyClosed(): void {
+    const listeners = this.closeListeners;
+    this.closeListeners = [];
+    for (const listener of listeners) listener();
+  }
+
+  /**
+   * One transaction: MAIL, every RCPT, DATA (pipelined when offered). Recipients the server took share
+   * the reply to DATA; refused ones keep the reply to their RCPT. A lost connection or a timeout before
+   * the reply to DATA defers everyone not refused already.
+   */
+  send(envelope: Envelope, message: Buffer): Promise<RecipientResult[]> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (results: RecipientResult[]) => {
+        if (settled) return;
+        settled = true;
+        this.pending = null;
+        this.messagesSent++;
+        resolve(results);
+      };
+      this.pending = (error) =>
+        finish(envelope.to.map((address) => ({ address, verdict: deferredByError(describe(error)) })));
+      this.connection.send({ from: envelope.from, to: envelope.to }, message, (error, info) => {
+        if (!error && info) {
+          const refused = new Map((info.rejectedErrors ?? []).map((e) => [e.recipient, describe(e)]));
+          finish(
+            envelope.to.map((address) => ({
+              address,
+              verdict: classifyReply(refused.get(address) ?? info.response),
+            })),
+          );
+          return;
+        }
+        const failure = error as { code?: string; response?: string; rejectedErrors?: { recipient?: string }[] };
+        // After a refused envelope or message the session could be reset and reused; a new session is
+        // simpler to trust, and refusals are rare enough not to matter to the throughput.
+        const refused = new Map((failure.rejectedErrors ?? []).map((e) => [e.recipient, describe(e)]));
+        finish(
+          envelope.to.map((address) => {
+            const reply = refused.get(address) ?? failure.response;
+            return { address, verdict: reply ? classifyReply(reply) : deferredByError(describe(error)) };
+          }),
+        );
+        // Closing emits 'end' at once: the verdicts above are already settled by then.
+        this.broken = true;
+        this.connection.close();
+        this.notifyClosed();
+      });
+    });
+  }
+
+  /** QUIT when the session is healthy, else just close. */
+  close(): void {
+    const wasBroken = this.broken;
+    this.broken = true;
+    if (wasBroken) this.connection.close();
+    else this.connection.quit();
+    this.notifyClosed();
+  }
+}

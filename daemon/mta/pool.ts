@@ -1,0 +1,176 @@
+// The connections to one destination (an MX host set): at most `maxConnections` sessions, each
+// recycled after `maxMessagesPerConnection` messages, idle ones reused by the next message whatever its
+// tenant, and closed after `idleTimeoutMs`. New sessions go to the MX hosts in route order, every address
+// of a host before the next host; a host that cannot be reached (refused, timed out, TLS demanded and
+// not given) passes the message to the next one, a host that answers decides (RFC 5321 §5.1).
+import { deferredByError } from './outcome.ts';
+import {
+  demandKeyOf,
+  SessionFailure,
+  SmtpSession,
+  type Envelope,
+  type RecipientResult,
+  type SessionOptions,
+  type TlsDemand,
+} from './connection.ts';
+import type { MxHost } from './mx.ts';
+
+export interface PoolLimits {
+  maxConnections: number;
+  maxMessagesPerConnection: number;
+  /** RCPTs per transaction; more recipients in one domain become several transactions (Postfix: 50). */
+  maxRecipientsPerTransaction: number;
+  idleTimeoutMs: number;
+}
+
+export const DEFAULT_POOL_LIMITS: PoolLimits = {
+  maxConnections: 10,
+  maxMessagesPerConnection: 100,
+  maxRecipientsPerTransaction: 50,
+  idleTimeoutMs: 10_000,
+};
+
+/** The TLS a host needs, or why it may not be used at all (MTA-STS enforce: not a listed MX). */
+export type TlsPlan = (host: MxHost) => TlsDemand | { refuse: string };
+
+/** A TLS outcome per MX host tried, for TLS-RPT. */
+export interface TlsAttempt {
+  host: string;
+  failure: string | null;
+}
+
+export interface DeliveryReport {
+  recipients: RecipientResult[];
+  /** The MX host that answered, when one did. */
+  host: string | null;
+  secure: boolean;
+  tlsAttempts: TlsAttempt[];
+}
+
+export class DestinationPool {
+  private readonly idle: { session: SmtpSession; timer: NodeJS.Timeout }[] = [];
+  private readonly waiters: (() => void)[] = [];
+  private open = 0;
+  private closed = false;
+
+  constructor(
+    private readonly limits: PoolLimits,
+    private readonly session: SessionOptions,
+  ) {}
+
+  /** Sessions open now (in use or idle). */
+  get connections(): number {
+    return this.open;
+  }
+
+  async deliver(hosts: MxHost[], tlsPlan: TlsPlan, envelope: Envelope, message: Buffer): Promise<DeliveryReport> {
+    const report: DeliveryReport = { recipients: [], host: null, secure: false, tlsAttempts: [] };
+    for (let i = 0; i < envelope.to.length; i += this.limits.maxRecipientsPerTransaction) {
+      const to = envelope.to.slice(i, i + this.limits.maxRecipientsPerTransaction);
+      const acquired = await this.acquire(hosts, tlsPlan, report.tlsAttempts);
+      if (!(acquired instanceof SmtpSession)) {
+        report.recipients.push(...to.map((address) => ({ address, verdict: deferredByError(acquired.reason) })));
+        continue;
+      }
+      report.host = acquired.host;
+      report.secure = acquired.secure;
+      report.recipients.push(...(await acquired.send({ from: envelope.from, to }, message)));
+      this.release(acquired);
+    }
+    return report;
+  }
+
+  private async acquire(
+    hosts: MxHost[],
+    tlsPlan: TlsPlan,
+    tlsAttempts: TlsAttempt[],
+  ): Promise<SmtpSession | { reason: string }> {
+    for (;;) {
+      if (this.closed) return { reason: 'delivery is shutting down' };
+      // An idle session serves this message only if the host is still in the route and the TLS policy
+      // (which may have changed since: a new MTA-STS policy, TLSA records) still asks for what it has.
+      const index = this.idle.findIndex(({ session }) => {
+        const host = hosts.find((candidate) => candidate.name === session.host);
+        const demand = host ? tlsPlan(host) : null;
+        return demand !== null && !('refuse' in demand) && demandKeyOf(demand) === session.demandKey;
+      });
+      if (index >= 0) {
+        const [idle] = this.idle.splice(index, 1);
+        clearTimeout(idle.timer);
+        if (!idle.session.broken) return idle.session;
+        continue;
+      }
+      if (this.open < this.limits.maxConnections) {
+        this.open++;
+        const opened = await this.connect(hosts, tlsPlan, tlsAttempts);
+        if (opened instanceof SmtpSession) {
+          opened.onClose(() => this.forget());
+          return opened;
+        }
+        this.forget();
+        return opened;
+      }
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  private async connect(
+    hosts: MxHost[],
+    tlsPlan: TlsPlan,
+    tlsAttempts: TlsAttempt[],
+  ): Promise<SmtpSession | { reason: string }> {
+    const failures: string[] = [];
+    for (const host of hosts) {
+      const demand = tlsPlan(host);
+      if ('refuse' in demand) {
+        failures.push(`${host.name}: ${demand.refuse}`);
+        continue;
+      }
+      for (const address of host.addresses) {
+        try {
+          const session = await SmtpSession.open(host.name, address, demand, this.session);
+          if (session.secure || demand.mode === 'required' || demand.reportOnly)
+            tlsAttempts.push({ host: host.name, failure: session.tlsProblem });
+          return session;
+        } catch (error) {
+          const failure = error instanceof SessionFailure ? error : new SessionFailure(String(error));
+          failures.push(failure.message);
+          if (failure.tlsFailure) tlsAttempts.push({ host: host.name, failure: failure.tlsFailure });
+        }
+      }
+    }
+    return { reason: failures.length > 0 ? failures.join('; ') : 'no MX host to try' };
+  }
+
+  private release(session: SmtpSession): void {
+    if (session.broken) return; // its close already freed its place
+    if (this.closed || session.messagesSent >= this.limits.maxMessagesPerConnection) {
+      session.close();
+      return;
+    }
+    const timer = setTimeout(() => {
+      const index = this.idle.findIndex((entry) => entry.session === session);
+      if (index >= 0) this.idle.splice(index, 1);
+      session.close();
+    }, this.limits.idleTimeoutMs);
+    timer.unref();
+    this.idle.push({ session, timer });
+    this.waiters.shift()?.();
+  }
+
+  /** A session ended (or never opened): its place goes to the next waiter. */
+  private forget(): void {
+    this.open--;
+    this.waiters.shift()?.();
+  }
+
+  /** Closes idle sessions and refuses new work; sessions in use close when their message is done. */
+  close(): void {
+    this.closed = true;
+    for (const { session, timer } of this.idle.splice(0)) {
+      clearTimeout(timer);
+      session.close();
+    }
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+}
