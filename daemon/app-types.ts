@@ -15,6 +15,7 @@ import type { TenantStateCache } from './modules/tenants/state-cache.ts';
 import type { AcceptGroups } from './modules/emails/accept-groups.ts';
 import type { MailResources } from './mail/resources.ts';
 import type { DkimSigningCache } from './modules/domains/signing.ts';
+import type { EventLoopMonitor } from './modules/metrics/event-loop.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -46,6 +47,8 @@ export interface ModuleDeps extends AppDeps, MailResources {
   acceptGroups: AcceptGroups;
   /** What the readiness check has learnt once and need not ask again (health/service.ts). */
   readiness: ReadinessMemo;
+  /** This process's event-loop delay, for /metrics and the doctor (metrics/event-loop.ts). */
+  eventLoop: EventLoopMonitor;
 }
 
 /** Per app (buildApp creates it): migrations applied stay applied while it runs, so readiness stops asking. */

@@ -16,6 +16,8 @@ import { ErrorBody } from '../shared/schemas/common.ts';
 import type { TlsPair } from './tls.ts';
 import { componentName, describeOperation } from './openapi.ts';
 import healthRoutes from './modules/health/routes.ts';
+import metricsRoutes from './modules/metrics/routes.ts';
+import { createEventLoopMonitor } from './modules/metrics/event-loop.ts';
 import authRoutes from './modules/auth/routes.ts';
 import tenantRoutes from './modules/tenants/routes.ts';
 import platformRoutes from './modules/platform/routes.ts';
@@ -113,12 +115,17 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   app.addHook('onClose', async () => tenantState.close());
   const mail = createMailResources(appDeps.config, appDeps.secrets, appDeps.dkimSigning);
   app.addHook('onClose', async () => closeMailResources(mail));
+  const eventLoop = createEventLoopMonitor();
+  // Measured from the moment the app serves: loading modules and migrating at boot are not stalls.
+  app.addHook('onReady', async () => eventLoop.reset());
+  app.addHook('onClose', async () => eventLoop.close());
   const deps: ModuleDeps = {
     ...appDeps,
     ...mail,
     tenantState,
     acceptGroups: createAcceptGroups(appDeps.db.sql),
     readiness: createReadinessMemo(),
+    eventLoop,
   };
 
   app.addSchema(ErrorBody);
@@ -199,6 +206,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   );
 
   await app.register(healthRoutes, deps);
+  await app.register(metricsRoutes, deps);
   await app.register(authRoutes, deps);
   await app.register(tenantRoutes, deps);
   await app.register(platformRoutes, deps);

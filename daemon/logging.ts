@@ -28,7 +28,10 @@ export function createDaemonLogger(
 }
 
 export function isHealthPoll(url: string | undefined): boolean {
-  return url !== undefined && (url === '/health' || url.startsWith('/health/') || url.startsWith('/health?'));
+  return (
+    url !== undefined &&
+    (url === '/health' || url.startsWith('/health/') || url.startsWith('/health?') || url === '/metrics')
+  );
 }
 
 /**

@@ -22,6 +22,7 @@ const NOT_ADMIN: Record<string, string> = {
   getHealth: 'liveness probe for load balancers and systemd (`svc daemon status` reads /health/ready)',
   getHealthDb: 'probe for load balancers; /health/ready, which `svc daemon status` shows, runs the same check',
   getHealthRedis: 'probe for load balancers; /health/ready, which `svc daemon status` shows, runs the same check',
+  getMetrics: "scraped by Prometheus; `svc doctor` reports the same event-loop delay from the daemon's own monitor",
 };
 
 /** Admin operations only `svc api` reaches, and why (none today: keep it short and justified). */

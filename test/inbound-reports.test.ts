@@ -2,7 +2,9 @@
 // multipart/mixed, plain NDRs against auto-replies, ARF identities, DMARC parsing and its limits.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { gzipSync, zipSync } from 'fflate';
+import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { zipArchive } from './helpers/archives.ts';
 import { readReport } from '../daemon/modules/inbound-mail/mime.ts';
 import { readArf, readDsn, readPlainNdr } from '../daemon/modules/inbound-mail/reports.ts';
 import {
@@ -136,20 +138,70 @@ test("DMARC: a single record, the header-From domain's DKIM result preferred, do
   ]);
 });
 
-test('DMARC: gzip and zip are recognised by their bytes; other attachments are not reports; bombs and non-reports refused', () => {
-  assert.is(reportXml(gzipSync(Buffer.from(xml))), xml);
-  assert.is(reportXml(zipSync({ 'report.xml': Buffer.from(xml) })), xml);
-  assert.is(reportXml(Buffer.from('%PDF-1.4 not a report')), null);
-  const bomb = gzipSync(new Uint8Array(MAX_REPORT_XML_BYTES + 1));
-  assert.throws(
-    () => reportXml(bomb),
-    (error: Error) => error instanceof UnreadableReportError,
+/** The reason an attachment is refused with, or null when it is not. */
+const refusal = (content: Uint8Array) =>
+  reportXml(content).then(
+    () => null,
+    (error: Error) => (error instanceof UnreadableReportError ? error.message : `not ours: ${error.message}`),
   );
-  assert.is(reportXml(zipSync({ 'report.xml': new Uint8Array(MAX_REPORT_XML_BYTES + 1) })), null);
+
+test('DMARC: gzip and zip are recognised by their bytes; other attachments are not reports; bombs and non-reports refused', async () => {
+  assert.is(await reportXml(gzipSync(Buffer.from(xml))), xml);
+  assert.is(await reportXml(zipArchive([{ name: 'report.xml', content: Buffer.from(xml) }])), xml);
+  assert.is(await reportXml(Buffer.from('%PDF-1.4 not a report')), null);
+  assert.match(
+    (await refusal(gzipSync(new Uint8Array(MAX_REPORT_XML_BYTES + 1))))!,
+    /the gzip report inflates more than 200 times its compressed size .*: a decompression bomb/,
+  );
+  // Text that deflates only ~1.3:1 passes the ratio guard and meets the size cap.
+  const incompressible = Buffer.from(randomBytes(MAX_REPORT_XML_BYTES * 0.75 + 3).toString('base64'));
+  assert.match(
+    (await refusal(gzipSync(incompressible, { level: 1 })))!,
+    /the gzip report inflates past the 20971520-byte limit \(its header claims \d+ bytes\)/,
+  );
+  assert.match(
+    (await refusal(zipArchive([{ name: 'report.xml', content: Buffer.alloc(MAX_REPORT_XML_BYTES + 1) }])))!,
+    /zip entry "report\.xml" inflates more than 200 times its compressed size/,
+  );
+  assert.match(
+    (await refusal(
+      zipArchive([{ name: 'report.xml', content: Buffer.alloc(MAX_REPORT_XML_BYTES + 1), stored: true }]),
+    ))!,
+    /zip entry "report\.xml" inflates past the 20971520-byte limit/,
+  );
   assert.throws(
     () => parseAggregateReport('<html><body>hi</body></html>'),
     (error: Error) => /no <feedback> element/.test(error.message),
   );
+});
+
+test('DMARC: zips that lie about an entry, hide one or are built oddly are refused with the reason', async () => {
+  const content = Buffer.from(xml);
+  const cases: [Buffer, RegExp][] = [
+    [zipArchive([{ name: 'report.xml', content, crc: 1 }]), /zip entry "report\.xml" fails its CRC check/],
+    [
+      zipArchive([{ name: 'report.xml', content, stored: true, crc: 1 }]),
+      /zip entry "report\.xml" fails its CRC check/,
+    ],
+    [
+      zipArchive([{ name: 'report.xml', content, claimedSize: 10 }]),
+      /zip entry "report\.xml" inflates to \d+ bytes, not the 10 its header claims/,
+    ],
+    [
+      zipArchive(Array.from({ length: 6 }, (_, i) => ({ name: `r${i}.xml`, content }))),
+      /the zip has 6 entries; a report has one \(at most 5 accepted\)/,
+    ],
+    [zipArchive([{ name: 'inner.gz', content }]), /zip entry "inner\.gz" is itself an archive/],
+    [zipArchive([{ name: 'report.xml', content: zipArchive([{ name: 'a.xml', content }]) }]), /is itself an archive/],
+    [gzipSync(gzipSync(content)), /the gzip report is itself an archive/],
+    [gzipSync(content).subarray(0, 40), /the gzip report is truncated/],
+  ];
+  for (const [archive, reason] of cases) assert.match((await refusal(archive)) ?? 'accepted', reason);
+  const zip = zipArchive([{ name: 'report.xml', content }]);
+  // The entry's data cut short: its central directory still says where it ends.
+  const cut = Buffer.concat([zip.subarray(0, 60), zip.subarray(zip.length - 22 - 46 - 10)]);
+  assert.match((await refusal(cut)) ?? 'accepted', /zip/);
+  assert.is(await reportXml(zipArchive([{ name: 'readme.txt', content: Buffer.from('hi') }])), null);
 });
 
 test.run();

@@ -226,6 +226,7 @@ test('svc doctor against a misconfigured daemon: one line per check with the fix
       'migrations',
       'queues',
       'disk',
+      'event-loop',
     ]);
     assert.is(checks.secret.ok, false);
     assert.match(checks.secret.fix!, /Set JWT_SECRET to the same value on every node/);

@@ -12,7 +12,7 @@ export default class DoctorCommand extends SvcCommand<typeof DoctorCommand> {
     'Asks the daemon (GET /platform/doctor, platform admins) or, with --local, runs the same checks here from the ' +
     "daemon's environment variables (DATABASE_URL, JWT_SECRET, SMTP_URL, …). Checks: the shared secret, PUBLIC_URL, " +
     'the relay (EHLO, STARTTLS, AUTH), the platform sender domain, Redis when several nodes run, migrations, queues, ' +
-    'disk. Exits 1 when any check fails, so a deploy pipeline can gate on it.';
+    "disk, and the answering daemon's event-loop delay. Exits 1 when any check fails, so a deploy pipeline can gate on it.";
   static override examples = [
     '<%= config.bin %> doctor',
     '<%= config.bin %> doctor --json',
@@ -28,8 +28,10 @@ export default class DoctorCommand extends SvcCommand<typeof DoctorCommand> {
   async run(): Promise<DoctorReport> {
     const report = this.flags.local ? await runLocalDoctor() : await this.client.doctor();
     for (const check of report.checks) {
-      this.log(`${check.ok ? chalk.green('✓') : chalk.red('✗')} ${check.name.padEnd(16)} ${check.message}`);
-      if (!check.ok && check.fix) this.log(`  ${' '.repeat(16)} ${chalk.dim('fix:')} ${check.fix}`);
+      // A passing check with advice is a warning (e.g. event-loop): shown, but it does not fail the run.
+      const mark = !check.ok ? chalk.red('✗') : check.fix ? chalk.yellow('!') : chalk.green('✓');
+      this.log(`${mark} ${check.name.padEnd(16)} ${check.message}`);
+      if (check.fix) this.log(`  ${' '.repeat(16)} ${chalk.dim('fix:')} ${check.fix}`);
     }
     if (!report.ok) process.exitCode = EXIT.refused;
     return report;

@@ -8,6 +8,7 @@ import type { AppDeps } from '../app-types.ts';
 import { SEND_BODY_LIMIT_BYTES } from '../modules/emails/validate.ts';
 import { classifyRecipient, type InboundRecipient } from '../modules/inbound-mail/addresses.ts';
 import { handleInboundMessage } from '../modules/inbound-mail/service.ts';
+import { createInboundReader, UnreadableMessageError } from '../modules/inbound-mail/reader.ts';
 
 /** As large as a message the HTTP API accepts: a DSN returning one of our sends in full must fit. */
 export const INBOUND_MAX_MESSAGE_BYTES = SEND_BODY_LIMIT_BYTES;
@@ -34,6 +35,8 @@ export function createInboundServer(
   options: { tls?: { key: string | Buffer; cert: string | Buffer } } = {},
 ): SMTPServer {
   const { sequelize } = deps.db;
+  // Messages are parsed in a thread of this listener's own (started at the first message, ended with it).
+  const reader = createInboundReader();
   const server: SMTPServer = new SMTPServer({
     name: new URL(deps.config.publicUrl).hostname || undefined,
     banner: 'inbound mail for bounces, complaints, unsubscribes and DMARC reports',
@@ -90,7 +93,7 @@ export function createInboundServer(
         }
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
         handleInboundMessage(
-          { sequelize, config: deps.config, secrets: deps.secrets, log: deps.log },
+          { sequelize, config: deps.config, secrets: deps.secrets, log: deps.log, reader },
           { mailFrom, recipients: session.recipients ?? [], raw: Buffer.concat(chunks) },
         ).then(
           (outcome) => {
@@ -101,6 +104,11 @@ export function createInboundServer(
             callback(null, `Accepted: ${outcome.handled}${outcome.count ? ` (${outcome.count})` : ''}`);
           },
           (error: Error) => {
+            if (error instanceof UnreadableMessageError) {
+              // Too slow or too large to parse: sending it again would do the same.
+              deps.log.warn({ from: mailFrom, err: error.message }, 'inbound mail refused: unreadable');
+              return callback(smtpError('The message could not be read.', 554));
+            }
             deps.log.warn({ err: error.message }, 'inbound mail could not be recorded');
             callback(smtpError('Temporary failure recording the message, try again later.', 451));
           },
@@ -110,6 +118,7 @@ export function createInboundServer(
     },
   });
   server.on('error', (error) => deps.log.warn({ err: error.message }, 'inbound SMTP connection error'));
+  server.server.once('close', () => void reader.close());
   return server;
 }
 

@@ -1,10 +1,14 @@
 // DMARC aggregate reports (RFC 7489 §7.2, appendix C): the XML document, sent plain, gzip'd or zipped
 // (RFC 7489 §7.2.1.1 names both; Google zips, Microsoft and Yahoo gzip). Recognised by their first
 // bytes, not the attachment's declared type, which reporters get wrong (application/octet-stream).
-import { gunzipSync, unzipSync } from 'fflate';
+// Runs in the report reader's worker thread (report-reader.ts), never on the daemon's event loop:
+// inflating and parsing megabytes of XML takes seconds of CPU.
 import { XMLParser } from 'fast-xml-parser';
+import { gunzipBounded, isGzip, isZip, UnreadableReportError, unzipBounded } from './archive.ts';
 
-/** Larger uncompressed reports are refused: a zip bomb must not cost memory (real reports are kilobytes). */
+export { UnreadableReportError };
+
+/** Larger uncompressed reports are refused, whatever their headers claim (real reports are kilobytes). */
 export const MAX_REPORT_XML_BYTES = 20 * 1024 * 1024;
 
 export interface DmarcRecord {
@@ -32,27 +36,16 @@ export interface DmarcAggregateReport {
   records: DmarcRecord[];
 }
 
-export class UnreadableReportError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UnreadableReportError';
-  }
-}
-
-/** The XML text of an attachment: gzip (1f 8b), zip (PK\x03\x04, first .xml entry) or plain XML; null when none of those. */
-export function reportXml(content: Uint8Array): string | null {
-  if (content[0] === 0x1f && content[1] === 0x8b) {
-    // ISIZE, the gzip trailer, states the uncompressed size (mod 2^32) before anything is inflated.
-    const size = Buffer.from(content.subarray(content.length - 4)).readUInt32LE(0);
-    if (size > MAX_REPORT_XML_BYTES) throw new UnreadableReportError(`the gzip report inflates to ${size} bytes`);
-    return Buffer.from(gunzipSync(content)).toString('utf8');
-  }
-  if (content[0] === 0x50 && content[1] === 0x4b && content[2] === 0x03 && content[3] === 0x04) {
-    const files = unzipSync(content, {
-      filter: (file) => /\.xml$/i.test(file.name) && file.originalSize <= MAX_REPORT_XML_BYTES,
-    });
-    const name = Object.keys(files)[0];
-    return name ? Buffer.from(files[name]).toString('utf8') : null;
+/**
+ * The XML text of an attachment: gzip (1f 8b), zip (PK\x03\x04, its first .xml entry) or plain XML;
+ * null when none of those. Throws UnreadableReportError (with the reason) for an archive that is
+ * too large once inflated, truncated, corrupt, nested or crowded.
+ */
+export async function reportXml(content: Uint8Array): Promise<string | null> {
+  if (isGzip(content)) return (await gunzipBounded(content, MAX_REPORT_XML_BYTES)).toString('utf8');
+  if (isZip(content)) {
+    const xml = (await unzipBounded(content, MAX_REPORT_XML_BYTES)).find((entry) => /\.xml$/i.test(entry.name));
+    return xml ? xml.content.toString('utf8') : null;
   }
   const text = Buffer.from(content.subarray(0, 512))
     .toString('utf8')

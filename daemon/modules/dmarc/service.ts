@@ -7,7 +7,7 @@ import type { TenantContext } from '../../context.ts';
 import { NotFoundError } from '../../errors.ts';
 import type { DmarcReportBody, DmarcSource } from '../../../shared/schemas/dmarc.ts';
 import { insertReport, ownersOfDomain, tenantHasDomain, pageOfReports, recordsOf, type RecordRow } from './model.ts';
-import { parseAggregateReport, reportXml } from './parse.ts';
+import type { AttachmentOutcome } from './attachments.ts';
 
 export interface DmarcLog {
   info(details: object, message: string): void;
@@ -26,24 +26,22 @@ export interface ReceiveResult {
   dropped: number;
 }
 
-/** Reads every attachment that is a report and stores it; never throws for the content of the mail. */
-export async function receiveAggregateReports(deps: DmarcDeps, attachments: Uint8Array[]): Promise<ReceiveResult> {
+/**
+ * Stores every report read from a message's attachments (attachments.ts, in the inbound reader's
+ * thread) and logs each refused one with the reason; never throws for the content of the mail.
+ */
+export async function receiveAggregateReports(
+  deps: DmarcDeps,
+  attachments: AttachmentOutcome[],
+): Promise<ReceiveResult> {
   const result: ReceiveResult = { stored: 0, dropped: 0 };
-  for (const content of attachments) {
-    let report;
-    try {
-      const xml = reportXml(content);
-      if (xml === null) continue;
-      report = parseAggregateReport(xml);
-    } catch (error) {
-      // Ours (UnreadableReportError) or fflate's and the XML parser's: a broken attachment either way.
-      deps.log.warn(
-        { err: error instanceof Error ? error.message : String(error) },
-        'DMARC report dropped: unreadable',
-      );
+  for (const outcome of attachments) {
+    if (outcome.kind === 'unreadable') {
+      deps.log.warn({ err: outcome.reason, filename: outcome.filename }, 'DMARC report dropped: unreadable');
       result.dropped++;
       continue;
     }
+    const { report } = outcome;
     const owners = await ownersOfDomain(deps.sequelize, report.domain);
     if (owners.length === 0) {
       deps.log.info(

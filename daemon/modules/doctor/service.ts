@@ -12,6 +12,7 @@ import { smtpSettingsFromUrl, verifySmtp } from '../../mail/transport.ts';
 import { queueStats } from '../../queue/stats.ts';
 import { SYSTEM_SENDER_FIX, systemSenderStatus } from '../../mail/system-mail.ts';
 import { seenNodes } from './nodes.ts';
+import type { EventLoopMonitor } from '../metrics/event-loop.ts';
 import type { DoctorCheck, DoctorReport } from '../../../shared/schemas/doctor.ts';
 
 export interface DoctorDeps {
@@ -22,7 +23,17 @@ export interface DoctorDeps {
   redis: Redis | null;
   /** True on the embedded PGlite (one node by construction). */
   embedded: boolean;
+  /** The answering daemon's event-loop delay; absent for `svc doctor --local` (no daemon in this process). */
+  eventLoop?: EventLoopMonitor;
 }
+
+/**
+ * Event-loop delay above which the doctor warns (over the last one to two minutes): p99 at the
+ * inbound rule's own bound ("nothing a stranger sends blocks the loop for more than ~50 ms"), and
+ * any single stall long enough for clients to notice.
+ */
+export const EVENT_LOOP_P99_WARN_MS = 50;
+export const EVENT_LOOP_MAX_WARN_MS = 250;
 
 const MIN_FREE_BYTES = 1024 ** 3;
 const MIN_FREE_RATIO = 0.05;
@@ -236,6 +247,25 @@ async function checkDisk({ config }: DoctorDeps): Promise<DoctorCheck> {
   return pass('disk', `${gib(free)} free of ${gib(total)} under DATA_DIR.`);
 }
 
+function checkEventLoop({ eventLoop }: DoctorDeps): DoctorCheck {
+  if (!eventLoop)
+    return pass(
+      'event-loop',
+      'Measured by a running daemon: run svc doctor without --local to see its event-loop delay.',
+    );
+  const delay = eventLoop.recent();
+  const measured = `p99 ${delay.p99Ms.toFixed(0)} ms, max ${delay.maxMs.toFixed(0)} ms over the last minute or two`;
+  // A warning, not a failure: a stall is over by the time it is seen, and must not gate a deploy.
+  if (delay.p99Ms >= EVENT_LOOP_P99_WARN_MS || delay.maxMs >= EVENT_LOOP_MAX_WARN_MS)
+    return {
+      name: 'event-loop',
+      ok: true,
+      message: `Warning: the event loop of the answering daemon was held up (${measured}; warns from p99 ${EVENT_LOOP_P99_WARN_MS} ms or max ${EVENT_LOOP_MAX_WARN_MS} ms): every request and SMTP session waited.`,
+      fix: 'Look at the log around that time and at /metrics (svc_event_loop_delay_*); check that the node has CPU to spare.',
+    };
+  return pass('event-loop', `Event-loop delay ${measured}.`);
+}
+
 const CHECKS: { name: string; run: (deps: DoctorDeps) => DoctorCheck | Promise<DoctorCheck> }[] = [
   { name: 'secret', run: checkSecret },
   { name: 'public-url', run: checkPublicUrl },
@@ -245,6 +275,7 @@ const CHECKS: { name: string; run: (deps: DoctorDeps) => DoctorCheck | Promise<D
   { name: 'migrations', run: checkMigrations },
   { name: 'queues', run: checkQueues },
   { name: 'disk', run: checkDisk },
+  { name: 'event-loop', run: checkEventLoop },
 ];
 
 /** The table a query needed and did not find (PostgreSQL 42P01): the database is not migrated. */

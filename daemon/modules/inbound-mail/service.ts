@@ -3,7 +3,6 @@
 // go through the provider receivers' outcome path (applyProviderReport), a
 // plain non-delivery report to a return path likewise, the List-Unsubscribe mailto through the
 // one-click unsubscribe, DMARC aggregate reports into the dmarc module. Knows no SMTP.
-import { simpleParser } from 'mailparser';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
@@ -12,8 +11,8 @@ import { insertKeptReport } from '../inbound/kept-reports.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { unsubscribe } from '../tracking/service.ts';
 import { receiveAggregateReports, type DmarcLog } from '../dmarc/service.ts';
+import type { InboundReader } from './reader.ts';
 import type { InboundRecipient } from './addresses.ts';
-import { readReport } from './mime.ts';
 import { readArf, readDsn, readPlainNdr } from './reports.ts';
 import { verifyFeedbackSigner } from './feedback-auth.ts';
 
@@ -22,6 +21,8 @@ export interface InboundMailDeps {
   config: Config;
   secrets: Pick<Secrets, 'linkSigningKey' | 'encryptionKey'>;
   log: DmarcLog;
+  /** Parses the raw message in its own thread, off the event loop (reader.ts). */
+  reader: InboundReader;
 }
 
 export interface InboundMessage {
@@ -37,9 +38,6 @@ export interface InboundOutcome {
   /** Logs, suppressions or reports affected. */
   count: number;
 }
-
-/** Unsubscribe tokens (link-tokens.ts: base64url of iv · tag · ciphertext) are long; words this long are candidates. */
-const TOKEN_CANDIDATE = /[A-Za-z0-9_-]{60,}/g;
 
 async function applyAll(
   deps: InboundMailDeps,
@@ -97,8 +95,12 @@ async function recipientsOfLog(sequelize: Sequelize, emailId: string): Promise<s
 }
 
 export async function handleInboundMessage(deps: InboundMailDeps, message: InboundMessage): Promise<InboundOutcome> {
-  const text = message.raw.toString('utf8');
-  const report = readReport(text);
+  const kinds = new Set(message.recipients.map((r) => r.kind));
+  const read = await deps.reader.read(message.raw, {
+    dmarc: kinds.has('dmarc'),
+    unsubscribeTokens: kinds.has('unsubscribe'),
+  });
+  const report = read.report;
   const bounce = message.recipients.find(
     (r): r is Extract<InboundRecipient, { kind: 'bounce' }> => r.kind === 'bounce',
   );
@@ -134,28 +136,12 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
       : { handled: 'ignored', count: 0 };
   }
 
-  const kinds = new Set(message.recipients.map((r) => r.kind));
-  if (kinds.has('dmarc')) {
-    const parsed = await simpleParser(message.raw, {
-      skipHtmlToText: true,
-      skipTextToHtml: true,
-      skipImageLinks: true,
-    });
-    const result = await receiveAggregateReports(
-      { sequelize: deps.sequelize, log: deps.log },
-      parsed.attachments.map((a) => a.content),
-    );
+  if (read.dmarc) {
+    const result = await receiveAggregateReports({ sequelize: deps.sequelize, log: deps.log }, read.dmarc);
     return { handled: 'dmarc', count: result.stored };
   }
-  if (kinds.has('unsubscribe')) {
-    const parsed = await simpleParser(message.raw, {
-      skipHtmlToText: true,
-      skipTextToHtml: true,
-      skipImageLinks: true,
-    });
-    // The mailto puts the token in the subject; some clients move it into the body, so both are read.
-    const candidates = [...`${parsed.subject ?? ''}\n${parsed.text ?? ''}`.matchAll(TOKEN_CANDIDATE)].map((m) => m[0]);
-    for (const token of new Set(candidates)) {
+  if (read.unsubscribeTokens !== null) {
+    for (const token of read.unsubscribeTokens) {
       if (
         await unsubscribe(
           { db: { sequelize: deps.sequelize }, secrets: { linkSigningKey: deps.secrets.linkSigningKey } },

@@ -1,5 +1,5 @@
 // GET/PATCH /platform/settings (platform admins only).
-import type { App, AppDeps } from '../../app-types.ts';
+import type { App, ModuleDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
 import { adminIdOf } from '../../plugins/auth.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
@@ -8,7 +8,7 @@ import { readPlatformSettings, updatePlatformSettings } from './service.ts';
 import { runDoctor } from '../doctor/service.ts';
 import { DoctorReport } from '../../../shared/schemas/doctor.ts';
 
-export default async function platformRoutes(app: App, deps: AppDeps): Promise<void> {
+export default async function platformRoutes(app: App, deps: ModuleDeps): Promise<void> {
   const tags = ['platform'];
   const config = { access: access.session({ tenant: false, platformAdmin: true }) };
   const errors = { 401: ErrorBody, 403: ErrorBody };
@@ -58,6 +58,7 @@ export default async function platformRoutes(app: App, deps: AppDeps): Promise<v
         sequelize,
         redis: deps.redis,
         embedded: deps.db.embedded,
+        eventLoop: deps.eventLoop,
       }),
   );
 }

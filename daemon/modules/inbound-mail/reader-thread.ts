@@ -1,0 +1,45 @@
+// The inbound reader's thread (reader.ts starts it): every parse of a stranger's raw message — MIME
+// of a report, DMARC attachments, the tokens in an unsubscribe mail — one at a time, so
+// that a 15 MB message or a lying archive costs this thread's time and never the event loop's.
+// Answers plain data; no database, no state between messages.
+import { parentPort } from 'node:worker_threads';
+import { simpleParser } from 'mailparser';
+import { readDmarcAttachments } from '../dmarc/attachments.ts';
+import { readReport, type ReportMessage } from './mime.ts';
+import { READ_PART_MAX_CHARS, type ReaderRequest, type ReaderResponse, type ReadMessage } from './reader.ts';
+
+/** Unsubscribe tokens (link-tokens.ts: base64url of iv · tag · ciphertext) are long; words this long are candidates. */
+const TOKEN_CANDIDATE = /[A-Za-z0-9_-]{60,}/g;
+/** More candidates than any honest mail holds; each costs a decryption attempt on the event loop. */
+const MAX_TOKEN_CANDIDATES = 20;
+
+async function unsubscribeTokens(raw: Buffer): Promise<string[]> {
+  const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+  // The mailto puts the token in the subject; some clients move it into the body, so both are read.
+  const candidates = `${parsed.subject ?? ''}\n${parsed.text ?? ''}`.matchAll(TOKEN_CANDIDATE);
+  return [...new Set([...candidates].map((match) => match[0]))].slice(0, MAX_TOKEN_CANDIDATES);
+}
+
+function cutBodies(report: ReportMessage): ReportMessage {
+  return { ...report, parts: report.parts.map((part) => ({ ...part, body: part.body.slice(0, READ_PART_MAX_CHARS) })) };
+}
+
+async function run(request: ReaderRequest): Promise<ReadMessage> {
+  const raw = Buffer.from(request.raw.buffer, request.raw.byteOffset, request.raw.byteLength);
+  return {
+    report: cutBodies(readReport(raw.toString('utf8'))),
+    dmarc: request.wanted.dmarc ? await readDmarcAttachments(raw) : null,
+    unsubscribeTokens: request.wanted.unsubscribeTokens ? await unsubscribeTokens(raw) : null,
+  };
+}
+
+parentPort!.on('message', (request: ReaderRequest) => {
+  run(request).then(
+    (result) => parentPort!.postMessage({ id: request.id, result } satisfies ReaderResponse),
+    (error: unknown) =>
+      parentPort!.postMessage({
+        id: request.id,
+        error: error instanceof Error ? error.message : String(error),
+      } satisfies ReaderResponse),
+  );
+});

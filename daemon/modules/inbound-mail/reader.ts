@@ -1,0 +1,150 @@
+// Strangers' mail is parsed in a thread of the inbound listener's own, one message at a time: on the
+// event loop, MIME of a 2 MB message took 40–60 ms (readReport) and mailparser on 15 MB held it
+// ~100 ms, fast-xml-parser takes ~0.3 s per MB of report, and a zip bomb's inflation is CPU however
+// well it is capped. The loop only posts the raw message and awaits plain data (reader-thread.ts).
+// A message that runs past READ_TIMEOUT_MS or exhausts the thread's heap costs only that thread,
+// which is replaced; that message is refused (UnreadableMessageError), the queue goes on.
+import { Worker } from 'node:worker_threads';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { AttachmentOutcome } from '../dmarc/attachments.ts';
+import type { ReportMessage } from './mime.ts';
+
+/** What to read besides the report structure, decided by the recipients before the message is sent over. */
+export interface ReadWanted {
+  /** The DMARC reports attached (dmarc/attachments.ts). */
+  dmarc: boolean;
+  /** The candidate unsubscribe tokens in the subject and plain text (where the mailto puts its token). */
+  unsubscribeTokens: boolean;
+}
+export interface ReadMessage {
+  /** The message's header and MIME leaf parts (mime.ts readReport), each body cut at READ_PART_MAX_CHARS. */
+  report: ReportMessage;
+  dmarc: AttachmentOutcome[] | null;
+  unsubscribeTokens: string[] | null;
+}
+export interface ReaderRequest {
+  id: number;
+  raw: Uint8Array;
+  wanted: ReadWanted;
+}
+export type ReaderResponse = { id: number; result: ReadMessage } | { id: number; error: string };
+
+export interface InboundReader {
+  /** One message read in the reader's thread: one copy of the raw bytes crosses over. */
+  read(raw: Uint8Array, wanted: ReadWanted): Promise<ReadMessage>;
+  close(): Promise<void>;
+}
+
+/** The message could not be read (too slow, too large for the thread's heap, or not parseable). */
+export class UnreadableMessageError extends Error {}
+/** The reader is closed or has too many messages waiting: the sender should retry (SMTP 451). */
+export class ReaderBusyError extends Error {}
+
+/**
+ * What of each MIME part's body comes back to the event loop, where the report readers (reports.ts) run
+ * their expressions on it: a DSN's status fields, an ARF block, an NDR's text and a returned message's
+ * header all sit in the first kilobytes; a 15 MB body does not cross over whole.
+ */
+export const READ_PART_MAX_CHARS = 128 * 1024;
+
+/** A real message is read in milliseconds; the worst a bounded attachment costs is a few seconds. */
+export const READ_TIMEOUT_MS = 30_000;
+/** Messages waiting for the thread; beyond this the SMTP sender is asked to retry. */
+const MAX_WAITING_MESSAGES = 16;
+/** Heap of the thread: a 20 MB report's parse tree fits; more ends the thread, not the daemon. */
+const READER_OLD_GENERATION_MB = 512;
+/** Small, as for the queue threads: large buffers and strings live outside it anyway (measured: 16 MB cost ~20 MB of RSS). */
+const READER_YOUNG_GENERATION_MB = 4;
+
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+interface Job {
+  raw: Uint8Array;
+  wanted: ReadWanted;
+  resolve(result: ReadMessage): void;
+  reject(error: Error): void;
+}
+
+export function createInboundReader(): InboundReader {
+  let worker: Worker | null = null;
+  let current: (Job & { id: number; timer: NodeJS.Timeout }) | null = null;
+  const waiting: Job[] = [];
+  let nextId = 1;
+  let closed = false;
+
+  const settle = (outcome: { result: ReadMessage } | { error: Error }) => {
+    const job = current;
+    if (!job) return;
+    clearTimeout(job.timer);
+    current = null;
+    if ('error' in outcome) job.reject(outcome.error);
+    else job.resolve(outcome.result);
+    startNext();
+  };
+  const abandonThread = (reason: string) => {
+    // The thread is gone or stuck: the message it was reading is what broke it.
+    const broken = worker;
+    worker = null;
+    void broken?.terminate();
+    settle({ error: new UnreadableMessageError(reason) });
+  };
+  const spawn = (): Worker => {
+    // The jobs' bootstrap registers tsx when the sources run unbuilt (tests), as for the Bree threads.
+    const thread = new Worker(here('../../jobs/bootstrap.mjs'), {
+      workerData: { module: pathToFileURL(here('./reader-thread.ts')).href },
+      resourceLimits: {
+        maxOldGenerationSizeMb: READER_OLD_GENERATION_MB,
+        maxYoungGenerationSizeMb: READER_YOUNG_GENERATION_MB,
+      },
+    });
+    thread.unref();
+    thread.on('message', (response: ReaderResponse) => {
+      if (!current || response.id !== current.id) return;
+      settle('error' in response ? { error: new UnreadableMessageError(response.error) } : { result: response.result });
+    });
+    thread.on('error', (error) => {
+      if (worker === thread) abandonThread(`the message could not be read: ${error.message}`);
+    });
+    thread.on('exit', () => {
+      if (worker === thread) abandonThread('the message could not be read: the reader thread stopped');
+    });
+    return thread;
+  };
+  function startNext(): void {
+    const job = waiting.shift();
+    if (!job || closed) return;
+    worker ??= spawn();
+    const id = nextId++;
+    const timer = setTimeout(
+      () => abandonThread(`reading the message took longer than ${READ_TIMEOUT_MS} ms`),
+      READ_TIMEOUT_MS,
+    );
+    current = { ...job, id, timer };
+    worker.postMessage({ id, raw: job.raw, wanted: job.wanted } satisfies ReaderRequest);
+  }
+  function read(raw: Uint8Array, wanted: ReadWanted): Promise<ReadMessage> {
+    if (closed) return Promise.reject(new ReaderBusyError('the inbound reader is closed'));
+    if (waiting.length >= MAX_WAITING_MESSAGES)
+      return Promise.reject(new ReaderBusyError('too many inbound messages are waiting to be read'));
+    return new Promise((resolve, reject) => {
+      waiting.push({ raw, wanted, resolve, reject });
+      if (!current) startNext();
+    });
+  }
+
+  return {
+    read,
+    async close() {
+      closed = true;
+      for (const job of waiting.splice(0)) job.reject(new ReaderBusyError('the inbound reader is closed'));
+      if (current) {
+        clearTimeout(current.timer);
+        current.reject(new ReaderBusyError('the inbound reader is closed'));
+        current = null;
+      }
+      const thread = worker;
+      worker = null;
+      await thread?.terminate();
+    },
+  };
+}
