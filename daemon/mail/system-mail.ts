@@ -75,8 +75,9 @@ export async function resolveSystemSender(sequelize: Sequelize, config: Config):
 }
 
 export const SYSTEM_SENDER_FIX =
-  'Set the platform setting defaultFromAddress (PATCH /platform/settings {"defaultFromAddress":"no-reply@mail.yourdomain.com"}) ' +
-  'or SYSTEM_MAIL_FROM to an address on a domain you own, then verify that domain with /domains in one of your own tenants so system mail is DKIM-signed.';
+  'Set the platform setting defaultFromAddress (`svc platform settings set defaultFromAddress=no-reply@mail.yourdomain.com`, ' +
+  'or PATCH /platform/settings) or SYSTEM_MAIL_FROM to an address on a domain you own, then verify that domain in one of ' +
+  'your own tenants (`svc domains add|dns|verify <domain>`) so system mail is DKIM-signed.';
 
 /** Why system mail must not leave with this sender, or null when it may. Production refuses non-routable senders. */
 export function systemSenderRefusal(senderInfo: SystemSender, config: Pick<Config, 'nodeEnv'>): string | null {

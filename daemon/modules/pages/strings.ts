@@ -80,7 +80,7 @@ const EN: PageStrings = {
   deadLink: {
     title: 'This link no longer works',
     reset:
-      'It was already used, replaced by a newer one, or has expired (reset links last 1 hour). Ask for a new link with svc (svc --help lists the password commands) or with the API: POST /auth/forgot-password.',
+      'It was already used, replaced by a newer one, or has expired (reset links last 1 hour). Ask for a new link with the command svc password forgot <your address>, or with the API: POST /auth/forgot-password.',
     verify:
       'It was already used, replaced by a newer one, or has expired (links last 48 hours). If your address is confirmed already, there is nothing to do. Otherwise sign in and ask for a new confirmation mail (POST /auth/resend-verification-email).',
     invitation:
@@ -133,7 +133,7 @@ const ES: PageStrings = {
   deadLink: {
     title: 'Este enlace ya no sirve',
     reset:
-      'Ya se usó, lo sustituyó otro más reciente o caducó (los enlaces de restablecimiento duran 1 hora). Pide uno nuevo con svc (svc --help muestra las órdenes de contraseña) o con la API: POST /auth/forgot-password.',
+      'Ya se usó, lo sustituyó otro más reciente o caducó (los enlaces de restablecimiento duran 1 hora). Pide uno nuevo con la orden svc password forgot <tu dirección>, o con la API: POST /auth/forgot-password.',
     verify:
       'Ya se usó, lo sustituyó otro más reciente o caducó (los enlaces duran 48 horas). Si tu dirección ya está confirmada, no hay nada que hacer. Si no, inicia sesión y pide un correo de confirmación nuevo (POST /auth/resend-verification-email).',
     invitation:
