@@ -15,7 +15,7 @@ import { CliWorld, listen } from './helpers/svc-cli.ts';
 import { addVerifiedDomain, createAdmin, createTenant } from './helpers/fixtures.ts';
 import { startSmtpSink } from './helpers/smtp-sink.ts';
 import { makeSelfSignedPair, type CertificateFiles } from './helpers/certificates.ts';
-import { waitFor } from './helpers/wait.ts';
+import { nothingWithin, waitFor } from './helpers/wait.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-operator-'));
 
@@ -171,7 +171,7 @@ test('svc refuses to send credentials over http:// to a non-loopback host before
       /Refusing to send credentials in clear text to http:\/\/0\.0\.0\.0:\d+: use https:\/\//,
     );
     assert.not.ok((refused.stdout + refused.stderr).includes(key), 'the key is never printed');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await nothingWithin(200); // no connection to the plain-HTTP daemon
     assert.is(connections, 0, 'nothing was sent');
 
     // A credential-free request (the readiness check) may go.
