@@ -29,11 +29,16 @@ function code(offset: number): string {
 }
 const auth = () => ({ authorization: `Bearer ${accessToken}` });
 
+const realNow = Date.now;
 test.before(async () => {
-  // Keep the whole file inside one 30 s step's neighbourhood: start early in a step.
-  const intoStep = Date.now() % 30_000;
-  if (intoStep > 15_000) await new Promise((resolve) => setTimeout(resolve, 30_000 - intoStep + 200));
+  // A controlled clock instead of waiting for the next step: the app (in this process) reads
+  // Date.now for the TOTP step, so it runs from 1 s into a 30 s step and the file stays in it.
+  const offset = (realNow() % 30_000) - 1_000;
+  Date.now = () => realNow() - offset;
   baseTime = Date.now();
+});
+test.after(() => {
+  Date.now = realNow;
 });
 
 test('setup: register and sign in', async () => {

@@ -13,9 +13,9 @@ import {
   seedSendWorld,
   startChildDaemon,
   stopChildDaemon,
-  waitUntil,
   type SendWorld,
 } from './helpers/send-daemon.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const CONTACTS = process.env.DATABASE_URL ? 10_000 : 1_500;
 const TIME_BOUND_MS = process.env.DATABASE_URL ? 180_000 : 300_000;
@@ -77,12 +77,10 @@ test(`kill -9 while a ${CONTACTS}-contact campaign expands: after a restart it i
   assert.is(started.body.total, CONTACTS);
 
   // Kill as soon as the expansion has committed something (it commits a chunk of 1,000 at a time).
-  await waitUntil(
-    'the first chunk',
-    async () => (await api(world!, 'GET', `/campaigns/${id}`)).body.accepted > 0,
-    60_000,
-    20,
-  );
+  await waitFor('the first chunk', async () => (await api(world!, 'GET', `/campaigns/${id}`)).body.accepted > 0, {
+    timeoutMs: 60_000,
+    intervalMs: 20,
+  });
   first.child.kill('SIGKILL');
   assert.is(await first.exit, null, 'killed by the signal');
   phase('killed');
@@ -110,11 +108,10 @@ test(`kill -9 while a ${CONTACTS}-contact campaign expands: after a restart it i
 
   const second = await startChildDaemon(world);
   phase('restarted');
-  await waitUntil(
+  await waitFor(
     "the campaign SENT after the restart (the killed job's lease must expire)",
     async () => (await api(world!, 'GET', `/campaigns/${id}`)).body.status === 'SENT',
-    TIME_BOUND_MS - 60_000,
-    250,
+    { timeoutMs: TIME_BOUND_MS - 60_000, intervalMs: 250 },
   );
   phase('sent');
   const done = (await api(world, 'GET', `/campaigns/${id}`)).body;

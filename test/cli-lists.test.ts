@@ -10,6 +10,7 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { CliWorld, listen } from './helpers/svc-cli.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
 let cli: CliWorld;
@@ -94,8 +95,10 @@ test('campaigns send --watch follows the send to SENT; list, show and cancel', a
     timeoutMs: 60_000,
   });
   // No worker threads in this process: run the expansion job once the CLI has started the send.
-  for (let i = 0; i < 200 && (await runJobs(ctx, 'campaign')).length === 0; i += 1)
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  await waitFor('the CLI to start the send', async () => (await runJobs(ctx, 'campaign')).length > 0, {
+    timeoutMs: 20_000,
+    intervalMs: 100,
+  });
   const run = await watching;
   assert.is(run.code, 0, run.stdout + run.stderr);
   assert.match(run.stdout, /SENT · 1,500 accepted · 0 rejected · 0 remaining of 1,500/);

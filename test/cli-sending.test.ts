@@ -10,6 +10,7 @@ import { createApiKey, createWorld } from './helpers/fixtures.ts';
 import { CliWorld, listen, type SvcRun } from './helpers/svc-cli.ts';
 import { EmailLog } from '../daemon/modules/emails/model.ts';
 import { Suppression } from '../daemon/modules/suppressions/model.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
 let cli: CliWorld;
@@ -161,6 +162,13 @@ test('logs list walks by cursor (--all, --cursor) and tenants retention shows an
   assert.equal(cleared.json.overrides.bodiesDays, null);
 });
 
+/** Open TCP connections to the test daemon: the tail's stream is one. */
+function openConnections(): Promise<number> {
+  return new Promise((resolve, reject) =>
+    ctx.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+  );
+}
+
 test('logs tail --json follows new sends through the event stream', async () => {
   const tail = cli.run(['logs', 'tail', '--json', '--backlog', '0', '--count', '1', '--timeout', '60'], {
     env: ci,
@@ -169,10 +177,12 @@ test('logs tail --json follows new sends through the event stream', async () => 
   let done: SvcRun | null = null;
   void tail.then((run) => (done = run));
   const fired: string[] = [];
-  // The tail needs a moment to start; keep sending until it reports one.
+  // The stream is the tail's first request: once it is connected, sends reach it. A send in the
+  // moment before the stream reads its start is left out, so keep sending until it reports one.
+  await waitFor('the tail to connect', async () => done !== null || (await openConnections()) > 0, {
+    timeoutMs: 30_000,
+  });
   for (let i = 0; i < 40 && !done; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    if (done) break;
     const response = await ctx.app.inject({
       method: 'POST',
       url: '/emails/send',
@@ -180,6 +190,7 @@ test('logs tail --json follows new sends through the event stream', async () => 
       payload: { from: 'hello@acme.test', to: 'tail@example.com', subject: `tail ${i}`, textBody: 'x' },
     });
     fired.push(response.json().id);
+    await waitFor('the tail to report a send', () => done !== null, { timeoutMs: 1500 }).catch(() => undefined);
   }
   const run = await tail;
   assert.is(run.code, 0, run.stderr);

@@ -14,6 +14,7 @@ import { cleanEnv, killDaemonProcesses, startDaemonProcess } from './helpers/dae
 import { sleep } from '../daemon/jobs/thread.ts';
 import { MAINTENANCE_TASKS } from '../daemon/jobs/handlers.ts';
 import { DAEMON_START_FLAGS } from '../daemon/start.mjs';
+import { waitFor } from './helpers/wait.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const ENV_EXAMPLE = join(REPO, 'deploy/svc.env.example');
@@ -86,14 +87,6 @@ const readOnly = (code: string) => (command: string[]) => [
   ...command,
 ];
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** Polls /health/ready until it answers 200 (the workers start after the listener). */
 async function waitForReady(url: string): Promise<void> {
   const deadline = Date.now() + 60_000;
@@ -123,8 +116,9 @@ test('from a read-only code directory without a build: builds into DATA_DIR, boo
     // 11th abort listener used to print MaxListenersExceededWarning.
     const tasks = ['reclaim-expired-leases', ...MAINTENANCE_TASKS.map((task) => task.name)];
     await waitFor(
-      () => tasks.every((task) => daemon.output().includes(`"task":"${task}"`)),
       'every maintenance task to run once',
+      () => tasks.every((task) => daemon.output().includes(`"task":"${task}"`)),
+      { timeoutMs: 60_000 },
     );
     daemon.child.kill('SIGTERM');
     assert.is(await daemon.exit, 0, daemon.output());

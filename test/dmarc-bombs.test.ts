@@ -21,10 +21,10 @@ import {
   seedSendWorld,
   startChildDaemon,
   stopChildDaemon,
-  waitUntil,
   type ChildDaemon,
   type SendWorld,
 } from './helpers/send-daemon.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
@@ -123,7 +123,7 @@ test('lying, crowded, nested, truncated and corrupt archives are refused with a 
     }
   })();
   // The machine's own noise first: the same polling, no bomb (a busy CI host delays every loop).
-  await waitUntil('20 readiness probes without bombs', () => probes.length >= 20, 30_000, 50);
+  await waitFor('20 readiness probes without bombs', () => probes.length >= 20, { timeoutMs: 30_000, intervalMs: 50 });
   const idle = await metrics();
   const idleMaxMs = idle.svc_event_loop_delay_max_seconds * 1000;
   const idleRssGrowthMb = (idle.process_resident_memory_bytes - before.process_resident_memory_bytes) / MIB;
@@ -187,12 +187,10 @@ test('lying, crowded, nested, truncated and corrupt archives are refused with a 
         assert.is(run.code, 0, run.output);
         // Accepted (the reporter did nothing we could ask it to fix), stored nothing: no "(n)".
         assert.match(run.output, /250 Accepted: dmarc\r?\n/, `${bomb.name}: ${run.output.slice(-400)}`);
-        await waitUntil(
-          `the log line refusing ${bomb.name}`,
-          () => bomb.reason.test(daemon.output().slice(seen)),
-          10_000,
-          50,
-        );
+        await waitFor(`the log line refusing ${bomb.name}`, () => bomb.reason.test(daemon.output().slice(seen)), {
+          timeoutMs: 10_000,
+          intervalMs: 50,
+        });
         const line = daemon
           .output()
           .slice(seen)

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase } from './helpers/context.ts';
 import { killDaemonProcesses, startDaemonProcess, SVC_BIN } from './helpers/daemon-process.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const SVC = SVC_BIN;
 const children = new Set<ChildProcess>();
@@ -115,9 +116,11 @@ test('--role worker runs the worker threads without HTTP; SIGTERM drains and exi
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
     const exit = new Promise((resolve) => child.once('exit', resolve));
-    const deadline = Date.now() + 90_000;
-    while (!/worker threads started/.test(output) && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor('the worker threads to start', () => /worker threads started/.test(output), {
+      timeoutMs: 90_000,
+      intervalMs: 200,
+      details: () => output,
+    });
     assert.match(output, /worker threads started/);
     assert.not.match(output, /Server listening/);
     child.kill('SIGTERM');

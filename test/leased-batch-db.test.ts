@@ -9,7 +9,7 @@ import { createTestContext, createTestDatabase, type TestContext, type TestDatab
 import { createLeasedBatchEngine, FixedLane } from '../daemon/jobs/leased-batch.ts';
 import { runLeasedBatchLoop } from '../daemon/jobs/leased-batch-loop.ts';
 import { createWaker } from '../daemon/jobs/wake.ts';
-import { waitFor } from './helpers/queue-test.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const ROWS = 400;
 let database: TestDatabase;
@@ -119,8 +119,7 @@ test('two workers drain one table: every row done once, by both, in grouped comm
     'every row done',
     async () =>
       (await pool.query(`SELECT count(*)::int AS n FROM engine_items WHERE done_count > 0`)).rows[0].n === ROWS,
-    20_000,
-    20,
+    { timeoutMs: 20_000, intervalMs: 20 },
   );
   stop.abort();
   await Promise.all(loops);

@@ -14,7 +14,7 @@ import {
 } from '../daemon/jobs/leased-batch.ts';
 import { runLeasedBatchLoop } from '../daemon/jobs/leased-batch-loop.ts';
 import { createWaker } from '../daemon/jobs/wake.ts';
-import { waitFor } from './helpers/queue-test.ts';
+import { waitFor } from './helpers/wait.ts';
 
 interface Item {
   id: string;
@@ -137,7 +137,7 @@ test('the loop works every item once, lanes bound what runs per key, commits are
     claimErrorPauseMs: 10,
     drainTimeoutMs: 1_000,
   });
-  await waitFor('every item committed', async () => queue.committed.size === 300, 10_000, 5);
+  await waitFor('every item committed', async () => queue.committed.size === 300, { timeoutMs: 10_000, intervalMs: 5 });
   stop.abort();
   await loop;
   assert.ok(
@@ -222,12 +222,10 @@ test('leases of held items are extended; with extendsAnswered off, answered ones
     },
   });
   await engine.claim();
-  await waitFor(
-    'an extension while i1 runs and i0 waits for its commit',
-    async () => queue.extended.length >= 2,
-    2_000,
-    10,
-  );
+  await waitFor('an extension while i1 runs and i0 waits for its commit', async () => queue.extended.length >= 2, {
+    timeoutMs: 2_000,
+    intervalMs: 10,
+  });
   assert.ok(
     queue.extended.every((ids) => !ids.includes('i0')),
     'the answered item is not extended',
@@ -254,12 +252,15 @@ test('a paused lane gives its waiting items back until its pause ends; stop give
     },
   });
   await engine.claim();
-  await waitFor('lane a released', async () => queue.released.length > 0, 2_000, 5);
+  await waitFor('lane a released', async () => queue.released.length > 0, { timeoutMs: 2_000, intervalMs: 5 });
   assert.equal(queue.released[0].until?.getTime(), pausedUntil);
   assert.ok(queue.released[0].ids.every((id) => ['i0', 'i2', 'i4', 'i6'].includes(id)));
   // Lane b: two running (held by the gate), two waiting; stop gives the waiting ones back.
   const stopping = engine.stop(2_000);
-  await waitFor('lane b waiting released', async () => queue.released.length === 2, 2_000, 5);
+  await waitFor('lane b waiting released', async () => queue.released.length === 2, {
+    timeoutMs: 2_000,
+    intervalMs: 5,
+  });
   assert.is(queue.released[1].until, undefined);
   assert.equal(queue.released[1].ids.sort(), ['i5', 'i7']);
   gate();
@@ -283,7 +284,10 @@ test('a lane with a backlog waiting does not ask for claims; one running low doe
   const waitingWhenAsked: number[] = [];
   engine.onWantsClaim(() => waitingWhenAsked.push(engine.lanes()[0].waiting.length));
   assert.equal(await engine.claim(), { claimed: 8, requested: 10 });
-  await waitFor('every item answered', async () => engine.lanes()[0].inFlight === 0, 2_000, 5);
+  await waitFor('every item answered', async () => engine.lanes()[0].inFlight === 0, {
+    timeoutMs: 2_000,
+    intervalMs: 5,
+  });
   assert.ok(waitingWhenAsked.length > 0, 'asked once the lane ran low');
   assert.ok(
     waitingWhenAsked.every((waiting) => waiting < 2),

@@ -15,6 +15,7 @@ import { CliWorld, listen } from './helpers/svc-cli.ts';
 import { addVerifiedDomain, createAdmin, createTenant } from './helpers/fixtures.ts';
 import { startSmtpSink } from './helpers/smtp-sink.ts';
 import { makeSelfSignedPair, type CertificateFiles } from './helpers/certificates.ts';
+import { nothingWithin, waitFor } from './helpers/wait.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-operator-'));
 
@@ -103,9 +104,10 @@ test('HTTPS with HTTP/2: svc trusts the daemon with --ca, explains an untrusted 
     copyFileSync(second.cert, live.cert);
     copyFileSync(second.key, live.key);
     daemon.child.kill('SIGHUP');
-    const deadline = Date.now() + 10_000;
-    while (!/TLS certificate reloaded/.test(daemon.output()) && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor('the TLS certificate reload', () => /TLS certificate reloaded/.test(daemon.output()), {
+      timeoutMs: 10_000,
+      details: daemon.output,
+    });
     assert.is(await servedFingerprint(daemon.url, second.cert), second.fingerprint);
     const after = await get('/health');
     assert.is(after.status, 200, 'the HTTP/2 session opened before the reload still works');
@@ -114,9 +116,10 @@ test('HTTPS with HTTP/2: svc trusts the daemon with --ca, explains an untrusted 
     // A broken pair on SIGHUP keeps the old one and says so.
     copyFileSync(first.key, live.key);
     daemon.child.kill('SIGHUP');
-    const brokenDeadline = Date.now() + 10_000;
-    while (!/TLS reload failed/.test(daemon.output()) && Date.now() < brokenDeadline)
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor('the failed TLS reload', () => /TLS reload failed/.test(daemon.output()), {
+      timeoutMs: 10_000,
+      details: daemon.output,
+    });
     assert.match(daemon.output(), /TLS reload failed: still serving the previous certificate/);
     assert.is(await servedFingerprint(daemon.url, second.cert), second.fingerprint);
 
@@ -168,7 +171,7 @@ test('svc refuses to send credentials over http:// to a non-loopback host before
       /Refusing to send credentials in clear text to http:\/\/0\.0\.0\.0:\d+: use https:\/\//,
     );
     assert.not.ok((refused.stdout + refused.stderr).includes(key), 'the key is never printed');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await nothingWithin(200); // no connection to the plain-HTTP daemon
     assert.is(connections, 0, 'nothing was sent');
 
     // A credential-free request (the readiness check) may go.

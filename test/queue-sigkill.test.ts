@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { count, createRunTable, enqueueRange, TEST_WORKER_MODULE, waitFor } from './helpers/queue-test.ts';
+import { count, createRunTable, enqueueRange, TEST_WORKER_MODULE } from './helpers/queue-test.ts';
+import { nothingWithin, waitFor } from './helpers/wait.ts';
 import { reclaimExpiredLeases } from '../daemon/queue/index.ts';
 import { startWorkers } from '../daemon/jobs/index.ts';
 
@@ -35,12 +36,15 @@ test('jobs leased by a SIGKILLed process are reclaimed after the lease and finis
     },
   );
   const held = `SELECT count(*) FROM jobs WHERE queue = 't-kill' AND locked_by LIKE '%:${child.pid}:holder:%'`;
-  await waitFor('the child to lease 10 jobs', async () => (await count(sequelize, held)) === 10, 60_000, 100);
+  await waitFor('the child to lease 10 jobs', async () => (await count(sequelize, held)) === 10, {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
   // Work the child has no room for; it waits for the next worker.
   await enqueueRange(sequelize, 't-kill', 10, 20);
 
   // Longer than the 1.5 s lease: a live holder extends it, so nothing may be reclaimed yet.
-  await new Promise((resolve) => setTimeout(resolve, 2_500));
+  await nothingWithin(2_500);
   assert.equal(await reclaimExpiredLeases(sequelize), { reclaimed: 0, failed: 0 });
   assert.is(await count(sequelize, held), 10);
 
@@ -63,12 +67,12 @@ test('jobs leased by a SIGKILLed process are reclaimed after the lease and finis
     await waitFor(
       'all 20 jobs finished',
       async () => (await count(sequelize, `SELECT count(DISTINCT n) FROM queue_test_runs`)) === 20,
-      60_000,
+      { timeoutMs: 60_000 },
     );
     await waitFor(
       'an empty queue',
       async () => (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-kill'`)) === 0,
-      10_000,
+      { timeoutMs: 10_000 },
     );
   } finally {
     await pool.stop();

@@ -5,7 +5,8 @@ import * as assert from 'uvu/assert';
 import pg from 'pg';
 import pino from 'pino';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { createRunTable, count, enqueueRange, TEST_WORKER_MODULE, waitFor } from './helpers/queue-test.ts';
+import { createRunTable, count, enqueueRange, TEST_WORKER_MODULE } from './helpers/queue-test.ts';
+import { waitFor } from './helpers/wait.ts';
 import {
   claimJobs,
   completeJob,
@@ -164,7 +165,15 @@ test('an expired lease is reclaimed with the attempt counted; a live one is exte
   assert.is(kept, undefined);
   assert.equal(await extendLease(sequelize, [jobs[1].id], 'dead-worker', 60_000), [jobs[1].id]);
   assert.equal(await extendLease(sequelize, [jobs[1].id], 'other', 60_000), []);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  const unextended = [jobs[0].id, jobs[2].id];
+  await waitFor(
+    'the 200 ms leases to expire',
+    async () =>
+      (await count(sequelize, `SELECT count(*) FROM jobs WHERE id IN (:ids) AND locked_until < now()`, {
+        ids: unextended,
+      })) === 2,
+    { intervalMs: 20 },
+  );
   const result = await reclaimExpiredLeases(sequelize);
   assert.equal(result, { reclaimed: 1, failed: 1 });
   const rows = await rowsOf('t-lease');
@@ -202,9 +211,15 @@ test('NOTIFY: one per queue per transaction, however many jobs it enqueues', asy
     for (let i = 0; i < 5; i++) await enqueueJob(sequelize, { queue: q('t-notify'), payload: { i } }, tx);
   });
   await enqueueJob(sequelize, { queue: q('t-notify'), payload: { later: true }, runAt: new Date(Date.now() + 60_000) });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Notifications arrive in commit order: once this marker is heard, every earlier one has been.
+  await sequelize.query(`SELECT pg_notify(:channel, 'marker')`, {
+    replacements: { channel: queueChannel(q('t-notify')) },
+  });
+  await waitFor('the marker notification', () => heard.length > 0 && heard.at(-1)!.endsWith(':marker'), {
+    intervalMs: 10,
+  });
   await listener.end();
-  assert.equal(heard, [`${queueChannel(q('t-notify'))}:t-notify`]);
+  assert.equal(heard, [`${queueChannel(q('t-notify'))}:t-notify`, `${queueChannel(q('t-notify'))}:marker`]);
 });
 
 async function startPool(names: string[], queue: string, tuning = {}): Promise<WorkerPool> {
@@ -227,12 +242,12 @@ test('1,000 jobs across two worker threads: each processed exactly once', async 
     await waitFor(
       '1,000 runs',
       async () => (await count(sequelize, `SELECT count(*) FROM queue_test_runs WHERE n < 1000`)) >= 1000,
-      120_000,
+      { timeoutMs: 120_000 },
     );
     await waitFor(
       'an empty queue',
       async () => (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-thousand'`)) === 0,
-      10_000,
+      { timeoutMs: 10_000 },
     );
   } finally {
     await pool.stop();
@@ -272,14 +287,14 @@ test('a thread that dies mid-job: its jobs are reclaimed after the lease and fin
       'all 10 jobs finished',
       async () =>
         (await count(sequelize, `SELECT count(DISTINCT n) FROM queue_test_runs WHERE n >= 2000 AND n < 2010`)) === 10,
-      60_000,
+      { timeoutMs: 60_000 },
     );
     await waitFor(
       'an empty queue',
       async () => (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-crash'`)) === 0,
-      10_000,
+      { timeoutMs: 10_000 },
     );
-    await waitFor('the restarted thread', async () => pool.alive(), 30_000);
+    await waitFor('the restarted thread', async () => pool.alive(), { timeoutMs: 30_000 });
   } finally {
     await pool.stop();
   }
@@ -299,8 +314,7 @@ test('stop() drains in-flight jobs and leaves no lease behind', async () => {
     'jobs running',
     async () =>
       (await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-drain' AND locked_by IS NOT NULL`)) > 0,
-    20_000,
-    50,
+    { timeoutMs: 20_000, intervalMs: 50 },
   );
   await pool.stop();
   assert.not.ok(pool.alive());

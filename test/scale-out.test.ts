@@ -20,6 +20,7 @@ import {
   type SendWorld,
 } from './helpers/send-daemon.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const SVC = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
 let sink: SmtpSink;
@@ -69,13 +70,14 @@ function startNode(env: Record<string, string | undefined>): Node {
 async function waitForLine(node: Node, pattern: RegExp, timeoutMs = 90_000): Promise<void> {
   let exited = false;
   void node.exit.then(() => (exited = true));
-  const deadline = Date.now() + timeoutMs;
-  while (!pattern.test(node.output())) {
-    if (exited) throw new Error(`the node exited before logging ${pattern}:\n${node.output()}`);
-    if (Date.now() > deadline)
-      throw new Error(`the node did not log ${pattern} within ${timeoutMs} ms:\n${node.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(
+    `the node to log ${pattern}`,
+    () => {
+      if (exited) throw new Error(`the node exited before logging ${pattern}:\n${node.output()}`);
+      return pattern.test(node.output());
+    },
+    { timeoutMs, intervalMs: 100, details: node.output },
+  );
 }
 
 async function expectRefusal(env: Record<string, string | undefined>): Promise<void> {

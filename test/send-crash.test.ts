@@ -20,9 +20,9 @@ import {
   seedSendWorld,
   startChildDaemon,
   stopChildDaemon,
-  waitUntil,
   type SendWorld,
 } from './helpers/send-daemon.ts';
+import { waitFor } from './helpers/wait.ts';
 
 // The embedded PGlite accepts sends many times slower than PostgreSQL (one WASM backend behind a
 // socket, and its start and migrations take tens of seconds on a busy machine): 50 sends still
@@ -131,20 +131,18 @@ test(`kill -9 while ${SENDS} sends drain: after a restart all are SENT, every Me
   const second = await startChildDaemon(world);
   phase('restarted');
   const unique = () => new Set(sink!.received.map((r) => r.messageId));
-  await waitUntil(
+  await waitFor(
     `all ${SENDS} Message-IDs at the sink (lease of the killed daemon must expire)`,
     () => unique().size >= SENDS,
-    remaining() - 5_000,
-    250,
+    { timeoutMs: remaining() - 5_000, intervalMs: 250 },
   ).catch((error: Error) => {
     throw new Error(`${error.message} (${unique().size} arrived; ${phases.join(', ')})`);
   });
   phase('all arrived');
-  await waitUntil(
+  await waitFor(
     'every log SENT',
     async () => (await api(world!, 'GET', '/emails/logs?status=SENT&limit=1')).body.meta.total === SENDS,
-    Math.max(1_000, remaining() - 3_000),
-    250,
+    { timeoutMs: Math.max(1_000, remaining() - 3_000), intervalMs: 250 },
   );
   assert.is(await stopChildDaemon(second), 0, second.output());
 

@@ -12,6 +12,7 @@ import { runSendLoop } from '../daemon/jobs/send-loop.ts';
 import { DEFAULT_TUNING } from '../daemon/jobs/tuning.ts';
 import type { ThreadData, ThreadRuntime } from '../daemon/jobs/thread.ts';
 import { claimSends, extendSendLeases, recordSendOutcomes } from '../daemon/queue/sends.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -68,13 +69,16 @@ async function drain(): Promise<void> {
     embedded: true,
   } satisfies ThreadRuntime;
   const loop = runSendLoop(runtime);
-  for (;;) {
-    const [row] = await q<{ n: number }>(
-      `SELECT count(*)::int AS n FROM jobs WHERE queue = 'send' AND (locked_by IS NOT NULL OR run_at <= now())`,
-    );
-    if (row.n === 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitFor(
+    'no send job due or leased',
+    async () => {
+      const [row] = await q<{ n: number }>(
+        `SELECT count(*)::int AS n FROM jobs WHERE queue = 'send' AND (locked_by IS NOT NULL OR run_at <= now())`,
+      );
+      return row.n === 0;
+    },
+    { timeoutMs: 120_000 },
+  );
   stop.abort();
   await loop;
 }

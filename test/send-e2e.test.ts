@@ -16,11 +16,11 @@ import {
   seedSendWorld,
   startChildDaemon,
   stopChildDaemon,
-  waitUntil,
   type ChildDaemon,
   type SendWorld,
 } from './helpers/send-daemon.ts';
 import { loadConfig } from '../daemon/config.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const RETRY_BASE_MS = 300;
 
@@ -123,10 +123,10 @@ test('POST /emails/send → 202 → the send-worker thread delivers it whole; th
   assert.is(mail.attachments[0].contentType, 'text/plain');
   assert.is(mail.attachments[0].content.toString(), 'total: 42 EUR');
 
-  await waitUntil(
+  await waitFor(
     'the log to say SENT',
     async () => (await api(world, 'GET', `/emails/logs/${res.body.id}`)).body.status === 'SENT',
-    10_000,
+    { timeoutMs: 10_000 },
   );
   const detail = (await api(world, 'GET', `/emails/logs/${res.body.id}`)).body;
   assert.is(detail.messageId, res.body.messageId);
@@ -178,10 +178,10 @@ test('SEND_RETRY_BASE_MS: a 4xx is deferred and the queue retries after the conf
     });
     assert.is(res.status, 202);
     const received = await sink.waitFor((m) => m.parsed.messageId === res.body.messageId, 20_000);
-    await waitUntil(
+    await waitFor(
       'the log to say SENT',
       async () => (await api(world, 'GET', `/emails/logs/${res.body.id}`)).body.status === 'SENT',
-      10_000,
+      { timeoutMs: 10_000 },
     );
     const detail = (await api(world, 'GET', `/emails/logs/${res.body.id}`)).body;
     assert.equal(
@@ -217,7 +217,7 @@ test('a scheduled send 2 s ahead is delivered by the scheduler thread at sendAt:
   assert.ok(received.receivedAt >= sendAt.getTime(), 'not before sendAt');
   assert.equal(received.rcptTo, ['later-on@example.test']);
   let row: { status: string; emailId: string | null } | undefined;
-  await waitUntil(
+  await waitFor(
     'the scheduled row to say SENT',
     async () => {
       row = (await api(world, 'GET', '/scheduled-emails?status=SENT')).body.data.find(
@@ -225,13 +225,13 @@ test('a scheduled send 2 s ahead is delivered by the scheduler thread at sendAt:
       );
       return row !== undefined;
     },
-    10_000,
+    { timeoutMs: 10_000 },
   );
   assert.ok(row!.emailId);
-  await waitUntil(
+  await waitFor(
     'its log to say SENT',
     async () => (await api(world, 'GET', `/emails/logs/${row!.emailId}`)).body.status === 'SENT',
-    10_000,
+    { timeoutMs: 10_000 },
   );
   assert.is(received.parsed.messageId, (await api(world, 'GET', `/emails/logs/${row!.emailId}`)).body.messageId);
 });

@@ -12,6 +12,7 @@ import { QueryTypes } from 'sequelize';
 import { cleanEnv, startDaemonProcess, SVC_BIN } from './helpers/daemon-process.ts';
 import { openWorldDatabase, seedSendWorld, type SendWorld } from './helpers/send-daemon.ts';
 import { openSmtp, swaks } from './helpers/smtp-client.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let world: SendWorld;
 let smtpPort: number;
@@ -150,8 +151,11 @@ test('--role all runs the API and the SMTP edge together', async () => {
   const daemon = await startDaemonProcess({ ...world.env, ROLE: 'all' });
   try {
     // "Server listening" comes first; the SMTP edge, then the worker threads (the last step of boot) follow.
-    for (let tries = 0; !/worker threads started/.test(daemon.output()) && tries < 300; tries += 1)
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor('the worker threads to start', () => /worker threads started/.test(daemon.output()), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      details: daemon.output,
+    });
     assert.ok(daemon.output().includes(`SMTP submission listening on 127.0.0.1:${smtpPort}`), daemon.output());
     const probe = await openSmtp(smtpPort);
     assert.match(probe.greeting.text, /ESMTP svc submission/);

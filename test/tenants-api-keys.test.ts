@@ -7,6 +7,7 @@ import { addMember, createAdmin, createTenant, type AdminFixture } from './helpe
 import { ApiKey } from '../daemon/modules/tenants/model.ts';
 import { AuditEvent } from '../daemon/modules/audit/model.ts';
 import { hashApiKey } from '../daemon/modules/auth/api-key-format.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
 let owner: AdminFixture;
@@ -114,10 +115,9 @@ test('list: viewers may read; never the key or its hash; paginated', async () =>
 
 test('lastUsedAt is written when the key is used', async () => {
   assert.is.not(await keyWorks(created.key), 401);
-  for (let i = 0; i < 20; i++) {
-    if ((await ApiKey.findByPk(created.id))!.lastUsedAt) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitFor('lastUsedAt to be written', async () => Boolean((await ApiKey.findByPk(created.id))!.lastUsedAt), {
+    timeoutMs: 1_000,
+  });
   assert.ok((await ApiKey.findByPk(created.id))!.lastUsedAt);
 });
 

@@ -20,6 +20,7 @@ import {
 } from '../daemon/modules/webhooks/endpoint-lane.ts';
 import type { DeliveryOutcome } from '../daemon/modules/webhooks/attempt.ts';
 import { verifyWebhookSignature } from '../shared/webhooks.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
 let receiver: Receiver;
@@ -54,15 +55,6 @@ async function emitMany(
   const ids: string[] = [];
   for (let i = 0; i < count; i++) ids.push(await emitEvent(ctx.db.sequelize, { tenantId, type, data: { n: i } }));
   return ids;
-}
-
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /** Nothing left pending by earlier tests: claims below see only this test's deliveries. */

@@ -10,6 +10,7 @@ import { startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { DAEMON_WORKERS, startWorkers, type WorkerPool } from '../daemon/jobs/index.ts';
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
 import { verifyWebhookSignature } from '../shared/webhooks.ts';
+import { nothingWithin, waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
 let receiver: Receiver;
@@ -31,15 +32,6 @@ test.after(async () => {
   await receiver?.close();
   await ctx?.close();
 });
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 test('an emitted event reaches the receiver through the worker thread, signed', async () => {
   assert.ok(pool.alive());
@@ -86,7 +78,7 @@ test('a failing endpoint is tried 5 times with growing gaps, then the delivery s
     );
     return row?.status === 'failed';
   });
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  await nothingWithin(1000); // no sixth attempt after the fifth failed
   assert.is(receiver.requests.length, 5);
   const gaps = receiver.requests.slice(1).map((r, i) => r.receivedAt - receiver.requests[i].receivedAt);
   assert.ok(gaps[3] > gaps[0], `gaps grow: ${gaps.join(', ')}`);

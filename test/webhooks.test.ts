@@ -9,7 +9,7 @@ import Stripe from 'stripe';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createApiKey, createWorld } from './helpers/fixtures.ts';
 import { runJobs } from './helpers/send-jobs.ts';
-import { waitFor } from './helpers/queue-test.ts';
+import { waitFor } from './helpers/wait.ts';
 import { drainWebhookDeliveries, runDueDeliveries, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
 import { verifyWebhookSignature } from '../shared/webhooks.ts';
@@ -43,8 +43,7 @@ async function runOwnerNotices(): Promise<string[]> {
   await waitFor(
     'the disabled-endpoint notice',
     async () => (await q(`SELECT 1 FROM jobs WHERE queue = 'system'`)).length > 0,
-    5_000,
-    20,
+    { timeoutMs: 5_000, intervalMs: 20 },
   );
   return runJobs(ctx, 'system');
 }

@@ -36,17 +36,3 @@ export async function count(
   const rows = await sequelize.query<{ count: number }>(sql, { replacements, type: QueryTypes.SELECT });
   return Number(rows[0]?.count ?? 0);
 }
-
-export async function waitFor(
-  what: string,
-  check: () => Promise<boolean>,
-  timeoutMs: number,
-  everyMs = 200,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}

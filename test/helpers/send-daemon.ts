@@ -201,17 +201,3 @@ export async function api(
   }
   return { status: res.status, body: parsed, headers: res.headers };
 }
-
-/** Polls `check` until it returns true or `timeoutMs` passes. */
-export async function waitUntil(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  timeoutMs: number,
-  everyMs = 200,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
