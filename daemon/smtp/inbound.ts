@@ -8,7 +8,7 @@ import type { AppDeps } from '../app-types.ts';
 import { SEND_BODY_LIMIT_BYTES } from '../modules/emails/validate.ts';
 import { classifyRecipient, type InboundRecipient } from '../modules/inbound-mail/addresses.ts';
 import { handleInboundMessage } from '../modules/inbound-mail/service.ts';
-import { createInboundReader, UnreadableMessageError } from '../modules/inbound-mail/reader.ts';
+import { createInboundReader, ownedChunk, UnreadableMessageError } from '../modules/inbound-mail/reader.ts';
 
 /** As large as a message the HTTP API accepts: a DSN returning one of our sends in full must fit. */
 export const INBOUND_MAX_MESSAGE_BYTES = SEND_BODY_LIMIT_BYTES;
@@ -77,12 +77,13 @@ export function createInboundServer(
     },
 
     onData(stream, session: InboundSession, callback) {
-      const chunks: Buffer[] = [];
+      // Kept as they come, never joined here: the reader's thread joins them (no O(size) step on the loop).
+      const chunks: Uint8Array[] = [];
       let bytes = 0;
       stream.on('data', (chunk: Buffer) => {
         // Past the limit the rest is read and thrown away, not kept in memory.
         bytes += chunk.length;
-        if (bytes <= INBOUND_MAX_MESSAGE_BYTES) chunks.push(chunk);
+        if (bytes <= INBOUND_MAX_MESSAGE_BYTES) chunks.push(ownedChunk(chunk));
       });
       stream.on('end', () => {
         // smtp-server keeps reading past SIZE to finish the transaction and only flags it.
@@ -94,7 +95,7 @@ export function createInboundServer(
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
         handleInboundMessage(
           { sequelize, config: deps.config, secrets: deps.secrets, log: deps.log, reader },
-          { mailFrom, recipients: session.recipients ?? [], raw: Buffer.concat(chunks) },
+          { mailFrom, recipients: session.recipients ?? [], chunks },
         ).then(
           (outcome) => {
             deps.log.info(

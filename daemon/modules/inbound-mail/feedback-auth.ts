@@ -22,28 +22,37 @@ const isListed = (domain: string, operators: string[]) =>
     return domain === listed || domain.endsWith(`.${listed}`);
   });
 
-/** The first passing signature from a listed operator, or why there is none. */
-export async function verifyFeedbackSigner(
-  raw: Buffer,
-  options: { dnsServers: string[]; operators: string[] },
-): Promise<FeedbackSigner> {
-  let results: Array<{ signingDomain: string; status: { result: string; comment?: string } }>;
+/** What DKIM verification found, as plain data (it runs in the reader's thread: reader-thread.ts). */
+export type DkimSignatures = { results: Array<{ signingDomain: string; result: string }> } | { error: string };
+
+/**
+ * Every DKIM signature of the raw message checked against its published key. O(size) (the body is
+ * hashed), so it runs in the inbound reader's thread, never on the event loop.
+ */
+export async function checkDkimSignatures(raw: Buffer, dnsServers: string[]): Promise<DkimSignatures> {
   try {
-    const verification = await dkimVerify(raw, { resolver: mailauthResolver(options.dnsServers) as never });
-    results = verification.results;
+    const verification = await dkimVerify(raw, { resolver: mailauthResolver(dnsServers) as never });
+    const results = verification.results as Array<{ signingDomain?: string; status: { result: string } }>;
+    return { results: results.map((r) => ({ signingDomain: r.signingDomain ?? '', result: r.status.result })) };
   } catch (error) {
-    return { verified: false, reason: `its DKIM signature could not be checked (${(error as Error).message})` };
+    return { error: (error as Error).message };
   }
-  const signed = results.filter((result) => result.signingDomain);
+}
+
+/** The first passing signature from a listed operator, or why there is none. */
+export function judgeFeedbackSigner(signatures: DkimSignatures, operators: string[]): FeedbackSigner {
+  if ('error' in signatures)
+    return { verified: false, reason: `its DKIM signature could not be checked (${signatures.error})` };
+  const signed = signatures.results.filter((result) => result.signingDomain);
   if (signed.length === 0) return { verified: false, reason: 'it carries no DKIM signature' };
-  const passing = signed.filter((result) => result.status.result === 'pass');
-  const listed = passing.find((result) => isListed(normalizeHostName(result.signingDomain), options.operators));
+  const passing = signed.filter((result) => result.result === 'pass');
+  const listed = passing.find((result) => isListed(normalizeHostName(result.signingDomain), operators));
   if (listed) return { verified: true, signer: normalizeHostName(listed.signingDomain) };
   if (passing.length > 0)
     return {
       verified: false,
       reason: `it is signed by ${passing.map((r) => r.signingDomain).join(', ')}, not a listed feedback-loop operator`,
     };
-  const detail = signed.map((r) => `d=${r.signingDomain} ${r.status.result}`).join(', ');
+  const detail = signed.map((r) => `d=${r.signingDomain} ${r.result}`).join(', ');
   return { verified: false, reason: `its DKIM signature does not verify (${detail})` };
 }

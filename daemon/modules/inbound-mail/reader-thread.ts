@@ -1,11 +1,13 @@
 // The inbound reader's thread (reader.ts starts it): every parse of a stranger's raw message — MIME
-// of a report, DMARC attachments, the tokens in an unsubscribe mail — one at a time, so
+// of a report, DMARC attachments, the tokens in an unsubscribe mail, the DKIM signatures of a
+// feedback-loop report — one at a time, so
 // that a 15 MB message or a lying archive costs this thread's time and never the event loop's.
 // Answers plain data; no database, no state between messages.
 import { parentPort } from 'node:worker_threads';
 import { simpleParser } from 'mailparser';
 import { readDmarcAttachments } from '../dmarc/attachments.ts';
 import { readReport, type ReportMessage } from './mime.ts';
+import { checkDkimSignatures } from './feedback-auth.ts';
 import { READ_PART_MAX_CHARS, type ReaderRequest, type ReaderResponse, type ReadMessage } from './reader.ts';
 
 /** Unsubscribe tokens (link-tokens.ts: base64url of iv · tag · ciphertext) are long; words this long are candidates. */
@@ -25,11 +27,18 @@ function cutBodies(report: ReportMessage): ReportMessage {
 }
 
 async function run(request: ReaderRequest): Promise<ReadMessage> {
-  const raw = Buffer.from(request.raw.buffer, request.raw.byteOffset, request.raw.byteLength);
+  // Joined here, in this thread: the event loop only moved the chunks over.
+  const raw = Buffer.concat(request.chunks);
+  const { wanted } = request;
+  const report = readReport(raw.toString('utf8'));
   return {
-    report: cutBodies(readReport(raw.toString('utf8'))),
-    dmarc: request.wanted.dmarc ? await readDmarcAttachments(raw) : null,
-    unsubscribeTokens: request.wanted.unsubscribeTokens ? await unsubscribeTokens(raw) : null,
+    report: cutBodies(report),
+    dmarc: wanted.dmarc ? await readDmarcAttachments(raw) : null,
+    unsubscribeTokens: wanted.unsubscribeTokens ? await unsubscribeTokens(raw) : null,
+    feedbackSignatures:
+      wanted.feedbackSignatures && report.reportType === 'feedback-report'
+        ? await checkDkimSignatures(raw, wanted.feedbackSignatures.dnsServers)
+        : null,
   };
 }
 

@@ -1,12 +1,15 @@
 // Strangers' mail is parsed in a thread of the inbound listener's own, one message at a time: on the
 // event loop, MIME of a 2 MB message took 40–60 ms (readReport) and mailparser on 15 MB held it
 // ~100 ms, fast-xml-parser takes ~0.3 s per MB of report, and a zip bomb's inflation is CPU however
-// well it is capped. The loop only posts the raw message and awaits plain data (reader-thread.ts).
+// well it is capped. The loop only hands over the message's chunks as they came off the socket
+// (their buffers transferred, not copied: a 15 MB message cost the loop 95 ms when it was joined and
+// cloned here) and awaits plain data (reader-thread.ts), DKIM verification included.
 // A message that runs past READ_TIMEOUT_MS or exhausts the thread's heap costs only that thread,
 // which is replaced; that message is refused (UnreadableMessageError), the queue goes on.
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AttachmentOutcome } from '../dmarc/attachments.ts';
+import type { DkimSignatures } from './feedback-auth.ts';
 import type { ReportMessage } from './mime.ts';
 
 /** What to read besides the report structure, decided by the recipients before the message is sent over. */
@@ -15,23 +18,31 @@ export interface ReadWanted {
   dmarc: boolean;
   /** The candidate unsubscribe tokens in the subject and plain text (where the mailto puts its token). */
   unsubscribeTokens: boolean;
+  /** When set and the message is an ARF report: its DKIM signatures checked, keys looked up on these servers. */
+  feedbackSignatures: { dnsServers: string[] } | null;
 }
 export interface ReadMessage {
   /** The message's header and MIME leaf parts (mime.ts readReport), each body cut at READ_PART_MAX_CHARS. */
   report: ReportMessage;
   dmarc: AttachmentOutcome[] | null;
   unsubscribeTokens: string[] | null;
+  /** Only for an ARF report when `wanted.feedbackSignatures` was set (feedback-auth.ts judges them). */
+  feedbackSignatures: DkimSignatures | null;
 }
 export interface ReaderRequest {
   id: number;
-  raw: Uint8Array;
+  /** The raw message in the order it arrived; each chunk's buffer is transferred with the request. */
+  chunks: Uint8Array[];
   wanted: ReadWanted;
 }
 export type ReaderResponse = { id: number; result: ReadMessage } | { id: number; error: string };
 
 export interface InboundReader {
-  /** One message read in the reader's thread: one copy of the raw bytes crosses over. */
-  read(raw: Uint8Array, wanted: ReadWanted): Promise<ReadMessage>;
+  /**
+   * One message read in the reader's thread. The chunks' buffers are moved to the thread, not copied:
+   * each must own its whole ArrayBuffer (see ownedChunk) and is unusable here afterwards.
+   */
+  read(chunks: Uint8Array[], wanted: ReadWanted): Promise<ReadMessage>;
   close(): Promise<void>;
 }
 
@@ -56,10 +67,18 @@ const READER_OLD_GENERATION_MB = 512;
 /** Small, as for the queue threads: large buffers and strings live outside it anyway (measured: 16 MB cost ~20 MB of RSS). */
 const READER_YOUNG_GENERATION_MB = 4;
 
+/**
+ * A copy of a chunk that owns its ArrayBuffer, so that it can be transferred: a socket's chunk may be a
+ * view into a buffer other chunks share. Copied as each chunk arrives, a few microseconds at a time.
+ */
+export function ownedChunk(chunk: Uint8Array): Uint8Array {
+  return new Uint8Array(chunk);
+}
+
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 interface Job {
-  raw: Uint8Array;
+  chunks: Uint8Array[];
   wanted: ReadWanted;
   resolve(result: ReadMessage): void;
   reject(error: Error): void;
@@ -120,14 +139,17 @@ export function createInboundReader(): InboundReader {
       READ_TIMEOUT_MS,
     );
     current = { ...job, id, timer };
-    worker.postMessage({ id, raw: job.raw, wanted: job.wanted } satisfies ReaderRequest);
+    worker.postMessage(
+      { id, chunks: job.chunks, wanted: job.wanted } satisfies ReaderRequest,
+      job.chunks.map((chunk) => chunk.buffer as ArrayBuffer),
+    );
   }
-  function read(raw: Uint8Array, wanted: ReadWanted): Promise<ReadMessage> {
+  function read(chunks: Uint8Array[], wanted: ReadWanted): Promise<ReadMessage> {
     if (closed) return Promise.reject(new ReaderBusyError('the inbound reader is closed'));
     if (waiting.length >= MAX_WAITING_MESSAGES)
       return Promise.reject(new ReaderBusyError('too many inbound messages are waiting to be read'));
     return new Promise((resolve, reject) => {
-      waiting.push({ raw, wanted, resolve, reject });
+      waiting.push({ chunks, wanted, resolve, reject });
       if (!current) startNext();
     });
   }

@@ -11,10 +11,10 @@ import { insertKeptReport } from '../inbound/kept-reports.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { unsubscribe } from '../tracking/service.ts';
 import { receiveAggregateReports, type DmarcLog } from '../dmarc/service.ts';
-import type { InboundReader } from './reader.ts';
+import type { InboundReader, ReadMessage } from './reader.ts';
 import type { InboundRecipient } from './addresses.ts';
 import { readArf, readDsn, readPlainNdr } from './reports.ts';
-import { verifyFeedbackSigner } from './feedback-auth.ts';
+import { judgeFeedbackSigner } from './feedback-auth.ts';
 
 export interface InboundMailDeps {
   sequelize: Sequelize;
@@ -29,7 +29,8 @@ export interface InboundMessage {
   /** MAIL FROM; null for the null reverse-path `<>` that bounces and reports use. */
   mailFrom: string | null;
   recipients: InboundRecipient[];
-  raw: Buffer;
+  /** The raw message as it arrived, each chunk owning its buffer (reader.ts ownedChunk): moved to the reader. */
+  chunks: Uint8Array[];
 }
 
 /** What was done with the message, for the SMTP reply and the log line. */
@@ -64,12 +65,11 @@ async function applyFeedbackLoopReport(
   deps: InboundMailDeps,
   message: InboundMessage,
   arf: ProviderReport,
+  signatures: ReadMessage['feedbackSignatures'],
 ): Promise<InboundOutcome> {
   const { feedbackLoopDomains } = await getPlatformSettings(deps.sequelize);
-  const signer = await verifyFeedbackSigner(message.raw, {
-    dnsServers: deps.config.dnsServers,
-    operators: feedbackLoopDomains,
-  });
+  // The reader checked the signatures of every ARF report that came to no return path.
+  const signer = judgeFeedbackSigner(signatures ?? { results: [] }, feedbackLoopDomains);
   if (signer.verified) return { handled: 'complaint', count: await applyAll(deps, [arf], arf.emailId, signer.signer) };
   const kept = {
     disposition: 'unverified' as const,
@@ -96,14 +96,16 @@ async function recipientsOfLog(sequelize: Sequelize, emailId: string): Promise<s
 
 export async function handleInboundMessage(deps: InboundMailDeps, message: InboundMessage): Promise<InboundOutcome> {
   const kinds = new Set(message.recipients.map((r) => r.kind));
-  const read = await deps.reader.read(message.raw, {
-    dmarc: kinds.has('dmarc'),
-    unsubscribeTokens: kinds.has('unsubscribe'),
-  });
-  const report = read.report;
   const bounce = message.recipients.find(
     (r): r is Extract<InboundRecipient, { kind: 'bounce' }> => r.kind === 'bounce',
   );
+  const read = await deps.reader.read(message.chunks, {
+    dmarc: kinds.has('dmarc'),
+    unsubscribeTokens: kinds.has('unsubscribe'),
+    // An ARF report away from a return path counts only when signed (applyFeedbackLoopReport).
+    feedbackSignatures: bounce ? null : { dnsServers: deps.config.dnsServers },
+  });
+  const report = read.report;
 
   // What the content is decides first: a complaint or a DSN may arrive at any of our addresses.
   if (report.reportType === 'feedback-report') {
@@ -112,7 +114,7 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
     // inbound/service.ts); anywhere else only a feedback-loop operator's signature makes it count.
     if (arf && bounce)
       return { handled: 'complaint', count: await applyAll(deps, [arf], bounce.emailId, message.mailFrom) };
-    if (arf) return applyFeedbackLoopReport(deps, message, arf);
+    if (arf) return applyFeedbackLoopReport(deps, message, arf, read.feedbackSignatures);
   }
   if (report.reportType === 'delivery-status') {
     const reports = readDsn(report);
