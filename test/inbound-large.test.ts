@@ -13,10 +13,10 @@ import {
   killAllDaemons,
   seedSendWorld,
   startChildDaemon,
-  waitUntil,
   type ChildDaemon,
   type SendWorld,
 } from './helpers/send-daemon.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const MIB = 1024 ** 2;
 let world: SendWorld;
@@ -186,7 +186,7 @@ test('a 15 MB message (a DMARC attachment, a signed ARF report) holds the event 
   let idleMs = Infinity;
   try {
     await metrics();
-    await waitUntil('10 readiness probes while idle', () => probes.length >= 10, 30_000, 50);
+    await waitFor('10 readiness probes while idle', () => probes.length >= 10, { timeoutMs: 30_000, intervalMs: 50 });
     idleMs = (await metrics()).svc_event_loop_delay_max_seconds * 1000;
     for (const [name, to, raw, reply] of [
       ['15 MB DMARC attachment', 'dmarc-reports@localhost', dmarc, /250 Accepted: dmarc\r\n/],
