@@ -138,7 +138,8 @@ export interface LogOutcome {
   emailId: string;
   /** The log's created_at as claimed (RawSendLog.created_at). */
   createdAt: string;
-  status: 'SENT' | 'FAILED' | 'QUEUED';
+  /** SENDING: spooled for direct delivery, outcomes to come (mail/transport.ts). */
+  status: 'SENT' | 'FAILED' | 'QUEUED' | 'SENDING';
   error: string | null;
   smtpResponse: string | null;
   captured: boolean | null;

@@ -99,8 +99,13 @@ export interface DeliveryOutcome {
   tenantId: string;
   emailId: string;
   type: 'delivered' | 'bounced' | 'complained';
-  /** hard bounces (and complaints) suppress the recipient; soft bounces do not. */
-  bounceType?: 'hard' | 'soft';
+  /**
+   * hard bounces (and complaints) suppress the recipient; soft and policy (refused for the sender's
+   * sake: spam, reputation, DMARC — the outbound MTA's mta/outcome.ts) bounces do not.
+   */
+  bounceType?: 'hard' | 'soft' | 'policy';
+  /** A soft bounce that ends the send (direct delivery: mailbox full, or expired) rather than a timeline note. */
+  final?: boolean;
   /** The recipient concerned; defaults to every recipient of the log. */
   recipients?: string[];
   diagnostic?: string | null;
@@ -130,7 +135,7 @@ export async function recordDeliveryOutcome(
     // bounce (4.x.x: the receiver may still take it) is a timeline note, not the send's final state.
     const keep =
       (outcome.type === 'delivered' && (log.status === 'BOUNCED' || log.status === 'COMPLAINED')) ||
-      (outcome.type === 'bounced' && outcome.bounceType === 'soft');
+      (outcome.type === 'bounced' && outcome.bounceType === 'soft' && !outcome.final);
     if (!keep)
       await log.update(
         { status: STATUS_OF[outcome.type], error: outcome.diagnostic ?? log.error },
@@ -148,7 +153,9 @@ export async function recordDeliveryOutcome(
       },
       tx,
     );
-    const suppress = outcome.type === 'complained' || (outcome.type === 'bounced' && outcome.bounceType !== 'soft');
+    const suppress =
+      outcome.type === 'complained' ||
+      (outcome.type === 'bounced' && outcome.bounceType !== 'soft' && outcome.bounceType !== 'policy');
     if (suppress) {
       for (const recipient of recipients) {
         await suppressAddress(
