@@ -4,6 +4,7 @@
 // Pure: the loop (jobs/mta-loop.ts) writes what this answers in one transaction per batch.
 import type { DeliveryOutcome } from '../modules/emails/outcomes.ts';
 import type { RecipientResult } from './connection.ts';
+import { deferredByError } from './outcome.ts';
 import { nextAttempt } from './retry.ts';
 import type { SpooledRow, SpoolOutcome, SpoolRecipient } from './sql/spool.ts';
 
@@ -37,8 +38,9 @@ export function settleAttempt(
   const deferred: SpoolRecipient[] = [];
   const owner = row.tenantId && row.emailId ? { tenantId: row.tenantId, emailId: row.emailId } : null;
   const recipients = row.recipients.map((recipient): SpoolRecipient => {
-    const verdict = byAddress.get(recipient.address);
-    if (!verdict) return recipient;
+    if (recipient.state === 'delivered' || recipient.state === 'bounced') return recipient;
+    // A recipient this attempt gave no verdict for is not finished: it is tried again, never dropped.
+    const verdict = byAddress.get(recipient.address) ?? deferredByError('no answer for this recipient');
     if (verdict.kind === 'delivered') {
       if (owner) outcomes.push({ ...owner, type: 'delivered', recipients: [recipient.address] });
       return { ...recipient, state: 'delivered', response: verdict.response };
