@@ -15,6 +15,14 @@ export interface Config {
   smtpUrl: string | null;
   smtpMaxConnections: number;
   smtpMaxMessages: number;
+  /** relay: SMTP_URL (or capture without it); direct: the outbound MTA delivers to the recipients' MX hosts (docs/mta.md). */
+  delivery: 'relay' | 'direct';
+  /** The name the MTA says in EHLO (default: PUBLIC_URL's host). */
+  ehloName: string;
+  /** Local address the MTA binds to; null = the system's choice. */
+  outboundAddress: string | null;
+  /** A deferred message bounces once its next try would pass this many hours after it was spooled. */
+  deliveryExpiryHours: number;
   dnsServers: string[];
   jwtSecret: string | null;
   nodeEnv: 'development' | 'production' | 'test';
@@ -177,6 +185,10 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     smtpMaxConnections: integer(env, 'SMTP_MAX_CONNECTIONS', 5, 1, 100),
     smtpMaxMessages: integer(env, 'SMTP_MAX_MESSAGES', 10000, 1, 10_000_000),
+    delivery: oneOf(env, 'DELIVERY', ['relay', 'direct'] as const, 'relay'),
+    ehloName: text(env, 'EHLO_NAME') ?? new URL(publicUrl).hostname,
+    outboundAddress: text(env, 'OUTBOUND_ADDRESS'),
+    deliveryExpiryHours: integer(env, 'DELIVERY_EXPIRY_HOURS', 120, 1, 24 * 30),
     dnsServers: dnsServers(env),
     jwtSecret,
     nodeEnv,

@@ -14,7 +14,7 @@ export const up: Migration = async ({ context }) => {
       tenant_id uuid NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
       email_id uuid NOT NULL,
       recipient text NOT NULL,
-      kind text NOT NULL CHECK (kind IN ('hard_bounce', 'soft_bounce', 'complaint')),
+      kind text NOT NULL CHECK (kind IN ('hard_bounce', 'soft_bounce', 'undelivered', 'complaint')),
       created_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (email_id, recipient, kind)
     );

@@ -56,6 +56,16 @@ export function listenForJobs(
   waker: Waker,
   log: Logger,
 ): { close(): Promise<void> } {
+  return listenOnChannel(databaseUrl, queueChannel(queue), waker, log);
+}
+
+/** listenForJobs on any NOTIFY channel (the outbound MTA's spool: mta/sql/spool.ts). */
+export function listenOnChannel(
+  databaseUrl: string,
+  channel: string,
+  waker: Waker,
+  log: Logger,
+): { close(): Promise<void> } {
   let client: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
@@ -71,7 +81,7 @@ export function listenForJobs(
     });
     try {
       await next.connect();
-      await next.query(`LISTEN ${queueChannel(queue)}`);
+      await next.query(`LISTEN ${channel}`);
       if (closed) {
         await next.end();
         return;

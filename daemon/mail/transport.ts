@@ -5,6 +5,7 @@
 //  - capture: the same nodemailer pipeline (headers, MIME, DKIM) into a buffer, stored whole in
 //    captured_messages. Used when no relay is configured and for test keys: nothing leaves the machine.
 import { createHash } from 'node:crypto';
+import { domainToASCII } from 'node:url';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
@@ -12,6 +13,8 @@ import type { Config } from '../config.ts';
 import { declare, type Sql } from '../db/sql.ts';
 import { HARD_BOUNCE_CODES } from './addresses.ts';
 import { relayTlsProblem, type RelayTlsProblem } from './relay-tls.ts';
+import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
+import { spoolMessage } from '../mta/sql/spool.ts';
 
 export interface SmtpSettings {
   host: string;
@@ -21,12 +24,15 @@ export interface SmtpSettings {
   pass?: string | null;
 }
 
-export type RelayTarget = { kind: 'capture' } | { kind: 'smtp'; settings: SmtpSettings };
+/** `direct`: spooled for the outbound MTA (daemon/mta/), which delivers to the recipients' MX hosts. */
+export type RelayTarget = { kind: 'capture' } | { kind: 'direct' } | { kind: 'smtp'; settings: SmtpSettings };
 
 export interface DeliveryResult {
   messageId: string;
   captured: boolean;
   capturedId: string | null;
+  /** Spooled for direct delivery: the outcomes come later, per destination (the log stays SENDING). */
+  spooled: boolean;
   accepted: string[];
   /** Recipients the relay refused while others were accepted, with the server's answer. */
   rejected: { address: string; responseCode: number | null; response: string }[];
@@ -63,7 +69,8 @@ export function smtpSettingsFromUrl(url: string): SmtpSettings {
   };
 }
 
-export type TransportConfig = Pick<Config, 'smtpUrl' | 'smtpMaxConnections' | 'smtpMaxMessages'>;
+export type TransportConfig = Pick<Config, 'smtpUrl' | 'smtpMaxConnections' | 'smtpMaxMessages'> &
+  Partial<Pick<Config, 'delivery' | 'deliveryExpiryHours'>>;
 
 function poolOptions(settings: SmtpSettings, config: TransportConfig): SMTPPool.Options {
   return {
@@ -84,6 +91,18 @@ function relayKey(settings: SmtpSettings): string {
   return createHash('sha256')
     .update(JSON.stringify([settings.host, settings.port, settings.secure, settings.user, settings.pass]))
     .digest('hex');
+}
+
+interface BuiltMessage {
+  messageId: string;
+  envelope: { from: string | false; to: string[] };
+  message: Buffer;
+}
+
+/** The destination domain of an address, lower case, an IDN as its A-label (what MX look-ups ask). */
+export function recipientDomain(address: string): string {
+  const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+  return domainToASCII(domain) || domain;
 }
 
 interface SmtpRecipientError {
@@ -107,11 +126,14 @@ export class MailTransports {
 
   constructor(private readonly config: TransportConfig) {}
 
-  /** The default relay: SMTP_URL when set, else capture. */
+  /** The default relay: direct delivery when DELIVERY=direct, else SMTP_URL when set, else capture. */
   defaultRelay(): RelayTarget {
-    this.defaultTarget ??= this.config.smtpUrl
-      ? { kind: 'smtp', settings: smtpSettingsFromUrl(this.config.smtpUrl) }
-      : { kind: 'capture' };
+    this.defaultTarget ??=
+      this.config.delivery === 'direct'
+        ? { kind: 'direct' }
+        : this.config.smtpUrl
+          ? { kind: 'smtp', settings: smtpSettingsFromUrl(this.config.smtpUrl) }
+          : { kind: 'capture' };
     return this.defaultTarget;
   }
 
@@ -130,14 +152,15 @@ export class MailTransports {
     return transport;
   }
 
+  /** The message exactly as a relay would receive it (MIME, DKIM), in a buffer. */
+  private async build(message: Mail.Options): Promise<BuiltMessage> {
+    this.captureTransport ??= nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+    return (await this.captureTransport.sendMail(message)) as BuiltMessage;
+  }
+
   /** Builds the message exactly as a relay would receive it (MIME, DKIM) and stores it. */
   async capture(message: Mail.Options, owner: CaptureOwner): Promise<DeliveryResult> {
-    this.captureTransport ??= nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
-    const info = (await this.captureTransport.sendMail(message)) as {
-      messageId: string;
-      envelope: { from: string | false; to: string[] };
-      message: Buffer;
-    };
+    const info = await this.build(message);
     const rows = await owner.sql.rows<{ id: string }>(INSERT_CAPTURED, [
       owner.tenantId,
       owner.emailId,
@@ -151,15 +174,47 @@ export class MailTransports {
       messageId: info.messageId,
       captured: true,
       capturedId: rows[0].id,
+      spooled: false,
       accepted: info.envelope.to,
       rejected: [],
       response: 'captured',
     };
   }
 
-  /** Hands the message to the relay (pooled) or captures it. Throws what nodemailer throws on failure. */
+  /**
+   * Builds and signs the message once and spools it for the outbound MTA, one row per recipient domain
+   * (the MTA finds the MX hosts; this learns nothing about them). Wakes the MTA loop.
+   */
+  async spool(message: Mail.Options, owner: CaptureOwner): Promise<DeliveryResult> {
+    const info = await this.build(message);
+    const byDomain = new Map<string, string[]>();
+    for (const address of info.envelope.to) {
+      const domain = recipientDomain(address);
+      byDomain.set(domain, [...(byDomain.get(domain) ?? []), address]);
+    }
+    const rows = await spoolMessage(owner.sql, {
+      tenantId: owner.tenantId,
+      emailId: owner.emailId,
+      envelopeFrom: info.envelope.from || '',
+      message: info.message,
+      expiryHours: this.config.deliveryExpiryHours ?? DEFAULT_DELIVERY_EXPIRY_HOURS,
+      byDomain,
+    });
+    return {
+      messageId: info.messageId,
+      captured: false,
+      capturedId: null,
+      spooled: true,
+      accepted: info.envelope.to,
+      rejected: [],
+      response: `spooled for ${byDomain.size} destination(s)${rows < byDomain.size ? ' (already spooled)' : ''}`,
+    };
+  }
+
+  /** Hands the message to the relay (pooled), captures it or spools it. Throws what nodemailer throws on failure. */
   async deliver(target: RelayTarget, message: Mail.Options, owner: CaptureOwner): Promise<DeliveryResult> {
     if (target.kind === 'capture') return this.capture(message, owner);
+    if (target.kind === 'direct') return this.spool(message, owner);
     const info = (await this.relayTransport(target.settings).sendMail(message)) as {
       messageId: string;
       accepted: (string | { address: string })[];
@@ -170,6 +225,7 @@ export class MailTransports {
       messageId: info.messageId,
       captured: false,
       capturedId: null,
+      spooled: false,
       accepted: info.accepted.map((a) => (typeof a === 'string' ? a : a.address)),
       rejected: (info.rejectedErrors ?? []).map((e) => ({
         address: e.recipient ?? '',

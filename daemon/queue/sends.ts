@@ -138,7 +138,8 @@ export interface LogOutcome {
   emailId: string;
   /** The log's created_at as claimed (RawSendLog.created_at). */
   createdAt: string;
-  status: 'SENT' | 'FAILED' | 'QUEUED';
+  /** SENDING: spooled for direct delivery (sent_at = when it was spooled), outcomes to come (mail/transport.ts). */
+  status: 'SENT' | 'FAILED' | 'QUEUED' | 'SENDING';
   error: string | null;
   smtpResponse: string | null;
   captured: boolean | null;
@@ -206,7 +207,7 @@ const RECORD_OUTCOMES = declare(
            subject = COALESCE(o.subject, l.subject),
            html_body = COALESCE(o.html, l.html_body),
            text_body = COALESCE(o.text, l.text_body),
-           sent_at = CASE WHEN o.status = 'SENT' THEN now() ELSE l.sent_at END,
+           sent_at = CASE WHEN o.status IN ('SENT', 'SENDING') THEN now() ELSE l.sent_at END,
            updated_at = now()
       FROM unnest($10::uuid[], $29::timestamptz[], $11::text[], $12::text[], $13::text[], $14::boolean[], $15::text[], $16::text[], $17::text[], $18::text[])
            AS o(email_id, created_at, status, error, smtp_response, captured, sent_headers, subject, html, text)

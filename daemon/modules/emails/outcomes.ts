@@ -95,8 +95,14 @@ export interface DeliveryOutcome {
   tenantId: string;
   emailId: string;
   type: 'delivered' | 'bounced' | 'complained';
-  /** hard bounces (and complaints) suppress the recipient; soft bounces do not. */
-  bounceType?: 'hard' | 'soft';
+  /**
+   * hard bounces (and complaints) suppress the recipient; soft and policy (refused for the sender's
+   * sake: spam, reputation, DMARC — the outbound MTA's mta/outcome.ts) bounces do not. Policy bounces
+   * count toward the tenant's pause as hard bounces do.
+   */
+  bounceType?: 'hard' | 'soft' | 'policy';
+  /** A soft bounce that ends the send (direct delivery: mailbox full, or expired) rather than a timeline note. */
+  final?: boolean;
   /**
    * The recipients concerned, already matched against the send (inbound/service.ts does it for
    * reports); absent: every recipient of the log (the relay refused the whole message).
@@ -116,7 +122,23 @@ export type OutcomeDeps = SystemMailDeps;
 
 const STATUS_OF = { delivered: 'DELIVERED', bounced: 'BOUNCED', complained: 'COMPLAINED' } as const;
 const EVENT_OF = { delivered: 'email.delivered', bounced: 'email.bounced', complained: 'email.complained' } as const;
-const KIND_OF = { hard: 'hard_bounce', soft: 'soft_bounce', complaint: 'complaint' } as const;
+/**
+ * The row each outcome leaves in recipient_outcomes: a policy refusal counts as a hard bounce toward the
+ * pause (it is not suppressed); a final soft bounce (mailbox full, expired in the spool) ends the send
+ * for that recipient without counting toward the pause.
+ */
+type RecipientOutcomeKind = 'hard_bounce' | 'soft_bounce' | 'undelivered' | 'complaint';
+
+function recipientOutcomeKind(outcome: DeliveryOutcome): RecipientOutcomeKind {
+  if (outcome.type === 'complained') return 'complaint';
+  switch (outcome.bounceType ?? 'hard') {
+    case 'hard':
+    case 'policy':
+      return 'hard_bounce';
+    case 'soft':
+      return outcome.final ? 'undelivered' : 'soft_bounce';
+  }
+}
 
 /** Every recipient of a log, bare and lower-case: To, Cc and Bcc. */
 export function logRecipients(log: Pick<EmailLog, 'toAddresses' | 'ccAddresses' | 'bccAddresses'>): string[] {
@@ -127,7 +149,7 @@ export function logRecipients(log: Pick<EmailLog, 'toAddresses' | 'ccAddresses' 
 async function claimRecipientOutcomes(
   sequelize: Sequelize,
   log: EmailLog,
-  kind: (typeof KIND_OF)[keyof typeof KIND_OF],
+  kind: RecipientOutcomeKind,
   recipients: string[],
   transaction: Transaction,
 ): Promise<string[]> {
@@ -157,7 +179,7 @@ async function statusAfterFailures(
   transaction: Transaction,
 ): Promise<'BOUNCED' | 'COMPLAINED' | null> {
   const rows = await sequelize.query<{ recipient: string; kind: string }>(
-    `SELECT recipient, kind FROM recipient_outcomes WHERE email_id = :emailId AND kind IN ('hard_bounce', 'complaint')`,
+    `SELECT recipient, kind FROM recipient_outcomes WHERE email_id = :emailId AND kind IN ('hard_bounce', 'undelivered', 'complaint')`,
     { replacements: { emailId: log.id }, type: QueryTypes.SELECT, transaction },
   );
   const failed = new Set(rows.map((row) => row.recipient));
@@ -191,7 +213,7 @@ export async function recordDeliveryOutcome(
       // A later, weaker report (delivered after a bounce) does not overwrite a stronger one.
       if (log.status === 'BOUNCED' || log.status === 'COMPLAINED') status = null;
     } else {
-      const kind = KIND_OF[outcome.type === 'complained' ? 'complaint' : (outcome.bounceType ?? 'hard')];
+      const kind = recipientOutcomeKind(outcome);
       recipients = await claimRecipientOutcomes(sequelize, log, kind, [...new Set(named)], tx);
       if (recipients.length === 0) return { found: true, applied: [] };
       // A soft bounce (4.x.x: the receiver may still take it) is a timeline note, not the send's state.
@@ -209,7 +231,9 @@ export async function recordDeliveryOutcome(
       },
       tx,
     );
-    const suppress = outcome.type === 'complained' || (outcome.type === 'bounced' && outcome.bounceType !== 'soft');
+    const suppress =
+      outcome.type === 'complained' ||
+      (outcome.type === 'bounced' && outcome.bounceType !== 'soft' && outcome.bounceType !== 'policy');
     if (suppress) {
       for (const recipient of recipients) {
         await suppressAddress(
@@ -224,8 +248,9 @@ export async function recordDeliveryOutcome(
           tx,
         );
       }
-      await evaluateSendingRisk(deps, outcome.tenantId, tx);
     }
+    // A policy refusal suppresses nobody but counts toward the pause, as a hard bounce does.
+    if (suppress || outcome.bounceType === 'policy') await evaluateSendingRisk(deps, outcome.tenantId, tx);
     return { found: true, applied: recipients };
   };
   return transaction ? work(transaction) : sequelize.transaction(work);

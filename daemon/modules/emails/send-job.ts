@@ -174,6 +174,7 @@ export async function attemptDelivery(
       tenantId: log.tenantId,
       emailId: log.id,
     });
+    if (result.spooled) return spooledResult(log, result.response, content, composed.headers);
     const rows = outcomeEventRows(log, 'email.sent', {
       captured: result.captured,
       response: result.response.slice(0, 300),
@@ -249,6 +250,34 @@ export async function attemptDelivery(
       keepSent: false,
     };
   }
+}
+
+/**
+ * Spooled for direct delivery: the log stays SENDING (in flight) until the MTA records each
+ * recipient's outcome (daemon/mta/delivery-loop.ts); the timeline says it was handed over.
+ */
+function spooledResult(
+  log: SendLog,
+  response: string,
+  content: Partial<Pick<LogOutcome, 'subject' | 'html' | 'text'>>,
+  headers: unknown,
+): AttemptResult {
+  return {
+    status: { status: 'SENT' },
+    log: {
+      ...unchanged,
+      ...content,
+      emailId: log.id,
+      createdAt: log.createdAt,
+      status: 'SENDING',
+      error: null,
+      sentHeaders: JSON.stringify(headers),
+    },
+    timeline: [{ tenantId: log.tenantId, emailId: log.id, type: 'spooled', data: { response } }],
+    events: [],
+    bounces: [],
+    keepSent: false,
+  };
 }
 
 const RESTORE_SENT = declare(

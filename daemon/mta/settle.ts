@@ -1,0 +1,102 @@
+// What one attempt of a spool row means, per recipient, for the row and for the email log: delivered
+// and bounced recipients are done (their outcomes go through emails/outcomes.ts), deferred ones stay
+// in the row for the next try at retry.ts's time, or bounce once that try would pass the row's expiry.
+// Pure: the loop (jobs/mta-loop.ts) writes what this answers in one transaction per batch.
+import type { DeliveryOutcome } from '../modules/emails/outcomes.ts';
+import type { RecipientResult } from './connection.ts';
+import { deferredByError } from './outcome.ts';
+import { nextAttempt } from './retry.ts';
+import type { SpooledRow, SpoolOutcome, SpoolRecipient } from './sql/spool.ts';
+
+/** A timeline row for recipients that stay in flight: the last response and when the next try is. */
+export interface Deferral {
+  tenantId: string;
+  emailId: string;
+  recipients: string[];
+  response: string;
+  retryAt: string;
+}
+
+export interface Settlement {
+  spool: SpoolOutcome;
+  outcomes: DeliveryOutcome[];
+  deferral: Deferral | null;
+}
+
+/** The recipients this attempt is for: those not yet delivered or bounced. */
+export function pendingRecipients(row: Pick<SpooledRow, 'recipients'>): string[] {
+  return row.recipients.filter((r) => r.state === 'pending' || r.state === 'deferred').map((r) => r.address);
+}
+
+export function settleAttempt(
+  row: SpooledRow,
+  results: RecipientResult[],
+  options: { retryBaseMs: number; now?: Date },
+): Settlement {
+  const byAddress = new Map(results.map((result) => [result.address, result.verdict]));
+  const outcomes: DeliveryOutcome[] = [];
+  const deferred: SpoolRecipient[] = [];
+  const owner = row.tenantId && row.emailId ? { tenantId: row.tenantId, emailId: row.emailId } : null;
+  const recipients = row.recipients.map((recipient): SpoolRecipient => {
+    if (recipient.state === 'delivered' || recipient.state === 'bounced') return recipient;
+    // A recipient this attempt gave no verdict for is not finished: it is tried again, never dropped.
+    const verdict = byAddress.get(recipient.address) ?? deferredByError('no answer for this recipient');
+    if (verdict.kind === 'delivered') {
+      if (owner) outcomes.push({ ...owner, type: 'delivered', recipients: [recipient.address] });
+      return { ...recipient, state: 'delivered', response: verdict.response };
+    }
+    if (verdict.kind === 'bounced') {
+      if (owner)
+        outcomes.push({
+          ...owner,
+          type: 'bounced',
+          bounceType: verdict.bounceType,
+          final: true,
+          recipients: [recipient.address],
+          diagnostic: verdict.response,
+        });
+      return { ...recipient, state: 'bounced', response: verdict.response };
+    }
+    const kept: SpoolRecipient = { ...recipient, state: 'deferred', response: verdict.response };
+    deferred.push(kept);
+    return kept;
+  });
+  const lastResponse = deferred.at(-1)?.response ?? results.at(-1)?.verdict.response ?? null;
+  if (deferred.length === 0)
+    return { spool: { id: row.id, state: 'done', runAt: null, lastResponse, recipients }, outcomes, deferral: null };
+
+  const next = nextAttempt({
+    attempts: row.attempts + 1,
+    baseMs: options.retryBaseMs,
+    expiresAt: row.expiresAt,
+    now: options.now,
+  });
+  if (next.kind === 'expired') {
+    // Not the address's fault (a destination that never answered): bounced without suppression.
+    for (const recipient of deferred) {
+      recipient.state = 'bounced';
+      if (owner)
+        outcomes.push({
+          ...owner,
+          type: 'bounced',
+          bounceType: 'soft',
+          final: true,
+          recipients: [recipient.address],
+          diagnostic: `expired after ${row.attempts + 1} attempts; last response: ${recipient.response ?? ''}`,
+        });
+    }
+    return { spool: { id: row.id, state: 'done', runAt: null, lastResponse, recipients }, outcomes, deferral: null };
+  }
+  return {
+    spool: { id: row.id, state: 'deferred', runAt: next.runAt, lastResponse, recipients },
+    outcomes,
+    deferral: owner
+      ? {
+          ...owner,
+          recipients: deferred.map((r) => r.address),
+          response: lastResponse ?? '',
+          retryAt: next.runAt.toISOString(),
+        }
+      : null,
+  };
+}

@@ -1,0 +1,194 @@
+// The spool's statements (table mta_spool, migration 0330; docs/mta.md): the transport target's insert,
+// and the per-destination loop's claim, lease extension, give-back and batched outcome write. Declared
+// pg statements (daemon/db/sql.ts); the batch ones take parallel arrays through unnest.
+import { declare, type Sql } from '../../db/sql.ts';
+
+/** The NOTIFY channel the transport target wakes the MTA loop on. */
+export const SPOOL_CHANNEL = 'svc_mta_spool';
+
+/** One recipient of a spool row and where it stands. */
+export interface SpoolRecipient {
+  address: string;
+  state: 'pending' | 'delivered' | 'bounced' | 'deferred';
+  response: string | null;
+}
+
+export interface SpooledRow {
+  id: string;
+  /** Null for system mail: nothing to record outcomes in but the spool. */
+  tenantId: string | null;
+  emailId: string | null;
+  domain: string;
+  recipients: SpoolRecipient[];
+  envelopeFrom: string;
+  message: Buffer;
+  /** Attempts made before this claim. */
+  attempts: number;
+  expiresAt: Date;
+  dataSentAt: Date | null;
+}
+
+// One row per destination domain; ON CONFLICT: a send job run again after a crash spools nothing twice.
+const INSERT_SPOOL = declare(
+  'mta_spool_insert',
+  `
+  WITH spooled AS (
+    INSERT INTO mta_spool (tenant_id, email_id, domain, recipients, envelope_from, message, expires_at)
+    SELECT $1, $2, d.domain, CAST(d.recipients AS jsonb), $3, $4, now() + $5 * interval '1 hour'
+      FROM unnest($6::text[], $7::text[]) AS d(domain, recipients)
+    ON CONFLICT (email_id, domain) DO NOTHING
+    RETURNING id
+  )
+  SELECT (SELECT count(*) FROM spooled)::int AS spooled, pg_notify('${SPOOL_CHANNEL}', '')::text AS notified`,
+);
+
+// Due rows, and rows whose lease ran out (their worker died), except those of full lanes.
+const CLAIM_SPOOL = declare(
+  'mta_spool_claim',
+  `
+  UPDATE mta_spool s
+     SET state = 'leased', lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
+   WHERE s.id IN (
+     SELECT id FROM mta_spool
+      WHERE ((state IN ('queued', 'deferred') AND run_at <= now()) OR (state = 'leased' AND lease_until < now()))
+        AND NOT (domain = ANY($3::text[]))
+      ORDER BY run_at
+      FOR UPDATE SKIP LOCKED
+      LIMIT $4)
+  RETURNING s.id::text AS id, s.tenant_id::text AS tenant_id, s.email_id::text AS email_id, s.domain,
+            s.recipients, s.envelope_from, s.message, s.attempts, s.expires_at, s.data_sent_at`,
+);
+
+const EXTEND_SPOOL = declare(
+  'mta_spool_extend',
+  `UPDATE mta_spool SET lease_until = now() + $3 * interval '1 millisecond'
+    WHERE id = ANY($1::uuid[]) AND lease_owner = $2 AND state = 'leased' RETURNING id`,
+);
+
+const RELEASE_SPOOL = declare(
+  'mta_spool_release',
+  `UPDATE mta_spool
+      SET state = CASE WHEN attempts > 0 THEN 'deferred' ELSE 'queued' END, lease_owner = NULL, lease_until = NULL,
+          run_at = COALESCE($3::timestamptz, now())
+    WHERE id = ANY($1::uuid[]) AND lease_owner = $2 AND state = 'leased'`,
+);
+
+// Finished rows are deleted (their outcomes are in the log); deferred ones wait for run_at.
+const RECORD_SPOOL = declare(
+  'mta_spool_record',
+  `
+  WITH o AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])
+      AS o(id, state, run_at, last_response, recipients)
+  ), finished AS (
+    DELETE FROM mta_spool s USING o WHERE s.id = o.id AND o.state = 'done' AND s.lease_owner = $6 RETURNING s.id
+  ), deferred AS (
+    UPDATE mta_spool s
+       SET state = 'deferred', attempts = s.attempts + 1, run_at = o.run_at, last_response = o.last_response,
+           recipients = CAST(o.recipients AS jsonb), lease_owner = NULL, lease_until = NULL
+      FROM o
+     WHERE s.id = o.id AND o.state = 'deferred' AND s.lease_owner = $6
+    RETURNING s.id
+  )
+  SELECT id::text AS id FROM finished UNION ALL SELECT id::text AS id FROM deferred`,
+);
+
+interface RawSpoolRow {
+  id: string;
+  tenant_id: string | null;
+  email_id: string | null;
+  domain: string;
+  recipients: SpoolRecipient[];
+  envelope_from: string;
+  message: Buffer;
+  attempts: number;
+  expires_at: Date;
+  data_sent_at: Date | null;
+}
+
+export interface SpoolInsert {
+  tenantId: string | null;
+  emailId: string | null;
+  envelopeFrom: string;
+  message: Buffer;
+  expiryHours: number;
+  /** Recipients per destination domain. */
+  byDomain: Map<string, string[]>;
+}
+
+/** Spools one signed message, one row per destination domain, and wakes the MTA loop. Answers the rows added. */
+export async function spoolMessage(sql: Sql, input: SpoolInsert): Promise<number> {
+  const domains = [...input.byDomain.keys()];
+  const recipients = domains.map((domain) =>
+    JSON.stringify(
+      input.byDomain.get(domain)!.map((address): SpoolRecipient => ({ address, state: 'pending', response: null })),
+    ),
+  );
+  const [row] = await sql.rows<{ spooled: number }>(INSERT_SPOOL, [
+    input.tenantId,
+    input.emailId,
+    input.envelopeFrom,
+    input.message,
+    input.expiryHours,
+    domains,
+    recipients,
+  ]);
+  return row.spooled;
+}
+
+export async function claimSpool(
+  sql: Sql,
+  owner: string,
+  leaseMs: number,
+  fullDomains: string[],
+  limit: number,
+): Promise<SpooledRow[]> {
+  const rows = await sql.rows<RawSpoolRow>(CLAIM_SPOOL, [owner, leaseMs, fullDomains, limit]);
+  return rows.map((row) => ({
+    id: row.id,
+    tenantId: row.tenant_id,
+    emailId: row.email_id,
+    domain: row.domain,
+    recipients: row.recipients,
+    envelopeFrom: row.envelope_from,
+    message: row.message,
+    attempts: row.attempts,
+    expiresAt: row.expires_at,
+    dataSentAt: row.data_sent_at,
+  }));
+}
+
+export async function extendSpoolLeases(sql: Sql, ids: string[], owner: string, leaseMs: number): Promise<number> {
+  return (await sql.rows(EXTEND_SPOOL, [ids, owner, leaseMs])).length;
+}
+
+export async function releaseSpool(sql: Sql, ids: string[], owner: string, until: Date | null): Promise<void> {
+  await sql.count(RELEASE_SPOOL, [ids, owner, until]);
+}
+
+/** What one attempt of a row changes: deleted when finished, else deferred to `runAt`. */
+export interface SpoolOutcome {
+  id: string;
+  state: 'done' | 'deferred';
+  runAt: Date | null;
+  lastResponse: string | null;
+  recipients: SpoolRecipient[];
+}
+
+/**
+ * The record statement and its values, to run in the caller's transaction (outcomes go with it). It
+ * answers the ids it recorded: rows whose lease another worker took meanwhile are not among them.
+ */
+export function recordSpoolStatement(outcomes: SpoolOutcome[], owner: string): { text: string; values: unknown[] } {
+  return {
+    text: RECORD_SPOOL.text,
+    values: [
+      outcomes.map((o) => o.id),
+      outcomes.map((o) => o.state),
+      outcomes.map((o) => o.runAt),
+      outcomes.map((o) => o.lastResponse),
+      outcomes.map((o) => JSON.stringify(o.recipients)),
+      owner,
+    ],
+  };
+}
