@@ -19,6 +19,7 @@ import LogsList from './commands/logs/list.ts';
 import LogsShow from './commands/logs/show.ts';
 import LogsTail from './commands/logs/tail.ts';
 import DashboardCommand from './commands/dashboard.ts';
+import Status from './commands/status.ts';
 import DaemonStart from './commands/daemon/start.ts';
 import DaemonStatus from './commands/daemon/status.ts';
 import Doctor from './commands/doctor.ts';
@@ -157,6 +158,7 @@ export const COMMANDS = {
   'campaigns:cancel': CampaignsCancel,
   'contacts:import': ContactsImport,
   dashboard: DashboardCommand,
+  status: Status,
   'daemon:start': DaemonStart,
   'daemon:status': DaemonStatus,
   doctor: Doctor,

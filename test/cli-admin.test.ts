@@ -215,4 +215,30 @@ test('platform reports: lists the reports kept without effect, filtered by dispo
   assert.is.not(bad.code, 0);
 });
 
+test('status: the current tenant, ok, then at risk and paused with the numbers behind each', async () => {
+  const ok = await cli.run(['status', '--json']);
+  assert.is(ok.code, 0, ok.stdout + ok.stderr);
+  assert.is(ok.json.tenant.id, state.tenantId);
+  assert.is(ok.json.sending, null);
+  const reason = 'complaint rate 0.13 % (2 complaints from distinct recipients over the last 1500 sends)';
+  await Tenant.update({ sendingAtRiskAt: new Date(), sendingAtRiskReason: reason }, { where: { id: state.tenantId } });
+  const warned = await cli.run(['status']);
+  assert.is(warned.code, 0);
+  assert.match(warned.stdout, /sending\s+at-risk/);
+  assert.match(warned.stdout, `! sending at risk: ${reason}`);
+  await Tenant.update(
+    { sendingPausedAt: new Date(), sendingPausedReason: 'hard-bounce rate 10 % is at or above the 10 % pause level' },
+    { where: { id: state.tenantId } },
+  );
+  const paused = await cli.run(['status', '--json']);
+  assert.equal(paused.json.sending, {
+    level: 'paused',
+    message: 'sending paused: hard-bounce rate 10 % is at or above the 10 % pause level',
+  });
+  await Tenant.update(
+    { sendingPausedAt: null, sendingPausedReason: null, sendingAtRiskAt: null, sendingAtRiskReason: null },
+    { where: { id: state.tenantId } },
+  );
+});
+
 test.run();
