@@ -15,10 +15,12 @@ import { settleAttempt, pendingRecipients, type Settlement } from '../mta/settle
 import {
   claimSpool,
   extendSpoolLeases,
+  markSpoolAnswered,
   recordSpoolStatement,
   releaseSpool,
   SPOOL_CHANNEL,
   type SpooledRow,
+  type SpoolRecipient,
 } from '../mta/sql/spool.ts';
 import { TlsPolicy } from '../mta/tls-policy.ts';
 import { createLeasedBatchEngine, errorText, FixedLane, type Finished } from './leased-batch.ts';
@@ -63,8 +65,29 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const session = { ehloName: config.ehloName, localAddress: config.outboundAddress ?? undefined };
   const outcomeDeps = { sequelize, config, secrets: ctx.secrets };
 
+  // After a 2xx to DATA, before the batch commits: the recipients it took are marked `answered` in the
+  // row, so a crash in between settles them from the mark on reclaim instead of sending them again.
+  // A failed mark only reopens that window (the outcome still goes with the batch): logged, not fatal.
+  const markAnswered = async (row: SpooledRow, marked: SpoolRecipient[], results: RecipientResult[]) => {
+    const delivered = new Map(
+      results.filter((r) => r.verdict.kind === 'delivered').map((r) => [r.address, r.verdict.response]),
+    );
+    if (delivered.size === 0) return;
+    for (const [index, recipient] of marked.entries()) {
+      const response = delivered.get(recipient.address);
+      if (response !== undefined) marked[index] = { ...recipient, state: 'answered', response };
+    }
+    try {
+      await markSpoolAnswered(sql, row.id, workerId, marked);
+    } catch (error) {
+      log.warn({ err: errorText(error), id: row.id }, 'could not mark an answered spool row');
+    }
+  };
+
   const attempt = async (row: SpooledRow, lane: DestinationLane): Promise<RecipientResult[]> => {
     const to = pendingRecipients(row);
+    // Reclaimed with every recipient answered before a crash: nothing to send, settle() records them.
+    if (to.length === 0) return [];
     const all = (verdict: RecipientResult['verdict']) => to.map((address) => ({ address, verdict }));
     const route = await routes.route(row.domain);
     if (route.kind === 'undeliverable')
@@ -76,7 +99,14 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       });
     if (route.kind === 'deferred') return all(deferredByError(route.reason));
     const tls = await tlsPolicy.forDestination(row.domain, route);
-    const report = await lane.pool.deliver(route.hosts, tls.plan, { from: row.envelopeFrom, to }, row.message);
+    const marked = [...row.recipients];
+    const report = await lane.pool.deliver(
+      route.hosts,
+      tls.plan,
+      { from: row.envelopeFrom, to },
+      row.message,
+      (results) => markAnswered(row, marked, results),
+    );
     return report.recipients;
   };
 

@@ -63,7 +63,18 @@ export class DestinationPool {
     return this.open;
   }
 
-  async deliver(hosts: MxHost[], tlsPlan: TlsPlan, envelope: Envelope, message: Buffer): Promise<DeliveryReport> {
+  /**
+   * Sends `message` to the envelope's recipients, one transaction per `maxRecipientsPerTransaction`.
+   * `onAnswered` runs after each transaction the destination answered, awaited before the next (the
+   * loop marks the spool row there, so an answered transaction is never sent again after a crash).
+   */
+  async deliver(
+    hosts: MxHost[],
+    tlsPlan: TlsPlan,
+    envelope: Envelope,
+    message: Buffer,
+    onAnswered?: (results: RecipientResult[]) => Promise<void>,
+  ): Promise<DeliveryReport> {
     const report: DeliveryReport = { recipients: [], host: null, secure: false, tlsAttempts: [] };
     for (let i = 0; i < envelope.to.length; i += this.limits.maxRecipientsPerTransaction) {
       const to = envelope.to.slice(i, i + this.limits.maxRecipientsPerTransaction);
@@ -74,8 +85,10 @@ export class DestinationPool {
       }
       report.host = acquired.host;
       report.secure = acquired.secure;
-      report.recipients.push(...(await acquired.send({ from: envelope.from, to }, message)));
+      const results = await acquired.send({ from: envelope.from, to }, message);
+      report.recipients.push(...results);
       this.release(acquired);
+      await onAnswered?.(results);
     }
     return report;
   }

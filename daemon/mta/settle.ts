@@ -39,6 +39,11 @@ export function settleAttempt(
   const owner = row.tenantId && row.emailId ? { tenantId: row.tenantId, emailId: row.emailId } : null;
   const recipients = row.recipients.map((recipient): SpoolRecipient => {
     if (recipient.state === 'delivered' || recipient.state === 'bounced') return recipient;
+    // Answered 2xx before a crash took the outcome with it: delivered, from the kept reply, not resent.
+    if (recipient.state === 'answered') {
+      if (owner) outcomes.push({ ...owner, type: 'delivered', recipients: [recipient.address] });
+      return { ...recipient, state: 'delivered' };
+    }
     // A recipient this attempt gave no verdict for is not finished: it is tried again, never dropped.
     const verdict = byAddress.get(recipient.address) ?? deferredByError('no answer for this recipient');
     if (verdict.kind === 'delivered') {

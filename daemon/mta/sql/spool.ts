@@ -6,10 +6,14 @@ import { declare, type Sql } from '../../db/sql.ts';
 /** The NOTIFY channel the transport target wakes the MTA loop on. */
 export const SPOOL_CHANNEL = 'svc_mta_spool';
 
-/** One recipient of a spool row and where it stands. */
+/**
+ * One recipient of a spool row and where it stands. `answered`: the destination answered DATA with a
+ * 2xx, marked at once (markSpoolAnswered), while the outcome is not recorded yet; a row reclaimed after
+ * a crash settles such recipients as delivered from the kept response instead of sending again.
+ */
 export interface SpoolRecipient {
   address: string;
-  state: 'pending' | 'delivered' | 'bounced' | 'deferred';
+  state: 'pending' | 'answered' | 'delivered' | 'bounced' | 'deferred';
   response: string | null;
 }
 
@@ -71,6 +75,14 @@ const RELEASE_SPOOL = declare(
       SET state = CASE WHEN attempts > 0 THEN 'deferred' ELSE 'queued' END, lease_owner = NULL, lease_until = NULL,
           run_at = COALESCE($3::timestamptz, now())
     WHERE id = ANY($1::uuid[]) AND lease_owner = $2 AND state = 'leased'`,
+);
+
+// A transaction's 2xx reply to DATA, in its own statement before the batch commit: the recipients it
+// took become `answered` with the reply, so a crash before the commit does not send them again.
+const MARK_ANSWERED = declare(
+  'mta_spool_mark_answered',
+  `UPDATE mta_spool SET data_sent_at = now(), recipients = CAST($3 AS jsonb)
+    WHERE id = $1 AND lease_owner = $2 AND state = 'leased'`,
 );
 
 // Finished rows are deleted (their outcomes are in the log); deferred ones wait for run_at.
@@ -164,6 +176,19 @@ export async function extendSpoolLeases(sql: Sql, ids: string[], owner: string, 
 
 export async function releaseSpool(sql: Sql, ids: string[], owner: string, until: Date | null): Promise<void> {
   await sql.count(RELEASE_SPOOL, [ids, owner, until]);
+}
+
+/**
+ * Marks a leased row's recipients as they stand after a 2xx reply to DATA (`answered` ones included).
+ * Answers whether the row was still this owner's.
+ */
+export async function markSpoolAnswered(
+  sql: Sql,
+  id: string,
+  owner: string,
+  recipients: SpoolRecipient[],
+): Promise<boolean> {
+  return (await sql.count(MARK_ANSWERED, [id, owner, JSON.stringify(recipients)])) > 0;
 }
 
 /** What one attempt of a row changes: deleted when finished, else deferred to `runAt`. */

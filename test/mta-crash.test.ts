@@ -1,0 +1,160 @@
+// Direct delivery under kill -9 (issue 28): a message whose DATA the MX host answered 2xx is never
+// sent again, a message whose reply never came is sent again (a duplicate at most of what was in
+// flight), and every accepted message ends DELIVERED. The daemon's batch commit is held back by a
+// row lock this file takes on the email logs, so the kill lands after the 2xx replies and their
+// marks but before the outcomes commit: the window the mark exists for. Slow messages are still
+// waiting for their reply to DATA when the kill comes.
+//
+// The killed daemon's leases (60 s, the production default) must run out before the restarted one
+// reclaims its rows, so this file takes about 75 s.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Transaction } from 'sequelize';
+import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
+import { startMxHost, type MxHost } from './helpers/mx-host.ts';
+import {
+  api,
+  countRows,
+  killAllDaemons,
+  openWorldDatabase,
+  seedSendWorld,
+  startChildDaemon,
+  stopChildDaemon,
+  type ChildDaemon,
+  type SendWorld,
+} from './helpers/send-daemon.ts';
+import { waitFor } from './helpers/wait.ts';
+
+const FAST = 6;
+const SLOW = 4;
+/** How long the MX host takes to answer DATA for slow@ recipients: the kill comes within it. */
+const SLOW_REPLY_MS = 3_000;
+
+let dns: TestDnsServer;
+let mx: MxHost;
+let world: SendWorld;
+let daemon: ChildDaemon | null = null;
+/** Recipients whose message reached DATA's end at the MX host (before any reply). */
+const seen = new Set<string>();
+/** Opened once the test holds its lock: no reply to DATA before that. */
+let openGate: () => void = () => {};
+const gate = new Promise<void>((resolve) => (openGate = resolve));
+
+test.before(async () => {
+  dns = await startDnsServer();
+  mx = await startMxHost({
+    data: async (message) => {
+      for (const address of message.to) seen.add(address);
+      await gate;
+      if (message.to.some((address) => address.startsWith('slow')))
+        await new Promise((resolve) => setTimeout(resolve, SLOW_REPLY_MS));
+      return null;
+    },
+  });
+  dns.zone.mx.set('x.test', [{ exchange: 'mx.x.test', priority: 10 }]);
+  dns.zone.a.set('mx.x.test', [mx.address]);
+  world = await seedSendWorld({ DELIVERY: 'direct', DNS_SERVERS: dns.address, EHLO_NAME: 'mta.acme.test' });
+  daemon = await startChildDaemon(world);
+});
+
+test.after(async () => {
+  if (daemon) await stopChildDaemon(daemon);
+  killAllDaemons();
+  await Promise.all([mx?.close(), dns?.close()]);
+});
+
+async function send(to: string): Promise<string> {
+  const res = await api(world, 'POST', '/emails/send', {
+    from: 'Acme <app@acme.test>',
+    to: [to],
+    subject: `crash test to ${to}`,
+    textBody: 'Hello',
+  });
+  assert.is(res.status, 202, JSON.stringify(res.body));
+  return res.body.id as string;
+}
+
+const received = (address: string) => mx.messages.filter((m) => m.to.includes(address)).length;
+
+test('kill -9 after DATA replies: answered messages never resent, in-flight ones resent, all DELIVERED', async () => {
+  const fast = Array.from({ length: FAST }, (_, i) => `fast${i}@x.test`);
+  const slow = Array.from({ length: SLOW }, (_, i) => `slow${i}@x.test`);
+  const ids = new Map<string, string>();
+  for (const address of [...fast, ...slow]) ids.set(address, await send(address));
+  await waitFor('every message to reach the end of DATA at the MX host', () => seen.size === FAST + SLOW, {
+    timeoutMs: 60_000,
+  });
+
+  const db = await openWorldDatabase(world);
+  let lock: Transaction | null = null;
+  try {
+    // The outcome commit locks each email log: holding them keeps the batch from committing.
+    lock = await db.sequelize.transaction();
+    await db.sequelize.query(`SELECT id FROM email_logs WHERE id IN (:ids) FOR UPDATE`, {
+      replacements: { ids: [...ids.values()] },
+      transaction: lock,
+    });
+    openGate();
+    await waitFor(
+      'the fast messages answered 2xx and marked in the spool',
+      async () =>
+        (await countRows(
+          db,
+          `SELECT count(*) FROM mta_spool WHERE data_sent_at IS NOT NULL AND recipients->0->>'state' = 'answered'`,
+        )) === FAST,
+      { timeoutMs: 20_000 },
+    );
+    assert.ok(
+      slow.every((address) => received(address) === 0),
+      'the slow messages are still waiting for their reply',
+    );
+    daemon!.child.kill('SIGKILL');
+    await daemon!.exit;
+    daemon = null;
+    await lock.rollback();
+    lock = null;
+
+    // The commit died with the process: every row is still in the spool, none recorded.
+    assert.is(await countRows(db, 'SELECT count(*) FROM mta_spool'), FAST + SLOW);
+    assert.is(
+      await countRows(db, `SELECT count(*) FROM email_logs WHERE id IN (:ids) AND status = 'DELIVERED'`, {
+        ids: [...ids.values()],
+      }),
+      0,
+    );
+    const answeredAtKill = fast.filter((address) => received(address) === 1);
+    assert.is(answeredAtKill.length, FAST, 'every fast message was answered before the kill');
+
+    daemon = await startChildDaemon(world);
+    await waitFor(
+      'every log to say DELIVERED after the restart',
+      async () =>
+        (await countRows(db, `SELECT count(*) FROM email_logs WHERE id IN (:ids) AND status = 'DELIVERED'`, {
+          ids: [...ids.values()],
+        })) ===
+        FAST + SLOW,
+      { timeoutMs: 150_000, intervalMs: 250 },
+    );
+    assert.is(await countRows(db, 'SELECT count(*) FROM mta_spool'), 0, 'finished rows leave the spool');
+    for (const address of fast) assert.is(received(address), 1, `${address} answered before the kill, sent once`);
+    for (const address of slow) assert.ok(received(address) >= 1, `${address} reached the MX host`);
+    // Each recipient's delivery is an event once, whether settled from the mark or from a new reply.
+    for (const [address, id] of ids) {
+      const log = await api(world, 'GET', `/emails/logs/${id}`);
+      assert.is(log.body.status, 'DELIVERED', address);
+      const delivered = (log.body.events as { type: string; data: { recipients: string[] } }[]).filter(
+        (e) => e.type === 'delivered',
+      );
+      assert.equal(
+        delivered.map((e) => e.data.recipients),
+        [[address]],
+        address,
+      );
+    }
+  } finally {
+    await lock?.rollback();
+    await db.close();
+  }
+});
+
+test.run();
