@@ -96,4 +96,31 @@ test('system mail (no tenant, no log) settles the row without outcomes', () => {
   assert.is(settled.spool.recipients[0].state, 'delivered');
 });
 
+test('answered before a crash: delivered from the mark, not sent again; the rest tried as usual', () => {
+  const reclaimed = row({
+    dataSentAt: now,
+    recipients: [
+      { address: 'a@x.test', state: 'answered', response: '250 2.0.0 queued as A1' },
+      { address: 'b@x.test', state: 'pending', response: null },
+      { address: 'c@x.test', state: 'delivered', response: '250 2.0.0 earlier' },
+    ],
+  });
+  assert.equal(pendingRecipients(reclaimed), ['b@x.test'], 'the answered recipient is not sent again');
+  const settled = settleAttempt(reclaimed, verdicts({ 'b@x.test': '250 2.0.0 OK' }), { retryBaseMs: 1000, now });
+  assert.equal(
+    settled.outcomes.map((o) => [o.type, o.recipients]),
+    [
+      ['delivered', ['a@x.test']],
+      ['delivered', ['b@x.test']],
+    ],
+    'one outcome each; the recipient delivered on an earlier attempt adds none',
+  );
+  assert.is(settled.spool.state, 'done');
+  assert.equal(settled.spool.recipients[0], {
+    address: 'a@x.test',
+    state: 'delivered',
+    response: '250 2.0.0 queued as A1',
+  });
+});
+
 test.run();
