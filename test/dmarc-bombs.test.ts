@@ -24,6 +24,7 @@ import {
   type ChildDaemon,
   type SendWorld,
 } from './helpers/send-daemon.ts';
+import { pollReadiness } from './helpers/readiness-probes.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const GIB = 1024 ** 3;
@@ -109,19 +110,8 @@ test('lying, crowded, nested, truncated and corrupt archives are refused with a 
   assert.ok(before.svc_event_loop_delay_max_seconds >= 0, JSON.stringify(before));
 
   // /health/ready polled throughout, as a load balancer would.
-  const probes: { status: number; ms: number }[] = [];
-  let polling = true;
-  const poller = (async () => {
-    while (polling) {
-      const started = performance.now();
-      const status = await fetch(`${daemon.url}/health/ready`).then(
-        (res) => res.status,
-        () => 0,
-      );
-      probes.push({ status, ms: performance.now() - started });
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  })();
+  const readiness = pollReadiness(daemon.url);
+  const probes = readiness.probes;
   // The machine's own noise first: the same polling, no bomb (a busy CI host delays every loop).
   await waitFor('20 readiness probes without bombs', () => probes.length >= 20, { timeoutMs: 30_000, intervalMs: 50 });
   const idle = await metrics();
@@ -204,8 +194,7 @@ test('lying, crowded, nested, truncated and corrupt archives are refused with a 
       delays.push(`${bomb.name} ${delayMs.toFixed(0)} ms`);
     }
   } finally {
-    polling = false;
-    await poller;
+    await readiness.stop();
   }
 
   const after = await metrics();

@@ -16,6 +16,7 @@ import {
   type ChildDaemon,
   type SendWorld,
 } from './helpers/send-daemon.ts';
+import { pollReadiness } from './helpers/readiness-probes.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const MIB = 1024 ** 2;
@@ -169,19 +170,8 @@ test('a 15 MB message (a DMARC attachment, a signed ARF report) holds the event 
   assert.match(first, /250 Accepted: dmarc\r\n/, first);
   assert.match(await deliver('fbl@localhost', arf), /250 Accepted: unverified\r\n/);
 
-  const probes: { status: number; ms: number }[] = [];
-  let polling = true;
-  const poller = (async () => {
-    while (polling) {
-      const started = performance.now();
-      const status = await fetch(`${daemon.url}/health/ready`).then(
-        (res) => res.status,
-        () => 0,
-      );
-      probes.push({ status, ms: performance.now() - started });
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  })();
+  const readiness = pollReadiness(daemon.url);
+  const probes = readiness.probes;
   const delays: Record<string, number> = {};
   let idleMs = Infinity;
   try {
@@ -202,8 +192,7 @@ test('a 15 MB message (a DMARC attachment, a signed ARF report) holds the event 
       delays[name] = delayMs;
     }
   } finally {
-    polling = false;
-    await poller;
+    await readiness.stop();
   }
   console.log(
     `    event-loop max: ${Object.entries(delays)
