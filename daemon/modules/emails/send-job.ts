@@ -254,7 +254,7 @@ export async function attemptDelivery(
 
 /**
  * Spooled for direct delivery: the log stays SENDING (in flight) until the MTA records each
- * recipient's outcome (daemon/mta/delivery-loop.ts); the timeline says it was handed over.
+ * recipient's outcome (daemon/jobs/mta-loop.ts); the timeline says it was handed over.
  */
 function spooledResult(
   log: SendLog,
