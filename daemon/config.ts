@@ -52,6 +52,8 @@ export interface Config {
   tlsKeyFile: string | null;
   /** shared: send-worker + one background thread (scheduler, webhooks, system mail, maintenance); separate: five threads. */
   workerThreads: 'shared' | 'separate';
+  /** Send-worker threads on this node (SEND_THREADS): more than one uses the other cores of a worker node. */
+  sendThreads: number;
   /** First-boot sender of system mail until the platform setting defaultFromAddress is set. */
   systemMailFrom: string | null;
   /** Send by SMTP (docs/smtp.md): STARTTLS port, implicit-TLS port (null = off each), address, certificate pair. */
@@ -218,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     tlsCertFile,
     tlsKeyFile,
     workerThreads: oneOf(env, 'WORKER_THREADS', ['shared', 'separate'] as const, 'shared'),
+    sendThreads: integer(env, 'SEND_THREADS', 1, 1, 16),
     systemMailFrom: mailbox(env, 'SYSTEM_MAIL_FROM'),
     // 0 or unset: that listener is off.
     smtpSubmissionPort: integer(env, 'SMTP_SUBMISSION_PORT', 0, 0, 65535) || null,

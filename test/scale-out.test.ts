@@ -100,11 +100,13 @@ test('an API node and a worker node on one PostgreSQL with one secret accept and
     return;
   }
   const apiNode = await startChildDaemon({ ...world, env: { ...world.env, ROLE: 'api' } });
-  const worker = startNode({ ROLE: 'worker', PORT: '0' });
+  // Two send threads on the worker node (SEND_THREADS): both claim from one queue, nothing twice.
+  const worker = startNode({ ROLE: 'worker', PORT: '0', SEND_THREADS: '2' });
   try {
     await waitForLine(worker, /worker threads started/);
+    assert.match(worker.output(), /"workers":\["send-worker","background","send-worker-2"\]/);
     const sends = await Promise.all(
-      Array.from({ length: 4 }, (_, i) =>
+      Array.from({ length: 24 }, (_, i) =>
         api(world, 'POST', '/emails/send', {
           from: `news@${SENDING_DOMAIN}`,
           to: `node-${i}@example.test`,
@@ -114,8 +116,9 @@ test('an API node and a worker node on one PostgreSQL with one secret accept and
       ),
     );
     for (const send of sends) assert.is(send.status, 202, JSON.stringify(send.body));
-    await sink.waitForCount(4, 60_000);
-    for (let i = 0; i < 4; i += 1) {
+    await sink.waitForCount(24, 60_000);
+    assert.is(sink.messages.length, 24, 'each send delivered once');
+    for (let i = 0; i < 24; i += 1) {
       const message = sink.messages.find((m) => m.rcptTo.includes(`node-${i}@example.test`));
       assert.ok(message, `node-${i} was delivered`);
       // The worker node opened the DKIM key the seed sealed with the shared secret.

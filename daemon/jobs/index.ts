@@ -78,8 +78,24 @@ export const SHARED_DAEMON_WORKERS: WorkerDefinition[] = [
   { name: 'background', module: here('./background.ts'), loops: 5 },
 ];
 
-export function daemonWorkers(config: Pick<Config, 'workerThreads'>): WorkerDefinition[] {
-  return config.workerThreads === 'separate' ? DAEMON_WORKERS : SHARED_DAEMON_WORKERS;
+/**
+ * SEND_THREADS > 1: more send-worker threads, each claiming from the same queue (SKIP LOCKED keeps
+ * them apart, as it does two nodes). One send thread was CPU-bound at 551–644 msg/s on a worker node
+ * of a 2-core machine while the node's main thread sat idle (issue 27). Only the first runs the
+ * outbound MTA's loop: its per-destination connection limits hold per thread, and one loop per node
+ * keeps them what the operator set.
+ */
+function extraSendWorkers(count: number): WorkerDefinition[] {
+  return Array.from({ length: count - 1 }, (_, index) => ({
+    ...SEND_WORKER,
+    name: `send-worker-${index + 2}`,
+    options: { mta: false },
+  }));
+}
+
+export function daemonWorkers(config: Pick<Config, 'workerThreads' | 'sendThreads'>): WorkerDefinition[] {
+  const base = config.workerThreads === 'separate' ? DAEMON_WORKERS : SHARED_DAEMON_WORKERS;
+  return [...base, ...extraSendWorkers(config.sendThreads)];
 }
 
 export async function startWorkers(options: StartWorkersOptions): Promise<WorkerPool> {

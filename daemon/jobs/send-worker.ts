@@ -6,5 +6,7 @@ import { runWorkerThread } from './thread.ts';
 
 await runWorkerThread(async (runtime) => {
   const sendBody = queueWorkerBody('send')(runtime);
-  await Promise.all(runtime.data.config.delivery === 'direct' ? [sendBody, runMtaLoop(runtime)] : [sendBody]);
+  // Extra send threads (SEND_THREADS) leave the MTA loop to the first (jobs/index.ts).
+  const runsMta = runtime.data.config.delivery === 'direct' && runtime.data.options.mta !== false;
+  await Promise.all(runsMta ? [sendBody, runMtaLoop(runtime)] : [sendBody]);
 });
