@@ -4,7 +4,7 @@
 // Partitions are named <table>_pYYYY_MM and cover [first of the month, first of the next) in UTC;
 // <table>_default catches any row outside them (a clock far off), so an insert never fails.
 // Used by the migrations that partition the tables and by the retention task (maintenance worker).
-import { QueryTypes, type Sequelize } from 'sequelize';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 
 /** The tables partitioned by month; each has created_at, and its primary key is (id, created_at). */
 export const PARTITIONED_TABLES = [
@@ -66,6 +66,39 @@ export async function listPartitions(sequelize: Sequelize, table: string): Promi
 }
 
 /**
+ * GIN indexes of the partitions without a pending list (fastupdate = off), flushed. With the default,
+ * each insert appends its keys to a list of up to gin_pending_list_limit (4 MB) that every search
+ * reads whole: logs written through the API kept it full, and one recipient search read 480 pages
+ * (51,000 pending keys) to find 4 rows, 8 ms in PostgreSQL and 0.9–1.6 s over HTTP at 1,000,000 logs
+ * under load (bench:scale, issue 27). An insert now puts its few keys in the tree itself. A
+ * partitioned index takes no ALTER … SET, so each partition's index is set (migration 0400) and each
+ * new partition's when it is created (ensurePartitions).
+ */
+export async function turnOffGinPendingLists(sequelize: Sequelize, transaction?: Transaction): Promise<string[]> {
+  const indexes = await sequelize.query<{ name: string }>(
+    `SELECT quote_ident(n.nspname) || '.' || quote_ident(ic.relname) AS name
+       FROM pg_index x
+       JOIN pg_class ic ON ic.oid = x.indexrelid
+       JOIN pg_am am ON am.oid = ic.relam AND am.amname = 'gin'
+       JOIN pg_namespace n ON n.oid = ic.relnamespace
+       JOIN pg_inherits i ON i.inhrelid = x.indrelid
+       JOIN pg_class parent ON parent.oid = i.inhparent
+      WHERE parent.relname IN (:tables) AND ic.relkind = 'i'
+        AND NOT coalesce(ic.reloptions @> ARRAY['fastupdate=off'], false)
+      ORDER BY 1`,
+    { type: QueryTypes.SELECT, replacements: { tables: [...PARTITIONED_TABLES] }, transaction },
+  );
+  for (const { name } of indexes) {
+    await sequelize.query(`ALTER INDEX ${name} SET (fastupdate = off)`, { transaction });
+    await sequelize.query(`SELECT gin_clean_pending_list(CAST(:name AS regclass))`, {
+      replacements: { name },
+      transaction,
+    });
+  }
+  return indexes.map(({ name }) => name);
+}
+
+/**
  * Creates the missing partitions from this month to MONTHS_AHEAD months ahead. Rows of such a month
  * that landed in the default partition move into the new partition in the same transaction
  * (PostgreSQL refuses to create a partition whose rows sit in the default).
@@ -101,6 +134,7 @@ export async function ensurePartitions(
     });
     created.push(name);
   }
+  if (created.length > 0) await turnOffGinPendingLists(sequelize);
   return created;
 }
 

@@ -1,5 +1,5 @@
 // Reading the email logs of a tenant, and resending one (a new send through the whole pipeline).
-import { QueryTypes } from 'sequelize';
+import { cast, col, Op, QueryTypes, where } from 'sequelize';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../../db/keyset.ts';
 import type { TenantContext } from '../../context.ts';
@@ -115,8 +115,16 @@ export function pagedTotal(
 /** What the log readers take; they use the global models today. */
 export type LogDeps = Pick<AppDeps, 'db'>;
 
+/**
+ * The tenant's condition compared as text: no index can serve it, so the planner probes the primary
+ * key (or the email_id index) and filters the one row. Compared as a uuid, on a partition whose
+ * statistics lag (logs written faster than autovacuum analyzes) it ANDed a bitmap of the tenant's
+ * whole (tenant_id, created_at) index with the key's: 68 ms per log at 300,000 logs (issue 27).
+ */
+const sameTenant = (tenantId: string) => where(cast(col('tenant_id'), 'text'), tenantId);
+
 async function ownedLog(ctx: TenantContext, id: string): Promise<EmailLog> {
-  const log = await EmailLog.findOne({ where: { id, tenantId: ctx.tenantId } });
+  const log = await EmailLog.findOne({ where: { id, [Op.and]: [sameTenant(ctx.tenantId)] } });
   if (!log) throw new NotFoundError('The email log');
   return log;
 }
@@ -125,7 +133,10 @@ export async function getEmailLog(deps: LogDeps, ctx: TenantContext, input: { id
   const { id } = input;
   const log = await ownedLog(ctx, id);
   const [events, captured] = await Promise.all([
-    EmailEvent.findAll({ where: { emailId: log.id, tenantId: ctx.tenantId }, order: [['createdAt', 'ASC']] }),
+    EmailEvent.findAll({
+      where: { emailId: log.id, [Op.and]: [sameTenant(ctx.tenantId)] },
+      order: [['createdAt', 'ASC']],
+    }),
     deps.db.sequelize.query<{ raw: string }>(
       `SELECT raw FROM captured_messages WHERE email_id = :id AND tenant_id = :tenantId ORDER BY created_at DESC LIMIT 1`,
       {
