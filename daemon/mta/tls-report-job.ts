@@ -2,7 +2,7 @@
 // policy domain) that has counts (tls_report_counts, written by the MTA loop's commits) becomes one
 // aggregate report, sent once, whichever daemon claims it first (tls_report_sends), to every `rua` of
 // `_smtp._tls.<domain>`: POSTed gzipped to https ones, and to mailto ones as a multipart/report system
-// mail the system worker DKIM-signs with the platform's key. Counts and marks past the retention go.
+// mail the system worker DKIM-signs with the platform's key. Counts and marks past the retention go first.
 import { sendSystemMail, resolveSystemSender } from '../mail/system-mail.ts';
 import { systemMailDomain } from '../mail/addresses.ts';
 import type { WorkerContext } from '../queue/types.ts';
@@ -45,10 +45,13 @@ export interface TlsReportRunOptions {
   ca?: string[];
 }
 
-/** One run: every due report that this worker claims is built and sent; then the pruning. */
+/** One run: the pruning, then every due report that this worker claims is built and sent. */
 export async function sendTlsReports(ctx: WorkerContext, options: TlsReportRunOptions = {}): Promise<SentTlsReport[]> {
   const { sql, config, log, workerId } = ctx;
   const now = options.now ?? new Date();
+  // First, so that a day past the retention is dropped rather than reported late.
+  const pruned = await pruneTlsReports(sql, now, TLS_REPORT_RETENTION_DAYS);
+  if (pruned > 0) log.info({ pruned }, 'old TLS report counts removed');
   const sent: SentTlsReport[] = [];
   const due = await dueTlsReports(sql, now, REPORTS_PER_RUN);
   if (due.length > 0) {
@@ -101,8 +104,6 @@ export async function sendTlsReports(ctx: WorkerContext, options: TlsReportRunOp
       sent.push({ ...item, report, outcomes });
     }
   }
-  const pruned = await pruneTlsReports(sql, now, TLS_REPORT_RETENTION_DAYS);
-  if (pruned > 0) log.info({ pruned }, 'old TLS report counts removed');
   return sent;
 }
 
