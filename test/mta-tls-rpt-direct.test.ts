@@ -89,6 +89,20 @@ test.before(async () => {
     SEND_RETRY_BASE_MS: '300',
     NODE_EXTRA_CA_CERTS: join(ca.dir, 'ca.crt'),
   });
+  // Yesterday's counts for enforce-bad.test: the daemon's daily job reports them at boot, by mail.
+  dns.zone.txt.set('_smtp._tls.enforce-bad.test', ['v=TLSRPTv1; rua=mailto:tls-reports@enforce-bad.test']);
+  const db = await openWorldDatabase(world);
+  try {
+    await db.sequelize.query(
+      `INSERT INTO tls_report_counts (day, policy_domain, policy_type, policy_hash, policy_strings, mx_host,
+                                      receiving_ip, result_type, sessions)
+       VALUES ((now() AT TIME ZONE 'UTC')::date - 1, 'enforce-bad.test', 'sts', md5('[]'), '[]',
+               'mx.enforce-bad.test', :address, 'certificate-host-mismatch', 7)`,
+      { replacements: { address: MISNAMED_MX } },
+    );
+  } finally {
+    await db.close();
+  }
   daemon = await startChildDaemon(world);
 });
 
@@ -175,6 +189,41 @@ test('MTA-STS enforce, a certificate for another name: deferred, certificate-hos
   );
   assert.ok(rows[0].sessions >= 1);
   assert.ok(rows[0].policy_strings.includes('mode: enforce'));
+});
+
+test('the daily job at boot: the report mail reaches the enforce domain despite its failing TLS, not counted', async () => {
+  // RFC 8460 §5.3: reports are delivered despite any TLS failure, and their sessions are not reported.
+  await waitFor(
+    'the report mail at the misnamed MX',
+    () => misnamed.messages.some((m) => m.to.includes('tls-reports@enforce-bad.test')),
+    {
+      timeoutMs: 30_000,
+    },
+  );
+  const mail = misnamed.messages.find((m) => m.to.includes('tls-reports@enforce-bad.test'))!;
+  const raw = mail.raw.toString();
+  assert.match(raw, /^TLS-Report-Domain: enforce-bad\.test$/im);
+  assert.match(raw, /^Content-Type: multipart\/report; report-type="?tlsrpt"?;/im);
+  assert.ok(mail.secure, 'STARTTLS still used, its certificate not checked');
+  const rows = await countsOf('enforce-bad.test');
+  assert.equal(
+    rows.filter((r) => r.policy_type !== 'sts'),
+    [],
+    'the report session is not counted',
+  );
+  const db = await openWorldDatabase(world);
+  try {
+    const marks = await db.sequelize.query<{ finished: boolean; outcome: { uri: string; ok: boolean }[] }>(
+      `SELECT finished_at IS NOT NULL AS finished, outcome FROM tls_report_sends WHERE policy_domain = 'enforce-bad.test'`,
+      { type: QueryTypes.SELECT },
+    );
+    assert.equal(
+      marks.map((m) => [m.finished, m.outcome.map((o) => [o.uri, o.ok])]),
+      [[true, [['mailto:tls-reports@enforce-bad.test', true]]]],
+    );
+  } finally {
+    await db.close();
+  }
 });
 
 test('MTA-STS testing, a certificate for another name: delivered, the mismatch counted', async () => {

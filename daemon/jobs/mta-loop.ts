@@ -22,9 +22,9 @@ import {
   type SpooledRow,
   type SpoolRecipient,
 } from '../mta/sql/spool.ts';
-import { TlsPolicy } from '../mta/tls-policy.ts';
+import { reportMailTls, TlsPolicy } from '../mta/tls-policy.ts';
 import { recordTlsCountsStatement } from '../mta/sql/tls-report.ts';
-import { tlsSessionsOf, type TlsSession } from '../mta/tls-report.ts';
+import { isTlsReportMail, tlsSessionsOf, type TlsSession } from '../mta/tls-report.ts';
 import { createLeasedBatchEngine, errorText, FixedLane, type Finished } from './leased-batch.ts';
 import { runLeasedBatchLoop } from './leased-batch-loop.ts';
 import type { ThreadRuntime } from './thread.ts';
@@ -100,7 +100,8 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         enhancedCode: route.enhancedCode,
       });
     if (route.kind === 'deferred') return all(deferredByError(route.reason));
-    const tls = await tlsPolicy.forDestination(row.domain, route);
+    const reportMail = isTlsReportMail(row);
+    const tls = reportMail ? reportMailTls(row.domain) : await tlsPolicy.forDestination(row.domain, route);
     const marked = [...row.recipients];
     const report = await lane.pool.deliver(
       route.hosts,
@@ -109,7 +110,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       row.message,
       (results) => markAnswered(row, marked, results),
     );
-    tlsSessions.push(...tlsSessionsOf(report.tlsAttempts, tls.policyOf, config.outboundAddress));
+    if (!reportMail) tlsSessions.push(...tlsSessionsOf(report.tlsAttempts, tls.policyOf, config.outboundAddress));
     return report.recipients;
   };
 

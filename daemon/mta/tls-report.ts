@@ -167,6 +167,17 @@ export async function reportingAddresses(
   };
 }
 
+/**
+ * A TLS report mail (§5.3's TLS-Report-Domain header) sent by the platform (no tenant: tenants cannot
+ * make one and so cannot opt their own mail out of a destination's TLS policy).
+ */
+export function isTlsReportMail(row: { tenantId: string | null; message: Buffer }): boolean {
+  if (row.tenantId !== null) return false;
+  const end = row.message.indexOf('\r\n\r\n');
+  const header = row.message.subarray(0, end >= 0 ? end : Math.min(row.message.length, 65_536)).toString('latin1');
+  return /^TLS-Report-Domain:/im.test(header);
+}
+
 export function gzipReport(report: TlsRptReport): Buffer {
   return gzipSync(JSON.stringify(report));
 }
