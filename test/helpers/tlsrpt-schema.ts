@@ -69,6 +69,7 @@ export const REPORT_SCHEMA = {
                 'result-type': { enum: RESULT_TYPES },
                 'sending-mta-ip': { type: 'string' },
                 'receiving-mx-hostname': { type: 'string' },
+                'receiving-mx-helo': { type: 'string' },
                 'receiving-ip': { type: 'string' },
                 'failed-session-count': { type: 'integer', minimum: 1 },
                 'additional-information': { type: 'string' },
