@@ -103,7 +103,8 @@ async function deliver(domain: string) {
   return {
     route,
     verdict: report.recipients[0].verdict,
-    tls: report.tlsAttempts,
+    // Each attempt names the address it connected to (TLS-RPT's receiving-ip).
+    tls: report.tlsAttempts.map(({ address, ...attempt }) => (assert.is(address, sink.address), attempt)),
     received: sink.messages.length - before,
     secure: sink.messages.at(-1)?.secure,
     policy: tls.policyOf(route.hosts[0].name),

@@ -101,7 +101,8 @@ async function send(tlsPolicy: TlsPolicy, domain: string, host: string, sink: Mx
   );
   return {
     verdict: report.recipients[0].verdict,
-    tls: report.tlsAttempts,
+    // Each attempt names the address it connected to (TLS-RPT's receiving-ip).
+    tls: report.tlsAttempts.map(({ address, ...attempt }) => (assert.is(address, sink.address), attempt)),
     received: sink.messages.length - before,
     secure: sink.messages.at(-1)?.secure,
     policy: destination.policyOf(host),

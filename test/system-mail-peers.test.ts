@@ -6,12 +6,12 @@
 // missing until then. The peers are required: a missing one fails the test with how to install it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, spawnSync } from 'node:child_process';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createTenant, type AdminFixture } from './helpers/fixtures.ts';
 import { publishRecords, startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { startSmtpSink, type ReceivedMessage, type SmtpSink } from './helpers/smtp-sink.ts';
 import { runJobs } from './helpers/send-jobs.ts';
+import { dkimPython, dkimVerify as verifyWithDkimpy, requirePeer, runPeer as run } from './helpers/dkim-verify.ts';
 
 const SENDER_DOMAIN = 'notify.example.com';
 let ctx: TestContext;
@@ -20,43 +20,10 @@ let sink: SmtpSink;
 let platformAdmin: AdminFixture;
 let tenantId: string;
 
-// dkimpy's verify() with a DNS function that asks the test DNS server (dnspython over UDP).
-const DKIM_VERIFY_PY = `
-import sys, dkim, dns.message, dns.query, dns.rdatatype
-host, port = sys.argv[1].rsplit(':', 1)
-def dnsfunc(name, timeout=5):
-    name = name.decode() if isinstance(name, bytes) else name
-    answer = dns.query.udp(dns.message.make_query(name, 'TXT'), host, port=int(port), timeout=timeout)
-    for rrset in answer.answer:
-        for rd in rrset:
-            if rd.rdtype == dns.rdatatype.TXT:
-                return b''.join(rd.strings)
-    return b''
-ok = dkim.verify(sys.stdin.buffer.read(), dnsfunc=dnsfunc)
-print('pass' if ok else 'fail')
-`;
-
-function requirePeer(commands: string[], args: string[], install: string): string {
-  const problems: string[] = [];
-  for (const command of commands) {
-    const probe = spawnSync(command, args, { encoding: 'utf8' });
-    if (!probe.error && probe.status === 0) return command;
-    problems.push(`${command}: ${probe.error?.message ?? probe.stderr.trim().split('\n').pop()}`);
-  }
-  throw new Error(
-    `${commands[0]} ${args.join(' ')} did not run (${problems.join('; ')}): install it with \`${install}\` (bash .ci/run does).`,
-  );
-}
-
-// The Debian package installs the module for the system interpreter, which a pyenv shim may hide.
 let python = 'python3';
 
 test.before(async () => {
-  python = requirePeer(
-    ['/usr/bin/python3', 'python3'],
-    ['-c', 'import dkim, dns.query'],
-    'apt-get install python3-dkim python3-dnspython',
-  );
+  python = dkimPython();
   requirePeer(['spamassassin'], ['--version'], 'apt-get install spamassassin');
   dns = await startDnsServer();
   sink = await startSmtpSink();
@@ -86,28 +53,8 @@ async function readyWarnings(): Promise<{ code: string; message: string; fix: st
   return res.json().warnings;
 }
 
-/** Runs a peer with `input` on stdin, without blocking this process (the DNS server it asks lives here). */
-function run(
-  command: string,
-  args: string[],
-  input: string,
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
-
 async function dkimVerify(raw: string): Promise<string> {
-  const result = await run(python, ['-c', DKIM_VERIFY_PY, dns.address], raw);
-  assert.is(result.status, 0, result.stderr);
-  return result.stdout.trim();
+  return verifyWithDkimpy(python, dns.address, raw);
 }
 
 test('until a routable sender is set and verified, /health/ready says so with the fix', async () => {

@@ -45,5 +45,10 @@ export const MAINTENANCE_TASKS: MaintenanceTask[] = [
     everyMs: 6 * 60 * 60_000,
     run: async (ctx) => (await import('../modules/auth/tokens.ts')).pruneExpiredAuthTokens(ctx.sequelize),
   },
+  {
+    name: 'send-tls-reports',
+    everyMs: 60 * 60_000,
+    run: async (ctx) => void (await (await import('../mta/tls-report-job.ts')).sendTlsReports(ctx)),
+  },
   // { name: 'reverify-domains', everyMs: 24 * 60 * 60_000, run: async (ctx) => (await import('../modules/domains/reverify.ts')).reverifyDomains(ctx) },
 ];

@@ -22,7 +22,9 @@ import {
   type SpooledRow,
   type SpoolRecipient,
 } from '../mta/sql/spool.ts';
-import { TlsPolicy } from '../mta/tls-policy.ts';
+import { reportMailTls, TlsPolicy } from '../mta/tls-policy.ts';
+import { recordTlsCountsStatement } from '../mta/sql/tls-report.ts';
+import { isTlsReportMail, tlsSessionsOf, type TlsSession } from '../mta/tls-report.ts';
 import { createLeasedBatchEngine, errorText, FixedLane, type Finished } from './leased-batch.ts';
 import { runLeasedBatchLoop } from './leased-batch-loop.ts';
 import type { ThreadRuntime } from './thread.ts';
@@ -84,7 +86,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     }
   };
 
-  const attempt = async (row: SpooledRow, lane: DestinationLane): Promise<RecipientResult[]> => {
+  const attempt = async (row: SpooledRow, lane: DestinationLane, tlsSessions: TlsSession[]) => {
     const to = pendingRecipients(row);
     // Reclaimed with every recipient answered before a crash: nothing to send, settle() records them.
     if (to.length === 0) return [];
@@ -98,7 +100,8 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         enhancedCode: route.enhancedCode,
       });
     if (route.kind === 'deferred') return all(deferredByError(route.reason));
-    const tls = await tlsPolicy.forDestination(row.domain, route);
+    const reportMail = isTlsReportMail(row);
+    const tls = reportMail ? reportMailTls(row.domain) : await tlsPolicy.forDestination(row.domain, route);
     const marked = [...row.recipients];
     const report = await lane.pool.deliver(
       route.hosts,
@@ -107,18 +110,20 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       row.message,
       (results) => markAnswered(row, marked, results),
     );
+    if (!reportMail) tlsSessions.push(...tlsSessionsOf(report.tlsAttempts, tls.policyOf, config.outboundAddress));
     return report.recipients;
   };
 
   const run = async (row: SpooledRow, lane: DestinationLane): Promise<Settlement> => {
     let results: RecipientResult[];
+    const tlsSessions: TlsSession[] = [];
     try {
-      results = await attempt(row, lane);
+      results = await attempt(row, lane, tlsSessions);
     } catch (error) {
       // Not an answer from the destination (a bug, a DNS socket error): try again later.
       results = pendingRecipients(row).map((address) => ({ address, verdict: deferredByError(errorText(error)) }));
     }
-    return settleAttempt(row, results, { retryBaseMs: config.sendRetryBaseMs });
+    return { ...settleAttempt(row, results, { retryBaseMs: config.sendRetryBaseMs }), tlsSessions };
   };
 
   // One transaction: the rows and their outcomes are written together, so a crash neither loses an
@@ -136,6 +141,9 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         transaction,
       });
       const recorded = new Set(rows.map((row) => row.id));
+      // TLS-RPT: every session happened, whoever holds the row now.
+      const counts = recordTlsCountsStatement(settlements.flatMap((s) => s.tlsSessions ?? []));
+      if (counts) await sequelize.query(counts.text, { bind: counts.values, transaction });
       for (const settlement of settlements) {
         if (!recorded.has(settlement.spool.id)) continue;
         for (const outcome of settlement.outcomes) await recordDeliveryOutcome(outcomeDeps, outcome, transaction);

@@ -45,21 +45,26 @@ export const handleSystemMailJob: JobHandler = async (job, ctx) => {
       ])
     : [null, null];
 
+  const signed = 'raw' in mail ? [DKIM_SIGNED_HEADERS, ...(mail.signHeaders ?? [])].join(':') : DKIM_SIGNED_HEADERS;
   const message: Mail.Options = {
-    from: sender.from,
-    to: mail.to,
-    subject: mail.subject,
-    html: mail.html,
-    text: mail.text,
-    // On the sender's domain and the same on every attempt, so a duplicate after a crash is recognisable.
-    messageId: `<${mail.messageKey}@${sender.domain}>`,
-    headers: {
-      'Auto-Submitted': 'auto-generated',
-      ...(mail.locale ? { 'Content-Language': mail.locale } : {}),
-    },
+    ...('raw' in mail
+      ? { raw: Buffer.from(mail.raw, 'base64') }
+      : {
+          from: sender.from,
+          to: mail.to,
+          subject: mail.subject,
+          html: mail.html,
+          text: mail.text,
+          // On the sender's domain and the same on every attempt, so a duplicate after a crash is recognisable.
+          messageId: `<${mail.messageKey}@${sender.domain}>`,
+          headers: {
+            'Auto-Submitted': 'auto-generated',
+            ...(mail.locale ? { 'Content-Language': mail.locale } : {}),
+          },
+        }),
     // The envelope sender is on the From domain (SPF aligned), or its verified bounce subdomain.
     envelope: { from: returnPath ? `bounce-system@${returnPath}` : sender.address, to: [mail.to] },
-    dkim: dkim ? { ...dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
+    dkim: dkim ? { ...dkim, headerFieldNames: signed } : undefined,
   };
   try {
     await ctx.mailTransports.deliver(ctx.mailTransports.defaultRelay(), message, {

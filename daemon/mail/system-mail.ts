@@ -34,10 +34,22 @@ export interface SystemMail {
   locale?: string;
 }
 
-/** What a system job carries once unsealed: the mail and the local part of its fixed Message-ID. */
-export interface SystemMailContent extends SystemMail {
-  messageKey: string;
+/**
+ * A message the caller composed whole (a TLS report's multipart/report, RFC 8460 §5.3), From included:
+ * the worker signs it with the platform's key and sends it as it is.
+ */
+export interface SystemRawMail {
+  to: string;
+  /** For the logs; the message carries its own Subject. */
+  subject: string;
+  /** The MIME message, base64. */
+  raw: string;
+  /** Header fields the DKIM signature covers beyond the usual ones (TLS-Report-Domain …). */
+  signHeaders?: string[];
 }
+
+/** What a system job carries once unsealed: the mail and the local part of its fixed Message-ID. */
+export type SystemMailContent = (SystemMail | SystemRawMail) & { messageKey: string };
 
 export const SYSTEM_QUEUE = 'system' as const;
 /** With the send backoff (SEND_RETRY_BASE_MS doubled per attempt) this rides out a relay outage of hours. */
@@ -105,7 +117,10 @@ export async function platformSigningTenant(
 }
 
 /** The job payload of a system mail: its content sealed under the encryption key. */
-export function systemMailPayload(secrets: Pick<Secrets, 'encryptionKey'>, mail: SystemMail): Record<string, unknown> {
+export function systemMailPayload(
+  secrets: Pick<Secrets, 'encryptionKey'>,
+  mail: SystemMail | SystemRawMail,
+): Record<string, unknown> {
   const content: SystemMailContent = { ...mail, messageKey: randomUUID() };
   return { sealed: seal(secrets.encryptionKey, JSON.stringify(content)) };
 }
@@ -113,7 +128,7 @@ export function systemMailPayload(secrets: Pick<Secrets, 'encryptionKey'>, mail:
 /** Puts a system mail on the durable queue (in `transaction` when given: it commits with the change that asked for it). */
 export async function sendSystemMail(
   deps: SystemMailDeps,
-  mail: SystemMail,
+  mail: SystemMail | SystemRawMail,
   transaction?: Transaction,
 ): Promise<{ jobId: string }> {
   const jobId = await enqueueJob(

@@ -36,6 +36,8 @@ export type TlsPlan = (host: MxHost) => TlsDemand | { refuse: string };
 /** A TLS outcome per MX host tried, for TLS-RPT. */
 export interface TlsAttempt {
   host: string;
+  /** The address connected to (TLS-RPT's `receiving-ip`). */
+  address?: string;
   failure: string | null;
 }
 
@@ -143,12 +145,12 @@ export class DestinationPool {
         try {
           const session = await SmtpSession.open(host.name, address, demand, this.session);
           if (session.secure || demand.mode === 'required' || demand.reportOnly)
-            tlsAttempts.push({ host: host.name, failure: session.tlsProblem });
+            tlsAttempts.push({ host: host.name, address, failure: session.tlsProblem });
           return session;
         } catch (error) {
           const failure = error instanceof SessionFailure ? error : new SessionFailure(String(error));
           failures.push(failure.message);
-          if (failure.tlsFailure) tlsAttempts.push({ host: host.name, failure: failure.tlsFailure });
+          if (failure.tlsFailure) tlsAttempts.push({ host: host.name, address, failure: failure.tlsFailure });
         }
       }
     }

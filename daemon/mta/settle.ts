@@ -6,6 +6,7 @@ import type { DeliveryOutcome } from '../modules/emails/outcomes.ts';
 import type { RecipientResult } from './connection.ts';
 import { deferredByError } from './outcome.ts';
 import { nextAttempt } from './retry.ts';
+import type { TlsSession } from './tls-report.ts';
 import type { SpooledRow, SpoolOutcome, SpoolRecipient } from './sql/spool.ts';
 
 /** A timeline row for recipients that stay in flight: the last response and when the next try is. */
@@ -21,6 +22,8 @@ export interface Settlement {
   spool: SpoolOutcome;
   outcomes: DeliveryOutcome[];
   deferral: Deferral | null;
+  /** The attempt's TLS sessions, counted for TLS-RPT in the batch's commit (set by the loop). */
+  tlsSessions?: TlsSession[];
 }
 
 /** The recipients this attempt is for: those not yet delivered or bounced. */

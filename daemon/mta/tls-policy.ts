@@ -41,6 +41,17 @@ function webPkiFailure(socket: TLSSocket, host: string): string | null {
 
 const OPPORTUNISTIC: TlsDemand = { mode: 'opportunistic', tls: { rejectUnauthorized: false } };
 
+/**
+ * For a TLS report mail (RFC 8460 §5.3): delivered despite any TLS failure, so STARTTLS when offered,
+ * unchecked, whatever policy the destination publishes; its sessions are not counted in the next report.
+ */
+export function reportMailTls(domain: string): DestinationTls {
+  return {
+    plan: () => OPPORTUNISTIC,
+    policyOf: () => ({ type: 'no-policy-found', domain, strings: [], lookupFailure: null }),
+  };
+}
+
 export class TlsPolicy {
   readonly sts: StsPolicyCache;
 

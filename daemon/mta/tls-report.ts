@@ -36,24 +36,60 @@ export interface TlsRptReport {
   policies: TlsRptPolicyResult[];
 }
 
+/** One session's TLS outcome under the policy it was tried under, as the MTA loop counts it. */
+export interface TlsSession {
+  policy: AppliedPolicy;
+  host: string;
+  /** The RFC 8460 result type, or null: TLS as the policy asked. */
+  failure: string | null;
+  sendingIp?: string;
+  receivingIp?: string;
+}
+
+/** The sessions of one delivery attempt: each TLS attempt under its host's policy. */
+export function tlsSessionsOf(
+  attempts: TlsAttempt[],
+  policyOf: (host: string) => AppliedPolicy,
+  sendingIp?: string | null,
+): TlsSession[] {
+  return attempts.map((attempt) => {
+    const policy = policyOf(attempt.host);
+    return {
+      policy,
+      host: attempt.host,
+      failure: attempt.failure ?? policy.lookupFailure,
+      ...(sendingIp ? { sendingIp } : {}),
+      ...(attempt.address ? { receivingIp: attempt.address } : {}),
+    };
+  });
+}
+
 interface Counts {
   policy: AppliedPolicy;
   successes: number;
   failures: Map<string, TlsRptFailureDetail>;
 }
 
-/** One per MTA thread; the daily job drains it into reports (a crash loses at most a day's counts). */
+/** Sums sessions per policy into reports: the daily job feeds it one day's counts of one domain. */
 export class TlsReportCollector {
   private readonly byPolicy = new Map<string, Counts>();
 
-  /** A session (or a policy look-up that stopped one) with `policy`; `failure` null = TLS as the policy asked. */
-  record(policy: AppliedPolicy, attempt: TlsAttempt, where: { sendingIp?: string; receivingIp?: string } = {}): void {
+  /**
+   * `sessions` sessions (or policy look-ups that stopped one) with `policy`; `failure` null = TLS as
+   * the policy asked.
+   */
+  record(
+    policy: AppliedPolicy,
+    attempt: Pick<TlsAttempt, 'host' | 'failure'>,
+    where: { sendingIp?: string; receivingIp?: string } = {},
+    sessions = 1,
+  ): void {
     const key = JSON.stringify([policy.domain, policy.type, policy.strings]);
     let counts = this.byPolicy.get(key);
     if (!counts) this.byPolicy.set(key, (counts = { policy, successes: 0, failures: new Map() }));
     const failure = attempt.failure ?? policy.lookupFailure;
     if (failure === null) {
-      counts.successes++;
+      counts.successes += sessions;
       return;
     }
     const detailKey = JSON.stringify([failure, attempt.host, where.sendingIp, where.receivingIp]);
@@ -64,7 +100,7 @@ export class TlsReportCollector {
       ...(where.receivingIp ? { 'receiving-ip': where.receivingIp } : {}),
       'failed-session-count': 0,
     };
-    detail['failed-session-count']++;
+    detail['failed-session-count'] += sessions;
     counts.failures.set(detailKey, detail);
   }
 
@@ -101,12 +137,16 @@ export class TlsReportCollector {
   }
 }
 
-/** The `rua` addresses of `_smtp._tls.<domain>` (RFC 8460 §3), split by kind; none = do not report. */
+/**
+ * The `rua` addresses of `_smtp._tls.<domain>` (RFC 8460 §3), split by kind; none = do not report.
+ * `unanswered`: the look-up timed out or failed (ask again later), as opposed to no record.
+ */
 export async function reportingAddresses(
   dns: DnsClient,
   domain: string,
-): Promise<{ https: string[]; mailto: string[] }> {
+): Promise<{ https: string[]; mailto: string[]; unanswered?: true }> {
   const reply = await dns.query(`_smtp._tls.${domain}`, 'TXT');
+  if (reply.kind === 'timeout' || reply.kind === 'error') return { https: [], mailto: [], unanswered: true };
   const records =
     reply.kind === 'answer'
       ? reply.answers.map((answer) => {
@@ -125,6 +165,17 @@ export async function reportingAddresses(
     https: uris.filter((uri) => uri.startsWith('https://')),
     mailto: uris.filter((uri) => uri.startsWith('mailto:')).map((uri) => decodeURIComponent(uri.slice(7))),
   };
+}
+
+/**
+ * A TLS report mail (§5.3's TLS-Report-Domain header) sent by the platform (no tenant: tenants cannot
+ * make one and so cannot opt their own mail out of a destination's TLS policy).
+ */
+export function isTlsReportMail(row: { tenantId: string | null; message: Buffer }): boolean {
+  if (row.tenantId !== null) return false;
+  const end = row.message.indexOf('\r\n\r\n');
+  const header = row.message.subarray(0, end >= 0 ? end : Math.min(row.message.length, 65_536)).toString('latin1');
+  return /^TLS-Report-Domain:/im.test(header);
 }
 
 export function gzipReport(report: TlsRptReport): Buffer {

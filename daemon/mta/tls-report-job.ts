@@ -1,0 +1,127 @@
+// The daily TLS-RPT job (RFC 8460 §4–5, docs/mta.md), a maintenance task: each (finished UTC day,
+// policy domain) that has counts (tls_report_counts, written by the MTA loop's commits) becomes one
+// aggregate report, sent once, whichever daemon claims it first (tls_report_sends), to every `rua` of
+// `_smtp._tls.<domain>`: POSTed gzipped to https ones, and to mailto ones as a multipart/report system
+// mail the system worker DKIM-signs with the platform's key. Counts and marks past the retention go first.
+import { sendSystemMail, resolveSystemSender } from '../mail/system-mail.ts';
+import { systemMailDomain } from '../mail/addresses.ts';
+import type { WorkerContext } from '../queue/types.ts';
+import { createDnsClient } from './dns-query.ts';
+import { claimTlsReport, dueTlsReports, finishTlsReport, pruneTlsReports, tlsReportCounts } from './sql/tls-report.ts';
+import {
+  composeReportMail,
+  gzipReport,
+  postReport,
+  reportingAddresses,
+  TlsReportCollector,
+  type TlsRptReport,
+} from './tls-report.ts';
+
+/** How long a daemon holds a report it is sending before another may take it over. */
+const REPORT_LEASE_MS = 10 * 60_000;
+/** Reports one run takes on at most; the rest wait for the next run. */
+const REPORTS_PER_RUN = 200;
+/** Days of counts kept: a report not sent by then (its rua never answered) is given up. */
+export const TLS_REPORT_RETENTION_DAYS = 14;
+const DAY_MS = 86_400_000;
+
+export interface AddressOutcome {
+  uri: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface SentTlsReport {
+  day: string;
+  domain: string;
+  report: TlsRptReport;
+  outcomes: AddressOutcome[];
+}
+
+export interface TlsReportRunOptions {
+  /** The moment the run takes as now: days before its UTC day are finished. */
+  now?: Date;
+  /** Roots trusted for https rua hosts besides node's (tests pass their CA). */
+  ca?: string[];
+}
+
+/** One run: the pruning, then every due report that this worker claims is built and sent. */
+export async function sendTlsReports(ctx: WorkerContext, options: TlsReportRunOptions = {}): Promise<SentTlsReport[]> {
+  const { sql, config, log, workerId } = ctx;
+  const now = options.now ?? new Date();
+  // First, so that a day past the retention is dropped rather than reported late.
+  const pruned = await pruneTlsReports(sql, now, TLS_REPORT_RETENTION_DAYS);
+  if (pruned > 0) log.info({ pruned }, 'old TLS report counts removed');
+  const sent: SentTlsReport[] = [];
+  const due = await dueTlsReports(sql, now, REPORTS_PER_RUN);
+  if (due.length > 0) {
+    const dns = createDnsClient({ servers: config.dnsServers });
+    const sender = await resolveSystemSender(ctx.sequelize, config);
+    const submitter = systemMailDomain(config);
+    for (const item of due) {
+      if (!(await claimTlsReport(sql, item, workerId, REPORT_LEASE_MS))) continue;
+      const report = await buildReport(ctx, item, {
+        organizationName: submitter,
+        contactInfo: `mailto:${sender.address}`,
+      });
+      const rua = await reportingAddresses(dns, item.domain);
+      // No answer is not "no record": the lease runs out and a later run asks again.
+      if (rua.unanswered) {
+        log.warn({ domain: item.domain, day: item.day }, 'TLS report not sent: _smtp._tls did not answer');
+        continue;
+      }
+      const outcomes: AddressOutcome[] = [];
+      if (rua.https.length > 0) {
+        const body = gzipReport(report);
+        for (const url of rua.https) {
+          const posted = await postReport(url, body, { ca: options.ca, dns });
+          outcomes.push({ uri: url, ok: posted.ok, detail: posted.detail });
+        }
+      }
+      for (const address of rua.mailto) {
+        const raw = await composeReportMail({
+          report,
+          domain: item.domain,
+          from: sender.from,
+          to: [address],
+          submitter,
+        });
+        const { jobId } = await sendSystemMail(ctx, {
+          to: address,
+          subject: `TLS report for ${item.domain} (${item.day})`,
+          raw: raw.toString('base64'),
+          signHeaders: ['TLS-Report-Domain', 'TLS-Report-Submitter'],
+        });
+        outcomes.push({ uri: `mailto:${address}`, ok: true, detail: `system mail job ${jobId}` });
+      }
+      // Every https rua refused and no mail queued: tried again after the lease, not marked sent.
+      if (outcomes.length > 0 && outcomes.every((outcome) => !outcome.ok)) {
+        log.warn({ domain: item.domain, day: item.day, outcomes }, 'TLS report not delivered; will retry');
+        continue;
+      }
+      await finishTlsReport(sql, item, workerId, report['report-id'], outcomes);
+      if (outcomes.length > 0) log.info({ domain: item.domain, day: item.day, outcomes }, 'TLS report sent');
+      sent.push({ ...item, report, outcomes });
+    }
+  }
+  return sent;
+}
+
+/** The day's counts of one policy domain as RFC 8460's aggregate report, 00:00:00 to 23:59:59 UTC. */
+async function buildReport(
+  ctx: WorkerContext,
+  item: { day: string; domain: string },
+  submitter: { organizationName: string; contactInfo: string },
+): Promise<TlsRptReport> {
+  const collector = new TlsReportCollector();
+  for (const row of await tlsReportCounts(ctx.sql, item))
+    collector.record(
+      { type: row.policyType, strings: row.policyStrings, domain: item.domain, lookupFailure: null },
+      { host: row.mxHost, failure: row.resultType || null },
+      { sendingIp: row.sendingIp || undefined, receivingIp: row.receivingIp || undefined },
+      row.sessions,
+    );
+  const start = new Date(`${item.day}T00:00:00Z`);
+  const [{ report }] = collector.drain({ start, end: new Date(start.getTime() + DAY_MS - 1000) }, submitter);
+  return report;
+}
