@@ -191,7 +191,7 @@ test('hold: no connection reaches the held MX while mail behind it goes out; rel
   assert.equal([(again.json as any).error.status, (again.json as any).error.code], [409, 'NOT_HELD']);
 });
 
-test('platform admins only: 403 for an admin who is not one and for an API key; bad domains 400', async () => {
+test('platform admins only: 403 for an admin who is not one and for an API key; bad domains 400; --watch needs a terminal', async () => {
   const asMember = await outsider.run(['queue', '--json']);
   assert.is(asMember.code, 1, asMember.stdout);
   assert.is((asMember.json as any).error.status, 403);
@@ -201,6 +201,10 @@ test('platform admins only: 403 for an admin who is not one and for an API key; 
   assert.is(withKey.status, 403, JSON.stringify(withKey.body));
   assert.is(withKey.body.statusCode, 403);
   assert.is(await queueOf('q.test'), null, 'the refused hold held nothing');
+
+  const watch = await cli.run(['queue', '--watch', '--json']);
+  assert.is((watch.json as any).error.code, 'NOT_A_TERMINAL', watch.stdout);
+  assert.match((watch.json as any).error.message, 'run `svc queue` without --watch');
 
   const bad = await cli.run(['queue', 'hold', 'not a domain', '--json']);
   assert.is((bad.json as any).error.status, 400, bad.stdout);
