@@ -110,6 +110,10 @@ import SendBatch from './commands/emails/send-batch.ts';
 import ContactsBulk from './commands/contacts/bulk.ts';
 import PlatformMail from './commands/platform/mail.ts';
 import PlatformReports from './commands/platform/reports.ts';
+import QueueList from './commands/queue/list.ts';
+import QueueRetry from './commands/queue/retry.ts';
+import QueueHold from './commands/queue/hold.ts';
+import QueueRelease from './commands/queue/release.ts';
 
 export const COMMANDS = {
   login: Login,
@@ -223,4 +227,8 @@ export const COMMANDS = {
   'contacts:bulk': ContactsBulk,
   'platform:mail': PlatformMail,
   'platform:reports': PlatformReports,
+  queue: QueueList,
+  'queue:retry': QueueRetry,
+  'queue:hold': QueueHold,
+  'queue:release': QueueRelease,
 };

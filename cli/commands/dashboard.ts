@@ -5,6 +5,7 @@ import { followLogs } from '../services/log-feed.ts';
 import { captureCommand } from '../services/subcommand.ts';
 import type { DashboardViews } from '../ui/Dashboard.tsx';
 import { sendingStateOf } from '../services/sending-state.ts';
+import { outboundQueue } from '../services/outbound-queue.ts';
 
 export default class DashboardCommand extends SvcCommand<typeof DashboardCommand> {
   static override operations = [
@@ -15,6 +16,10 @@ export default class DashboardCommand extends SvcCommand<typeof DashboardCommand
     'getWebhooksEndpoints',
     'getHealthReady',
     'getHealthQueues',
+    'getPlatformQueue',
+    'postPlatformQueueByDomainRetry',
+    'postPlatformQueueByDomainHold',
+    'postPlatformQueueByDomainRelease',
   ];
   static override summary = 'Overview of the current tenant: quota, queues, recent sends, failing webhooks.';
   static override description =
@@ -41,6 +46,14 @@ export default class DashboardCommand extends SvcCommand<typeof DashboardCommand
         const tenant = (await this.client.listTenants()).find((candidate) => candidate.id === id);
         if (tenant) this.client.http.saveProfile({ tenantId: tenant.id, tenantName: tenant.name });
       },
+      queue: {
+        load: () => outboundQueue.list(this.client),
+        actions: {
+          retry: async (domain) => void (await outboundQueue.retry(this.client, domain)),
+          hold: async (domain) => void (await outboundQueue.hold(this.client, domain)),
+          release: async (domain) => void (await outboundQueue.release(this.client, domain)),
+        },
+      },
     };
     await renderDashboard({ load: () => loadDashboard(this.client), views });
   }
@@ -57,6 +70,14 @@ function summarize(data: DashboardData): string {
       Object.entries(q.queues)
         .map(([name, s]) => `${name} ${s.depth}`)
         .join(', '),
+    ),
+    line('outbound', data.queues, ({ outbound: o }) =>
+      // A daemon older than the outbound MTA answers without it.
+      !o
+        ? 'not reported by this daemon'
+        : `${o.queued} queued, ${o.deferred} deferred, ${o.inFlight} in flight` +
+          (o.heldDestinations ? `, ${o.heldDestinations} destination(s) held` : '') +
+          (o.stuck ? ', stuck' : ''),
     ),
     line('recent sends', data.recent, (r) => r.map((log) => `${log.status} ${log.to.join(',')}`).join('; ') || 'none'),
     line('failing webhooks', data.failingWebhooks, (w) => w.map((e) => e.url).join(', ') || 'none'),

@@ -3,8 +3,10 @@
 import React, { useEffect, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
 import type { DashboardData, Panel } from '../services/dashboard.ts';
+import type { QueuesHealth } from '../../shared/schemas/health.ts';
 import { LogTail, STATUS_COLOURS, type LogTailProps } from './LogTail.tsx';
 import { Picker, type PickerItem } from './Picker.tsx';
+import { QueueScreen, type QueueScreenProps } from './Queue.tsx';
 import { fit, useTerminalSize } from './size.ts';
 import { sendingStateOf } from '../services/sending-state.ts';
 
@@ -16,6 +18,7 @@ export const DASHBOARD_ACTIONS = {
   w: { command: 'webhooks:list', label: 'webhooks' },
   s: { command: 'suppressions:list', label: 'suppressions' },
   m: { command: 'templates:list', label: 'templates' },
+  o: { command: 'queue', label: 'outbound queue' },
 } as const;
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[keyof typeof DASHBOARD_ACTIONS]['command'];
 
@@ -26,6 +29,8 @@ export interface DashboardViews {
   logTail: Omit<LogTailProps, 'onExit'>;
   tenants: () => Promise<PickerItem<string>[]>;
   useTenant: (id: string) => Promise<void>;
+  /** The live outbound queue (platform admins); without it `o` shows `svc queue`'s table as text. */
+  queue?: Omit<QueueScreenProps, 'onExit'>;
 }
 
 export interface DashboardProps {
@@ -42,6 +47,7 @@ export interface DashboardProps {
 type Inner =
   | { kind: 'text'; title: string; body: string | null; error?: string }
   | { kind: 'log' }
+  | { kind: 'queue' }
   | { kind: 'tenants'; items: PickerItem<string>[] | null; error?: string };
 
 /** A list screen inside the dashboard: the command's own output, and the way back. */
@@ -84,6 +90,19 @@ export function QuotaBar({ used, limit, width = 30 }: { used: number; limit: num
   );
 }
 
+/** The outbound MTA's spool in the queues panel; `o` opens it per destination. */
+function OutboundLine({ outbound }: { outbound: QueuesHealth['outbound'] }) {
+  return (
+    <Text wrap="truncate-end">
+      {' '}
+      {'outbound'.padEnd(12)} queued {String(outbound.queued).padStart(3)} deferred {outbound.deferred} in flight{' '}
+      {outbound.inFlight}
+      {outbound.heldDestinations ? <Text color="yellow"> {outbound.heldDestinations} held</Text> : null}
+      {outbound.stuck ? <Text color="red"> stuck</Text> : null}
+    </Text>
+  );
+}
+
 function Failed({ panel }: { panel: Panel<unknown> }) {
   return panel.error ? <Text color="red"> {panel.error}</Text> : null;
 }
@@ -95,6 +114,7 @@ export function Dashboard(props: DashboardProps) {
   const open = (action: DashboardAction, label: string) => {
     if (!views) return props.onAction(action);
     if (action === 'logs:tail') return setInner({ kind: 'log' });
+    if (action === 'queue' && views.queue) return setInner({ kind: 'queue' });
     if (action === 'tenants:use') {
       setInner({ kind: 'tenants', items: null });
       views.tenants().then(
@@ -115,6 +135,7 @@ export function Dashboard(props: DashboardProps) {
   };
   if (views && inner?.kind === 'text') return <TextScreen screen={inner} onBack={back} />;
   if (views && inner?.kind === 'log') return <LogTail {...views.logTail} onExit={back} />;
+  if (views?.queue && inner?.kind === 'queue') return <QueueScreen {...views.queue} onExit={back} />;
   if (views && inner?.kind === 'tenants') {
     if (inner.error)
       return (
@@ -173,7 +194,7 @@ function Overview({
   const tenant = data?.tenant.value;
   const sending = tenant ? sendingStateOf(tenant) : null;
   // Lines other than recent sends: title, quota (2), queues (1 + each), recent title, webhooks (1 + each), help, gaps.
-  const queueLines = data?.queues.value ? Object.keys(data.queues.value.queues).length : 1;
+  const queueLines = data?.queues.value ? Object.keys(data.queues.value.queues).length + 1 : 1;
   const hookLines = Math.max(1, data?.failingWebhooks.value?.length ?? 1);
   const recentRows = Math.max(
     1,
@@ -228,6 +249,8 @@ function Overview({
             ) : (
               <Failed panel={data.queues} />
             )}
+            {/* A daemon older than the outbound MTA answers without it. */}
+            {data.queues.value?.outbound ? <OutboundLine outbound={data.queues.value.outbound} /> : null}
           </Box>
           <Box marginTop={gap} flexDirection="column">
             <Text bold>Recent sends</Text>

@@ -10,6 +10,7 @@ import type { PasswordPromptProps } from './PasswordPrompt.tsx';
 import type { LogTailProps } from './LogTail.tsx';
 import type { DashboardAction, DashboardProps } from './Dashboard.tsx';
 import type { ProgressState } from './Progress.tsx';
+import type { QueueScreenProps } from './Queue.tsx';
 
 class CancelledError extends CliFailure {
   constructor(what: string) {
@@ -91,6 +92,16 @@ export async function renderDashboard(
   return showScreen<DashboardAction | null>(
     (finish) => createElement(Dashboard, { ...options, onAction: finish, onExit: () => finish(null) }),
     'The dashboard',
+  );
+}
+
+/** Runs the live outbound queue screen until the person presses q. */
+export async function renderQueue(options: Omit<QueueScreenProps, 'onExit'>): Promise<void> {
+  assertInteractive('The live queue screen', 'run `svc queue` without --watch for one snapshot (or with --json).');
+  const [{ createElement }, { QueueScreen }] = await Promise.all([import('react'), import('./Queue.tsx')]);
+  return showScreen<void>(
+    (finish) => createElement(QueueScreen, { ...options, onExit: () => finish() }),
+    'The queue screen',
   );
 }
 

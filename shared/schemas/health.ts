@@ -1,6 +1,7 @@
 // Health answers: liveness, readiness, each dependency and the queues (daemon routes and svc's
 // `daemon status` / dashboard read the same shapes).
 import { Type, type Static } from '@sinclair/typebox';
+import { OutboundHealth } from './outbound-queue.ts';
 
 export const HealthCheck = Type.Object({
   ok: Type.Boolean(),
@@ -58,5 +59,6 @@ export const QueuesHealth = Type.Object({
   ok: Type.Boolean(),
   stuckAfterMs: Type.Integer(),
   queues: Type.Record(Type.String(), QueueStats),
+  outbound: OutboundHealth,
 });
 export type QueuesHealth = Static<typeof QueuesHealth>;

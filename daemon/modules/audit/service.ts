@@ -33,7 +33,10 @@ export type AuditAction =
   | 'api_key.created'
   | 'api_key.rotated'
   | 'api_key.revoked'
-  | 'platform.settings_updated';
+  | 'platform.settings_updated'
+  | 'platform.queue_retried'
+  | 'platform.queue_held'
+  | 'platform.queue_released';
 
 export interface AuditEntry {
   action: AuditAction;

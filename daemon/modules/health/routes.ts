@@ -68,10 +68,14 @@ export default async function healthRoutes(app: App, deps: ModuleDeps): Promise<
       config: { access: access.bearer() },
       schema: {
         tags,
-        summary: 'Queue depth, oldest waiting age and running count per queue; stuck when work waits too long',
+        summary:
+          'Queue depth, oldest waiting age and running count per queue, and the outbound spool (its destinations to platform admins); stuck when work waits too long',
         response: { 200: QueuesHealth, 401: ErrorBody, 503: ErrorBody },
       },
     },
-    async () => checkQueues(deps),
+    async (request) =>
+      checkQueues(deps, {
+        platformAdmin: request.principal?.kind === 'admin' && request.principal.isPlatformAdmin,
+      }),
   );
 }

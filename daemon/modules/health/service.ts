@@ -5,6 +5,8 @@ import { queueStats } from '../../queue/stats.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
 import { addDeliveryBacklog } from '../webhooks/delivery-store.ts';
 import { SYSTEM_SENDER_FIX, systemSenderStatus } from '../../mail/system-mail.ts';
+import { destinationTotals, listDestinations } from '../../mta/sql/destinations.ts';
+import { HEALTH_DESTINATIONS_MAX, type OutboundHealth } from '../../../shared/schemas/outbound-queue.ts';
 
 export interface ReadinessWarning {
   code: 'SYSTEM_SENDER_NOT_ROUTABLE' | 'SYSTEM_MAIL_UNSIGNED' | 'SYSTEM_SENDER_UNKNOWN';
@@ -122,15 +124,48 @@ export async function systemMailWarnings(deps: AppDeps): Promise<ReadinessWarnin
   return [];
 }
 
+/**
+ * The outbound MTA's spool: totals for every caller, the destinations (domains other tenants send to)
+ * for platform admins only. Held destinations are not stuck: an operator keeps them waiting.
+ */
+async function outboundHealth(deps: AppDeps, stuckAfterMs: number, platformAdmin: boolean): Promise<OutboundHealth> {
+  const totals = await destinationTotals(deps.db.sql);
+  const outbound: OutboundHealth = {
+    delivery: deps.config.delivery,
+    ...totals,
+    stuck: totals.oldestWaitingAgeMs > stuckAfterMs,
+  };
+  if (!platformAdmin) return outbound;
+  const { rows } = await listDestinations(deps.db.sql, { domain: null, limit: HEALTH_DESTINATIONS_MAX, offset: 0 });
+  const now = Date.now();
+  outbound.destinations = rows.map((row) => ({
+    domain: row.domain,
+    queued: row.queued,
+    deferred: row.deferred,
+    inFlight: row.inFlight,
+    held: row.heldAt !== null,
+    oldestAgeMs: row.oldestAt ? Math.max(0, now - row.oldestAt.getTime()) : 0,
+    oldestWaitingAgeMs: row.oldestWaitingAgeMs,
+    stuck: row.heldAt === null && row.oldestWaitingAgeMs > stuckAfterMs,
+  }));
+  return outbound;
+}
+
 /** Per-queue load; a database that does not answer is a 503, not an empty report. */
-export async function checkQueues(deps: AppDeps) {
+export async function checkQueues(deps: AppDeps, caller: { platformAdmin: boolean } = { platformAdmin: false }) {
   const stuckAfterMs = deps.config.queueStuckAfterMs;
   try {
     const queues = await withTimeout(queueStats(deps.db.sequelize, stuckAfterMs), 'the database');
     // Webhook deliveries wait in webhook_deliveries, not in jobs: the 'webhook' queue counts them too.
     const webhook = await withTimeout(addDeliveryBacklog(queues.webhook, deps.db.sql, stuckAfterMs), 'the database');
     if (webhook) queues.webhook = webhook;
-    return { ok: !Object.values(queues).some((queue) => queue.stuck), stuckAfterMs, queues };
+    const outbound = await withTimeout(outboundHealth(deps, stuckAfterMs, caller.platformAdmin), 'the database');
+    return {
+      ok: !Object.values(queues).some((queue) => queue.stuck) && !outbound.stuck,
+      stuckAfterMs,
+      queues,
+      outbound,
+    };
   } catch (error) {
     // Queue statistics are only ever a database read: its failure is the database's.
     throw new ServiceUnavailableError(`Queue statistics are unavailable: ${message(error)}`, 'DATABASE_UNAVAILABLE');

@@ -46,7 +46,9 @@ const INSERT_SPOOL = declare(
   SELECT (SELECT count(*) FROM spooled)::int AS spooled, pg_notify('${SPOOL_CHANNEL}', '')::text AS notified`,
 );
 
-// Due rows, and rows whose lease ran out (their worker died), except those of full lanes.
+// Due rows, and rows whose lease ran out (their worker died), except those of full lanes and of
+// destinations an operator holds (mta_destinations, `svc queue hold`): a probe of its primary key per
+// candidate row, so the plan stays the walk of mta_spool_due in run_at order.
 const CLAIM_SPOOL = declare(
   'mta_spool_claim',
   `
@@ -56,6 +58,7 @@ const CLAIM_SPOOL = declare(
      SELECT id FROM mta_spool
       WHERE ((state IN ('queued', 'deferred') AND run_at <= now()) OR (state = 'leased' AND lease_until < now()))
         AND NOT (domain = ANY($3::text[]))
+        AND NOT EXISTS (SELECT 1 FROM mta_destinations h WHERE h.domain = mta_spool.domain AND h.held_at IS NOT NULL)
       ORDER BY run_at
       FOR UPDATE SKIP LOCKED
       LIMIT $4)
@@ -97,6 +100,7 @@ const RECORD_SPOOL = declare(
   ), deferred AS (
     UPDATE mta_spool s
        SET state = 'deferred', attempts = s.attempts + 1, run_at = o.run_at, last_response = o.last_response,
+           last_attempt_at = now(),
            recipients = CAST(o.recipients AS jsonb), lease_owner = NULL, lease_until = NULL
       FROM o
      WHERE s.id = o.id AND o.state = 'deferred' AND s.lease_owner = $6
