@@ -33,7 +33,9 @@ export type AuditAction =
   | 'api_key.created'
   | 'api_key.rotated'
   | 'api_key.revoked'
-  | 'platform.settings_updated';
+  | 'platform.settings_updated'
+  | 'platform.provider_updated'
+  | 'tenant.throttle_updated';
 
 export interface AuditEntry {
   action: AuditAction;
