@@ -117,7 +117,7 @@ export type TenantThrottleBody = Static<typeof TenantThrottleBody>;
 
 export const SetTenantThrottleBody = Type.Object(
   {
-    messagesPerSecond: Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 100_000 }), {
+    messagesPerSecond: Nullable(Type.Number({ minimum: 0.01, maximum: 100_000 }), {
       description: 'messages a second the tenant may deliver at (over all nodes); null: no limit',
     }),
     messagesPerHour: Nullable(Type.Integer({ minimum: 1, maximum: 100_000_000 }), {
