@@ -3,6 +3,7 @@
 // like Google's, Yahoo's and Microsoft's, answering with scripted replies. Asserted at the MX hosts
 // (connections at once, messages per connection, receipt times) and in the database (spool rows'
 // attempts and run_at, suspensions, events), never on how long the test took.
+import { writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { QueryTypes } from 'sequelize';
@@ -100,8 +101,8 @@ test.before(async () => {
 
 test.after(async () => {
   if (daemon) await stopChildDaemon(daemon);
-  if (process.env.MTA_SHAPING_DAEMON_LOG)
-    (await import('node:fs')).writeFileSync(process.env.MTA_SHAPING_DAEMON_LOG, daemon.output());
+  // The daemon's log, for a failure on a loaded machine: MTA_SHAPING_DAEMON_LOG=/tmp/daemon.log.
+  if (daemon && process.env.MTA_SHAPING_DAEMON_LOG) writeFileSync(process.env.MTA_SHAPING_DAEMON_LOG, daemon.output());
   killAllDaemons();
   await sql?.close();
   await db?.close();
@@ -251,9 +252,10 @@ test("Yahoo TSS04 halves Yahoo's rate for the rule's 30 minutes", async () => {
   await waitFor('the TSS04 message delivered on its retry', () => yahoo.messages.length === 1, { timeoutMs: 30_000 });
   await sendAll(['y1@y1.test', 'y2@y1.test', 'y3@y1.test', 'y4@y1.test']);
   await waitFor('4 more messages at the Yahoo MX host', () => yahoo.messages.length === 5, { timeoutMs: 30_000 });
-  // 60 a minute is one a second; halved, one every 2 s.
-  const spacing = gaps(yahoo.messages.map((m) => m.receivedAt));
-  assert.ok(Math.min(...spacing) >= 1_800, JSON.stringify(spacing));
+  // 60 a minute is one a second; halved, one every 2 s: the 4 new ones span 6 s (3 s unhalved). Attempts
+  // are paced; a receipt also carries its attempt's latency, hence the slack.
+  const times = yahoo.messages.filter((m) => /^y\d@/.test(m.to[0])).map((m) => m.receivedAt);
+  assert.ok(Math.max(...times) - Math.min(...times) >= 5_000, JSON.stringify(gaps(times)));
 });
 
 test("a tenant's 2 messages a second: 20 messages spread over 9.5 s, another tenant's mail not held", async () => {
