@@ -62,6 +62,10 @@ import TenantsBlock from './commands/tenants/block.ts';
 import TenantsUnblock from './commands/tenants/unblock.ts';
 import TenantsResumeSending from './commands/tenants/resume-sending.ts';
 import TenantsAudit from './commands/tenants/audit.ts';
+import TenantsThrottle from './commands/tenants/throttle.ts';
+import ProvidersList from './commands/providers/list.ts';
+import ProvidersSet from './commands/providers/set.ts';
+import ProvidersAdd from './commands/providers/add.ts';
 import PlatformSettingsShow from './commands/platform/settings/show.ts';
 import PlatformSettingsSet from './commands/platform/settings/set.ts';
 import PasswordChange from './commands/password/change.ts';
@@ -179,6 +183,10 @@ export const COMMANDS = {
   'tenants:unblock': TenantsUnblock,
   'tenants:resume-sending': TenantsResumeSending,
   'tenants:audit': TenantsAudit,
+  'tenants:throttle': TenantsThrottle,
+  providers: ProvidersList,
+  'providers:set': ProvidersSet,
+  'providers:add': ProvidersAdd,
   'platform:settings:show': PlatformSettingsShow,
   'platform:settings:set': PlatformSettingsSet,
   'password:change': PasswordChange,

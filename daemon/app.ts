@@ -22,6 +22,7 @@ import authRoutes from './modules/auth/routes.ts';
 import tenantRoutes from './modules/tenants/routes.ts';
 import platformRoutes from './modules/platform/routes.ts';
 import outboundQueueRoutes from './modules/outbound-queue/routes.ts';
+import shapingRoutes from './modules/shaping/routes.ts';
 import systemMailRoutes from './modules/system-mail/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
 import inboundRoutes from './modules/inbound/routes.ts';
@@ -212,6 +213,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(tenantRoutes, deps);
   await app.register(platformRoutes, deps);
   await app.register(outboundQueueRoutes, deps);
+  await app.register(shapingRoutes, deps);
   await app.register(systemMailRoutes, deps);
   await app.register(webhookRoutes, deps);
   await app.register(inboundRoutes, deps);

@@ -38,6 +38,9 @@ export const EMAIL_EVENT_TYPES = [
   'contact.unsubscribed',
   // Not about one email: the tenant's complaint or hard-bounce rate passed the warning (or pause) level.
   'tenant.sending_at_risk',
+  // The outbound MTA reacted to a provider's reply to this tenant's mail: a provider (or destination)
+  // suspended or slowed for a while, or the tenant's sending paused (docs/mta.md "Shaping and reactions").
+  'delivery.reaction',
 ] as const;
 export type EventType = (typeof EMAIL_EVENT_TYPES)[number];
 

@@ -4,14 +4,20 @@
 // (mta/tls-policy.ts), and commit a batch of attempts in one transaction: the spool rows (deleted when
 // finished, deferred to retry.ts's time) with the recipients' outcomes (emails/outcomes.ts: status,
 // event, webhook, suppression, pause). Woken by the transport target's NOTIFY; the poll is the net.
+// Shaping (mta/shaping.ts) decides after routing whether a row may go now and over which provider's
+// pool; a reply that matches a reaction rule (mta/reactions.ts) is recorded with its batch.
 import { QueryTypes } from 'sequelize';
 import { recordDeliveryOutcome, recordEmailEvent } from '../modules/emails/outcomes.ts';
 import type { RecipientResult } from '../mta/connection.ts';
 import { createDnsClient } from '../mta/dns-query.ts';
 import { RouteCache } from '../mta/mx.ts';
 import { deferredByError } from '../mta/outcome.ts';
-import { DEFAULT_POOL_LIMITS, DestinationPool } from '../mta/pool.ts';
-import { settleAttempt, pendingRecipients, type Settlement } from '../mta/settle.ts';
+import { DEFAULT_POOL_LIMITS } from '../mta/pool.ts';
+import { recordReaction } from '../mta/reactions.ts';
+import { releasedSettlement, settleAttempt, pendingRecipients, type Settlement } from '../mta/settle.ts';
+import { Shaper, SHAPING_REFRESH_MS } from '../mta/shaping.ts';
+import { SHAPING_CHANNEL } from '../mta/sql/providers.ts';
+import type { ReactionRecord } from '../mta/sql/reactions.ts';
 import {
   claimSpool,
   extendSpoolLeases,
@@ -27,7 +33,7 @@ import { recordTlsCountsStatement } from '../mta/sql/tls-report.ts';
 import { isTlsReportMail, tlsSessionsOf, type TlsSession } from '../mta/tls-report.ts';
 import { createLeasedBatchEngine, errorText, FixedLane, type Finished } from './leased-batch.ts';
 import { runLeasedBatchLoop } from './leased-batch-loop.ts';
-import type { ThreadRuntime } from './thread.ts';
+import { onAbort, type ThreadRuntime } from './thread.ts';
 import { createWaker, listenOnChannel } from './wake.ts';
 
 const NOUN = 'spooled messages';
@@ -44,19 +50,42 @@ const IDLE_LANE_MS = 60_000;
 /** Rows a destination may keep waiting beyond its connections. */
 const WAITING_PER_DESTINATION = DEFAULT_POOL_LIMITS.maxConnections * 2;
 
-/** One destination domain: its rows run up to its pool's connection limit, one transaction each. */
+/** Shaping reloads this often where NOTIFY does not reach it (the embedded PGlite). */
+const EMBEDDED_SHAPING_REFRESH_MS = 5_000;
+
+/**
+ * One destination domain: its rows run up to DEFAULT_POOL_LIMITS.maxConnections at once, one transaction
+ * each (its provider's pool, shaping.ts, may hold them to fewer connections); none while a reaction
+ * suspends it (the engine gives its waiting rows back until then, and the claim skips it).
+ */
 class DestinationLane extends FixedLane<SpooledRow> {
+  /** Its provider, once a row of it has been routed. */
+  provider: string | null = null;
+
   constructor(
     key: string,
-    readonly pool: DestinationPool,
+    private readonly shaper: Shaper,
   ) {
     super(key, DEFAULT_POOL_LIMITS.maxConnections, WAITING_PER_DESTINATION);
   }
 
-  override close(): void {
-    this.pool.close();
+  override paused(now = Date.now()): boolean {
+    this.pausedUntil = this.shaper.suspendedUntil(this.provider, this.key, now);
+    return this.pausedUntil > now;
+  }
+
+  override freeSlots(): number {
+    return this.paused() ? 0 : super.freeSlots();
+  }
+
+  override room(): number {
+    return this.paused() ? 0 : super.room();
   }
 }
+
+/** An attempt's replies, or shaping's answer that the row may not go before `later`. */
+type Tried = { results: RecipientResult[]; provider: string | null } | { later: Date };
+type Attempted = Settlement & { reaction: ReactionRecord | null };
 
 export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const { ctx, tuning, signal } = runtime;
@@ -66,6 +95,8 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const tlsPolicy = new TlsPolicy(dns);
   const session = { ehloName: config.ehloName, localAddress: config.outboundAddress ?? undefined };
   const outcomeDeps = { sequelize, config, secrets: ctx.secrets };
+  const waker = createWaker();
+  const shaper = new Shaper({ sql, log, session, wake: () => waker.wake() });
 
   // After a 2xx to DATA, before the batch commits: the recipients it took are marked `answered` in the
   // row, so a crash in between settles them from the mark on reclaim instead of sending them again.
@@ -86,11 +117,14 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     }
   };
 
-  const attempt = async (row: SpooledRow, lane: DestinationLane, tlsSessions: TlsSession[]) => {
+  const attempt = async (row: SpooledRow, lane: DestinationLane, tlsSessions: TlsSession[]): Promise<Tried> => {
     const to = pendingRecipients(row);
     // Reclaimed with every recipient answered before a crash: nothing to send, settle() records them.
-    if (to.length === 0) return [];
-    const all = (verdict: RecipientResult['verdict']) => to.map((address) => ({ address, verdict }));
+    if (to.length === 0) return { results: [], provider: null };
+    const all = (verdict: RecipientResult['verdict']) => ({
+      results: to.map((address) => ({ address, verdict })),
+      provider: null,
+    });
     const route = await routes.route(row.domain);
     if (route.kind === 'undeliverable')
       return all({
@@ -100,10 +134,13 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         enhancedCode: route.enhancedCode,
       });
     if (route.kind === 'deferred') return all(deferredByError(route.reason));
+    lane.provider = shaper.providerOf(route.hosts).key;
+    const admission = await shaper.admit(row, route.hosts);
+    if (admission.kind === 'later') return { later: admission.until };
     const reportMail = isTlsReportMail(row);
     const tls = reportMail ? reportMailTls(row.domain) : await tlsPolicy.forDestination(row.domain, route);
     const marked = [...row.recipients];
-    const report = await lane.pool.deliver(
+    const report = await admission.pool.deliver(
       route.hosts,
       tls.plan,
       { from: row.envelopeFrom, to },
@@ -111,24 +148,27 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       (results) => markAnswered(row, marked, results),
     );
     if (!reportMail) tlsSessions.push(...tlsSessionsOf(report.tlsAttempts, tls.policyOf, config.outboundAddress));
-    return report.recipients;
+    return { results: report.recipients, provider: admission.provider.key };
   };
 
-  const run = async (row: SpooledRow, lane: DestinationLane): Promise<Settlement> => {
-    let results: RecipientResult[];
+  const run = async (row: SpooledRow, lane: DestinationLane): Promise<Attempted> => {
+    let tried: Tried;
     const tlsSessions: TlsSession[] = [];
     try {
-      results = await attempt(row, lane, tlsSessions);
+      tried = await attempt(row, lane, tlsSessions);
     } catch (error) {
       // Not an answer from the destination (a bug, a DNS socket error): try again later.
-      results = pendingRecipients(row).map((address) => ({ address, verdict: deferredByError(errorText(error)) }));
+      const verdict = deferredByError(errorText(error));
+      tried = { results: pendingRecipients(row).map((address) => ({ address, verdict })), provider: null };
     }
-    return { ...settleAttempt(row, results, { retryBaseMs: config.sendRetryBaseMs }), tlsSessions };
+    if ('later' in tried) return { ...releasedSettlement(row, tried.later), reaction: null };
+    const reaction = tried.provider ? shaper.react(row, tried.provider, tried.results) : null;
+    return { ...settleAttempt(row, tried.results, { retryBaseMs: config.sendRetryBaseMs }), tlsSessions, reaction };
   };
 
   // One transaction: the rows and their outcomes are written together, so a crash neither loses an
   // outcome nor leaves a finished row to be sent again.
-  const commit = async (batch: Array<Finished<SpooledRow, Settlement>>): Promise<void> => {
+  const commit = async (batch: Array<Finished<SpooledRow, Attempted>>): Promise<void> => {
     const settlements = batch.map(({ outcome }) => outcome);
     const written = await sequelize.transaction(async (transaction) => {
       const statement = recordSpoolStatement(
@@ -147,6 +187,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       for (const settlement of settlements) {
         if (!recorded.has(settlement.spool.id)) continue;
         for (const outcome of settlement.outcomes) await recordDeliveryOutcome(outcomeDeps, outcome, transaction);
+        if (settlement.reaction) await recordReaction(sequelize, settlement.reaction, transaction);
         const { deferral } = settlement;
         if (deferral)
           await recordEmailEvent(
@@ -166,7 +207,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       log.warn({ lost: batch.length - written }, `${NOUN} finished after their lease was lost`);
   };
 
-  const engine = createLeasedBatchEngine<SpooledRow, Settlement, DestinationLane>({
+  const engine = createLeasedBatchEngine<SpooledRow, Attempted, DestinationLane>({
     log,
     noun: NOUN,
     leaseMs: tuning.leaseMs,
@@ -183,7 +224,8 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     idleLaneMs: IDLE_LANE_MS,
     idOf: (row) => row.id,
     laneOf: (row) => row.domain,
-    newLane: (domain) => new DestinationLane(domain, new DestinationPool(DEFAULT_POOL_LIMITS, session)),
+    newLane: (domain) => new DestinationLane(domain, shaper),
+    onLaneClosed: (domain) => shaper.closeDestination(domain),
     newLaneRoom: DEFAULT_POOL_LIMITS.maxConnections + WAITING_PER_DESTINATION,
     claim: (want, lanes) => claimSpool(sql, workerId, tuning.leaseMs, lanes.full, want),
     extend: (rows) =>
@@ -204,7 +246,20 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     commit,
   });
 
-  const waker = createWaker();
+  // Rules, reactions and throttles: read before the first claim, again on each NOTIFY and every so often.
+  await shaper.refresh();
+  const shapingWaker = createWaker();
+  const stopShaping = onAbort(signal, () => shapingWaker.wake());
+  const shapingListener = runtime.embedded
+    ? null
+    : listenOnChannel(runtime.data.databaseUrl, SHAPING_CHANNEL, shapingWaker, log);
+  const refreshing = (async () => {
+    const everyMs = runtime.embedded ? EMBEDDED_SHAPING_REFRESH_MS : SHAPING_REFRESH_MS;
+    while (!signal.aborted) {
+      await shapingWaker.wait(everyMs);
+      if (!signal.aborted) await shaper.refresh();
+    }
+  })();
   const listener = runtime.embedded ? null : listenOnChannel(runtime.data.databaseUrl, SPOOL_CHANNEL, waker, log);
   try {
     await runLeasedBatchLoop(engine, {
@@ -218,6 +273,10 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       drainTimeoutMs: tuning.drainTimeoutMs,
     });
   } finally {
-    await listener?.close();
+    stopShaping();
+    shapingWaker.wake();
+    await refreshing;
+    await Promise.all([listener?.close(), shapingListener?.close()]);
+    shaper.close();
   }
 }

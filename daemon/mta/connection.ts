@@ -186,8 +186,17 @@ export class SmtpSession {
         this.messagesSent++;
         resolve(results);
       };
-      this.pending = (error) =>
-        finish(envelope.to.map((address) => ({ address, verdict: deferredByError(describe(error)) })));
+      // A 421 closes the session (RFC 5321 §4.2: Gmail's 4.7.28 rate limit, Yahoo's TSS04): the peer's
+      // close reaches us before nodemailer's callback, and the reply, not "connection closed", is the answer.
+      this.pending = (error) => {
+        const closing = this.closingReply();
+        finish(
+          envelope.to.map((address) => ({
+            address,
+            verdict: closing ? classifyReply(closing) : deferredByError(describe(error)),
+          })),
+        );
+      };
       this.connection.send({ from: envelope.from, to: envelope.to }, message, (error, info) => {
         if (!error && info) {
           const refused = new Map((info.rejectedErrors ?? []).map((e) => [e.recipient, describe(e)]));
@@ -215,6 +224,12 @@ export class SmtpSession {
         this.notifyClosed();
       });
     });
+  }
+
+  /** The 421 the peer sent as it closed the session, if that is how it ended. */
+  private closingReply(): string | null {
+    const last = (this.connection as unknown as { lastServerResponse?: string | false }).lastServerResponse;
+    return typeof last === 'string' && /^421[ -]/.test(last.trim()) ? last.trim() : null;
   }
 
   /** QUIT when the session is healthy, else just close. */

@@ -56,9 +56,19 @@ export class DestinationPool {
   private closed = false;
 
   constructor(
-    private readonly limits: PoolLimits,
+    private limits: PoolLimits,
     private readonly session: SessionOptions,
   ) {}
+
+  /**
+   * New limits (shaping: an admin's edit, a reaction's slow-down, another node joining). Sessions
+   * above a lowered connection limit finish their message and close instead of waiting idle.
+   */
+  setLimits(limits: PoolLimits): void {
+    const raised = limits.maxConnections > this.limits.maxConnections;
+    this.limits = limits;
+    if (raised) for (const waiter of this.waiters.splice(0)) waiter();
+  }
 
   /** Sessions open now (in use or idle). */
   get connections(): number {
@@ -115,6 +125,14 @@ export class DestinationPool {
         if (!idle.session.broken) return idle.session;
         continue;
       }
+      // A pool shared by the destinations of one provider (shaping.ts) may hold idle sessions to an MX
+      // host this route does not name: at the limit, one of them makes room rather than idling it out.
+      if (this.open >= this.limits.maxConnections && this.idle.length > 0) {
+        const [stale] = this.idle.splice(0, 1);
+        clearTimeout(stale.timer);
+        stale.session.close();
+        continue;
+      }
       if (this.open < this.limits.maxConnections) {
         this.open++;
         const opened = await this.connect(hosts, tlsPlan, tlsAttempts);
@@ -159,7 +177,11 @@ export class DestinationPool {
 
   private release(session: SmtpSession): void {
     if (session.broken) return; // its close already freed its place
-    if (this.closed || session.messagesSent >= this.limits.maxMessagesPerConnection) {
+    if (
+      this.closed ||
+      session.messagesSent >= this.limits.maxMessagesPerConnection ||
+      this.open > this.limits.maxConnections
+    ) {
       session.close();
       return;
     }

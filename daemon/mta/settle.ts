@@ -31,6 +31,15 @@ export function pendingRecipients(row: Pick<SpooledRow, 'recipients'>): string[]
   return row.recipients.filter((r) => r.state === 'pending' || r.state === 'deferred').map((r) => r.address);
 }
 
+/** A row shaping held back (mta/shaping.ts): not an attempt, due again at `until`, nothing recorded. */
+export function releasedSettlement(row: SpooledRow, until: Date): Settlement {
+  return {
+    spool: { id: row.id, state: 'released', runAt: until, lastResponse: null, recipients: row.recipients },
+    outcomes: [],
+    deferral: null,
+  };
+}
+
 export function settleAttempt(
   row: SpooledRow,
   results: RecipientResult[],

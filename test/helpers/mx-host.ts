@@ -16,6 +16,8 @@ export interface ReceivedMessage {
   secure: boolean;
   /** The id of the connection that carried it. */
   connection: string;
+  /** When its DATA ended (epoch ms): the spacing shaping and throttles leave between messages. */
+  receivedAt: number;
 }
 
 export interface MxHostScript {
@@ -97,6 +99,7 @@ export async function startMxHost(script: MxHostScript = {}, address?: string): 
           helo: session.hostNameAppearsAs,
           secure: session.secure,
           connection: session.id,
+          receivedAt: Date.now(),
         };
         void Promise.resolve(script.data?.(message) ?? null).then((answer) => {
           if (answer === 'hang') return;

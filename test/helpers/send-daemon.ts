@@ -97,34 +97,52 @@ export async function seedSendWorld(env: Record<string, string> = {}): Promise<S
   const db = await openWorldDatabase({ database });
   try {
     await migrateUp(db.sequelize);
-    const admin = await Admin.create({
-      email: `owner-${randomBytes(4).toString('hex')}@example.test`,
-      passwordHash: 'fixture-has-no-password',
-      isPlatformAdmin: false,
-      emailVerifiedAt: new Date(),
-    });
-    const tenantId = await createTenant(admin.id);
-    // Hundreds of sends: beyond the free plan's 100 a month.
-    await db.sequelize.query(`UPDATE tenants SET plan = 'business' WHERE id = :tenantId`, {
-      replacements: { tenantId },
-    });
-    const key = await createApiKey(tenantId);
-    const dkim = await generateDkimKey(secrets.encryptionKey);
-    // Checked just now: the maintenance thread re-checks DNS of domains never checked, and acme.test has none.
-    await db.sequelize.query(
-      `INSERT INTO domains (tenant_id, name, status, dkim_selector, dkim_public_key, dkim_private_key_sealed, verified_at, last_checked_at)
+    const { tenantId, apiKey } = await seedTenant(db, secrets.encryptionKey);
+    return { database, env: daemonEnv, tenantId, apiKey, url: config.publicUrl };
+  } finally {
+    await db.close();
+  }
+}
+
+/** A tenant that may send: owner, business plan, live key with every scope, verified acme.test with a DKIM key. */
+async function seedTenant(db: Database, encryptionKey: Buffer): Promise<{ tenantId: string; apiKey: string }> {
+  const admin = await Admin.create({
+    email: `owner-${randomBytes(4).toString('hex')}@example.test`,
+    passwordHash: 'fixture-has-no-password',
+    isPlatformAdmin: false,
+    emailVerifiedAt: new Date(),
+  });
+  const tenantId = await createTenant(admin.id);
+  // Hundreds of sends: beyond the free plan's 100 a month.
+  await db.sequelize.query(`UPDATE tenants SET plan = 'business' WHERE id = :tenantId`, {
+    replacements: { tenantId },
+  });
+  const key = await createApiKey(tenantId);
+  const dkim = await generateDkimKey(encryptionKey);
+  // Checked just now: the maintenance thread re-checks DNS of domains never checked, and acme.test has none.
+  await db.sequelize.query(
+    `INSERT INTO domains (tenant_id, name, status, dkim_selector, dkim_public_key, dkim_private_key_sealed, verified_at, last_checked_at)
        VALUES (:tenantId, :name, 'verified', :selector, :publicKey, :sealed, now(), now())`,
-      {
-        replacements: {
-          tenantId,
-          name: SENDING_DOMAIN,
-          selector: dkim.selector,
-          publicKey: dkim.publicKey,
-          sealed: dkim.privateKeySealed,
-        },
+    {
+      replacements: {
+        tenantId,
+        name: SENDING_DOMAIN,
+        selector: dkim.selector,
+        publicKey: dkim.publicKey,
+        sealed: dkim.privateKeySealed,
       },
-    );
-    return { database, env: daemonEnv, tenantId, apiKey: key.key, url: config.publicUrl };
+    },
+  );
+  return { tenantId, apiKey: key.key };
+}
+
+/** Another sending tenant in the world's database (its own key and acme.test), e.g. for fairness tests. */
+export async function seedAnotherTenant(world: SendWorld): Promise<{ tenantId: string; apiKey: string }> {
+  const config = loadConfig(world.env);
+  const secrets = loadSecrets(config.dataDir, config.jwtSecret);
+  const db = await openWorldDatabase(world);
+  try {
+    return await seedTenant(db, secrets.encryptionKey);
   } finally {
     await db.close();
   }

@@ -36,7 +36,9 @@ export type AuditAction =
   | 'platform.settings_updated'
   | 'platform.queue_retried'
   | 'platform.queue_held'
-  | 'platform.queue_released';
+  | 'platform.queue_released'
+  | 'platform.provider_updated'
+  | 'tenant.throttle_updated';
 
 export interface AuditEntry {
   action: AuditAction;

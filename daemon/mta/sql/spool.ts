@@ -88,7 +88,8 @@ const MARK_ANSWERED = declare(
     WHERE id = $1 AND lease_owner = $2 AND state = 'leased'`,
 );
 
-// Finished rows are deleted (their outcomes are in the log); deferred ones wait for run_at.
+// Finished rows are deleted (their outcomes are in the log); deferred ones wait for run_at; released
+// ones (shaping held them back: not an attempt) go back to the queue at run_at with their attempts as they were.
 const RECORD_SPOOL = declare(
   'mta_spool_record',
   `
@@ -105,8 +106,16 @@ const RECORD_SPOOL = declare(
       FROM o
      WHERE s.id = o.id AND o.state = 'deferred' AND s.lease_owner = $6
     RETURNING s.id
+  ), released AS (
+    UPDATE mta_spool s
+       SET state = CASE WHEN s.attempts > 0 THEN 'deferred' ELSE 'queued' END, run_at = o.run_at,
+           lease_owner = NULL, lease_until = NULL
+      FROM o
+     WHERE s.id = o.id AND o.state = 'released' AND s.lease_owner = $6
+    RETURNING s.id
   )
-  SELECT id::text AS id FROM finished UNION ALL SELECT id::text AS id FROM deferred`,
+  SELECT id::text AS id FROM finished UNION ALL SELECT id::text AS id FROM deferred
+  UNION ALL SELECT id::text AS id FROM released`,
 );
 
 interface RawSpoolRow {
@@ -195,10 +204,13 @@ export async function markSpoolAnswered(
   return (await sql.count(MARK_ANSWERED, [id, owner, JSON.stringify(recipients)])) > 0;
 }
 
-/** What one attempt of a row changes: deleted when finished, else deferred to `runAt`. */
+/**
+ * What one attempt of a row changes: deleted when finished, else deferred to `runAt`; `released`: not
+ * attempted (shaping), back in the queue at `runAt` without counting an attempt.
+ */
 export interface SpoolOutcome {
   id: string;
-  state: 'done' | 'deferred';
+  state: 'done' | 'deferred' | 'released';
   runAt: Date | null;
   lastResponse: string | null;
   recipients: SpoolRecipient[];

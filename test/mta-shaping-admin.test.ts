@@ -1,0 +1,247 @@
+// Delivery shaping as platform admins set it (docs/mta.md "Shaping and reactions"): the routes
+// (GET/PUT/POST /platform/providers, GET /platform/reactions, GET/PUT /platform/tenants/{id}/throttle)
+// and the commands on them (`svc providers`, `svc providers set|add`, `svc tenants throttle`), run
+// in-process against a listening app; the pure parts the loop keys on (reaction matching, the pacer).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createTestContext, type TestContext } from './helpers/context.ts';
+import { createAdmin, createTenant } from './helpers/fixtures.ts';
+import { listen } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
+import { assertErrorBody } from './helpers/error-body.ts';
+import { loadProviderRules } from '../daemon/mta/sql/providers.ts';
+import { loadReactionRules, recordReactionStatement } from '../daemon/mta/sql/reactions.ts';
+import { loadTenantThrottles, takeHourlySlot, setTenantThrottle } from '../daemon/mta/sql/throttles.ts';
+import { reactionTo } from '../daemon/mta/reactions.ts';
+import { Pacer } from '../daemon/mta/shaping.ts';
+import { providerOf } from '../daemon/mta/providers.ts';
+import type { RecipientResult } from '../daemon/mta/connection.ts';
+import { classifyReply } from '../daemon/mta/outcome.ts';
+
+let ctx: TestContext;
+let cli: InProcessCli;
+let admin: { authorization: string };
+let member: { authorization: string };
+let tenantId: string;
+
+test.before(async () => {
+  ctx = await createTestContext();
+  const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  cli = new InProcessCli(await listen(ctx), operationMatchers(document));
+  const platformAdmin = await createAdmin(ctx.app, { platformAdmin: true });
+  const owner = await createAdmin(ctx.app);
+  tenantId = await createTenant(owner.id, 'Acme');
+  admin = { authorization: `Bearer ${platformAdmin.token}` };
+  member = { authorization: `Bearer ${owner.token}` };
+  cli.writeProfile({ accessToken: platformAdmin.token, tenantId, tenantName: 'Acme', email: platformAdmin.email });
+});
+test.after(async () => {
+  cli?.cleanup();
+  await ctx?.close();
+});
+
+const reply = (response: string): RecipientResult[] => [{ address: 'a@x.test', verdict: classifyReply(response) }];
+
+test('the seeded reaction rules: Gmail 4.7.28, Yahoo TSS04, Microsoft 5.7.515, any 421 try again later', async () => {
+  const rules = await loadReactionRules(ctx.db.sql);
+  const at = (providerKey: string) => ({ providerKey, domain: 'x.test', tenantId, emailId: null });
+  const gmail = reactionTo(rules, at('google'), reply('421 4.7.28 [192.0.2.1] … temporarily rate limited.'));
+  assert.equal([gmail?.rule.action, gmail?.rule.minutes, gmail?.domain], ['suspend', 15, null]);
+  const yahoo = reactionTo(rules, at('yahoo'), reply('421 4.7.0 [TSS04] Messages from 192.0.2.1 temporarily deferred'));
+  assert.equal([yahoo?.rule.action, yahoo?.rule.factor], ['slow', 0.5]);
+  const microsoft = reactionTo(rules, at('microsoft'), reply('550 5.7.515 Access denied, sending domain x'));
+  assert.is(microsoft?.rule.action, 'pause_tenant');
+  // The Gmail code from another provider is not Gmail's rate limit; a 421 "try again later" from anyone
+  // suspends that one destination, and `default` (not one provider) is always one destination.
+  assert.is(reactionTo(rules, at('yahoo'), reply('550 4.7.28 nope')), null);
+  const busy = reactionTo(rules, at('default'), reply('421 Too busy, try again later'));
+  assert.equal([busy?.rule.action, busy?.rule.scope, busy?.domain], ['suspend', 'destination', 'x.test']);
+  assert.is(reactionTo(rules, at('google'), reply('250 2.0.0 OK')), null, 'a delivery draws nothing');
+  assert.is(reactionTo(rules, at('default'), reply('451 4.7.1 greylisted')), null);
+  // Recorded once while in force: the other rows in flight drew the same reply.
+  const statement = recordReactionStatement(gmail!);
+  const first = await ctx.db.sql.pool.query(statement.text, statement.values);
+  const again = await ctx.db.sql.pool.query(statement.text, statement.values);
+  assert.equal([first.rowCount, again.rowCount], [1, 0]);
+});
+
+test('the pacer spaces reservations, no burst; a slower interval applies from the next one', () => {
+  const pacer = new Pacer(500);
+  assert.equal([pacer.reserve(1_000), pacer.reserve(1_000), pacer.reserve(1_100)], [1_000, 1_500, 2_000]);
+  pacer.intervalMs = 2_000;
+  assert.equal([pacer.reserve(1_200), pacer.reserve(1_200)], [2_500, 4_500]);
+  assert.is(pacer.reserve(10_000), 10_000, 'idle time is not saved up as a burst');
+});
+
+test('GET /platform/providers: the shipped rules, platform admins only', async () => {
+  const res = await ctx.app.inject({ method: 'GET', url: '/platform/providers', headers: admin });
+  assert.is(res.statusCode, 200, res.body);
+  const google = res.json().data.find((p: { key: string }) => p.key === 'google');
+  assert.equal([google.maxConnections, google.maxMessagesPerConnection, google.origin], [5, 50, 'shipped']);
+  assert.is(res.json().data.at(-1).key, 'default');
+  assert.is(res.json().workerNodes, 1);
+  const denied = await ctx.app.inject({ method: 'GET', url: '/platform/providers', headers: member });
+  assertErrorBody(denied, 403);
+});
+
+test('PUT and POST /platform/providers: edits keep the other fields, bad input is a 4xx', async () => {
+  const put = await ctx.app.inject({
+    method: 'PUT',
+    url: '/platform/providers/yahoo',
+    headers: admin,
+    payload: { messagesPerMinute: 600 },
+  });
+  assert.is(put.statusCode, 200, put.body);
+  assert.equal(
+    [put.json().messagesPerMinute, put.json().maxMessagesPerConnection, put.json().origin],
+    [600, 20, 'edited'],
+  );
+  const unknown = await ctx.app.inject({
+    method: 'PUT',
+    url: '/platform/providers/nobody',
+    headers: admin,
+    payload: { maxConnections: 1 },
+  });
+  assertErrorBody(unknown, 404);
+  for (const payload of [{}, { maxConnections: 0 }, { mxPatterns: ['Not A Host'] }, { extra: 1 }]) {
+    const bad = await ctx.app.inject({ method: 'PUT', url: '/platform/providers/yahoo', headers: admin, payload });
+    assertErrorBody(bad, 400);
+  }
+  const defaultPatterns = await ctx.app.inject({
+    method: 'PUT',
+    url: '/platform/providers/default',
+    headers: admin,
+    payload: { mxPatterns: ['*.example.net'] },
+  });
+  assert.is(defaultPatterns.statusCode, 400);
+  const created = await ctx.app.inject({
+    method: 'POST',
+    url: '/platform/providers',
+    headers: admin,
+    payload: {
+      key: 'gmail-alt',
+      label: 'One Google MX set, shaped apart',
+      mxPatterns: ['*.alt.google.com'],
+      maxConnections: 2,
+      maxMessagesPerConnection: 10,
+    },
+  });
+  assert.is(created.statusCode, 201, created.body);
+  assert.equal([created.json().origin, created.json().messagesPerMinute], ['custom', null]);
+  const rules = await loadProviderRules(ctx.db.sql);
+  assert.is(providerOf(['mx1.alt.google.com'], rules).key, 'gmail-alt', "an admin's own provider is matched first");
+  assert.is(providerOf(['aspmx.l.google.com'], rules).key, 'google');
+  const twice = await ctx.app.inject({
+    method: 'POST',
+    url: '/platform/providers',
+    headers: admin,
+    payload: created.json(),
+  });
+  assert.is(twice.statusCode, 400, 'origin and updatedAt are not input');
+  const conflict = await ctx.app.inject({
+    method: 'POST',
+    url: '/platform/providers',
+    headers: admin,
+    payload: { key: 'google', label: 'x', mxPatterns: ['x.test'], maxConnections: 1, maxMessagesPerConnection: 1 },
+  });
+  assertErrorBody(conflict, 409);
+});
+
+test('svc providers: rules, reactions, what is in force; set and add with --json', async () => {
+  const set = await cli.run([
+    'providers',
+    'set',
+    'google',
+    '--max-connections',
+    '4',
+    '--per-connection',
+    '40',
+    '--json',
+  ]);
+  assert.is(set.code, 0, set.stdout + set.stderr);
+  assert.equal([set.json.maxConnections, set.json.maxMessagesPerConnection], [4, 40]);
+  const none = await cli.run(['providers', 'set', 'yahoo', '--per-minute', 'none', '--json']);
+  assert.is(none.json.messagesPerMinute, null);
+  const bad = await cli.run(['providers', 'set', 'yahoo', '--per-minute', 'fast', '--json']);
+  assert.is(bad.code, 2);
+  const nothing = await cli.run(['providers', 'set', 'yahoo', '--json']);
+  assert.is(nothing.code, 2);
+  const add = await cli.run([
+    'providers',
+    'add',
+    'proofpoint',
+    '--label',
+    'Proofpoint',
+    '--mx-pattern',
+    '*.pphosted.com',
+    '--max-connections',
+    '3',
+    '--per-connection',
+    '30',
+    '--per-minute',
+    '120',
+    '--json',
+  ]);
+  assert.is(add.code, 0, add.stdout + add.stderr);
+  assert.equal([add.json.key, add.json.messagesPerMinute], ['proofpoint', 120]);
+  const human = await cli.run(['providers']);
+  assert.is(human.code, 0, human.stderr);
+  assert.match(human.stdout, /google\s+4\s+40/);
+  assert.match(human.stdout, 'TSS04');
+  assert.match(human.stdout, 'suspend'); // the suspension the first test recorded is in force
+  const listed = await cli.run(['providers', '--json']);
+  assert.ok(listed.json.providers.data.some((p: { key: string }) => p.key === 'proofpoint'));
+  assert.ok(listed.json.reactions.active.some((a: { providerKey: string }) => a.providerKey === 'google'));
+});
+
+test('tenant throttles: the route, svc tenants throttle, and the hourly count', async () => {
+  const empty = await ctx.app.inject({ method: 'GET', url: `/platform/tenants/${tenantId}/throttle`, headers: admin });
+  assert.equal(empty.json(), { tenantId, messagesPerSecond: null, messagesPerHour: null });
+  const set = await cli.run(['tenants', 'throttle', tenantId, '--per-second', '2.5', '--per-hour', '1000', '--json']);
+  assert.is(set.code, 0, set.stdout + set.stderr);
+  assert.equal(set.json, { tenantId, messagesPerSecond: 2.5, messagesPerHour: 1000 });
+  const kept = await cli.run(['tenants', 'throttle', tenantId, '--per-hour', 'none', '--json']);
+  assert.equal([kept.json.messagesPerSecond, kept.json.messagesPerHour], [2.5, null]);
+  assert.equal(await loadTenantThrottles(ctx.db.sql), [{ tenantId, messagesPerSecond: 2.5, messagesPerHour: null }]);
+  const shown = await cli.run(['tenants', 'throttle']);
+  assert.match(shown.stdout, '2.5/s');
+  const cleared = await ctx.app.inject({
+    method: 'PUT',
+    url: `/platform/tenants/${tenantId}/throttle`,
+    headers: admin,
+    payload: { messagesPerSecond: null, messagesPerHour: null },
+  });
+  assert.is(cleared.statusCode, 200);
+  assert.equal(await loadTenantThrottles(ctx.db.sql), []);
+  for (const payload of [{ messagesPerSecond: 0, messagesPerHour: null }, { messagesPerSecond: 1 }]) {
+    const bad = await ctx.app.inject({
+      method: 'PUT',
+      url: `/platform/tenants/${tenantId}/throttle`,
+      headers: admin,
+      payload,
+    });
+    assertErrorBody(bad, 400);
+  }
+  const missing = await ctx.app.inject({
+    method: 'PUT',
+    url: '/platform/tenants/00000000-0000-4000-8000-000000000000/throttle',
+    headers: admin,
+    payload: { messagesPerSecond: 1, messagesPerHour: null },
+  });
+  assert.is(missing.statusCode, 404);
+  const denied = await ctx.app.inject({
+    method: 'GET',
+    url: `/platform/tenants/${tenantId}/throttle`,
+    headers: member,
+  });
+  assert.is(denied.statusCode, 403);
+  // Exact under concurrency: 10 takers for 3 places in the hour.
+  await setTenantThrottle(ctx.db.sql, { tenantId, messagesPerSecond: null, messagesPerHour: 3 });
+  const taken = await Promise.all(Array.from({ length: 10 }, () => takeHourlySlot(ctx.db.sql, tenantId, 3)));
+  assert.is(taken.filter((next) => next === null).length, 3);
+  const nextHour = taken.find((next) => next !== null)!;
+  assert.is(nextHour % 3_600_000, 0);
+  assert.ok(nextHour > Date.now() && nextHour <= Date.now() + 3_600_000);
+});
+
+test.run();
