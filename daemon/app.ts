@@ -113,7 +113,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
       app.log.warn({ err: error }, 'tenant state cache: LISTEN lost, retrying (entries expire on their own meanwhile)'),
   });
   app.addHook('onClose', async () => tenantState.close());
-  const mail = createMailResources(appDeps.config, appDeps.secrets, appDeps.dkimSigning);
+  const mail = createMailResources(appDeps.config, appDeps.secrets, appDeps.dkimSigning, app.log);
   app.addHook('onClose', async () => closeMailResources(mail));
   const eventLoop = createEventLoopMonitor();
   // Measured from the moment the app serves: loading modules and migrating at boot are not stalls.
