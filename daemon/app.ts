@@ -27,6 +27,7 @@ import inboundRoutes from './modules/inbound/routes.ts';
 import keptReportRoutes from './modules/inbound/kept-report-routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
 import dmarcRoutes from './modules/dmarc/routes.ts';
+import deliverabilityRoutes from './modules/deliverability/routes.ts';
 import contactRoutes from './modules/contacts/routes.ts';
 import billingRoutes from './modules/billing/routes.ts';
 import campaignRoutes from './modules/campaigns/routes.ts';
@@ -216,6 +217,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(keptReportRoutes, deps);
   await app.register(domainRoutes, deps);
   await app.register(dmarcRoutes, deps);
+  await app.register(deliverabilityRoutes, deps);
   await app.register(contactRoutes, deps);
   await app.register(billingRoutes, deps);
   await app.register(campaignRoutes, deps);

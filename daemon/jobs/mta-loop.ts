@@ -23,6 +23,9 @@ import {
   type SpoolRecipient,
 } from '../mta/sql/spool.ts';
 import { TlsPolicy } from '../mta/tls-policy.ts';
+import { DEFAULT_PROVIDERS, providerOf } from '../mta/providers.ts';
+import { DeliverabilityTally } from '../modules/deliverability/tally.ts';
+import { flushDeliverability } from '../modules/deliverability/sql.ts';
 import { createLeasedBatchEngine, errorText, FixedLane, type Finished } from './leased-batch.ts';
 import { runLeasedBatchLoop } from './leased-batch-loop.ts';
 import type { ThreadRuntime } from './thread.ts';
@@ -41,6 +44,9 @@ const ERROR_PAUSE_MS = 1_000;
 const IDLE_LANE_MS = 60_000;
 /** Rows a destination may keep waiting beyond its connections. */
 const WAITING_PER_DESTINATION = DEFAULT_POOL_LIMITS.maxConnections * 2;
+
+/** A settlement with the provider whose MX hosts the attempt talked to (null: no route), for the deliverability rollup. */
+type Attempted = Settlement & { domain: string; provider: string | null };
 
 /** One destination domain: its rows run up to its pool's connection limit, one transaction each. */
 class DestinationLane extends FixedLane<SpooledRow> {
@@ -84,7 +90,11 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     }
   };
 
-  const attempt = async (row: SpooledRow, lane: DestinationLane): Promise<RecipientResult[]> => {
+  const attempt = async (
+    row: SpooledRow,
+    lane: DestinationLane,
+    seen: { provider: string | null },
+  ): Promise<RecipientResult[]> => {
     const to = pendingRecipients(row);
     // Reclaimed with every recipient answered before a crash: nothing to send, settle() records them.
     if (to.length === 0) return [];
@@ -98,6 +108,10 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         enhancedCode: route.enhancedCode,
       });
     if (route.kind === 'deferred') return all(deferredByError(route.reason));
+    seen.provider = providerOf(
+      route.hosts.map((host) => host.name),
+      DEFAULT_PROVIDERS,
+    ).key;
     const tls = await tlsPolicy.forDestination(row.domain, route);
     const marked = [...row.recipients];
     const report = await lane.pool.deliver(
@@ -110,20 +124,25 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     return report.recipients;
   };
 
-  const run = async (row: SpooledRow, lane: DestinationLane): Promise<Settlement> => {
+  const run = async (row: SpooledRow, lane: DestinationLane): Promise<Attempted> => {
     let results: RecipientResult[];
+    const seen = { provider: null as string | null };
     try {
-      results = await attempt(row, lane);
+      results = await attempt(row, lane, seen);
     } catch (error) {
       // Not an answer from the destination (a bug, a DNS socket error): try again later.
       results = pendingRecipients(row).map((address) => ({ address, verdict: deferredByError(errorText(error)) }));
     }
-    return settleAttempt(row, results, { retryBaseMs: config.sendRetryBaseMs });
+    return {
+      ...settleAttempt(row, results, { retryBaseMs: config.sendRetryBaseMs }),
+      domain: row.domain,
+      provider: seen.provider,
+    };
   };
 
   // One transaction: the rows and their outcomes are written together, so a crash neither loses an
   // outcome nor leaves a finished row to be sent again.
-  const commit = async (batch: Array<Finished<SpooledRow, Settlement>>): Promise<void> => {
+  const commit = async (batch: Array<Finished<SpooledRow, Attempted>>): Promise<void> => {
     const settlements = batch.map(({ outcome }) => outcome);
     const written = await sequelize.transaction(async (transaction) => {
       const statement = recordSpoolStatement(
@@ -136,10 +155,16 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         transaction,
       });
       const recorded = new Set(rows.map((row) => row.id));
+      // Per provider per day (modules/deliverability): written once, last, for the whole batch.
+      const tally = new DeliverabilityTally();
       for (const settlement of settlements) {
         if (!recorded.has(settlement.spool.id)) continue;
-        for (const outcome of settlement.outcomes) await recordDeliveryOutcome(outcomeDeps, outcome, transaction);
+        const provider = settlement.provider ?? undefined;
+        if (provider) tally.sawProvider(settlement.domain, provider);
+        for (const outcome of settlement.outcomes)
+          await recordDeliveryOutcome(outcomeDeps, { ...outcome, provider }, transaction, tally);
         const { deferral } = settlement;
+        if (deferral) tally.add(deferral.tenantId, 'deferred', deferral.recipients, settlement.provider);
         if (deferral)
           await recordEmailEvent(
             sequelize,
@@ -152,13 +177,14 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
             transaction,
           );
       }
+      await flushDeliverability(sequelize, tally, transaction);
       return recorded.size;
     });
     if (written < batch.length)
       log.warn({ lost: batch.length - written }, `${NOUN} finished after their lease was lost`);
   };
 
-  const engine = createLeasedBatchEngine<SpooledRow, Settlement, DestinationLane>({
+  const engine = createLeasedBatchEngine<SpooledRow, Attempted, DestinationLane>({
     log,
     noun: NOUN,
     leaseMs: tuning.leaseMs,
