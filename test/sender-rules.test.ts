@@ -12,7 +12,7 @@ import { addVerifiedDomain, createWorld } from './helpers/fixtures.ts';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
 import { Domain } from '../daemon/modules/domains/model.ts';
-import { judgeDmarcRecords } from '../daemon/modules/domains/sender-rules.ts';
+import { judgeDmarcRecords, SenderRules } from '../daemon/modules/domains/sender-rules.ts';
 import type { DiagnosisBody } from '../shared/schemas/domains.ts';
 import { checkReferences } from '../daemon/modules/emails/service.ts';
 import { normalizeSend } from '../daemon/modules/emails/validate.ts';
@@ -54,6 +54,36 @@ test('DMARC records: one v=DMARC1 with p= none/quarantine/reject counts; several
   assert.is(judgeDmarcRecords('_dmarc.a.test', ['v=spf1 -all']), null);
   assert.is(judgeDmarcRecords('_dmarc.a.test', ['v=DMARC1; p=none', 'v=DMARC1; p=reject'])?.kind, 'unusable');
   assert.is(judgeDmarcRecords('_dmarc.a.test', ['v=DMARC1; rua=mailto:x@a.test'])?.kind, 'unusable');
+});
+
+test('DMARC answers are kept: a found record and a time-out are asked once; the time-out is reported, not refused', async () => {
+  dns.zone.txt.set('_dmarc.kept.test', ['v=DMARC1; p=reject']);
+  dns.zone.silent.add('_dmarc.quiet.test');
+  const troubles: { domain: string; name: string; reason: string }[] = [];
+  const rules = new SenderRules({
+    dnsServers: [dns.address],
+    timeoutMs: 200,
+    onLookupTrouble: (d) => troubles.push(d),
+  });
+  const asked = (name: string) => dns.queries.filter((q) => q === `TXT ${name}`).length;
+  assert.equal(await rules.dmarc('kept.test'), {
+    kind: 'found',
+    name: '_dmarc.kept.test',
+    record: 'v=DMARC1; p=reject',
+  });
+  assert.is((await rules.dmarc('KEPT.test')).kind, 'found');
+  assert.is(asked('_dmarc.kept.test'), 1);
+  assert.equal(await rules.dmarc('quiet.test'), { kind: 'unknown', name: '_dmarc.quiet.test', reason: 'timed out' });
+  assert.is((await rules.dmarc('quiet.test')).kind, 'unknown');
+  assert.is(asked('_dmarc.quiet.test'), 1);
+  assert.equal(troubles, [
+    { domain: 'quiet.test', name: '_dmarc.quiet.test', reason: 'timed out' },
+    { domain: 'quiet.test', name: '_dmarc.quiet.test', reason: 'timed out' },
+  ]);
+  // Forgotten (a diagnosis looked again): asked anew.
+  rules.forget('kept.test');
+  await rules.dmarc('kept.test');
+  assert.is(asked('_dmarc.kept.test'), 2);
 });
 
 test('direct: no DMARC record → 403 SENDER_RULES_NOT_MET with the record to publish; nothing written', async () => {
