@@ -67,7 +67,7 @@ export interface SenderRulesOptions {
   /** DNS_SERVERS entries; empty uses the system's resolvers. */
   dnsServers: string[];
   timeoutMs?: number;
-  /** Told when a look-up fails and the send is let through (fail-open). */
+  /** Told when a look-up fails, once per look-up; the sends are let through (fail-open). */
   onLookupTrouble?: (details: { domain: string; name: string; reason: string }) => void;
 }
 
@@ -92,13 +92,15 @@ export class SenderRules {
       if (this.kept.size >= CACHE_MAX_ENTRIES) this.kept.clear();
       const fresh = { answer: this.lookUp(key), expiresAt: Date.now() + DMARC_TROUBLE_CACHE_MS };
       this.kept.set(key, fresh);
-      void fresh.answer.then(({ ttlMs }) => (fresh.expiresAt = Date.now() + ttlMs));
+      void fresh.answer.then(({ lookup, ttlMs }) => {
+        fresh.expiresAt = Date.now() + ttlMs;
+        // Once per look-up, not per send: the sends of the next 30 s go on the same unknown answer.
+        if (lookup.kind === 'unknown')
+          this.options.onLookupTrouble?.({ domain: key, name: lookup.name, reason: lookup.reason });
+      });
       entry = fresh;
     }
-    const { lookup } = await entry.answer;
-    if (lookup.kind === 'unknown')
-      this.options.onLookupTrouble?.({ domain: key, name: lookup.name, reason: lookup.reason });
-    return lookup;
+    return (await entry.answer).lookup;
   }
 
   /** Forgets what is kept for `domain` and its subdomains (a diagnosis just looked again). */
