@@ -1,6 +1,7 @@
 // Typed client of the daemon's API, one method per endpoint the CLI uses. Shapes come from shared/schemas.
 import type { LoginAnswer, MeAnswer, RegistrationStatus, TokenPair } from '../shared/schemas/auth.ts';
 import type { DiagnosisBody, DomainBody, VerifyDomainBody } from '../shared/schemas/domains.ts';
+import type { DeliverabilityBody, DeliverabilityQuery } from '../shared/schemas/deliverability.ts';
 import type { DmarcReportBody } from '../shared/schemas/dmarc.ts';
 import type {
   CreatedWebhookEndpoint,
@@ -235,6 +236,9 @@ export class SvcClient {
   }
   diagnoseDomain(id: string) {
     return this.http.request<DiagnosisBody>('GET', `/domains/${encodeURIComponent(id)}/diagnose`);
+  }
+  deliverabilityStats(query: DeliverabilityQuery) {
+    return this.http.request<DeliverabilityBody>('GET', '/stats/deliverability', { query });
   }
   dmarcReports(id: string, query: { page?: number; limit?: number } = {}) {
     return this.http.request<Page<DmarcReportBody>>('GET', `/domains/${encodeURIComponent(id)}/dmarc-reports`, {

@@ -38,6 +38,7 @@ import DomainsDns from './commands/domains/dns.ts';
 import DomainsVerify from './commands/domains/verify.ts';
 import DomainsDiagnose from './commands/domains/diagnose.ts';
 import DomainsDmarc from './commands/domains/dmarc.ts';
+import StatsDeliverability from './commands/stats/deliverability.ts';
 import WebhooksList from './commands/webhooks/list.ts';
 import WebhooksAdd from './commands/webhooks/add.ts';
 import WebhooksDeliveries from './commands/webhooks/deliveries.ts';
@@ -153,6 +154,7 @@ export const COMMANDS = {
   'domains:verify': DomainsVerify,
   'domains:diagnose': DomainsDiagnose,
   'domains:dmarc': DomainsDmarc,
+  'stats:deliverability': StatsDeliverability,
   'webhooks:list': WebhooksList,
   'webhooks:add': WebhooksAdd,
   'webhooks:deliveries': WebhooksDeliveries,

@@ -29,6 +29,7 @@ import inboundRoutes from './modules/inbound/routes.ts';
 import keptReportRoutes from './modules/inbound/kept-report-routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
 import dmarcRoutes from './modules/dmarc/routes.ts';
+import deliverabilityRoutes from './modules/deliverability/routes.ts';
 import contactRoutes from './modules/contacts/routes.ts';
 import billingRoutes from './modules/billing/routes.ts';
 import campaignRoutes from './modules/campaigns/routes.ts';
@@ -115,7 +116,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
       app.log.warn({ err: error }, 'tenant state cache: LISTEN lost, retrying (entries expire on their own meanwhile)'),
   });
   app.addHook('onClose', async () => tenantState.close());
-  const mail = createMailResources(appDeps.config, appDeps.secrets, appDeps.dkimSigning);
+  const mail = createMailResources(appDeps.config, appDeps.secrets, appDeps.dkimSigning, app.log);
   app.addHook('onClose', async () => closeMailResources(mail));
   const eventLoop = createEventLoopMonitor();
   // Measured from the moment the app serves: loading modules and migrating at boot are not stalls.
@@ -220,6 +221,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(keptReportRoutes, deps);
   await app.register(domainRoutes, deps);
   await app.register(dmarcRoutes, deps);
+  await app.register(deliverabilityRoutes, deps);
   await app.register(contactRoutes, deps);
   await app.register(billingRoutes, deps);
   await app.register(campaignRoutes, deps);

@@ -202,6 +202,18 @@ test('renderDiagnosis marks each record and prints the record to publish', () =>
       },
     ],
     publish: [{ record: 'spf', type: 'TXT', name: 'mail.acme.test', value: 'v=spf1 ~all' }],
+    senderRules: {
+      enforced: true,
+      rules: [
+        { rule: 'dkimAligned', status: 'pass', message: 'Signed with d=mail.acme.test.', fix: null },
+        {
+          rule: 'dmarcRecord',
+          status: 'fail',
+          message: 'No DMARC record.',
+          fix: 'Publish a TXT record at _dmarc.mail.acme.test: v=DMARC1; p=none',
+        },
+      ],
+    },
   });
   assert.match(text, '✗ mail.acme.test has problems');
   assert.match(
@@ -209,6 +221,12 @@ test('renderDiagnosis marks each record and prints the record to publish', () =>
     '✗ SPF\n    No SPF record.\n    fix: Publish the SPF record.\n    publish: TXT   mail.acme.test  "v=spf1 ~all"',
   );
   assert.match(text, '! DMARC');
+  assert.match(text, 'Sender rules (enforced: direct delivery refuses a send that breaks one)');
+  assert.match(text, '✓ DKIM aligned with From  Signed with d=mail.acme.test.');
+  assert.match(
+    text,
+    '✗ DMARC record  No DMARC record.\n    fix: Publish a TXT record at _dmarc.mail.acme.test: v=DMARC1; p=none',
+  );
 });
 
 test.run();

@@ -42,6 +42,8 @@ test.before(async () => {
           : null,
   });
   dns.zone.mx.set('x.test', [{ exchange: 'mx.x.test', priority: 10 }]);
+  // Direct delivery sends only from a domain with a DMARC record (sender rules, docs/mta.md).
+  dns.zone.txt.set('_dmarc.acme.test', ['v=DMARC1; p=none']);
   dns.zone.a.set('mx.x.test', [xHost.address]);
   dns.zone.mx.set('y.test', [{ exchange: 'mx.y.test', priority: 10 }]);
   dns.zone.a.set('mx.y.test', [yHost.address]);

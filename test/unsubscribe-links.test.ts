@@ -70,6 +70,8 @@ test('a campaign arrives with a visible unsubscribe link in HTML and text that u
   const listUnsubscribe = header(received.raw, 'List-Unsubscribe');
   const url = /^<(http:\/\/mail\.example\.test\/u\/[A-Za-z0-9_-]+)>$/.exec(listUnsubscribe)?.[1];
   assert.ok(url, listUnsubscribe);
+  // RFC 8058 one-click, as Gmail and Yahoo require of bulk mail (issue 29's sender rules).
+  assert.is(header(received.raw, 'List-Unsubscribe-Post'), 'List-Unsubscribe=One-Click');
   const html = String(received.parsed.html);
   const text = String(received.parsed.text);
   // Inside the body element, not after it; the link is the header's one-click URL.

@@ -83,8 +83,23 @@ export function renderDiagnosis(diagnosis: DiagnosisBody, domain?: DomainBody): 
     if (problems.length === 0 && toPublish.length) lines.push(`    ${chalk.dim('not published as expected yet')}`);
     for (const record of toPublish) lines.push(`    ${chalk.cyan('publish:')} ${formatRecordLine(record)}`);
   }
+  lines.push(
+    '',
+    `${chalk.bold('Sender rules')} ${chalk.dim(diagnosis.senderRules.enforced ? '(enforced: direct delivery refuses a send that breaks one)' : '(not enforced: mail goes through a relay)')}`,
+  );
+  for (const rule of diagnosis.senderRules.rules) {
+    const mark =
+      rule.status === 'pass' ? chalk.green('✓') : rule.status === 'fail' ? chalk.red('✗') : chalk.yellow('?');
+    lines.push(`${mark} ${SENDER_RULE_LABELS[rule.rule]}  ${chalk.dim(rule.message)}`);
+    if (rule.fix) lines.push(`    ${chalk.dim('fix:')} ${rule.fix}`);
+  }
   return lines.join('\n');
 }
+
+const SENDER_RULE_LABELS: Record<DiagnosisBody['senderRules']['rules'][number]['rule'], string> = {
+  dkimAligned: 'DKIM aligned with From',
+  dmarcRecord: 'DMARC record',
+};
 
 /** Accepts a domain name or id, as people type either. */
 export async function findDomain(client: SvcClient, nameOrId: string): Promise<DomainBody> {

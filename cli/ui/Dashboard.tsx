@@ -19,12 +19,13 @@ export const DASHBOARD_ACTIONS = {
   s: { command: 'suppressions:list', label: 'suppressions' },
   m: { command: 'templates:list', label: 'templates' },
   o: { command: 'queue', label: 'outbound queue' },
+  v: { command: 'stats:deliverability', label: 'deliverability' },
 } as const;
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[keyof typeof DASHBOARD_ACTIONS]['command'];
 
 /** Screens the dashboard opens inside itself; Esc (or q) comes back. Without them a key ends the dashboard with onAction. */
 export interface DashboardViews {
-  /** The human output of a list command (keys, domains, webhooks, suppressions, templates). */
+  /** The human output of a list command (keys, domains, webhooks, suppressions, templates, deliverability). */
   text: (action: DashboardAction) => Promise<string>;
   logTail: Omit<LogTailProps, 'onExit'>;
   tenants: () => Promise<PickerItem<string>[]>;

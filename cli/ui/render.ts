@@ -11,6 +11,7 @@ import type { LogTailProps } from './LogTail.tsx';
 import type { DashboardAction, DashboardProps } from './Dashboard.tsx';
 import type { ProgressState } from './Progress.tsx';
 import type { QueueScreenProps } from './Queue.tsx';
+import type { DeliverabilityProps } from './Deliverability.tsx';
 
 class CancelledError extends CliFailure {
   constructor(what: string) {
@@ -115,5 +116,15 @@ export async function renderProgress(
   return showScreen<ProgressState | null>(
     (finish) => createElement(Progress, { title, updates, onEnd: finish }),
     title,
+  );
+}
+
+/** Shows the deliverability chart until the person presses q or Esc. */
+export async function renderDeliverability(options: Omit<DeliverabilityProps, 'onExit'>): Promise<void> {
+  assertInteractive('The deliverability chart', 'pass --json, or pipe the output, to get the report as text.');
+  const [{ createElement }, { Deliverability }] = await Promise.all([import('react'), import('./Deliverability.tsx')]);
+  return showScreen<void>(
+    (finish) => createElement(Deliverability, { ...options, onExit: () => finish() }),
+    'The deliverability chart',
   );
 }

@@ -31,6 +31,8 @@ import {
 import { reportMailTls, TlsPolicy } from '../mta/tls-policy.ts';
 import { recordTlsCountsStatement } from '../mta/sql/tls-report.ts';
 import { isTlsReportMail, tlsSessionsOf, type TlsSession } from '../mta/tls-report.ts';
+import { DeliverabilityTally } from '../modules/deliverability/tally.ts';
+import { flushDeliverability } from '../modules/deliverability/sql.ts';
 import { createLeasedBatchEngine, errorText, FixedLane, type Finished } from './leased-batch.ts';
 import { runLeasedBatchLoop } from './leased-batch-loop.ts';
 import { onAbort, type ThreadRuntime } from './thread.ts';
@@ -85,7 +87,8 @@ class DestinationLane extends FixedLane<SpooledRow> {
 
 /** An attempt's replies, or shaping's answer that the row may not go before `later`. */
 type Tried = { results: RecipientResult[]; provider: string | null } | { later: Date };
-type Attempted = Settlement & { reaction: ReactionRecord | null };
+/** A settlement with the reaction it set off and the provider its MX hosts belong to (for the deliverability rollup). */
+type Attempted = Settlement & { reaction: ReactionRecord | null; domain: string; provider: string | null };
 
 export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const { ctx, tuning, signal } = runtime;
@@ -161,9 +164,16 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       const verdict = deferredByError(errorText(error));
       tried = { results: pendingRecipients(row).map((address) => ({ address, verdict })), provider: null };
     }
-    if ('later' in tried) return { ...releasedSettlement(row, tried.later), reaction: null };
+    if ('later' in tried)
+      return { ...releasedSettlement(row, tried.later), reaction: null, domain: row.domain, provider: null };
     const reaction = tried.provider ? shaper.react(row, tried.provider, tried.results) : null;
-    return { ...settleAttempt(row, tried.results, { retryBaseMs: config.sendRetryBaseMs }), tlsSessions, reaction };
+    return {
+      ...settleAttempt(row, tried.results, { retryBaseMs: config.sendRetryBaseMs }),
+      tlsSessions,
+      reaction,
+      domain: row.domain,
+      provider: tried.provider,
+    };
   };
 
   // One transaction: the rows and their outcomes are written together, so a crash neither loses an
@@ -184,11 +194,17 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       // TLS-RPT: every session happened, whoever holds the row now.
       const counts = recordTlsCountsStatement(settlements.flatMap((s) => s.tlsSessions ?? []));
       if (counts) await sequelize.query(counts.text, { bind: counts.values, transaction });
+      // Per provider per day (modules/deliverability): written once, last, for the whole batch.
+      const tally = new DeliverabilityTally();
       for (const settlement of settlements) {
         if (!recorded.has(settlement.spool.id)) continue;
-        for (const outcome of settlement.outcomes) await recordDeliveryOutcome(outcomeDeps, outcome, transaction);
+        const provider = settlement.provider ?? undefined;
+        if (provider) tally.sawProvider(settlement.domain, provider);
+        for (const outcome of settlement.outcomes)
+          await recordDeliveryOutcome(outcomeDeps, { ...outcome, provider }, transaction, tally);
         if (settlement.reaction) await recordReaction(sequelize, settlement.reaction, transaction);
         const { deferral } = settlement;
+        if (deferral) tally.add(deferral.tenantId, 'deferred', deferral.recipients, settlement.provider);
         if (deferral)
           await recordEmailEvent(
             sequelize,
@@ -201,6 +217,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
             transaction,
           );
       }
+      await flushDeliverability(sequelize, tally, transaction);
       return recorded.size;
     });
     if (written < batch.length)

@@ -65,7 +65,7 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
   const ctx: WorkerContext = {
     config: data.config,
     secrets,
-    ...createMailResources(data.config, secrets),
+    ...createMailResources(data.config, secrets, undefined, log),
     sequelize,
     sql,
     log,

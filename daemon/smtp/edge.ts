@@ -74,7 +74,7 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
     listenUrl: base.db.embedded ? null : base.db.url,
     onListenError: (error) => log.warn({ err: error.message }, 'SMTP edge: tenant state LISTEN lost, retrying'),
   });
-  const mail = createMailResources(config, base.secrets, base.dkimSigning);
+  const mail = createMailResources(config, base.secrets, base.dkimSigning, log);
   const deps: SmtpDeps = { ...base, ...mail, config, tenantState };
   const state = createSubmissionState(deps);
   const servers: SMTPServer[] = [];

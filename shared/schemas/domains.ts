@@ -131,6 +131,30 @@ export const PublishRecord = Type.Object({
 });
 export type PublishRecord = Static<typeof PublishRecord>;
 
+export const SENDER_RULES = ['dkimAligned', 'dmarcRecord'] as const;
+export type SenderRuleName = (typeof SENDER_RULES)[number];
+
+/** One of the mailbox providers' sender rules (Gmail, Yahoo, Outlook.com), as the last DNS look-up found it. */
+export const SenderRuleCheck = Type.Object({
+  rule: OneOf(SENDER_RULES, {
+    description:
+      'dkimAligned: mail is DKIM-signed with d= this domain (relaxed alignment); dmarcRecord: a DMARC record covers it',
+  }),
+  /** unknown: the DNS look-up failed, so the rule could not be judged (sends are not refused for it). */
+  status: OneOf(['pass', 'fail', 'unknown'] as const),
+  message: Type.String(),
+  /** What to publish or change; null when the rule passes. */
+  fix: Nullable(Type.String()),
+});
+export type SenderRuleCheck = Static<typeof SenderRuleCheck>;
+
+export const SenderRulesReport = Type.Object({
+  /** True when this daemon delivers directly (DELIVERY=direct) and so refuses sends that break a rule. */
+  enforced: Type.Boolean(),
+  rules: Type.Array(SenderRuleCheck),
+});
+export type SenderRulesReport = Static<typeof SenderRulesReport>;
+
 export const DiagnosisBody = Type.Object({
   domain: Type.String(),
   /** True when no problem has severity `error`. */
@@ -138,6 +162,8 @@ export const DiagnosisBody = Type.Object({
   problems: Type.Array(DiagnosisProblem),
   /** Records to create or replace so that every error and warning goes away (SPF merged with what is there). */
   publish: Type.Array(PublishRecord),
+  /** The providers' sender rules, each with its fix (docs/mta.md "Sender rules and deliverability"). */
+  senderRules: SenderRulesReport,
   checkedAt: Timestamp,
 });
 export type DiagnosisBody = Static<typeof DiagnosisBody>;

@@ -15,6 +15,7 @@ import { inspectDomain, onlyResolverTrouble, passesVerification, type Inspection
 import { expectedRecords } from './records.ts';
 import { loadSendingDnsSettings, type SendingDnsSettings } from './sending-settings.ts';
 import type { DkimSigningCache } from './signing.ts';
+import { senderRulesOfInspection, type SenderRules } from './sender-rules.ts';
 import { returnPathName } from '../../mail/addresses.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { findPage } from '../../db/paging.ts';
@@ -22,11 +23,13 @@ import { findPage } from '../../db/paging.ts';
 export interface DomainDeps {
   db: Pick<Database, 'sequelize'>;
   secrets: Pick<Secrets, 'encryptionKey'>;
-  config: Pick<Config, 'publicUrl' | 'dnsServers' | 'smtpInboundPort'>;
+  config: Pick<Config, 'publicUrl' | 'dnsServers' | 'smtpInboundPort'> & Partial<Pick<Config, 'delivery'>>;
   /** Per-query DNS time-out (tests shorten it). */
   dnsTimeoutMs?: number;
   /** Told when a tenant's domains change, so this app or thread signs with the new state at once. */
   dkimSigning: DkimSigningCache;
+  /** The send path's DMARC answers: a diagnosis forgets the domain's, so a record just published counts. */
+  senderRules?: SenderRules;
 }
 
 function toBody(domain: Domain, settings: SendingDnsSettings): DomainBody {
@@ -179,12 +182,21 @@ export async function diagnoseDomain(
   input: { id: string },
 ): Promise<DiagnosisBody> {
   const domain = await findOwnDomain(ctx.tenantId, input.id);
-  const inspection = await inspect(deps, domain, await loadSendingDnsSettings(deps.db.sequelize, deps.config));
+  const settings = await loadSendingDnsSettings(deps.db.sequelize, deps.config);
+  const inspection = await inspect(deps, domain, settings);
+  deps.senderRules?.forget(domain.name);
+  const { report, problems } = senderRulesOfInspection(
+    inspection,
+    domain.name,
+    settings,
+    deps.config.delivery === 'direct',
+  );
   return {
     domain: domain.name,
-    ok: !inspection.problems.some((problem) => problem.severity === 'error'),
-    problems: inspection.problems,
+    ok: !problems.some((problem) => problem.severity === 'error'),
+    problems,
     publish: inspection.publish,
+    senderRules: report,
     checkedAt: new Date().toISOString(),
   };
 }

@@ -12,6 +12,8 @@ import type { SystemMailDeps } from '../../mail/system-mail.ts';
 import { EmailLog } from './model.ts';
 import { evaluateSendingRisk } from './sending-risk.ts';
 import { bareAddress } from './validate.ts';
+import { countDeliveryOutcome, DeliverabilityTally } from '../deliverability/tally.ts';
+import { flushDeliverability } from '../deliverability/sql.ts';
 
 /** One timeline row of a log. */
 export async function recordEmailEvent(
@@ -109,6 +111,8 @@ export interface DeliveryOutcome {
    */
   recipients?: string[];
   diagnostic?: string | null;
+  /** The provider whose MX hosts the MTA talked to (mta/providers.ts); absent: told by the recipient's domain. */
+  provider?: string;
 }
 
 /** What recording did: whether the log exists, and the recipients this outcome was new for. */
@@ -197,6 +201,8 @@ export async function recordDeliveryOutcome(
   deps: OutcomeDeps,
   outcome: DeliveryOutcome,
   transaction?: Transaction,
+  /** The batch's deliverability tally, written by the caller (the MTA loop); absent: written here. */
+  tally?: DeliverabilityTally,
 ): Promise<RecordedOutcome> {
   const { sequelize } = deps;
   const work = async (tx: Transaction): Promise<RecordedOutcome> => {
@@ -251,6 +257,10 @@ export async function recordDeliveryOutcome(
     }
     // A policy refusal suppresses nobody but counts toward the pause, as a hard bounce does.
     if (suppress || outcome.bounceType === 'policy') await evaluateSendingRisk(deps, outcome.tenantId, tx);
+    // Last in the transaction: the counter rows are locked for the shortest time (deliverability/tally.ts).
+    const counts = tally ?? new DeliverabilityTally();
+    countDeliveryOutcome(counts, outcome, recipients);
+    if (!tally) await flushDeliverability(sequelize, counts, tx);
     return { found: true, applied: recipients };
   };
   return transaction ? work(transaction) : sequelize.transaction(work);

@@ -29,7 +29,8 @@ import { removeJob, wakeQueueWithSql } from '../../queue/enqueue.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
 import { domainAndParents, senderDomainOf } from '../domains/names.ts';
 import { suppressedAmong } from '../suppressions/service.ts';
-import { projectExists } from '../projects/service.ts';
+import { projectExists, projectSmtpSettings } from '../projects/service.ts';
+import { enforceSenderRules } from '../domains/sender-rules.ts';
 import { quotaCap, quotaHeaders, quotaOfRow, wouldExceedQuota, type QuotaStatus } from '../quota/service.ts';
 import { apiKeyIsLive, loadTenantState, type TenantState, type TenantStateCache } from '../tenants/state-cache.ts';
 import {
@@ -75,6 +76,7 @@ export function workerSendDeps(ctx: WorkerContext): SendDeps {
     dkimSigning: ctx.dkimSigning,
     mailTransports: ctx.mailTransports,
     reactEmailSandbox: ctx.reactEmailSandbox,
+    senderRules: ctx.senderRules,
   };
 }
 
@@ -146,9 +148,13 @@ export async function checkReferences(
       throw new UnprocessableError(`projectId ${projectId} names no project of this tenant.`, 'UNKNOWN_PROJECT');
   }
   // Verified domains are required only when mail really leaves: not for test keys, not in capture mode.
-  const leaves = !ctx.testMode && (deps.config.smtpUrl !== null || requests.some((r) => r.projectId !== null));
+  const leaves =
+    !ctx.testMode &&
+    (deps.config.delivery === 'direct' || deps.config.smtpUrl !== null || requests.some((r) => r.projectId !== null));
   if (!leaves) return null;
   const domains = [...new Set(requests.map((r) => r.fromAddress.split('@')[1]))];
+  for (const domain of await directlyDeliveredSenderDomains(deps, ctx, requests))
+    await enforceSenderRules(deps, ctx.tenantId, domain);
   if (!fresh && domains.length === 1) return domainAndParents(senderDomainOf(domains[0]) ?? '');
   for (const domain of domains) {
     if (!(await isVerifiedSenderDomain(deps, ctx.tenantId, domain))) {
@@ -159,6 +165,29 @@ export async function checkReferences(
     }
   }
   return domains.length === 1 ? domainAndParents(senderDomainOf(domains[0]) ?? '') : null;
+}
+
+/**
+ * The sender domains of the requests that direct delivery will carry (DELIVERY=direct, and no project
+ * relay of their own). The providers' sender rules are enforced only there: through a relay, the relay
+ * is the sender the providers judge, with its own rules (SES, Postmark… verify the domain and may sign
+ * it themselves, which this daemon cannot see), and the domain diagnosis reports the rules either way.
+ */
+async function directlyDeliveredSenderDomains(
+  deps: SendDeps,
+  ctx: TenantContext,
+  requests: NormalizedSend[],
+): Promise<string[]> {
+  if (deps.config.delivery !== 'direct') return [];
+  const domains = new Set<string>();
+  const relayed = new Map<string, boolean>();
+  for (const request of requests) {
+    const projectId = request.projectId;
+    if (projectId !== null && !relayed.has(projectId))
+      relayed.set(projectId, (await projectSmtpSettings(ctx.tenantId, projectId, deps.secrets)) !== null);
+    if (projectId === null || !relayed.get(projectId)) domains.add(request.fromAddress.split('@')[1]);
+  }
+  return [...domains];
 }
 
 export function quotaError(quota: QuotaStatus): ApiError {
