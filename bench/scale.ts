@@ -21,7 +21,7 @@ import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './databa
 import { machineInfo } from './machine.ts';
 import { percentile } from './latency.ts';
 import { claimJobs } from '../daemon/queue/claim.ts';
-import { logChangesSince } from '../daemon/modules/emails/log-stream-queries.ts';
+import { logChangesSince } from '../daemon/modules/emails/sql/log-stream.ts';
 import type { QueueName } from '../shared/constants.ts';
 
 const LOGS = Number(process.env.SCALE_LOGS ?? 1_000_000);

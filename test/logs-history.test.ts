@@ -8,7 +8,7 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createWorld } from './helpers/fixtures.ts';
 import { enforceRetention } from '../daemon/modules/retention/enforce.ts';
 import { listPartitions, monthOf, partitionName, addMonths } from '../daemon/db/partitions.ts';
-import { countLogs, keyFirstPageSql } from '../daemon/modules/emails/log-queries.ts';
+import { countLogs, keyFirstPageSql } from '../daemon/modules/emails/sql/log-search.ts';
 import { pagedTotal } from '../daemon/modules/emails/logs.ts';
 import { EXACT_LOG_TOTAL } from '../shared/schemas/emails.ts';
 

@@ -17,7 +17,7 @@ import {
   RECENT_FIRST,
   walkPageSql,
   type LogFilter,
-} from '../daemon/modules/emails/log-queries.ts';
+} from '../daemon/modules/emails/sql/log-search.ts';
 
 let ctx: TestContext;
 let tenantId: string;

@@ -9,7 +9,7 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { createTestDispatcher, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
-import { buildWebhookPayload, fanOutEventsSql } from '../daemon/modules/webhooks/fan-out.ts';
+import { buildWebhookPayload, FAN_OUT_EVENTS } from '../daemon/modules/webhooks/fan-out.ts';
 import { claimDeliveries, settleDeliveries } from '../daemon/modules/webhooks/delivery-store.ts';
 import {
   EndpointLane,
@@ -464,7 +464,7 @@ test('/health/queues counts pending deliveries in the webhook queue', async () =
   assert.equal([after.json().queues.webhook.depth, after.json().queues.webhook.running], [2, 1]);
 });
 
-test('fanOutEventsSql: many events in one statement, one due delivery per enabled subscribed endpoint', async () => {
+test('FAN_OUT_EVENTS: many events in one statement, one due delivery per enabled subscribed endpoint', async () => {
   const { asKey, tenantId } = await createWorld(ctx.app);
   const sent = await createEndpoint(asKey, receiver.url, ['email.sent']);
   const delivered = await createEndpoint(asKey, receiver.url, ['email.delivered', 'email.sent']);
@@ -485,13 +485,18 @@ test('fanOutEventsSql: many events in one statement, one due delivery per enable
       }),
     ),
   );
-  const inserted = await ctx.db.sql.pool.query(fanOutEventsSql(), [
-    events.map((e) => e.id),
-    events.map(() => tenantId),
-    events.map((e) => e.type),
-    payloads,
-    events.map(() => 5),
-  ]);
+  const inserted = await ctx.db.sql.pool.query(
+    FAN_OUT_EVENTS.statement.text,
+    FAN_OUT_EVENTS.values({
+      events: events.map((event, i) => ({
+        id: event.id,
+        tenant_id: tenantId,
+        type: event.type,
+        payload: payloads[i],
+        max_attempts: 5,
+      })),
+    }),
+  );
   assert.is(inserted.rowCount, 3);
   const rows = await q<{ endpoint_id: string; event_type: string; due: boolean; payload: { id: string } }>(
     `SELECT endpoint_id, event_type, due_at <= now() AS due, payload FROM webhook_deliveries WHERE event_id IN (:ids) ORDER BY event_type, endpoint_id`,

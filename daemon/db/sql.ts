@@ -8,6 +8,7 @@
 // client from ONE backend session, where a name prepared by one connection collides with the same
 // name prepared by another, so there statements run unnamed (parsed each time; still no Sequelize).
 import pg from 'pg';
+import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 
 export interface Statement {
   /** Unique across the daemon; PostgreSQL keys the prepared plan by it. */
@@ -65,4 +66,22 @@ export function createSql(url: string, options: { max: number; embedded: boolean
     },
     close: () => pool.end(),
   };
+}
+
+/**
+ * Runs a declared statement through Sequelize (bind parameters, not replacements), for the callers
+ * that hold a Sequelize transaction: the statement text is the same one plain-pg callers run.
+ */
+export async function sequelizeRows<T extends object>(
+  sequelize: Sequelize,
+  statement: Statement,
+  values: unknown[],
+  transaction?: Transaction,
+): Promise<T[]> {
+  return sequelize.query<T>(statement.text, {
+    // Sequelize refuses an undefined bind value; SQL's is NULL.
+    bind: values.map((value) => value ?? null),
+    type: QueryTypes.SELECT,
+    transaction,
+  });
 }

@@ -1,8 +1,10 @@
 // Leases: a worker claims due jobs for a while, extends the lease while it works, and gives back
-// what it holds when it shuts down. SKIP LOCKED lets any number of workers claim side by side.
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+// what it holds when it shuts down. The statements live in ./sql/claim.ts.
+import type { Sequelize, Transaction } from 'sequelize';
 import type { QueueName } from '../../shared/constants.ts';
-import { JOB_COLUMNS, toJobRow, type RawJobRow } from './rows.ts';
+import { sequelizeRows } from '../db/sql.ts';
+import { CLAIM_JOBS, EXTEND_LEASES, RELEASE_JOBS } from './sql/claim.ts';
+import { toJobRow, type RawJobRow } from './sql/job-row.ts';
 import type { JobRow } from './types.ts';
 
 /** Leases up to `limit` due jobs of `queue` to `workerId` for `leaseMs`, oldest first. */
@@ -14,18 +16,7 @@ export async function claimJobs(
   leaseMs: number,
   transaction?: Transaction,
 ): Promise<JobRow[]> {
-  const rows = await sequelize.query<RawJobRow>(
-    `UPDATE jobs
-        SET locked_by = :workerId, locked_until = now() + :leaseMs * interval '1 millisecond'
-      WHERE id IN (
-        SELECT id FROM jobs
-         WHERE queue = :queue AND locked_until IS NULL AND run_at <= now()
-         ORDER BY run_at, id
-         FOR UPDATE SKIP LOCKED
-         LIMIT :limit)
-      RETURNING ${JOB_COLUMNS}`,
-    { replacements: { queue, workerId, limit, leaseMs }, type: QueryTypes.SELECT, transaction },
-  );
+  const rows = await sequelizeRows<RawJobRow>(sequelize, CLAIM_JOBS, [queue, workerId, limit, leaseMs], transaction);
   return rows.map(toJobRow).sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
 }
 
@@ -38,20 +29,11 @@ export async function extendLease(
   transaction?: Transaction,
 ): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await sequelize.query<{ id: string }>(
-    `UPDATE jobs SET locked_until = now() + :leaseMs * interval '1 millisecond'
-      WHERE id IN (:ids) AND locked_by = :workerId
-      RETURNING id::text AS id`,
-    { replacements: { ids, workerId, leaseMs }, type: QueryTypes.SELECT, transaction },
-  );
+  const rows = await sequelizeRows<{ id: string }>(sequelize, EXTEND_LEASES, [ids, workerId, leaseMs], transaction);
   return rows.map((row) => row.id);
 }
 
 /** Gives back every job `workerId` holds, without counting an attempt (a clean shutdown). */
 export async function releaseJobs(sequelize: Sequelize, workerId: string, transaction?: Transaction): Promise<number> {
-  const rows = await sequelize.query(
-    `UPDATE jobs SET locked_by = NULL, locked_until = NULL WHERE locked_by = :workerId RETURNING id`,
-    { replacements: { workerId }, type: QueryTypes.SELECT, transaction },
-  );
-  return rows.length;
+  return (await sequelizeRows(sequelize, RELEASE_JOBS, [workerId], transaction)).length;
 }

@@ -1,10 +1,11 @@
-// Putting work in and taking not-yet-started work out. Each function is one SQL statement (plus the
+// Putting work in and taking not-yet-started work out (the statements: ./sql/enqueue.ts). Each function is one statement (plus the
 // wake-up sent after commit) and takes the caller's transaction, so a job commits (or rolls back)
 // with the row that asked for it.
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import type { QueueName } from '../../shared/constants.ts';
 import { queueChannel } from './channel.ts';
-import { declare, type Sql } from '../db/sql.ts';
+import { sequelizeRows, type Sql } from '../db/sql.ts';
+import { ENQUEUE_JOB, REMOVE_JOB, WAKE } from './sql/enqueue.ts';
 import type { EnqueueJobOptions } from './types.ts';
 
 export const DEFAULT_MAX_ATTEMPTS = 5;
@@ -22,7 +23,6 @@ interface WakeState {
 // connection's wake state lives and dies with that connection, which deps own: no state of its own at import.
 const wakeStates = new WeakMap<object, Map<QueueName, WakeState>>();
 const wokenByTransaction = new WeakMap<Transaction, Set<QueueName>>();
-const WAKE = declare('queue.wake', 'SELECT pg_notify($1, $2)');
 
 function coalescedWake(owner: object, queue: QueueName, notify: () => Promise<unknown>): void {
   let states = wakeStates.get(owner);
@@ -49,9 +49,7 @@ function coalescedWake(owner: object, queue: QueueName, notify: () => Promise<un
 }
 
 function wakeWorkers(sequelize: Sequelize, queue: QueueName): void {
-  coalescedWake(sequelize, queue, () =>
-    sequelize.query('SELECT pg_notify(:channel, :queue)', { replacements: { channel: queueChannel(queue), queue } }),
-  );
+  coalescedWake(sequelize, queue, () => sequelizeRows(sequelize, WAKE, [queueChannel(queue), queue]));
 }
 
 /** wakeQueue for plain-pg callers (the accept path), after their statement committed. */
@@ -77,28 +75,15 @@ export async function enqueueJob(
   options: EnqueueJobOptions,
   transaction?: Transaction,
 ): Promise<string> {
-  const replacements = {
-    queue: options.queue,
-    tenantId: options.tenantId ?? null,
-    payload: JSON.stringify(options.payload),
-    runAt: options.runAt ?? null,
-    maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-    key: options.key ?? null,
-  };
-  const statement = () =>
-    sequelize.query<{ id: string; inserted: boolean }>(
-      `WITH inserted AS (
-       INSERT INTO jobs (queue, tenant_id, payload, run_at, max_attempts, key)
-       VALUES (:queue, :tenantId, CAST(:payload AS jsonb), COALESCE(CAST(:runAt AS timestamptz), now()), :maxAttempts, :key)
-       ON CONFLICT (queue, key) WHERE key IS NOT NULL DO NOTHING
-       RETURNING id, run_at
-     )
-     SELECT id::text AS id, true AS inserted FROM inserted
-     UNION ALL
-     SELECT id::text, false FROM jobs
-      WHERE queue = :queue AND key = :key AND NOT EXISTS (SELECT 1 FROM inserted)`,
-      { replacements, type: QueryTypes.SELECT, transaction },
-    );
+  const values = [
+    options.queue,
+    options.tenantId ?? null,
+    JSON.stringify(options.payload),
+    options.runAt ?? null,
+    options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    options.key ?? null,
+  ];
+  const statement = () => sequelizeRows<{ id: string; inserted: boolean }>(sequelize, ENQUEUE_JOB, values, transaction);
   // A same-key job committed by another transaction while ours waited on the unique index is not
   // in this statement's snapshot; the next statement sees it.
   let rows = await statement();
@@ -129,9 +114,6 @@ export async function removeJob(
   key: string,
   transaction?: Transaction,
 ): Promise<boolean> {
-  const rows = await sequelize.query(
-    `DELETE FROM jobs WHERE queue = :queue AND key = :key AND locked_until IS NULL RETURNING id`,
-    { replacements: { queue, key }, type: QueryTypes.SELECT, transaction },
-  );
+  const rows = await sequelizeRows(sequelize, REMOVE_JOB, [queue, key], transaction);
   return rows.length > 0;
 }

@@ -1,9 +1,20 @@
-// What happens to a leased job after its handler ran. Each function checks that the caller still
-// holds the lease, so a worker whose lease was reclaimed cannot overwrite the new holder's work.
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+// What happens to a leased job after its handler ran: one job through the queue's one settle
+// statement (./sql/settle.ts), which checks that the caller still holds the lease, so a worker whose
+// lease was reclaimed cannot overwrite the new holder's work.
+import type { Sequelize, Transaction } from 'sequelize';
+import { sequelizeRows } from '../db/sql.ts';
+import { SETTLE_JOBS, failRow, retryRow, type SettledCounts } from './sql/settle.ts';
 
-const MOVE_TO_FAILED = `INSERT INTO failed_jobs (id, queue, tenant_id, payload, key, attempts, max_attempts, last_error, created_at)
-       SELECT id, queue, tenant_id, payload, key, attempts, max_attempts, last_error, created_at FROM gone`;
+async function settleOne(
+  sequelize: Sequelize,
+  workerId: string,
+  batches: Partial<Parameters<typeof SETTLE_JOBS.values>[0]>,
+  transaction?: Transaction,
+): Promise<SettledCounts> {
+  const values = SETTLE_JOBS.values({ done: [], retry: [], fail: [], ...batches, workerId });
+  const [row] = await sequelizeRows<SettledCounts>(sequelize, SETTLE_JOBS.statement, values, transaction);
+  return row;
+}
 
 /** The job is done: it leaves the table. False when the lease was lost meanwhile. */
 export async function completeJob(
@@ -12,12 +23,7 @@ export async function completeJob(
   workerId: string,
   transaction?: Transaction,
 ): Promise<boolean> {
-  const rows = await sequelize.query(`DELETE FROM jobs WHERE id = :id AND locked_by = :workerId RETURNING id`, {
-    replacements: { id, workerId },
-    type: QueryTypes.SELECT,
-    transaction,
-  });
-  return rows.length > 0;
+  return (await settleOne(sequelize, workerId, { done: [{ id }] }, transaction)).settled > 0;
 }
 
 export type RetryResult = 'retried' | 'failed' | 'lease-lost';
@@ -34,30 +40,8 @@ export async function retryJob(
   error: string,
   transaction?: Transaction,
 ): Promise<RetryResult> {
-  const rows = await sequelize.query<{ result: 'retried' | 'failed' }>(
-    `WITH gone AS (
-       DELETE FROM jobs
-        WHERE id = :id AND locked_by = :workerId AND attempts + 1 >= max_attempts
-        RETURNING id, queue, tenant_id, payload, key, attempts + 1 AS attempts, max_attempts,
-                  CAST(:error AS text) AS last_error, created_at
-     ), moved AS (
-       ${MOVE_TO_FAILED}
-       RETURNING id
-     ), retried AS (
-       UPDATE jobs
-          SET attempts = attempts + 1, last_error = :error, locked_by = NULL, locked_until = NULL,
-              run_at = now() + :delayMs * interval '1 millisecond'
-        WHERE id = :id AND locked_by = :workerId AND attempts + 1 < max_attempts
-        RETURNING id
-     )
-     SELECT 'failed' AS result FROM moved UNION ALL SELECT 'retried' FROM retried`,
-    {
-      replacements: { id, workerId, delayMs: Math.max(0, Math.round(delayMs)), error: truncate(error) },
-      type: QueryTypes.SELECT,
-      transaction,
-    },
-  );
-  return rows[0]?.result ?? 'lease-lost';
+  const counts = await settleOne(sequelize, workerId, { retry: [retryRow({ id, delayMs, error })] }, transaction);
+  return counts.failed > 0 ? 'failed' : counts.settled > 0 ? 'retried' : 'lease-lost';
 }
 
 /** Gives up on the job now: it moves to failed_jobs with the error. False when the lease was lost. */
@@ -68,20 +52,5 @@ export async function failJob(
   error: string,
   transaction?: Transaction,
 ): Promise<boolean> {
-  const rows = await sequelize.query(
-    `WITH gone AS (
-       DELETE FROM jobs WHERE id = :id AND locked_by = :workerId
-        RETURNING id, queue, tenant_id, payload, key, attempts + 1 AS attempts, max_attempts,
-                  CAST(:error AS text) AS last_error, created_at
-     )
-     ${MOVE_TO_FAILED}
-     RETURNING id`,
-    { replacements: { id, workerId, error: truncate(error) }, type: QueryTypes.SELECT, transaction },
-  );
-  return rows.length > 0;
-}
-
-/** Errors are kept for a human to read; a stack trace of megabytes helps nobody. */
-function truncate(error: string): string {
-  return error.length > 4000 ? `${error.slice(0, 4000)}…` : error;
+  return (await settleOne(sequelize, workerId, { fail: [failRow({ id, error })] }, transaction)).settled > 0;
 }

@@ -20,6 +20,7 @@ import {
   type SystemMailDeps,
 } from '../../mail/system-mail.ts';
 import { wakeQueue } from '../../queue/enqueue.ts';
+import { insertJobsSql } from '../../queue/sql/enqueue.ts';
 import { ApiError } from '../../errors.ts';
 
 export type RecoveryDeps = Pick<AppDeps, 'db' | 'config' | 'secrets'>;
@@ -71,7 +72,8 @@ async function mailAccountLinkByAddress(
      ), token AS (
        INSERT INTO auth_tokens (admin_id, purpose, token_hash, expires_at) SELECT id, :purpose, :tokenHash, :expiresAt FROM admin RETURNING id
      ), job AS (
-       INSERT INTO jobs (queue, payload, max_attempts) SELECT :queue, CAST(:payload AS jsonb), :maxAttempts FROM admin RETURNING id
+       ${insertJobsSql('SELECT :queue, NULL::uuid, CAST(:payload AS jsonb), now(), :maxAttempts, NULL::text FROM admin')}
+       RETURNING id
      )
      SELECT (SELECT count(*) FROM job)::int AS queued`,
     {

@@ -1,5 +1,6 @@
 // One chunk of a campaign's expansion, set-wise: ONE statement reads the chunk's contacts by keyset
-// and writes their email logs, 'queued' timeline rows and send jobs (INSERT … SELECT FROM contacts),
+// and writes their email logs, 'queued' timeline rows and send jobs (INSERT … SELECT FROM contacts,
+// with the emails module's one INSERT of new logs: emails/sql/insert-logs.ts),
 // reserves the exact quota for them and moves the campaign's position with its counters. It runs in
 // a transaction that first locks the campaign row and reads the position under that lock, so the
 // chunk commits whole or not at all, from the position the last committed chunk left (expand.ts
@@ -18,7 +19,7 @@
 // only while it stays within the 110 % cap), and a chunk that would pass the cap writes nothing.
 import type pg from 'pg';
 import { declare, type Sql, type Statement } from '../../db/sql.ts';
-import { queuedRowsOfLogs } from '../emails/insert-accepted.ts';
+import { insertQueuedLogsSql } from '../emails/sql/insert-logs.ts';
 import type { Audience } from '../../../shared/schemas/campaigns.ts';
 
 /** A published version, as the chunk statement picks it per contact (id and its own locale). */
@@ -118,18 +119,19 @@ function chunkText(audience: Audience): string {
   ), allowed AS (
     SELECT 1 AS ok FROM wanted w
      WHERE ($8 OR w.n = 0 OR EXISTS (SELECT 1 FROM reserved)) AND NOT EXISTS (SELECT 1 FROM blocked)
-  ), logs AS (
-    INSERT INTO email_logs (id, tenant_id, api_key_id, project_id, status, message_id, from_address, to_addresses,
-      template_version_id, data, locale, tags, metadata, track_opens, track_clicks, test_mode)
-    SELECT k.log_id, CAST($1 AS uuid), CAST($7 AS uuid), k.project_id, 'QUEUED', '<' || k.log_id || $12, $11, ARRAY[k.email],
-      CAST(k.version ->> 'id' AS uuid),
+  ), new_logs AS (
+    SELECT k.log_id AS id, CAST($1 AS uuid) AS tenant_id, CAST($7 AS uuid) AS api_key_id, k.project_id,
+      '<' || k.log_id || $12 AS message_id, CAST($11 AS text) AS from_address, ARRAY[k.email] AS to_addresses,
+      '{}'::text[] AS cc_addresses, '{}'::text[] AS bcc_addresses, '{}'::text[] AS reply_to, '' AS subject,
+      NULL::text AS html_body, NULL::text AS text_body, CAST(k.version ->> 'id' AS uuid) AS template_version_id,
       -- templateData() of the old path: the contact's attributes, and the contact itself under "contact".
       k.attributes || jsonb_build_object('contact', jsonb_build_object('email', k.email, 'externalId', k.external_id,
-        'firstName', k.first_name, 'lastName', k.last_name, 'locale', k.locale, 'attributes', k.attributes)),
-      k.version ->> 'locale', ARRAY['campaign'], CAST($13 AS jsonb), CAST($9 AS boolean), CAST($10 AS boolean), $8
+        'firstName', k.first_name, 'lastName', k.last_name, 'locale', k.locale, 'attributes', k.attributes)) AS data,
+      k.version ->> 'locale' AS locale, '{}'::jsonb AS headers, ARRAY['campaign'] AS tags, CAST($13 AS jsonb) AS metadata,
+      '[]'::jsonb AS attachments, CAST($9 AS boolean) AS track_opens, CAST($10 AS boolean) AS track_clicks,
+      CAST($8 AS boolean) AS test_mode, NULL::uuid AS resent_from, NULL::uuid AS scheduled_email_id, now() AS created_at
       FROM kept k WHERE EXISTS (SELECT 1 FROM allowed)
-    RETURNING id
-  ), ${queuedRowsOfLogs({ tenantId: '$1', runAt: 'NULL', maxAttempts: 'CAST($16 AS int)', jobKeyPrefix: '$17' })}, moved AS (
+  ), ${insertQueuedLogsSql('new_logs', { tenantId: '$1', runAt: 'NULL', maxAttempts: 'CAST($16 AS int)', jobKeyPrefix: '$17' })}, moved AS (
     UPDATE campaigns SET expansion_cursor = COALESCE((SELECT id FROM chunk ORDER BY id DESC LIMIT 1), expansion_cursor),
            status = CASE WHEN EXISTS (SELECT 1 FROM chunk) THEN status ELSE 'SENT' END,
            sent_at = CASE WHEN EXISTS (SELECT 1 FROM chunk) THEN sent_at ELSE now() END,

@@ -5,19 +5,13 @@
 //
 // It knows no HTTP: the route (./stream-routes.ts) reads the start before it opens the response
 // (so a database error is still an error answer), then hands a sink that writes to the response. The database is polled about once a second per open stream (cheap: one indexed range
-// query, ./log-stream-queries.ts); each change of a log row is one `event: email` frame whose id
+// query, ./sql/log-stream.ts); each change of a log row is one `event: email` frame whose id
 // resumes the stream (Last-Event-ID, parsed by parseLastEventId).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../../db/index.ts';
 import type { TenantContext } from '../../context.ts';
-import { logSummaryOfRow } from './log-queries.ts';
-import {
-  databaseNow,
-  latestLogs,
-  logChangesSince,
-  type LogChangeRow,
-  type StreamCursor,
-} from './log-stream-queries.ts';
+import { logSummaryOfRow } from './sql/log-columns.ts';
+import { databaseNow, latestLogs, logChangesSince, type LogChangeRow, type StreamCursor } from './sql/log-stream.ts';
 
 export const LOG_STREAM_POLL_MS = 1000;
 export const LOG_STREAM_HEARTBEAT_MS = 15_000;

@@ -11,7 +11,8 @@ import {
   type EmailLogSummary,
   type LogsPage,
 } from '../../../shared/schemas/emails.ts';
-import { countLogs, findLogPage, logSummaryOfRow } from './log-queries.ts';
+import { countLogs, findLogPage } from './sql/log-search.ts';
+import { logSummaryOfRow } from './sql/log-columns.ts';
 import { EmailEvent, EmailLog } from './model.ts';
 import { acceptSends, type SendAnswer, type SendDeps } from './service.ts';
 import type { NormalizedSend } from './validate.ts';
@@ -52,7 +53,7 @@ export interface LogFilters {
 
 /**
  * A page of logs, newest first. `meta.total` is exact up to EXACT_LOG_TOTAL matches when counting
- * them is cheap (log-queries.ts, COUNT_COST_BOUND) and an estimate otherwise (meta.totalIsEstimate),
+ * them is cheap (sql/log-search.ts, COUNT_COST_BOUND) and an estimate otherwise (meta.totalIsEstimate),
  * exact again on a page that ends the results, so page 1 never counts a whole history. page × limit
  * stops at MAX_LOG_OFFSET (an OFFSET reads and throws away every row before the page); deeper
  * reading follows meta.nextCursor, which costs the same at any depth.

@@ -18,7 +18,7 @@ import {
   type SendOutcomes,
   type TimelineRow,
 } from '../../queue/sends.ts';
-import { declare } from '../../db/sql.ts';
+import { RESTORE_SENT } from './sql/claim-sends.ts';
 import { composeMessage, type ComposableEmail } from '../../mail/compose.ts';
 import { classifyDeliveryError, type RelayTarget } from '../../mail/transport.ts';
 import type { MailResources } from '../../mail/resources.ts';
@@ -279,11 +279,6 @@ function spooledResult(
     keepSent: false,
   };
 }
-
-const RESTORE_SENT = declare(
-  'drain_restore_sent',
-  `UPDATE email_logs SET status = 'SENT', updated_at = now() WHERE id = $1`,
-);
 
 /**
  * After the batch is recorded: hard bounces suppress their recipients and count toward the sending risk

@@ -12,6 +12,8 @@
 import { QueryTypes, type Transaction } from 'sequelize';
 import { sendSystemMail, type SystemMailDeps } from '../../mail/system-mail.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
+import { sequelizeRows } from '../../db/sql.ts';
+import { SENDING_RISK_STATS } from './sql/sending-risk.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import type { PlatformSettings } from '../../../shared/schemas/platform.ts';
 
@@ -100,24 +102,11 @@ export async function sendingRiskStats(
   tenantId: string,
   transaction?: Transaction,
 ): Promise<SendingRiskStats> {
-  const [row] = await deps.sequelize.query<SendingRiskStats>(
-    `WITH recent AS (
-       SELECT id FROM email_logs
-        WHERE tenant_id = :tenantId AND test_mode = false
-          AND status NOT IN ('QUEUED', 'SENDING', 'SUPPRESSED', 'CANCELLED')
-          AND created_at > now() - make_interval(days => :days)
-        ORDER BY created_at DESC LIMIT :window)
-     SELECT (SELECT count(*) FROM recent)::int AS sends,
-            count(DISTINCT o.recipient) FILTER (WHERE o.kind = 'complaint')::int AS complaints,
-            count(DISTINCT o.recipient) FILTER (WHERE o.kind = 'hard_bounce')::int AS "hardBounces"
-       FROM recipient_outcomes o
-      WHERE o.tenant_id = :tenantId AND o.kind IN ('complaint', 'hard_bounce')
-        AND o.email_id IN (SELECT id FROM recent)`,
-    {
-      replacements: { tenantId, days: RISK_WINDOW_DAYS, window: RISK_WINDOW_SENDS },
-      type: QueryTypes.SELECT,
-      transaction,
-    },
+  const [row] = await sequelizeRows<SendingRiskStats>(
+    deps.sequelize,
+    SENDING_RISK_STATS,
+    [tenantId, RISK_WINDOW_DAYS, RISK_WINDOW_SENDS],
+    transaction,
   );
   return row ?? { sends: 0, complaints: 0, hardBounces: 0 };
 }

@@ -3,7 +3,7 @@
 // domain>` (see mail/addresses.ts and domains' returnPathFor), and three fixed mailboxes at the
 // service's mail domain — List-Unsubscribe's mailto, the DMARC `rua` address, and the feedback-loop
 // address ARF complaints are registered with (their names live in mail/addresses.ts).
-import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import {
   DMARC_MAILBOX,
@@ -14,6 +14,7 @@ import {
   VERP,
 } from '../../mail/addresses.ts';
 import { bareAddress } from '../emails/validate.ts';
+import { senderOfLog } from '../emails/sql/lookups.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
 
 export type InboundRecipient =
@@ -40,10 +41,7 @@ export async function classifyRecipient(
     .replace(/\.$/, '');
   const verp = VERP.exec(local);
   if (verp) {
-    const [log] = await sequelize.query<{ tenant_id: string; from_address: string }>(
-      `SELECT tenant_id, from_address FROM email_logs WHERE id = :id`,
-      { replacements: { id: verp[1] }, type: QueryTypes.SELECT },
-    );
+    const log = await senderOfLog(sequelize, verp[1]);
     if (!log) return null;
     const fromDomain = bareAddress(log.from_address).split('@')[1]?.toLowerCase() ?? '';
     const prefix = `${RETURN_PATH_LABEL}.`;

@@ -3,7 +3,7 @@
 // go through the provider receivers' outcome path (applyProviderReport), a
 // plain non-delivery report to a return path likewise, the List-Unsubscribe mailto through the
 // one-click unsubscribe, DMARC aggregate reports into the dmarc module. Knows no SMTP.
-import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
 import { applyProviderReport, type ProviderReport } from '../inbound/service.ts';
@@ -14,6 +14,7 @@ import { receiveAggregateReports, type DmarcLog } from '../dmarc/service.ts';
 import type { InboundReader, ReadMessage } from './reader.ts';
 import type { InboundRecipient } from './addresses.ts';
 import { readArf, readDsn, readPlainNdr } from './reports.ts';
+import { recipientsOfLog } from '../emails/sql/lookups.ts';
 import { judgeFeedbackSigner } from './feedback-auth.ts';
 
 export interface InboundMailDeps {
@@ -84,14 +85,6 @@ async function applyFeedbackLoopReport(
   await insertKeptReport(deps.sequelize, kept);
   deps.log.warn(kept, `feedback-loop report kept as unverified: ${signer.reason}`);
   return { handled: 'unverified', count: 0 };
-}
-
-async function recipientsOfLog(sequelize: Sequelize, emailId: string): Promise<string[]> {
-  const [row] = await sequelize.query<{ to_addresses: string[]; cc_addresses: string[]; bcc_addresses: string[] }>(
-    `SELECT to_addresses, cc_addresses, bcc_addresses FROM email_logs WHERE id = :emailId`,
-    { replacements: { emailId }, type: QueryTypes.SELECT },
-  );
-  return row ? [...row.to_addresses, ...row.cc_addresses, ...row.bcc_addresses] : [];
 }
 
 export async function handleInboundMessage(deps: InboundMailDeps, message: InboundMessage): Promise<InboundOutcome> {

@@ -5,10 +5,10 @@
 // (kept-reports.ts). The outcome itself (status, timeline, event, suppression, sending risk) is the
 // send pipeline's recordDeliveryOutcome, so every path counts the same way.
 import type { Database } from '../../db/index.ts';
-import { QueryTypes } from 'sequelize';
 import { logRecipients, recordDeliveryOutcome, type OutcomeDeps } from '../emails/outcomes.ts';
 import { bareAddress } from '../emails/validate.ts';
 import { insertKeptReport } from './kept-reports.ts';
+import { logsOfReport } from '../emails/sql/lookups.ts';
 
 export interface ProviderReport {
   /** Message-ID header values (with or without angle brackets) that may identify our log. */
@@ -75,19 +75,7 @@ export async function applyProviderReport(
   const { sequelize } = deps.db;
   const candidates = withAndWithoutBrackets(report.messageIds);
   if (candidates.length === 0 && !report.emailId) return 0;
-  const columns = 'id, tenant_id, to_addresses, cc_addresses, bcc_addresses';
-  const logs = await sequelize.query<{
-    id: string;
-    tenant_id: string;
-    to_addresses: string[];
-    cc_addresses: string[] | null;
-    bcc_addresses: string[] | null;
-  }>(
-    report.emailId
-      ? `SELECT ${columns} FROM email_logs WHERE id = :emailId`
-      : `SELECT ${columns} FROM email_logs WHERE message_id IN (:candidates)`,
-    { replacements: { candidates, emailId: report.emailId ?? null }, type: QueryTypes.SELECT },
-  );
+  const logs = await logsOfReport(sequelize, { emailId: report.emailId, messageIds: candidates });
   const keep = async (reason: string, log?: { id: string; tenant_id: string }) => {
     if (report.type === 'delivered') return;
     const kept = {

@@ -14,6 +14,7 @@ import {
 } from '../../db/partitions.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { allOverrides, platformPolicy, type Overrides } from './service.ts';
+import { removeBodiesSql } from '../emails/sql/remove-bodies.ts';
 import type { RetentionKind, RetentionPolicy } from '../../../shared/schemas/retention.ts';
 import type { WorkerContext } from '../../queue/types.ts';
 
@@ -60,11 +61,6 @@ function deleteStatement(table: PartitionedTable, where: string): string {
   return `DELETE FROM ${table} WHERE (id, created_at) IN (SELECT id, created_at FROM ${table} WHERE ${where} LIMIT :batch) RETURNING id`;
 }
 
-const REMOVE_BODIES = `UPDATE email_logs SET html_body = NULL, text_body = NULL, data = NULL, bodies_removed_at = now(),
-    attachments = (SELECT coalesce(jsonb_agg(a - 'content'), '[]'::jsonb) FROM jsonb_array_elements(attachments) AS a)
-  WHERE (id, created_at) IN (SELECT id, created_at FROM email_logs WHERE bodies_removed_at IS NULL AND %WHERE% LIMIT :batch)
-  RETURNING id`;
-
 /** Tenants whose override of `kind` is shorter than the platform's, with their horizon. */
 function shorter(
   overrides: Map<string, Overrides>,
@@ -98,13 +94,13 @@ export async function enforceRetention(sequelize: Sequelize, now = new Date()): 
     report.rowsDeleted[table] = deleted;
   }
 
-  report.bodiesRemoved = await inBatches(sequelize, REMOVE_BODIES.replace('%WHERE%', 'created_at < :cutoff'), {
+  report.bodiesRemoved = await inBatches(sequelize, removeBodiesSql('created_at < :cutoff'), {
     cutoff: cutoff(platform.bodiesDays),
   });
   for (const [tenantId, days] of shorter(overrides, platform, 'bodiesDays')) {
     report.bodiesRemoved += await inBatches(
       sequelize,
-      REMOVE_BODIES.replace('%WHERE%', 'tenant_id = :tenantId AND created_at < :cutoff'),
+      removeBodiesSql('tenant_id = :tenantId AND created_at < :cutoff'),
       { tenantId, cutoff: cutoff(days) },
     );
   }

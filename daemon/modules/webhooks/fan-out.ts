@@ -2,6 +2,7 @@
 // to the event type, due at once for the webhook worker (dispatcher.ts), in the caller's transaction.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { WebhookPayload } from '../../../shared/schemas/webhooks.ts';
+import { declareBatch, type BatchColumns } from '../../db/batch.ts';
 
 export const WEBHOOK_MAX_ATTEMPTS = 5;
 
@@ -37,19 +38,33 @@ export function targetEndpointsWhere(onlyEndpointId?: string): string {
   return `tenant_id = :tenantId AND ${onlyEndpointId ? 'id = :endpointId' : 'enabled AND :type = ANY(events)'}`;
 }
 
+/** The columns of a batch of events to fan out (see fanOutEventsSql); payload is buildWebhookPayload's JSON. */
+export const FAN_OUT_COLUMNS = [
+  { name: 'id', type: 'uuid' },
+  { name: 'tenant_id', type: 'uuid' },
+  { name: 'type', type: 'text' },
+  { name: 'payload', type: 'text' },
+  { name: 'max_attempts', type: 'int' },
+] as const satisfies BatchColumns;
+
 /**
- * The fan-out of many events in one statement, for plain pg ($1..$5 are parallel arrays, one entry
- * per event: event id uuid[], tenant id uuid[], type text[], payload json text[] (buildWebhookPayload,
- * JSON.stringify'd), max attempts int[]). Inserts one delivery per enabled endpoint of the event's
- * tenant subscribed to its type, due at once (the webhook worker claims it); answers the delivery ids.
+ * The fan-out of many events in one statement (a batch statement, daemon/db/batch.ts): `events` is
+ * `sql.unnest(batch, 'ev', FAN_OUT_COLUMNS' names)`. Inserts one delivery per enabled endpoint of
+ * the event's tenant subscribed to its type, due at once (the webhook worker claims it); answers
+ * the delivery ids.
  */
-export function fanOutEventsSql(): string {
+export function fanOutEventsSql(events: string): string {
   return `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, payload, max_attempts, due_at)
           SELECT ev.tenant_id, w.id, ev.id, ev.type, CAST(ev.payload AS json), ev.max_attempts, now()
-            FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[]) AS ev(id, tenant_id, type, payload, max_attempts)
+            FROM ${events}
             JOIN webhook_endpoints w ON w.tenant_id = ev.tenant_id AND w.enabled AND ev.type = ANY(w.events)
           RETURNING id`;
 }
+
+/** The fan-out on its own, rows by FAN_OUT_COLUMNS (the drain embeds fanOutEventsSql in its record statement). */
+export const FAN_OUT_EVENTS = declareBatch('webhooks.fan-out-events', { batches: { events: FAN_OUT_COLUMNS } }, (sql) =>
+  fanOutEventsSql(sql.unnest('events', 'ev')),
+);
 
 /** Delivery rows for an event inserted with its fanned_out_at already set (events.ts). */
 export async function fanOutEvent(

@@ -6,9 +6,8 @@
 // (issue 27): a message id, recipient or tag search reads its key's matches first and sorts those
 // few; the list and a status search walk the index whose order is the page's.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import type { KeysetCursor } from '../../db/keyset.ts';
-import type { EmailLogSummary } from '../../../shared/schemas/emails.ts';
-import type { EmailStatus } from '../../../shared/constants.ts';
+import type { KeysetCursor } from '../../../db/keyset.ts';
+import { LOG_ROW_COLUMNS, type LogRowFields } from './log-columns.ts';
 
 export interface LogFilter {
   tenantId: string;
@@ -20,55 +19,12 @@ export interface LogFilter {
   until?: Date;
 }
 
-/** The columns every log listing reads (the list, the live tail). */
-export interface LogRowFields {
-  id: string;
-  status: string;
-  message_id: string;
-  from_address: string;
-  to_addresses: string[];
-  cc_addresses: string[];
-  subject: string;
-  tags: string[];
-  project_id: string | null;
-  template_version_id: string | null;
-  captured: boolean;
-  test_mode: boolean;
-  attempts: number;
-  error: string | null;
-  sent_at: Date | string | null;
-  created_at: Date | string;
-}
-
 export interface LogSummaryRow extends LogRowFields {
   /** created_at as PostgreSQL prints it: the cursor keeps the microseconds a JS Date would drop. */
   position: string;
 }
 
-/** A listed row as the API answers it (GET /emails/logs, and the live tail's frames). */
-export function logSummaryOfRow(row: LogRowFields): EmailLogSummary {
-  return {
-    id: row.id,
-    status: row.status as EmailStatus,
-    messageId: row.message_id,
-    from: row.from_address,
-    to: row.to_addresses,
-    cc: row.cc_addresses,
-    subject: row.subject,
-    tags: row.tags,
-    projectId: row.project_id,
-    templateVersionId: row.template_version_id,
-    captured: row.captured,
-    testMode: row.test_mode,
-    attempts: row.attempts,
-    error: row.error,
-    sentAt: row.sent_at ? new Date(row.sent_at).toISOString() : null,
-    createdAt: new Date(row.created_at).toISOString(),
-  };
-}
-
-const SUMMARY_COLUMNS = `id, status, message_id, from_address, to_addresses, cc_addresses, subject, tags, project_id,
-  template_version_id, captured, test_mode, attempts, error, sent_at, created_at, created_at::text AS position`;
+const SUMMARY_COLUMNS = `${LOG_ROW_COLUMNS}, created_at::text AS position`;
 
 /** What a search reads of each candidate row: what its filters and its order test, nothing more. */
 const CANDIDATE_COLUMNS = 'id, tenant_id, status, message_id, to_addresses, tags, created_at';

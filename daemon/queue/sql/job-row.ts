@@ -1,5 +1,5 @@
 // The columns every statement that hands a job to a worker returns, and their mapping to JobRow.
-import type { JobRow } from './types.ts';
+import type { JobRow } from '../types.ts';
 
 export const JOB_COLUMNS = `id::text AS id, queue, tenant_id, payload, attempts, max_attempts, run_at, created_at`;
 

@@ -1,7 +1,7 @@
-// The SQL of the live email log (GET /emails/logs/stream, ./log-stream.ts): the latest rows of a
+// The SQL of the live email log (GET /emails/logs/stream, ../log-stream.ts): the latest rows of a
 // tenant and the rows changed since a cursor, ordered by (updated_at, id).
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { LogRowFields } from './log-queries.ts';
+import { LOG_ROW_COLUMNS, type LogRowFields } from './log-columns.ts';
 
 const MAX_ROWS_PER_POLL = 500;
 const COMMIT_OVERLAP_MS = 5000;
@@ -18,8 +18,7 @@ export interface StreamCursor {
   id: string;
 }
 
-const COLUMNS = `id, status, message_id, from_address, to_addresses, cc_addresses, subject, tags, project_id,
-  template_version_id, captured, test_mode, attempts, error, sent_at, created_at, updated_at, updated_at::text AS cursor`;
+const COLUMNS = `${LOG_ROW_COLUMNS}, updated_at, updated_at::text AS cursor`;
 
 /** The tenant's `count` most recently changed logs, oldest first. */
 export async function latestLogs(sequelize: Sequelize, tenantId: string, count: number): Promise<LogChangeRow[]> {

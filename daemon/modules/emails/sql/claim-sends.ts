@@ -1,0 +1,56 @@
+// The drain's claim (daemon/queue/sends.ts): due send jobs leased together with their logs marked
+// SENDING (one attempt more), in one statement; and the same marking for one log without a job.
+// A log is found by joining on its id row by row: a nested loop of primary-key lookups whatever the
+// table's statistics say (see daemon/queue/sends.ts).
+import { declare } from '../../../db/sql.ts';
+import { SEND_LOG_COLUMNS } from './log-columns.ts';
+
+const UUID = `'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'`;
+
+/**
+ * $1 worker id, $2 lease (ms), $3 limit. A job whose log is gone or already settled (SENT, FAILED,
+ * cancelled …) comes back without one.
+ */
+export const CLAIM_SENDS = declare(
+  'drain_claim_sends',
+  `
+  WITH claimed AS (
+    UPDATE jobs
+       SET locked_by = $1, locked_until = now() + $2 * interval '1 millisecond'
+     WHERE id IN (SELECT id FROM jobs
+                   WHERE queue = 'send' AND locked_until IS NULL AND run_at <= now()
+                   ORDER BY run_at, id
+                   FOR UPDATE SKIP LOCKED
+                   LIMIT $3)
+    RETURNING id, attempts, max_attempts, run_at,
+              CASE WHEN payload->>'emailId' ~ ${UUID} THEN CAST(payload->>'emailId' AS uuid) END AS email_id
+  ), marked AS (
+    UPDATE email_logs l
+       SET status = 'SENDING', attempts = l.attempts + 1, updated_at = now()
+      FROM (SELECT DISTINCT email_id FROM claimed WHERE email_id IS NOT NULL) c
+     WHERE l.id = c.email_id
+       AND l.status IN ('QUEUED', 'SENDING')
+    RETURNING ${SEND_LOG_COLUMNS}
+  )
+  SELECT c.id::text AS job_id, c.attempts AS job_attempts, c.max_attempts AS job_max_attempts, c.email_id::text AS job_email_id, m.*
+    FROM claimed c LEFT JOIN marked m ON m.id = c.email_id::text
+   ORDER BY c.run_at, c.id`,
+);
+
+/**
+ * $1 log id: marks it SENDING without a job (a send delivered in its request, ?sync=true, and the
+ * single-job handler the tests drive); nothing when it is gone or already settled.
+ */
+export const MARK_SENDING = declare(
+  'drain_mark_sending',
+  `
+  UPDATE email_logs l SET status = 'SENDING', attempts = l.attempts + 1, updated_at = now()
+   WHERE l.id = $1 AND l.status IN ('QUEUED', 'SENDING')
+  RETURNING ${SEND_LOG_COLUMNS}`,
+);
+
+/** $1 log id: back to SENT after its hard bounces were recorded, when the relay took it for its other recipients (send-job.ts). */
+export const RESTORE_SENT = declare(
+  'drain_restore_sent',
+  `UPDATE email_logs SET status = 'SENT', updated_at = now() WHERE id = $1`,
+);

@@ -1,0 +1,84 @@
+// The one INSERT of new email logs (issue 30): the accept path (INSERT_ACCEPTED, below, for
+// emails/insert-accepted.ts) and a campaign's chunk (campaigns/chunk.ts) both write their logs,
+// their 'queued' timeline rows and their send jobs with insertQueuedLogsSql, each from a CTE of
+// its own that yields NEW_LOG_COLUMNS. A column added to new logs is added here.
+import { declare } from '../../../db/sql.ts';
+import { insertJobsSql } from '../../../queue/sql/enqueue.ts';
+
+/** What the source CTE of insertQueuedLogsSql yields, by these names (status is QUEUED, updated_at = created_at). */
+export const NEW_LOG_COLUMNS = `id, tenant_id, api_key_id, project_id, message_id, from_address, to_addresses, cc_addresses,
+      bcc_addresses, reply_to, subject, html_body, text_body, template_version_id, data, locale, headers, tags, metadata,
+      attachments, track_opens, track_clicks, test_mode, resent_from, scheduled_email_id, created_at`;
+
+/**
+ * The CTEs `logs` (the new logs, from the CTE `source`, answering their ids), `timeline` and
+ * `queued` (each log's 'queued' timeline row and send job). The arguments are the enclosing
+ * statement's placeholders (`$n`) of the tenant, the jobs' run time (null: now), their attempts and
+ * their key prefix.
+ */
+export function insertQueuedLogsSql(
+  source: string,
+  p: { tenantId: string; runAt: string; maxAttempts: string; jobKeyPrefix: string },
+): string {
+  return `logs AS (
+    INSERT INTO email_logs (${NEW_LOG_COLUMNS}, status, updated_at)
+    SELECT ${NEW_LOG_COLUMNS}, 'QUEUED', created_at
+      FROM ${source}
+    RETURNING id
+  ), timeline AS (
+    INSERT INTO email_events (tenant_id, email_id, type, data) SELECT ${p.tenantId}, id, 'queued', '{}' FROM logs
+  ), queued AS (
+    ${insertJobsSql(`SELECT 'send', ${p.tenantId}, jsonb_build_object('emailId', id, 'tenantId', CAST(${p.tenantId} AS uuid)),
+           COALESCE(CAST(${p.runAt} AS timestamptz), now()), ${p.maxAttempts}, ${p.jobKeyPrefix} || id
+      FROM logs`)}
+  )`;
+}
+
+/** The accepted sends' rows, as the accept statement reads them from its jsonb parameter ($4). */
+const ROW_COLUMNS = `id uuid, project_id uuid, message_id text, from_address text, to_addresses text[], cc_addresses text[],
+  bcc_addresses text[], reply_to text[], subject text, html_body text, text_body text, template_version_id uuid, data jsonb,
+  locale text, headers jsonb, tags text[], metadata jsonb, attachments jsonb, track_opens boolean, track_clicks boolean,
+  resent_from uuid, scheduled_email_id uuid`;
+
+// The quota is reserved first, exactly: one counter row per tenant and cycle, incremented only while
+// it stays within the cap. INSERT … ON CONFLICT DO UPDATE locks the row and evaluates its WHERE on the
+// newest committed value, so concurrent accepts (on any number of API nodes) serialize on that row and
+// none can pass the cap; when the reservation fails, `input` is empty and nothing is written. The cost
+// is that one tenant's counted accepts queue on its row for the rest of the statement and the commit
+// (sharded counters avoided that, but could only check usage read before the statement, which let a
+// 40-way burst through at 31–35 sends where 11 was the cap).
+//
+// $1 tenant, $2 api key, $3 test mode, $4 the rows (jsonb, ROW_COLUMNS), $5 sends counted, $6 quota
+// cap, $7 cycle start, $8 job run time, $9 max attempts, $10 job key prefix, $11–$14 and $17 the
+// tenant state the caller expects (plan, limit, cycle start, sender domains, whether to check the key),
+// $15 recipients (none suppressed), $16 the logs' created_at.
+export const INSERT_ACCEPTED = declare(
+  'emails.insert-accepted',
+  `
+  WITH guard AS (
+    SELECT t.track_opens, t.track_clicks FROM tenants t
+     WHERE t.id = $1::uuid AND t.sending_paused_at IS NULL
+       AND t.plan = $11::text AND t.monthly_limit IS NOT DISTINCT FROM $12::int
+       AND (SELECT c.started_at FROM quota_cycles c WHERE c.tenant_id = t.id) IS NOT DISTINCT FROM $13::timestamptz
+       AND (NOT $17::boolean OR (t.status = 'active' AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $2::uuid AND k.tenant_id = t.id AND k.revoked_at IS NULL)))
+       AND ($14::text[] IS NULL OR EXISTS (SELECT 1 FROM domains d WHERE d.tenant_id = t.id AND d.status = 'verified' AND d.name = ANY($14::text[])))
+       AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.tenant_id = t.id AND s.email = ANY($15::text[]))
+  ), reserved AS (
+    INSERT INTO quota_usage (tenant_id, cycle_start, shard, used)
+    SELECT $1::uuid, $7::timestamptz, 0, $5::int FROM guard WHERE $5::int > 0 AND $5::int <= $6::int
+    ON CONFLICT (tenant_id, cycle_start, shard) DO UPDATE SET used = quota_usage.used + EXCLUDED.used
+      WHERE quota_usage.used + EXCLUDED.used <= $6::int
+    RETURNING used
+  ), input AS (
+    SELECT r.*, g.track_opens AS tenant_opens, g.track_clicks AS tenant_clicks
+      FROM guard g, jsonb_to_recordset($4::jsonb) AS r(${ROW_COLUMNS})
+     WHERE $5::int = 0 OR EXISTS (SELECT 1 FROM reserved)
+  ), new_logs AS (
+    SELECT id, $1::uuid AS tenant_id, $2::uuid AS api_key_id, project_id, message_id, from_address, to_addresses, cc_addresses,
+      bcc_addresses, reply_to, subject, html_body, text_body, template_version_id, data, locale, headers, tags, metadata,
+      attachments, COALESCE(track_opens, tenant_opens, false) AS track_opens, COALESCE(track_clicks, tenant_clicks, false) AS track_clicks,
+      $3::boolean AS test_mode, resent_from, scheduled_email_id, $16::timestamptz AS created_at
+      FROM input
+  ), ${insertQueuedLogsSql('new_logs', { tenantId: '$1::uuid', runAt: '$8::timestamptz', maxAttempts: '$9::int', jobKeyPrefix: '$10::text' })}
+  SELECT (SELECT count(*) FROM logs)::int AS inserted, EXISTS (SELECT 1 FROM guard) AS fresh, (SELECT used FROM reserved) AS used`,
+);
