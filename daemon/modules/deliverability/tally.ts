@@ -7,7 +7,6 @@
 // The provider is the one the MTA's MX hosts matched (mta/providers.ts providerOf) when it knows them;
 // otherwise (a complaint, a late bounce, a relay's report) the provider the MTA last saw for the
 // recipient's domain (destination_providers), else the well-known consumer domains, else `default`.
-import type { DeliveryOutcome } from '../emails/outcomes.ts';
 
 export const DELIVERABILITY_COUNTS = ['delivered', 'deferred', 'bounced', 'complained'] as const;
 export type DeliverabilityCount = (typeof DELIVERABILITY_COUNTS)[number];
@@ -62,9 +61,21 @@ export function recipientDomain(address: string): string {
  * What an outcome recorded by emails/outcomes.ts counts as, for the recipients it was new for: a soft
  * bounce that does not end the send (a relay's 4.x.x report) is a deferral; a final one, a bounce.
  */
+/**
+ * What a tally reads of an outcome (emails/outcomes.ts DeliveryOutcome, which calls this): declared here
+ * so that the tally does not import the module that imports it.
+ */
+export interface CountedOutcome {
+  tenantId: string;
+  type: 'delivered' | 'bounced' | 'complained';
+  bounceType?: 'hard' | 'soft' | 'policy';
+  final?: boolean;
+  provider?: string;
+}
+
 export function countDeliveryOutcome(
   tally: DeliverabilityTally,
-  outcome: Pick<DeliveryOutcome, 'tenantId' | 'type' | 'bounceType' | 'final' | 'provider'>,
+  outcome: CountedOutcome,
   recipients: readonly string[],
 ): void {
   const kind: DeliverabilityCount =
