@@ -17,6 +17,9 @@ import type { App, AppDeps } from './app-types.ts';
 import { DkimSigningCache } from './modules/domains/signing.ts';
 import { assertPortFree, createDaemonLogger } from './logging.ts';
 
+// start.mjs takes these from the bundled main.js, so that the ConfigError it checks is the one thrown.
+export { ConfigError, loadConfig };
+
 export interface RunningDaemon {
   config: Config;
   app: App | null;
@@ -83,21 +86,37 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     dkimSigning: new DkimSigningCache(secrets),
   };
 
+  // Worker threads load their modules and connect while this thread builds the app: on two cores
+  // the two overlap (≈ 1 s of a restart, docs/boot.md). Readiness waits for both.
+  const runsWorkers = config.role === 'worker' || config.role === 'all';
+  const workersStarting = runsWorkers
+    ? startWorkers({ config, databaseUrl: db.url, secrets, log }).then((pool) => (workers = pool))
+    : null;
   let app: App | null = null;
   let stopTlsReload = () => {};
-  if (runsApi) {
-    app = await buildApp(deps, { tls, loggerInstance: log });
-    await app.listen({ port: config.port, host: config.host });
-    if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
-  }
   let smtp: SmtpEdge | null = null;
-  if (runsSmtp) {
-    // Without the API (role smtp) nothing else has bound the models the send pipeline reads.
-    if (!app) initModels(db.sequelize);
-    smtp = await startSmtpEdge({ ...deps, log }, config);
-  }
-  if (config.role === 'worker' || config.role === 'all') {
-    workers = await startWorkers({ config, databaseUrl: db.url, secrets, log });
+  try {
+    if (runsApi) {
+      app = await buildApp(deps, { tls, loggerInstance: log });
+      await app.listen({ port: config.port, host: config.host });
+      if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
+    }
+    if (runsSmtp) {
+      // Without the API (role smtp) nothing else has bound the models the send pipeline reads.
+      if (!app) initModels(db.sequelize);
+      smtp = await startSmtpEdge({ ...deps, log }, config);
+    }
+    await workersStarting;
+  } catch (error) {
+    // A boot that fails half-way leaves no thread, listener or connection behind.
+    stopTlsReload();
+    await smtp?.close().catch(() => {});
+    await app?.close().catch(() => {});
+    await workersStarting?.then((pool) => pool.stop()).catch(() => {});
+    await node.stop().catch(() => {});
+    redis?.disconnect();
+    await db.close().catch(() => {});
+    throw error;
   }
   const url = app
     ? `${tls ? 'https' : 'http'}://${config.host}:${(app.server.address() as { port: number }).port}`
