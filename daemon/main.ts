@@ -29,7 +29,30 @@ export interface RunningDaemon {
   stop(): Promise<void>;
 }
 
+/** Where a boot's time went, in ms: logged with "daemon ready" (bench/boot.ts reads it, docs/boot.md). */
+interface BootTimings {
+  /** From the process's start to here: Node itself, the build check, loading the daemon's bundle. */
+  modulesLoaded: number;
+  database: number;
+  migrations: number;
+  /** buildApp and listen (role api|all). */
+  app: number;
+  /** Worker threads started and connected (role worker|all), alongside the app. */
+  workers: number;
+  /** From the process's start to ready. */
+  ready: number;
+}
+
 export async function startDaemon(config: Config = loadConfig()): Promise<RunningDaemon> {
+  const since = (start: number) => Math.round(performance.now() - start);
+  const timings: BootTimings = {
+    modulesLoaded: Math.round(performance.now()),
+    database: 0,
+    migrations: 0,
+    app: 0,
+    workers: 0,
+    ready: 0,
+  };
   const log = createDaemonLogger({ level: config.logLevel, redact: REDACTED_LOG_PATHS });
   const runsApi = config.role === 'api' || config.role === 'all';
   const runsSmtp = (config.role === 'smtp' || config.role === 'all') && smtpEdgeConfigured(config);
@@ -42,12 +65,16 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   const tls = runsApi ? readTlsPair(config) : null;
   if (runsApi) await assertPortFree(config.host, config.port);
   const secrets = loadSecrets(config.dataDir, config.jwtSecret);
+  let phase = performance.now();
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 20 });
+  timings.database = since(phase);
   log.info(
     { database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) },
     'database connected',
   );
+  phase = performance.now();
   const applied = await migrateUp(db.sequelize);
+  timings.migrations = since(phase);
   if (applied.length) log.info({ applied }, 'migrations applied');
   try {
     if ((await checkSecretAgainstDatabase(db.sequelize, secrets)) === 'recorded')
@@ -89,8 +116,12 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   // Worker threads load their modules and connect while this thread builds the app: on two cores
   // the two overlap (≈ 1 s of a restart, docs/boot.md). Readiness waits for both.
   const runsWorkers = config.role === 'worker' || config.role === 'all';
+  phase = performance.now();
   const workersStarting = runsWorkers
-    ? startWorkers({ config, databaseUrl: db.url, secrets, log }).then((pool) => (workers = pool))
+    ? startWorkers({ config, databaseUrl: db.url, secrets, log }).then((pool) => {
+        timings.workers = since(phase);
+        return (workers = pool);
+      })
     : null;
   let app: App | null = null;
   let stopTlsReload = () => {};
@@ -99,6 +130,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     if (runsApi) {
       app = await buildApp(deps, { tls, loggerInstance: log });
       await app.listen({ port: config.port, host: config.host });
+      timings.app = since(phase);
       if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
     }
     if (runsSmtp) {
@@ -118,6 +150,8 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     await db.close().catch(() => {});
     throw error;
   }
+  timings.ready = Math.round(performance.now());
+  log.info({ bootMs: timings }, 'daemon ready');
   const url = app
     ? `${tls ? 'https' : 'http'}://${config.host}:${(app.server.address() as { port: number }).port}`
     : '';
