@@ -1,8 +1,9 @@
 // `npm run bench:webhooks -- --e2e`: webhook events as users see them. `bench:webhooks` injects
 // deliveries into their table; here the events come from sends. The daemon runs as in production
-// (bench/run.ts's shape: an API node and a worker node, NODE_ENV=production, on PostgreSQL), sends
-// go through the API to the SMTP sink while the worker drains them at full speed, and local HTTP
-// endpoints subscribed to email.sent receive the events:
+// (bench/run.ts's shape: an API node and a worker node, NODE_ENV=production, on PostgreSQL). The
+// sends are accepted through the API while no worker node runs, then a worker node starts and drains
+// them to the SMTP sink at full speed (as `npm run bench -- --drain` does), and local HTTP endpoints
+// subscribed to email.sent receive the events the drain produces:
 //
 //   1. BENCH_WEBHOOK_SENDS (2,000) sends, one endpoint;
 //   2. the same sends spread over ten endpoints (ten tenants, an endpoint and a tenth of the sends each).
@@ -115,7 +116,7 @@ export interface EndToEndRun {
 async function measure(
   label: string,
   senders: Array<{ apiKey: string; sends: number }>,
-  api: string,
+  nodes: { api: string; startWorker(): Promise<Child> },
   sink: BenchSink,
   endpoints: Endpoint[],
 ): Promise<EndToEndRun> {
@@ -123,10 +124,15 @@ async function measure(
   sink.reset();
   endpoints.forEach((endpoint) => endpoint.reset());
   const connections = Math.max(2, Math.floor(32 / senders.length));
-  await Promise.all(senders.map((sender) => enqueueSends(api, sender.apiKey, sender.sends, connections)));
+  await Promise.all(senders.map((sender) => enqueueSends(nodes.api, sender.apiKey, sender.sends, connections)));
+  const worker = await nodes.startWorker();
   const timeoutMs = Math.max(120_000, sends * 30);
-  await sink.waitForCount(sends, timeoutMs);
-  await waitForEvents(endpoints, sends, timeoutMs);
+  try {
+    await sink.waitForCount(sends, timeoutMs);
+    await waitForEvents(endpoints, sends, timeoutMs);
+  } finally {
+    await worker.stop();
+  }
   const lags = endpoints.flatMap((endpoint) => [...endpoint.lags.values()]).sort((a, b) => a - b);
   const first = Math.min(...endpoints.map((e) => e.firstAt ?? Infinity));
   const last = Math.max(...endpoints.map((e) => e.lastAt ?? 0));
@@ -185,23 +191,22 @@ export async function benchWebhooksEndToEnd(databaseUrl: string, log: (message: 
         },
       });
       children.push(child);
-      return child.readyText;
+      return child;
     };
-    const api = await daemon('api');
-    await daemon('worker');
+    const nodes = { api: (await daemon('api')).readyText, startWorker: () => daemon('worker') };
 
     log(`webhooks end to end: warm-up, ${WARM_UP_SENDS} sends`);
-    await measure('warm-up', [{ apiKey: tenants[0].apiKey, sends: WARM_UP_SENDS }], api, sink, [endpoints[0]]);
+    await measure('warm-up', [{ apiKey: tenants[0].apiKey, sends: WARM_UP_SENDS }], nodes, sink, [endpoints[0]]);
 
     log(`webhooks end to end: ${sends} sends, one endpoint subscribed to email.sent`);
-    const one = await measure('one endpoint', [{ apiKey: tenants[0].apiKey, sends }], api, sink, [endpoints[0]]);
+    const one = await measure('one endpoint', [{ apiKey: tenants[0].apiKey, sends }], nodes, sink, [endpoints[0]]);
     log(`  ${JSON.stringify(one)}`);
     const perTenant = Math.ceil(sends / 10);
     log(`webhooks end to end: ${perTenant * 10} sends spread over ten endpoints (ten tenants)`);
     const ten = await measure(
       'ten endpoints',
       tenants.map((tenant) => ({ apiKey: tenant.apiKey, sends: perTenant })),
-      api,
+      nodes,
       sink,
       endpoints,
     );

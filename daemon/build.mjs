@@ -56,10 +56,17 @@ function sourceFiles() {
   return SOURCE_DIRS.flatMap((dir) => walk(join(REPO_ROOT, dir))).sort();
 }
 
+/**
+ * The bundles carry the packages' code too: what npm installed is part of a build's sources (an
+ * upgrade of a package must not keep running the old copy inside an old bundle).
+ */
+const INSTALLED_PACKAGES_FILES = ['package.json', 'package-lock.json', 'node_modules/.package-lock.json'];
+
 /** @param {string[]} files */
 function sourcesHash(files) {
   const hash = createHash('sha256').update(BUILD_FORMAT);
-  for (const file of files) {
+  const installed = INSTALLED_PACKAGES_FILES.map((file) => join(REPO_ROOT, file)).filter((file) => existsSync(file));
+  for (const file of [...files, ...installed]) {
     const stats = statSync(file);
     hash.update(`${relative(REPO_ROOT, file)}\0${stats.size}\0${stats.mtimeMs}\n`);
   }
