@@ -13,7 +13,7 @@
 // table never analysed yet (a new month's partition, autovacuum behind or off) was read whole by
 // every statement: 40,000 logs made each record statement 70–85 ms and held the drain to ~400 msg/s.
 import { declare, type Sql, type SqlRunner } from '../db/sql.ts';
-import { fanOutEventsSql } from '../modules/webhooks/fan-out.ts';
+import { DELIVERIES_CHANNEL, fanOutEventsSql } from '../modules/webhooks/fan-out.ts';
 
 /** The columns of an email log that delivery needs (compose, render, relay choice). */
 const LOG_COLUMNS = `l.id::text AS id, l.created_at::text AS created_at, l.tenant_id::text AS tenant_id, l.project_id::text AS project_id, l.message_id,
@@ -251,7 +251,8 @@ const RECORD_OUTCOMES = declare(
   SELECT (SELECT count(*) FROM done)::int + (SELECT count(*) FROM moved)::int + (SELECT count(*) FROM retried)::int AS settled,
          (SELECT count(*) FROM moved)::int AS failed,
          (SELECT count(*) FROM deliveries)::int AS webhook_deliveries,
-         (SELECT count(*) FROM logs)::int + (SELECT count(*) FROM timeline)::int + (SELECT count(*) FROM recorded)::int AS written`,
+         (SELECT count(*) FROM logs)::int + (SELECT count(*) FROM timeline)::int + (SELECT count(*) FROM recorded)::int AS written,
+         CASE WHEN EXISTS (SELECT 1 FROM deliveries) THEN pg_notify('${DELIVERIES_CHANNEL}', '')::text END AS notified`,
 );
 
 /** Errors are kept for a human to read; a stack trace of megabytes helps nobody. */
