@@ -123,6 +123,8 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
         return (workers = pool);
       })
     : null;
+  // Awaited below; a failure while buildApp still runs must not count as unhandled meanwhile.
+  workersStarting?.catch(() => {});
   let app: App | null = null;
   let stopTlsReload = () => {};
   let smtp: SmtpEdge | null = null;
