@@ -107,7 +107,18 @@ async function compile(files, outdir) {
     mkdirSync(dirname(output), { recursive: true });
     copyFileSync(file, output);
   }
-  await Promise.all(BUNDLED_ENTRIES.map((entry) => bundleEntry(entry, outdir)));
+  // One esbuild run per directory of entries: the entries of a run share its parse of every input
+  // (the seven worker modules are one run), and their own URLs are the same relative to each.
+  const directories = [...new Set(BUNDLED_ENTRIES.map((entry) => dirname(entry)))];
+  await Promise.all(
+    directories.map((directory) =>
+      bundleEntries(
+        BUNDLED_ENTRIES.filter((entry) => dirname(entry) === directory),
+        directory,
+        outdir,
+      ),
+    ),
+  );
 }
 
 /**
@@ -152,14 +163,15 @@ const BUNDLE_BANNER =
   "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);";
 
 /**
- * Bundles `entry` over its transpiled file in `outdir`. Code that finds files relative to its own
- * module (`new URL('./x.ts', import.meta.url)`: worker files, the migrations directory) gets the URL
- * its source file has in the build rather than the bundle's, so those files are found where they were.
- * @param {string} entry @param {string} outdir
+ * Bundles `entries` (all in `directory`) over their transpiled files in `outdir`. Code that finds
+ * files relative to its own module (`new URL('./x.ts', import.meta.url)`: worker files, the
+ * migrations directory) gets the URL its source file has in the build rather than the bundle's, so
+ * those files are found where they were.
+ * @param {string[]} entries @param {string} directory @param {string} outdir
  */
-async function bundleEntry(entry, outdir) {
+async function bundleEntries(entries, directory, outdir) {
   const { build } = await import('esbuild');
-  const outfile = join(outdir, entry.replace(/\.tsx?$/, '.js'));
+  const bundleDir = join(outdir, directory);
   /** @type {import('esbuild').Plugin} */
   const ownUrls = {
     name: 'source-import-meta-url',
@@ -169,7 +181,7 @@ async function bundleEntry(entry, outdir) {
         const source = readFileSync(args.path, 'utf8');
         if (!source.includes('import.meta.url')) return undefined;
         const built = join(outdir, relative(REPO_ROOT, args.path)).replace(/\.tsx?$/, '.js');
-        const fromBundle = relative(dirname(outfile), built);
+        const fromBundle = relative(bundleDir, built);
         const url = `new URL(${JSON.stringify(fromBundle.startsWith('.') ? fromBundle : `./${fromBundle}`)}, import.meta.url).href`;
         return {
           contents: rewriteRelativeSpecifiers(source.replaceAll('import.meta.url', url)),
@@ -180,8 +192,9 @@ async function bundleEntry(entry, outdir) {
     },
   };
   await build({
-    entryPoints: [join(REPO_ROOT, entry)],
-    outfile,
+    entryPoints: entries.map((entry) => join(REPO_ROOT, entry)),
+    outdir: bundleDir,
+    entryNames: '[name]',
     allowOverwrite: true,
     bundle: true,
     format: 'esm',
