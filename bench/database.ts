@@ -34,8 +34,17 @@ async function adminQuery(baseUrl: string, sql: string): Promise<void> {
   }
 }
 
-async function seed(sequelize: Sequelize, jwtSecret: string, dataDir: string) {
-  const tenant = await Tenant.create({ name: 'Bench', plan: 'business', monthlyLimit: 1_000_000_000 });
+/**
+ * A tenant whose quota cannot run out, with a live API key and the verified sending domain (its DKIM
+ * key sealed with this data dir's secrets). Models must be bound to `sequelize` (initModels).
+ */
+export async function seedBenchTenant(
+  sequelize: Sequelize,
+  jwtSecret: string,
+  dataDir: string,
+  name = 'Bench',
+): Promise<{ tenantId: string; apiKey: string }> {
+  const tenant = await Tenant.create({ name, plan: 'business', monthlyLimit: 1_000_000_000 });
   const generated = generateApiKey('live');
   await ApiKey.create({
     tenantId: tenant.id,
@@ -61,10 +70,15 @@ async function seed(sequelize: Sequelize, jwtSecret: string, dataDir: string) {
       },
     },
   );
+  return { tenantId: tenant.id, apiKey: generated.key };
+}
+
+async function seed(sequelize: Sequelize, jwtSecret: string, dataDir: string) {
+  const seeded = await seedBenchTenant(sequelize, jwtSecret, dataDir);
   // The baseline writes one row per request into a table shaped like email_logs (same columns,
   // defaults and indexes; no foreign key).
   await sequelize.query(`CREATE TABLE bench_sends (LIKE email_logs INCLUDING DEFAULTS INCLUDING INDEXES)`);
-  return { tenantId: tenant.id, apiKey: generated.key };
+  return seeded;
 }
 
 export async function createBenchDatabase(baseUrl: string, jwtSecret: string, dataDir: string): Promise<BenchDatabase> {

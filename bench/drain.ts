@@ -26,13 +26,13 @@ export async function waitedSendJobs(sequelize: Sequelize): Promise<number> {
 }
 
 /** Accepts exactly `count` sends through the API of a daemon whose workers are off. */
-export async function enqueueSends(baseUrl: string, apiKey: string, count: number): Promise<void> {
+export async function enqueueSends(baseUrl: string, apiKey: string, count: number, connections = 32): Promise<void> {
   const result = await autocannon({
     url: `${baseUrl}/emails/send`,
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
     body: JSON.stringify(sendBody('Reader <reader@example.com>', 'Your weekly summary')),
-    connections: 32,
+    connections,
     amount: count,
     timeout: 30,
   });

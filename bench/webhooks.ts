@@ -11,6 +11,8 @@
 // the claim of the first batch do not count. The receivers run in this process's main thread, the
 // worker in its own thread, PostgreSQL beside them: on a small machine the three share the cores.
 //
+// `npm run bench:webhooks -- --e2e` measures events produced by sends instead (webhooks-e2e.ts).
+//
 // Environment: DATABASE_URL (required), BENCH_WEBHOOKS (20000: phases of about two seconds at ten thousand a second), BENCH_KEEP_DB=1.
 import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -362,7 +364,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   }
   const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
   try {
-    await benchWebhooks(databaseUrl, log);
+    if (process.argv.includes('--e2e')) {
+      const { benchWebhooksEndToEnd } = await import('./webhooks-e2e.ts');
+      await benchWebhooksEndToEnd(databaseUrl, log);
+    } else await benchWebhooks(databaseUrl, log);
   } catch (error) {
     process.exitCode = 1;
     console.error(error instanceof Error ? (error.stack ?? error.message) : error);

@@ -47,6 +47,7 @@ import { createAcceptGroups } from './modules/emails/accept-groups.ts';
 import { createReadinessMemo } from './modules/health/service.ts';
 import { closeMailResources, createMailResources } from './mail/resources.ts';
 import { quotaHeaders, quotaOfRow } from './modules/quota/service.ts';
+import { createLazySchemas, type LazySchemas } from './plugins/lazy-schemas.ts';
 
 /** Longest path parameter accepted: tracking and unsubscribe tokens (a click token carries its URL). */
 const TRACKING_TOKEN_MAX_LENGTH = 8200;
@@ -73,8 +74,17 @@ export const REDACTED_LOG_PATHS = [
   'secret',
 ];
 
+/** Each app's route schemas, compiled on first use (plugins/lazy-schemas.ts). */
+const routeSchemas = new WeakMap<App, LazySchemas>();
+
+/** Compiles every route schema no request has needed yet (tests: each one compiles). */
+export function compileRouteSchemas(app: App): void {
+  routeSchemas.get(app)?.compileAll();
+}
+
 export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}): Promise<App> {
   initModels(appDeps.db.sequelize);
+  const schemas = createLazySchemas();
   const logger =
     options.logger === undefined ? { level: appDeps.config.logLevel, redact: REDACTED_LOG_PATHS } : options.logger;
   // Typed as a plain object: Fastify's typings pick the http or http2 server type from this literal, while
@@ -104,7 +114,9 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
     ajv: {
       customOptions: { allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false },
     },
+    schemaController: { compilersFactory: schemas.compilersFactory },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  routeSchemas.set(app, schemas);
 
   // State the modules share for the life of this app (tenants/state-cache.ts, emails/accept-groups.ts,
   // mail/resources.ts): created here, never at import, and closed with the app.

@@ -17,6 +17,9 @@ import type { App, AppDeps } from './app-types.ts';
 import { DkimSigningCache } from './modules/domains/signing.ts';
 import { assertPortFree, createDaemonLogger } from './logging.ts';
 
+// start.mjs takes these from the bundled main.js, so that the ConfigError it checks is the one thrown.
+export { ConfigError, loadConfig };
+
 export interface RunningDaemon {
   config: Config;
   app: App | null;
@@ -26,7 +29,30 @@ export interface RunningDaemon {
   stop(): Promise<void>;
 }
 
+/** Where a boot's time went, in ms: logged with "daemon ready" (bench/boot.ts reads it, docs/boot.md). */
+interface BootTimings {
+  /** From the process's start to here: Node itself, the build check, loading the daemon's bundle. */
+  modulesLoaded: number;
+  database: number;
+  migrations: number;
+  /** buildApp and listen (role api|all). */
+  app: number;
+  /** Worker threads started and connected (role worker|all), alongside the app. */
+  workers: number;
+  /** From the process's start to ready. */
+  ready: number;
+}
+
 export async function startDaemon(config: Config = loadConfig()): Promise<RunningDaemon> {
+  const since = (start: number) => Math.round(performance.now() - start);
+  const timings: BootTimings = {
+    modulesLoaded: Math.round(performance.now()),
+    database: 0,
+    migrations: 0,
+    app: 0,
+    workers: 0,
+    ready: 0,
+  };
   const log = createDaemonLogger({ level: config.logLevel, redact: REDACTED_LOG_PATHS });
   const runsApi = config.role === 'api' || config.role === 'all';
   const runsSmtp = (config.role === 'smtp' || config.role === 'all') && smtpEdgeConfigured(config);
@@ -39,12 +65,16 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   const tls = runsApi ? readTlsPair(config) : null;
   if (runsApi) await assertPortFree(config.host, config.port);
   const secrets = loadSecrets(config.dataDir, config.jwtSecret);
+  let phase = performance.now();
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 20 });
+  timings.database = since(phase);
   log.info(
     { database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) },
     'database connected',
   );
+  phase = performance.now();
   const applied = await migrateUp(db.sequelize);
+  timings.migrations = since(phase);
   if (applied.length) log.info({ applied }, 'migrations applied');
   try {
     if ((await checkSecretAgainstDatabase(db.sequelize, secrets)) === 'recorded')
@@ -83,22 +113,47 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     dkimSigning: new DkimSigningCache(secrets),
   };
 
+  // Worker threads load their modules and connect while this thread builds the app: on two cores
+  // the two overlap (≈ 1 s of a restart, docs/boot.md). Readiness waits for both.
+  const runsWorkers = config.role === 'worker' || config.role === 'all';
+  phase = performance.now();
+  const workersStarting = runsWorkers
+    ? startWorkers({ config, databaseUrl: db.url, secrets, log }).then((pool) => {
+        timings.workers = since(phase);
+        return (workers = pool);
+      })
+    : null;
+  // Awaited below; a failure while buildApp still runs must not count as unhandled meanwhile.
+  workersStarting?.catch(() => {});
   let app: App | null = null;
   let stopTlsReload = () => {};
-  if (runsApi) {
-    app = await buildApp(deps, { tls, loggerInstance: log });
-    await app.listen({ port: config.port, host: config.host });
-    if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
-  }
   let smtp: SmtpEdge | null = null;
-  if (runsSmtp) {
-    // Without the API (role smtp) nothing else has bound the models the send pipeline reads.
-    if (!app) initModels(db.sequelize);
-    smtp = await startSmtpEdge({ ...deps, log }, config);
+  try {
+    if (runsApi) {
+      app = await buildApp(deps, { tls, loggerInstance: log });
+      await app.listen({ port: config.port, host: config.host });
+      timings.app = since(phase);
+      if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
+    }
+    if (runsSmtp) {
+      // Without the API (role smtp) nothing else has bound the models the send pipeline reads.
+      if (!app) initModels(db.sequelize);
+      smtp = await startSmtpEdge({ ...deps, log }, config);
+    }
+    await workersStarting;
+  } catch (error) {
+    // A boot that fails half-way leaves no thread, listener or connection behind.
+    stopTlsReload();
+    await smtp?.close().catch(() => {});
+    await app?.close().catch(() => {});
+    await workersStarting?.then((pool) => pool.stop()).catch(() => {});
+    await node.stop().catch(() => {});
+    redis?.disconnect();
+    await db.close().catch(() => {});
+    throw error;
   }
-  if (config.role === 'worker' || config.role === 'all') {
-    workers = await startWorkers({ config, databaseUrl: db.url, secrets, log });
-  }
+  timings.ready = Math.round(performance.now());
+  log.info({ bootMs: timings }, 'daemon ready');
   const url = app
     ? `${tls ? 'https' : 'http'}://${config.host}:${(app.server.address() as { port: number }).port}`
     : '';

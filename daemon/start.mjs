@@ -65,8 +65,8 @@ export async function startDaemonProcess(argv) {
     if (error instanceof NoWritableBuildDirError) fail(error.message, EXIT_CONFIG);
     throw error;
   }
-  const { loadConfig, ConfigError } = await import(pathToFileURL(join(build, 'daemon/config.js')).href);
-  const { runDaemon } = await import(pathToFileURL(join(build, 'daemon/main.js')).href);
+  // main.js is a bundle (build.mjs) with config.ts inside: its ConfigError is the one runDaemon throws.
+  const { loadConfig, ConfigError, runDaemon } = await import(pathToFileURL(join(build, 'daemon/main.js')).href);
   let config;
   try {
     config = loadConfig(env);

@@ -44,7 +44,7 @@ test('every row of the history tables survives partitioning, in the partition of
   });
   const endpointId = endpoint.json().id as string;
 
-  await createMigrator(ctx.db.sequelize).down({ to: FIRST });
+  await (await createMigrator(ctx.db.sequelize)).down({ to: FIRST });
   const [kind] = await q<{ relkind: string }>(`SELECT relkind FROM pg_class WHERE relname = 'email_logs'`);
   assert.is(kind.relkind, 'r', 'the old schema: a plain table');
 
@@ -87,7 +87,7 @@ test('every row of the history tables survives partitioning, in the partition of
     'migrated rows are searchable',
   );
 
-  await createMigrator(ctx.db.sequelize).down({ to: FIRST });
+  await (await createMigrator(ctx.db.sequelize)).down({ to: FIRST });
   assert.equal(await snapshot(), before, 'down: the plain tables hold every row');
   await migrateUp(ctx.db.sequelize);
   assert.equal(await snapshot(), before);

@@ -34,7 +34,7 @@ test('up applies every migration; down to 0 removes every table; up again rebuil
   for (const table of ['jobs', 'failed_jobs', 'tenants', 'admins'])
     assert.ok(schema.includes(table), `${table} exists`);
 
-  await createMigrator(db.sequelize).down({ to: 0 });
+  await (await createMigrator(db.sequelize)).down({ to: 0 });
   assert.equal(await tables(), ['schema_migrations'], 'every migration dropped what it created');
   const leftovers = await db.sequelize.query<{ name: string }>(
     `SELECT typname AS name FROM pg_type WHERE typnamespace = 'public'::regnamespace AND typtype IN ('e', 'd')

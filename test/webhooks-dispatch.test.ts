@@ -4,12 +4,13 @@
 // workers on one database deliver each delivery once; a dead worker's leases are taken over.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import pg from 'pg';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { createTestDispatcher, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
-import { buildWebhookPayload, FAN_OUT_EVENTS } from '../daemon/modules/webhooks/fan-out.ts';
+import { buildWebhookPayload, DELIVERIES_CHANNEL, FAN_OUT_EVENTS } from '../daemon/modules/webhooks/fan-out.ts';
 import { claimDeliveries, settleDeliveries } from '../daemon/modules/webhooks/delivery-store.ts';
 import {
   EndpointLane,
@@ -512,6 +513,32 @@ test('FAN_OUT_EVENTS: many events in one statement, one due delivery per enabled
   );
   assert.ok(rows.every((row) => row.due));
   assert.ok(rows.every((row) => events.some((e) => e.id === row.payload.id)));
+});
+
+test('an event that has deliveries wakes the webhook worker at commit (NOTIFY); one nobody subscribes to does not', async () => {
+  const listener = new pg.Client({ connectionString: ctx.db.url });
+  const notified: string[] = [];
+  listener.on('notification', (message) => notified.push(message.payload ?? ''));
+  await listener.connect();
+  try {
+    await listener.query(`LISTEN ${DELIVERIES_CHANNEL}`);
+    const { asKey, tenantId } = await createWorld(ctx.app);
+    await createEndpoint(asKey, receiver.url, ['email.delivered']);
+    // Committed first: had it notified, its notification would arrive before the second one's.
+    await emitEvent(ctx.db.sequelize, { tenantId, type: 'email.sent', data: {} });
+    await ctx.db.sequelize.transaction(async (transaction) => {
+      await emitEvent(ctx.db.sequelize, { tenantId, type: 'email.delivered', data: { n: 1 } }, transaction);
+      await emitEvent(ctx.db.sequelize, { tenantId, type: 'email.delivered', data: { n: 2 } }, transaction);
+      assert.equal(notified, [], 'nothing is announced before the commit');
+    });
+    await waitFor('the notification of the committed deliveries', () => notified.length > 0);
+    // A marker sent after the commit: everything notified before it has arrived once it does.
+    await ctx.db.sequelize.query(`SELECT pg_notify('${DELIVERIES_CHANNEL}', 'marker')`);
+    await waitFor('the marker', () => notified.length > 1);
+    assert.equal(notified, ['', 'marker'], 'one per transaction with deliveries, then the marker');
+  } finally {
+    await listener.end();
+  }
 });
 
 test.run();

@@ -35,7 +35,7 @@ test('pending delivery jobs become due deliveries; nothing is lost; down brings 
   });
   const endpointId = created.json().id as string;
 
-  await createMigrator(ctx.db.sequelize).down({ to: MIGRATION });
+  await (await createMigrator(ctx.db.sequelize)).down({ to: MIGRATION });
   const columns = await q<{ column_name: string }>(
     `SELECT column_name FROM information_schema.columns WHERE table_name = 'webhook_deliveries' AND column_name = 'due_at'`,
   );
@@ -115,7 +115,7 @@ test('pending delivery jobs become due deliveries; nothing is lost; down brings 
   await dispatcher.stop(1_000);
   assert.equal(receiver.requests.map((r) => JSON.parse(r.rawBody).id).sort(), ['due', 'leased']);
 
-  await createMigrator(ctx.db.sequelize).down({ to: MIGRATION });
+  await (await createMigrator(ctx.db.sequelize)).down({ to: MIGRATION });
   const back = await q<{ delivery: string; later: boolean }>(
     `SELECT payload->>'deliveryId' AS delivery, run_at > now() AS later FROM jobs WHERE queue = 'webhook' AND payload ? 'deliveryId'`,
   );

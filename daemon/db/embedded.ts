@@ -4,7 +4,6 @@
 // slower than PostgreSQL, right for one machine.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { servePglite } from './pglite-server.ts';
 
 /** PostgreSQL settings of the embedded database (one backend session, one machine). */
@@ -25,6 +24,8 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   const dir = join(dataDir, 'pgdata');
   await mkdir(dir, { recursive: true });
+  // Loaded here, not at import: a daemon on PostgreSQL, and each worker thread, never needs the WASM build.
+  const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create(dir, {
     // Sized for a laptop: PostgreSQL's defaults (128 MB of shared buffers inside the WASM heap, which
     // never shrinks) made the embedded database most of the daemon's idle memory.

@@ -4,7 +4,7 @@
 //
 // Recipients follow the envelope, as with every SMTP relay: a To/Cc address is sent to when it is
 // also a RCPT TO, and every RCPT TO that the To/Cc headers do not name is a Bcc.
-import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail } from 'mailparser';
+import type { AddressObject, EmailAddress, ParsedMail } from 'mailparser';
 import { ApiError } from '../errors.ts';
 import {
   isAllowedCustomHeader,
@@ -85,6 +85,8 @@ export async function parseSubmission(
   envelope: { mailFrom: string | null; rcptTo: string[] },
 ): Promise<Submission> {
   // skipHtmlToText: an HTML-only message stays HTML-only (the pipeline derives no text part either).
+  // Loaded on first use: mailparser and its charsets cost ≈ 0.3 s of every boot otherwise (docs/boot.md).
+  const { simpleParser } = await import('mailparser');
   const parsed = await simpleParser(raw, {
     skipHtmlToText: true,
     skipTextToHtml: true,

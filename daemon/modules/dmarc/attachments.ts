@@ -1,7 +1,6 @@
 // The DMARC reports attached to one raw message, and the attachments refused with why. CPU-heavy
 // by nature (MIME, bounded decompression, XML: fast-xml-parser takes ~0.3 s per MB), so it runs in
 // the inbound reader's thread (inbound-mail/reader.ts), never on the daemon's event loop.
-import { simpleParser } from 'mailparser';
 import { parseAggregateReport, reportXml, type DmarcAggregateReport } from './parse.ts';
 
 export type AttachmentOutcome =
@@ -9,6 +8,8 @@ export type AttachmentOutcome =
   | { kind: 'unreadable'; filename: string | null; reason: string };
 
 export async function readDmarcAttachments(raw: Buffer): Promise<AttachmentOutcome[]> {
+  // Loaded on first use: mailparser and its charsets cost ≈ 0.3 s of every boot otherwise (docs/boot.md).
+  const { simpleParser } = await import('mailparser');
   const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
   const outcomes: AttachmentOutcome[] = [];
   for (const attachment of parsed.attachments) {

@@ -4,7 +4,6 @@
 // foreign one changes nothing. Verified with mailauth against DNS_SERVERS (the resolver domain checks
 // use), each look-up bounded like theirs.
 import { Resolver } from 'node:dns/promises';
-import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { DNS_TIMEOUT_MS, normalizeHostName } from '../domains/dns-lookup.ts';
 
 export type FeedbackSigner = { verified: true; signer: string } | { verified: false; reason: string };
@@ -31,6 +30,8 @@ export type DkimSignatures = { results: Array<{ signingDomain: string; result: s
  */
 export async function checkDkimSignatures(raw: Buffer, dnsServers: string[]): Promise<DkimSignatures> {
   try {
+    // Loaded on first use: mailauth (with joi and tldts) cost ≈ 0.4 s of every boot otherwise (docs/boot.md).
+    const { dkimVerify } = await import('mailauth/lib/dkim/verify.js');
     const verification = await dkimVerify(raw, { resolver: mailauthResolver(dnsServers) as never });
     const results = verification.results as Array<{ signingDomain?: string; status: { result: string } }>;
     return { results: results.map((r) => ({ signingDomain: r.signingDomain ?? '', result: r.status.result })) };

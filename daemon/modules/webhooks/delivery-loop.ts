@@ -1,8 +1,10 @@
 // The webhook worker thread's delivery loop: claim as soon as a lane could use more work (the
-// dispatcher says so), otherwise every poll; on shutdown, let attempts in flight finish, settle
+// dispatcher says so) or new deliveries were written (NOTIFY on DELIVERIES_CHANNEL, fan-out.ts),
+// otherwise every poll; on shutdown, let attempts in flight finish, settle
 // them and give back what was still waiting.
 import { onAbort, type ThreadRuntime } from '../../jobs/thread.ts';
-import { createWaker } from '../../jobs/wake.ts';
+import { createWaker, listenOnChannel } from '../../jobs/wake.ts';
+import { DELIVERIES_CHANNEL } from './fan-out.ts';
 import { createDispatcher, type DispatcherOptions } from './dispatcher.ts';
 
 /** Deliveries one claim statement takes at most. */
@@ -34,6 +36,10 @@ export async function runDeliveryLoop(
   const waker = createWaker();
   dispatcher.onWantsClaim(() => waker.wake());
   onAbort(signal, () => waker.wake());
+  // The embedded PGlite does not deliver NOTIFY across connections: the poll serves there.
+  const listener = runtime.embedded
+    ? null
+    : listenOnChannel(runtime.data.databaseUrl, DELIVERIES_CHANNEL, waker, ctx.log);
   const pollMs = Math.min(DELIVERY_POLL_MS, runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs);
 
   while (!signal.aborted) {
@@ -52,5 +58,6 @@ export async function runDeliveryLoop(
     if (result.claimed === 0) await new Promise((resolve) => setTimeout(resolve, CLAIM_GAP_MS));
     await waker.wait(pollMs);
   }
+  await listener?.close();
   await dispatcher.stop(tuning.drainTimeoutMs);
 }

@@ -6,6 +6,12 @@ import { declareBatch, type BatchColumns } from '../../db/batch.ts';
 
 export const WEBHOOK_MAX_ATTEMPTS = 5;
 
+/**
+ * Notified (at commit) when deliveries due now were written, so the webhook worker claims them at once
+ * instead of at its next poll (up to 250 ms later: most of an event's lag, docs/webhook-delivery.md).
+ */
+export const DELIVERIES_CHANNEL = 'svc_webhook_deliveries';
+
 export interface OutboxEvent {
   id: string;
   tenantId: string;
@@ -74,12 +80,16 @@ export async function fanOutEvent(
   options: FanOutOptions = {},
 ): Promise<string[]> {
   const payload = JSON.stringify(buildWebhookPayload(event));
+  // One NOTIFY per transaction whatever the row count: PostgreSQL folds identical ones.
   const deliveries = await sequelize.query<{ id: string }>(
-    `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, payload, max_attempts, due_at)
-     SELECT tenant_id, id, :eventId, :type, CAST(:payload AS json), :maxAttempts, CASE WHEN :due THEN now() END
-       FROM webhook_endpoints
-      WHERE ${targetEndpointsWhere(options.onlyEndpointId)}
-     RETURNING id`,
+    `WITH inserted AS (
+       INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, payload, max_attempts, due_at)
+       SELECT tenant_id, id, :eventId, :type, CAST(:payload AS json), :maxAttempts, CASE WHEN :due THEN now() END
+         FROM webhook_endpoints
+        WHERE ${targetEndpointsWhere(options.onlyEndpointId)}
+       RETURNING id
+     )
+     SELECT id, CASE WHEN :due THEN pg_notify('${DELIVERIES_CHANNEL}', '')::text END AS notified FROM inserted`,
     {
       replacements: {
         eventId: event.id,

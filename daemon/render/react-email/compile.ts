@@ -1,7 +1,7 @@
 // Compiles tenant JSX/TSX into one script for the sandbox. The only imports that survive are the
 // allowed modules, and those become look-ups in a table the sandbox provides: the script contains no
 // `require` and no static `import`, so there is nothing left to resolve at run time.
-import { build, type Message, type Plugin } from 'esbuild';
+import type { Message, Plugin } from 'esbuild';
 import { ValidationError } from '../../errors.ts';
 
 export const ALLOWED_JSX_IMPORTS = ['react', 'react/jsx-runtime', '@react-email/components'] as const;
@@ -50,6 +50,8 @@ export async function compileTemplateJsx(jsx: string): Promise<string> {
     ]);
   }
   try {
+    // Loaded on first use: only a JSX template needs the compiler (the boot does not, docs/boot.md).
+    const { build } = await import('esbuild');
     const result = await build({
       stdin: { contents: jsx, loader: 'tsx', sourcefile: 'template.tsx', resolveDir: '/' },
       bundle: true,

@@ -7,7 +7,7 @@
 // A log is found on its whole key, id and created_at, row by row: the plan is a nested loop of
 // primary-key lookups whatever the table's statistics say (see daemon/queue/sends.ts).
 import { declareBatch } from '../../../db/batch.ts';
-import { FAN_OUT_COLUMNS, fanOutEventsSql } from '../../webhooks/fan-out.ts';
+import { DELIVERIES_CHANNEL, FAN_OUT_COLUMNS, fanOutEventsSql } from '../../webhooks/fan-out.ts';
 import { SETTLE_BATCHES, SETTLED_COUNTS, failRow, retryRow, settleJobsCtes } from '../../../queue/sql/settle.ts';
 
 /** What one delivery attempt changes on its log. Null fields keep what the log has. */
@@ -131,7 +131,9 @@ export const RECORD_OUTCOMES = declareBatch(
   ), ${settleJobsCtes(sql)}
   SELECT ${SETTLED_COUNTS},
          (SELECT count(*) FROM deliveries)::int AS webhook_deliveries,
-         (SELECT count(*) FROM logs)::int + (SELECT count(*) FROM timeline)::int + (SELECT count(*) FROM recorded)::int AS written`,
+         (SELECT count(*) FROM logs)::int + (SELECT count(*) FROM timeline)::int + (SELECT count(*) FROM recorded)::int AS written,
+         -- Wakes the webhook delivery loop at commit instead of at its next poll (issue 27 §5).
+         CASE WHEN EXISTS (SELECT 1 FROM deliveries) THEN pg_notify('${DELIVERIES_CHANNEL}', '')::text END AS notified`,
 );
 
 /** RECORD_OUTCOMES' values for a batch recorded by `workerId`. */
