@@ -176,6 +176,8 @@ const control = createHttpServer((request, response) => {
   request.on('data', (chunk: Buffer) => (body += chunk.toString()));
   request.on('end', () => {
     const json = (value: unknown) => {
+      // No keep-alive: the bench's fetch would reuse a socket this server closed after minutes of signing.
+      response.setHeader('connection', 'close');
       response.setHeader('content-type', 'application/json');
       response.end(JSON.stringify(value));
     };
