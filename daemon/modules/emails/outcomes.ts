@@ -192,6 +192,24 @@ async function statusAfterFailures(
 }
 
 /**
+ * The columns an outcome reads (recipients, status, the event's payload): not the bodies, which are
+ * up to megabytes each and would be fetched and parsed for every outcome (the MTA records one per message).
+ */
+const OUTCOME_LOG_ATTRIBUTES: string[] = [
+  'id',
+  'tenantId',
+  'messageId',
+  'toAddresses',
+  'ccAddresses',
+  'bccAddresses',
+  'subject',
+  'tags',
+  'metadata',
+  'status',
+  'error',
+];
+
+/**
  * Records what a relay or provider reported about a sent message: status, timeline, event,
  * suppression (hard bounce, complaint) and the sending-risk check. Each (send, recipient) counts once:
  * a bounce or complaint already recorded for a recipient adds nothing. Called by the send worker
@@ -207,6 +225,7 @@ export async function recordDeliveryOutcome(
   const { sequelize } = deps;
   const work = async (tx: Transaction): Promise<RecordedOutcome> => {
     const log = await EmailLog.findOne({
+      attributes: OUTCOME_LOG_ATTRIBUTES,
       where: { id: outcome.emailId, tenantId: outcome.tenantId },
       transaction: tx,
       lock: tx.LOCK.UPDATE,

@@ -1,0 +1,121 @@
+// Haraka for `npm run bench:mta`, the third column, when it is installed outside the repo:
+//   mkdir -p /tmp/haraka-bench && cd /tmp/haraka-bench && npm init -y && npm install Haraka
+// (or HARAKA_BENCH_DIR naming another such directory). One Haraka process (its default: no cluster),
+// listening on 127.0.0.1:<free port>; two bench plugins: every connection relays (the injector is the
+// one client), and get_mx answers the MX of each domain from the bench DNS server (a real MX and A
+// query there, as svc makes). Outbound is Haraka's own (its default concurrency, no connection reuse
+// in Haraka 3), no DKIM plugin: the messages come signed. Retries after `retrySeconds` (its minimum is 5 s).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const HARAKA_BENCH_DIR = process.env.HARAKA_BENCH_DIR ?? '/tmp/haraka-bench';
+const harakaRoot = () => join(HARAKA_BENCH_DIR, 'node_modules', 'Haraka');
+
+export const HARAKA_HOW_TO = 'mkdir -p /tmp/haraka-bench && cd /tmp/haraka-bench && npm init -y && npm install Haraka';
+
+export function harakaInstalled(): boolean {
+  return existsSync(join(harakaRoot(), 'bin', 'haraka'));
+}
+
+export interface HarakaInstance {
+  port: number;
+  version: string;
+  stop(): Promise<void>;
+}
+
+// The reverse look-up of the client is answered here: the machine's resolver may not answer at all
+// (Postfix finds 127.0.0.1 in /etc/hosts; Haraka asks DNS and would wait for its time-out).
+const RELAY_PLUGIN = `// bench: the injector on loopback may relay.
+exports.hook_connect_init = function (next, connection) {
+  connection.relaying = true;
+  next();
+};
+exports.hook_lookup_rdns = function (next) {
+  next(OK, 'localhost');
+};
+`;
+
+const MX_PLUGIN = (dnsServer: string) => `// bench: MX and A of each domain from the bench DNS server.
+const { Resolver } = require('node:dns').promises;
+const resolver = new Resolver({ timeout: 2000, tries: 2 });
+resolver.setServers([${JSON.stringify(dnsServer)}]);
+exports.hook_get_mx = async function (next, hmail, domain) {
+  try {
+    const mxs = (await resolver.resolveMx(domain)).sort((a, b) => a.priority - b.priority);
+    const hosts = [];
+    for (const mx of mxs)
+      for (const address of await resolver.resolve4(mx.exchange))
+        hosts.push({ exchange: address, priority: mx.priority, port: 25 });
+    next(OK, hosts);
+  } catch (error) {
+    next(DENYSOFT, String(error));
+  }
+};
+`;
+
+async function listening(port: number, timeoutMs: number, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`Haraka exited with ${child.exitCode}\n${log()}`);
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => (socket.destroy(), resolve(true)));
+      socket.once('error', () => resolve(false));
+    });
+    if (up) return;
+    if (Date.now() > deadline) throw new Error(`Haraka did not listen within ${timeoutMs} ms\n${log()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+export async function startHaraka(port: number, dnsServer: string, retrySeconds: number): Promise<HarakaInstance> {
+  const base = mkdtempSync(join(tmpdir(), 'svc-bench-haraka-'));
+  // Haraka's own defaults (connection.ini and the rest, as `haraka -i` installs them), then the bench's.
+  cpSync(join(harakaRoot(), 'config'), join(base, 'config'), { recursive: true });
+  mkdirSync(join(base, 'plugins'));
+  mkdirSync(join(base, 'queue'));
+  const config = (name: string, text: string) => writeFileSync(join(base, 'config', name), text);
+  config('smtp.ini', `listen=127.0.0.1:${port}\n`);
+  config('plugins', 'bench_relay\nbench_mx\n');
+  config('log.ini', '[main]\nlevel=warn\n');
+  config('me', 'haraka.mta-bench.test\n');
+  config(
+    'outbound.ini',
+    `enable_tls=false\nlocal_mx_ok=true\ninet_prefer=v4\ntemp_fail_intervals=${Math.max(5, retrySeconds)}s*5\n`,
+  );
+  writeFileSync(join(base, 'plugins', 'bench_relay.js'), RELAY_PLUGIN);
+  writeFileSync(join(base, 'plugins', 'bench_mx.js'), MX_PLUGIN(dnsServer));
+  let output = '';
+  const child = spawn(process.execPath, [join(harakaRoot(), 'bin', 'haraka'), '-c', base], {
+    cwd: base,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    await listening(port, 60_000, child, () => output);
+  } catch (error) {
+    child.kill('SIGKILL');
+    rmSync(base, { recursive: true, force: true });
+    throw error;
+  }
+  const version = (JSON.parse(readFileSync(join(harakaRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+  return {
+    port,
+    version,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}

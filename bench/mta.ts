@@ -1,0 +1,279 @@
+// `npm run bench:mta`: the outbound MTA (issue 28, docs/mta.md "Performance") beside Postfix and Haraka
+// in one run. Ten destination domains, each on its own loopback MX host (127.0.0.100–109:25, sinks in a
+// child process: bench/mta-sinks.ts), their MX and A records in a DNS server on loopback; the ninth MX
+// answers DATA after 200 ms, the tenth defers 10 % of recipients with 451 once. N messages of 100 KB,
+// DKIM-signed, one recipient each, spread evenly over the ten domains, one injector per column:
+//   svc      the daemon (API node + worker node, NODE_ENV=production, DELIVERY=direct) signs each
+//            message itself; sent with POST /emails/batch;
+//   Postfix  Debian's package, a separate instance with the default qmgr, fed the same messages
+//            signed beforehand over SMTP; routed by transport_maps (no MX look-ups: said in the table);
+//   Haraka   from /tmp/haraka-bench when installed there, fed like Postfix, MX from the bench DNS.
+// Each column is timed from the first submission to the last message received (deferred ones retried
+// after RETRY_SECONDS in every column). For svc a control run with all ten MX hosts fast gives the cost
+// of the slow and deferring domains to the eight others (their completion time with vs without).
+//
+// Flags: --messages N (20000), --only svc|postfix|haraka. Environment: DATABASE_URL (required),
+// BENCH_REDIS_URL / REDIS_URL (redis://127.0.0.1:6379), BENCH_LOG_LEVEL (warn), BENCH_CPU_PROF=1,
+// HARAKA_BENCH_DIR (/tmp/haraka-bench). Writes bench/results-mta.json.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Domain } from '../daemon/modules/domains/model.ts';
+import { openDkimPrivateKey } from '../daemon/modules/domains/keys.ts';
+import { loadSecrets } from '../daemon/secrets.ts';
+import { startDnsServer, type TestDnsServer } from '../test/helpers/dns-server.ts';
+import { BENCH_DIR, freePort, startChild } from './children.ts';
+import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
+import { machineInfo } from './machine.ts';
+import { columnFigures, SinksClient, type ColumnFigures } from './mta-figures.ts';
+import { harakaInstalled, HARAKA_HOW_TO, startHaraka } from './mta-haraka.ts';
+import { INJECT_CONNECTIONS, INJECT_REQUESTS, injectSmtp } from './mta-inject.ts';
+import { DESTINATIONS, NORMAL_DOMAINS, presignMessages, type PresignedMessage } from './mta-message.ts';
+import { postfixInstalled, startPostfix } from './mta-postfix.ts';
+import { startSvcNodes, svcColumn, type SvcSetup } from './mta-svc.ts';
+
+const { values: flags } = parseArgs({
+  options: { messages: { type: 'string', default: '20000' }, only: { type: 'string' } },
+});
+const messages = Number(flags.messages);
+if (!Number.isInteger(messages) || messages < 10) throw new Error(`--messages must be a whole number ≥ 10`);
+const only = flags.only ?? null;
+if (only !== null && !['svc', 'postfix', 'haraka'].includes(only))
+  throw new Error(`--only takes svc, postfix or haraka, got "${only}"`);
+const wanted = (column: string) => only === null || only === column;
+
+const databaseUrl = process.env.DATABASE_URL;
+if (!databaseUrl) {
+  console.error('npm run bench:mta needs PostgreSQL: set DATABASE_URL (a bench database is created and dropped).');
+  process.exit(2);
+}
+const RETRY_SECONDS = 5;
+const STALL_MS = 120_000;
+const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
+const loadAverage = () => loadavg().map((l) => Math.round(l * 100) / 100);
+const log = (message: string) => console.error(`[bench:mta ${new Date().toISOString().slice(11, 19)}] ${message}`);
+
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-mta-'));
+const cleanups: (() => Promise<void> | void)[] = [];
+
+interface MtaResults {
+  machine: ReturnType<typeof machineInfo> & { loadAverageAtEnd: number[] };
+  settings: Record<string, unknown>;
+  columns: ColumnFigures[];
+  /** svc's eight normal domains with the slow and deferring MX hosts vs with all ten fast. */
+  isolation: { withSlowAndDeferring: number; allFast: number; cost: number } | null;
+  skipped: string[];
+  goals: { goal: string; met: boolean | null; figure: string }[];
+}
+
+async function startDns(): Promise<TestDnsServer> {
+  const dns = await startDnsServer();
+  for (const { domain, address } of DESTINATIONS) {
+    dns.zone.mx.set(domain, [{ exchange: `mx.${domain}`, priority: 10 }]);
+    dns.zone.a.set(`mx.${domain}`, [address]);
+  }
+  return dns;
+}
+
+async function smtpColumn(
+  label: string,
+  version: string,
+  port: number,
+  presigned: PresignedMessage[],
+  sinks: SinksClient,
+  notes: string[],
+): Promise<ColumnFigures> {
+  await sinks.reset();
+  const loadAverageBefore = loadAverage();
+  log(`${label}: ${presigned.length} presigned messages over SMTP (${INJECT_CONNECTIONS} connections)`);
+  const injection = await injectSmtp(port, presigned);
+  log(`  accepted in ${Math.round(injection.finishedAt - injection.startedAt)} ms; waiting for the sinks`);
+  const stats = await sinks.waitForUnique(presigned.length - injection.failures, STALL_MS, (s) =>
+    log(`  ${s.unique} received`),
+  );
+  return columnFigures(label, version, injection, stats, await sinks.arrivals(), {
+    cpuMsPerMessage: null,
+    loadAverageBefore,
+    loadAverageAfter: loadAverage(),
+    notes: injection.failures ? [...notes, `${injection.failures} submissions refused`] : notes,
+  });
+}
+
+function markdown(results: MtaResults): string {
+  const postfix = results.columns.find((c) => c.label === 'Postfix');
+  const rows = results.columns.map((c) => {
+    const ratio = postfix ? `${(c.messagesPerSecond / postfix.messagesPerSecond).toFixed(2)}×` : '–';
+    const ms = (v: number | null) => (v === null ? '–' : `${v}`);
+    return `| ${c.label}${c.version ? ` ${c.version}` : ''} | ${c.messagesPerSecond} | ${ratio} | ${c.seconds} | ${c.normalDomainsSeconds} | ${ms(c.latencyP50Ms)} | ${ms(c.latencyP99Ms)} | ${Math.round(c.averageMessageBytes / 1024)} KB | ${c.loadAverageBefore[0]} → ${c.loadAverageAfter[0]} |`;
+  });
+  return [
+    '| column | msg/s | × Postfix | total s | 8 normal domains s | p50 ms | p99 ms | size | load (1 min) |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+async function main(): Promise<MtaResults> {
+  const machine = machineInfo(null);
+  log(`${machine.nproc} × ${machine.cpuModel}, load ${machine.loadAverageAtStart.join(' ')}; ${messages} messages`);
+  const dns = await startDns();
+  cleanups.push(() => dns.close());
+  const sinksChild = await startChild('MX sinks', 'mta-sinks.ts', [JSON.stringify(DESTINATIONS)]);
+  cleanups.push(() => sinksChild.stop());
+  const sinks = new SinksClient(sinksChild, Number(sinksChild.readyText));
+  log(`creating a bench database on ${new URL(databaseUrl!).host}`);
+  const database: BenchDatabase = await createBenchDatabase(databaseUrl!, JWT_SECRET, dataDir);
+  cleanups.push(() => database.drop());
+  machine.postgres = database.postgresVersion;
+
+  const columns: ColumnFigures[] = [];
+  const skipped: string[] = [];
+  let isolation: MtaResults['isolation'] = null;
+  const behaviours = DESTINATIONS.map((d) => d.behaviour);
+  const allFast = DESTINATIONS.map(() => 'fast' as const);
+
+  if (wanted('svc')) {
+    const setup: SvcSetup = {
+      databaseUrl: database.url,
+      dataDir,
+      jwtSecret: JWT_SECRET,
+      redisUrl: process.env.BENCH_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      dnsServer: dns.address,
+      apiKey: database.apiKey,
+      retryBaseMs: RETRY_SECONDS * 1000,
+      logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
+      nodeArgs:
+        process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(BENCH_DIR, 'profiles')}`] : [],
+      log,
+    };
+    const nodes = await startSvcNodes(setup);
+    cleanups.push(() => nodes.stop());
+    const sequelize = database.db.sequelize;
+    // A warm-up (not measured: JIT, pools, caches), then the control run: a database that has grown by
+    // one run can only slow the measured one.
+    await sinks.behave(allFast);
+    await svcColumn(
+      'svc warm-up',
+      'w',
+      Math.min(500, Math.ceil(messages / 10)),
+      nodes,
+      sinks,
+      setup,
+      sequelize,
+      STALL_MS,
+    );
+    const control = await svcColumn('svc, all ten MX fast', 'c', messages, nodes, sinks, setup, sequelize, STALL_MS);
+    await sinks.behave(behaviours);
+    const svc = await svcColumn('svc', 's', messages, nodes, sinks, setup, sequelize, STALL_MS);
+    columns.push(svc, control);
+    isolation = {
+      withSlowAndDeferring: svc.normalDomainsSeconds,
+      allFast: control.normalDomainsSeconds,
+      cost: Math.round((svc.normalDomainsSeconds / control.normalDomainsSeconds - 1) * 1000) / 1000,
+    };
+    await nodes.stop();
+  }
+
+  const wantPostfix = wanted('postfix') && postfixInstalled();
+  const wantHaraka = wanted('haraka') && harakaInstalled();
+  if (wanted('postfix') && !wantPostfix)
+    skipped.push('Postfix: not installed (DEBIAN_FRONTEND=noninteractive apt-get install -y postfix)');
+  if (wanted('haraka') && !wantHaraka) skipped.push(`Haraka: not installed (${HARAKA_HOW_TO})`);
+  if (wantPostfix || wantHaraka) {
+    await sinks.behave(behaviours);
+    const domain = await Domain.findOne({ where: { tenantId: database.tenantId, name: SENDER_DOMAIN } });
+    const privateKey = openDkimPrivateKey(loadSecrets(dataDir, JWT_SECRET).encryptionKey, domain!.dkimPrivateKeySealed);
+    log(`signing ${messages} messages beforehand for Postfix and Haraka (not timed)`);
+    const presigned = await presignMessages('p', messages, {
+      domainName: SENDER_DOMAIN,
+      keySelector: domain!.dkimSelector,
+      privateKey,
+    });
+    if (wantPostfix) {
+      const postfix = startPostfix(await freePort(), RETRY_SECONDS);
+      try {
+        columns.push(
+          await smtpColumn('Postfix', postfix.version, postfix.port, presigned, sinks, [
+            'transport_maps routes each domain to [127.0.0.x]:25: no MX or A look-ups (svc and Haraka make them)',
+            `minimal_backoff_time = queue_run_delay = ${RETRY_SECONDS}s (svc: SEND_RETRY_BASE_MS = ${RETRY_SECONDS * 1000})`,
+          ]),
+        );
+      } finally {
+        postfix.stop();
+      }
+    }
+    if (wantHaraka) {
+      const haraka = await startHaraka(await freePort(), dns.address, RETRY_SECONDS);
+      try {
+        columns.push(
+          await smtpColumn('Haraka', haraka.version, haraka.port, presigned, sinks, [
+            'one process (Haraka default), MX and A from the bench DNS through a get_mx plugin',
+            `temp_fail_intervals = ${RETRY_SECONDS}s`,
+          ]),
+        );
+      } finally {
+        await haraka.stop();
+      }
+    }
+  }
+
+  const svc = columns.find((c) => c.label === 'svc');
+  const postfix = columns.find((c) => c.label === 'Postfix');
+  const goals: MtaResults['goals'] = [
+    {
+      goal: 'svc ≥ 1.0 × Postfix messages/s',
+      met: svc && postfix ? svc.messagesPerSecond >= postfix.messagesPerSecond : null,
+      figure: svc && postfix ? `${(svc.messagesPerSecond / postfix.messagesPerSecond).toFixed(2)}×` : 'not measured',
+    },
+    {
+      goal: 'svc ≥ 278 messages/s (1,000,000/hour)',
+      met: svc ? svc.messagesPerSecond >= 278 : null,
+      figure: svc ? `${svc.messagesPerSecond}/s` : 'not measured',
+    },
+    {
+      goal: 'slow + deferring domains cost the 8 others ≤ 10 %',
+      met: isolation ? isolation.cost <= 0.1 : null,
+      figure: isolation ? `${(isolation.cost * 100).toFixed(1)} %` : 'not measured',
+    },
+  ];
+  return {
+    machine: { ...machine, loadAverageAtEnd: loadAverage() },
+    settings: {
+      messages,
+      destinations: DESTINATIONS,
+      normalDomains: NORMAL_DOMAINS,
+      retrySeconds: RETRY_SECONDS,
+      smtpInjectorConnections: INJECT_CONNECTIONS,
+      apiInjectorRequestsInFlight: INJECT_REQUESTS,
+      only,
+      uptime: execFileSync('uptime').toString().trim(),
+    },
+    columns,
+    isolation,
+    skipped,
+    goals,
+  };
+}
+
+async function cleanUp(): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve(cleanup()).catch(() => {});
+  rmSync(dataDir, { recursive: true, force: true });
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void cleanUp().finally(() => process.exit(130)));
+
+try {
+  const results = await main();
+  writeFileSync(join(BENCH_DIR, 'results-mta.json'), JSON.stringify(results, null, 2) + '\n');
+  console.log(markdown(results));
+  for (const skip of results.skipped) console.log(`\n${skip}`);
+  for (const column of results.columns) for (const note of column.notes) console.log(`\n${column.label}: ${note}`);
+  console.log('');
+  for (const goal of results.goals)
+    console.log(`${goal.met === null ? '–' : goal.met ? '✓' : '✗'} ${goal.goal}: ${goal.figure}`);
+  console.log(`\n${results.settings.uptime}; bench/results-mta.json written`);
+} finally {
+  await cleanUp();
+}
