@@ -21,6 +21,7 @@ import { createEventLoopMonitor } from './modules/metrics/event-loop.ts';
 import authRoutes from './modules/auth/routes.ts';
 import tenantRoutes from './modules/tenants/routes.ts';
 import platformRoutes from './modules/platform/routes.ts';
+import ipPoolRoutes from './modules/ip-pools/routes.ts';
 import systemMailRoutes from './modules/system-mail/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
 import inboundRoutes from './modules/inbound/routes.ts';
@@ -210,6 +211,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(authRoutes, deps);
   await app.register(tenantRoutes, deps);
   await app.register(platformRoutes, deps);
+  await app.register(ipPoolRoutes, deps);
   await app.register(systemMailRoutes, deps);
   await app.register(webhookRoutes, deps);
   await app.register(inboundRoutes, deps);

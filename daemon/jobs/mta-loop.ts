@@ -10,8 +10,10 @@ import type { RecipientResult } from '../mta/connection.ts';
 import { createDnsClient } from '../mta/dns-query.ts';
 import { RouteCache } from '../mta/mx.ts';
 import { deferredByError } from '../mta/outcome.ts';
-import { DEFAULT_POOL_LIMITS, DestinationPool } from '../mta/pool.ts';
-import { settleAttempt, pendingRecipients, type Settlement } from '../mta/settle.ts';
+import { DEFAULT_POOL_LIMITS } from '../mta/pool.ts';
+import { settleAttempt, pendingRecipients, waitSettlement, type Settlement } from '../mta/settle.ts';
+import { PoolsBySource, SourceAddressChooser, type SourceUse } from '../mta/source-address.ts';
+import { addCountsStatement } from '../mta/sql/pools.ts';
 import {
   claimSpool,
   extendSpoolLeases,
@@ -42,18 +44,27 @@ const IDLE_LANE_MS = 60_000;
 /** Rows a destination may keep waiting beyond its connections. */
 const WAITING_PER_DESTINATION = DEFAULT_POOL_LIMITS.maxConnections * 2;
 
-/** One destination domain: its rows run up to its pool's connection limit, one transaction each. */
+/**
+ * One destination domain: its rows run up to its pool's connection limit, one transaction each; its
+ * connections are kept per source address (IP pools, mta/source-address.ts).
+ */
 class DestinationLane extends FixedLane<SpooledRow> {
   constructor(
     key: string,
-    readonly pool: DestinationPool,
+    readonly pools: PoolsBySource,
   ) {
     super(key, DEFAULT_POOL_LIMITS.maxConnections, WAITING_PER_DESTINATION);
   }
 
   override close(): void {
-    this.pool.close();
+    this.pools.close();
   }
+}
+
+/** What an attempt did: the recipients' verdicts and the pool address it left from, if any. */
+interface Attempted {
+  results: RecipientResult[];
+  source: SourceUse | null;
 }
 
 export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
@@ -64,6 +75,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const tlsPolicy = new TlsPolicy(dns);
   const session = { ehloName: config.ehloName, localAddress: config.outboundAddress ?? undefined };
   const outcomeDeps = { sequelize, config, secrets: ctx.secrets };
+  const sources = new SourceAddressChooser({ sql, fallback: session });
 
   // After a 2xx to DATA, before the batch commits: the recipients it took are marked `answered` in the
   // row, so a crash in between settles them from the mark on reclaim instead of sending them again.
@@ -84,11 +96,14 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     }
   };
 
-  const attempt = async (row: SpooledRow, lane: DestinationLane): Promise<RecipientResult[]> => {
+  const attempt = async (row: SpooledRow, lane: DestinationLane): Promise<Attempted | Settlement> => {
     const to = pendingRecipients(row);
     // Reclaimed with every recipient answered before a crash: nothing to send, settle() records them.
-    if (to.length === 0) return [];
-    const all = (verdict: RecipientResult['verdict']) => to.map((address) => ({ address, verdict }));
+    if (to.length === 0) return { results: [], source: null };
+    const all = (verdict: RecipientResult['verdict']) => ({
+      results: to.map((address) => ({ address, verdict })),
+      source: null,
+    });
     const route = await routes.route(row.domain);
     if (route.kind === 'undeliverable')
       return all({
@@ -98,27 +113,49 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         enhancedCode: route.enhancedCode,
       });
     if (route.kind === 'deferred') return all(deferredByError(route.reason));
+    const source = await sources.choose(
+      row,
+      route.hosts.map((host) => host.name),
+      to.length,
+    );
+    if (source.kind === 'wait')
+      // Waiting past the row's expiry would never try it again: a deferral instead, which expires it in time.
+      return source.until < row.expiresAt ? waitSettlement(row, source) : all(deferredByError(source.reason));
+    const use = source.kind === 'address' ? source.use : null;
     const tls = await tlsPolicy.forDestination(row.domain, route);
     const marked = [...row.recipients];
-    const report = await lane.pool.deliver(
-      route.hosts,
-      tls.plan,
-      { from: row.envelopeFrom, to },
-      row.message,
-      (results) => markAnswered(row, marked, results),
-    );
-    return report.recipients;
+    let report;
+    try {
+      report = await lane.pools
+        .for(source.session)
+        .deliver(route.hosts, tls.plan, { from: row.envelopeFrom, to }, row.message, (results) =>
+          markAnswered(row, marked, results),
+        );
+    } catch (error) {
+      if (use) sources.unused(use);
+      throw error;
+    }
+    // No MX host answered: nothing reached the provider, nothing counts toward the warm-up.
+    if (use && report.host === null) sources.unused(use);
+    return { results: report.recipients, source: report.host === null ? null : use };
   };
 
   const run = async (row: SpooledRow, lane: DestinationLane): Promise<Settlement> => {
-    let results: RecipientResult[];
+    let attempted: Attempted | Settlement;
     try {
-      results = await attempt(row, lane);
+      attempted = await attempt(row, lane);
     } catch (error) {
       // Not an answer from the destination (a bug, a DNS socket error): try again later.
-      results = pendingRecipients(row).map((address) => ({ address, verdict: deferredByError(errorText(error)) }));
+      attempted = {
+        results: pendingRecipients(row).map((address) => ({ address, verdict: deferredByError(errorText(error)) })),
+        source: null,
+      };
     }
-    return settleAttempt(row, results, { retryBaseMs: config.sendRetryBaseMs });
+    if ('spool' in attempted) return attempted;
+    return {
+      ...settleAttempt(row, attempted.results, { retryBaseMs: config.sendRetryBaseMs }),
+      source: attempted.source,
+    };
   };
 
   // One transaction: the rows and their outcomes are written together, so a crash neither loses an
@@ -136,6 +173,9 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         transaction,
       });
       const recorded = new Set(rows.map((row) => row.id));
+      // Sent is sent, whether or not this worker still held the row: every attempt's count goes in.
+      const counts = addCountsStatement(settlements.flatMap((s) => (s.source ? [s.source] : [])));
+      if (counts) await sequelize.query(counts.text, { bind: counts.values, transaction });
       for (const settlement of settlements) {
         if (!recorded.has(settlement.spool.id)) continue;
         for (const outcome of settlement.outcomes) await recordDeliveryOutcome(outcomeDeps, outcome, transaction);
@@ -154,6 +194,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       }
       return recorded.size;
     });
+    sources.committed(settlements.flatMap((s) => (s.source ? [s.source] : [])));
     if (written < batch.length)
       log.warn({ lost: batch.length - written }, `${NOUN} finished after their lease was lost`);
   };
@@ -175,7 +216,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     idleLaneMs: IDLE_LANE_MS,
     idOf: (row) => row.id,
     laneOf: (row) => row.domain,
-    newLane: (domain) => new DestinationLane(domain, new DestinationPool(DEFAULT_POOL_LIMITS, session)),
+    newLane: (domain) => new DestinationLane(domain, new PoolsBySource(DEFAULT_POOL_LIMITS)),
     newLaneRoom: DEFAULT_POOL_LIMITS.maxConnections + WAITING_PER_DESTINATION,
     claim: (want, lanes) => claimSpool(sql, workerId, tuning.leaseMs, lanes.full, want),
     extend: (rows) =>

@@ -33,7 +33,8 @@ export type AuditAction =
   | 'api_key.created'
   | 'api_key.rotated'
   | 'api_key.revoked'
-  | 'platform.settings_updated';
+  | 'platform.settings_updated'
+  | 'platform.ip_pools_changed';
 
 export interface AuditEntry {
   action: AuditAction;
