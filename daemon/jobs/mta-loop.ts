@@ -13,7 +13,7 @@ import { deferredByError } from '../mta/outcome.ts';
 import { DEFAULT_POOL_LIMITS } from '../mta/pool.ts';
 import { settleAttempt, pendingRecipients, waitSettlement, type Settlement } from '../mta/settle.ts';
 import { PoolsBySource, SourceAddressChooser, type SourceUse } from '../mta/source-address.ts';
-import { addCountsStatement } from '../mta/sql/pools.ts';
+import { addCountsStatement, IP_POOLS_CHANNEL } from '../mta/sql/pools.ts';
 import {
   claimSpool,
   extendSpoolLeases,
@@ -239,6 +239,18 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
 
   const waker = createWaker();
   const listener = runtime.embedded ? null : listenOnChannel(runtime.data.databaseUrl, SPOOL_CHANNEL, waker, log);
+  // An admin's change to a pool applies at once: on this node through the threads' broadcast channel,
+  // on the others through NOTIFY (the embedded database has no cross-connection NOTIFY, and one node).
+  const poolChanges = new BroadcastChannel(IP_POOLS_CHANNEL);
+  poolChanges.onmessage = () => sources.forget();
+  const poolListener = runtime.embedded
+    ? null
+    : listenOnChannel(
+        runtime.data.databaseUrl,
+        IP_POOLS_CHANNEL,
+        { wake: () => sources.forget(), wait: () => Promise.resolve() },
+        log,
+      );
   try {
     await runLeasedBatchLoop(engine, {
       signal,
@@ -252,5 +264,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     });
   } finally {
     await listener?.close();
+    await poolListener?.close();
+    poolChanges.close();
   }
 }

@@ -23,6 +23,11 @@ import type { WarmupSchedule } from '../../shared/schemas/ip-pools.ts';
 
 /** How long an assignment or a pool's addresses and counts are kept before they are read again. */
 export const POOL_REFRESH_MS = 5_000;
+/**
+ * Before a row is made to wait, a pool read longer ago than this is read again: an admin's change
+ * (an address added, a warm-up start moved) wakes the rows waiting on the pool, and they must see it.
+ */
+const RECHECK_BEFORE_WAIT_MS = 1_000;
 
 /** One row's use of an address: what the batch commit adds to the day's counts. */
 export interface SourceUse extends CountIncrement {
@@ -38,6 +43,8 @@ export type SourceChoice =
 
 interface PoolSnapshot {
   day: string;
+  /** Epoch ms of the read (the cache's clock, not the warm-up clock). */
+  loadedAt: number;
   schedule: WarmupSchedule;
   addresses: PoolAddressRow[];
   /** Sent today by `${addressId}|${provider}`: read from the table, plus this node's commits since. */
@@ -77,11 +84,13 @@ export class SourceAddressChooser {
     row: Pick<SpooledRow, 'tenantId' | 'projectId' | 'stream'>,
     mxHostnames: readonly string[],
     recipients: number,
+    rechecked = false,
   ): Promise<SourceChoice> {
     const fallback: SourceChoice = { kind: 'default', session: this.options.fallback };
     if (!row.tenantId) return fallback;
     const { tenantId, projectId, stream } = row;
-    const poolId = await cachedLoad(this.assignments, `${tenantId}|${projectId ?? ''}|${stream}`, () =>
+    const assignmentKey = `${tenantId}|${projectId ?? ''}|${stream}`;
+    const poolId = await cachedLoad(this.assignments, assignmentKey, () =>
       poolOfRow(this.options.sql, tenantId, projectId, stream),
     );
     if (!poolId) return fallback;
@@ -98,6 +107,11 @@ export class SourceAddressChooser {
       return used + recipients <= ceiling;
     });
     if (eligible.length === 0) {
+      if (!rechecked && Date.now() - snapshot.loadedAt > RECHECK_BEFORE_WAIT_MS) {
+        this.assignments.delete(assignmentKey);
+        this.snapshots.delete(poolId);
+        return this.choose(row, mxHostnames, recipients, true);
+      }
       const until = nextUtcDay(now);
       return {
         kind: 'wait',
@@ -110,6 +124,12 @@ export class SourceAddressChooser {
     const use: SourceUse = { poolId, addressId: address.id, provider, day, sent: recipients };
     this.adjustInFlight(use, recipients);
     return { kind: 'address', session: { ehloName: address.ehloName, localAddress: address.ip }, use };
+  }
+
+  /** Pools changed (an admin's NOTIFY): assignments, addresses and schedules are read again. Counts in flight stay. */
+  forget(): void {
+    this.assignments.clear();
+    this.snapshots.clear();
   }
 
   /** The attempt reached no MX host: its reservation is given back, nothing is counted. */
@@ -138,7 +158,13 @@ export class SourceAddressChooser {
         rows.addresses.map((address) => address.id),
         day,
       );
-      return { day, schedule: rows.schedule ?? defaultWarmupSchedule(), addresses: rows.addresses, sent };
+      return {
+        day,
+        loadedAt: Date.now(),
+        schedule: rows.schedule ?? defaultWarmupSchedule(),
+        addresses: rows.addresses,
+        sent,
+      };
     };
     const kept = this.snapshots.get(poolId);
     // A new UTC day starts from fresh counts.

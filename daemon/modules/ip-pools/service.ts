@@ -9,6 +9,7 @@ import type { AdminContext } from '../../context.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { recordAudit } from '../audit/service.ts';
 import { DEFAULT_PROVIDERS } from '../../mta/providers.ts';
+import { IP_POOLS_CHANNEL } from '../../mta/sql/pools.ts';
 import { ceilingFor, defaultWarmupSchedule, isWarming, scheduleProblem, utcDay, warmupDay } from '../../mta/warmup.ts';
 import {
   countAssignments,
@@ -26,7 +27,7 @@ import {
   updateAddressRow,
   updatePoolRow,
   upsertAssignment,
-  wakeWaitingRows,
+  announcePoolChange,
   type AddressRow,
 } from './model.ts';
 import type {
@@ -42,6 +43,16 @@ import type {
 } from '../../../shared/schemas/ip-pools.ts';
 
 export type IpPoolDeps = Pick<AppDeps, 'db'>;
+
+/**
+ * Tells this process's MTA loop (another thread) that pools changed, once the change is committed;
+ * other nodes hear the NOTIFY of announcePoolChange.
+ */
+function broadcastPoolChange(): void {
+  const channel = new BroadcastChannel(IP_POOLS_CHANNEL);
+  channel.postMessage('changed');
+  channel.close();
+}
 export type IpPoolActor = AdminContext & { ip?: string };
 
 /** The provider keys shown for every address: the shipped providers' (shaping's own list). */
@@ -194,8 +205,10 @@ export async function updateIpPool(
     const result = await updatePoolRow(sequelize, poolId, body, { transaction });
     if (result === 'missing') throw new NotFoundError('The IP pool');
     if (result === 'name-taken') throw new ConflictError(`An IP pool named ${body.name} already exists.`);
+    await announcePoolChange(sequelize, poolId, { transaction });
     await recordAudit(audit(actor, 'pool_updated', { poolId, fields: Object.keys(body) }), transaction);
   });
+  broadcastPoolChange();
   return getIpPool(deps, poolId);
 }
 
@@ -207,8 +220,10 @@ export async function deleteIpPool(deps: IpPoolDeps, actor: IpPoolActor, poolId:
     if (assigned > 0)
       throw new ConflictError(`The IP pool is assigned ${assigned} time(s): remove its assignments first.`);
     if (!(await deletePoolRow(sequelize, poolId, { transaction }))) throw new NotFoundError('The IP pool');
+    await announcePoolChange(sequelize, poolId, { transaction });
     await recordAudit(audit(actor, 'pool_deleted', { poolId }), transaction);
   });
+  broadcastPoolChange();
 }
 
 export async function addIpPoolAddress(
@@ -224,9 +239,10 @@ export async function addIpPoolAddress(
     const values = addressValues(poolId, body, now, 'body');
     const id = await insertAddress(sequelize, values, { transaction });
     if (!id) throw new ConflictError(`${values.ip} already belongs to an IP pool.`);
-    await wakeWaitingRows(sequelize, poolId, { transaction });
+    await announcePoolChange(sequelize, poolId, { transaction });
     await recordAudit(audit(actor, 'address_added', { poolId, addressId: id, ip: values.ip }), transaction);
   });
+  broadcastPoolChange();
   return getIpPool(deps, poolId, now);
 }
 
@@ -252,9 +268,10 @@ export async function updateIpPoolAddress(
     };
     if (!(await updateAddressRow(sequelize, poolId, addressId, changes, { transaction })))
       throw new NotFoundError('The address');
-    await wakeWaitingRows(sequelize, poolId, { transaction });
+    await announcePoolChange(sequelize, poolId, { transaction });
     await recordAudit(audit(actor, 'address_updated', { poolId, addressId, fields: Object.keys(body) }), transaction);
   });
+  broadcastPoolChange();
   return getIpPool(deps, poolId, now);
 }
 
@@ -270,6 +287,7 @@ export async function removeIpPoolAddress(
       throw new NotFoundError('The address');
     await recordAudit(audit(actor, 'address_removed', { poolId, addressId }), transaction);
   });
+  broadcastPoolChange();
 }
 
 export async function assignIpPool(
@@ -289,11 +307,13 @@ export async function assignIpPool(
       { poolId, tenantId: body.tenantId, projectId: body.projectId ?? null, stream: body.stream ?? null },
       { transaction },
     );
+    await announcePoolChange(sequelize, poolId, { transaction });
     await recordAudit(
       { ...audit(actor, 'assigned', { poolId, assignmentId: id, ...body }), tenantId: body.tenantId },
       transaction,
     );
   });
+  broadcastPoolChange();
   return getIpPool(deps, poolId);
 }
 
@@ -307,8 +327,10 @@ export async function unassignIpPool(
   await sequelize.transaction(async (transaction) => {
     if (!(await deleteAssignmentRow(sequelize, poolId, assignmentId, { transaction })))
       throw new NotFoundError('The assignment');
+    await announcePoolChange(sequelize, poolId, { transaction });
     await recordAudit(audit(actor, 'unassigned', { poolId, assignmentId }), transaction);
   });
+  broadcastPoolChange();
 }
 
 /** Sets the pool's own schedule; null goes back to the shipped default. */
@@ -323,8 +345,9 @@ export async function setIpPoolSchedule(
   await sequelize.transaction(async (transaction) => {
     if ((await updatePoolRow(sequelize, poolId, { schedule }, { transaction })) === 'missing')
       throw new NotFoundError('The IP pool');
-    await wakeWaitingRows(sequelize, poolId, { transaction });
+    await announcePoolChange(sequelize, poolId, { transaction });
     await recordAudit(audit(actor, schedule ? 'schedule_set' : 'schedule_reset', { poolId }), transaction);
   });
+  broadcastPoolChange();
   return getIpPool(deps, poolId);
 }

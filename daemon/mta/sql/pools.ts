@@ -4,6 +4,9 @@
 import { declare, type Sql } from '../../db/sql.ts';
 import type { WarmupSchedule } from '../../../shared/schemas/ip-pools.ts';
 
+/** NOTIFY channel of pool changes: every MTA loop drops what it cached of pools (mta/source-address.ts). */
+export const IP_POOLS_CHANNEL = 'svc_ip_pools';
+
 // The most specific assignment: project and stream, then project, then stream, then the tenant's default.
 const POOL_OF = declare(
   'ip_pool_of',
