@@ -10,6 +10,7 @@ import type { PasswordPromptProps } from './PasswordPrompt.tsx';
 import type { LogTailProps } from './LogTail.tsx';
 import type { DashboardAction, DashboardProps } from './Dashboard.tsx';
 import type { ProgressState } from './Progress.tsx';
+import type { PoolsProps } from './Pools.tsx';
 
 class CancelledError extends CliFailure {
   constructor(what: string) {
@@ -104,5 +105,15 @@ export async function renderProgress(
   return showScreen<ProgressState | null>(
     (finish) => createElement(Progress, { title, updates, onEnd: finish }),
     title,
+  );
+}
+
+/** Shows the IP pools screen until q is pressed. */
+export async function renderPools(options: Omit<PoolsProps, 'onExit'>): Promise<void> {
+  assertInteractive('The IP pools screen', 'pass --json, or pipe the output, to get one snapshot.');
+  const [{ createElement }, { Pools }] = await Promise.all([import('react'), import('./Pools.tsx')]);
+  return showScreen<void>(
+    (finish) => createElement(Pools, { ...options, onExit: () => finish() }),
+    'The IP pools screen',
   );
 }
