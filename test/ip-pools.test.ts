@@ -15,6 +15,8 @@ import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { listIpPools } from '../daemon/modules/ip-pools/service.ts';
 import { runDoctor } from '../daemon/modules/doctor/service.ts';
 import { defaultWarmupSchedule, warmupDay } from '../daemon/mta/warmup.ts';
+import { SourceAddressChooser, type SourceUse } from '../daemon/mta/source-address.ts';
+import { createSql } from '../daemon/db/sql.ts';
 import type { IpPool } from '../shared/schemas/ip-pools.ts';
 
 let ctx: TestContext;
@@ -199,6 +201,44 @@ test("doctor: each address's PTR is its EHLO name and the name resolves back (FC
   assert.is(good.ok, true, good.message);
   assert.match(good.message, /198\.51\.100\.7 ⇄ mta7\.example\.test/);
   assert.ok(dns.queries.includes('PTR 7.100.51.198.in-addr.arpa'), dns.queries.join(', '));
+});
+
+test('the chooser with a test clock: day 1 ceiling reached → wait until 00:00 UTC; day 30 → room again', async () => {
+  const other = await createTenant(root.id, 'Chooser');
+  const created = await post('/platform/ip-pools', {
+    name: 'chooser',
+    addresses: [{ ip: '192.0.2.40', ehloName: 'c.example.test', warmupStartedAt: DAY_ONE.toISOString() }],
+    schedule: {
+      days: 30,
+      providers: { default: Array<number>(30).fill(5), google: [2, ...Array<number>(29).fill(100)] },
+    },
+  });
+  assert.is(created.statusCode, 201, created.body);
+  await post(`/platform/ip-pools/${created.json().id}/assignments`, { tenantId: other, stream: 'transactional' });
+  const sql = createSql(ctx.databaseUrl, { max: 2, embedded: ctx.db.embedded });
+  let now = new Date(DAY_ONE.getTime() + 3_600_000);
+  const chooser = new SourceAddressChooser({ sql, fallback: { ehloName: 'node.test' }, now: () => now, refreshMs: 0 });
+  const row = { tenantId: other, projectId: null, stream: 'transactional' as const };
+  const google = ['gmail-smtp-in.l.google.com'];
+  try {
+    const first = await chooser.choose(row, google, 1);
+    const second = await chooser.choose(row, google, 1);
+    assert.equal([first.kind, second.kind], ['address', 'address']);
+    assert.equal(first.kind === 'address' && first.session, { ehloName: 'c.example.test', localAddress: '192.0.2.40' });
+    const third = await chooser.choose(row, google, 1);
+    assert.is(third.kind, 'wait', 'two in flight fill a ceiling of 2');
+    assert.is(third.kind === 'wait' && third.until.toISOString(), '2026-11-02T00:00:00.000Z');
+    chooser.unused((first as { use: SourceUse }).use);
+    assert.is((await chooser.choose(row, google, 1)).kind, 'address', 'a reservation given back makes room');
+    assert.is((await chooser.choose(row, ['mx1.other.test'], 5)).kind, 'address', "the default provider's own ceiling");
+    assert.is((await chooser.choose({ ...row, stream: 'campaign' }, google, 1)).kind, 'default', 'campaigns: no pool');
+    assert.is((await chooser.choose({ ...row, tenantId: null }, google, 1)).kind, 'default', 'system mail: no pool');
+    now = new Date(DAY_ONE.getTime() + 29 * DAY_MS);
+    const day30 = await chooser.choose(row, google, 50);
+    assert.is(day30.kind, 'address', 'day 30: a new day and a ceiling of 100');
+  } finally {
+    await sql.close();
+  }
 });
 
 test('svc pools: create, add-address, assign, schedule (show, edit from a file, reset), list, remove', async () => {

@@ -63,7 +63,7 @@ export function selectAddresses(sequelize: Sequelize, poolIds: string[]): Promis
   return select<AddressRow>(
     sequelize,
     `SELECT id::text, pool_id::text, ip, ehlo_name, weight, warmup_started_at, created_at FROM ip_pool_addresses
-      WHERE pool_id IN (:poolIds) ORDER BY created_at, id`,
+      WHERE pool_id IN (:poolIds) ORDER BY created_at, ip`,
     { poolIds },
   );
 }

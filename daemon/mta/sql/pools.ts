@@ -21,7 +21,7 @@ const POOL_ADDRESSES = declare(
   `SELECT p.warmup_schedule, a.id::text AS id, a.ip, a.ehlo_name, a.weight, a.warmup_started_at
      FROM ip_pools p LEFT JOIN ip_pool_addresses a ON a.pool_id = p.id
     WHERE p.id = $1
-    ORDER BY a.created_at, a.id`,
+    ORDER BY a.created_at, a.ip`,
 );
 
 const DAY_COUNTS = declare(
