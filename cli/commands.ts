@@ -23,6 +23,15 @@ import Status from './commands/status.ts';
 import DaemonStart from './commands/daemon/start.ts';
 import DaemonStatus from './commands/daemon/status.ts';
 import Doctor from './commands/doctor.ts';
+import Pools from './commands/pools/index.ts';
+import PoolsCreate from './commands/pools/create.ts';
+import PoolsAddAddress from './commands/pools/add-address.ts';
+import PoolsSetAddress from './commands/pools/set-address.ts';
+import PoolsRemoveAddress from './commands/pools/remove-address.ts';
+import PoolsAssign from './commands/pools/assign.ts';
+import PoolsSchedule from './commands/pools/schedule.ts';
+import PoolsRename from './commands/pools/rename.ts';
+import PoolsDelete from './commands/pools/delete.ts';
 import DbMigrate from './commands/db/migrate.ts';
 import TemplatesList from './commands/templates/list.ts';
 import TemplatesShow from './commands/templates/show.ts';
@@ -172,6 +181,15 @@ export const COMMANDS = {
   'daemon:start': DaemonStart,
   'daemon:status': DaemonStatus,
   doctor: Doctor,
+  pools: Pools,
+  'pools:create': PoolsCreate,
+  'pools:add-address': PoolsAddAddress,
+  'pools:set-address': PoolsSetAddress,
+  'pools:remove-address': PoolsRemoveAddress,
+  'pools:assign': PoolsAssign,
+  'pools:schedule': PoolsSchedule,
+  'pools:rename': PoolsRename,
+  'pools:delete': PoolsDelete,
   'db:migrate': DbMigrate,
   api: Api,
   'members:list': MembersList,

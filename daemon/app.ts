@@ -23,6 +23,7 @@ import tenantRoutes from './modules/tenants/routes.ts';
 import platformRoutes from './modules/platform/routes.ts';
 import outboundQueueRoutes from './modules/outbound-queue/routes.ts';
 import shapingRoutes from './modules/shaping/routes.ts';
+import ipPoolRoutes from './modules/ip-pools/routes.ts';
 import systemMailRoutes from './modules/system-mail/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
 import inboundRoutes from './modules/inbound/routes.ts';
@@ -227,6 +228,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(platformRoutes, deps);
   await app.register(outboundQueueRoutes, deps);
   await app.register(shapingRoutes, deps);
+  await app.register(ipPoolRoutes, deps);
   await app.register(systemMailRoutes, deps);
   await app.register(webhookRoutes, deps);
   await app.register(inboundRoutes, deps);

@@ -27,6 +27,10 @@ export class TtlCache<T> {
     this.entries.delete(key);
   }
 
+  clear(): void {
+    this.entries.clear();
+  }
+
   /** Drops every entry whose key starts with `prefix` (a tenant's, say). */
   deletePrefixed(prefix: string): void {
     for (const key of this.entries.keys()) if (key.startsWith(prefix)) this.entries.delete(key);

@@ -14,6 +14,8 @@ function row(overrides: Partial<SpooledRow> = {}): SpooledRow {
     id: 'row-1',
     tenantId: 'tenant-1',
     emailId: 'email-1',
+    projectId: null,
+    stream: 'transactional',
     domain: 'x.test',
     recipients: [
       { address: 'a@x.test', state: 'pending', response: null },

@@ -230,6 +230,7 @@ test('svc doctor against a misconfigured daemon: one line per check with the fix
       'queues',
       'disk',
       'event-loop',
+      'ip-pools',
     ]);
     assert.is(checks.secret.ok, false);
     assert.match(checks.secret.fix!, /Set JWT_SECRET to the same value on every node/);

@@ -12,6 +12,7 @@ import type { DashboardAction, DashboardProps } from './Dashboard.tsx';
 import type { ProgressState } from './Progress.tsx';
 import type { QueueScreenProps } from './Queue.tsx';
 import type { DeliverabilityProps } from './Deliverability.tsx';
+import type { PoolsProps } from './Pools.tsx';
 
 class CancelledError extends CliFailure {
   constructor(what: string) {
@@ -126,5 +127,15 @@ export async function renderDeliverability(options: Omit<DeliverabilityProps, 'o
   return showScreen<void>(
     (finish) => createElement(Deliverability, { ...options, onExit: () => finish() }),
     'The deliverability chart',
+  );
+}
+
+/** Shows the IP pools screen until q is pressed. */
+export async function renderPools(options: Omit<PoolsProps, 'onExit'>): Promise<void> {
+  assertInteractive('The IP pools screen', 'pass --json, or pipe the output, to get one snapshot.');
+  const [{ createElement }, { Pools }] = await Promise.all([import('react'), import('./Pools.tsx')]);
+  return showScreen<void>(
+    (finish) => createElement(Pools, { ...options, onExit: () => finish() }),
+    'The IP pools screen',
   );
 }

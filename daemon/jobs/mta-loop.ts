@@ -14,8 +14,16 @@ import { RouteCache } from '../mta/mx.ts';
 import { deferredByError } from '../mta/outcome.ts';
 import { DEFAULT_POOL_LIMITS } from '../mta/pool.ts';
 import { recordReaction } from '../mta/reactions.ts';
-import { releasedSettlement, settleAttempt, pendingRecipients, type Settlement } from '../mta/settle.ts';
+import {
+  releasedSettlement,
+  settleAttempt,
+  pendingRecipients,
+  waitSettlement,
+  type Settlement,
+} from '../mta/settle.ts';
 import { Shaper, SHAPING_REFRESH_MS } from '../mta/shaping.ts';
+import { SourceAddressChooser, type SourceUse } from '../mta/source-address.ts';
+import { addCountsStatement, IP_POOLS_CHANNEL } from '../mta/sql/pools.ts';
 import { SHAPING_CHANNEL } from '../mta/sql/providers.ts';
 import type { ReactionRecord } from '../mta/sql/reactions.ts';
 import {
@@ -58,7 +66,8 @@ const EMBEDDED_SHAPING_REFRESH_MS = 5_000;
 /**
  * One destination domain: its rows run up to DEFAULT_POOL_LIMITS.maxConnections at once, one transaction
  * each (its provider's pool, shaping.ts, may hold them to fewer connections); none while a reaction
- * suspends it (the engine gives its waiting rows back until then, and the claim skips it).
+ * suspends it (the engine gives its waiting rows back until then, and the claim skips it). Its
+ * connections are shaping's, kept per provider and source address (IP pools, mta/source-address.ts).
  */
 class DestinationLane extends FixedLane<SpooledRow> {
   /** Its provider, once a row of it has been routed. */
@@ -86,7 +95,10 @@ class DestinationLane extends FixedLane<SpooledRow> {
 }
 
 /** An attempt's replies, or shaping's answer that the row may not go before `later`. */
-type Tried = { results: RecipientResult[]; provider: string | null } | { later: Date };
+type Tried =
+  | { results: RecipientResult[]; provider: string | null; source: SourceUse | null }
+  | { later: Date }
+  | { waiting: Settlement };
 /** A settlement with the reaction it set off and the provider its MX hosts belong to (for the deliverability rollup). */
 type Attempted = Settlement & { reaction: ReactionRecord | null; domain: string; provider: string | null };
 
@@ -100,6 +112,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const outcomeDeps = { sequelize, config, secrets: ctx.secrets };
   const waker = createWaker();
   const shaper = new Shaper({ sql, log, session, wake: () => waker.wake() });
+  const sources = new SourceAddressChooser({ sql, fallback: session });
 
   // After a 2xx to DATA, before the batch commits: the recipients it took are marked `answered` in the
   // row, so a crash in between settles them from the mark on reclaim instead of sending them again.
@@ -123,10 +136,11 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const attempt = async (row: SpooledRow, lane: DestinationLane, tlsSessions: TlsSession[]): Promise<Tried> => {
     const to = pendingRecipients(row);
     // Reclaimed with every recipient answered before a crash: nothing to send, settle() records them.
-    if (to.length === 0) return { results: [], provider: null };
+    if (to.length === 0) return { results: [], provider: null, source: null };
     const all = (verdict: RecipientResult['verdict']) => ({
       results: to.map((address) => ({ address, verdict })),
       provider: null,
+      source: null,
     });
     const route = await routes.route(row.domain);
     if (route.kind === 'undeliverable')
@@ -138,20 +152,47 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       });
     if (route.kind === 'deferred') return all(deferredByError(route.reason));
     lane.provider = shaper.providerOf(route.hosts).key;
-    const admission = await shaper.admit(row, route.hosts);
-    if (admission.kind === 'later') return { later: admission.until };
+    const source = await sources.choose(
+      row,
+      route.hosts.map((host) => host.name),
+      to.length,
+    );
+    if (source.kind === 'wait')
+      // Waiting past the row's expiry would never try it again: a deferral instead, which expires it in time.
+      return source.until < row.expiresAt
+        ? { waiting: waitSettlement(row, source) }
+        : all(deferredByError(source.reason));
+    const use = source.kind === 'address' ? source.use : null;
+    const admission = await shaper.admit(row, route.hosts, source.session);
+    if (admission.kind === 'later') {
+      if (use) sources.unused(use);
+      return { later: admission.until };
+    }
     const reportMail = isTlsReportMail(row);
     const tls = reportMail ? reportMailTls(row.domain) : await tlsPolicy.forDestination(row.domain, route);
     const marked = [...row.recipients];
-    const report = await admission.pool.deliver(
-      route.hosts,
-      tls.plan,
-      { from: row.envelopeFrom, to },
-      row.message,
-      (results) => markAnswered(row, marked, results),
-    );
-    if (!reportMail) tlsSessions.push(...tlsSessionsOf(report.tlsAttempts, tls.policyOf, config.outboundAddress));
-    return { results: report.recipients, provider: admission.provider.key };
+    let report;
+    try {
+      report = await admission.pool.deliver(
+        route.hosts,
+        tls.plan,
+        { from: row.envelopeFrom, to },
+        row.message,
+        (results) => markAnswered(row, marked, results),
+      );
+    } catch (error) {
+      if (use) sources.unused(use);
+      throw error;
+    }
+    // No MX host answered: nothing reached the provider, nothing counts toward the warm-up.
+    if (use && report.host === null) sources.unused(use);
+    const localAddress = source.session.localAddress ?? config.outboundAddress;
+    if (!reportMail) tlsSessions.push(...tlsSessionsOf(report.tlsAttempts, tls.policyOf, localAddress));
+    return {
+      results: report.recipients,
+      provider: admission.provider.key,
+      source: report.host === null ? null : use,
+    };
   };
 
   const run = async (row: SpooledRow, lane: DestinationLane): Promise<Attempted> => {
@@ -162,15 +203,21 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     } catch (error) {
       // Not an answer from the destination (a bug, a DNS socket error): try again later.
       const verdict = deferredByError(errorText(error));
-      tried = { results: pendingRecipients(row).map((address) => ({ address, verdict })), provider: null };
+      tried = {
+        results: pendingRecipients(row).map((address) => ({ address, verdict })),
+        provider: null,
+        source: null,
+      };
     }
-    if ('later' in tried)
-      return { ...releasedSettlement(row, tried.later), reaction: null, domain: row.domain, provider: null };
+    const untried = { reaction: null, domain: row.domain, provider: null };
+    if ('later' in tried) return { ...releasedSettlement(row, tried.later), ...untried };
+    if ('waiting' in tried) return { ...tried.waiting, ...untried };
     const reaction = tried.provider ? shaper.react(row, tried.provider, tried.results) : null;
     return {
       ...settleAttempt(row, tried.results, { retryBaseMs: config.sendRetryBaseMs }),
       tlsSessions,
       reaction,
+      source: tried.source,
       domain: row.domain,
       provider: tried.provider,
     };
@@ -194,6 +241,9 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       // TLS-RPT: every session happened, whoever holds the row now.
       const counts = recordTlsCountsStatement(settlements.flatMap((s) => s.tlsSessions ?? []));
       if (counts) await sequelize.query(counts.text, { bind: counts.values, transaction });
+      // Warm-up: sent is sent, whether or not this worker still held the row: every attempt's count goes in.
+      const warmup = addCountsStatement(settlements.flatMap((s) => (s.source ? [s.source] : [])));
+      if (warmup) await sequelize.query(warmup.text, { bind: warmup.values, transaction });
       // Per provider per day (modules/deliverability): written once, last, for the whole batch.
       const tally = new DeliverabilityTally();
       for (const settlement of settlements) {
@@ -220,6 +270,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       await flushDeliverability(sequelize, tally, transaction);
       return recorded.size;
     });
+    sources.committed(settlements.flatMap((s) => (s.source ? [s.source] : [])));
     if (written < batch.length)
       log.warn({ lost: batch.length - written }, `${NOUN} finished after their lease was lost`);
   };
@@ -278,6 +329,18 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     }
   })();
   const listener = runtime.embedded ? null : listenOnChannel(runtime.data.databaseUrl, SPOOL_CHANNEL, waker, log);
+  // An admin's change to a pool applies at once: on this node through the threads' broadcast channel,
+  // on the others through NOTIFY (the embedded database has no cross-connection NOTIFY, and one node).
+  const poolChanges = new BroadcastChannel(IP_POOLS_CHANNEL);
+  poolChanges.onmessage = () => sources.forget();
+  const poolListener = runtime.embedded
+    ? null
+    : listenOnChannel(
+        runtime.data.databaseUrl,
+        IP_POOLS_CHANNEL,
+        { wake: () => sources.forget(), wait: () => Promise.resolve() },
+        log,
+      );
   try {
     await runLeasedBatchLoop(engine, {
       signal,
@@ -295,5 +358,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     await refreshing;
     await Promise.all([listener?.close(), shapingListener?.close()]);
     shaper.close();
+    await poolListener?.close();
+    poolChanges.close();
   }
 }

@@ -73,9 +73,14 @@ export function listUnsubscribeHeader(
   return `<${target.url}>, <mailto:${UNSUBSCRIBE_MAILBOX}@${options.mailDomain}?subject=unsubscribe%20${target.token}>`;
 }
 
+/** A campaign's sends carry its id in their metadata (campaigns/chunk.ts). */
+export function isCampaignSend(email: Pick<ComposableEmail, 'metadata'>): boolean {
+  return typeof email.metadata?.campaignId === 'string';
+}
+
 /** Broadcast mail (a campaign's sends) shows the unsubscribe link in the body too, as Gmail and Yahoo require. */
 export function wantsVisibleUnsubscribe(email: Pick<ComposableEmail, 'metadata'>): boolean {
-  return typeof email.metadata?.campaignId === 'string';
+  return isCampaignSend(email);
 }
 
 function escapeAttribute(value: string): string {

@@ -14,7 +14,7 @@ import { declare, type Sql } from '../db/sql.ts';
 import { HARD_BOUNCE_CODES } from './addresses.ts';
 import { relayTlsProblem, type RelayTlsProblem } from './relay-tls.ts';
 import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
-import { spoolMessage } from '../mta/sql/spool.ts';
+import { spoolMessage, type SpoolStream } from '../mta/sql/spool.ts';
 
 export interface SmtpSettings {
   host: string;
@@ -44,6 +44,9 @@ export interface CaptureOwner {
   sql: Sql;
   tenantId: string | null;
   emailId: string | null;
+  /** For the spool: the log's project and stream, by which the MTA picks the IP pool (docs/mta.md). */
+  projectId?: string | null;
+  stream?: SpoolStream;
 }
 
 const INSERT_CAPTURED = declare(
@@ -195,6 +198,8 @@ export class MailTransports {
     const rows = await spoolMessage(owner.sql, {
       tenantId: owner.tenantId,
       emailId: owner.emailId,
+      projectId: owner.projectId ?? null,
+      stream: owner.stream ?? 'transactional',
       envelopeFrom: info.envelope.from || '',
       message: info.message,
       expiryHours: this.config.deliveryExpiryHours ?? DEFAULT_DELIVERY_EXPIRY_HOURS,

@@ -7,6 +7,7 @@ import type { RecipientResult } from './connection.ts';
 import { deferredByError } from './outcome.ts';
 import { nextAttempt } from './retry.ts';
 import type { TlsSession } from './tls-report.ts';
+import type { SourceUse } from './source-address.ts';
 import type { SpooledRow, SpoolOutcome, SpoolRecipient } from './sql/spool.ts';
 
 /** A timeline row for recipients that stay in flight: the last response and when the next try is. */
@@ -24,6 +25,8 @@ export interface Settlement {
   deferral: Deferral | null;
   /** The attempt's TLS sessions, counted for TLS-RPT in the batch's commit (set by the loop). */
   tlsSessions?: TlsSession[];
+  /** The pool address the attempt left from: counted toward its warm-up in the batch commit. */
+  source?: SourceUse | null;
 }
 
 /** The recipients this attempt is for: those not yet delivered or bounced. */
@@ -114,6 +117,28 @@ export function settleAttempt(
           response: lastResponse ?? '',
           retryAt: next.runAt.toISOString(),
         }
+      : null,
+  };
+}
+
+/**
+ * A row not tried because its pool has no warm-up room left today (mta/source-address.ts): due again
+ * at `until` without counting an attempt, its recipients unchanged, the reason in the timeline.
+ */
+export function waitSettlement(row: SpooledRow, wait: { poolId: string; until: Date; reason: string }): Settlement {
+  const owner = row.tenantId && row.emailId ? { tenantId: row.tenantId, emailId: row.emailId } : null;
+  return {
+    spool: {
+      id: row.id,
+      state: 'waiting',
+      runAt: wait.until,
+      lastResponse: wait.reason,
+      recipients: row.recipients,
+      waitPool: wait.poolId,
+    },
+    outcomes: [],
+    deferral: owner
+      ? { ...owner, recipients: pendingRecipients(row), response: wait.reason, retryAt: wait.until.toISOString() }
       : null,
   };
 }

@@ -166,9 +166,15 @@ export class Shaper {
     return provider.key === DEFAULT_PROVIDER_KEY ? `${DEFAULT_PROVIDER_KEY}/${domain}` : provider.key;
   }
 
-  private poolFor(key: string, provider: ProviderRule, factor: number): DestinationPool {
-    let pool = this.pools.get(key);
-    if (!pool) this.pools.set(key, (pool = new DestinationPool(DEFAULT_POOL_LIMITS, this.options.session)));
+  /**
+   * A provider's connections are kept per source address (IP pools, source-address.ts): each address
+   * has its own sessions and EHLO name, and the provider's limits hold per address, as KumoMTA shapes
+   * per source and site.
+   */
+  private poolFor(key: string, provider: ProviderRule, factor: number, session: SessionOptions): DestinationPool {
+    const sourceKey = `${key}|${session.localAddress ?? ''}|${session.ehloName}`;
+    let pool = this.pools.get(sourceKey);
+    if (!pool) this.pools.set(sourceKey, (pool = new DestinationPool(DEFAULT_POOL_LIMITS, session)));
     pool.setLimits({
       ...DEFAULT_POOL_LIMITS,
       maxConnections: Math.max(1, Math.floor((provider.maxConnections * factor) / this.nodes)),
@@ -214,7 +220,11 @@ export class Shaper {
    * for its pacers; answers `later` when the tenant is paused, the destination suspended, the pacers
    * further out, or the tenant's hour full.
    */
-  async admit(row: ShapedRow, hosts: readonly MxHost[]): Promise<Admission> {
+  async admit(
+    row: ShapedRow,
+    hosts: readonly MxHost[],
+    session: SessionOptions = this.options.session,
+  ): Promise<Admission> {
     const now = Date.now();
     if (row.tenantId && this.paused.has(row.tenantId))
       return this.later(now + PAUSED_TENANT_RECHECK_MS, "the tenant's sending is paused");
@@ -250,7 +260,7 @@ export class Shaper {
       if (nextHour !== null)
         return this.later(nextHour + Math.random() * 60_000, "the tenant's hourly throttle is reached");
     }
-    return { kind: 'go', pool: this.poolFor(key, provider, factor), provider };
+    return { kind: 'go', pool: this.poolFor(key, provider, factor, session), provider };
   }
 
   /**
@@ -286,8 +296,11 @@ export class Shaper {
   /** A destination's lane closed: its own pool (under `default`) goes with it. */
   closeDestination(domain: string): void {
     const key = `${DEFAULT_PROVIDER_KEY}/${domain}`;
-    this.pools.get(key)?.close();
-    this.pools.delete(key);
+    for (const [poolKey, pool] of this.pools)
+      if (poolKey.startsWith(`${key}|`)) {
+        pool.close();
+        this.pools.delete(poolKey);
+      }
     this.providerPacers.delete(key);
   }
 

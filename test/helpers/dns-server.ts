@@ -20,6 +20,8 @@ export interface TestZone {
   /** name → addresses (A and AAAA). */
   a: Map<string, string[]>;
   aaaa: Map<string, string[]>;
+  /** Reverse names (`130.0.0.127.in-addr.arpa`) → host names (PTR). */
+  ptr: Map<string, string[]>;
 }
 
 export interface TestDnsServer {
@@ -41,6 +43,7 @@ export function emptyZone(): TestZone {
     servfail: new Set(),
     a: new Map(),
     aaaa: new Map(),
+    ptr: new Map(),
   };
 }
 
@@ -74,6 +77,7 @@ export async function startDnsServer(zone: TestZone = emptyZone()): Promise<Test
         zone.mx.has(name) ||
         zone.a.has(name) ||
         zone.aaaa.has(name) ||
+        zone.ptr.has(name) ||
         zone.exists.has(name);
       if (!known) {
         response.header.rcode = 3; // NXDOMAIN
@@ -92,6 +96,9 @@ export async function startDnsServer(zone: TestZone = emptyZone()): Promise<Test
       } else if (question.type === Packet.TYPE.AAAA) {
         for (const address of zone.aaaa.get(name) ?? [])
           response.answers.push({ ...base, type: Packet.TYPE.AAAA, address } as never);
+      } else if (question.type === Packet.TYPE.PTR) {
+        for (const domain of zone.ptr.get(name) ?? [])
+          response.answers.push({ ...base, type: Packet.TYPE.PTR, domain } as never);
       } else if (question.type === Packet.TYPE.MX) {
         for (const mx of zone.mx.get(name) ?? [])
           response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx } as never);

@@ -38,7 +38,8 @@ export type AuditAction =
   | 'platform.queue_held'
   | 'platform.queue_released'
   | 'platform.provider_updated'
-  | 'tenant.throttle_updated';
+  | 'tenant.throttle_updated'
+  | 'platform.ip_pools_changed';
 
 export interface AuditEntry {
   action: AuditAction;

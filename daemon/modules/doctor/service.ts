@@ -12,6 +12,8 @@ import { smtpSettingsFromUrl, verifySmtp } from '../../mail/transport.ts';
 import { queueStats } from '../../queue/stats.ts';
 import { SYSTEM_SENDER_FIX, systemSenderStatus } from '../../mail/system-mail.ts';
 import { seenNodes } from './nodes.ts';
+import { createDnsClient } from '../../mta/dns-query.ts';
+import { checkReverseDns } from '../../mta/reverse-dns.ts';
 import type { EventLoopMonitor } from '../metrics/event-loop.ts';
 import type { DoctorCheck, DoctorReport } from '../../../shared/schemas/doctor.ts';
 
@@ -247,6 +249,32 @@ async function checkDisk({ config }: DoctorDeps): Promise<DoctorCheck> {
   return pass('disk', `${gib(free)} free of ${gib(total)} under DATA_DIR.`);
 }
 
+/** Every IP pool address: its PTR is its EHLO name, and that name resolves back to it (FCrDNS). */
+async function checkIpPools({ sequelize, config }: DoctorDeps): Promise<DoctorCheck> {
+  const addresses = await sequelize.query<{ ip: string; ehlo_name: string; pool: string }>(
+    `SELECT a.ip, a.ehlo_name, p.name AS pool FROM ip_pool_addresses a JOIN ip_pools p ON p.id = a.pool_id ORDER BY p.name, a.ip`,
+    { type: QueryTypes.SELECT },
+  );
+  if (addresses.length === 0)
+    return pass(
+      'ip-pools',
+      'No IP pool addresses: direct delivery leaves from OUTBOUND_ADDRESS (or the system’s choice).',
+    );
+  const dns = createDnsClient({ servers: config.dnsServers });
+  const results = await Promise.all(addresses.map((address) => checkReverseDns(dns, address.ip, address.ehlo_name)));
+  const failed = results.filter((result) => !result.ok);
+  if (failed.length > 0)
+    return fail(
+      'ip-pools',
+      `Reverse DNS does not match the EHLO name for ${failed.length} of ${addresses.length} pool address(es): ${failed.map((result) => result.message).join('; ')}.`,
+      'Have the owner of each IP set its PTR to the EHLO name given in the pool (svc pools), and publish an A/AAAA record of that name pointing back at the IP; Gmail refuses mail from IPs without it.',
+    );
+  return pass(
+    'ip-pools',
+    `Reverse DNS matches the EHLO name and resolves back for all ${addresses.length} pool address(es): ${results.map((result) => result.message).join(', ')}.`,
+  );
+}
+
 function checkEventLoop({ eventLoop }: DoctorDeps): DoctorCheck {
   if (!eventLoop)
     return pass(
@@ -276,6 +304,7 @@ const CHECKS: { name: string; run: (deps: DoctorDeps) => DoctorCheck | Promise<D
   { name: 'queues', run: checkQueues },
   { name: 'disk', run: checkDisk },
   { name: 'event-loop', run: checkEventLoop },
+  { name: 'ip-pools', run: checkIpPools },
 ];
 
 /** The table a query needed and did not find (PostgreSQL 42P01): the database is not migrated. */

@@ -19,7 +19,7 @@ import {
   type TimelineRow,
 } from '../../queue/sends.ts';
 import { RESTORE_SENT } from './sql/claim-sends.ts';
-import { composeMessage, type ComposableEmail } from '../../mail/compose.ts';
+import { composeMessage, isCampaignSend, type ComposableEmail } from '../../mail/compose.ts';
 import { classifyDeliveryError, type RelayTarget } from '../../mail/transport.ts';
 import type { MailResources } from '../../mail/resources.ts';
 import { HARD_BOUNCE_CODES, inboundMailDomain, verpReturnPath } from '../../mail/addresses.ts';
@@ -173,6 +173,8 @@ export async function attemptDelivery(
       sql: deps.sql,
       tenantId: log.tenantId,
       emailId: log.id,
+      projectId: log.projectId,
+      stream: isCampaignSend(log) ? 'campaign' : 'transactional',
     });
     if (result.spooled) return spooledResult(log, result.response, content, composed.headers);
     const rows = outcomeEventRows(log, 'email.sent', {

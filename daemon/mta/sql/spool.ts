@@ -17,11 +17,16 @@ export interface SpoolRecipient {
   response: string | null;
 }
 
+/** Transactional mail, or a campaign's sends: IP pools can be assigned per stream. */
+export type SpoolStream = 'transactional' | 'campaign';
+
 export interface SpooledRow {
   id: string;
   /** Null for system mail: nothing to record outcomes in but the spool. */
   tenantId: string | null;
   emailId: string | null;
+  projectId: string | null;
+  stream: SpoolStream;
   domain: string;
   recipients: SpoolRecipient[];
   envelopeFrom: string;
@@ -37,8 +42,8 @@ const INSERT_SPOOL = declare(
   'mta_spool_insert',
   `
   WITH spooled AS (
-    INSERT INTO mta_spool (tenant_id, email_id, domain, recipients, envelope_from, message, expires_at)
-    SELECT $1, $2, d.domain, CAST(d.recipients AS jsonb), $3, $4, now() + $5 * interval '1 hour'
+    INSERT INTO mta_spool (tenant_id, email_id, domain, recipients, envelope_from, message, expires_at, project_id, stream)
+    SELECT $1, $2, d.domain, CAST(d.recipients AS jsonb), $3, $4, now() + $5 * interval '1 hour', $8, $9
       FROM unnest($6::text[], $7::text[]) AS d(domain, recipients)
     ON CONFLICT (email_id, domain) DO NOTHING
     RETURNING id
@@ -63,7 +68,7 @@ const CLAIM_SPOOL = declare(
       FOR UPDATE SKIP LOCKED
       LIMIT $4)
   RETURNING s.id::text AS id, s.tenant_id::text AS tenant_id, s.email_id::text AS email_id, s.domain,
-            s.recipients, s.envelope_from, s.message, s.attempts, s.expires_at, s.data_sent_at`,
+            s.project_id::text AS project_id, s.stream, s.recipients, s.envelope_from, s.message, s.attempts, s.expires_at, s.data_sent_at`,
 );
 
 const EXTEND_SPOOL = declare(
@@ -89,20 +94,29 @@ const MARK_ANSWERED = declare(
 );
 
 // Finished rows are deleted (their outcomes are in the log); deferred ones wait for run_at; released
-// ones (shaping held them back: not an attempt) go back to the queue at run_at with their attempts as they were.
+// ones (shaping held them back: not an attempt) go back to the queue at run_at with their attempts as they
+// were. A row `waiting` for warm-up capacity (mta/source-address.ts) waits for run_at too, without counting
+// an attempt, and names the pool it waits on ($7) so a change to that pool makes it due at once.
 const RECORD_SPOOL = declare(
   'mta_spool_record',
   `
   WITH o AS (
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])
-      AS o(id, state, run_at, last_response, recipients)
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $7::uuid[])
+      AS o(id, state, run_at, last_response, recipients, wait_pool)
+  ), waiting AS (
+    UPDATE mta_spool s
+       SET state = CASE WHEN s.attempts > 0 THEN 'deferred' ELSE 'queued' END, run_at = o.run_at,
+           last_response = o.last_response, warmup_wait_pool = o.wait_pool, lease_owner = NULL, lease_until = NULL
+      FROM o
+     WHERE s.id = o.id AND o.state = 'waiting' AND s.lease_owner = $6
+    RETURNING s.id
   ), finished AS (
     DELETE FROM mta_spool s USING o WHERE s.id = o.id AND o.state = 'done' AND s.lease_owner = $6 RETURNING s.id
   ), deferred AS (
     UPDATE mta_spool s
        SET state = 'deferred', attempts = s.attempts + 1, run_at = o.run_at, last_response = o.last_response,
            last_attempt_at = now(),
-           recipients = CAST(o.recipients AS jsonb), lease_owner = NULL, lease_until = NULL
+           recipients = CAST(o.recipients AS jsonb), warmup_wait_pool = NULL, lease_owner = NULL, lease_until = NULL
       FROM o
      WHERE s.id = o.id AND o.state = 'deferred' AND s.lease_owner = $6
     RETURNING s.id
@@ -115,7 +129,8 @@ const RECORD_SPOOL = declare(
     RETURNING s.id
   )
   SELECT id::text AS id FROM finished UNION ALL SELECT id::text AS id FROM deferred
-  UNION ALL SELECT id::text AS id FROM released`,
+  UNION ALL SELECT id::text AS id FROM released
+  UNION ALL SELECT id::text AS id FROM waiting`,
 );
 
 interface RawSpoolRow {
@@ -123,6 +138,8 @@ interface RawSpoolRow {
   tenant_id: string | null;
   email_id: string | null;
   domain: string;
+  project_id: string | null;
+  stream: SpoolStream;
   recipients: SpoolRecipient[];
   envelope_from: string;
   message: Buffer;
@@ -134,6 +151,9 @@ interface RawSpoolRow {
 export interface SpoolInsert {
   tenantId: string | null;
   emailId: string | null;
+  /** The log's project and stream: what the MTA loop picks the IP pool by. */
+  projectId?: string | null;
+  stream?: SpoolStream;
   envelopeFrom: string;
   message: Buffer;
   expiryHours: number;
@@ -157,6 +177,8 @@ export async function spoolMessage(sql: Sql, input: SpoolInsert): Promise<number
     input.expiryHours,
     domains,
     recipients,
+    input.projectId ?? null,
+    input.stream ?? 'transactional',
   ]);
   return row.spooled;
 }
@@ -174,6 +196,8 @@ export async function claimSpool(
     tenantId: row.tenant_id,
     emailId: row.email_id,
     domain: row.domain,
+    projectId: row.project_id,
+    stream: row.stream,
     recipients: row.recipients,
     envelopeFrom: row.envelope_from,
     message: row.message,
@@ -206,14 +230,17 @@ export async function markSpoolAnswered(
 
 /**
  * What one attempt of a row changes: deleted when finished, else deferred to `runAt`; `released`: not
- * attempted (shaping), back in the queue at `runAt` without counting an attempt.
+ * attempted (shaping), back in the queue at `runAt` without counting an attempt; `waiting`: not tried (no
+ * source address of its pool has warm-up room), due again at `runAt`, no attempt counted.
  */
 export interface SpoolOutcome {
   id: string;
-  state: 'done' | 'deferred' | 'released';
+  state: 'done' | 'deferred' | 'released' | 'waiting';
   runAt: Date | null;
   lastResponse: string | null;
   recipients: SpoolRecipient[];
+  /** For `waiting`: the pool it waits on. */
+  waitPool?: string | null;
 }
 
 /**
@@ -230,6 +257,7 @@ export function recordSpoolStatement(outcomes: SpoolOutcome[], owner: string): {
       outcomes.map((o) => o.lastResponse),
       outcomes.map((o) => JSON.stringify(o.recipients)),
       owner,
+      outcomes.map((o) => o.waitPool ?? null),
     ],
   };
 }

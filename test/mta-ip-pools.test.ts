@@ -1,0 +1,311 @@
+// IP pools and warm-up end to end (issue 29): a running daemon with DELIVERY=direct, a pool of two
+// source addresses on loopback (127.0.0.130/.131) assigned to the tenant, an MX host named like
+// Google's (so the provider is 'google') on 127.0.0.120 recording the peer address and the EHLO name
+// of every connection. Day 1's ceiling reached: further rows wait (in the spool, no attempt counted)
+// until a warm address joins the pool, which carries them. The test clock: an address's warm-up
+// start moved 29 days back (day 30) lifts its ceiling. A project assignment beats the tenant's.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
+import { startMxHost, type MxHost, type ReceivedMessage } from './helpers/mx-host.ts';
+import {
+  api,
+  countRows,
+  killAllDaemons,
+  openWorldDatabase,
+  seedSendWorld,
+  startChildDaemon,
+  stopChildDaemon,
+  type ChildDaemon,
+  type SendWorld,
+} from './helpers/send-daemon.ts';
+import { waitFor } from './helpers/wait.ts';
+import { Admin } from '../daemon/modules/auth/model.ts';
+import { hashPassword } from '../daemon/modules/auth/passwords.ts';
+import type { IpPool } from '../shared/schemas/ip-pools.ts';
+
+const MX_ADDRESS = '127.0.0.120';
+const SOURCES = { a: '127.0.0.130', b: '127.0.0.131', warm: '127.0.0.132', project: '127.0.0.133' };
+const EHLO = {
+  [SOURCES.a]: 'out-a.pool.test',
+  [SOURCES.b]: 'out-b.pool.test',
+  [SOURCES.warm]: 'out-warm.pool.test',
+  [SOURCES.project]: 'out-project.pool.test',
+};
+const ADMIN_PASSWORD = 'pool-admin-password-1';
+/** Day 1: 3 messages to Google per address; day 30: 1000. */
+const GOOGLE_CEILINGS = [3, ...Array<number>(28).fill(10), 1000];
+
+let dns: TestDnsServer;
+let mx: MxHost;
+let world: SendWorld;
+let daemon: ChildDaemon;
+let adminToken: string;
+let pool: IpPool;
+let projectId: string;
+
+test.before(async () => {
+  dns = await startDnsServer();
+  // Direct delivery sends only for a From domain with a DMARC record (domains/sender-rules.ts).
+  dns.zone.txt.set('_dmarc.acme.test', ['v=DMARC1; p=none']);
+  mx = await startMxHost({}, MX_ADDRESS);
+  dns.zone.mx.set('gmail.test', [{ exchange: 'gmail-smtp-in.l.google.com', priority: 5 }]);
+  dns.zone.a.set('gmail-smtp-in.l.google.com', [MX_ADDRESS]);
+  world = await seedSendWorld({
+    DELIVERY: 'direct',
+    DNS_SERVERS: dns.address,
+    EHLO_NAME: 'node.acme.test',
+    SEND_RETRY_BASE_MS: '300',
+  });
+  const db = await openWorldDatabase(world);
+  try {
+    await Admin.create({
+      email: 'pools@example.test',
+      passwordHash: await hashPassword(ADMIN_PASSWORD),
+      isPlatformAdmin: true,
+      emailVerifiedAt: new Date(),
+    });
+    const [project] = await db.sequelize.query<{ id: string }>(
+      `INSERT INTO projects (tenant_id, name) VALUES (:tenantId, 'newsletters') RETURNING id::text`,
+      { replacements: { tenantId: world.tenantId }, type: 'SELECT' as never },
+    );
+    projectId = project.id;
+  } finally {
+    await db.close();
+  }
+  daemon = await startChildDaemon(world);
+  const login = await fetch(`${world.url}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'pools@example.test', password: ADMIN_PASSWORD }),
+  });
+  adminToken = ((await login.json()) as { accessToken: string }).accessToken;
+  assert.ok(adminToken, 'the platform admin signed in');
+});
+
+test.after(async () => {
+  if (daemon) await stopChildDaemon(daemon);
+  killAllDaemons();
+  await Promise.all([mx?.close(), dns?.close()]);
+});
+
+async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${world.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${adminToken}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function send(to: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await api(world, 'POST', '/emails/send', {
+    from: 'Acme <app@acme.test>',
+    to,
+    subject: `pooled to ${to}`,
+    textBody: 'Hello',
+    ...extra,
+  });
+  assert.is(res.status, 202, JSON.stringify(res.body));
+  return res.body.id as string;
+}
+
+const peerOf = (message: ReceivedMessage) => message.remoteAddress.replace(/^::ffff:/, '');
+const arrivedFor = (address: string) => mx.messages.filter((message) => message.to.includes(address));
+const googleOf = (address: IpPool['addresses'][number]) =>
+  address.warmup.providers.find((p) => p.provider === 'google')!;
+
+test('the pool is created, scheduled and assigned through /platform/ip-pools', async () => {
+  const providers = { google: GOOGLE_CEILINGS, default: Array<number>(30).fill(100) };
+  const created = await admin('POST', '/platform/ip-pools', {
+    name: 'shared-1',
+    addresses: [
+      { ip: SOURCES.a, ehloName: EHLO[SOURCES.a] },
+      { ip: SOURCES.b, ehloName: EHLO[SOURCES.b] },
+    ],
+    schedule: { days: 30, providers },
+  });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  pool = created.body;
+  const assigned = await admin('POST', `/platform/ip-pools/${pool.id}/assignments`, { tenantId: world.tenantId });
+  assert.is(assigned.status, 201, JSON.stringify(assigned.body));
+  assert.equal(
+    assigned.body.assignments.map((a: any) => [a.tenantId, a.projectId, a.stream]),
+    [[world.tenantId, null, null]],
+  );
+  for (const address of assigned.body.addresses as IpPool['addresses']) {
+    assert.is(address.warmup.state, 'warming');
+    assert.is(address.warmup.day, 1);
+    assert.equal(googleOf(address), { provider: 'google', sent: 0, ceiling: 3 });
+  }
+  const refused = await admin('PUT', `/platform/ip-pools/${pool.id}/schedule`, {
+    days: 30,
+    providers: { google: [1] },
+  });
+  assert.is(refused.status, 400, 'a schedule without a default list, or of the wrong length, is refused');
+});
+
+test('each connection binds a pool address and says its EHLO name; weights alternate the two', async () => {
+  const ids = await Promise.all([1, 2, 3, 4].map((n) => send(`first${n}@gmail.test`)));
+  await waitFor('four messages at the MX', () => mx.messages.length >= 4, { timeoutMs: 30_000 });
+  const peers = mx.messages.map(peerOf);
+  assert.equal([...new Set(peers)].sort(), [SOURCES.a, SOURCES.b], `peers: ${peers.join(', ')}`);
+  for (const message of mx.messages) assert.is(message.helo, EHLO[peerOf(message)], 'the EHLO name of that address');
+  assert.is(peers.filter((peer) => peer === SOURCES.a).length, 2, 'weight 1 each: two messages each');
+  await waitFor(
+    'the logs to say DELIVERED',
+    async () => {
+      const logs = await Promise.all(ids.map((id) => api(world, 'GET', `/emails/logs/${id}`)));
+      return logs.every((log) => log.body.status === 'DELIVERED');
+    },
+    { timeoutMs: 15_000 },
+  );
+  await waitFor(
+    "today's counts: 2 to Google from each address",
+    async () => {
+      const listed = (await admin('GET', `/platform/ip-pools/${pool.id}`)).body as IpPool;
+      return listed.addresses.every((address) => googleOf(address).sent === 2);
+    },
+    { timeoutMs: 10_000 },
+  );
+});
+
+test("day 1's ceiling reached: further rows wait in the spool, no attempt counted, reason in the timeline", async () => {
+  const ids = await Promise.all([1, 2, 3, 4].map((n) => send(`second${n}@gmail.test`)));
+  // 3 per address on day 1: two of these four go out, two wait.
+  await waitFor('six messages at the MX', () => mx.messages.length >= 6, { timeoutMs: 30_000 });
+  const db = await openWorldDatabase(world);
+  try {
+    await waitFor(
+      'two rows waiting on the pool',
+      async () =>
+        (await countRows(db, `SELECT count(*) FROM mta_spool WHERE warmup_wait_pool = :pool AND state = 'queued'`, {
+          pool: pool.id,
+        })) === 2,
+      { timeoutMs: 15_000 },
+    );
+    assert.is(
+      await countRows(
+        db,
+        `SELECT count(*) FROM mta_spool WHERE warmup_wait_pool = :pool AND attempts = 0
+            AND run_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + interval '1 day'
+            AND last_response LIKE '451 4.7.0 warm-up:%google%'`,
+        { pool: pool.id },
+      ),
+      2,
+      'due at the next UTC day, without an attempt counted',
+    );
+    assert.is(
+      await countRows(
+        db,
+        `SELECT count(*) FROM ip_warmup_counts WHERE provider = 'google' AND sent = 3 AND day = (now() AT TIME ZONE 'UTC')::date`,
+      ),
+      2,
+      'each address sent exactly its ceiling',
+    );
+  } finally {
+    await db.close();
+  }
+  assert.is(mx.messages.length, 6, 'nothing beyond the ceilings reached the MX');
+  const waiting = [];
+  for (const id of ids) {
+    const log = (await api(world, 'GET', `/emails/logs/${id}`)).body;
+    if (log.status !== 'DELIVERED') waiting.push(log);
+  }
+  assert.is(waiting.length, 2);
+  for (const log of waiting) {
+    const deferred = log.events.find((event: any) => event.type === 'deferred');
+    assert.match(deferred?.data.response ?? '', /warm-up: every address of the pool is at today's ceiling for google/);
+  }
+});
+
+test('a warm address joins the pool: the waiting rows leave from it at once', async () => {
+  const added = await admin('POST', `/platform/ip-pools/${pool.id}/addresses`, {
+    ip: SOURCES.warm,
+    ehloName: EHLO[SOURCES.warm],
+    warmup: false,
+  });
+  assert.is(added.status, 201, JSON.stringify(added.body));
+  const warm = (added.body as IpPool).addresses.find((address) => address.ip === SOURCES.warm)!;
+  assert.is(warm.warmup.state, 'warm');
+  assert.is(googleOf(warm).ceiling, null);
+  await waitFor('the two waiting messages at the MX', () => mx.messages.length >= 8, { timeoutMs: 30_000 }).catch(
+    async (e) => {
+      const db = await openWorldDatabase(world);
+      console.log(
+        await db.sequelize.query(`SELECT state, attempts, run_at, last_response, warmup_wait_pool FROM mta_spool`),
+      );
+      await db.close();
+      console.log(daemon.output().slice(-3000));
+      throw e;
+    },
+  );
+  const late = mx.messages.slice(6);
+  assert.equal(late.map(peerOf), [SOURCES.warm, SOURCES.warm]);
+  assert.equal(
+    late.map((message) => message.helo),
+    [EHLO[SOURCES.warm], EHLO[SOURCES.warm]],
+  );
+  assert.ok(late.every((message) => /^second\d@gmail\.test$/.test(message.to[0])));
+});
+
+test('test clock: day 30 lifts the ceiling of an address; one still at its day-1 ceiling takes nothing', async () => {
+  const current = (await admin('GET', `/platform/ip-pools/${pool.id}`)).body as IpPool;
+  const a = current.addresses.find((address) => address.ip === SOURCES.a)!;
+  const started = new Date(Date.now() - 29 * 86_400_000).toISOString();
+  const moved = await admin('PATCH', `/platform/ip-pools/${pool.id}/addresses/${a.id}`, { warmupStartedAt: started });
+  assert.is(moved.status, 200, JSON.stringify(moved.body));
+  const movedA = (moved.body as IpPool).addresses.find((address) => address.ip === SOURCES.a)!;
+  assert.is(movedA.warmup.day, 30);
+  assert.equal(googleOf(movedA), { provider: 'google', sent: 3, ceiling: 1000 });
+  const before = mx.messages.length;
+  await Promise.all([1, 2, 3, 4, 5, 6].map((n) => send(`third${n}@gmail.test`)));
+  await waitFor('six more messages at the MX', () => mx.messages.length >= before + 6, { timeoutMs: 30_000 });
+  const peers = mx.messages.slice(before).map(peerOf);
+  assert.not.ok(peers.includes(SOURCES.b), `b is at its day-1 ceiling: ${peers.join(', ')}`);
+  assert.ok(peers.filter((peer) => peer === SOURCES.a).length >= 2, `a is past its day-1 ceiling: ${peers.join(', ')}`);
+  await waitFor(
+    "a's count passes its day-1 ceiling of 3",
+    async () => {
+      const listed = (await admin('GET', `/platform/ip-pools/${pool.id}`)).body as IpPool;
+      const counted = googleOf(listed.addresses.find((address) => address.ip === SOURCES.a)!).sent;
+      return counted === 3 + peers.filter((peer) => peer === SOURCES.a).length;
+    },
+    { timeoutMs: 10_000 },
+  );
+  // Removing the warm address applies at once (NOTIFY), and the next messages leave from a alone.
+  const removed = await admin(
+    'DELETE',
+    `/platform/ip-pools/${pool.id}/addresses/${current.addresses.find((address) => address.ip === SOURCES.warm)!.id}`,
+  );
+  assert.is(removed.status, 200);
+});
+
+test("a project's assignment beats the tenant's; transactional mail of other projects keeps the tenant's pool", async () => {
+  const second = await admin('POST', '/platform/ip-pools', {
+    name: 'newsletters',
+    addresses: [{ ip: SOURCES.project, ehloName: EHLO[SOURCES.project], warmup: false }],
+  });
+  assert.is(second.status, 201, JSON.stringify(second.body));
+  assert.is((second.body as IpPool).defaultSchedule, true);
+  const assigned = await admin('POST', `/platform/ip-pools/${second.body.id}/assignments`, {
+    tenantId: world.tenantId,
+    projectId,
+  });
+  assert.is(assigned.status, 201, JSON.stringify(assigned.body));
+  const before = mx.messages.length;
+  await send('project@gmail.test', { projectId });
+  await send('plain@gmail.test');
+  await waitFor('both at the MX', () => mx.messages.length >= before + 2, { timeoutMs: 30_000 });
+  assert.is(peerOf(arrivedFor('project@gmail.test')[0]), SOURCES.project);
+  assert.is(arrivedFor('project@gmail.test')[0].helo, EHLO[SOURCES.project]);
+  assert.is(peerOf(arrivedFor('plain@gmail.test')[0]), SOURCES.a, 'b is full, the warm address was removed');
+  const busy = await admin('DELETE', `/platform/ip-pools/${second.body.id}`);
+  assert.is(busy.status, 409, 'an assigned pool is not deleted');
+});
+
+test.run();
