@@ -1,15 +1,14 @@
 // Group commit for plain accepts. The exact quota makes one tenant's accepts serialize on its
 // counter row from the reservation to the commit (insert-accepted.ts), so at 64 concurrent sends of
 // one tenant each statement waited for the commits of all before it: a few hundred sends a second
-// whatever the CPU. Here, while statements for a tenant are in flight (MAX_IN_FLIGHT), the next
-// sends of that tenant on this node wait and then go together as ONE statement (one reservation of
-// their sum, one commit). A send alone is not delayed: it goes at once when its lane has room.
+// whatever the CPU. Here, while a statement for a tenant is in flight, the next sends of that
+// tenant on this node wait and then go together as ONE statement (one reservation of their sum,
+// one commit). A send alone is not delayed: it goes at once when nothing of its tenant is in flight.
 //
 // A group is all or nothing in the database; when it does not go through whole (the state moved,
 // the quota cannot take the sum, an error), each of its sends is run again alone, in order, so
-// every send still gets its own exact answer and the count never passes the cap: 40 concurrent
-// sends with a cap of 11 accept exactly 11. Which of them get the last units follows the order
-// their statements reach the quota row (two groups may be in flight), as between nodes.
+// every send still gets its own exact answer: the 11th of 40 concurrent sends with a cap of 11 is
+// accepted and the 12th refused, as without grouping.
 import type { Sql } from '../../db/sql.ts';
 import {
   insertAcceptedSends,
@@ -20,12 +19,6 @@ import {
 
 /** The most rows one grouped statement carries (bodies travel as one jsonb parameter). */
 const MAX_GROUP_ROWS = 100;
-/**
- * Statements of one lane in flight at once. The second waits in PostgreSQL on the quota row the first
- * holds and goes on the moment that one commits, instead of a round trip and an event-loop turn later
- * (the reservation stays exact: the row lock serializes them, as it does across nodes).
- */
-const MAX_IN_FLIGHT = 2;
 
 export interface AcceptGroups {
   /** Like insertAcceptedSends on the pool (no transaction), grouped with concurrent sends of the same tenant and state. */
@@ -40,7 +33,7 @@ interface Waiting {
 }
 
 interface Lane {
-  inFlight: number;
+  running: boolean;
   waiting: Waiting[];
 }
 
@@ -114,9 +107,8 @@ export function createAcceptGroups(sql: Sql): AcceptGroups {
     for (const item of group) await runAlone(item);
   }
 
-  /** Starts groups while the lane has room; the lane goes when nothing waits or runs. */
-  function pump(key: string, lane: Lane): void {
-    while (lane.inFlight < MAX_IN_FLIGHT && lane.waiting.length > 0) {
+  async function drain(key: string, lane: Lane): Promise<void> {
+    while (lane.waiting.length > 0) {
       const group: Waiting[] = [];
       let rows = 0;
       while (lane.waiting.length > 0 && (group.length === 0 || rows + lane.waiting[0].sends.length <= MAX_GROUP_ROWS)) {
@@ -124,13 +116,10 @@ export function createAcceptGroups(sql: Sql): AcceptGroups {
         rows += next.sends.length;
         group.push(next);
       }
-      lane.inFlight += 1;
-      void runGroup(group).finally(() => {
-        lane.inFlight -= 1;
-        pump(key, lane);
-      });
+      await runGroup(group);
     }
-    if (lane.inFlight === 0 && lane.waiting.length === 0 && lanes.get(key) === lane) lanes.delete(key);
+    lane.running = false;
+    lanes.delete(key);
   }
 
   return {
@@ -138,9 +127,11 @@ export function createAcceptGroups(sql: Sql): AcceptGroups {
       return new Promise<InsertOutcome>((resolve, reject) => {
         const key = laneKey(options);
         let lane = lanes.get(key);
-        if (!lane) lanes.set(key, (lane = { inFlight: 0, waiting: [] }));
+        if (!lane) lanes.set(key, (lane = { running: false, waiting: [] }));
         lane.waiting.push({ sends, options, resolve, reject });
-        pump(key, lane);
+        if (lane.running) return;
+        lane.running = true;
+        void drain(key, lane);
       });
     },
   };
