@@ -14,6 +14,8 @@ export interface AcceptFigures {
   requests: number;
   /** CPU time the server process spent per answered request during the measured run (Linux). */
   serverCpuMsPerRequest: number | null;
+  /** SQL statements the server sent per answered request, warm-up included (the daemon only: the baseline sends one). */
+  statementsPerRequest?: number;
   non2xx: number;
   errors: number;
   statusCodes: Record<string, number>;

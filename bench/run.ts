@@ -291,9 +291,15 @@ async function main(): Promise<BenchResults | AcceptOnly> {
     const svcRun = async (label: string, redisUrl: string | null) => {
       log(`accept rate: svc daemon (ROLE=api), POST /emails/send, ${label}`);
       const api = await startDaemonChild('api', sink.port, redisUrl);
-      const figures = await measureAcceptRate('svc', api.url, auth, acceptOptions, api.child.process.pid!);
+      const pid = api.child.process.pid!;
+      const statementsAtReady = await queriesSentBy(queryCountDir, pid);
+      const measured = await measureAcceptRate('svc', api.url, auth, acceptOptions, pid);
+      // Over the warm-up and the measured run: grouped commits make it less than one per request.
+      const statements = (await queriesSentBy(queryCountDir, pid)) - statementsAtReady;
+      const answered = acceptOptions.warmupRequests + measured.requests;
+      const figures = { ...measured, statementsPerRequest: Math.round((statements / answered) * 100) / 100 };
       log(
-        `  ${figures.requestsPerSecond} req/s, p50 ${figures.latencyP50Ms} ms, p99 ${figures.latencyP99Ms} ms, server CPU ${figures.serverCpuMsPerRequest} ms/request`,
+        `  ${figures.requestsPerSecond} req/s, p50 ${figures.latencyP50Ms} ms, p99 ${figures.latencyP99Ms} ms, server CPU ${figures.serverCpuMsPerRequest} ms/request, ${figures.statementsPerRequest} SQL statements/request`,
       );
       if (figures.non2xx > 0)
         throw new Error(`svc answered non-2xx during the accept run: ${JSON.stringify(figures.statusCodes)}`);

@@ -7,7 +7,8 @@ import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { acceptSends, type SendDeps } from '../daemon/modules/emails/service.ts';
-import { normalizeSend } from '../daemon/modules/emails/validate.ts';
+import addressparser from 'nodemailer/lib/addressparser/index.js';
+import { mailboxParts, normalizeSend } from '../daemon/modules/emails/validate.ts';
 import { createAcceptGroups } from '../daemon/modules/emails/accept-groups.ts';
 import { createTenantStateCache } from '../daemon/modules/tenants/state-cache.ts';
 import type { TenantContext } from '../daemon/context.ts';
@@ -126,5 +127,29 @@ for (const [name, deps] of [
     }
   });
 }
+
+test('the simple-mailbox shortcut reads every address exactly as the address parser does', () => {
+  const inputs = [
+    'reader@example.test',
+    'Reader <reader@example.test>',
+    'A B C <x.y+z_%-w@sub.example-co.org>',
+    'John 2 <j@e.io>',
+    'a.@b.c',
+    '.a@b.c',
+    'a..b@c.d',
+    'x@-y.com',
+    // Not simple: the parser reads these (names quoted or spaced, lists, groups, comments).
+    'A  B <a@b.c>',
+    ' Reader <reader@example.test>',
+    '"Reader, Jr" <r@example.test>',
+    'a@b.c, d@e.f',
+    'group: a@b.c;',
+    'a@b.c (comment)',
+    '=?utf-8?Q?R=C3=A9a?= <r@example.test>',
+    'Reader<reader@example.test>',
+    'reader@example.test>',
+  ];
+  for (const input of inputs) assert.equal(mailboxParts(input), addressparser(input, { flatten: true }), input);
+});
 
 test.run();

@@ -37,10 +37,46 @@ interface Lane {
   waiting: Waiting[];
 }
 
-/** Sends can share a statement when everything but their rows and their count is the same. */
-function laneKey(options: InsertAcceptedOptions): string {
-  const { counted: _counted, ...shared } = options;
-  return JSON.stringify(shared);
+const timeOf = (date: Date | null | undefined) => (date ? String(date.getTime()) : '');
+
+/**
+ * Sends can share a statement when everything but their rows and their count is the same. Built by
+ * hand: JSON.stringify of the options (Dates through toISOString) was ~3 % of the accept path's CPU.
+ * Every field is named, so a new option fails to compile here until it is part of the key.
+ */
+export function laneKey(options: InsertAcceptedOptions): string {
+  const {
+    counted: _counted,
+    tenantId,
+    apiKeyId,
+    testMode,
+    quotaCap,
+    cycleStart,
+    runAt,
+    maxAttempts,
+    jobKeyPrefix,
+    expected,
+    ...unkeyed
+  } = options;
+  const { plan, monthlyLimit, cycleStartedAt, senderDomains, checkKey, ...unkeyedExpected } = expected;
+  const none: Record<string, never> = { ...unkeyed, ...unkeyedExpected };
+  void none;
+  // Uuids, numbers, flags and domain names hold no newline; the plan and prefix are JSON-quoted.
+  return [
+    tenantId,
+    apiKeyId ?? '',
+    testMode,
+    quotaCap,
+    timeOf(cycleStart),
+    timeOf(runAt),
+    maxAttempts,
+    JSON.stringify(jobKeyPrefix),
+    JSON.stringify(plan),
+    monthlyLimit ?? '',
+    timeOf(cycleStartedAt),
+    checkKey,
+    senderDomains === null ? '-' : senderDomains.join(' '),
+  ].join('\n');
 }
 
 export function createAcceptGroups(sql: Sql): AcceptGroups {

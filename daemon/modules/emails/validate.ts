@@ -123,10 +123,23 @@ export function addressSizeProblem(address: string): string | null {
   return null;
 }
 
+// `a@b` or `Words <a@b>` with nothing the address parser would change (no quotes, comments, commas,
+// groups, encoded words, runs of spaces): it answers exactly these parts, so they are taken as they
+// are. The parser was ~5 % of the accept path's CPU; every other form still goes through it.
+const SIMPLE_MAILBOX =
+  /^(?:([A-Za-z0-9]+(?: [A-Za-z0-9]+)*) <([A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+)>|([A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+))$/;
+
+/** The address parser's reading of one mailbox string (flattened groups). */
+export function mailboxParts(input: string): { name: string; address: string }[] {
+  const simple = SIMPLE_MAILBOX.exec(input);
+  if (simple) return [{ name: simple[1] ?? '', address: simple[2] ?? simple[3] }];
+  return addressparser(input, { flatten: true });
+}
+
 /** One mailbox (`a@b` or `Name <a@b>`); null when it is not exactly one valid address. */
 export function parseMailbox(input: string): ParsedAddress | null {
   if (LINE_BREAK.test(input)) return null;
-  const parsed = addressparser(input, { flatten: true });
+  const parsed = mailboxParts(input);
   if (parsed.length !== 1) return null;
   const { name, address } = parsed[0];
   if (!address || !ADDRESS.test(address) || address.length > 320) return null;
