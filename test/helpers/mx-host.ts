@@ -43,10 +43,17 @@ function replyError(reply: string): Error {
   return Object.assign(new Error(match ? match[2] : reply), { responseCode: match ? Number(match[1]) : 550 });
 }
 
-/** A loopback address with nothing listening on port 25 right now (for "host down" cases too). */
+/**
+ * Test files that name their MX hosts' addresses take them below 200 (each file its own: 127.0.0.140–146
+ * are the shaping tests', for instance); addresses picked at random come from 200–254, so that a file
+ * running beside another never takes the address the other is about to bind (CI runs two at once).
+ */
+const RANDOM_LOOPBACK_FIRST = 200;
+
+/** A loopback address of 127.0.0.200–254 with nothing listening on port 25 right now (for "host down" cases too). */
 export async function freeLoopbackAddress(taken: Set<string> = new Set()): Promise<string> {
   for (;;) {
-    const address = `127.0.0.${2 + Math.floor(Math.random() * 253)}`;
+    const address = `127.0.0.${RANDOM_LOOPBACK_FIRST + Math.floor(Math.random() * (255 - RANDOM_LOOPBACK_FIRST))}`;
     if (taken.has(address)) continue;
     const listening = await new Promise<boolean>((resolve) => {
       const socket = net.connect(25, address);
