@@ -9,6 +9,8 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createWorld, type AdminFixture } from './helpers/fixtures.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
 import { claimSpool } from '../daemon/mta/sql/spool.ts';
+import { loadReactionRules, recordReactionStatement } from '../daemon/mta/sql/reactions.ts';
+import { reactionLines } from '../cli/services/outbound-queue.ts';
 
 let ctx: TestContext;
 let world: Awaited<ReturnType<typeof createWorld>>;
@@ -259,6 +261,35 @@ test('/health/queues: outbound totals for every caller, destinations for platfor
     stuck: false,
   });
   assert.is(idle.ok, true);
+});
+
+test("a reaction to a provider's reply is a line of the queue view (API and svc queue)", async () => {
+  const before = await ctx.app.inject({ method: 'GET', url: '/platform/queue', headers: asPlatform });
+  assert.equal(before.json().reactions, [], 'nothing in force yet');
+  // Recorded as the MTA loop records it when Gmail answers 421 4.7.28 (the seeded rule).
+  const rules = await loadReactionRules(ctx.db.sql);
+  const gmail = rules.find((rule) => rule.providerKey === 'google' && rule.enhancedCode === '4.7.28')!;
+  assert.ok(gmail, 'the seeded Gmail rule');
+  const statement = recordReactionStatement({
+    rule: gmail,
+    providerKey: 'google',
+    domain: null,
+    reply: '421 4.7.28 Our system has detected an unusual rate of unsolicited mail',
+    tenantId: null,
+    emailId: null,
+  });
+  await ctx.db.sequelize.query(statement.text, { bind: statement.values });
+  const res = await ctx.app.inject({ method: 'GET', url: '/platform/queue', headers: asPlatform });
+  assert.is(res.statusCode, 200, res.body);
+  const [reaction] = res.json().reactions;
+  assert.is(reaction.providerKey, 'google');
+  assert.is(reaction.kind, 'suspend');
+  assert.is(reaction.domain, null);
+  const minutes = (new Date(reaction.until).getTime() - Date.now()) / 60_000;
+  assert.ok(minutes > 14 && minutes <= 15, `suspended for the rule's 15 minutes: ${minutes}`);
+  assert.match(reaction.reason, /4\.7\.28/);
+  const [line] = reactionLines(res.json());
+  assert.match(line, /^reaction: google \(all its destinations\) suspended until .+ — .*4\.7\.28/);
 });
 
 test.run();

@@ -45,7 +45,7 @@ function destination(domain: string, fields: Partial<OutboundDestination> = {}):
 }
 
 function pageOf(data: OutboundDestination[], delivery: 'direct' | 'relay' = 'direct'): OutboundQueuePage {
-  return { data, meta: { page: 1, limit: 100, total: data.length, totalPages: 1 }, delivery };
+  return { data, meta: { page: 1, limit: 100, total: data.length, totalPages: 1 }, delivery, reactions: [] };
 }
 
 const QUEUE = pageOf([

@@ -86,6 +86,23 @@ export function queueTable(destinations: OutboundDestination[], now = Date.now()
   );
 }
 
+/** One line per reaction in force: what a provider's reply made the MTA do, and until when. */
+export function reactionLines(page: OutboundQueuePage, now = Date.now()): string[] {
+  return page.reactions.map((reaction) => {
+    const where = reaction.domain
+      ? `${reaction.providerKey} ${reaction.domain}`
+      : `${reaction.providerKey} (all its destinations)`;
+    const what =
+      reaction.kind === 'suspend'
+        ? 'suspended'
+        : reaction.kind === 'slow'
+          ? `slowed ×${reaction.factor ?? 1}`
+          : `tenant ${reaction.tenantId ?? '?'} paused`;
+    const until = reaction.until ? ` until ${reaction.until} (${nextTryText(reaction.until, now)})` : '';
+    return `reaction: ${where} ${what}${until} — ${reaction.reason}`;
+  });
+}
+
 /** A line for a daemon that does not deliver the spool itself. */
 export function deliveryWarning(page: OutboundQueuePage): string | null {
   return page.delivery === 'direct'

@@ -4,7 +4,7 @@
 import React, { useEffect, useRef, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
 import type { OutboundQueuePage } from '../../shared/schemas/outbound-queue.ts';
-import { ageText, deliveryWarning, destinationFlag, nextTryText } from '../services/outbound-queue.ts';
+import { ageText, deliveryWarning, destinationFlag, nextTryText, reactionLines } from '../services/outbound-queue.ts';
 import { fit, useTerminalSize } from './size.ts';
 
 export interface QueueActions {
@@ -82,8 +82,8 @@ export function QueueScreen({
     );
   });
 
-  // Title, warning, header, notice and help stay on screen: the list gets the rest.
-  const listRows = Math.max(1, size.rows - 6);
+  // Title, warning, reactions, header, notice and help stay on screen: the list gets the rest.
+  const listRows = Math.max(1, size.rows - 6 - (page?.reactions.length ?? 0));
   const first = Math.max(0, Math.min(selected - listRows + 1, destinations.length - listRows));
   const at = now();
   const domainWidth = Math.min(32, Math.max(12, ...destinations.map((d) => d.domain.length)));
@@ -113,6 +113,13 @@ export function QueueScreen({
       </Text>
       {failure ? <Text color="red">{failure}</Text> : null}
       {warning ? <Text color="yellow">! {warning}</Text> : null}
+      {page
+        ? reactionLines(page).map((line) => (
+            <Text key={line} color="magenta" wrap="truncate-end">
+              {line}
+            </Text>
+          ))
+        : null}
       {!page ? (
         <Text color="cyan">Loading…</Text>
       ) : destinations.length === 0 ? (

@@ -1,6 +1,7 @@
 // The outbound MTA's queue per destination domain (issue 28, docs/mta.md "Visibility"): GET /platform/queue
 // and the retry, hold and release actions (`svc queue`, its TUI screen), and the `outbound` part of
 // /health/queues. Platform admins only, except the health totals: the spool holds every tenant's mail.
+import { ActiveReactionBody } from './shaping.ts';
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, PageMeta, PageQuery, Timestamp, Uuid } from './common.ts';
 
@@ -44,6 +45,9 @@ export const OutboundQueuePage = Type.Object({
   meta: PageMeta,
   delivery: Type.Union([Type.Literal('relay'), Type.Literal('direct')], {
     description: 'DELIVERY of the answering node: with relay, nothing delivers the spool until a direct node runs',
+  }),
+  reactions: Type.Array(ActiveReactionBody, {
+    description: "reactions to providers' replies in force (mta/reactions.ts): suspensions, slow-downs, tenant pauses",
   }),
 });
 export type OutboundQueuePage = Static<typeof OutboundQueuePage>;

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { pageLine } from '../../format.ts';
-import { deliveryWarning, outboundQueue, queueTable } from '../../services/outbound-queue.ts';
+import { deliveryWarning, outboundQueue, queueTable, reactionLines } from '../../services/outbound-queue.ts';
 import { renderQueue } from '../../ui/render.ts';
 import type { OutboundQueuePage } from '../../../shared/schemas/outbound-queue.ts';
 
@@ -52,6 +52,7 @@ export default class QueueList extends SvcCommand<typeof QueueList> {
     if (warning) this.logToStderr(warning);
     this.log(queueTable(answer.data));
     this.log(pageLine(answer.meta));
+    for (const line of reactionLines(answer)) this.log(line);
     return answer;
   }
 }

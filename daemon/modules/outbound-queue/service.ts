@@ -17,6 +17,7 @@ import {
 import type { Statement } from '../../db/sql.ts';
 import { recordAudit, type AuditAction } from '../audit/service.ts';
 import { normalizeDomainName } from '../domains/names.ts';
+import { activeReactionBodies } from '../shaping/service.ts';
 import type {
   HoldDestinationBody,
   OutboundDestination,
@@ -66,13 +67,18 @@ export async function listOutboundQueue(
 ): Promise<OutboundQueuePage> {
   const window = pageWindow(query);
   const domain = query.domain === undefined ? null : destinationDomain(query.domain);
-  const { rows, total } = await listDestinations(deps.db.sql, { domain, limit: window.limit, offset: window.offset });
+  const [{ rows, total }, reactions] = await Promise.all([
+    listDestinations(deps.db.sql, { domain, limit: window.limit, offset: window.offset }),
+    activeReactionBodies(deps.db.sql),
+  ]);
   const page = pageOf(
     rows.map((row) => destinationView(row, deps.config.queueStuckAfterMs)),
     window,
     total,
   );
-  return { ...page, delivery: deps.config.delivery };
+  // A reaction to one destination is shown with that destination's page only when asked for it.
+  const shown = domain === null ? reactions : reactions.filter((r) => r.domain === null || r.domain === domain);
+  return { ...page, delivery: deps.config.delivery, reactions: shown };
 }
 
 /** One destination as it stands; a domain with nothing spooled and no hold is all zeros. */

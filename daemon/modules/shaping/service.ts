@@ -11,7 +11,9 @@ import { getTenantThrottle, liveWorkerNodes, setTenantThrottle } from '../../mta
 import { recordAudit } from '../audit/service.ts';
 import { NODE_SEEN_WITHIN_MS } from '../doctor/nodes.ts';
 import { Tenant } from '../tenants/model.ts';
+import type { Sql } from '../../db/sql.ts';
 import type {
+  ActiveReactionBody,
   CreateProviderBody,
   ProviderRuleBody,
   ProviderRulesBody,
@@ -97,17 +99,19 @@ export async function createProvider(
   return providerBody((await findProvider(deps, input.key))!);
 }
 
+/** The reactions in force, as GET /platform/reactions and the queue view (GET /platform/queue) show them. */
+export async function activeReactionBodies(sql: Sql): Promise<ActiveReactionBody[]> {
+  return (await listActiveReactions(sql)).map((reaction) => ({
+    ...reaction,
+    until: reaction.until ? reaction.until.toISOString() : null,
+    createdAt: reaction.createdAt.toISOString(),
+  }));
+}
+
 export async function listReactions(deps: ShapingDeps): Promise<ReactionsBody> {
   const { sql } = deps.db;
-  const [rules, active] = await Promise.all([loadReactionRules(sql), listActiveReactions(sql)]);
-  return {
-    rules,
-    active: active.map((reaction) => ({
-      ...reaction,
-      until: reaction.until ? reaction.until.toISOString() : null,
-      createdAt: reaction.createdAt.toISOString(),
-    })),
-  };
+  const [rules, active] = await Promise.all([loadReactionRules(sql), activeReactionBodies(sql)]);
+  return { rules, active };
 }
 
 async function requireTenant(tenantId: string): Promise<void> {
