@@ -56,6 +56,16 @@ test('tenants create takes the name as an argument; tenants use takes a name (an
   assert.is(ambiguous.json.error.code, 'AMBIGUOUS_NAME');
 });
 
+/**
+ * Waits, if need be, until at least 10 s of the current 30-second TOTP step remain: a code made for the
+ * step before (or after) is then still within the daemon's window when the command reaches it, however
+ * slow the machine (a code made 2 s before a step ends was two steps old on arrival in a loaded CI run).
+ */
+async function awayFromStepEnd(): Promise<void> {
+  const left = 30_000 - (Date.now() % 30_000);
+  if (left < 10_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
+
 test('2fa enable prints the otpauth URL without a terminal, --code finishes it; login then needs a code; disable turns it off', async () => {
   const off = await cli.run(['2fa', 'status', '--json']);
   assert.equal(off.json, { enabled: false, pending: false });
@@ -70,6 +80,7 @@ test('2fa enable prints the otpauth URL without a terminal, --code finishes it; 
 
   const wrong = await cli.run(['2fa', 'enable', '--code', '000000', '--json']);
   assert.is(wrong.code, 1, wrong.stdout);
+  await awayFromStepEnd();
   const previous = authenticator.clone({ epoch: Date.now() - 30_000 }).generate(secret);
   const on = await cli.run(['2fa', 'enable', '--code', previous, '--json']);
   assert.is(on.code, 0, on.stdout + on.stderr);
@@ -78,6 +89,7 @@ test('2fa enable prints the otpauth URL without a terminal, --code finishes it; 
 
   const noCode = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--json'], { input: PASSWORD });
   assert.is(noCode.code, 2);
+  await awayFromStepEnd();
   const signedIn = await cli.run(
     ['login', '--email', EMAIL, '--password-stdin', '--code', authenticator.generate(secret), '--json'],
     { input: PASSWORD },
@@ -86,6 +98,7 @@ test('2fa enable prints the otpauth URL without a terminal, --code finishes it; 
 
   const missing = await cli.run(['2fa', 'disable', '--json']);
   assert.is(missing.code, 2);
+  await awayFromStepEnd();
   const next = authenticator.clone({ epoch: Date.now() + 30_000 }).generate(secret);
   const disabled = await cli.run(['2fa', 'disable', '--code', next, '--json']);
   assert.is(disabled.code, 0, disabled.stdout + disabled.stderr);
