@@ -44,23 +44,28 @@ function replyError(reply: string): Error {
 }
 
 /**
- * Test files that name their MX hosts' addresses take them below 200 (each file its own: 127.0.0.140–146
- * are the shaping tests', for instance); addresses picked at random come from 200–254, so that a file
+ * Test files that name their MX hosts' addresses take them below 180 (each file its own: 127.0.0.140–146
+ * are the shaping tests', for instance); addresses picked at random come from 180–254, so that a file
  * running beside another never takes the address the other is about to bind (CI runs two at once).
  */
-const RANDOM_LOOPBACK_FIRST = 200;
+const RANDOM_LOOPBACK_FIRST = 180;
+/** Addresses this process has handed out: a "down" host's address is never given to a host started later. */
+const handedOut = new Set<string>();
 
-/** A loopback address of 127.0.0.200–254 with nothing listening on port 25 right now (for "host down" cases too). */
+/** A loopback address of 127.0.0.180–254, not handed out before in this process, with nothing listening on port 25 right now (for "host down" cases too). */
 export async function freeLoopbackAddress(taken: Set<string> = new Set()): Promise<string> {
   for (;;) {
     const address = `127.0.0.${RANDOM_LOOPBACK_FIRST + Math.floor(Math.random() * (255 - RANDOM_LOOPBACK_FIRST))}`;
-    if (taken.has(address)) continue;
+    if (taken.has(address) || handedOut.has(address)) continue;
     const listening = await new Promise<boolean>((resolve) => {
       const socket = net.connect(25, address);
       socket.once('connect', () => (socket.destroy(), resolve(true)));
       socket.once('error', () => resolve(false));
     });
-    if (!listening) return address;
+    if (!listening) {
+      handedOut.add(address);
+      return address;
+    }
   }
 }
 
