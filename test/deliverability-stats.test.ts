@@ -18,6 +18,7 @@ import {
   stopChildDaemon,
   type ChildDaemon,
   type SendWorld,
+  publishSenderDmarc,
 } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
 import { loadConfig } from '../daemon/config.ts';
@@ -56,7 +57,7 @@ test.before(async () => {
   dns.zone.a.set('alt1.gmail-smtp-in.l.google.com', [GOOGLE_MX_ADDRESS]);
   dns.zone.mx.set('other.test', [{ exchange: 'mx.other.test', priority: 10 }]);
   dns.zone.a.set('mx.other.test', [OTHER_MX_ADDRESS]);
-  dns.zone.txt.set('_dmarc.acme.test', ['v=DMARC1; p=none']);
+  publishSenderDmarc(dns);
   world = await seedSendWorld({
     DELIVERY: 'direct',
     DNS_SERVERS: dns.address,

@@ -22,6 +22,7 @@ import {
   stopChildDaemon,
   type ChildDaemon,
   type SendWorld,
+  publishSenderDmarc,
 } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -53,7 +54,7 @@ test.before(async () => {
   });
   dns.zone.mx.set('x.test', [{ exchange: 'mx.x.test', priority: 10 }]);
   // Direct delivery sends only from a domain with a DMARC record (sender rules, docs/mta.md).
-  dns.zone.txt.set('_dmarc.acme.test', ['v=DMARC1; p=none']);
+  publishSenderDmarc(dns);
   dns.zone.a.set('mx.x.test', [mx.address]);
   world = await seedSendWorld({ DELIVERY: 'direct', DNS_SERVERS: dns.address, EHLO_NAME: 'mta.acme.test' });
   daemon = await startChildDaemon(world);

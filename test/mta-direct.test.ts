@@ -17,6 +17,7 @@ import {
   stopChildDaemon,
   type ChildDaemon,
   type SendWorld,
+  publishSenderDmarc,
 } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -43,7 +44,7 @@ test.before(async () => {
   });
   dns.zone.mx.set('x.test', [{ exchange: 'mx.x.test', priority: 10 }]);
   // Direct delivery sends only from a domain with a DMARC record (sender rules, docs/mta.md).
-  dns.zone.txt.set('_dmarc.acme.test', ['v=DMARC1; p=none']);
+  publishSenderDmarc(dns);
   dns.zone.a.set('mx.x.test', [xHost.address]);
   dns.zone.mx.set('y.test', [{ exchange: 'mx.y.test', priority: 10 }]);
   dns.zone.a.set('mx.y.test', [yHost.address]);

@@ -18,6 +18,7 @@ import {
   stopChildDaemon,
   type ChildDaemon,
   type SendWorld,
+  publishSenderDmarc,
 } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
 import { Admin } from '../daemon/modules/auth/model.ts';
@@ -46,8 +47,7 @@ let projectId: string;
 
 test.before(async () => {
   dns = await startDnsServer();
-  // Direct delivery sends only for a From domain with a DMARC record (domains/sender-rules.ts).
-  dns.zone.txt.set('_dmarc.acme.test', ['v=DMARC1; p=none']);
+  publishSenderDmarc(dns);
   mx = await startMxHost({}, MX_ADDRESS);
   dns.zone.mx.set('gmail.test', [{ exchange: 'gmail-smtp-in.l.google.com', priority: 5 }]);
   dns.zone.a.set('gmail-smtp-in.l.google.com', [MX_ADDRESS]);

@@ -18,7 +18,7 @@ import {
   stopChildDaemon,
   type ChildDaemon,
   type SendWorld,
-  SENDING_DOMAIN,
+  publishSenderDmarc,
 } from './helpers/send-daemon.ts';
 import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -43,8 +43,7 @@ let accepting = false;
 
 test.before(async () => {
   dns = await startDnsServer();
-  // Direct delivery sends only for a From domain with a DMARC record (domains/sender-rules.ts).
-  dns.zone.txt.set(`_dmarc.${SENDING_DOMAIN}`, ['v=DMARC1; p=none']);
+  publishSenderDmarc(dns);
   qHost = await startMxHost({ rcpt: () => (accepting ? null : '451 4.7.1 greylisted, try later') }, Q_MX);
   rHost = await startMxHost({}, R_MX);
   dns.zone.mx.set('q.test', [{ exchange: 'mx.q.test', priority: 10 }]);

@@ -25,7 +25,7 @@ import {
   stopChildDaemon,
   type ChildDaemon,
   type SendWorld,
-  SENDING_DOMAIN,
+  publishSenderDmarc,
 } from './helpers/send-daemon.ts';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { nothingWithin, waitFor } from './helpers/wait.ts';
@@ -57,8 +57,7 @@ const slowData = () => new Promise<null>((resolve) => setTimeout(() => resolve(n
 
 test.before(async () => {
   dns = await startDnsServer();
-  // Direct delivery sends only for a From domain with a DMARC record (domains/sender-rules.ts).
-  dns.zone.txt.set(`_dmarc.${SENDING_DOMAIN}`, ['v=DMARC1; p=none']);
+  publishSenderDmarc(dns);
   google = await startMxHost(
     { rcpt: (address) => (address.startsWith('ratelimited@') ? GMAIL_RATE_LIMIT : null), data: slowData },
     '127.0.0.140',

@@ -23,7 +23,7 @@ import {
   stopChildDaemon,
   type ChildDaemon,
   type SendWorld,
-  SENDING_DOMAIN,
+  publishSenderDmarc,
 } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
 import { QueryTypes } from 'sequelize';
@@ -51,8 +51,7 @@ const POLICIES: Record<string, string> = {
 
 test.before(async () => {
   dns = await startDnsServer();
-  // Direct delivery sends only for a From domain with a DMARC record (domains/sender-rules.ts).
-  dns.zone.txt.set(`_dmarc.${SENDING_DOMAIN}`, ['v=DMARC1; p=none']);
+  publishSenderDmarc(dns);
   ca = createTestCa();
   const policyPair = ca.issue('policy', Object.keys(POLICIES));
   policyServer = createServer(

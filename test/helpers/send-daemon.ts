@@ -5,6 +5,7 @@
 //
 // The embedded PGlite belongs to the process that opened it, so the test reads the database only
 // while no daemon runs (PostgreSQL would allow more; both modes are treated alike on purpose).
+import type { TestDnsServer } from './dns-server.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -218,4 +219,12 @@ export async function api(
     // not JSON: keep the text
   }
   return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/**
+ * Publishes the DMARC record that direct delivery requires of the From domain before it sends
+ * (domains/sender-rules.ts): every DELIVERY=direct test's DNS zone needs it.
+ */
+export function publishSenderDmarc(dns: Pick<TestDnsServer, 'zone'>, domain = SENDING_DOMAIN): void {
+  dns.zone.txt.set(`_dmarc.${domain}`, ['v=DMARC1; p=none']);
 }
