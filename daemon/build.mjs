@@ -128,6 +128,7 @@ async function compile(files, outdir) {
 export const BUNDLED_ENTRIES = [
   'daemon/main.ts',
   'daemon/jobs/send-worker.ts',
+  'daemon/jobs/mta-worker.ts',
   'daemon/jobs/background.ts',
   'daemon/jobs/scheduler.ts',
   'daemon/jobs/webhook-worker.ts',

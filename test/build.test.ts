@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { isBuiltin } from 'node:module';
 import { relative } from 'node:path';
 import { BUNDLED_ENTRIES, ensureDaemonBuild, REPO_ROOT, rewriteRelativeSpecifiers } from '../daemon/build.mjs';
-import { DAEMON_WORKERS, SHARED_DAEMON_WORKERS } from '../daemon/jobs/index.ts';
+import { DAEMON_WORKERS, MTA_WORKER, SHARED_DAEMON_WORKERS } from '../daemon/jobs/index.ts';
 
 test('relative .ts/.tsx specifiers become .js; packages and other strings stay', () => {
   const source = `import { a } from "./a.ts";\nconst b = await import('../b/c.tsx');\nconst w = here("./send-worker.ts");\nimport x from 'pkg.ts';\nconst s = "file.ts";`;
@@ -41,7 +41,7 @@ test('ensureDaemonBuild compiles daemon, shared and migrations once and reuses t
 
 test('the daemon and every worker thread run from one bundle each, finding their files where the sources put them', async () => {
   const build = await ensureDaemonBuild();
-  for (const worker of [...DAEMON_WORKERS, ...SHARED_DAEMON_WORKERS])
+  for (const worker of [...DAEMON_WORKERS, ...SHARED_DAEMON_WORKERS, MTA_WORKER])
     assert.ok(BUNDLED_ENTRIES.includes(relative(REPO_ROOT, worker.module)), `${worker.name} is bundled`);
   const main = readFileSync(join(build, 'daemon/main.js'), 'utf8');
   // No package is imported at boot from node_modules: fastify, sequelize, pino… are inside.

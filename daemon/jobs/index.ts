@@ -61,6 +61,18 @@ const SEND_WORKER: WorkerDefinition = {
   youngGenerationMb: SEND_WORKER_YOUNG_GENERATION_MB,
 };
 
+/**
+ * DELIVERY=direct: the outbound MTA's loop, one thread per node (its per-destination connection
+ * limits hold per thread, and one loop per node keeps them what the operator set).
+ */
+export const MTA_WORKER: WorkerDefinition = {
+  name: 'mta-worker',
+  module: here('./mta-worker.ts'),
+  // Its statements are few per batch (claim, extend, one commit); its sockets and TLS allocate.
+  tuning: () => ({ concurrency: 4 }),
+  youngGenerationMb: SEND_WORKER_YOUNG_GENERATION_MB,
+};
+
 /** WORKER_THREADS=separate: a thread per worker. */
 export const DAEMON_WORKERS: WorkerDefinition[] = [
   SEND_WORKER,
@@ -81,21 +93,19 @@ export const SHARED_DAEMON_WORKERS: WorkerDefinition[] = [
 /**
  * SEND_THREADS > 1: more send-worker threads, each claiming from the same queue (SKIP LOCKED keeps
  * them apart, as it does two nodes). One send thread was CPU-bound at 551–644 msg/s on a worker node
- * of a 2-core machine while the node's main thread sat idle (issue 27). Only the first runs the
- * outbound MTA's loop: its per-destination connection limits hold per thread, and one loop per node
- * keeps them what the operator set.
+ * of a 2-core machine while the node's main thread sat idle (issue 27).
  */
 function extraSendWorkers(count: number): WorkerDefinition[] {
   return Array.from({ length: count - 1 }, (_, index) => ({
     ...SEND_WORKER,
     name: `send-worker-${index + 2}`,
-    options: { mta: false },
   }));
 }
 
-export function daemonWorkers(config: Pick<Config, 'workerThreads' | 'sendThreads'>): WorkerDefinition[] {
+export function daemonWorkers(config: Pick<Config, 'workerThreads' | 'sendThreads' | 'delivery'>): WorkerDefinition[] {
   const base = config.workerThreads === 'separate' ? DAEMON_WORKERS : SHARED_DAEMON_WORKERS;
-  return [...base, ...extraSendWorkers(config.sendThreads)];
+  const mta = config.delivery === 'direct' ? [MTA_WORKER] : [];
+  return [...base, ...mta, ...extraSendWorkers(config.sendThreads)];
 }
 
 export async function startWorkers(options: StartWorkersOptions): Promise<WorkerPool> {

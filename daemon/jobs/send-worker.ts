@@ -1,12 +1,6 @@
-// Worker thread: delivers queued emails (queue "send"), and with DELIVERY=direct runs the outbound
-// MTA's per-destination loop beside it (jobs/mta-loop.ts): the send loop spools, the MTA delivers.
-import { runMtaLoop } from './mta-loop.ts';
+// Worker thread: delivers queued emails (queue "send"). With DELIVERY=direct it composes, signs and
+// spools them; the outbound MTA's thread (mta-worker.ts) delivers the spool.
 import { queueWorkerBody } from './queue-worker.ts';
 import { runWorkerThread } from './thread.ts';
 
-await runWorkerThread(async (runtime) => {
-  const sendBody = queueWorkerBody('send')(runtime);
-  // Extra send threads (SEND_THREADS) leave the MTA loop to the first (jobs/index.ts).
-  const runsMta = runtime.data.config.delivery === 'direct' && runtime.data.options.mta !== false;
-  await Promise.all(runsMta ? [sendBody, runMtaLoop(runtime)] : [sendBody]);
-});
+await runWorkerThread(async (runtime) => queueWorkerBody('send')(runtime));
