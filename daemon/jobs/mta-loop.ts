@@ -7,7 +7,8 @@
 // Shaping (mta/shaping.ts) decides after routing whether a row may go now and over which provider's
 // pool; a reply that matches a reaction rule (mta/reactions.ts) is recorded with its batch.
 import { QueryTypes } from 'sequelize';
-import { recordDeliveryOutcome, recordEmailEvent } from '../modules/emails/outcomes.ts';
+import { recordDeliveryOutcomes, type DeliveryOutcome } from '../modules/emails/outcomes.ts';
+import type { TimelineRow } from '../modules/emails/sql/record-outcomes.ts';
 import type { RecipientResult } from '../mta/connection.ts';
 import { createDnsClient } from '../mta/dns-query.ts';
 import { RouteCache } from '../mta/mx.ts';
@@ -246,27 +247,25 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       if (warmup) await sequelize.query(warmup.text, { bind: warmup.values, transaction });
       // Per provider per day (modules/deliverability): written once, last, for the whole batch.
       const tally = new DeliverabilityTally();
+      const outcomes: DeliveryOutcome[] = [];
+      const timeline: TimelineRow[] = [];
       for (const settlement of settlements) {
         if (!recorded.has(settlement.spool.id)) continue;
         const provider = settlement.provider ?? undefined;
         if (provider) tally.sawProvider(settlement.domain, provider);
-        for (const outcome of settlement.outcomes)
-          await recordDeliveryOutcome(outcomeDeps, { ...outcome, provider }, transaction, tally);
+        for (const outcome of settlement.outcomes) outcomes.push({ ...outcome, provider });
         if (settlement.reaction) await recordReaction(sequelize, settlement.reaction, transaction);
         const { deferral } = settlement;
-        if (deferral) tally.add(deferral.tenantId, 'deferred', deferral.recipients, settlement.provider);
-        if (deferral)
-          await recordEmailEvent(
-            sequelize,
-            {
-              tenantId: deferral.tenantId,
-              emailId: deferral.emailId,
-              type: 'deferred',
-              data: { recipients: deferral.recipients, response: deferral.response, retryAt: deferral.retryAt },
-            },
-            transaction,
-          );
+        if (!deferral) continue;
+        tally.add(deferral.tenantId, 'deferred', deferral.recipients, settlement.provider);
+        timeline.push({
+          tenantId: deferral.tenantId,
+          emailId: deferral.emailId,
+          type: 'deferred',
+          data: { recipients: deferral.recipients, response: deferral.response, retryAt: deferral.retryAt },
+        });
       }
+      await recordDeliveryOutcomes(outcomeDeps, { outcomes, timeline, workerId }, transaction, tally);
       await flushDeliverability(sequelize, tally, transaction);
       return recorded.size;
     });

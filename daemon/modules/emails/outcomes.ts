@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { EmailStatus, EventType } from '../../../shared/constants.ts';
 import type { OutcomeEvent, TimelineRow } from '../../queue/sends.ts';
+import { NO_JOBS, RECORD_OUTCOMES, recordOutcomesValues, type LogOutcome } from './sql/record-outcomes.ts';
+import { lockOutcomeLogs, type OutcomeLogRow } from './sql/lookups.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { buildWebhookPayload, WEBHOOK_MAX_ATTEMPTS } from '../webhooks/fan-out.ts';
 import { suppressAddress } from '../suppressions/service.ts';
@@ -283,4 +285,81 @@ export async function recordDeliveryOutcome(
     return { found: true, applied: recipients };
   };
   return transaction ? work(transaction) : sequelize.transaction(work);
+}
+
+/**
+ * Records a batch of outcomes in the caller's transaction, as recordDeliveryOutcome would one by one,
+ * with `timeline` rows of the caller's (the MTA's deferrals) beside them. Deliveries — nearly all of
+ * what the outbound MTA records — go in two statements for the whole batch: their logs locked and
+ * read together, then one RECORD_OUTCOMES with the statuses, timeline rows, events and webhook fan-out
+ * (four statements per delivery held the MTA's commits, docs/mta.md "Performance"). Bounces and
+ * complaints, which claim recipients, suppress and may pause the tenant, go one by one after them.
+ */
+export async function recordDeliveryOutcomes(
+  deps: OutcomeDeps,
+  input: { outcomes: DeliveryOutcome[]; timeline: TimelineRow[]; workerId: string },
+  transaction: Transaction,
+  tally: DeliverabilityTally,
+): Promise<void> {
+  const delivered = input.outcomes.filter((outcome) => outcome.type === 'delivered');
+  const logs = new Map<string, OutcomeLogRow>();
+  for (const row of await lockOutcomeLogs(deps.sequelize, delivered, transaction)) logs.set(row.id, row);
+  const statuses = new Map<string, LogOutcome>();
+  const timeline: TimelineRow[] = [];
+  const events: OutcomeEvent[] = [];
+  for (const outcome of delivered) {
+    const row = logs.get(outcome.emailId);
+    if (!row || row.tenant_id !== outcome.tenantId) continue;
+    const log = eventLogOfRow(row);
+    const recipients = outcome.recipients?.map(bareAddress) ?? logRecipients(log);
+    // A later, weaker report (delivered after a bounce) does not overwrite a stronger one.
+    if (row.status !== 'BOUNCED' && row.status !== 'COMPLAINED' && row.status !== 'DELIVERED')
+      statuses.set(row.id, deliveredStatus(row));
+    const rows = outcomeEventRows(log, EVENT_OF.delivered, { recipients });
+    timeline.push(rows.timeline);
+    events.push(rows.event);
+    countDeliveryOutcome(tally, outcome, recipients);
+  }
+  // The caller's rows after the deliveries, as one by one recorded them.
+  timeline.push(...input.timeline);
+  if (timeline.length > 0 || statuses.size > 0) {
+    const outcomes = { ...NO_JOBS, logs: [...statuses.values()], timeline, events };
+    await deps.sequelize.query(RECORD_OUTCOMES.statement.text, {
+      bind: recordOutcomesValues(input.workerId, outcomes).map((value) => value ?? null),
+      type: QueryTypes.SELECT,
+      transaction,
+    });
+  }
+  for (const outcome of input.outcomes)
+    if (outcome.type !== 'delivered') await recordDeliveryOutcome(deps, outcome, transaction, tally);
+}
+
+function eventLogOfRow(row: OutcomeLogRow): EventLog & Pick<EmailLog, 'ccAddresses' | 'bccAddresses'> {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    messageId: row.message_id,
+    toAddresses: row.to_addresses,
+    ccAddresses: row.cc_addresses ?? [],
+    bccAddresses: row.bcc_addresses ?? [],
+    subject: row.subject,
+    tags: row.tags,
+    metadata: row.metadata,
+  };
+}
+
+/** A log's status change to DELIVERED through RECORD_OUTCOMES: nothing else of the log changes. */
+function deliveredStatus(row: OutcomeLogRow): LogOutcome {
+  return {
+    emailId: row.id,
+    createdAt: row.created_at,
+    status: 'DELIVERED',
+    error: row.error,
+    smtpResponse: null,
+    captured: null,
+    sentHeaders: null,
+    subject: null,
+    html: null,
+    text: null,
+  };
 }

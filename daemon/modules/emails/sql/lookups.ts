@@ -58,3 +58,48 @@ export async function logsOfReport(
     ? sequelizeRows<ReportedLog>(sequelize, REPORTED_LOG_BY_ID, [report.emailId], transaction)
     : sequelizeRows<ReportedLog>(sequelize, REPORTED_LOGS_BY_MESSAGE_ID, [report.messageIds], transaction);
 }
+
+/** A log as a batch of outcomes reads it (emails/outcomes.ts recordDeliveryOutcomes): no bodies. */
+export interface OutcomeLogRow {
+  id: string;
+  tenant_id: string;
+  /** As text: a JavaScript Date would drop the microseconds RECORD_OUTCOMES matches the row on. */
+  created_at: string;
+  message_id: string;
+  to_addresses: string[];
+  cc_addresses: string[] | null;
+  bcc_addresses: string[] | null;
+  subject: string;
+  tags: string[];
+  metadata: Record<string, unknown> | null;
+  status: string;
+  error: string | null;
+}
+
+// Locked in id order, so two batches that share logs wait for each other instead of deadlocking. The
+// tenant is compared as text (as emails/logs.ts does): an index on it would invite a BitmapAnd with the
+// primary key on a partition with lagging statistics, where the id alone finds the one row.
+const OUTCOME_LOGS_FOR_UPDATE = declare(
+  'emails.outcome-logs-for-update',
+  `SELECT l.id, l.tenant_id, l.created_at::text AS created_at, l.message_id, l.to_addresses, l.cc_addresses, l.bcc_addresses,
+          l.subject, l.tags, l.metadata, l.status, l.error
+     FROM unnest($1::uuid[], $2::text[]) AS o(id, tenant_id)
+     JOIN email_logs l ON l.id = o.id AND l.tenant_id::text = o.tenant_id
+    ORDER BY l.id
+      FOR UPDATE OF l`,
+);
+
+/** The logs named by (id, tenant) pairs, locked for the caller's transaction; a pair with no log is left out. */
+export async function lockOutcomeLogs(
+  sequelize: Sequelize,
+  owners: { emailId: string; tenantId: string }[],
+  transaction: Transaction,
+): Promise<OutcomeLogRow[]> {
+  if (owners.length === 0) return [];
+  return sequelizeRows<OutcomeLogRow>(
+    sequelize,
+    OUTCOME_LOGS_FOR_UPDATE,
+    [owners.map((o) => o.emailId), owners.map((o) => o.tenantId)],
+    transaction,
+  );
+}

@@ -16,7 +16,7 @@ export interface LogOutcome {
   /** The log's created_at as claimed (RawSendLog.created_at). */
   createdAt: string;
   /** SENDING: spooled for direct delivery (sent_at = when it was spooled), outcomes to come (mail/transport.ts). */
-  status: 'SENT' | 'FAILED' | 'QUEUED' | 'SENDING';
+  status: 'SENT' | 'FAILED' | 'QUEUED' | 'SENDING' | 'DELIVERED';
   error: string | null;
   smtpResponse: string | null;
   captured: boolean | null;
@@ -135,6 +135,9 @@ export const RECORD_OUTCOMES = declareBatch(
          -- Wakes the webhook delivery loop at commit instead of at its next poll (issue 27 §5).
          CASE WHEN EXISTS (SELECT 1 FROM deliveries) THEN pg_notify('${DELIVERIES_CHANNEL}', '')::text END AS notified`,
 );
+
+/** A batch without jobs to settle (the outbound MTA's outcomes: its spool rows are settled beside them). */
+export const NO_JOBS: JobSettlement = { done: [], retry: [], fail: [] };
 
 /** RECORD_OUTCOMES' values for a batch recorded by `workerId`. */
 export function recordOutcomesValues(workerId: string, outcomes: SendOutcomes): unknown[] {
