@@ -4,6 +4,8 @@
 // message with all its recipients, answering a verdict per recipient.
 import type { TLSSocket, ConnectionOptions } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import type { Transform } from 'node:stream';
+import { escapeDataChunk } from './data-stream.ts';
 import { classifyReply, deferredByError, type RecipientVerdict } from './outcome.ts';
 
 /** What TLS a session must have; built by tls-policy.ts for each MX host. */
@@ -85,6 +87,7 @@ export class SmtpSession {
   ) {
     connection.on('error', (error: unknown) => this.fail(error));
     connection.on('end', () => this.fail(new Error('connection closed by the peer')));
+    escapeDataNatively(connection);
   }
 
   get secure(): boolean {
@@ -240,4 +243,20 @@ export class SmtpSession {
     else this.connection.quit();
     this.notifyClosed();
   }
+}
+
+/**
+ * Each message's DataStream (nodemailer makes one per DATA in `_createSendStream`) escapes with
+ * data-stream.ts's indexOf-based copy of its `_transform`, byte for byte the same output (tested).
+ */
+function escapeDataNatively(connection: SMTPConnection): void {
+  const internals = connection as unknown as { _createSendStream(callback: unknown): Transform };
+  const create = internals._createSendStream;
+  // A nodemailer that no longer has the method fails here, at the first session, not mid-delivery.
+  if (typeof create !== 'function') throw new Error('nodemailer SMTPConnection has no _createSendStream');
+  internals._createSendStream = function (this: unknown, callback: unknown) {
+    const stream = create.call(this, callback);
+    (stream as unknown as { _transform: typeof escapeDataChunk })._transform = escapeDataChunk;
+    return stream;
+  };
 }
