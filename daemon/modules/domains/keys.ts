@@ -1,5 +1,5 @@
 // The DKIM key pair of a domain: generated once, private half sealed at rest.
-import { generateKeyPair, randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPair, randomBytes, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { seal, unseal } from '../../crypto/sealed.ts';
 
@@ -36,4 +36,12 @@ export async function generateDkimKey(encryptionKey: Buffer, now = new Date()): 
 
 export function openDkimPrivateKey(encryptionKey: Buffer, sealed: string): string {
   return unseal(encryptionKey, sealed);
+}
+
+/**
+ * The private key parsed once, for signing: given the PEM text, each signature parsed it again, and
+ * OpenSSL's decoder made that 2.2 ms of a 3.4 ms RSA-2048 signature (bench:mta's CPU profile).
+ */
+export function openDkimSigningKey(encryptionKey: Buffer, sealed: string): KeyObject {
+  return createPrivateKey(unseal(encryptionKey, sealed));
 }

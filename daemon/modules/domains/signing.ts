@@ -1,15 +1,17 @@
 // What the send pipeline needs to DKIM-sign a message: the verified domain's key in nodemailer's
 // `dkim` option shape. Keys are kept briefly in memory so a burst of sends opens each key once.
+import type { KeyObject } from 'node:crypto';
 import type { Secrets } from '../../secrets.ts';
 import { TtlCache } from '../../ttl-cache.ts';
 import { Domain } from './model.ts';
-import { openDkimPrivateKey } from './keys.ts';
+import { openDkimSigningKey } from './keys.ts';
 import { domainAndParents, senderDomainOf } from './names.ts';
 
 export interface DkimSigningOptions {
   domainName: string;
   keySelector: string;
-  privateKey: string;
+  /** Parsed once (keys.ts openDkimSigningKey): never the PEM text, which each signature would parse again. */
+  privateKey: KeyObject;
 }
 
 const CACHE_TTL_MS = 60_000;
@@ -56,7 +58,7 @@ export class DkimSigningCache {
       ? {
           domainName: domain.name,
           keySelector: domain.dkimSelector,
-          privateKey: openDkimPrivateKey(this.secrets.encryptionKey, domain.dkimPrivateKeySealed),
+          privateKey: openDkimSigningKey(this.secrets.encryptionKey, domain.dkimPrivateKeySealed),
         }
       : null;
     return this.keys.set(key, value);

@@ -7,7 +7,7 @@ import { declare, type Sql } from '../../db/sql.ts';
 import { unseal } from '../../crypto/sealed.ts';
 import type { Secrets } from '../../secrets.ts';
 import type { SmtpSettings } from '../../mail/transport.ts';
-import { openDkimPrivateKey } from '../domains/keys.ts';
+import { openDkimSigningKey } from '../domains/keys.ts';
 import { domainAndParents, senderDomainOf } from '../domains/names.ts';
 import { returnPathName } from '../../mail/addresses.ts';
 import type { DkimSigningOptions } from '../domains/signing.ts';
@@ -71,7 +71,7 @@ export function createSendContextCache(sql: Sql, secrets: Pick<Secrets, 'encrypt
           dkim: {
             domainName: row.name,
             keySelector: row.dkim_selector,
-            privateKey: openDkimPrivateKey(secrets.encryptionKey, row.dkim_private_key_sealed),
+            privateKey: openDkimSigningKey(secrets.encryptionKey, row.dkim_private_key_sealed),
           },
           returnPath: row.return_path_verified && row.platform_return_path ? returnPathName(row.name) : null,
         };
