@@ -152,6 +152,7 @@ export function composeMessage(email: ComposableEmail, options: ComposeOptions):
     })),
     dkim: options.dkim ? { ...options.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
   };
+  if (choosesQuotedPrintable(message)) message.textEncoding = 'quoted-printable';
   if (options.envelopeFrom) {
     message.envelope = {
       from: options.envelopeFrom,
@@ -159,4 +160,44 @@ export function composeMessage(email: ComposableEmail, options: ComposeOptions):
     };
   }
   return { message, headers: { ...headers, 'Message-ID': email.messageId, Subject: email.subject }, html, text };
+}
+
+/** Printable ASCII, tab, CR and LF only: what nodemailer counts as neither binary nor 8-bit. */
+const PRINTABLE_ASCII = /^[\t\n\r\x20-\x7e]*$/;
+const LATIN_LETTER = /[A-Za-z]/;
+const HEADER_TEXT = /^[\x20-\x7e]*$/;
+
+/** A header value (a string, addresses, a header map) of printable ASCII only: nothing for an encoded word. */
+function headerNeedsNoEncoding(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (typeof value === 'string') return HEADER_TEXT.test(value);
+  if (typeof value !== 'object') return false;
+  return Object.values(value).every(headerNeedsNoEncoding);
+}
+
+/**
+ * Whether nodemailer would choose quoted-printable for every text it encodes in this message, told in
+ * two native regular-expression scans instead of its per-character count (mime-node's
+ * _getTextEncoding: Q when latin letters outnumber binary and 8-bit characters), which it runs over
+ * each 100 KB body and which was 8 % of the send worker's time in bench:mta's profile. Said only
+ * where the answer is certain: bodies of printable ASCII with a letter, and headers with nothing to
+ * encode; otherwise nodemailer decides as before. The message built is the same either way.
+ */
+export function choosesQuotedPrintable(message: Mail.Options): boolean {
+  const bodies = [message.html, message.text].filter((body): body is string => typeof body === 'string');
+  const headers = [
+    message.subject,
+    message.from,
+    message.to,
+    message.cc,
+    message.bcc,
+    message.replyTo,
+    message.headers,
+    ...(message.attachments ?? []).map((attachment) => attachment.filename),
+  ];
+  return (
+    bodies.length > 0 &&
+    bodies.every((body) => PRINTABLE_ASCII.test(body) && LATIN_LETTER.test(body)) &&
+    headers.every(headerNeedsNoEncoding)
+  );
 }
