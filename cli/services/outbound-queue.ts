@@ -26,7 +26,10 @@ export const outboundQueue = {
     client.http.request<OutboundDestination>('POST', path(domain, 'release'), { tenant: false }),
 };
 
-/** 95 s → "1m 35s", 2 h 5 min → "2h 5m": the two largest units. */
+/**
+ * 95 s → "1m 35s", 2 h 5 min → "2h 5m", 1 h 30 s → "1h 0m": the largest unit and the one after it (an hour
+ * and 30 s read "1h 30s" before, which looked like a typo and broke the queue test's pattern once an hour).
+ */
 export function durationText(ms: number): string {
   const seconds = Math.max(0, Math.round(ms / 1000));
   const units: [string, number][] = [
@@ -38,7 +41,7 @@ export function durationText(ms: number): string {
   const parts: string[] = [];
   let rest = seconds;
   for (const [name, size] of units) {
-    if (rest >= size || (name === 's' && parts.length === 0)) {
+    if (rest >= size || parts.length === 1 || name === 's') {
       parts.push(`${Math.floor(rest / size)}${name}`);
       rest %= size;
     }
