@@ -7,6 +7,7 @@ import type { EmailStatus, EventType } from '../../../shared/constants.ts';
 import type { OutcomeEvent, TimelineRow } from '../../queue/sends.ts';
 import { NO_JOBS, RECORD_OUTCOMES, recordOutcomesValues, type LogOutcome } from './sql/record-outcomes.ts';
 import { lockOutcomeLogs, type OutcomeLogRow } from './sql/lookups.ts';
+import { sequelizeRows } from '../../db/sql.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { buildWebhookPayload, WEBHOOK_MAX_ATTEMPTS } from '../webhooks/fan-out.ts';
 import { suppressAddress } from '../suppressions/service.ts';
@@ -324,11 +325,12 @@ export async function recordDeliveryOutcomes(
   timeline.push(...input.timeline);
   if (timeline.length > 0 || statuses.size > 0) {
     const outcomes = { ...NO_JOBS, logs: [...statuses.values()], timeline, events };
-    await deps.sequelize.query(RECORD_OUTCOMES.statement.text, {
-      bind: recordOutcomesValues(input.workerId, outcomes).map((value) => value ?? null),
-      type: QueryTypes.SELECT,
+    await sequelizeRows(
+      deps.sequelize,
+      RECORD_OUTCOMES.statement,
+      recordOutcomesValues(input.workerId, outcomes),
       transaction,
-    });
+    );
   }
   for (const outcome of input.outcomes)
     if (outcome.type !== 'delivered') await recordDeliveryOutcome(deps, outcome, transaction, tally);
