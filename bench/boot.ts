@@ -1,6 +1,6 @@
 // Boot of the daemon as an operator runs it (`node bin/svc.js daemon start`, NODE_ENV=production,
 // every role in one process, the build already made): a restart on PostgreSQL, a first boot of the
-// embedded PGlite (a new data dir: initdb and every migration) and its restart. Each is timed from
+// embedded PGlite (a new data dir, unpacked from the build's template) and its restart. Each is timed from
 // the spawn to the first 200 of /health/ready, several runs, median; with the daemon's CPU time until
 // then (less sensitive to other load than the wall clock), where its time went (the "daemon ready"
 // log line, main.ts), and the resident memory at idle after the boot. `npm run bench:boot`; writes
@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { BENCH_DIR, ROOT_DIR, cpuTimeMs, freePort } from './children.ts';
 import { createBenchDatabase } from './database.ts';
 import { machineInfo } from './machine.ts';
-import { ensureDaemonBuild } from '../daemon/build.mjs';
+import { ensureDaemonBuild, ensureEmbeddedTemplate } from '../daemon/build.mjs';
 
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const RUNS = Number(process.env.BENCH_BOOT_RUNS ?? 5);
@@ -146,8 +146,9 @@ async function series(name: string, env: () => Record<string, string>, prepare?:
 export async function benchBoot(databaseUrl: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-boot-'));
   const machine = machineInfo(null);
-  // The build is made before anything is timed: these are boots of an installed daemon.
-  await ensureDaemonBuild();
+  // The build is made before anything is timed, as `npm install` makes it (`npm run build`, npm's
+  // "prepare"): these are boots of an installed daemon, the embedded database's template included.
+  await ensureEmbeddedTemplate(await ensureDaemonBuild());
   const database = await createBenchDatabase(databaseUrl, JWT_SECRET, dataDir);
   machine.postgres = database.postgresVersion;
   await database.db.close();

@@ -35,7 +35,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const BUILD_ROOT = join(REPO_ROOT, '.build');
@@ -296,8 +296,24 @@ function pruneOldBuilds(root, current) {
   }
 }
 
-// `npm run build` (at install): build now, so the daemon finds the build in its read-only code directory.
+/**
+ * The embedded database's template in the build `target` (daemon/db/embedded-template.ts), made when
+ * missing: a new DATA_DIR then starts from it instead of running initdb and every migration.
+ * @param {string} target
+ */
+export async function ensureEmbeddedTemplate(target) {
+  const path = join(target, 'embedded-template.tar.gz');
+  if (existsSync(path)) return path;
+  const { makeEmbeddedTemplate } = await import(pathToFileURL(join(target, 'daemon/db/embedded-template.js')).href);
+  return makeEmbeddedTemplate(path);
+}
+
+// `npm run build` (at install, npm's "prepare"): build now, so the daemon finds the build in its
+// read-only code directory, and the embedded database's template with it.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const target = await ensureDaemonBuild();
   process.stdout.write(`daemon built into ${target}\n`);
+  const started = performance.now();
+  const template = await ensureEmbeddedTemplate(target);
+  process.stdout.write(`embedded database template: ${template} (${Math.round(performance.now() - started)} ms)\n`);
 }

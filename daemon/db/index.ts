@@ -2,7 +2,7 @@
 // The daemon's API side and each worker thread open their own; they share only the URL.
 import { Sequelize } from 'sequelize';
 import pg from 'pg';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.ts';
+import { EMBEDDED_TEMPLATE_PATH, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.ts';
 import { createSql, type Sql } from './sql.ts';
 
 // Postgres bigint/numeric counts arrive as strings by default; every count we read fits a double.
@@ -44,7 +44,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let embedded: EmbeddedPostgres | null = null;
   let url = options.databaseUrl;
   if (url === null) {
-    embedded = await startEmbeddedPostgres(options.dataDir);
+    embedded = await startEmbeddedPostgres(options.dataDir, { templatePath: EMBEDDED_TEMPLATE_PATH });
     url = embedded.url;
   }
   const sequelize = connectSequelize(url, options.poolMax ?? 10, options.logging ?? false);
