@@ -213,6 +213,15 @@ const OUTCOME_LOG_ATTRIBUTES: string[] = [
 ];
 
 /**
+ * The send's status after a delivery report, or null to leave it: a later, weaker report (delivered
+ * after a bounce or complaint) does not overwrite a stronger one, and a second delivery changes nothing.
+ * The one rule of both paths (one outcome, and the MTA's batches).
+ */
+export function statusAfterDelivery(current: string): 'DELIVERED' | null {
+  return current === 'BOUNCED' || current === 'COMPLAINED' || current === 'DELIVERED' ? null : 'DELIVERED';
+}
+
+/**
  * Records what a relay or provider reported about a sent message: status, timeline, event,
  * suppression (hard bounce, complaint) and the sending-risk check. Each (send, recipient) counts once:
  * a bounce or complaint already recorded for a recipient adds nothing. Called by the send worker
@@ -238,8 +247,7 @@ export async function recordDeliveryOutcome(
     let recipients = named;
     let status: EmailStatus | null = STATUS_OF[outcome.type];
     if (outcome.type === 'delivered') {
-      // A later, weaker report (delivered after a bounce) does not overwrite a stronger one.
-      if (log.status === 'BOUNCED' || log.status === 'COMPLAINED') status = null;
+      status = statusAfterDelivery(log.status);
     } else {
       const kind = recipientOutcomeKind(outcome);
       recipients = await claimRecipientOutcomes(sequelize, log, kind, [...new Set(named)], tx);
@@ -313,9 +321,7 @@ export async function recordDeliveryOutcomes(
     if (!row || row.tenant_id !== outcome.tenantId) continue;
     const log = eventLogOfRow(row);
     const recipients = outcome.recipients?.map(bareAddress) ?? logRecipients(log);
-    // A later, weaker report (delivered after a bounce) does not overwrite a stronger one.
-    if (row.status !== 'BOUNCED' && row.status !== 'COMPLAINED' && row.status !== 'DELIVERED')
-      statuses.set(row.id, deliveredStatus(row));
+    if (statusAfterDelivery(row.status)) statuses.set(row.id, deliveredStatus(row));
     const rows = outcomeEventRows(log, EVENT_OF.delivered, { recipients });
     timeline.push(rows.timeline);
     events.push(rows.event);
