@@ -1,13 +1,13 @@
-// Boot order: config → secrets → database (embedded or external) → migrations → Redis →
-// app.listen (role api|all) → SMTP edge (role smtp|all, when a port is set) → worker threads
-// (role worker|all). SIGTERM/SIGINT drain and stop.
+// Boot order: config → secrets → worker threads start loading (role worker|all) → database
+// (embedded or external) → migrations → Redis → the threads connect, beside app.listen (role
+// api|all) → SMTP edge (role smtp|all, when a port is set). SIGTERM/SIGINT drain and stop.
 import { Redis } from 'ioredis';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { openDatabase, redactUrl } from './db/index.ts';
+import { openDatabase, redactUrl, type Database } from './db/index.ts';
 import { migrateUp } from './db/migrate.ts';
 
 import { readTlsPair, reloadTlsOnHangup } from './tls.ts';
-import { registerNode } from './modules/doctor/nodes.ts';
+import { registerNode, type NodeRegistration } from './modules/doctor/nodes.ts';
 import { checkSecretAgainstDatabase, loadSecrets } from './secrets.ts';
 import { buildApp, REDACTED_LOG_PATHS } from './app.ts';
 import { startWorkers, type WorkerPool } from './jobs/index.ts';
@@ -37,7 +37,7 @@ interface BootTimings {
   migrations: number;
   /** buildApp and listen (role api|all). */
   app: number;
-  /** Worker threads started and connected (role worker|all), alongside the app. */
+  /** Worker threads started, loaded and connected (role worker|all), from before the database is opened. */
   workers: number;
   /** From the process's start to ready. */
   ready: number;
@@ -65,42 +65,71 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   const tls = runsApi ? readTlsPair(config) : null;
   if (runsApi) await assertPortFree(config.host, config.port);
   const secrets = loadSecrets(config.dataDir, config.jwtSecret);
-  let phase = performance.now();
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 20 });
-  timings.database = since(phase);
-  log.info(
-    { database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) },
-    'database connected',
-  );
-  phase = performance.now();
-  const applied = await migrateUp(db.sequelize);
-  timings.migrations = since(phase);
-  if (applied.length) log.info({ applied }, 'migrations applied');
+
+  // Worker threads start first: each loads its bundle (≈ 1 s of CPU) while this thread opens and
+  // migrates the database — on two cores the two overlap (docs/boot.md). They connect once the URL
+  // below resolves, after the migrations, and never touch a schema that is not current.
+  const runsWorkers = config.role === 'worker' || config.role === 'all';
+  let workers: WorkerPool | null = null;
+  let databaseReady!: { resolve(url: string): void; reject(error: unknown): void };
+  const databaseUrl = new Promise<string>((resolve, reject) => (databaseReady = { resolve, reject }));
+  const workersPhase = performance.now();
+  const workersStarting = runsWorkers
+    ? startWorkers({ config, databaseUrl, secrets, log }).then((pool) => {
+        timings.workers = since(workersPhase);
+        return (workers = pool);
+      })
+    : null;
+  // Awaited below; a failure meanwhile must not count as unhandled.
+  workersStarting?.catch(() => {});
+
+  let db: Database | null = null;
+  let redis: Redis | null = null;
+  let node: NodeRegistration;
   try {
+    let phase = performance.now();
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 20 });
+    timings.database = since(phase);
+    log.info(
+      { database: db.embedded ? `embedded PGlite in ${config.dataDir}` : redactUrl(db.url) },
+      'database connected',
+    );
+    phase = performance.now();
+    const applied = await migrateUp(db.sequelize);
+    timings.migrations = since(phase);
+    if (applied.length) log.info({ applied }, 'migrations applied');
     if ((await checkSecretAgainstDatabase(db.sequelize, secrets)) === 'recorded')
       log.info('recorded the key-check value of this secret in the database');
+
+    if (config.redisUrl) {
+      const client = new Redis(config.redisUrl, {
+        maxRetriesPerRequest: 2,
+        enableOfflineQueue: false,
+        lazyConnect: true,
+      });
+      client.on('error', (error) => log.warn({ err: error.message }, 'redis error'));
+      await client.connect().catch((error: Error) => {
+        throw new Error(`Cannot reach Redis at ${redactUrl(config.redisUrl!)}: ${error.message}`);
+      });
+      redis = client;
+    }
+
+    node = await registerNode(db.sequelize, { role: config.role, redis: redis !== null }, (error) =>
+      log.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'could not refresh this node in daemon_nodes',
+      ),
+    );
   } catch (error) {
-    await db.close();
+    // A boot that fails before the threads have a database leaves no thread or connection behind.
+    databaseReady.reject(error);
+    await workersStarting?.catch(() => {});
+    redis?.disconnect();
+    await db?.close().catch(() => {});
     throw error;
   }
+  databaseReady.resolve(db.url);
 
-  let redis: Redis | null = null;
-  if (config.redisUrl) {
-    redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: false, lazyConnect: true });
-    redis.on('error', (error) => log.warn({ err: error.message }, 'redis error'));
-    await redis.connect().catch((error: Error) => {
-      throw new Error(`Cannot reach Redis at ${redactUrl(config.redisUrl!)}: ${error.message}`);
-    });
-  }
-
-  const node = await registerNode(db.sequelize, { role: config.role, redis: redis !== null }, (error) =>
-    log.warn(
-      { err: error instanceof Error ? error.message : String(error) },
-      'could not refresh this node in daemon_nodes',
-    ),
-  );
-
-  let workers: WorkerPool | null = null;
   const deps: AppDeps = {
     config,
     db,
@@ -113,18 +142,8 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     dkimSigning: new DkimSigningCache(secrets),
   };
 
-  // Worker threads load their modules and connect while this thread builds the app: on two cores
-  // the two overlap (≈ 1 s of a restart, docs/boot.md). Readiness waits for both.
-  const runsWorkers = config.role === 'worker' || config.role === 'all';
-  phase = performance.now();
-  const workersStarting = runsWorkers
-    ? startWorkers({ config, databaseUrl: db.url, secrets, log }).then((pool) => {
-        timings.workers = since(phase);
-        return (workers = pool);
-      })
-    : null;
-  // Awaited below; a failure while buildApp still runs must not count as unhandled meanwhile.
-  workersStarting?.catch(() => {});
+  // The threads connect while this thread builds the app. Readiness waits for both.
+  const phase = performance.now();
   let app: App | null = null;
   let stopTlsReload = () => {};
   let smtp: SmtpEdge | null = null;

@@ -2,6 +2,7 @@
 // threads each processed once, and a thread that dies mid-job whose jobs are reclaimed and finished.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import pino from 'pino';
 import { createTestContext, type TestContext } from './helpers/context.ts';
@@ -323,6 +324,65 @@ test('stop() drains in-flight jobs and leaves no lease behind', async () => {
   const waiting = await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-drain'`);
   assert.is(done + waiting, 5, 'every job either finished or waits, unleased, for the next worker');
   assert.ok(done > 0, 'the running jobs were allowed to finish');
+});
+
+test('threads started before their database wait for its URL, then work; one restarted later is given it at start', async () => {
+  const sequelize = ctx.db.sequelize;
+  let giveUrl!: (url: string) => void;
+  const databaseUrl = new Promise<string>((resolve) => (giveUrl = resolve));
+  const maintenance = {
+    name: 'maintenance',
+    module: new URL('../daemon/jobs/maintenance.ts', import.meta.url).pathname,
+  };
+  const starting = startWorkers({
+    config: ctx.config,
+    databaseUrl,
+    secrets: ctx.deps.secrets,
+    log,
+    workers: [{ name: 'early-crasher', module: TEST_WORKER_MODULE, options: { queue: 't-early' } }, maintenance],
+    tuning: { leaseMs: 1_500, reclaimEveryMs: 250, embeddedPollMs: 100, pollMs: 500, concurrency: 5, batchSize: 5 },
+  });
+  await enqueueRange(sequelize, 't-early', 4000, 4003, { crashOnFirstAttempt: true, workMs: 50 });
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  assert.is(
+    await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-early' AND locked_by IS NOT NULL`),
+    0,
+    'no thread touched the database before its URL was given',
+  );
+  giveUrl(ctx.databaseUrl);
+  const pool = await starting;
+  try {
+    await waitFor(
+      'the three jobs finished',
+      async () =>
+        (await count(sequelize, `SELECT count(DISTINCT n) FROM queue_test_runs WHERE n >= 4000 AND n < 4003`)) === 3,
+      { timeoutMs: 60_000 },
+    );
+    // The crash killed the thread once: it came back with the URL in its start data.
+    await waitFor('the restarted thread', async () => pool.alive(), { timeoutMs: 30_000 });
+  } finally {
+    await pool.stop();
+  }
+});
+
+test('a boot that fails before the database is ready: startWorkers rejects and its threads end', async () => {
+  const threads = () => readdirSync('/proc/self/task').length;
+  const before = threads();
+  const failed = startWorkers({
+    config: ctx.config,
+    databaseUrl: new Promise<string>((_, reject) =>
+      setTimeout(() => reject(new Error('the database did not open')), 500),
+    ),
+    secrets: ctx.deps.secrets,
+    log,
+    workers: [{ name: 'never-connected', module: TEST_WORKER_MODULE, options: { queue: 't-never' } }],
+  });
+  const error = await failed.then(
+    () => null,
+    (reason: unknown) => reason,
+  );
+  assert.match(String(error), /the database did not open/);
+  await waitFor('the thread gone', async () => threads() <= before, { timeoutMs: 10_000 });
 });
 
 test.run();

@@ -7,7 +7,7 @@ import Bree from 'bree';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
-import type { ThreadData, ThreadMessage } from './thread.ts';
+import type { ParentMessage, ThreadMessage, ThreadStartData } from './thread.ts';
 import { CAMPAIGN_TUNING, DEFAULT_TUNING, sendWorkerTuning, type QueueTuning } from './tuning.ts';
 
 export type { QueueTuning } from './tuning.ts';
@@ -33,7 +33,11 @@ export interface WorkerDefinition {
 
 export interface StartWorkersOptions {
   config: Config;
-  databaseUrl: string;
+  /**
+   * The database the threads use. A promise starts the threads at once, to load their modules while
+   * the caller opens and migrates the database; they connect when it resolves (docs/boot.md).
+   */
+  databaseUrl: string | Promise<string>;
   secrets: Secrets;
   log: Logger;
   /** Defaults to the daemon's four workers; tests run their own. */
@@ -112,11 +116,12 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
   const { log } = options;
   const definitions = options.workers ?? daemonWorkers(options.config);
   const tuning: QueueTuning = { ...DEFAULT_TUNING, ...options.tuning };
-  const threadData = (definition: WorkerDefinition): ThreadData => ({
+  const knownUrl = typeof options.databaseUrl === 'string' ? options.databaseUrl : null;
+  const threadData = (definition: WorkerDefinition): ThreadStartData => ({
     name: definition.name,
     module: pathToFileURL(definition.module).href,
     config: options.config,
-    databaseUrl: options.databaseUrl,
+    databaseUrl: knownUrl,
     secrets: {
       jwtSecret: options.secrets.jwtSecret,
       encryptionKey: new Uint8Array(options.secrets.encryptionKey),
@@ -179,6 +184,21 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
 
   // run() validates the job list on its first call, then starts every thread.
   await bree.run();
+  if (knownUrl === null) {
+    let url: string;
+    try {
+      url = await options.databaseUrl;
+    } catch (error) {
+      // The caller's boot failed: the threads, still waiting for a database, end at 'cancel'.
+      stopping = true;
+      await bree.stop();
+      throw error;
+    }
+    // Threads started again later (after a crash) are given the URL at start; the running ones now.
+    for (const job of bree.config.jobs as Array<{ worker: { workerData: ThreadStartData } }>)
+      job.worker.workerData.databaseUrl = url;
+    for (const worker of bree.workers.values()) worker.postMessage({ type: 'database', url } satisfies ParentMessage);
+  }
   const names = definitions.map((definition) => definition.name);
   const allReady = () => names.every((name) => ready.has(name));
   await new Promise<void>((resolve) => {

@@ -40,16 +40,39 @@ export interface ThreadRuntime {
 
 export type ThreadMessage = { type: 'ready' } | 'done';
 
+/**
+ * What a thread is started with: the daemon starts its threads before its database is open (they load
+ * their modules meanwhile, docs/boot.md), with no URL; the URL follows as a message once the
+ * migrations have run. A thread started again later is given it at once.
+ */
+export type ThreadStartData = Omit<ThreadData, 'databaseUrl'> & { databaseUrl: string | null };
+/** The parent's messages to a thread: the database is ready at this URL; stop. */
+export type ParentMessage = { type: 'database'; url: string } | 'cancel';
+
 export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<void>): Promise<void> {
   if (!parentPort) throw new Error('runWorkerThread must run inside a worker thread');
   const port = parentPort;
-  const data = workerData as ThreadData;
-  const log = pino({ level: data.config.logLevel, base: { worker: data.name } });
-  const workerId = `${hostname()}:${process.pid}:${data.name}:${threadId}`;
+  const started = workerData as ThreadStartData;
+  const log = pino({ level: started.config.logLevel, base: { worker: started.name } });
+  const workerId = `${hostname()}:${process.pid}:${started.name}:${threadId}`;
   const stop = new AbortController();
-  port.on('message', (message) => {
+  let databaseReady: (url: string) => void = () => {};
+  const databaseUrl = new Promise<string>((resolve) => (databaseReady = resolve));
+  port.on('message', (message: ParentMessage) => {
     if (message === 'cancel') stop.abort();
+    else if (message.type === 'database') databaseReady(message.url);
   });
+  if (started.databaseUrl !== null) databaseReady(started.databaseUrl);
+  // Stopped before the database was ready (its boot failed): nothing was opened, nothing to release.
+  const url = await Promise.race([
+    databaseUrl,
+    new Promise<null>((resolve) => onAbort(stop.signal, () => resolve(null))),
+  ]);
+  if (url === null) {
+    port.postMessage('done' satisfies ThreadMessage);
+    return;
+  }
+  const data: ThreadData = { ...started, databaseUrl: url };
 
   // A shared thread runs several loops, each up to `concurrency` jobs at once: size the pools for all.
   const connections = data.tuning.concurrency * data.loops + 2;
