@@ -105,6 +105,18 @@ async function assertPlans(when: string) {
     assert.not.match(status, /\n\s*->  Sort  /, `status (${when})\n${status}`);
     assert.not.match(status, /Bitmap/, `status (${when})\n${status}`);
     for (const text of [window, status]) assert.not.match(text, seqScanOfRows, `${when}\n${text}`);
+    // The bare list's deepest numbered page (page × limit = 10,000) walks the index too: no sort of the tenant's rows.
+    const deep = await plan(
+      walkPageSql({ tenantId, ...range }, { limit: 100, offset: 9_900, after: null }),
+      NEWEST_FIRST,
+    );
+    assert.match(
+      deep,
+      /Index Scan (Backward )?using email_logs_\w+_tenant_id_created_at_idx/,
+      `deep page (${when})\n${deep}`,
+    );
+    assert.not.match(deep, /\n\s*->  Sort  |Bitmap/, `deep page (${when})\n${deep}`);
+    assert.not.match(deep, seqScanOfRows, `deep page (${when})\n${deep}`);
     const walk = await plan(walkPageSql({ tenantId, tag: 'dense', ...range }, page), NEWEST_FIRST);
     assert.match(walk, /Index Scan using email_logs_\w+_tenant_id_created_at_idx/, `dense walk (${when})\n${walk}`);
     assert.not.match(walk, /Bitmap/, `dense walk (${when})\n${walk}`);
