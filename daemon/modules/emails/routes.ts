@@ -97,7 +97,7 @@ export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<v
         summary:
           'Email logs, newest first; filter by status, to, messageId, since, until, tag; page (up to 10,000 logs deep) or walk with cursor',
         description:
-          'meta.total is exact up to 10,000 matches when counting them is cheap, otherwise an estimate (meta.totalIsEstimate: true); the last page always has the exact total. page × limit above 10,000 answers 400: read further with cursor = meta.nextCursor.',
+          'meta.total is exact up to 1,000 matches when counting them is cheap, otherwise an estimate (meta.totalIsEstimate: true); the last page always has the exact total. page × limit above 10,000 answers 400: read further with cursor = meta.nextCursor.',
         querystring: LogsQuery,
         response: { 200: LogsPage, ...errors },
       },

@@ -160,15 +160,20 @@ export function keyFirstPageSql(filter: LogFilter, page: PageWindow): Clause | n
 }
 
 /**
- * The tenant's RECENT_WINDOW newest rows (within the time range and after the cursor), read along
- * (tenant_id, created_at), then filtered: a common tag fills its page from them. The page is complete
- * when it holds limit + 1 rows or the window read fewer rows than it may (the whole range).
+ * The page among the tenant's RECENT_WINDOW newest rows (within the time range and after the cursor),
+ * read along (tenant_id, created_at) and filtered as they come: the statement stops at limit + 1
+ * matches, so a common tag's page costs the rows up to its matches (≈ 2,100 for a tag on 1 % of logs),
+ * and only a rarer one reads the whole window. Fewer than limit + 1 rows: the caller reads by the key.
  */
 export function recentWindowPageSql(filter: LogFilter, page: PageWindow): Clause {
   const range = pageWhereOf({ tenantId: filter.tenantId, since: filter.since, until: filter.until }, page);
-  const candidates = `SELECT ${CANDIDATE_COLUMNS} FROM email_logs WHERE ${range.sql}
-    ORDER BY created_at DESC, id DESC LIMIT ${RECENT_WINDOW}`;
-  return pageOverCandidates({ sql: candidates, replacements: range.replacements }, filter, page);
+  const where = whereOf(filter);
+  return {
+    sql: `SELECT * FROM (SELECT tenant_id, ${SUMMARY_COLUMNS} FROM email_logs WHERE ${range.sql}
+        ORDER BY created_at DESC, id DESC LIMIT ${RECENT_WINDOW}) AS email_logs
+      WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset`,
+    replacements: { ...range.replacements, ...where.replacements, limit: page.limit + 1, offset: page.offset },
+  };
 }
 
 /** A page read newest first along (tenant_id, created_at) or (tenant_id, status, created_at). */
@@ -187,9 +192,6 @@ export function walkPageSql(filter: LogFilter, page: PageWindow): Clause {
  */
 export const NEWEST_FIRST =
   'SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off';
-
-/** The recent window: its candidates along the same index; sorting the few it keeps is fine. */
-export const RECENT_FIRST = 'SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off';
 
 type CandidateRow = LogSummaryRow & { candidates: number };
 
@@ -230,11 +232,15 @@ export async function findLogPage(
   // planner preferred a scan and a sort of the tenant's million rows (2.6 s, bench:scale).
   if (!keyFirst) return walked();
   if (filter.tag && !filter.to && !filter.messageId) {
-    const recent = await newestFirst(
-      (transaction) => candidatePage(recentWindowPageSql(filter, page), transaction),
-      RECENT_FIRST,
+    const recent = recentWindowPageSql(filter, page);
+    const rows = await newestFirst((transaction) =>
+      sequelize.query<LogSummaryRow>(recent.sql, {
+        type: QueryTypes.SELECT,
+        replacements: recent.replacements,
+        transaction,
+      }),
     );
-    if (recent.rows.length > page.limit || recent.candidates < RECENT_WINDOW) return answer(recent.rows);
+    if (rows.length > page.limit) return answer(rows);
   }
   const matched = await candidatePage(keyFirst);
   if (matched.candidates <= KEY_FIRST_CAP) return answer(matched.rows);
@@ -279,16 +285,31 @@ export async function countLogs(
   const source = sourceOf(filter);
   const countSql = `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${source.sql} WHERE ${where.sql} LIMIT :bound) AS bounded`;
   const replacements = { ...source.replacements, ...where.replacements, bound: bound + 1 };
-  const [explained] = await sequelize.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${countSql}`, {
-    type: QueryTypes.SELECT,
-    replacements,
+  const count = async (transaction?: Transaction) => {
+    const [explained] = await sequelize.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${countSql}`, {
+      type: QueryTypes.SELECT,
+      replacements,
+      transaction,
+    });
+    const json = explained['QUERY PLAN'];
+    const plan = ((typeof json === 'string' ? JSON.parse(json) : json) as [{ Plan: PlanNode }])[0].Plan;
+    const estimated = Math.round(estimatedMatches(plan));
+    if (plan['Total Cost'] > costBound) return { total: estimated, estimate: true };
+    const [counted] = await sequelize.query<{ n: number }>(countSql, {
+      type: QueryTypes.SELECT,
+      replacements,
+      transaction,
+    });
+    if (counted.n <= bound) return { total: counted.n, estimate: false };
+    // Never below what was just counted: the estimate only ever says "at least this many, about".
+    return { total: Math.max(estimated, counted.n), estimate: true };
+  };
+  if (keyOf(filter)) return count();
+  // Without a key the count walks an index and stops at its LIMIT. A bitmap scan, which the planner
+  // takes when it expects few rows (a partition without statistics), collects the whole tenant's
+  // entries before the first row: 375 ms to count 1,001 of a million logs written through the API.
+  return sequelize.transaction(async (transaction) => {
+    await sequelize.query(NEWEST_FIRST, { transaction });
+    return count(transaction);
   });
-  const json = explained['QUERY PLAN'];
-  const plan = ((typeof json === 'string' ? JSON.parse(json) : json) as [{ Plan: PlanNode }])[0].Plan;
-  const estimated = Math.round(estimatedMatches(plan));
-  if (plan['Total Cost'] > costBound) return { total: estimated, estimate: true };
-  const [counted] = await sequelize.query<{ n: number }>(countSql, { type: QueryTypes.SELECT, replacements });
-  if (counted.n <= bound) return { total: counted.n, estimate: false };
-  // Never below what was just counted: the estimate only ever says "at least this many, about".
-  return { total: Math.max(estimated, counted.n), estimate: true };
 }
