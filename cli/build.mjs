@@ -34,7 +34,7 @@ const HOOK_ENTRY = 'hook-command-not-found';
  * chunk would still be read by every command that can show one), and what the daemon leaves out
  * (`svc doctor --local` and `svc db migrate` run daemon code).
  */
-const CLI_UNBUNDLED_PACKAGES = ['@oclif/core', 'ink', 'ink-*', ...UNBUNDLED_PACKAGES];
+const CLI_UNBUNDLED_PACKAGES = ['@oclif/core', 'ink', ...UNBUNDLED_PACKAGES];
 
 /**
  * The command files that cli/commands.ts lists, as (source, output name): commands/templates/tags/list.ts
