@@ -70,7 +70,7 @@ test('sleep: many concurrent sleeps on one signal hold one abort listener, and a
 /** A copy of the code as an install lays it out (/opt/svc): sources, bin, package.json, node_modules. */
 function installCopy(name: string): string {
   const code = join(dir, name);
-  for (const part of ['bin', 'daemon', 'shared', 'migrations', 'package.json'])
+  for (const part of ['bin', 'cli', 'daemon', 'shared', 'migrations', 'package.json'])
     cpSync(join(REPO, part), join(code, part), { recursive: true });
   symlinkSync(realpathSync(join(REPO, 'node_modules')), join(code, 'node_modules'), 'dir');
   return code;
@@ -135,7 +135,9 @@ test('from a read-only code directory without a build: builds into DATA_DIR, boo
 test('`npm run build` at install: the daemon runs that build from the read-only code directory, DATA_DIR stays clean', async () => {
   const code = installCopy('built');
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: code, env: cleanEnv() as NodeJS.ProcessEnv });
-  assert.is(readdirSync(join(code, '.build')).length, 1);
+  // The daemon's build, and the CLI's in its own directory.
+  assert.equal(readdirSync(join(code, '.build')).length, 2);
+  assert.is(readdirSync(join(code, '.build', 'cli')).length, 1);
   const database = await createTestDatabase();
   try {
     const daemon = await startDaemonProcess(
@@ -163,6 +165,30 @@ test('a read-only code directory with neither a build nor DATA_DIR: exit 78 with
     String(failed),
     /is read-only and holds no build of these sources: run `npm run build` there at install/,
   );
+});
+
+/** `svc …` with its own cache directory, run as the wrapper says (a read-only mount). */
+function runSvcIn(code: string, args: string[], cacheHome: string): string {
+  const [command, ...rest] = readOnly(code)([process.execPath, join(code, 'bin/svc.js'), ...args]);
+  return execFileSync(command, rest, {
+    env: { ...cleanEnv(), XDG_CACHE_HOME: cacheHome } as NodeJS.ProcessEnv,
+  }).toString();
+}
+
+test('svc on a read-only install: runs the build `npm run build` made, else builds into the cache directory', async () => {
+  const built = installCopy('cli-built');
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: built, env: cleanEnv() as NodeJS.ProcessEnv });
+  const unusedCache = join(dir, 'cache-unused');
+  assert.match(runSvcIn(built, ['--version'], unusedCache), /^svc-email\/\d+\.\d+\.\d+ /);
+  assert.not.ok(existsSync(unusedCache), 'the install build was used');
+
+  const bare = installCopy('cli-bare');
+  const cache = join(dir, 'cache');
+  assert.match(runSvcIn(bare, ['daemon', 'start', '--help'], cache), /USAGE\n {2}\$ svc daemon start/);
+  assert.not.ok(existsSync(join(bare, '.build')), 'nothing written in the code directory');
+  const builds = readdirSync(join(cache, 'svc', 'cli-build'));
+  assert.equal(builds.length, 1, builds.join(', '));
+  assert.ok(existsSync(join(cache, 'svc', 'cli-build', builds[0], '.complete')));
 });
 
 test.run();

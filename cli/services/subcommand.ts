@@ -1,9 +1,9 @@
 // The human output of another svc command, for a screen that shows it inside the dashboard. Running the
 // command itself (same binary, same profile) keeps one implementation of each listing.
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 
-const BIN = fileURLToPath(new URL('../../bin/svc.js', import.meta.url));
+// The svc binary running now (bin/svc.js): this module's own URL names a file of the CLI's build.
+const BIN = process.argv[1];
 
 export function captureCommand(args: string[], columns: number): Promise<string> {
   return new Promise((resolve, reject) => {
