@@ -125,7 +125,7 @@ export function ensureDaemonBuild(options = {}) {
  * @param {string} target
  */
 export async function ensureEmbeddedTemplate(target) {
-  const path = join(target, 'embedded-template.tar.gz');
+  const path = join(target, 'embedded-template');
   if (existsSync(path)) return path;
   const { makeEmbeddedTemplate } = await import(pathToFileURL(join(target, 'daemon/db/embedded-template.js')).href);
   return makeEmbeddedTemplate(path);

@@ -2,8 +2,8 @@
 // on a loopback port (pglite-server.ts), so Sequelize, pg and the worker threads speak to it exactly
 // as they would to a real PostgreSQL server. One backend session shared by every connection:
 // slower than PostgreSQL, right for one machine.
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { servePglite } from './pglite-server.ts';
@@ -23,7 +23,7 @@ const EMBEDDED_INITIAL_MEMORY_BYTES = 128 * 1024 * 1024; // the smallest the WAS
  * place in the build, daemon/build.mjs). Run from the sources (tsx), it points into the code
  * directory, where no build puts one: a first boot there runs initdb.
  */
-export const EMBEDDED_TEMPLATE_PATH = fileURLToPath(new URL('../../embedded-template.tar.gz', import.meta.url));
+export const EMBEDDED_TEMPLATE_PATH = fileURLToPath(new URL('../../embedded-template', import.meta.url));
 
 export interface EmbeddedPostgres {
   url: string;
@@ -32,8 +32,8 @@ export interface EmbeddedPostgres {
 
 export interface EmbeddedStartOptions {
   /**
-   * A packed data directory (embedded-template.ts) that a new data directory starts as, instead of
-   * running initdb; null, or no file there, runs initdb. An existing data directory opens as it is.
+   * A data directory (embedded-template.ts) that a new data directory starts as a copy of, instead of
+   * running initdb; null, or no template there, runs initdb. An existing data directory opens as it is.
    */
   templatePath: string | null;
 }
@@ -41,14 +41,17 @@ export interface EmbeddedStartOptions {
 export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedStartOptions): Promise<EmbeddedPostgres> {
   const dir = join(dataDir, 'pgdata');
   await mkdir(dir, { recursive: true });
-  const template =
-    options.templatePath && !existsSync(join(dir, 'PG_VERSION')) && existsSync(options.templatePath)
-      ? new Blob([readFileSync(options.templatePath)])
-      : null;
+  // A copy on disk, opened as a restart opens its directory: PGlite's own loadDataDir unpacks a tar
+  // through its WebAssembly file system, which left the first boot idling 85 MB above a restart.
+  if (
+    options.templatePath &&
+    !existsSync(join(dir, 'PG_VERSION')) &&
+    existsSync(join(options.templatePath, 'PG_VERSION'))
+  )
+    await cp(options.templatePath, dir, { recursive: true });
   // Loaded here, not at import: a daemon on PostgreSQL, and each worker thread, never needs the WASM build.
   const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create(dir, {
-    ...(template ? { loadDataDir: template } : {}),
     // Sized for a laptop: PostgreSQL's defaults (128 MB of shared buffers inside the WASM heap, which
     // never shrinks) made the embedded database most of the daemon's idle memory.
     initialMemory: EMBEDDED_INITIAL_MEMORY_BYTES,
