@@ -73,6 +73,10 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   let workers: WorkerPool | null = null;
   let databaseReady!: { resolve(url: string): void; reject(error: unknown): void };
   const databaseUrl = new Promise<string>((resolve, reject) => (databaseReady = { resolve, reject }));
+  // A boot that fails rejects it, and nobody may be waiting yet (role api; or startWorkers still
+  // starting its threads): it must not count as unhandled, which ends the process before the error
+  // reaches the caller (a configuration error's exit code 78 became Node's 1).
+  databaseUrl.catch(() => {});
   const workersPhase = performance.now();
   const workersStarting = runsWorkers
     ? startWorkers({ config, databaseUrl, secrets, log }).then((pool) => {
