@@ -361,4 +361,68 @@ test('QuotaBar and Dashboard: panels, failures per panel, keys jump to screens',
   unmount();
 });
 
+test('Dashboard in a 60×15 terminal: the idle queues fold into one line, the title and the key help stay on screen', async () => {
+  const idle = { depth: 0, oldestWaitingAgeMs: 0, running: 0, scheduled: 0, failed: 0, stuck: false };
+  const queues = {
+    send: { ...idle, depth: 7, running: 2 },
+    scheduled: idle,
+    webhook: idle,
+    maintenance: idle,
+    system: idle,
+    campaign: idle,
+  };
+  const data: DashboardData = {
+    tenant: { value: null, error: null },
+    quota: { value: { used: 1, limit: 100, source: 'logs' }, error: null },
+    queues: {
+      value: {
+        ok: true,
+        stuckAfterMs: 60_000,
+        queues,
+        outbound: {
+          delivery: 'relay',
+          queued: 0,
+          deferred: 0,
+          inFlight: 0,
+          heldDestinations: 0,
+          oldestWaitingAgeMs: 0,
+          stuck: false,
+        },
+      },
+      error: null,
+    },
+    recent: { value: [entry('1', 'SENT', 'ada@example.com', 'Welcome')], error: null },
+    failingWebhooks: { value: [], error: null },
+    warnings: { value: [], error: null },
+    loadedAt: '',
+  };
+  const render60x15 = async (rows: number) => {
+    const screen = render(
+      <Dashboard
+        load={async () => data}
+        onAction={() => {}}
+        onExit={() => {}}
+        refreshMs={60_000}
+        columns={60}
+        rows={rows}
+      />,
+    );
+    await tick(60);
+    const frame = screen.lastFrame()!;
+    screen.unmount();
+    return frame;
+  };
+  const small = await render60x15(15);
+  const lines = small.split('\n');
+  assert.ok(lines.length <= 15, `${lines.length} lines:\n${small}`);
+  assert.match(lines[0], 'svc dashboard');
+  assert.match(lines.at(-1)!, 'q quit');
+  assert.match(small, /send\s+depth\s+7 running\s+2/);
+  assert.match(small, '5 more idle');
+  assert.not.match(small, /webhook\s+depth/);
+  const tall = await render60x15(40);
+  assert.match(tall, /webhook\s+depth\s+0/, 'every queue has its line where there is room');
+  assert.not.match(tall, 'more idle');
+});
+
 test.run();

@@ -3,7 +3,7 @@
 import React, { useEffect, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
 import type { DashboardData, Panel } from '../services/dashboard.ts';
-import type { QueuesHealth } from '../../shared/schemas/health.ts';
+import type { QueueStats, QueuesHealth } from '../../shared/schemas/health.ts';
 import { LogTail, STATUS_COLOURS, type LogTailProps } from './LogTail.tsx';
 import { Picker, type PickerItem } from './Picker.tsx';
 import { QueueScreen, type QueueScreenProps } from './Queue.tsx';
@@ -108,6 +108,11 @@ function Failed({ panel }: { panel: Panel<unknown> }) {
   return panel.error ? <Text color="red"> {panel.error}</Text> : null;
 }
 
+/** A queue worth a line of its own in a short terminal: it holds, runs or failed jobs. */
+function queueHasWork(queue: QueueStats): boolean {
+  return queue.depth > 0 || queue.running > 0 || queue.failed > 0 || queue.stuck;
+}
+
 export function Dashboard(props: DashboardProps) {
   const { views } = props;
   const [inner, setInner] = useState<Inner | null>(null);
@@ -194,13 +199,20 @@ function Overview({
 
   const tenant = data?.tenant.value;
   const sending = tenant ? sendingStateOf(tenant) : null;
-  // Lines other than recent sends: title, quota (2), queues (1 + each), recent title, webhooks (1 + each), help, gaps.
-  const queueLines = data?.queues.value ? Object.keys(data.queues.value.queues).length + 1 : 1;
+  // Lines other than recent sends: title, quota (2), queues (title, each, outbound), recent title,
+  // webhooks (1 + each), help, gaps.
+  const queues = data?.queues.value ? Object.entries(data.queues.value.queues) : [];
+  const outboundLines = data?.queues.value?.outbound ? 1 : 0;
   const hookLines = Math.max(1, data?.failingWebhooks.value?.length ?? 1);
-  const recentRows = Math.max(
-    1,
-    size.rows - (1 + (sending ? 1 : 0) + 2 + 1 + queueLines + 1 + 1 + hookLines + 1 + gap * 5) - 1,
-  );
+  const otherLines = (queueLines: number) =>
+    1 + (sending ? 1 : 0) + 2 + 1 + queueLines + outboundLines + 1 + 1 + hookLines + 1 + gap * 5;
+  // A terminal too short for every queue and one recent send shows the queues with work, and one line
+  // for the idle ones: the title and the key help stay on screen (60×15, test/tty/run-tmux.sh).
+  const tight = otherLines(Math.max(1, queues.length)) + 1 > size.rows;
+  const shownQueues = tight ? queues.filter(([, queue]) => queueHasWork(queue)) : queues;
+  const idleQueues = queues.length - shownQueues.length;
+  const queueLines = data?.queues.value ? shownQueues.length + (idleQueues > 0 ? 1 : 0) : 1;
+  const recentRows = Math.max(1, size.rows - otherLines(queueLines) - 1);
   return (
     <Box flexDirection="column" width={width}>
       <Text bold wrap="truncate-end">
@@ -239,7 +251,7 @@ function Overview({
           <Box marginTop={gap} flexDirection="column">
             <Text bold>Queues</Text>
             {data.queues.value ? (
-              Object.entries(data.queues.value.queues).map(([name, queue]) => (
+              shownQueues.map(([name, queue]) => (
                 <Text key={name} wrap="truncate-end">
                   {' '}
                   {name.padEnd(12)} depth {String(queue.depth).padStart(4)} running {String(queue.running).padStart(3)}{' '}
@@ -250,6 +262,12 @@ function Overview({
             ) : (
               <Failed panel={data.queues} />
             )}
+            {idleQueues > 0 ? (
+              <Text dimColor wrap="truncate-end">
+                {' '}
+                {shownQueues.length ? `${idleQueues} more idle` : `all ${idleQueues} idle`}
+              </Text>
+            ) : null}
             {/* A daemon older than the outbound MTA answers without it. */}
             {data.queues.value?.outbound ? <OutboundLine outbound={data.queues.value.outbound} /> : null}
           </Box>
