@@ -340,6 +340,7 @@ test('QuotaBar and Dashboard: panels, failures per panel, keys jump to screens',
       onAction={(action) => actions.push(action)}
       onExit={() => (exited = true)}
       refreshMs={60_000}
+      rows={40}
     />,
   );
   await tick(60);
@@ -393,7 +394,16 @@ test('Dashboard in a 60×15 terminal: the idle queues fold into one line, the ti
     },
     recent: { value: [entry('1', 'SENT', 'ada@example.com', 'Welcome')], error: null },
     failingWebhooks: { value: [], error: null },
-    warnings: { value: [], error: null },
+    warnings: {
+      value: [
+        {
+          code: 'SYSTEM_SENDER_NOT_ROUTABLE',
+          message: 'System mail comes from svc <no-reply@localhost>, an address no receiver accepts mail from.',
+          fix: 'Set defaultFromAddress to an address on a domain you own, then verify that domain.',
+        },
+      ],
+      error: null,
+    },
     loadedAt: '',
   };
   const render60x15 = async (rows: number) => {
@@ -419,10 +429,13 @@ test('Dashboard in a 60×15 terminal: the idle queues fold into one line, the ti
   assert.match(lines.at(-1)!, 'q quit');
   assert.match(small, /send\s+depth\s+7 running\s+2/);
   assert.match(small, '5 more idle');
+  assert.match(small, '! System mail comes from svc', 'a warning keeps one line');
+  assert.not.match(small, 'Fix:');
   assert.not.match(small, /webhook\s+depth/);
   const tall = await render60x15(40);
   assert.match(tall, /webhook\s+depth\s+0/, 'every queue has its line where there is room');
   assert.not.match(tall, 'more idle');
+  assert.match(tall, 'Fix: Set defaultFromAddress', 'where there is room the warning says how to fix it');
 });
 
 test.run();

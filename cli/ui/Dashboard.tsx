@@ -204,8 +204,10 @@ function Overview({
   const queues = data?.queues.value ? Object.entries(data.queues.value.queues) : [];
   const outboundLines = data?.queues.value?.outbound ? 1 : 0;
   const hookLines = Math.max(1, data?.failingWebhooks.value?.length ?? 1);
+  // Warnings: in a small terminal one truncated line each (the fix is in `svc doctor`); else two and a gap.
+  const warningLines = (data?.warnings.value?.length ?? 0) * (compact ? 1 : 3);
   const otherLines = (queueLines: number) =>
-    1 + (sending ? 1 : 0) + 2 + 1 + queueLines + outboundLines + 1 + 1 + hookLines + 1 + gap * 5;
+    1 + (sending ? 1 : 0) + warningLines + 2 + 1 + queueLines + outboundLines + 1 + 1 + hookLines + 1 + gap * 5;
   // A terminal too short for every queue and one recent send shows the queues with work, and one line
   // for the idle ones: the title and the key help stay on screen (60×15, test/tty/run-tmux.sh).
   const tight = otherLines(Math.max(1, queues.length)) + 1 > size.rows;
@@ -231,12 +233,18 @@ function Overview({
         <Text color="cyan">Loading…</Text>
       ) : (
         <Box flexDirection="column">
-          {data.warnings.value?.map((warning) => (
-            <Box key={warning.code} marginTop={1} flexDirection="column">
-              <Text color="yellow">! {warning.message}</Text>
-              <Text dimColor> Fix: {warning.fix}</Text>
-            </Box>
-          ))}
+          {data.warnings.value?.map((warning) =>
+            compact ? (
+              <Text key={warning.code} color="yellow" wrap="truncate-end">
+                ! {warning.message}
+              </Text>
+            ) : (
+              <Box key={warning.code} marginTop={1} flexDirection="column">
+                <Text color="yellow">! {warning.message}</Text>
+                <Text dimColor> Fix: {warning.fix}</Text>
+              </Box>
+            ),
+          )}
           <Box marginTop={gap} flexDirection="column">
             <Text bold>Quota this month</Text>
             {data.quota.value ? (
