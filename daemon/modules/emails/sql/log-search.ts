@@ -193,6 +193,14 @@ export function walkPageSql(filter: LogFilter, page: PageWindow): Clause {
 export const NEWEST_FIRST =
   'SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off';
 
+/** Runs `read` in a transaction with the NEWEST_FIRST settings: the pages' and the counts' walks. */
+function readNewestFirst<T>(sequelize: Sequelize, read: (transaction: Transaction) => Promise<T>): Promise<T> {
+  return sequelize.transaction(async (transaction) => {
+    await sequelize.query(NEWEST_FIRST, { transaction });
+    return read(transaction);
+  });
+}
+
 type CandidateRow = LogSummaryRow & { candidates: number };
 
 /**
@@ -219,21 +227,16 @@ export async function findLogPage(
   };
   const keyFirst = keyFirstPageSql(filter, page);
   const walk = walkPageSql(filter, page);
-  const newestFirst = <T>(read: (transaction: Transaction) => Promise<T>, settings = NEWEST_FIRST) =>
-    sequelize.transaction(async (transaction) => {
-      await sequelize.query(settings, { transaction });
-      return read(transaction);
-    });
   const readWalk = (transaction?: Transaction) =>
     sequelize.query<LogSummaryRow>(walk.sql, { type: QueryTypes.SELECT, replacements: walk.replacements, transaction });
-  const walked = async () => answer(await newestFirst(readWalk));
+  const walked = async () => answer(await readNewestFirst(sequelize, readWalk));
   // The list and a status search walk an index in the page's order. Even the bare list, which has
   // one such index: for a deep page (OFFSET 9,900) of a partition whose statistics lagged, the
   // planner preferred a scan and a sort of the tenant's million rows (2.6 s, bench:scale).
   if (!keyFirst) return walked();
   if (filter.tag && !filter.to && !filter.messageId) {
     const recent = recentWindowPageSql(filter, page);
-    const rows = await newestFirst((transaction) =>
+    const rows = await readNewestFirst(sequelize, (transaction) =>
       sequelize.query<LogSummaryRow>(recent.sql, {
         type: QueryTypes.SELECT,
         replacements: recent.replacements,
@@ -308,8 +311,5 @@ export async function countLogs(
   // Without a key the count walks an index and stops at its LIMIT. A bitmap scan, which the planner
   // takes when it expects few rows (a partition without statistics), collects the whole tenant's
   // entries before the first row: 375 ms to count 1,001 of a million logs written through the API.
-  return sequelize.transaction(async (transaction) => {
-    await sequelize.query(NEWEST_FIRST, { transaction });
-    return count(transaction);
-  });
+  return readNewestFirst(sequelize, count);
 }
