@@ -49,8 +49,17 @@ function objectId(dotted: string): Buffer {
   return tlv(0x06, Buffer.from(bytes));
 }
 
-/** A positive INTEGER from big-endian bytes (a leading 0 keeps the sign bit clear). */
-const unsigned = (bytes: Buffer) => tlv(0x02, bytes[0] & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes);
+/**
+ * A non-negative INTEGER from big-endian bytes in DER's minimal form (X.690 §8.3.2): leading zero
+ * bytes dropped, then one 0 put back only where the sign bit would be set. OpenSSL 3 refuses any
+ * other form ("illegal padding"), which a random serial starting with 0x00 used to produce.
+ */
+export function derUnsignedInteger(bytes: Buffer): Buffer {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const value = bytes.subarray(start);
+  return tlv(0x02, value[0] & 0x80 ? Buffer.concat([Buffer.from([0]), value]) : value);
+}
 
 /** UTCTime, good until 2049 (RFC 5280 §4.1.2.5.1). */
 function utcTime(date: Date): Buffer {
@@ -73,15 +82,13 @@ function subjectAltName(host: string): Buffer {
 }
 
 /** A self-signed RSA-2048 / SHA-256 certificate for `host`, valid VALIDITY_DAYS from now. */
-export function selfSignedPair(host: string, now = new Date()): TlsPair {
+export function selfSignedPair(host: string, now = new Date(), serial = randomBytes(16)): TlsPair {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const algorithm = sequence(objectId('1.2.840.113549.1.1.11'), tlv(0x05));
-  const serial = randomBytes(16);
-  serial[0] &= 0x7f;
   const name = commonName(host.slice(0, 64));
   const tbs = sequence(
-    tlv(0xa0, unsigned(Buffer.from([2]))),
-    unsigned(serial),
+    tlv(0xa0, derUnsignedInteger(Buffer.from([2]))),
+    derUnsignedInteger(serial),
     algorithm,
     name,
     sequence(utcTime(new Date(now.getTime() - 60_000)), utcTime(new Date(now.getTime() + VALIDITY_DAYS * 86_400_000))),
