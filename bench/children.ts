@@ -1,5 +1,6 @@
-// Child processes of the bench (the daemon, the baselines, the nodemailer sender): started with
-// tsx, ready when they print "ready ...", stopped with SIGTERM (SIGKILL if they hang).
+// Child processes of the bench: the daemon as an operator starts it (its build, startDaemonProcess),
+// and the bench's own helpers (baselines, the nodemailer sender) started with tsx, ready when they
+// print "ready ...". All are stopped with SIGTERM (SIGKILL if they hang).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -43,15 +44,62 @@ export async function startChild(
   args: string[],
   options: SpawnOptions = {},
 ): Promise<Child> {
-  const child = spawn(
-    process.execPath,
-    [...(options.nodeArgs ?? []), '--import', 'tsx', join(BENCH_DIR, script), ...args],
+  return spawnChild(name, [...(options.nodeArgs ?? []), '--import', 'tsx', join(BENCH_DIR, script), ...args], options, {
+    readyLine: (line) => (line.startsWith('ready') ? line.slice('ready'.length).trim() : null),
+  });
+}
+
+/**
+ * The daemon as an operator starts it: `node bin/svc.js daemon start`, running its compiled build
+ * (made by `npm run build`, or on this start when the sources changed), configured by `env`. A node
+ * with the API is ready when /health/ready answers 200 (readyText: its URL); a worker node, which
+ * listens on nothing, when it logs "daemon ready" (it logs at info for that: it serves no requests,
+ * so nothing per message is logged).
+ */
+export async function startDaemonProcess(
+  name: string,
+  env: Record<string, string> & { ROLE: string; PORT: string; HOST: string },
+  options: Omit<SpawnOptions, 'env'> = {},
+): Promise<Child> {
+  const argv = [...(options.nodeArgs ?? []), join(ROOT_DIR, 'bin', 'svc.js'), 'daemon', 'start'];
+  if (env.ROLE === 'worker') {
+    return spawnChild(
+      name,
+      argv,
+      { ...options, env: { ...env, LOG_LEVEL: 'info' } },
+      {
+        readyLine: (line) => (line.includes('"daemon ready"') ? '' : null),
+      },
+    );
+  }
+  const url = `http://${env.HOST}:${env.PORT}`;
+  return spawnChild(
+    name,
+    argv,
+    { ...options, env },
     {
-      cwd: ROOT_DIR,
-      env: { ...process.env, ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      probe: () =>
+        fetch(`${url}/health/ready`).then(
+          (response) => (response.status === 200 ? url : null),
+          () => null,
+        ),
     },
   );
+}
+
+interface Readiness {
+  /** The ready text when this line of stdout says the child is ready, else null. */
+  readyLine?: (line: string) => string | null;
+  /** Polled every 50 ms: the ready text once ready, else null. */
+  probe?: () => Promise<string | null>;
+}
+
+async function spawnChild(name: string, argv: string[], options: SpawnOptions, readiness: Readiness): Promise<Child> {
+  const child = spawn(process.execPath, argv, {
+    cwd: ROOT_DIR,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
@@ -61,9 +109,16 @@ export async function startChild(
   const readyText = await new Promise<string>((resolve, reject) => {
     let buffered = '';
     let ready = false;
+    const timeoutMs = options.readyTimeoutMs ?? 120_000;
+    const becameReady = (text: string) => {
+      if (ready) return;
+      ready = true;
+      clearTimeout(timer);
+      resolve(text);
+    };
     const timer = setTimeout(
-      () => reject(new Error(`${name} did not start within ${options.readyTimeoutMs ?? 120_000} ms\n${stderr}`)),
-      options.readyTimeoutMs ?? 120_000,
+      () => reject(new Error(`${name} did not start within ${timeoutMs} ms\n${stderr}`)),
+      timeoutMs,
     );
     child.stdout!.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
@@ -71,15 +126,21 @@ export async function startChild(
       while ((newline = buffered.indexOf('\n')) !== -1) {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
-        if (!ready && line.startsWith('ready')) {
-          ready = true;
-          clearTimeout(timer);
-          resolve(line.slice('ready'.length).trim());
-        } else if (ready) {
-          lines.push(line);
-        }
+        const text = ready ? null : (readiness.readyLine?.(line) ?? null);
+        if (text !== null) becameReady(text);
+        else if (ready) lines.push(line);
       }
     });
+    if (readiness.probe) {
+      const probe = readiness.probe;
+      void (async () => {
+        while (!ready && child.exitCode === null) {
+          const text = await probe();
+          if (text !== null) becameReady(text);
+          else await new Promise((wait) => setTimeout(wait, 50));
+        }
+      })();
+    }
     void exited.then((code) => {
       clearTimeout(timer);
       if (!ready) reject(new Error(`${name} exited with ${code} before it was ready\n${stderr}`));

@@ -47,6 +47,9 @@ export interface Goal {
   met: boolean;
 }
 
+/** The drain's goal beside pooled nodemailer, signed and unsigned, on a worker node (issue 27 §3). */
+const DRAIN_GOAL = 0.8;
+
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
 
 export function evaluateGoals(r: Omit<BenchResults, 'goals'>): Goal[] {
@@ -67,14 +70,14 @@ export function evaluateGoals(r: Omit<BenchResults, 'goals'>): Goal[] {
     {
       name: 'drain msg/s vs pooled nodemailer (DKIM-signed)',
       value: drainRatio,
-      target: '≥ 0.7×',
-      met: drainRatio >= 0.7,
+      target: `≥ ${DRAIN_GOAL}×`,
+      met: drainRatio >= DRAIN_GOAL,
     },
     {
       name: 'drain msg/s vs pooled nodemailer (unsigned)',
       value: unsignedRatio,
-      target: '≥ 0.7×',
-      met: unsignedRatio >= 0.7,
+      target: `≥ ${DRAIN_GOAL}×`,
+      met: unsignedRatio >= DRAIN_GOAL,
     },
     {
       name: '202 → sink p50 (ms)',
@@ -137,8 +140,8 @@ export function markdownTable(r: BenchResults): string {
   const signed = goal(r, 'drain msg/s vs pooled nodemailer (DKIM');
   const unsigned = goal(r, 'drain msg/s vs pooled nodemailer (unsigned');
   lines.push(
-    `| End to end: ${n(d.svc.messages)} queued sends drained to an SMTP sink (pool of ${s.smtpMaxConnections}), DKIM-signed on both sides | ${n(d.svc.messagesPerSecond)} msg/s | ${n(d.nodemailer.messagesPerSecond)} msg/s (plain pooled nodemailer, same pool, same key) | ${signed.value}× | ≥ 0.7× — ${mark(signed)} |`,
-    `| The same, unsigned on both sides | ${n(d.svcUnsigned.messagesPerSecond)} msg/s | ${n(d.nodemailerUnsigned.messagesPerSecond)} msg/s | ${unsigned.value}× | ≥ 0.7× — ${mark(unsigned)} |`,
+    `| End to end: ${n(d.svc.messages)} queued sends drained to an SMTP sink (pool of ${s.smtpMaxConnections}), DKIM-signed on both sides | ${n(d.svc.messagesPerSecond)} msg/s | ${n(d.nodemailer.messagesPerSecond)} msg/s (plain pooled nodemailer, same pool, same key) | ${signed.value}× | ≥ ${DRAIN_GOAL}× — ${mark(signed)} |`,
+    `| The same, unsigned on both sides | ${n(d.svcUnsigned.messagesPerSecond)} msg/s | ${n(d.nodemailerUnsigned.messagesPerSecond)} msg/s | ${unsigned.value}× | ≥ ${DRAIN_GOAL}× — ${mark(unsigned)} |`,
     `| 202 → sink receives the message, at ${n(r.latency.ratePerSecond)} sends/s (half the drain rate) | p50 ${ms(r.latency.deliveryP50Ms)} / p99 ${ms(r.latency.deliveryP99Ms)} | — | — | p50 < 50 ms — ${mark(p50)}; p99 < 250 ms — ${mark(p99)} |`,
     `| Process CPU per message delivered, signed / unsigned (all threads; PostgreSQL not included) | ${d.svc.senderCpuMsPerMessage ?? '?'} ms / ${d.svcUnsigned.senderCpuMsPerMessage ?? '?'} ms | ${d.nodemailer.senderCpuMsPerMessage ?? '?'} ms / ${d.nodemailerUnsigned.senderCpuMsPerMessage ?? '?'} ms (nodemailer) | — | — |`,
   );

@@ -10,6 +10,11 @@
 //      pooled nodemailer (same pool size, same message, same DKIM key) to the same sink;
 //   3. time from the 202 to the sink receiving the message, at half the measured drain rate.
 //
+// The daemon's nodes run as an operator starts them: `node bin/svc.js daemon start`, from the compiled
+// build (bench/children.ts startDaemonProcess). Until 2026-11-26 they ran the TypeScript sources under
+// tsx, whose loading in each worker thread (2–6 s of CPU per thread) overlapped the drain and was
+// counted in its CPU per message.
+//
 // Environment: DATABASE_URL (required), BENCH_SENDS (20000), BENCH_DURATION (10 s per autocannon
 // run), BENCH_WARMUP (2000 requests before each measured run), BENCH_CONNECTIONS (64), BENCH_LATENCY_SECONDS (10), BENCH_LOG_LEVEL
 // (warn: the daemon's log level), SMTP_MAX_CONNECTIONS / SMTP_MAX_MESSAGES (the daemon's defaults),
@@ -31,7 +36,16 @@ import { Domain } from '../daemon/modules/domains/model.ts';
 import { openDkimPrivateKey } from '../daemon/modules/domains/keys.ts';
 import { loadSecrets } from '../daemon/secrets.ts';
 import { measureAcceptRate, type AcceptRunOptions } from './accept.ts';
-import { BENCH_DIR, cpuTimeMs, freePort, queriesSentBy, QUERY_COUNTER, startChild, type Child } from './children.ts';
+import {
+  BENCH_DIR,
+  cpuTimeMs,
+  freePort,
+  queriesSentBy,
+  QUERY_COUNTER,
+  startChild,
+  startDaemonProcess,
+  type Child,
+} from './children.ts';
 import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
 import { checkDrained, drainFigures, enqueueSends, waitedSendJobs, type DrainFigures } from './drain.ts';
 import { measureDeliveryLatency } from './latency.ts';
@@ -94,9 +108,9 @@ async function startDaemonChild(
   redisUrl: string | null = null,
 ): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const child = await startChild(`daemon (ROLE=${role})`, 'daemon-child.ts', [], {
-    nodeArgs: [...cpuProfile, '--import', QUERY_COUNTER],
-    env: {
+  const child = await startDaemonProcess(
+    `daemon (ROLE=${role})`,
+    {
       BENCH_QUERY_COUNT_DIR: queryCountDir,
       NODE_ENV: 'production',
       ROLE: role,
@@ -112,7 +126,8 @@ async function startDaemonChild(
       REDIS_URL: redisUrl ?? '',
       LOG_LEVEL: settings.daemonLogLevel,
     },
-  });
+    { nodeArgs: [...cpuProfile, '--import', QUERY_COUNTER] },
+  );
   children.add(child);
   return { child, url: child.readyText };
 }
