@@ -220,14 +220,21 @@ export class MailTransports {
   async deliver(target: RelayTarget, message: Mail.Options, owner: CaptureOwner): Promise<DeliveryResult> {
     if (target.kind === 'capture') return this.capture(message, owner);
     if (target.kind === 'direct') return this.spool(message, owner);
-    const info = (await this.relayTransport(target.settings).sendMail(message)) as {
-      messageId: string;
+    // Built into one buffer first, then handed over whole: streamed from the MIME tree, each header
+    // block, boundary and part became its own socket write (a dozen syscalls and TCP segments per
+    // message, 27 % of the send thread's time in the drain's profile); a buffer goes out in one.
+    const built = await this.build(message);
+    const info = (await this.relayTransport(target.settings).sendMail({
+      envelope: built.envelope,
+      raw: built.message,
+      messageId: built.messageId,
+    })) as {
       accepted: (string | { address: string })[];
       rejectedErrors?: SmtpRecipientError[];
       response: string;
     };
     return {
-      messageId: info.messageId,
+      messageId: built.messageId,
       captured: false,
       capturedId: null,
       spooled: false,
