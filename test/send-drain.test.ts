@@ -12,6 +12,7 @@ import { runSendLoop } from '../daemon/jobs/send-loop.ts';
 import { DEFAULT_TUNING } from '../daemon/jobs/tuning.ts';
 import type { ThreadData, ThreadRuntime } from '../daemon/jobs/thread.ts';
 import { claimSends, extendSendLeases, recordSendOutcomes } from '../daemon/queue/sends.ts';
+import { CLAIM_SENDS } from '../daemon/modules/emails/sql/claim-sends.ts';
 import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
@@ -211,11 +212,12 @@ test('a worker that lost the lease records the log but leaves the job to its new
   const [claimed] = await claimSends(ctx.db.sql, 'worker-a', 10, 60_000);
   assert.is(claimed.emailId, id);
   assert.is(claimed.log?.subject, 'Lease');
-  const [marked] = await q<{ status: string; attempts: number }>(
+  // The claim reads the log without writing it: the lease keeps it from a second worker.
+  const [unwritten] = await q<{ status: string; attempts: number }>(
     `SELECT status, attempts FROM email_logs WHERE id = :id`,
     { id },
   );
-  assert.equal(marked, { status: 'SENDING', attempts: 1 });
+  assert.equal(unwritten, { status: 'QUEUED', attempts: 0 });
   // A second claim finds nothing: the job is leased.
   assert.is((await claimSends(ctx.db.sql, 'worker-b', 10, 60_000)).length, 0);
   assert.equal(await extendSendLeases(ctx.db.sql, [claimed.jobId], 'worker-a', 60_000), [claimed.jobId]);
@@ -230,6 +232,7 @@ test('a worker that lost the lease records the log but leaves the job to its new
         emailId: id,
         createdAt: claimed.log!.created_at,
         status: 'SENT',
+        attempt: 1,
         error: null,
         smtpResponse: '250 ok',
         captured: false,
@@ -248,11 +251,44 @@ test('a worker that lost the lease records the log but leaves the job to its new
   assert.is(recorded.settled, 0);
   const [job] = await q<{ locked_by: string }>(`SELECT locked_by FROM jobs WHERE id = :id`, { id: claimed.jobId });
   assert.is(job.locked_by, 'worker-b');
-  const [log] = await q<{ status: string; smtp_response: string }>(
-    `SELECT status, smtp_response FROM email_logs WHERE id = :id`,
+  const [log] = await q<{ status: string; smtp_response: string; attempts: number }>(
+    `SELECT status, smtp_response, attempts FROM email_logs WHERE id = :id`,
     { id },
   );
-  assert.equal(log, { status: 'SENT', smtp_response: '250 ok' });
+  // The attempt is counted with its outcome.
+  assert.equal(log, { status: 'SENT', smtp_response: '250 ok', attempts: 1 });
+});
+
+test('the claim reads each log by its primary key, on a partition without statistics as after ANALYZE', async () => {
+  // Logs as the accept path writes them, never analysed (a new month's partition), and due jobs for some.
+  await ctx.db.sequelize.query(
+    `INSERT INTO email_logs (tenant_id, status, message_id, from_address, to_addresses, subject, html_body, text_body, tags, created_at, updated_at)
+     SELECT :tenantId, 'QUEUED', '<plan' || g || '@acme.test>', 'news@acme.test', ARRAY['user' || g || '@example.org'],
+            'plan ' || g, '<p>hi</p>', 'hi', '{}', now() - make_interval(secs => g), now() - make_interval(secs => g)
+       FROM generate_series(1, 20000) AS g`,
+    { replacements: { tenantId: world.tenantId } },
+  );
+  await ctx.db.sequelize.query(
+    `INSERT INTO jobs (queue, payload, run_at)
+     SELECT 'send', jsonb_build_object('emailId', id), now() FROM email_logs WHERE subject LIKE 'plan 1%' LIMIT 50`,
+  );
+  const filled = await q<{ name: string }>('SELECT DISTINCT tableoid::regclass::text AS name FROM email_logs');
+  const seqScanOfLogs = new RegExp(`Seq Scan on (${filled.map((p) => p.name).join('|')})\\b`);
+  for (const when of ['without statistics', 'after ANALYZE']) {
+    if (when === 'after ANALYZE') await ctx.db.sequelize.query('ANALYZE email_logs');
+    const plan = await ctx.db.sequelize.transaction(async (transaction) => {
+      // EXPLAIN alone does not run the claim's UPDATE; the transaction keeps the session's settings to it.
+      const rows = await ctx.db.sequelize.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN ${CLAIM_SENDS.text.replace(/\$1/g, `'plan'`).replace(/\$2/g, '60000').replace(/\$3/g, '20')}`,
+        { type: QueryTypes.SELECT, transaction },
+      );
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    });
+    assert.match(plan, /Index Scan using email_logs_\w+_pkey on email_logs_\w+/, `${when}:\n${plan}`);
+    assert.not.match(plan, seqScanOfLogs, `${when}:\n${plan}`);
+  }
+  await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
+  await ctx.db.sequelize.query(`DELETE FROM email_logs WHERE subject LIKE 'plan %'`);
 });
 
 test.run();

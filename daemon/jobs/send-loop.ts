@@ -75,7 +75,7 @@ function settlementOf(batch: Array<Finished<HeldSend, Settled>>): JobSettlement 
   return jobs;
 }
 
-/** Two jobs of one claim for the same log: the log was marked once, so it is sent once. */
+/** Two jobs of one claim for the same log: it is sent once (the other job is done). */
 function markDuplicates(claimed: ClaimedSend[]): HeldSend[] {
   const seen = new Set<string>();
   return claimed.map((job) => {
@@ -106,9 +106,13 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
         attemptsSoFar: claimed.attempts,
         maxAttempts: claimed.maxAttempts,
       });
-      return { job: jobOutcomeOf(result.status), result };
+      // The claim did not write the log: the attempt is counted with its outcome (claim-sends.ts).
+      return {
+        job: jobOutcomeOf(result.status),
+        result: { ...result, log: { ...result.log, attempt: claimed.attempts + 1 } },
+      };
     } catch (error) {
-      // Not decided (the sender's domain could not be read): back off; the log stays SENDING.
+      // Not decided (the sender's domain could not be read): back off; the log stays QUEUED.
       return {
         job: { kind: 'retry', delayMs: backoffDelayMs(claimed.attempts, tuning.retryBaseMs), error: errorText(error) },
         result: null,

@@ -4,8 +4,9 @@
 // daemon/modules/emails/sql/claim-sends.ts and record-outcomes.ts (the jobs' part: ./sql/). There is no per-message transaction: each
 // statement is atomic on its own, and at-least-once holds because a job leaves the table only in the
 // statement that records its log's outcome (a kill -9 in between leaves the lease to expire and the
-// job to run again; the log, still SENDING, is sent again — duplicates are bounded by what was in
-// flight, and the Message-ID fixed at accept time makes them recognisable).
+// job to run again; the log, still QUEUED, is sent again — duplicates are bounded by what was in
+// flight, and the Message-ID fixed at accept time makes them recognisable). The claim reads the logs
+// without writing them; each log is written once, with its outcome.
 //
 // email_logs and email_events may be partitioned by month (primary key (id, created_at)): nothing
 // relies on ON CONFLICT (id) there. A log is found by joining on its id row by row (claim) or on its
@@ -35,11 +36,11 @@ export interface ClaimedSend {
   maxAttempts: number;
   /** The job's emailId (null when its payload has none). */
   emailId: string | null;
-  /** The log, now SENDING; null when it is gone or already settled. */
+  /** The log (QUEUED, not written by the claim); null when it is gone or already settled. */
   log: RawSendLog | null;
 }
 
-/** Leases up to `limit` due send jobs to `workerId` for `leaseMs`, with their logs marked SENDING. */
+/** Leases up to `limit` due send jobs to `workerId` for `leaseMs`, with their logs (read, not written). */
 export async function claimSends(sql: Sql, workerId: string, limit: number, leaseMs: number): Promise<ClaimedSend[]> {
   const rows = await sql.rows<
     RawSendLog & { job_id: string; job_attempts: number; job_max_attempts: number; job_email_id: string | null }

@@ -124,7 +124,7 @@ async function renderIfTemplate(deps: DeliveryDeps, log: SendLog): Promise<boole
 const unchanged = { smtpResponse: null, captured: null, sentHeaders: null, subject: null, html: null, text: null };
 
 /**
- * One delivery attempt of a log already marked SENDING. Writes nothing but a captured message; what
+ * One delivery attempt of a claimed log (QUEUED; SENDING when marked for a send in its request). Writes nothing but a captured message; what
  * to record comes back. Throws only when it could not decide (the sender's domain could not be read):
  * the caller retries the job later.
  */

@@ -26,6 +26,14 @@ export interface LogOutcome {
   subject: string | null;
   html: string | null;
   text: string | null;
+  /**
+   * The attempt this outcome ends, counting from 1, where it is counted here: the drain's claim reads
+   * its logs without writing them (claim-sends.ts), and its job's attempts so far include the runs a
+   * crash lost (queue/sql/reclaim.ts), so the log's attempts become the greater of one more and
+   * this. Unset where the log was marked SENDING, and counted, before (a send in its request) or the
+   * outcome is not an attempt's (the MTA's per-recipient results).
+   */
+  attempt?: number | null;
 }
 
 /** One row of a log's timeline (email_events). */
@@ -76,6 +84,7 @@ const BATCHES = {
     { name: 'email_id', type: 'uuid' },
     { name: 'created_at', type: 'timestamptz' },
     { name: 'status', type: 'text' },
+    { name: 'attempt', type: 'int' },
     { name: 'error', type: 'text' },
     { name: 'smtp_response', type: 'text' },
     { name: 'captured', type: 'boolean' },
@@ -99,6 +108,7 @@ export const RECORD_OUTCOMES = declareBatch(
   WITH logs AS (
     UPDATE email_logs l
        SET status = o.status, error = o.error,
+           attempts = CASE WHEN o.attempt IS NULL THEN l.attempts ELSE GREATEST(l.attempts + 1, o.attempt) END,
            smtp_response = COALESCE(o.smtp_response, l.smtp_response),
            captured = COALESCE(o.captured, l.captured),
            sent_headers = COALESCE(CAST(o.sent_headers AS jsonb), l.sent_headers),
@@ -157,6 +167,7 @@ export function recordOutcomesValues(workerId: string, outcomes: SendOutcomes): 
       email_id: l.emailId,
       created_at: l.createdAt,
       status: l.status,
+      attempt: l.attempt ?? null,
       error: l.error,
       smtp_response: l.smtpResponse,
       captured: l.captured,
