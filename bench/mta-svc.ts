@@ -4,7 +4,7 @@
 // worker signs each message). One injector posts POST /emails/batch (100 recipients a request).
 import { loadavg } from 'node:os';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { cpuTimeMs, freePort, startChild, type Child } from './children.ts';
+import { cpuTimeMs, freePort, startDaemonProcess, type Child } from './children.ts';
 import { columnFigures, type ColumnFigures, type SinksClient } from './mta-figures.ts';
 import { injectApi } from './mta-inject.ts';
 
@@ -34,9 +34,10 @@ const loadAverage = () => loadavg().map((l) => Math.round(l * 100) / 100);
 export async function startSvcNodes(setup: SvcSetup): Promise<SvcNodes> {
   const start = async (role: 'api' | 'worker') => {
     const port = await freePort();
-    return startChild(`svc daemon (ROLE=${role})`, 'daemon-child.ts', [], {
-      nodeArgs: setup.nodeArgs,
-      env: {
+    // As an operator starts it: bin/svc.js daemon start, the compiled build.
+    return startDaemonProcess(
+      `svc daemon (ROLE=${role})`,
+      {
         NODE_ENV: 'production',
         ROLE: role,
         PORT: String(port),
@@ -54,7 +55,8 @@ export async function startSvcNodes(setup: SvcSetup): Promise<SvcNodes> {
         LOG_LEVEL: setup.logLevel,
         SMTP_URL: '',
       },
-    });
+      { nodeArgs: setup.nodeArgs },
+    );
   };
   const api = await start('api');
   const worker = await start('worker');
