@@ -1,6 +1,6 @@
 // The screen `svc` opens in a terminal: quota, queues, recent sends, failing webhooks, and keys to
 // jump to the other screens.
-import React, { useEffect, useState } from 'react';
+import React, { useState } from 'react';
 import { Box, Text, useInput } from 'ink';
 import type { DashboardData, Panel } from '../services/dashboard.ts';
 import type { QueueStats, QueuesHealth } from '../../shared/schemas/health.ts';
@@ -8,6 +8,7 @@ import { LogTail, STATUS_COLOURS, type LogTailProps } from './LogTail.tsx';
 import { Picker, type PickerItem } from './Picker.tsx';
 import { QueueScreen, type QueueScreenProps } from './Queue.tsx';
 import { fit, useTerminalSize } from './size.ts';
+import { usePolling } from './use-polling.ts';
 import { sendingStateOf } from '../services/sending-state.ts';
 
 export const DASHBOARD_ACTIONS = {
@@ -173,26 +174,11 @@ function Overview({
   // Small terminals: no blank lines between panels, and only the recent sends that fit.
   const compact = size.rows < 30;
   const gap = compact ? 0 : 1;
-  const [data, setData] = useState<DashboardData | null>(null);
-  const [failure, setFailure] = useState<string | null>(null);
-  const [tick, setTick] = useState(0);
-
-  useEffect(() => {
-    let live = true;
-    load().then(
-      (next) => live && (setData(next), setFailure(null)),
-      (error: Error) => live && setFailure(error.message),
-    );
-    const timer = setTimeout(() => setTick(tick + 1), refreshMs);
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
-  }, [tick, load, refreshMs]);
+  const { value: data, failure, refresh } = usePolling(load, refreshMs);
 
   useInput((input, key) => {
     if (input === 'q' || key.escape) return onExit();
-    if (input === 'r') return setTick(tick + 1);
+    if (input === 'r') return refresh();
     const action = DASHBOARD_ACTIONS[input as keyof typeof DASHBOARD_ACTIONS];
     if (action) open(action.command, action.label);
   });

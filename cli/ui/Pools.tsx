@@ -1,8 +1,9 @@
 // The IP pools screen (`svc pools` in a terminal): per pool its tenants, per address its warm-up day
 // and a bar per provider of today's count against today's ceiling. Refreshed every 5 s; q or Esc leaves.
-import React, { useEffect, useState } from 'react';
+import React from 'react';
 import { Box, Text, useInput } from 'ink';
 import type { IpPool } from '../../shared/schemas/ip-pools.ts';
+import { usePolling } from './use-polling.ts';
 
 export interface PoolsProps {
   load: () => Promise<IpPool[]>;
@@ -95,25 +96,10 @@ export function PoolView({ pool }: { pool: IpPool }) {
 }
 
 export function Pools({ load, initial, refreshMs = 5_000, onExit }: PoolsProps) {
-  const [pools, setPools] = useState<IpPool[] | null>(initial ?? null);
-  const [error, setError] = useState<string | null>(null);
+  const { value: pools, failure: error } = usePolling(load, refreshMs, initial ?? null);
   useInput((input, key) => {
     if (input === 'q' || key.escape) onExit();
   });
-  useEffect(() => {
-    let stopped = false;
-    const refresh = () =>
-      load().then(
-        (next) => !stopped && (setPools(next), setError(null)),
-        (failure: unknown) => !stopped && setError(failure instanceof Error ? failure.message : String(failure)),
-      );
-    void refresh();
-    const timer = setInterval(() => void refresh(), refreshMs);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, [load, refreshMs]);
   return (
     <Box flexDirection="column">
       <Text bold>IP pools and warm-up</Text>

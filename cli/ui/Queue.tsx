@@ -1,11 +1,12 @@
 // The outbound queue, live: one line per destination domain (queued, deferred, in flight, oldest, next
 // try, held or stuck, the last response), refreshed every few seconds, with keys to retry, hold and
 // release the selected domain. `svc queue --watch`, and `o` in the dashboard.
-import React, { useEffect, useRef, useState } from 'react';
+import React, { useRef, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
 import type { OutboundQueuePage } from '../../shared/schemas/outbound-queue.ts';
 import { ageText, deliveryWarning, destinationFlag, nextTryText, reactionLines } from '../services/outbound-queue.ts';
 import { fit, useTerminalSize } from './size.ts';
+import { usePolling } from './use-polling.ts';
 
 export interface QueueActions {
   retry: (domain: string) => Promise<void>;
@@ -40,24 +41,9 @@ export function QueueScreen({
 }: QueueScreenProps) {
   const size = useTerminalSize({ columns, rows });
   const width = Math.max(40, size.columns - 1);
-  const [page, setPage] = useState<OutboundQueuePage | null>(null);
-  const [failure, setFailure] = useState<string | null>(null);
+  const { value: page, failure, refresh } = usePolling(load, refreshMs);
   const [notice, setNotice] = useState<{ text: string; error: boolean } | null>(null);
   const [selected, setSelected] = useState(0);
-  const [tick, setTick] = useState(0);
-
-  useEffect(() => {
-    let live = true;
-    load().then(
-      (next) => live && (setPage(next), setFailure(null)),
-      (error: Error) => live && setFailure(error.message),
-    );
-    const timer = setTimeout(() => setTick(tick + 1), refreshMs);
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
-  }, [tick, load, refreshMs]);
 
   const destinations = page?.data ?? [];
   const current = destinations[Math.min(selected, destinations.length - 1)];
@@ -69,7 +55,7 @@ export function QueueScreen({
   useInput((input, key) => {
     const { destinations: listed, current: chosen } = shown.current;
     if (input === 'q' || key.escape) return onExit();
-    if (input === 'r') return setTick((value) => value + 1);
+    if (input === 'r') return refresh();
     if (key.upArrow) return setSelected((value) => Math.max(0, value - 1));
     if (key.downArrow) return setSelected((value) => Math.min(listed.length - 1, value + 1));
     const action = KEYS[input as keyof typeof KEYS];
@@ -77,7 +63,7 @@ export function QueueScreen({
     const domain = chosen.domain;
     setNotice({ text: `${action} ${domain}…`, error: false });
     actions[action](domain).then(
-      () => (setNotice({ text: `${domain} ${PAST[action]}.`, error: false }), setTick((value) => value + 1)),
+      () => (setNotice({ text: `${domain} ${PAST[action]}.`, error: false }), refresh()),
       (error: Error) => setNotice({ text: `${action} ${domain}: ${error.message}`, error: true }),
     );
   });
