@@ -1,0 +1,127 @@
+// Text and HTML handed to nodemailer as pre-built quoted-printable parts (daemon/mail/encoded-parts.ts):
+// the transfer encoding is the one nodemailer's mime-node would choose, and the message nodemailer
+// builds from them, DKIM signature included, is byte for byte the one it builds from the bodies.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { generateKeyPairSync } from 'node:crypto';
+import fc from 'fast-check';
+import nodemailer from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer';
+import MimeNode from 'nodemailer/lib/mime-node';
+import { textTransferEncoding, withEncodedTextParts } from '../daemon/mail/encoded-parts.ts';
+import { composeMessage, type ComposableEmail } from '../daemon/mail/compose.ts';
+
+const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+const dkim = { domainName: 'example.test', keySelector: 's1', privateKey };
+/** A signed message with nothing made up: its own Message-ID. */
+const signedMessage = (fields: Mail.Options): Mail.Options => ({
+  from: 'a@example.test',
+  to: 'b@example.test',
+  subject: 'Hi',
+  messageId: '<fixed@example.test>',
+  dkim,
+  ...fields,
+});
+
+/** The message as nodemailer builds it, with what it would otherwise make up (date, boundaries) fixed. */
+async function built(message: Mail.Options): Promise<string> {
+  const fixed = { ...message, date: new Date(0), baseBoundary: 'fixed' } as Mail.Options;
+  const info = (await transport.sendMail(fixed)) as unknown as { message: Buffer };
+  return info.message.toString('latin1');
+}
+
+const isRaw = (part: Mail.Options['text']) => typeof part === 'object' && part !== null && 'raw' in part;
+
+const unit = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom('a', 'Z', ' ', '\t', '=', '\n', '\r\n', '.', '3', 'D', 'é', 'x'.repeat(40)) },
+  { weight: 2, arbitrary: fc.constantFrom('😀', '\u0001', '\x7f', '\r', '€', 'ж') },
+);
+const body = fc.string({ unit, maxLength: 300 });
+
+test('the transfer encoding mime-node chooses for a text part, for any text and textEncoding (an empty part has none)', () => {
+  fc.assert(
+    fc.property(
+      body.filter(Boolean),
+      fc.constantFrom(undefined, 'quoted-printable', 'base64'),
+      (content, textEncoding) => {
+        const node = new MimeNode('text/plain; charset=utf-8', { textEncoding } as never).setContent(
+          content,
+        ) as unknown as {
+          getTransferEncoding(): string;
+        };
+        assert.is(textTransferEncoding(content, textEncoding), node.getTransferEncoding());
+      },
+    ),
+    { numRuns: 5_000 },
+  );
+});
+
+test('the same signed message as nodemailer builds from the bodies', async () => {
+  let encodedParts = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      body,
+      body,
+      fc.constantFrom(undefined, 'quoted-printable' as const),
+      fc.boolean(),
+      async (html, text, textEncoding, attach) => {
+        const message = signedMessage({
+          html,
+          text,
+          textEncoding,
+          attachments: attach ? [{ filename: 'a.txt', content: 'YQ==', encoding: 'base64' }] : [],
+        });
+        const encoded = withEncodedTextParts(message);
+        if (isRaw(encoded.text) || isRaw(encoded.html)) encodedParts++;
+        assert.is(await built(encoded), await built(message));
+      },
+    ),
+    { numRuns: 1_000 },
+  );
+  assert.ok(encodedParts > 300, `only ${encodedParts} of the messages had a pre-built part`);
+});
+
+test('the same message for bodies past the encoder’s 64 KiB slices, and a text-only message left to nodemailer', async () => {
+  const html = `<p>${'Long line of a report, with = signs and trailing space \n'.repeat(3_000)}</p>`;
+  const text = 'Grüße aus dem Bericht, eine Zeile nach der anderen.\n'.repeat(2_000);
+  const message = signedMessage({ html, text });
+  const encoded = withEncodedTextParts(message);
+  assert.ok(isRaw(encoded.html) && isRaw(encoded.text));
+  assert.is(await built(encoded), await built(message));
+  const textOnly = { ...message, html: undefined };
+  assert.is(
+    withEncodedTextParts(textOnly),
+    textOnly,
+    'one part: its headers are the message’s, nodemailer writes them',
+  );
+});
+
+test('composeMessage: the same bytes as its bodies given to nodemailer as strings', async () => {
+  const email: ComposableEmail = {
+    id: '00000000-0000-4000-8000-000000000001',
+    tenantId: '00000000-0000-4000-8000-000000000002',
+    messageId: '<compose@example.test>',
+    fromAddress: 'News <news@example.test>',
+    toAddresses: ['b@example.test'],
+    ccAddresses: [],
+    bccAddresses: [],
+    replyTo: [],
+    subject: 'Weekly',
+    htmlBody: `<html><body>${'<p>Line of the report, <a href="https://example.test/x">a link</a>.</p>\n'.repeat(200)}</body></html>`,
+    textBody: null,
+    headers: {},
+    tags: ['weekly'],
+    attachments: [],
+    trackOpens: true,
+    trackClicks: true,
+    metadata: { campaignId: 'c1' },
+  };
+  const options = { publicUrl: 'https://svc.test', linkSigningKey: Buffer.alloc(32, 7), dkim, envelopeFrom: null };
+  const composed = composeMessage(email, options);
+  assert.ok(isRaw(composed.message.html) && isRaw(composed.message.text));
+  const fromStrings = { ...composed.message, html: composed.html ?? undefined, text: composed.text ?? undefined };
+  assert.is(await built(composed.message), await built(fromStrings));
+});
+
+test.run();
