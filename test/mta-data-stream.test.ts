@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import DataStream from 'nodemailer/lib/smtp-connection/data-stream';
 import { escapeDataChunk } from '../daemon/mta/data-stream.ts';
+import { chunkedBytes } from './helpers/chunks.ts';
 
 async function run(chunks: Buffer[], fast: boolean): Promise<{ out: Buffer; inCount: number; outCount: number }> {
   const stream = new DataStream() as DataStream & { inByteCount: number; outByteCount: number };
@@ -23,20 +24,7 @@ const byte = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(0x0d, 0x0a, 0x2e) },
   { weight: 4, arbitrary: fc.integer({ min: 0, max: 255 }) },
 );
-const message = fc
-  .tuple(fc.array(byte, { maxLength: 200 }), fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 5 }))
-  .map(([bytes, cuts]) => {
-    const data = Buffer.from(bytes);
-    const points = [...new Set(cuts.map((cut) => Math.min(cut, data.length)))].sort((a, b) => a - b);
-    const chunks: Buffer[] = [];
-    let from = 0;
-    for (const point of points) {
-      chunks.push(data.subarray(from, point));
-      from = point;
-    }
-    chunks.push(data.subarray(from));
-    return chunks;
-  });
+const message = chunkedBytes(byte, 200);
 
 test('the same bytes and counts as nodemailer’s DataStream on any input, in any chunks', async () => {
   await fc.assert(

@@ -13,6 +13,7 @@ import type { Config } from '../config.ts';
 import { declare, type Sql } from '../db/sql.ts';
 import { HARD_BOUNCE_CODES } from './addresses.ts';
 import { relayTlsProblem, type RelayTlsProblem } from './relay-tls.ts';
+import { hashRelaxedBodyNatively } from './dkim-body-hash.ts';
 import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
 import { spoolMessage, type SpoolStream } from '../mta/sql/spool.ts';
 
@@ -127,7 +128,11 @@ export class MailTransports {
   private defaultTarget: RelayTarget | null = null;
   private captureTransport: Transporter | null = null;
 
-  constructor(private readonly config: TransportConfig) {}
+  constructor(private readonly config: TransportConfig) {
+    // nodemailer's DKIM signer, in this thread, hashes bodies at native speed (dkim-body-hash.ts); it
+    // throws here, at startup, if nodemailer's internals are not what it replaces.
+    hashRelaxedBodyNatively();
+  }
 
   /** The default relay: direct delivery when DELIVERY=direct, else SMTP_URL when set, else capture. */
   defaultRelay(): RelayTarget {
