@@ -3,33 +3,13 @@
 // builds from them, DKIM signature included, is byte for byte the one it builds from the bodies.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
-import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { textTransferEncoding, withEncodedTextParts } from '../daemon/mail/encoded-parts.ts';
 import { composeMessage, type ComposableEmail } from '../daemon/mail/compose.ts';
-
-const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
-const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
-const dkim = { domainName: 'example.test', keySelector: 's1', privateKey };
-/** A signed message with nothing made up: its own Message-ID. */
-const signedMessage = (fields: Mail.Options): Mail.Options => ({
-  from: 'a@example.test',
-  to: 'b@example.test',
-  subject: 'Hi',
-  messageId: '<fixed@example.test>',
-  dkim,
-  ...fields,
-});
-
-/** The message as nodemailer builds it, with what it would otherwise make up (date, boundaries) fixed. */
-async function built(message: Mail.Options): Promise<string> {
-  const fixed = { ...message, date: new Date(0), baseBoundary: 'fixed' } as Mail.Options;
-  const info = (await transport.sendMail(fixed)) as unknown as { message: Buffer };
-  return info.message.toString('latin1');
-}
+import type { DkimSigningOptions } from '../daemon/modules/domains/signing.ts';
+import { builtByNodemailer as built, fixedSignedMessage } from './helpers/fixed-message.ts';
 
 const isRaw = (part: Mail.Options['text']) => typeof part === 'object' && part !== null && 'raw' in part;
 
@@ -66,7 +46,7 @@ test('the same signed message as nodemailer builds from the bodies', async () =>
       fc.constantFrom(undefined, 'quoted-printable' as const),
       fc.boolean(),
       async (html, text, textEncoding, attach) => {
-        const message = signedMessage({
+        const message = fixedSignedMessage({
           html,
           text,
           textEncoding,
@@ -85,7 +65,7 @@ test('the same signed message as nodemailer builds from the bodies', async () =>
 test('the same message for bodies past the encoder’s 64 KiB slices, and a text-only message left to nodemailer', async () => {
   const html = `<p>${'Long line of a report, with = signs and trailing space \n'.repeat(3_000)}</p>`;
   const text = 'Grüße aus dem Bericht, eine Zeile nach der anderen.\n'.repeat(2_000);
-  const message = signedMessage({ html, text });
+  const message = fixedSignedMessage({ html, text });
   const encoded = withEncodedTextParts(message);
   assert.ok(isRaw(encoded.html) && isRaw(encoded.text));
   assert.is(await built(encoded), await built(message));
@@ -117,11 +97,15 @@ test('composeMessage: the same bytes as its bodies given to nodemailer as string
     trackClicks: true,
     metadata: { campaignId: 'c1' },
   };
+  // The test key, from the helper's message.
+  const dkim = fixedSignedMessage({}).dkim as DkimSigningOptions;
   const options = { publicUrl: 'https://svc.test', linkSigningKey: Buffer.alloc(32, 7), dkim, envelopeFrom: null };
   const composed = composeMessage(email, options);
   assert.ok(isRaw(composed.message.html) && isRaw(composed.message.text));
   const fromStrings = { ...composed.message, html: composed.html ?? undefined, text: composed.text ?? undefined };
-  assert.is(await built(composed.message), await built(fromStrings));
+  // What nodemailer would make up, the date and the boundaries, the same for both.
+  const pinned = (message: Mail.Options) => ({ ...message, date: new Date(0), baseBoundary: 'fixed' }) as Mail.Options;
+  assert.is(await built(pinned(composed.message)), await built(pinned(fromStrings)));
 });
 
 test.run();

@@ -14,6 +14,7 @@ import { declare, type Sql } from '../db/sql.ts';
 import { HARD_BOUNCE_CODES } from './addresses.ts';
 import { relayTlsProblem, type RelayTlsProblem } from './relay-tls.ts';
 import { hashRelaxedBodyNatively } from './dkim-body-hash.ts';
+import { withCrlfLineEnds } from './line-ends.ts';
 import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
 import { spoolMessage, type SpoolStream } from '../mta/sql/spool.ts';
 
@@ -97,7 +98,7 @@ function relayKey(settings: SmtpSettings): string {
     .digest('hex');
 }
 
-interface BuiltMessage {
+export interface BuiltMessage {
   messageId: string;
   envelope: { from: string | false; to: string[] };
   message: Buffer;
@@ -160,10 +161,15 @@ export class MailTransports {
     return transport;
   }
 
-  /** The message exactly as a relay would receive it (MIME, DKIM), in a buffer. */
-  private async build(message: Mail.Options): Promise<BuiltMessage> {
-    this.captureTransport ??= nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
-    return (await this.captureTransport.sendMail(message)) as BuiltMessage;
+  /**
+   * The message exactly as a relay would receive it (MIME, DKIM), in a buffer: what capture stores and
+   * the spool holds. Its line ends are made CRLF here (line-ends.ts) rather than by nodemailer's
+   * `newline: 'windows'` stream, the same bytes.
+   */
+  async build(message: Mail.Options): Promise<BuiltMessage> {
+    this.captureTransport ??= nodemailer.createTransport({ streamTransport: true, buffer: true });
+    const built = (await this.captureTransport.sendMail(message)) as BuiltMessage;
+    return { ...built, message: withCrlfLineEnds(built.message) };
   }
 
   /** Builds the message exactly as a relay would receive it (MIME, DKIM) and stores it. */
