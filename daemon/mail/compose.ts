@@ -8,7 +8,6 @@ import { convert as htmlToText } from 'html-to-text';
 import { signLinkToken } from './link-tokens.ts';
 import { applyTracking } from './tracking.ts';
 import { UNSUBSCRIBE_MAILBOX } from './addresses.ts';
-import { withEncodedTextParts } from './encoded-parts.ts';
 import type { DkimSigningOptions } from '../modules/domains/signing.ts';
 import { bareAddress } from '../modules/emails/validate.ts';
 import type { NormalizedAttachment } from '../modules/emails/validate.ts';
@@ -160,13 +159,7 @@ export function composeMessage(email: ComposableEmail, options: ComposeOptions):
       to: [...email.toAddresses, ...email.ccAddresses, ...email.bccAddresses].map(bareAddress),
     };
   }
-  return {
-    // The bodies go to nodemailer quoted-printable encoded at native speed where it would encode them so.
-    message: withEncodedTextParts(message),
-    headers: { ...headers, 'Message-ID': email.messageId, Subject: email.subject },
-    html,
-    text,
-  };
+  return { message, headers: { ...headers, 'Message-ID': email.messageId, Subject: email.subject }, html, text };
 }
 
 /** Printable ASCII, tab, CR and LF only: what nodemailer counts as neither binary nor 8-bit. */

@@ -1,8 +1,9 @@
-// The text and HTML parts of a composed message handed to nodemailer already quoted-printable encoded
+// The text and HTML parts of a message handed to nodemailer already quoted-printable encoded
 // (quoted-printable.ts, byte for byte nodemailer's Encoder at native speed), as whole MIME parts:
 // nodemailer's documented `raw` of an alternative ("a pre-built MIME part for text/plain, text/html"),
-// which it writes as given in place of the part's headers and encoded content. The message is the same
-// bytes (test/encoded-parts.test.ts builds both with nodemailer and compares them).
+// which it writes as given in place of the part's headers and encoded content. MailTransports does it
+// for every message it builds or relays. The message is the same bytes (test/encoded-parts.test.ts
+// builds both with nodemailer and compares them).
 //
 // A part is encoded here only where nodemailer would encode it as quoted-printable, and only where it is
 // a part of a multipart message: a message of one part has its headers in the part, and nodemailer
@@ -68,8 +69,8 @@ function encodedPart(
 
 /**
  * The message with its text and HTML as pre-built quoted-printable parts where nodemailer would have
- * encoded them so; for the options compose.ts builds (string bodies, attachments, `textEncoding`).
- * Options that change how nodemailer treats the bodies leave the message as it is.
+ * encoded them so: string bodies, with attachments or not, and `textEncoding` (what compose.ts and
+ * system mail build). Options that change how nodemailer treats the bodies leave the message as it is.
  */
 export function withEncodedTextParts(message: Mail.Options): Mail.Options {
   if (message.raw || message.encoding || message.attachDataUrls || message.alternatives?.length) return message;
