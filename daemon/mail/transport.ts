@@ -16,6 +16,7 @@ import { relayTlsProblem, type RelayTlsProblem } from './relay-tls.ts';
 import { hashRelaxedBodyNatively } from './dkim-body-hash.ts';
 import { withEncodedTextParts } from './encoded-parts.ts';
 import { withCrlfLineEnds } from './line-ends.ts';
+import { bufferTransport } from './buffer-transport.ts';
 import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
 import { spoolMessage, type SpoolStream } from '../mta/sql/spool.ts';
 
@@ -163,14 +164,15 @@ export class MailTransports {
   }
 
   /**
-   * The message exactly as a relay would receive it (MIME, DKIM), in a buffer: what capture stores, the
+   * The message exactly as a relay would receive it (MIME, DKIM; Bcc in the envelope only,
+   * buffer-transport.ts), in a buffer: what capture stores, the
    * spool holds and a relay is handed. Its bodies go to nodemailer quoted-printable encoded already
    * where it would encode them so (encoded-parts.ts), and its line ends are made CRLF here
    * (line-ends.ts) rather than by nodemailer's `newline: 'windows'` stream: the same bytes, at native
    * speed.
    */
   async build(message: Mail.Options): Promise<BuiltMessage> {
-    this.captureTransport ??= nodemailer.createTransport({ streamTransport: true, buffer: true });
+    this.captureTransport ??= nodemailer.createTransport(bufferTransport);
     const built = (await this.captureTransport.sendMail(withEncodedTextParts(message))) as BuiltMessage;
     return { ...built, message: withCrlfLineEnds(built.message) };
   }
