@@ -17,6 +17,7 @@ import {
   walkPageSql,
   type LogFilter,
 } from '../daemon/modules/emails/sql/log-search.ts';
+import { LOG_CHANGES_AFTER_SQL, LOG_CHANGES_LATE_SQL } from '../daemon/modules/emails/sql/log-stream.ts';
 
 let ctx: TestContext;
 let tenantId: string;
@@ -120,6 +121,26 @@ async function assertPlans(when: string) {
     assert.match(walk, /Index Scan using email_logs_\w+_tenant_id_created_at_idx/, `dense walk (${when})\n${walk}`);
     assert.not.match(walk, /Bitmap/, `dense walk (${when})\n${walk}`);
     assert.not.match(walk, seqScanOfRows, `dense walk (${when})\n${walk}`);
+  }
+  // The live tail's two statements, from a cursor in the middle of the tenant's rows: the cursor bounds
+  // the (tenant_id, updated_at, id) index's range; never a filter over the tenant's whole index.
+  const [middle] = await ctx.db.sequelize.query<{ at: string; id: string }>(
+    `SELECT updated_at::text AS at, id::text AS id FROM email_logs WHERE tenant_id = :tenantId ORDER BY updated_at, id OFFSET :half LIMIT 1`,
+    { type: QueryTypes.SELECT, replacements: { tenantId, half: LOGS / 2 } },
+  );
+  for (const [name, sql] of [
+    ['late', LOG_CHANGES_LATE_SQL],
+    ['after', LOG_CHANGES_AFTER_SQL],
+  ] as const) {
+    const tail = await plan({ sql, replacements: { tenantId, ...middle, overlap: 2, limit: 500 } });
+    assert.match(
+      tail,
+      /(Index (Only )?Scan using|Bitmap Index Scan on) email_logs_\w+_tenant_id_updated_at_id_idx[^\n]*\n\s+Index Cond: \(\(tenant_id = '[^']+'::uuid\) AND \(ROW\(updated_at, id\) [<>]/,
+      `tail ${name} (${when})\n${tail}`,
+    );
+    // The plan of the bug: the tenant alone as the index's condition, the cursor as a filter on each entry.
+    assert.not.match(tail, /Index Cond: \(tenant_id = '[^']+'::uuid\)\n\s+Filter:/, `tail ${name} (${when})\n${tail}`);
+    assert.not.match(tail, seqScanOfRows, `tail ${name} (${when})\n${tail}`);
   }
 }
 

@@ -31,6 +31,23 @@ export async function latestLogs(sequelize: Sequelize, tenantId: string, count: 
 }
 
 /**
+ * The rows changed at or a little before the cursor (the overlap below), and those after it. Both
+ * bound (updated_at, id) by row comparisons, which the (tenant_id, updated_at, id) index takes as
+ * its range: written as `updated_at > :at OR (updated_at = :at AND id > :id)` the bound was a filter,
+ * and where the planner had no statistics for the rows just written (a new month, or a drain that had
+ * just rewritten them) each poll walked the tenant's whole index: 11 s per poll at 10 M logs.
+ * Replacements: tenantId, at, id, overlap (s), limit.
+ */
+export const LOG_CHANGES_LATE_SQL = `SELECT ${COLUMNS} FROM email_logs
+  WHERE tenant_id = :tenantId
+    AND (updated_at, id) >= (CAST(:at AS timestamptz) - make_interval(secs => :overlap), '00000000-0000-0000-0000-000000000000'::uuid)
+    AND (updated_at, id) <= (CAST(:at AS timestamptz), CAST(:id AS uuid))
+  ORDER BY updated_at, id LIMIT :limit`;
+export const LOG_CHANGES_AFTER_SQL = `SELECT ${COLUMNS} FROM email_logs
+  WHERE tenant_id = :tenantId AND (updated_at, id) > (CAST(:at AS timestamptz), CAST(:id AS uuid))
+  ORDER BY updated_at, id LIMIT :limit`;
+
+/**
  * Rows changed after the cursor, plus those of a short overlap before it: updated_at is set
  * before the writing transaction commits, so a row can become visible with a time a previous poll
  * already passed. The caller skips what it has sent.
@@ -48,21 +65,8 @@ export async function logChangesSince(
     limit: MAX_ROWS_PER_POLL,
   };
   const [late, after] = await Promise.all([
-    sequelize.query<LogChangeRow>(
-      `SELECT ${COLUMNS} FROM email_logs
-        WHERE tenant_id = :tenantId
-          AND updated_at >= CAST(:at AS timestamptz) - make_interval(secs => :overlap)
-          AND (updated_at < CAST(:at AS timestamptz) OR (updated_at = CAST(:at AS timestamptz) AND id <= CAST(:id AS uuid)))
-        ORDER BY updated_at, id LIMIT :limit`,
-      { type: QueryTypes.SELECT, replacements },
-    ),
-    sequelize.query<LogChangeRow>(
-      `SELECT ${COLUMNS} FROM email_logs
-        WHERE tenant_id = :tenantId
-          AND (updated_at > CAST(:at AS timestamptz) OR (updated_at = CAST(:at AS timestamptz) AND id > CAST(:id AS uuid)))
-        ORDER BY updated_at, id LIMIT :limit`,
-      { type: QueryTypes.SELECT, replacements },
-    ),
+    sequelize.query<LogChangeRow>(LOG_CHANGES_LATE_SQL, { type: QueryTypes.SELECT, replacements }),
+    sequelize.query<LogChangeRow>(LOG_CHANGES_AFTER_SQL, { type: QueryTypes.SELECT, replacements }),
   ]);
   return [...late, ...after];
 }
