@@ -49,18 +49,29 @@ export async function startChild(
   });
 }
 
+/** What every bench's daemon runs with unless its caller says otherwise. */
+const BENCH_DAEMON_DEFAULTS = {
+  NODE_ENV: 'production',
+  HOST: '127.0.0.1',
+  // The limiter must not throttle the bench's load generator, one IP.
+  RATE_LIMIT_MAX: '10000000',
+  LOG_LEVEL: 'warn',
+};
+
 /**
  * The daemon as an operator starts it: `node bin/svc.js daemon start`, running its compiled build
- * (made by `npm run build`, or on this start when the sources changed), configured by `env`. A node
- * with the API is ready when /health/ready answers 200 (readyText: its URL); a worker node, which
- * listens on nothing, when it logs "daemon ready" (it logs at info for that: it serves no requests,
- * so nothing per message is logged).
+ * (made by `npm run build`, or on this start when the sources changed), configured by `env` over
+ * BENCH_DAEMON_DEFAULTS, on a free port unless PORT is given. A node with the API is ready when
+ * /health/ready answers 200 (readyText: its URL); a worker node, which listens on nothing, when it
+ * logs "daemon ready" (it logs at info for that: it serves no requests, so nothing per message is
+ * logged).
  */
 export async function startDaemonProcess(
   name: string,
-  env: Record<string, string> & { ROLE: string; PORT: string; HOST: string },
+  given: Record<string, string> & { ROLE: string },
   options: Omit<SpawnOptions, 'env'> = {},
 ): Promise<Child> {
+  const env = { ...BENCH_DAEMON_DEFAULTS, PORT: String(await freePort()), ...given };
   const argv = [...(options.nodeArgs ?? []), join(ROOT_DIR, 'bin', 'svc.js'), 'daemon', 'start'];
   if (env.ROLE === 'worker') {
     return spawnChild(

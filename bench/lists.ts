@@ -12,7 +12,7 @@ import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { BENCH_DIR, freePort, startDaemonProcess, type Child } from './children.ts';
+import { BENCH_DIR, startDaemonProcess, type Child } from './children.ts';
 import { createBenchDatabase, type BenchDatabase } from './database.ts';
 import { machineInfo } from './machine.ts';
 import pino from 'pino';
@@ -49,17 +49,11 @@ async function api(url: string, key: string, method: string, path: string, body?
 
 async function main() {
   const database = (held.database = await createBenchDatabase(baseUrl!, JWT_SECRET, dataDir));
-  const port = await freePort();
   const daemon = (held.daemon = await startDaemonProcess('daemon', {
-    NODE_ENV: 'production',
     ROLE: 'all',
-    PORT: String(port),
-    HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     DATABASE_URL: database.url,
     JWT_SECRET,
-    RATE_LIMIT_MAX: '10000000',
-    LOG_LEVEL: 'warn',
   }));
   const url = daemon.readyText;
   const key = database.apiKey;

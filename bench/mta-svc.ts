@@ -4,7 +4,7 @@
 // worker signs each message). One injector posts POST /emails/batch (100 recipients a request).
 import { loadavg } from 'node:os';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { cpuTimeMs, freePort, startDaemonProcess, type Child } from './children.ts';
+import { cpuTimeMs, startDaemonProcess, type Child } from './children.ts';
 import { columnFigures, type ColumnFigures, type SinksClient } from './mta-figures.ts';
 import { injectApi } from './mta-inject.ts';
 
@@ -33,21 +33,15 @@ const loadAverage = () => loadavg().map((l) => Math.round(l * 100) / 100);
 
 export async function startSvcNodes(setup: SvcSetup): Promise<SvcNodes> {
   const start = async (role: 'api' | 'worker') => {
-    const port = await freePort();
     // As an operator starts it: bin/svc.js daemon start, the compiled build.
     return startDaemonProcess(
       `svc daemon (ROLE=${role})`,
       {
-        NODE_ENV: 'production',
         ROLE: role,
-        PORT: String(port),
-        HOST: '127.0.0.1',
         DATA_DIR: setup.dataDir,
         DATABASE_URL: setup.databaseUrl,
         JWT_SECRET: setup.jwtSecret,
         REDIS_URL: setup.redisUrl,
-        // The limiter must not throttle the one injector.
-        RATE_LIMIT_MAX: '10000000',
         DELIVERY: 'direct',
         DNS_SERVERS: setup.dnsServer,
         EHLO_NAME: 'mta.bench.example',

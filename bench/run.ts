@@ -107,21 +107,15 @@ async function startDaemonChild(
   smtpPort: number,
   redisUrl: string | null = null,
 ): Promise<{ child: Child; url: string }> {
-  const port = await freePort();
   const child = await startDaemonProcess(
     `daemon (ROLE=${role})`,
     {
       BENCH_QUERY_COUNT_DIR: queryCountDir,
-      NODE_ENV: 'production',
       ROLE: role,
-      PORT: String(port),
-      HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       DATABASE_URL: held.database!.url,
       JWT_SECRET,
       SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
-      // The limiter must not throttle the load generator's single IP.
-      RATE_LIMIT_MAX: '10000000',
       // Empty: the in-process limiter (the drains and the latency run do not depend on it).
       REDIS_URL: redisUrl ?? '',
       LOG_LEVEL: settings.daemonLogLevel,

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { BENCH_DIR, freePort, startDaemonProcess, type Child } from './children.ts';
+import { BENCH_DIR, startDaemonProcess, type Child } from './children.ts';
 import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
 import { machineInfo } from './machine.ts';
 import { percentile } from './latency.ts';
@@ -190,17 +190,11 @@ async function main() {
   const database = (held.database = await createBenchDatabase(baseUrl!, JWT_SECRET, dataDir));
   const machine = machineInfo(database.postgresVersion);
   const sequelize = database.db.sequelize;
-  const port = await freePort();
   const daemon = (held.daemon = await startDaemonProcess('daemon', {
-    NODE_ENV: 'production',
-    PORT: String(port),
-    HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     DATABASE_URL: database.url,
     JWT_SECRET,
-    RATE_LIMIT_MAX: '10000000',
     ROLE: 'api',
-    LOG_LEVEL: 'warn',
   }));
   const url = daemon.readyText;
   const key = database.apiKey;

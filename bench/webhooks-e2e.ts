@@ -22,7 +22,7 @@ import type { Sequelize } from 'sequelize';
 import { loadSecrets } from '../daemon/secrets.ts';
 import { seal } from '../daemon/crypto/sealed.ts';
 import { generateWebhookSecret } from '../shared/webhooks.ts';
-import { BENCH_DIR, freePort, startDaemonProcess, type Child } from './children.ts';
+import { BENCH_DIR, startDaemonProcess, type Child } from './children.ts';
 import { createBenchDatabase, seedBenchTenant, type BenchDatabase } from './database.ts';
 import { enqueueSends } from './drain.ts';
 import { startBenchSink, type BenchSink } from './sink.ts';
@@ -172,21 +172,15 @@ export async function benchWebhooksEndToEnd(databaseUrl: string, log: (message: 
     }
     sink = await startBenchSink();
     const daemon = async (role: 'api' | 'worker') => {
-      const port = await freePort();
       const child = await startDaemonProcess(`daemon (ROLE=${role})`, {
-        NODE_ENV: 'production',
         ROLE: role,
-        PORT: String(port),
-        HOST: '127.0.0.1',
         DATA_DIR: dataDir,
         DATABASE_URL: database!.url,
         JWT_SECRET,
         SMTP_URL: `smtp://127.0.0.1:${sink!.port}`,
-        RATE_LIMIT_MAX: '10000000',
         REDIS_URL: '',
         // The endpoints listen on loopback, which production refuses by default.
         WEBHOOKS_ALLOW_PRIVATE: 'true',
-        LOG_LEVEL: 'warn',
       });
       children.push(child);
       return child;

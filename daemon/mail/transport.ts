@@ -129,7 +129,8 @@ export class MailTransports {
   // is hashed (the drain's project relays are cached objects too), and the default one is parsed once.
   private readonly bySettings = new WeakMap<SmtpSettings, { key: string; transport: Transporter }>();
   private defaultTarget: RelayTarget | null = null;
-  private captureTransport: Transporter | null = null;
+  /** Builds messages into buffers (buffer-transport.ts) for capture, the spool and the relays. */
+  private messageBuilder: Transporter | null = null;
 
   constructor(private readonly config: TransportConfig) {
     // nodemailer's DKIM signer, in this thread, hashes bodies at native speed (dkim-body-hash.ts); it
@@ -172,8 +173,8 @@ export class MailTransports {
    * speed.
    */
   async build(message: Mail.Options): Promise<BuiltMessage> {
-    this.captureTransport ??= nodemailer.createTransport(bufferTransport);
-    const built = (await this.captureTransport.sendMail(withEncodedTextParts(message))) as BuiltMessage;
+    this.messageBuilder ??= nodemailer.createTransport(bufferTransport);
+    const built = (await this.messageBuilder.sendMail(withEncodedTextParts(message))) as BuiltMessage;
     return { ...built, message: withCrlfLineEnds(built.message) };
   }
 
