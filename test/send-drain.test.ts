@@ -39,6 +39,17 @@ test.after(async () => {
 const q = <T extends object>(sql: string, replacements: Record<string, unknown> = {}) =>
   ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
 
+/** A log outcome that changes nothing but what a test sets. */
+const unchangedOutcome = {
+  error: null,
+  smtpResponse: null,
+  captured: null,
+  sentHeaders: null,
+  subject: null,
+  html: null,
+  text: null,
+};
+
 async function send(to: string, subject: string): Promise<string> {
   const res = await ctx.app.inject({
     method: 'POST',
@@ -257,6 +268,60 @@ test('a worker that lost the lease records the log but leaves the job to its new
   );
   // The attempt is counted with its outcome.
   assert.equal(log, { status: 'SENT', smtp_response: '250 ok', attempts: 1 });
+});
+
+test('a spooled outcome recorded after the MTA delivered keeps DELIVERED (direct delivery races its own record)', async () => {
+  const id = await send('raced@example.test', 'Raced');
+  const [claimed] = await claimSends(ctx.db.sql, 'worker-a', 10, 60_000);
+  assert.is(claimed.emailId, id);
+  // The spool row committed, the MTA loop delivered and recorded before the drain's record statement ran.
+  await ctx.db.sequelize.query(`UPDATE email_logs SET status = 'DELIVERED', error = NULL WHERE id = :id`, {
+    replacements: { id },
+  });
+  const recorded = await recordSendOutcomes(ctx.db.sql, 'worker-a', {
+    logs: [
+      {
+        emailId: id,
+        createdAt: claimed.log!.created_at,
+        status: 'SENDING',
+        attempt: 1,
+        error: null,
+        smtpResponse: null,
+        captured: null,
+        sentHeaders: JSON.stringify({ subject: 'Raced' }),
+        subject: null,
+        html: null,
+        text: null,
+      },
+    ],
+    timeline: [
+      { tenantId: world.tenantId, emailId: id, type: 'spooled', data: { response: 'spooled for 1 destination(s)' } },
+    ],
+    events: [],
+    done: [claimed.jobId],
+    retry: [],
+    fail: [],
+  });
+  assert.is(recorded.settled, 1);
+  const [log] = await q<{ status: string; attempts: number; sent_headers: unknown; sent: boolean }>(
+    `SELECT status, attempts, sent_headers, sent_at IS NOT NULL AS sent FROM email_logs WHERE id = :id`,
+    { id },
+  );
+  assert.equal(log, { status: 'DELIVERED', attempts: 1, sent_headers: { subject: 'Raced' }, sent: true });
+  // Before anything else was recorded, the same outcome writes SENDING.
+  const other = await send('spooled@example.test', 'Spooled');
+  const [second] = await claimSends(ctx.db.sql, 'worker-a', 10, 60_000);
+  assert.is(second.emailId, other);
+  await recordSendOutcomes(ctx.db.sql, 'worker-a', {
+    logs: [{ ...unchangedOutcome, emailId: other, createdAt: second.log!.created_at, status: 'SENDING', attempt: 1 }],
+    timeline: [],
+    events: [],
+    done: [second.jobId],
+    retry: [],
+    fail: [],
+  });
+  const [spooled] = await q<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { id: other });
+  assert.is(spooled.status, 'SENDING');
 });
 
 test('the claim reads each log by its primary key, on a partition without statistics as after ANALYZE', async () => {

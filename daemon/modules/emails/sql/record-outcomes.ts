@@ -107,7 +107,10 @@ export const RECORD_OUTCOMES = declareBatch(
   (sql) => `
   WITH logs AS (
     UPDATE email_logs l
-       SET status = o.status, error = o.error,
+       -- Spooled (SENDING) is written after the spool row committed, and the MTA may have delivered
+       -- and recorded the outcome meanwhile: a log past QUEUED/SENDING keeps its status and error.
+       SET status = CASE WHEN o.status = 'SENDING' AND l.status NOT IN ('QUEUED', 'SENDING') THEN l.status ELSE o.status END,
+           error = CASE WHEN o.status = 'SENDING' AND l.status NOT IN ('QUEUED', 'SENDING') THEN l.error ELSE o.error END,
            attempts = CASE WHEN o.attempt IS NULL THEN l.attempts ELSE GREATEST(l.attempts + 1, o.attempt) END,
            smtp_response = COALESCE(o.smtp_response, l.smtp_response),
            captured = COALESCE(o.captured, l.captured),
