@@ -126,7 +126,7 @@ export async function ensurePartitions(
         return;
       }
       await sequelize.query(
-        `CREATE TABLE ${name} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
+        `CREATE TABLE ${name} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING COMPRESSION);
          WITH moved AS (DELETE FROM ${table}_default WHERE ${range} RETURNING *) INSERT INTO ${name} SELECT * FROM moved;
          ALTER TABLE ${table} ATTACH PARTITION ${name} FOR VALUES FROM ('${monthStart(m)}') TO ('${monthStart(addMonths(m, 1))}')`,
         { transaction },
