@@ -3,7 +3,7 @@
 // print "ready ...". All are stopped with SIGTERM (SIGKILL if they hang).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
@@ -36,6 +36,28 @@ export interface SpawnOptions {
   /** Extra node flags (e.g. --cpu-prof). */
   nodeArgs?: string[];
   readyTimeoutMs?: number;
+}
+
+/** Resolves once `port` on loopback takes connections; throws when `child` exits first or at the deadline. */
+export async function waitForListening(
+  name: string,
+  port: number,
+  timeoutMs: number,
+  child: ChildProcess,
+  output: () => string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}\n${output()}`);
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => (socket.destroy(), resolve(true)));
+      socket.once('error', () => resolve(false));
+    });
+    if (up) return;
+    if (Date.now() > deadline) throw new Error(`${name} did not listen within ${timeoutMs} ms\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 export async function startChild(

@@ -62,6 +62,8 @@ export interface ColumnFigures {
   latencyP99Ms: number | null;
   averageMessageBytes: number;
   duplicates: number;
+  /** Messages that arrived with a DKIM-Signature (every one, in every column, when the signing works). */
+  signed: number;
   /** 451s the deferring sink gave (each retried). */
   deferrals: number;
   perDomainSeconds: Record<string, number | null>;
@@ -110,6 +112,7 @@ export function columnFigures(
     latencyP99Ms: latencies.length ? Math.round(percentile(latencies, 99)!) : null,
     averageMessageBytes: Math.round(bytes / Math.max(1, stats.total)),
     duplicates: stats.duplicates,
+    signed: stats.signed,
     deferrals: domains.reduce((sum, [, d]) => sum + d.deferredRcpts, 0),
     perDomainSeconds: Object.fromEntries(
       domains.map(([name, d]) => [name, d.last === null ? null : round((d.last - injection.startedAt) / 1000, 2)]),

@@ -5,11 +5,11 @@
 // one client), and get_mx answers the MX of each domain from the bench DNS server (a real MX and A
 // query there, as svc makes). Outbound is Haraka's own (its default concurrency, no connection reuse
 // in Haraka 3), no DKIM plugin: the messages come signed. Retries after `retrySeconds` (its minimum is 5 s).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitForListening } from './children.ts';
 
 export const HARAKA_BENCH_DIR = process.env.HARAKA_BENCH_DIR ?? '/tmp/haraka-bench';
 const harakaRoot = () => join(HARAKA_BENCH_DIR, 'node_modules', 'Haraka');
@@ -56,21 +56,6 @@ exports.hook_get_mx = async function (next, hmail, domain) {
 };
 `;
 
-async function listening(port: number, timeoutMs: number, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`Haraka exited with ${child.exitCode}\n${log()}`);
-    const up = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.destroy(), resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (up) return;
-    if (Date.now() > deadline) throw new Error(`Haraka did not listen within ${timeoutMs} ms\n${log()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 export async function startHaraka(port: number, dnsServer: string, retrySeconds: number): Promise<HarakaInstance> {
   const base = mkdtempSync(join(tmpdir(), 'svc-bench-haraka-'));
   // Haraka's own defaults (connection.ini and the rest, as `haraka -i` installs them), then the bench's.
@@ -98,7 +83,7 @@ export async function startHaraka(port: number, dnsServer: string, retrySeconds:
   child.stderr!.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
-    await listening(port, 60_000, child, () => output);
+    await waitForListening('Haraka', port, 60_000, child, () => output);
   } catch (error) {
     child.kill('SIGKILL');
     rmSync(base, { recursive: true, force: true });

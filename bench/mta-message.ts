@@ -79,11 +79,12 @@ function dkimSign(header: string, bodyHash: string, key: DkimKey): string {
 }
 
 /**
- * Composes `count` messages (one recipient each) and DKIM-signs them with the sending domain's key.
- * nodemailer composes the first (the MIME of the same parts svc composes); the others differ only in
- * To and Message-ID, so they take its header with those two replaced, and its body, hashed once.
+ * Composes `count` messages (one recipient each) and DKIM-signs them with the sending domain's key
+ * (`key` null: unsigned, for an MTA that signs them itself: Postfix + OpenDKIM). nodemailer composes
+ * the first (the MIME of the same parts svc composes); the others differ only in To and Message-ID, so
+ * they take its header with those two replaced, and its body, hashed once.
  */
-export async function presignMessages(run: string, count: number, key: DkimKey): Promise<PresignedMessage[]> {
+export async function presignMessages(run: string, count: number, key: DkimKey | null): Promise<PresignedMessage[]> {
   const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
   const first = await composer.sendMail({
     from: MTA_BENCH_FROM,
@@ -106,7 +107,7 @@ export async function presignMessages(run: string, count: number, key: DkimKey):
     const to = recipientOf(run, index);
     const messageId = `<${run}-${index}@bench.example>`;
     const header = template.replace(/^To: .*$/m, `To: ${to}`).replace(/^Message-ID: .*$/m, `Message-ID: ${messageId}`);
-    const signature = dkimSign(header, bodyHash, key);
+    const signature = key ? dkimSign(header, bodyHash, key) : '';
     messages.push({ to, messageId, raw: Buffer.concat([Buffer.from(signature + header + '\r\n', 'latin1'), body]) });
   }
   return messages;

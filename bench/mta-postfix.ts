@@ -45,7 +45,8 @@ scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 `;
 
-export function startPostfix(port: number, retrySeconds: number): PostfixInstance {
+/** `milter`: a signing milter (OpenDKIM, bench/mta-opendkim.ts) for what smtpd receives; none by default. */
+export function startPostfix(port: number, retrySeconds: number, milter: string | null = null): PostfixInstance {
   const base = mkdtempSync(join(tmpdir(), 'svc-bench-postfix-'));
   // Postfix's daemons run as the postfix user: they must reach the queue under this directory.
   chmodSync(base, 0o755);
@@ -90,7 +91,7 @@ smtputf8_enable = no
 minimal_backoff_time = ${retrySeconds}s
 maximal_backoff_time = ${retrySeconds * 2}s
 queue_run_delay = ${retrySeconds}s
-`,
+${milter ? `smtpd_milters = ${milter}\nmilter_default_action = tempfail\n` : ''}`,
   );
   writeFileSync(join(conf, 'master.cf'), `127.0.0.1:${port} inet n - n - - smtpd\n${SERVICES.trim()}\n`);
   const postfix = (...args: string[]) =>

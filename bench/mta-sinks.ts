@@ -33,6 +33,8 @@ export interface SinkStats {
   total: number;
   unique: number;
   duplicates: number;
+  /** Messages whose header has a DKIM-Signature field. */
+  signed: number;
   byDomain: Record<string, DomainStats>;
 }
 
@@ -40,6 +42,7 @@ const SLOW_DATA_MS = 200;
 const DEFER_EVERY = 10;
 const TERMINATOR = Buffer.from('\r\n.\r\n');
 const MESSAGE_ID = /^message-id:[ \t]*(<[^>\r\n]+>)/im;
+const DKIM_SIGNATURE = /^dkim-signature:/im;
 
 const specs = JSON.parse(process.argv[2] ?? '[]') as SinkSpec[];
 const now = () => performance.timeOrigin + performance.now();
@@ -50,7 +53,7 @@ let arrivals: Map<string, number>;
 let seenRcpts: Set<string>;
 let newRcpts: number;
 function reset(): void {
-  stats = { total: 0, unique: 0, duplicates: 0, byDomain: {} };
+  stats = { total: 0, unique: 0, duplicates: 0, signed: 0, byDomain: {} };
   for (const spec of specs)
     stats.byDomain[spec.domain] = { count: 0, bytes: 0, first: null, last: null, deferredRcpts: 0 };
   arrivals = new Map();
@@ -69,7 +72,9 @@ function received(spec: SinkSpec, message: Buffer): void {
   stats.total++;
   const head = message.subarray(0, Math.min(message.length, 16_384)).toString('latin1');
   const end = head.indexOf('\r\n\r\n');
-  const id = MESSAGE_ID.exec((end === -1 ? head : head.slice(0, end)).replace(/\r\n[ \t]+/g, ' '))?.[1];
+  const header = end === -1 ? head : head.slice(0, end);
+  if (DKIM_SIGNATURE.test(header)) stats.signed++;
+  const id = MESSAGE_ID.exec(header.replace(/\r\n[ \t]+/g, ' '))?.[1];
   if (id && arrivals.has(id)) stats.duplicates++;
   else {
     stats.unique++;

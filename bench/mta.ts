@@ -7,12 +7,14 @@
 //            message itself; sent with POST /emails/batch;
 //   Postfix  Debian's package, a separate instance with the default qmgr, fed the same messages
 //            signed beforehand over SMTP; routed by transport_maps (no MX look-ups: said in the table);
-//   Haraka   from /tmp/haraka-bench when installed there, fed like Postfix, MX from the bench DNS.
+//   Haraka   from /tmp/haraka-bench when installed there, fed like Postfix, MX from the bench DNS;
+//   Postfix + OpenDKIM  the same Postfix fed the messages unsigned, OpenDKIM (Debian's opendkim) signing
+//            each one as its milter: the signing svc does, done the way a Postfix operator does it.
 // Each column is timed from the first submission to the last message received (deferred ones retried
 // after RETRY_SECONDS in every column). For svc a control run with all ten MX hosts fast gives the cost
 // of the slow and deferring domains to the eight others (their completion time with vs without).
 //
-// Flags: --messages N (20000), --only svc|postfix|haraka. Environment: DATABASE_URL (required),
+// Flags: --messages N (20000), --only svc|postfix|haraka|opendkim. Environment: DATABASE_URL (required),
 // BENCH_REDIS_URL / REDIS_URL (redis://127.0.0.1:6379), BENCH_LOG_LEVEL (warn), BENCH_CPU_PROF=1,
 // HARAKA_BENCH_DIR (/tmp/haraka-bench). Writes bench/results-mta.json.
 import { execFileSync } from 'node:child_process';
@@ -31,6 +33,7 @@ import { columnFigures, SinksClient, type ColumnFigures } from './mta-figures.ts
 import { harakaInstalled, HARAKA_HOW_TO, startHaraka } from './mta-haraka.ts';
 import { INJECT_CONNECTIONS, INJECT_REQUESTS, injectSmtp } from './mta-inject.ts';
 import { DESTINATIONS, NORMAL_DOMAINS, presignMessages, type PresignedMessage } from './mta-message.ts';
+import { opendkimInstalled, OPENDKIM_HOW_TO, startOpenDkim } from './mta-opendkim.ts';
 import { postfixInstalled, startPostfix } from './mta-postfix.ts';
 import { startSvcNodes, svcColumn, type SvcSetup } from './mta-svc.ts';
 
@@ -40,8 +43,8 @@ const { values: flags } = parseArgs({
 const messages = Number(flags.messages);
 if (!Number.isInteger(messages) || messages < 10) throw new Error(`--messages must be a whole number ≥ 10`);
 const only = flags.only ?? null;
-if (only !== null && !['svc', 'postfix', 'haraka'].includes(only))
-  throw new Error(`--only takes svc, postfix or haraka, got "${only}"`);
+if (only !== null && !['svc', 'postfix', 'haraka', 'opendkim'].includes(only))
+  throw new Error(`--only takes svc, postfix, haraka or opendkim, got "${only}"`);
 const wanted = (column: string) => only === null || only === column;
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -108,11 +111,11 @@ function markdown(results: MtaResults): string {
   const rows = results.columns.map((c) => {
     const ratio = postfix ? `${(c.messagesPerSecond / postfix.messagesPerSecond).toFixed(2)}×` : '–';
     const ms = (v: number | null) => (v === null ? '–' : `${v}`);
-    return `| ${c.label}${c.version ? ` ${c.version}` : ''} | ${c.messagesPerSecond} | ${ratio} | ${c.seconds} | ${c.normalDomainsSeconds} | ${ms(c.latencyP50Ms)} | ${ms(c.latencyP99Ms)} | ${Math.round(c.averageMessageBytes / 1024)} KB | ${c.loadAverageBefore[0]} → ${c.loadAverageAfter[0]} |`;
+    return `| ${c.label}${c.version ? ` ${c.version}` : ''} | ${c.messagesPerSecond} | ${ratio} | ${c.seconds} | ${c.normalDomainsSeconds} | ${ms(c.latencyP50Ms)} | ${ms(c.latencyP99Ms)} | ${Math.round(c.averageMessageBytes / 1024)} KB | ${c.signed === c.messages ? 'all' : `${c.signed} of ${c.messages}`} | ${c.loadAverageBefore[0]} → ${c.loadAverageAfter[0]} |`;
   });
   return [
-    '| column | msg/s | × Postfix | total s | 8 normal domains s | p50 ms | p99 ms | size | load (1 min) |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| column | msg/s | × Postfix | total s | 8 normal domains s | p50 ms | p99 ms | size | DKIM-signed | load (1 min) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
 }
@@ -180,19 +183,19 @@ async function main(): Promise<MtaResults> {
 
   const wantPostfix = wanted('postfix') && postfixInstalled();
   const wantHaraka = wanted('haraka') && harakaInstalled();
+  const wantOpenDkim = wanted('opendkim') && postfixInstalled() && opendkimInstalled();
   if (wanted('postfix') && !wantPostfix)
     skipped.push('Postfix: not installed (DEBIAN_FRONTEND=noninteractive apt-get install -y postfix)');
   if (wanted('haraka') && !wantHaraka) skipped.push(`Haraka: not installed (${HARAKA_HOW_TO})`);
-  if (wantPostfix || wantHaraka) {
+  if (wanted('opendkim') && !wantOpenDkim)
+    skipped.push(`Postfix + OpenDKIM: not installed (${OPENDKIM_HOW_TO} postfix)`);
+  if (wantPostfix || wantHaraka || wantOpenDkim) {
     await sinks.behave(behaviours);
     const domain = await Domain.findOne({ where: { tenantId: database.tenantId, name: SENDER_DOMAIN } });
     const privateKey = openDkimPrivateKey(loadSecrets(dataDir, JWT_SECRET).encryptionKey, domain!.dkimPrivateKeySealed);
+    const key = { domainName: SENDER_DOMAIN, keySelector: domain!.dkimSelector, privateKey };
     log(`signing ${messages} messages beforehand for Postfix and Haraka (not timed)`);
-    const presigned = await presignMessages('p', messages, {
-      domainName: SENDER_DOMAIN,
-      keySelector: domain!.dkimSelector,
-      privateKey,
-    });
+    const presigned = await presignMessages('p', messages, key);
     if (wantPostfix) {
       const postfix = startPostfix(await freePort(), RETRY_SECONDS);
       try {
@@ -204,6 +207,29 @@ async function main(): Promise<MtaResults> {
         );
       } finally {
         postfix.stop();
+      }
+    }
+    if (wantOpenDkim) {
+      log(`composing ${messages} messages, unsigned, for Postfix + OpenDKIM (not timed)`);
+      const unsigned = await presignMessages('u', messages, null);
+      const opendkim = await startOpenDkim(key);
+      const postfix = startPostfix(await freePort(), RETRY_SECONDS, opendkim.milter);
+      try {
+        columns.push(
+          await smtpColumn(
+            'Postfix + OpenDKIM',
+            `${postfix.version} + ${opendkim.version}`,
+            postfix.port,
+            unsigned,
+            sinks,
+            [
+              'OpenDKIM signs each message as Postfix receives it (relaxed/relaxed, rsa-sha256, the same key and header fields as svc); routed like Postfix',
+            ],
+          ),
+        );
+      } finally {
+        postfix.stop();
+        await opendkim.stop();
       }
     }
     if (wantHaraka) {
