@@ -17,6 +17,7 @@ import { hashRelaxedBodyNatively } from './dkim-body-hash.ts';
 import { withEncodedTextParts } from './encoded-parts.ts';
 import { withCrlfLineEnds } from './line-ends.ts';
 import { bufferTransport } from './buffer-transport.ts';
+import { sendPrebuilt } from './prebuilt-send.ts';
 import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
 import { spoolMessage, type SpoolStream } from '../mta/sql/spool.ts';
 
@@ -239,17 +240,10 @@ export class MailTransports {
     if (target.kind === 'direct') return this.spool(message, owner);
     // Built into one buffer first, then handed over whole: streamed from the MIME tree, each header
     // block, boundary and part became its own socket write (a dozen syscalls and TCP segments per
-    // message, 27 % of the send thread's time in the drain's profile); a buffer goes out in one.
+    // message, 27 % of the send thread's time in the drain's profile); a buffer goes out in one,
+    // straight to the pool (prebuilt-send.ts), not through nodemailer a second time.
     const built = await this.build(message);
-    const info = (await this.relayTransport(target.settings).sendMail({
-      envelope: built.envelope,
-      raw: built.message,
-      messageId: built.messageId,
-    })) as {
-      accepted: (string | { address: string })[];
-      rejectedErrors?: SmtpRecipientError[];
-      response: string;
-    };
+    const info = await sendPrebuilt(this.relayTransport(target.settings), built);
     return {
       messageId: built.messageId,
       captured: false,
