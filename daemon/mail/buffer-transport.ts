@@ -6,18 +6,19 @@
 import type { Transport } from 'nodemailer';
 import type MailMessage from 'nodemailer/lib/mailer/mail-message';
 
-export interface BufferedMessage {
+/** A message built whole: what capture stores, the spool holds and a relay is handed (mail/transport.ts). */
+export interface BuiltMessage {
   envelope: { from: string | false; to: string[] };
   messageId: string;
   message: Buffer;
 }
 
-export const bufferTransport: Transport<BufferedMessage> = {
+export const bufferTransport: Transport<BuiltMessage> = {
   name: 'svc-buffer',
   version: '1',
-  send(mail: MailMessage<BufferedMessage>, done: (error: Error | null, info?: BufferedMessage) => void): void {
+  send(mail: MailMessage<BuiltMessage>, done: (error: Error | null, info?: BuiltMessage) => void): void {
     mail.message.keepBcc = false;
-    const envelope = mail.message.getEnvelope() as BufferedMessage['envelope'];
+    const envelope = mail.message.getEnvelope() as BuiltMessage['envelope'];
     const messageId = mail.message.messageId();
     let stream;
     try {

@@ -11,27 +11,29 @@ import { Readable } from 'node:stream';
 import type { Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool';
+import type { BuiltMessage } from './buffer-transport.ts';
 
-export interface PrebuiltMessage {
-  messageId: string;
-  envelope: { from: string | false; to: string[] };
-  message: Buffer;
+/** A recipient the relay refused, as nodemailer reports it. */
+export interface SmtpRecipientError {
+  recipient?: string;
+  responseCode?: number;
+  response?: string;
 }
 
 /** What the pool answers: per recipient, and the relay's last reply. */
 export interface RelayAnswer {
   accepted: (string | { address: string })[];
-  rejectedErrors?: { recipient?: string; responseCode?: number; response?: string }[];
+  rejectedErrors?: SmtpRecipientError[];
   response: string;
 }
 
 /** Sends `built` through the pool behind `transport` (a pooled nodemailer transport). */
-export function sendPrebuilt(transport: Transporter, built: PrebuiltMessage): Promise<RelayAnswer> {
+export function sendPrebuilt(transport: Transporter, built: BuiltMessage): Promise<RelayAnswer> {
   return sendMailObject(transport, prebuiltMail(built));
 }
 
 /** The pool's side of a queued message: what SMTPPool reads of `mail`, for `built`. */
-export function prebuiltMail(built: PrebuiltMessage) {
+export function prebuiltMail(built: BuiltMessage) {
   return {
     data: { envelope: built.envelope, messageId: built.messageId },
     message: {

@@ -16,10 +16,12 @@ import { relayTlsProblem, type RelayTlsProblem } from './relay-tls.ts';
 import { hashRelaxedBodyNatively } from './dkim-body-hash.ts';
 import { withEncodedTextParts } from './encoded-parts.ts';
 import { withCrlfLineEnds } from './line-ends.ts';
-import { bufferTransport } from './buffer-transport.ts';
-import { sendPrebuilt } from './prebuilt-send.ts';
+import { bufferTransport, type BuiltMessage } from './buffer-transport.ts';
+import { sendPrebuilt, type SmtpRecipientError } from './prebuilt-send.ts';
 import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
 import { spoolMessage, type SpoolStream } from '../mta/sql/spool.ts';
+
+export type { BuiltMessage };
 
 export interface SmtpSettings {
   host: string;
@@ -101,22 +103,10 @@ function relayKey(settings: SmtpSettings): string {
     .digest('hex');
 }
 
-export interface BuiltMessage {
-  messageId: string;
-  envelope: { from: string | false; to: string[] };
-  message: Buffer;
-}
-
 /** The destination domain of an address, lower case, an IDN as its A-label (what MX look-ups ask). */
 export function recipientDomain(address: string): string {
   const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
   return domainToASCII(domain) || domain;
-}
-
-interface SmtpRecipientError {
-  recipient?: string;
-  responseCode?: number;
-  response?: string;
 }
 
 /**
