@@ -12,6 +12,7 @@ import { runSendLoop } from '../daemon/jobs/send-loop.ts';
 import { DEFAULT_TUNING } from '../daemon/jobs/tuning.ts';
 import type { ThreadData, ThreadRuntime } from '../daemon/jobs/thread.ts';
 import { claimSends, extendSendLeases, recordSendOutcomes } from '../daemon/queue/sends.ts';
+import { UNCHANGED_LOG_FIELDS } from '../daemon/modules/emails/sql/record-outcomes.ts';
 import { CLAIM_SENDS } from '../daemon/modules/emails/sql/claim-sends.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -38,17 +39,6 @@ test.after(async () => {
 
 const q = <T extends object>(sql: string, replacements: Record<string, unknown> = {}) =>
   ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
-
-/** A log outcome that changes nothing but what a test sets. */
-const unchangedOutcome = {
-  error: null,
-  smtpResponse: null,
-  captured: null,
-  sentHeaders: null,
-  subject: null,
-  html: null,
-  text: null,
-};
 
 async function send(to: string, subject: string): Promise<string> {
   const res = await ctx.app.inject({
@@ -242,15 +232,12 @@ test('a worker that lost the lease records the log but leaves the job to its new
       {
         emailId: id,
         createdAt: claimed.log!.created_at,
+        ...UNCHANGED_LOG_FIELDS,
         status: 'SENT',
         attempt: 1,
         error: null,
         smtpResponse: '250 ok',
         captured: false,
-        sentHeaders: null,
-        subject: null,
-        html: null,
-        text: null,
       },
     ],
     timeline: [],
@@ -283,15 +270,11 @@ test('a spooled outcome recorded after the MTA delivered keeps DELIVERED (direct
       {
         emailId: id,
         createdAt: claimed.log!.created_at,
+        ...UNCHANGED_LOG_FIELDS,
         status: 'SENDING',
         attempt: 1,
         error: null,
-        smtpResponse: null,
-        captured: null,
         sentHeaders: JSON.stringify({ subject: 'Raced' }),
-        subject: null,
-        html: null,
-        text: null,
       },
     ],
     timeline: [
@@ -313,7 +296,16 @@ test('a spooled outcome recorded after the MTA delivered keeps DELIVERED (direct
   const [second] = await claimSends(ctx.db.sql, 'worker-a', 10, 60_000);
   assert.is(second.emailId, other);
   await recordSendOutcomes(ctx.db.sql, 'worker-a', {
-    logs: [{ ...unchangedOutcome, emailId: other, createdAt: second.log!.created_at, status: 'SENDING', attempt: 1 }],
+    logs: [
+      {
+        ...UNCHANGED_LOG_FIELDS,
+        emailId: other,
+        createdAt: second.log!.created_at,
+        status: 'SENDING',
+        attempt: 1,
+        error: null,
+      },
+    ],
     timeline: [],
     events: [],
     done: [second.jobId],

@@ -5,7 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { EmailStatus, EventType } from '../../../shared/constants.ts';
 import type { OutcomeEvent, TimelineRow } from '../../queue/sends.ts';
-import { NO_JOBS, RECORD_OUTCOMES, recordOutcomesValues, type LogOutcome } from './sql/record-outcomes.ts';
+import {
+  NO_JOBS,
+  RECORD_OUTCOMES,
+  recordOutcomesValues,
+  UNCHANGED_LOG_FIELDS,
+  type LogOutcome,
+} from './sql/record-outcomes.ts';
 import { lockOutcomeLogs, type OutcomeLogRow } from './sql/lookups.ts';
 import { sequelizeRows } from '../../db/sql.ts';
 import { emitEvent } from '../webhooks/events.ts';
@@ -363,11 +369,6 @@ function deliveredStatus(row: OutcomeLogRow): LogOutcome {
     createdAt: row.created_at,
     status: 'DELIVERED',
     error: row.error,
-    smtpResponse: null,
-    captured: null,
-    sentHeaders: null,
-    subject: null,
-    html: null,
-    text: null,
+    ...UNCHANGED_LOG_FIELDS,
   };
 }

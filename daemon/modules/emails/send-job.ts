@@ -18,6 +18,7 @@ import {
   type SendOutcomes,
   type TimelineRow,
 } from '../../queue/sends.ts';
+import { UNCHANGED_LOG_FIELDS } from './sql/record-outcomes.ts';
 import { RESTORE_SENT } from './sql/claim-sends.ts';
 import { composeMessage, isCampaignSend, type ComposableEmail } from '../../mail/compose.ts';
 import { classifyDeliveryError, type RelayTarget } from '../../mail/transport.ts';
@@ -121,8 +122,6 @@ async function renderIfTemplate(deps: DeliveryDeps, log: SendLog): Promise<boole
   return true;
 }
 
-const unchanged = { smtpResponse: null, captured: null, sentHeaders: null, subject: null, html: null, text: null };
-
 /**
  * One delivery attempt of a claimed log (QUEUED; SENDING when marked for a send in its request). Writes nothing but a captured message; what
  * to record comes back. Throws only when it could not decide (the sender's domain could not be read):
@@ -142,7 +141,14 @@ export async function attemptDelivery(
     const rows = outcomeEventRows(log, 'email.failed', extra);
     return {
       status: { status: 'FAILED', error: message },
-      log: { ...unchanged, emailId: log.id, createdAt: log.createdAt, status: 'FAILED', error: message, ...fields },
+      log: {
+        ...UNCHANGED_LOG_FIELDS,
+        emailId: log.id,
+        createdAt: log.createdAt,
+        status: 'FAILED',
+        error: message,
+        ...fields,
+      },
       timeline: [rows.timeline],
       events: [rows.event],
       bounces: [],
@@ -186,7 +192,7 @@ export async function attemptDelivery(
     return {
       status: { status: 'SENT' },
       log: {
-        ...unchanged,
+        ...UNCHANGED_LOG_FIELDS,
         ...content,
         emailId: log.id,
         createdAt: log.createdAt,
@@ -215,7 +221,13 @@ export async function attemptDelivery(
       const delayMs = backoffDelayMs(attempt.attemptsSoFar, deps.config.sendRetryBaseMs);
       return {
         status: { status: 'RETRY', error: failure.message, delayMs },
-        log: { ...unchanged, emailId: log.id, createdAt: log.createdAt, status: 'QUEUED', error: failure.message },
+        log: {
+          ...UNCHANGED_LOG_FIELDS,
+          emailId: log.id,
+          createdAt: log.createdAt,
+          status: 'QUEUED',
+          error: failure.message,
+        },
         timeline: [
           {
             tenantId: log.tenantId,
@@ -267,7 +279,7 @@ function spooledResult(
   return {
     status: { status: 'SENT' },
     log: {
-      ...unchanged,
+      ...UNCHANGED_LOG_FIELDS,
       ...content,
       emailId: log.id,
       createdAt: log.createdAt,

@@ -36,6 +36,16 @@ export interface LogOutcome {
   attempt?: number | null;
 }
 
+/** The fields of a LogOutcome that keep what the log has (null), for outcomes that change only some. */
+export const UNCHANGED_LOG_FIELDS = {
+  smtpResponse: null,
+  captured: null,
+  sentHeaders: null,
+  subject: null,
+  html: null,
+  text: null,
+} as const satisfies Partial<LogOutcome>;
+
 /** One row of a log's timeline (email_events). */
 export interface TimelineRow {
   tenantId: string;
