@@ -6,6 +6,7 @@
 // more than a third of the machine. Values already stored keep their method; reads handle both.
 // A PostgreSQL built without lz4 (PGlite, the embedded database) keeps pglz.
 import { QueryTypes, type Sequelize } from 'sequelize';
+import { listPartitions } from './partitions.ts';
 
 export type ToastCompression = 'lz4' | 'pglz';
 
@@ -40,14 +41,9 @@ export async function setLargeValueCompression(sequelize: Sequelize, method: Toa
   if (method === 'lz4' && !(await lz4Available(sequelize))) return [];
   const changed: string[] = [];
   for (const [table, columns] of Object.entries(LARGE_VALUE_COLUMNS)) {
-    const relations = await sequelize.query<{ name: string }>(
-      `SELECT CAST(CAST(:table AS regclass) AS text) AS name
-       UNION ALL
-       SELECT CAST(CAST(i.inhrelid AS regclass) AS text) FROM pg_inherits i WHERE i.inhparent = CAST(:table AS regclass)`,
-      { type: QueryTypes.SELECT, replacements: { table } },
-    );
     const alter = columns.map((column) => `ALTER COLUMN ${column} SET COMPRESSION ${method}`).join(', ');
-    for (const { name } of relations) await sequelize.query(`ALTER TABLE ONLY ${name} ${alter}`);
+    for (const name of [table, ...(await listPartitions(sequelize, table))])
+      await sequelize.query(`ALTER TABLE ONLY ${name} ${alter}`);
     changed.push(table);
   }
   return changed;
