@@ -38,24 +38,31 @@ export interface SpawnOptions {
   readyTimeoutMs?: number;
 }
 
-/** Resolves once `port` on loopback takes connections; throws when `child` exits first or at the deadline. */
-export async function waitForListening(
+/** Whether `port` on loopback takes a connection now. */
+export function portTakesConnections(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Resolves once `ready()` answers true (a peer the bench starts: listening, its socket made); throws
+ * with the child's output when `child` exits first or at the deadline. `what` names the wait in errors.
+ */
+export async function waitForChildReady(
   name: string,
-  port: number,
-  timeoutMs: number,
   child: ChildProcess,
   output: () => string,
+  ready: () => boolean | Promise<boolean>,
+  options: { what: string; timeoutMs: number },
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  const deadline = Date.now() + options.timeoutMs;
+  while (!(await ready())) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}\n${output()}`);
-    const up = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.destroy(), resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (up) return;
-    if (Date.now() > deadline) throw new Error(`${name} did not listen within ${timeoutMs} ms\n${output()}`);
+    if (Date.now() > deadline)
+      throw new Error(`${name} did not ${options.what} within ${options.timeoutMs} ms\n${output()}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitForListening } from './children.ts';
+import { portTakesConnections, waitForChildReady } from './children.ts';
 
 export const HARAKA_BENCH_DIR = process.env.HARAKA_BENCH_DIR ?? '/tmp/haraka-bench';
 const harakaRoot = () => join(HARAKA_BENCH_DIR, 'node_modules', 'Haraka');
@@ -83,7 +83,16 @@ export async function startHaraka(port: number, dnsServer: string, retrySeconds:
   child.stderr!.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
-    await waitForListening('Haraka', port, 60_000, child, () => output);
+    await waitForChildReady(
+      'Haraka',
+      child,
+      () => output,
+      () => portTakesConnections(port),
+      {
+        what: 'listen',
+        timeoutMs: 60_000,
+      },
+    );
   } catch (error) {
     child.kill('SIGKILL');
     rmSync(base, { recursive: true, force: true });

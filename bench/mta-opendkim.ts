@@ -4,11 +4,12 @@
 // the work svc does when it signs each message itself, done the way a Postfix operator does it.
 // One opendkim process in the foreground on a unix socket (as Debian configures it; over TCP on loopback
 // each message waited ~100 ms on the milter's small writes), its own config and key under /tmp.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DKIM_SIGNED_HEADERS } from '../daemon/mail/compose.ts';
+import { waitForChildReady } from './children.ts';
 
 export const OPENDKIM_BIN = '/usr/sbin/opendkim';
 export const OPENDKIM_HOW_TO = 'DEBIAN_FRONTEND=noninteractive apt-get install -y opendkim';
@@ -58,8 +59,17 @@ RequireSafeKeys false
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitForSocket(socket, 10_000, child, () => output);
-  const version = /OpenDKIM Filter v(\S+)/.exec(await versionText())?.[1] ?? '';
+  await waitForChildReady(
+    'opendkim',
+    child,
+    () => output,
+    () => existsSync(socket),
+    {
+      what: 'make its socket',
+      timeoutMs: 10_000,
+    },
+  );
+  const version = /OpenDKIM Filter v(\S+)/.exec(execFileSync(OPENDKIM_BIN, ['-V']).toString())?.[1] ?? '';
   return {
     milter: `unix:${socket}`,
     version,
@@ -72,28 +82,4 @@ RequireSafeKeys false
       rmSync(base, { recursive: true, force: true });
     },
   };
-}
-
-function versionText(): Promise<string> {
-  return new Promise((resolve) => {
-    const child = spawn(OPENDKIM_BIN, ['-V'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let text = '';
-    child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    child.on('close', () => resolve(text));
-    child.on('error', () => resolve(''));
-  });
-}
-
-async function waitForSocket(
-  path: string,
-  timeoutMs: number,
-  child: ChildProcess,
-  output: () => string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!existsSync(path)) {
-    if (child.exitCode !== null) throw new Error(`opendkim exited with ${child.exitCode}\n${output()}`);
-    if (Date.now() > deadline) throw new Error(`opendkim made no socket within ${timeoutMs} ms\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
