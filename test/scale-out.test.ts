@@ -100,11 +100,12 @@ test('an API node and a worker node on one PostgreSQL with one secret accept and
     return;
   }
   const apiNode = await startChildDaemon({ ...world, env: { ...world.env, ROLE: 'api' } });
-  // Two send threads on the worker node (SEND_THREADS): both claim from one queue, nothing twice.
-  const worker = startNode({ ROLE: 'worker', PORT: '0', SEND_THREADS: '2' });
+  // Two send threads on the worker node (SEND_THREADS): both claim from one queue, nothing twice, and
+  // share the node's SMTP_MAX_CONNECTIONS (one each here) instead of opening that many each.
+  const worker = startNode({ ROLE: 'worker', PORT: '0', SEND_THREADS: '2', SMTP_MAX_CONNECTIONS: '2' });
   try {
     await waitForLine(worker, /worker threads started/);
-    assert.match(worker.output(), /"workers":\["send-worker","background","send-worker-2"\]/);
+    assert.match(worker.output(), /"workers":\["send-worker","send-worker-2","background"\]/);
     const sends = await Promise.all(
       Array.from({ length: 24 }, (_, i) =>
         api(world, 'POST', '/emails/send', {
@@ -118,6 +119,7 @@ test('an API node and a worker node on one PostgreSQL with one secret accept and
     for (const send of sends) assert.is(send.status, 202, JSON.stringify(send.body));
     await sink.waitForCount(24, 60_000);
     assert.is(sink.messages.length, 24, 'each send delivered once');
+    assert.ok(sink.connections.peak <= 2, `the node opened ${sink.connections.peak} relay connections, its limit is 2`);
     for (let i = 0; i < 24; i += 1) {
       const message = sink.messages.find((m) => m.rcptTo.includes(`node-${i}@example.test`));
       assert.ok(message, `node-${i} was delivered`);

@@ -27,6 +27,8 @@ export interface WorkerDefinition {
   loops?: number;
   /** This worker's own tuning over the defaults (a caller's explicit `tuning` still wins). */
   tuning?: (config: Config) => Partial<QueueTuning>;
+  /** Settings this thread runs with instead of the node's (its share of the node's SMTP pool). */
+  config?: Partial<Config>;
   /** V8 young generation of this thread in MB (default WORKER_YOUNG_GENERATION_MB). */
   youngGenerationMb?: number;
 }
@@ -95,21 +97,40 @@ export const SHARED_DAEMON_WORKERS: WorkerDefinition[] = [
 ];
 
 /**
- * SEND_THREADS > 1: more send-worker threads, each claiming from the same queue (SKIP LOCKED keeps
- * them apart, as it does two nodes). One send thread was CPU-bound at 551–644 msg/s on a worker node
- * of a 2-core machine while the node's main thread sat idle (issue 27).
+ * A node's SMTP_MAX_CONNECTIONS shared out between its `threads` send threads (each has its own pools):
+ * the shares add up to what the operator set, as one thread's pool did; with more threads than
+ * connections each thread still gets one (a thread without a connection could send nothing).
  */
-function extraSendWorkers(count: number): WorkerDefinition[] {
-  return Array.from({ length: count - 1 }, (_, index) => ({
+export function smtpConnectionShares(connections: number, threads: number): number[] {
+  return Array.from({ length: threads }, (_, index) =>
+    Math.max(1, Math.floor(connections / threads) + (index < connections % threads ? 1 : 0)),
+  );
+}
+
+/**
+ * SEND_THREADS send-worker threads, each claiming from the same queue (SKIP LOCKED keeps them apart, as
+ * it does two nodes), each with its share of the node's SMTP connections. Each keeps the concurrency
+ * (and claim size) of the node's whole pool: sized by its share, claims and records shrank and the
+ * statements per message went from 0.21 to 0.36 (bench --drain); those beyond its connections wait in
+ * its pool's queue. One send thread left a 2-core worker node ~30 % of a core idle (issue 27 §3).
+ */
+function sendWorkers(config: Pick<Config, 'sendThreads' | 'smtpMaxConnections'>): WorkerDefinition[] {
+  if (config.sendThreads === 1) return [SEND_WORKER];
+  return smtpConnectionShares(config.smtpMaxConnections, config.sendThreads).map((smtpMaxConnections, index) => ({
     ...SEND_WORKER,
-    name: `send-worker-${index + 2}`,
+    name: index === 0 ? SEND_WORKER.name : `${SEND_WORKER.name}-${index + 1}`,
+    config: { smtpMaxConnections },
+    tuning: () => sendWorkerTuning(config),
   }));
 }
 
-export function daemonWorkers(config: Pick<Config, 'workerThreads' | 'sendThreads' | 'delivery'>): WorkerDefinition[] {
+export function daemonWorkers(
+  config: Pick<Config, 'workerThreads' | 'sendThreads' | 'smtpMaxConnections' | 'delivery'>,
+): WorkerDefinition[] {
   const base = config.workerThreads === 'separate' ? DAEMON_WORKERS : SHARED_DAEMON_WORKERS;
+  const others = base.filter((definition) => definition !== SEND_WORKER);
   const mta = config.delivery === 'direct' ? [MTA_WORKER] : [];
-  return [...base, ...mta, ...extraSendWorkers(config.sendThreads)];
+  return [...sendWorkers(config), ...others, ...mta];
 }
 
 export async function startWorkers(options: StartWorkersOptions): Promise<WorkerPool> {
@@ -117,21 +138,24 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
   const definitions = options.workers ?? daemonWorkers(options.config);
   const tuning: QueueTuning = { ...DEFAULT_TUNING, ...options.tuning };
   const knownUrl = typeof options.databaseUrl === 'string' ? options.databaseUrl : null;
-  const threadData = (definition: WorkerDefinition): ThreadStartData => ({
-    name: definition.name,
-    module: pathToFileURL(definition.module).href,
-    config: options.config,
-    databaseUrl: knownUrl,
-    secrets: {
-      jwtSecret: options.secrets.jwtSecret,
-      encryptionKey: new Uint8Array(options.secrets.encryptionKey),
-      linkSigningKey: new Uint8Array(options.secrets.linkSigningKey),
-      keyCheck: options.secrets.keyCheck,
-    },
-    tuning: { ...DEFAULT_TUNING, ...definition.tuning?.(options.config), ...options.tuning },
-    loops: definition.loops ?? 1,
-    options: definition.options ?? {},
-  });
+  const threadData = (definition: WorkerDefinition): ThreadStartData => {
+    const config = { ...options.config, ...definition.config };
+    return {
+      name: definition.name,
+      module: pathToFileURL(definition.module).href,
+      config,
+      databaseUrl: knownUrl,
+      secrets: {
+        jwtSecret: options.secrets.jwtSecret,
+        encryptionKey: new Uint8Array(options.secrets.encryptionKey),
+        linkSigningKey: new Uint8Array(options.secrets.linkSigningKey),
+        keyCheck: options.secrets.keyCheck,
+      },
+      tuning: { ...DEFAULT_TUNING, ...definition.tuning?.(config), ...options.tuning },
+      loops: definition.loops ?? 1,
+      options: definition.options ?? {},
+    };
+  };
 
   const ready = new Set<string>();
   const readyWaiters = new Set<() => void>();

@@ -22,6 +22,8 @@ export interface SmtpSink {
   port: number;
   messages: ReceivedMessage[];
   behaviour: SmtpSinkBehaviour;
+  /** Client connections open now, and the most open at once since the sink started. */
+  connections: { open: number; peak: number };
   waitFor(match: (m: ReceivedMessage) => boolean, timeoutMs?: number): Promise<ReceivedMessage>;
   waitForCount(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -38,6 +40,7 @@ export async function startSmtpSink(options: { parse?: boolean } = {}): Promise<
   const messages: ReceivedMessage[] = [];
   const behaviour: SmtpSinkBehaviour = {};
   let dataCount = 0;
+  const connections = { open: 0, peak: 0 };
   const server = new SMTPServer({
     authOptional: true,
     allowInsecureAuth: true,
@@ -49,6 +52,14 @@ export async function startSmtpSink(options: { parse?: boolean } = {}): Promise<
     disabledCommands: ['STARTTLS'],
     logger: false,
     size: 30 * 1024 * 1024,
+    onConnect(_session, callback) {
+      connections.open += 1;
+      connections.peak = Math.max(connections.peak, connections.open);
+      callback();
+    },
+    onClose() {
+      connections.open -= 1;
+    },
     onRcptTo(address: SMTPServerAddress, _session, callback) {
       const answer = behaviour.onRcpt?.(address.address) ?? null;
       callback(answer ? smtpError(answer) : undefined);
@@ -96,6 +107,7 @@ export async function startSmtpSink(options: { parse?: boolean } = {}): Promise<
     port,
     messages,
     behaviour,
+    connections,
     async waitFor(match, timeoutMs = 10_000) {
       await poll(() => messages.some(match), timeoutMs, 'a matching message');
       return messages.find(match)!;
