@@ -208,7 +208,7 @@ async function spawnChild(name: string, argv: string[], options: SpawnOptions, r
 export async function queriesSentBy(dir: string, pid: number): Promise<number> {
   await new Promise((resolve) => setTimeout(resolve, 500));
   return readdirSync(dir)
-    .filter((file) => file.startsWith(`${pid}-`))
+    .filter((file) => file.startsWith(`${pid}-`) && file.endsWith('.count'))
     .reduce((sum, file) => sum + Number(readFileSync(join(dir, file), 'utf8')), 0);
 }
 
