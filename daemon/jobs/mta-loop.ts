@@ -46,6 +46,7 @@ import { createLeasedBatchEngine, errorText, FixedLane, type Finished } from './
 import { runLeasedBatchLoop } from './leased-batch-loop.ts';
 import { onAbort, type ThreadRuntime } from './thread.ts';
 import { createWaker, listenOnChannel } from './wake.ts';
+import { SpooledMessages } from '../mta/spooled-messages.ts';
 
 const NOUN = 'spooled messages';
 /** Rows one claim takes at most (one statement). */
@@ -112,6 +113,8 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const session = { ehloName: config.ehloName, localAddress: config.outboundAddress ?? undefined };
   const outcomeDeps = { sequelize, config, secrets: ctx.secrets };
   const waker = createWaker();
+  // The messages this process's send threads spool, handed over in memory (the claim reads the others).
+  const spooledMessages = new SpooledMessages();
   const shaper = new Shaper({ sql, log, session, wake: () => waker.wake() });
   const sources = new SourceAddressChooser({ sql, fallback: session });
 
@@ -294,7 +297,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     newLane: (domain) => new DestinationLane(domain, shaper),
     onLaneClosed: (domain) => shaper.closeDestination(domain),
     newLaneRoom: DEFAULT_POOL_LIMITS.maxConnections + WAITING_PER_DESTINATION,
-    claim: (want, lanes) => claimSpool(sql, workerId, tuning.leaseMs, lanes.full, want),
+    claim: (want, lanes) => claimSpool(sql, workerId, tuning.leaseMs, lanes.full, want, spooledMessages),
     extend: (rows) =>
       extendSpoolLeases(
         sql,
@@ -359,5 +362,6 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     shaper.close();
     await poolListener?.close();
     poolChanges.close();
+    spooledMessages.close();
   }
 }

@@ -4,7 +4,7 @@
 //    pool does not reconnect every hundred messages;
 //  - capture: the same nodemailer pipeline (headers, MIME, DKIM) into a buffer, stored whole in
 //    captured_messages. Used when no relay is configured and for test keys: nothing leaves the machine.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
@@ -20,6 +20,7 @@ import { bufferTransport, type BuiltMessage } from './buffer-transport.ts';
 import { sendPrebuilt, type SmtpRecipientError } from './prebuilt-send.ts';
 import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
 import { spoolMessage, type SpoolStream } from '../mta/sql/spool.ts';
+import { SpooledMessageAnnouncer } from '../mta/spooled-messages.ts';
 
 export type { BuiltMessage };
 
@@ -122,6 +123,8 @@ export class MailTransports {
   private defaultTarget: RelayTarget | null = null;
   /** Builds messages into buffers (buffer-transport.ts) for capture, the spool and the relays. */
   private messageBuilder: Transporter | null = null;
+  /** Hands each spooled message to this process's MTA thread in memory (mta/spooled-messages.ts). */
+  private readonly spooled = new SpooledMessageAnnouncer();
 
   constructor(private readonly config: TransportConfig) {
     // nodemailer's DKIM signer, in this thread, hashes bodies at native speed (dkim-body-hash.ts); it
@@ -203,7 +206,10 @@ export class MailTransports {
       const domain = recipientDomain(address);
       byDomain.set(domain, [...(byDomain.get(domain) ?? []), address]);
     }
+    const ids = [...byDomain.keys()].map(() => randomUUID());
+    this.spooled.announce(ids, info.message);
     const rows = await spoolMessage(owner.sql, {
+      ids,
       tenantId: owner.tenantId,
       emailId: owner.emailId,
       projectId: owner.projectId ?? null,
@@ -251,6 +257,7 @@ export class MailTransports {
 
   /** Closes every pooled relay connection (the owner's shutdown). */
   close(): void {
+    this.spooled.close();
     for (const transport of this.pools.values()) transport.close();
     this.pools.clear();
   }

@@ -2,6 +2,7 @@
 // and the per-destination loop's claim, lease extension, give-back and batched outcome write. Declared
 // pg statements (daemon/db/sql.ts); the batch ones take parallel arrays through unnest.
 import { declare, type Sql } from '../../db/sql.ts';
+import type { SpooledMessageSource } from '../spooled-messages.ts';
 
 /** The NOTIFY channel the transport target wakes the MTA loop on. */
 export const SPOOL_CHANNEL = 'svc_mta_spool';
@@ -37,14 +38,15 @@ export interface SpooledRow {
   dataSentAt: Date | null;
 }
 
-// One row per destination domain; ON CONFLICT: a send job run again after a crash spools nothing twice.
+// One row per destination domain, its id chosen by the caller (announced to the MTA thread before the
+// insert, mta/spooled-messages.ts); ON CONFLICT: a send job run again after a crash spools nothing twice.
 const INSERT_SPOOL = declare(
   'mta_spool_insert',
   `
   WITH spooled AS (
-    INSERT INTO mta_spool (tenant_id, email_id, domain, recipients, envelope_from, message, expires_at, project_id, stream)
-    SELECT $1, $2, d.domain, CAST(d.recipients AS jsonb), $3, $4, now() + $5 * interval '1 hour', $8, $9
-      FROM unnest($6::text[], $7::text[]) AS d(domain, recipients)
+    INSERT INTO mta_spool (id, tenant_id, email_id, domain, recipients, envelope_from, message, expires_at, project_id, stream)
+    SELECT d.id, $1, $2, d.domain, CAST(d.recipients AS jsonb), $3, $4, now() + $5 * interval '1 hour', $8, $9
+      FROM unnest($10::uuid[], $6::text[], $7::text[]) AS d(id, domain, recipients)
     ON CONFLICT (email_id, domain) DO NOTHING
     RETURNING id
   )
@@ -68,7 +70,15 @@ const CLAIM_SPOOL = declare(
       FOR UPDATE SKIP LOCKED
       LIMIT $4)
   RETURNING s.id::text AS id, s.tenant_id::text AS tenant_id, s.email_id::text AS email_id, s.domain,
-            s.project_id::text AS project_id, s.stream, s.recipients, s.envelope_from, s.message, s.attempts, s.expires_at, s.data_sent_at`,
+            s.project_id::text AS project_id, s.stream, s.recipients, s.envelope_from, s.attempts, s.expires_at, s.data_sent_at`,
+);
+
+// The messages of claimed rows this process was not handed in memory, as base64: node-postgres reads a
+// bytea as hex text, which took PostgreSQL twice the time to write (mta/spooled-messages.ts).
+const READ_MESSAGES = declare(
+  'mta_spool_read_messages',
+  `SELECT id::text AS id, encode(message, 'base64') AS message FROM mta_spool
+    WHERE id = ANY($1::uuid[]) AND lease_owner = $2 AND state = 'leased'`,
 );
 
 const EXTEND_SPOOL = declare(
@@ -142,13 +152,14 @@ interface RawSpoolRow {
   stream: SpoolStream;
   recipients: SpoolRecipient[];
   envelope_from: string;
-  message: Buffer;
   attempts: number;
   expires_at: Date;
   data_sent_at: Date | null;
 }
 
 export interface SpoolInsert {
+  /** The rows' ids, one per entry of byDomain in its order. */
+  ids: string[];
   tenantId: string | null;
   emailId: string | null;
   /** The log's project and stream: what the MTA loop picks the IP pool by. */
@@ -179,19 +190,44 @@ export async function spoolMessage(sql: Sql, input: SpoolInsert): Promise<number
     recipients,
     input.projectId ?? null,
     input.stream ?? 'transactional',
+    input.ids,
   ]);
   return row.spooled;
 }
 
+/**
+ * Leases up to `limit` due rows, each with its message: from `messages` (handed over in memory) or, for
+ * the others, read from the spool in one more statement. A row whose lease was lost in between is left
+ * out (its new owner has it).
+ */
 export async function claimSpool(
   sql: Sql,
   owner: string,
   leaseMs: number,
   fullDomains: string[],
   limit: number,
+  messages?: SpooledMessageSource,
 ): Promise<SpooledRow[]> {
   const rows = await sql.rows<RawSpoolRow>(CLAIM_SPOOL, [owner, leaseMs, fullDomains, limit]);
-  return rows.map((row) => ({
+  const found = new Map<string, Buffer>();
+  for (const row of rows) {
+    const message = messages?.take(row.id);
+    if (message) found.set(row.id, message);
+  }
+  const missing = rows.filter((row) => !found.has(row.id)).map((row) => row.id);
+  if (missing.length > 0) {
+    for (const read of await sql.rows<{ id: string; message: string }>(READ_MESSAGES, [missing, owner])) {
+      found.set(read.id, Buffer.from(read.message, 'base64'));
+    }
+  }
+  return rows.flatMap((row) => {
+    const message = found.get(row.id);
+    return message ? [{ ...spooledRowOf(row), message }] : [];
+  });
+}
+
+function spooledRowOf(row: RawSpoolRow): Omit<SpooledRow, 'message'> {
+  return {
     id: row.id,
     tenantId: row.tenant_id,
     emailId: row.email_id,
@@ -200,11 +236,10 @@ export async function claimSpool(
     stream: row.stream,
     recipients: row.recipients,
     envelopeFrom: row.envelope_from,
-    message: row.message,
     attempts: row.attempts,
     expiresAt: row.expires_at,
     dataSentAt: row.data_sent_at,
-  }));
+  };
 }
 
 export async function extendSpoolLeases(sql: Sql, ids: string[], owner: string, leaseMs: number): Promise<number> {

@@ -1,0 +1,131 @@
+// The spooled message handed to the MTA thread in memory (mta/spooled-messages.ts): the claim takes it
+// from there when this process spooled it, and reads it from the spool row (as base64) otherwise, byte
+// for byte, every byte value included; the hand-over is bounded and each message is handed over once.
+// Delivery through a daemon with it is test/mta-direct.test.ts.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { randomUUID } from 'node:crypto';
+import { QueryTypes } from 'sequelize';
+import { createTestContext, type TestContext } from './helpers/context.ts';
+import { claimSpool, spoolMessage } from '../daemon/mta/sql/spool.ts';
+import { SpooledMessageAnnouncer, SpooledMessages } from '../daemon/mta/spooled-messages.ts';
+
+let ctx: TestContext;
+
+test.before(async () => {
+  ctx = await createTestContext({ env: { DELIVERY: 'direct' } });
+});
+test.after(async () => {
+  await ctx?.close();
+});
+
+/** Every byte value, a CRLF line and a lone dot: what a message may hold that text would not keep. */
+const BINARY = Buffer.concat([
+  Buffer.from(Array.from({ length: 256 }, (_, byte) => byte)),
+  Buffer.from('\r\n.\r\nSubject: é\r\n', 'utf8'),
+]);
+
+const handedOver = (announcer: SpooledMessageAnnouncer, ids: string[], message: Buffer) => {
+  announcer.announce(ids, message);
+  // The channel delivers on a later turn of the event loop.
+  return new Promise((resolve) => setTimeout(resolve, 20));
+};
+
+async function spool(message: Buffer, domains: string[]): Promise<string[]> {
+  const ids = domains.map(() => randomUUID());
+  const byDomain = new Map(domains.map((domain) => [domain, [`someone@${domain}`]]));
+  const added = await spoolMessage(ctx.db.sql, {
+    ids,
+    tenantId: null,
+    emailId: null,
+    envelopeFrom: 'bounces@acme.test',
+    message,
+    expiryHours: 1,
+    byDomain,
+  });
+  assert.is(added, domains.length);
+  return ids;
+}
+
+test('a claimed row carries its message from memory when handed over, else from the spool, byte for byte', async () => {
+  const announcer = new SpooledMessageAnnouncer();
+  const messages = new SpooledMessages();
+  try {
+    const [fromSpool] = await spool(BINARY, ['read.test']);
+    const [inMemory, sameMessage] = await spool(BINARY, ['kept.test', 'kept2.test']);
+    // A different buffer under the spooled ids: the claim can only return it from the hand-over.
+    const marker = Buffer.concat([BINARY, Buffer.from('handed over')]);
+    await handedOver(announcer, [inMemory, sameMessage], marker);
+    assert.equal(messages.size, { messages: 2, bytes: 2 * marker.length });
+    const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 10, messages);
+    const byId = new Map(claimed.map((row) => [row.id, row]));
+    assert.is(claimed.length, 3);
+    assert.ok(byId.get(fromSpool)!.message.equals(BINARY), 'read from the spool row exactly');
+    assert.ok(byId.get(inMemory)!.message.equals(marker), 'taken from memory');
+    assert.ok(byId.get(sameMessage)!.message.equals(marker));
+    assert.equal(messages.size, { messages: 0, bytes: 0 }, 'handed over once');
+    // The row in the spool is what was spooled, whatever was handed over.
+    const [stored] = await ctx.db.sequelize.query<{ message: Buffer }>('SELECT message FROM mta_spool WHERE id = :id', {
+      type: QueryTypes.SELECT,
+      replacements: { id: inMemory },
+    });
+    assert.ok(stored.message.equals(BINARY));
+    // Given back (a deferral, a crash): the next claim reads the spool.
+    await ctx.db.sequelize.query(`UPDATE mta_spool SET state = 'queued', lease_owner = NULL WHERE id = :id`, {
+      replacements: { id: inMemory },
+    });
+    const [again] = await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 10, messages);
+    assert.is(again.id, inMemory);
+    assert.ok(again.message.equals(BINARY));
+  } finally {
+    announcer.close();
+    messages.close();
+    await ctx.db.sequelize.query('DELETE FROM mta_spool');
+  }
+});
+
+test('a row leased by another worker between the claim and the read is left out', async () => {
+  const [id] = await spool(BINARY, ['lost.test']);
+  const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 10);
+  assert.equal(
+    claimed.map((row) => row.id),
+    [id],
+  );
+  await ctx.db.sequelize.query(`UPDATE mta_spool SET state = 'queued', lease_owner = NULL WHERE id = :id`, {
+    replacements: { id },
+  });
+  // Each lease this claim takes goes to another worker at once: the read that follows finds none of its own.
+  await ctx.db.sequelize.query(`CREATE OR REPLACE FUNCTION steal_lease() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN NEW.lease_owner := 'another-worker'; RETURN NEW; END $$`);
+  await ctx.db.sequelize.query(
+    `CREATE TRIGGER steal_lease BEFORE UPDATE ON mta_spool FOR EACH ROW WHEN (NEW.state = 'leased') EXECUTE FUNCTION steal_lease()`,
+  );
+  try {
+    assert.equal(await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 10), []);
+  } finally {
+    await ctx.db.sequelize.query(
+      'DROP TRIGGER steal_lease ON mta_spool; DROP FUNCTION steal_lease(); DELETE FROM mta_spool',
+    );
+  }
+});
+
+test('the hand-over holds at most its bound, dropping the oldest first', async () => {
+  const announcer = new SpooledMessageAnnouncer();
+  const messages = new SpooledMessages(250);
+  try {
+    await handedOver(announcer, ['a'], Buffer.alloc(100, 'a'));
+    await handedOver(announcer, ['b'], Buffer.alloc(100, 'b'));
+    await handedOver(announcer, ['c'], Buffer.alloc(100, 'c'));
+    await handedOver(announcer, ['huge'], Buffer.alloc(251, 'h'));
+    assert.equal(messages.size, { messages: 2, bytes: 200 });
+    assert.is(messages.take('a'), undefined, 'the oldest went');
+    assert.is(messages.take('huge'), undefined, 'a message over the bound is not held');
+    assert.is(messages.take('b')!.toString(), 'b'.repeat(100));
+    assert.is(messages.take('b'), undefined);
+  } finally {
+    announcer.close();
+    messages.close();
+  }
+});
+
+test.run();
