@@ -35,7 +35,9 @@ export class SpooledMessageAnnouncer {
       // Posting keeps no thread alive.
       this.channel.unref();
     }
-    this.channel.postMessage({ ids, message } satisfies Announcement);
+    // A clone copies the view's whole ArrayBuffer: a small message sliced from Node's shared pool is copied out first.
+    const whole = message.byteOffset === 0 && message.byteLength === message.buffer.byteLength;
+    this.channel.postMessage({ ids, message: whole ? message : new Uint8Array(message) } satisfies Announcement);
   }
 
   close(): void {
