@@ -4,8 +4,8 @@
 // when it is not here: after a crash or a restart, by another node's MTA, on a retry, past the bound.
 // Why: node-postgres reads results as text only, so a bytea comes as hex, twice its size; encoding it
 // cost PostgreSQL ~0.5–0.8 ms of CPU per 100 KB message and decoding it ~15 % of the MTA thread's busy
-// time in bench:mta (docs/mta.md "Performance"). The read from the spool asks for base64 instead (a
-// third of the encoding's time in psql, 1.33× the size).
+// time in bench:mta (docs/mta.md "Performance"). The read from the spool asks for base64 instead (half
+// the encoding time in psql, 1.33× the size).
 import { BroadcastChannel } from 'node:worker_threads';
 
 const CHANNEL = 'svc:mta:spooled-messages';
