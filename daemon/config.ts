@@ -1,6 +1,6 @@
 // Every environment variable the daemon reads, parsed and checked once at boot.
 // Nothing else in the daemon reads process.env: it receives a Config.
-import { availableParallelism, homedir } from 'node:os';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 
 export type Role = 'api' | 'worker' | 'smtp' | 'all';
@@ -53,8 +53,8 @@ export interface Config {
   /** shared: send-worker + one background thread (scheduler, webhooks, system mail, maintenance); separate: five threads. */
   workerThreads: 'shared' | 'separate';
   /**
-   * Send-worker threads on this node (SEND_THREADS; default defaultSendThreads): more than one uses the
-   * other cores of a worker node. SMTP_MAX_CONNECTIONS stays the node's: its pools are split between them.
+   * Send-worker threads on this node (SEND_THREADS, default 1): more than one uses the other cores of a
+   * worker node. SMTP_MAX_CONNECTIONS stays the node's: its pools are split between them.
    */
   sendThreads: number;
   /** First-boot sender of system mail until the platform setting defaultFromAddress is set. */
@@ -153,19 +153,6 @@ function dnsServers(env: Env): string[] {
   });
 }
 
-/** The most send threads a worker node starts by itself (SEND_THREADS sets more). */
-const MAX_DEFAULT_SEND_THREADS = 4;
-
-/**
- * SEND_THREADS when unset: a worker node (ROLE=worker) serves no API, so its cores are the drain's, one
- * send thread each (at most MAX_DEFAULT_SEND_THREADS); a node that also answers the API keeps one. With one
- * send thread a 2-core worker node left ~30 % of a core idle while that thread waited on its statements
- * and sockets (issue 27 §3, docs/drain.md).
- */
-export function defaultSendThreads(role: Role, cores = availableParallelism()): number {
-  return role === 'worker' ? Math.max(1, Math.min(cores, MAX_DEFAULT_SEND_THREADS)) : 1;
-}
-
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development');
   const production = nodeEnv === 'production';
@@ -237,7 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
     tlsCertFile,
     tlsKeyFile,
     workerThreads: oneOf(env, 'WORKER_THREADS', ['shared', 'separate'] as const, 'shared'),
-    sendThreads: integer(env, 'SEND_THREADS', defaultSendThreads(role), 1, 16),
+    sendThreads: integer(env, 'SEND_THREADS', 1, 1, 16),
     systemMailFrom: mailbox(env, 'SYSTEM_MAIL_FROM'),
     // 0 or unset: that listener is off.
     smtpSubmissionPort: integer(env, 'SMTP_SUBMISSION_PORT', 0, 0, 65535) || null,

@@ -1,21 +1,14 @@
-// SEND_THREADS: a worker node starts a send thread per core by default (at most four), any node that also
-// serves the API one; the node's SMTP_MAX_CONNECTIONS is shared out between its send threads (the relay
-// sees the node's limit, test/scale-out.test.ts), each keeping the concurrency of the node's pool.
+// SEND_THREADS (default 1): the node's SMTP_MAX_CONNECTIONS is shared out between its send threads (the
+// relay sees the node's limit, test/scale-out.test.ts), each keeping the concurrency of the node's pool.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { defaultSendThreads, loadConfig } from '../daemon/config.ts';
+import { loadConfig } from '../daemon/config.ts';
 import { daemonWorkers, smtpConnectionShares } from '../daemon/jobs/index.ts';
 import { sendWorkerTuning } from '../daemon/jobs/tuning.ts';
 
-test('a worker node defaults to a send thread per core, at most four; other roles to one', () => {
-  assert.is(defaultSendThreads('worker', 2), 2);
-  assert.is(defaultSendThreads('worker', 1), 1);
-  assert.is(defaultSendThreads('worker', 16), 4);
-  for (const role of ['all', 'api', 'smtp'] as const) assert.is(defaultSendThreads(role, 8), 1);
-  assert.is(loadConfig({ ROLE: 'worker' }).sendThreads, defaultSendThreads('worker'));
-  assert.is(loadConfig({}).sendThreads, 1);
-  assert.is(loadConfig({ ROLE: 'worker', SEND_THREADS: '1' }).sendThreads, 1, 'SEND_THREADS still wins');
-  assert.is(loadConfig({ SEND_THREADS: '3' }).sendThreads, 3);
+test('one send thread unless SEND_THREADS says more, on every role', () => {
+  for (const role of ['all', 'api', 'worker', 'smtp']) assert.is(loadConfig({ ROLE: role }).sendThreads, 1);
+  assert.is(loadConfig({ ROLE: 'worker', SEND_THREADS: '2' }).sendThreads, 2);
 });
 
 test('the SMTP connections are shared out: they add up to the limit, and every thread has one', () => {
