@@ -47,22 +47,34 @@ export function portTakesConnections(port: number): Promise<boolean> {
   });
 }
 
-/**
- * Resolves once `ready()` answers true (a peer the bench starts: listening, its socket made); throws
- * with the child's output when `child` exits first or at the deadline. `what` names the wait in errors.
- */
-export async function waitForChildReady(
-  name: string,
-  child: ChildProcess,
-  output: () => string,
+/** A peer a bench starts (Haraka, OpenDKIM): its process, and the last of what it printed, for errors. */
+export interface Peer {
+  name: string;
+  child: ChildProcess;
+  output(): string;
+}
+
+export function spawnPeer(name: string, command: string, args: string[], options: { cwd?: string } = {}): Peer {
+  const child = spawn(command, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return { name, child, output: () => output };
+}
+
+/** Waits until `ready()` answers true; throws with the peer's output if it exits first or the deadline passes. */
+export async function waitForPeerReady(
+  peer: Peer,
   ready: () => boolean | Promise<boolean>,
   options: { what: string; timeoutMs: number },
 ): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
   while (!(await ready())) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}\n${output()}`);
+    if (peer.child.exitCode !== null)
+      throw new Error(`${peer.name} exited with ${peer.child.exitCode}\n${peer.output()}`);
     if (Date.now() > deadline)
-      throw new Error(`${name} did not ${options.what} within ${options.timeoutMs} ms\n${output()}`);
+      throw new Error(`${peer.name} did not ${options.what} within ${options.timeoutMs} ms\n${peer.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

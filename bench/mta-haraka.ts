@@ -5,11 +5,10 @@
 // one client), and get_mx answers the MX of each domain from the bench DNS server (a real MX and A
 // query there, as svc makes). Outbound is Haraka's own (its default concurrency, no connection reuse
 // in Haraka 3), no DKIM plugin: the messages come signed. Retries after `retrySeconds` (its minimum is 5 s).
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { portTakesConnections, waitForChildReady } from './children.ts';
+import { portTakesConnections, spawnPeer, waitForPeerReady } from './children.ts';
 
 export const HARAKA_BENCH_DIR = process.env.HARAKA_BENCH_DIR ?? '/tmp/haraka-bench';
 const harakaRoot = () => join(HARAKA_BENCH_DIR, 'node_modules', 'Haraka');
@@ -73,26 +72,11 @@ export async function startHaraka(port: number, dnsServer: string, retrySeconds:
   );
   writeFileSync(join(base, 'plugins', 'bench_relay.js'), RELAY_PLUGIN);
   writeFileSync(join(base, 'plugins', 'bench_mx.js'), MX_PLUGIN(dnsServer));
-  let output = '';
-  const child = spawn(process.execPath, [join(harakaRoot(), 'bin', 'haraka'), '-c', base], {
-    cwd: base,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  const peer = spawnPeer('Haraka', process.execPath, [join(harakaRoot(), 'bin', 'haraka'), '-c', base], { cwd: base });
+  const { child } = peer;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
-    await waitForChildReady(
-      'Haraka',
-      child,
-      () => output,
-      () => portTakesConnections(port),
-      {
-        what: 'listen',
-        timeoutMs: 60_000,
-      },
-    );
+    await waitForPeerReady(peer, () => portTakesConnections(port), { what: 'listen', timeoutMs: 60_000 });
   } catch (error) {
     child.kill('SIGKILL');
     rmSync(base, { recursive: true, force: true });

@@ -4,12 +4,12 @@
 // the work svc does when it signs each message itself, done the way a Postfix operator does it.
 // One opendkim process in the foreground on a unix socket (as Debian configures it; over TCP on loopback
 // each message waited ~100 ms on the milter's small writes), its own config and key under /tmp.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DKIM_SIGNED_HEADERS } from '../daemon/mail/compose.ts';
-import { waitForChildReady } from './children.ts';
+import { spawnPeer, waitForPeerReady } from './children.ts';
 
 export const OPENDKIM_BIN = '/usr/sbin/opendkim';
 export const OPENDKIM_HOW_TO = 'DEBIAN_FRONTEND=noninteractive apt-get install -y opendkim';
@@ -55,20 +55,9 @@ InternalHosts 127.0.0.1
 RequireSafeKeys false
 `,
   );
-  const child = spawn(OPENDKIM_BIN, ['-f', '-x', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitForChildReady(
-    'opendkim',
-    child,
-    () => output,
-    () => existsSync(socket),
-    {
-      what: 'make its socket',
-      timeoutMs: 10_000,
-    },
-  );
+  const peer = spawnPeer('opendkim', OPENDKIM_BIN, ['-f', '-x', conf]);
+  const { child } = peer;
+  await waitForPeerReady(peer, () => existsSync(socket), { what: 'make its socket', timeoutMs: 10_000 });
   const version = /OpenDKIM Filter v(\S+)/.exec(execFileSync(OPENDKIM_BIN, ['-V']).toString())?.[1] ?? '';
   return {
     milter: `unix:${socket}`,
