@@ -15,6 +15,10 @@ import { claimSends, extendSendLeases, recordSendOutcomes } from '../daemon/queu
 import { UNCHANGED_LOG_FIELDS } from '../daemon/modules/emails/sql/record-outcomes.ts';
 import { CLAIM_SENDS } from '../daemon/modules/emails/sql/claim-sends.ts';
 import { waitFor } from './helpers/wait.ts';
+import { randomUUID } from 'node:crypto';
+import { spoolMessage } from '../daemon/mta/sql/spool.ts';
+import { outcomesOf } from '../daemon/modules/emails/send-job.ts';
+import type { Sql } from '../daemon/db/sql.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -257,63 +261,92 @@ test('a worker that lost the lease records the log but leaves the job to its new
   assert.equal(log, { status: 'SENT', smtp_response: '250 ok', attempts: 1 });
 });
 
-test('a spooled outcome recorded after the MTA delivered keeps DELIVERED (direct delivery races its own record)', async () => {
-  const id = await send('raced@example.test', 'Raced');
+test('spooling writes the log in its own statement, once; its commit waits for no WAL flush', async () => {
+  const id = await send('spooled@example.test', 'Spooled');
   const [claimed] = await claimSends(ctx.db.sql, 'worker-a', 10, 60_000);
   assert.is(claimed.emailId, id);
-  // The spool row committed, the MTA loop delivered and recorded before the drain's record statement ran.
-  await ctx.db.sequelize.query(`UPDATE email_logs SET status = 'DELIVERED', error = NULL WHERE id = :id`, {
-    replacements: { id },
-  });
-  const recorded = await recordSendOutcomes(ctx.db.sql, 'worker-a', {
-    logs: [
-      {
-        emailId: id,
+  const spool = (sql: Sql, tenantId = world.tenantId) =>
+    spoolMessage(sql, {
+      ids: [randomUUID()],
+      tenantId,
+      emailId: id,
+      envelopeFrom: 'bounces@acme.test',
+      message: Buffer.from('Subject: Spooled\r\n\r\nhi\r\n'),
+      expiryHours: 1,
+      byDomain: new Map([['example.test', ['spooled@example.test']]]),
+      log: {
         createdAt: claimed.log!.created_at,
-        ...UNCHANGED_LOG_FIELDS,
-        status: 'SENDING',
-        attempt: 1,
-        error: null,
-        sentHeaders: JSON.stringify({ subject: 'Raced' }),
+        attempt: 3,
+        sentHeaders: JSON.stringify({ subject: 'Spooled' }),
+        subject: null,
+        html: null,
+        text: null,
       },
-    ],
-    timeline: [
-      { tenantId: world.tenantId, emailId: id, type: 'spooled', data: { response: 'spooled for 1 destination(s)' } },
-    ],
-    events: [],
-    done: [claimed.jobId],
-    retry: [],
-    fail: [],
+    });
+  const read = async () =>
+    (
+      await q<{ status: string; attempts: number; sent_headers: unknown; sent: boolean; html_body: string }>(
+        `SELECT status, attempts, sent_headers, sent_at IS NOT NULL AS sent, html_body FROM email_logs WHERE id = :id`,
+        { id },
+      )
+    )[0];
+  // Another tenant's spool row does not write this tenant's log.
+  const other = await createWorld(ctx.app);
+  assert.is(await spool(ctx.db.sql, other.tenantId), 1);
+  assert.is((await read()).status, 'QUEUED');
+  await q(`DELETE FROM mta_spool WHERE email_id = :id RETURNING id`, { id });
+  // In a transaction of its own the statement's setting shows: the commit does not wait for the flush.
+  await ctx.db.sql.transaction(async (client) => {
+    assert.is(
+      await spool({ ...ctx.db.sql, rows: (statement, values) => ctx.db.sql.rows(statement, values, client) }),
+      1,
+    );
+    const [{ synchronous_commit }] = (await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit'))
+      .rows;
+    assert.is(synchronous_commit, 'off');
   });
-  assert.is(recorded.settled, 1);
-  const [log] = await q<{ status: string; attempts: number; sent_headers: unknown; sent: boolean }>(
-    `SELECT status, attempts, sent_headers, sent_at IS NOT NULL AS sent FROM email_logs WHERE id = :id`,
-    { id },
+  assert.equal(await read(), {
+    status: 'SENDING',
+    attempts: 3,
+    sent_headers: { subject: 'Spooled' },
+    sent: true,
+    html_body: '<p>Spooled</p>',
+  });
+  // The MTA delivered; the job runs again (a crash before its outcome was recorded): nothing is spooled
+  // twice and the log keeps DELIVERED.
+  await q(`UPDATE email_logs SET status = 'DELIVERED' WHERE id = :id RETURNING id`, { id });
+  assert.is(await spool(ctx.db.sql), 0);
+  assert.is((await read()).status, 'DELIVERED');
+  // The drain's record of a spooled attempt settles the job and adds the timeline row, the log untouched.
+  const recorded = await recordSendOutcomes(
+    ctx.db.sql,
+    'worker-a',
+    outcomesOf(
+      [
+        {
+          status: { status: 'SENT' },
+          log: null,
+          timeline: [{ tenantId: world.tenantId, emailId: id, type: 'spooled', data: { response: 'spooled' } }],
+          events: [],
+          bounces: [],
+          keepSent: false,
+        },
+      ],
+      { done: [claimed.jobId], retry: [], fail: [] },
+    ),
   );
-  assert.equal(log, { status: 'DELIVERED', attempts: 1, sent_headers: { subject: 'Raced' }, sent: true });
-  // Before anything else was recorded, the same outcome writes SENDING.
-  const other = await send('spooled@example.test', 'Spooled');
-  const [second] = await claimSends(ctx.db.sql, 'worker-a', 10, 60_000);
-  assert.is(second.emailId, other);
-  await recordSendOutcomes(ctx.db.sql, 'worker-a', {
-    logs: [
-      {
-        ...UNCHANGED_LOG_FIELDS,
-        emailId: other,
-        createdAt: second.log!.created_at,
-        status: 'SENDING',
-        attempt: 1,
-        error: null,
-      },
-    ],
-    timeline: [],
-    events: [],
-    done: [second.jobId],
-    retry: [],
-    fail: [],
-  });
-  const [spooled] = await q<{ status: string }>(`SELECT status FROM email_logs WHERE id = :id`, { id: other });
-  assert.is(spooled.status, 'SENDING');
+  assert.is(recorded.settled, 1);
+  assert.is((await read()).status, 'DELIVERED');
+  const events = await q<{ type: string }>(
+    `SELECT type FROM email_events WHERE email_id = :id ORDER BY created_at, id`,
+    {
+      id,
+    },
+  );
+  assert.equal(
+    events.map((e) => e.type),
+    ['queued', 'spooled'],
+  );
 });
 
 test('the claim reads each log by its primary key, on a partition without statistics as after ANALYZE', async () => {

@@ -21,6 +21,7 @@ import { sendPrebuilt, type SmtpRecipientError } from './prebuilt-send.ts';
 import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
 import { spoolMessage, type SpoolStream } from '../mta/sql/spool.ts';
 import { SpooledMessageAnnouncer } from '../mta/spooled-messages.ts';
+import type { SpooledLog } from '../modules/emails/sql/spooled-log.ts';
 
 export type { BuiltMessage };
 
@@ -55,6 +56,8 @@ export interface CaptureOwner {
   /** For the spool: the log's project and stream, by which the MTA picks the IP pool (docs/mta.md). */
   projectId?: string | null;
   stream?: SpoolStream;
+  /** For the spool: what the log records as the message is spooled (emails/sql/spooled-log.ts). */
+  log?: SpooledLog;
 }
 
 const INSERT_CAPTURED = declare(
@@ -218,6 +221,7 @@ export class MailTransports {
       message: info.message,
       expiryHours: this.config.deliveryExpiryHours ?? DEFAULT_DELIVERY_EXPIRY_HOURS,
       byDomain,
+      log: owner.log ?? null,
     });
     return {
       messageId: info.messageId,

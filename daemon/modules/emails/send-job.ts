@@ -41,6 +41,11 @@ export interface DeliveryAttempt {
   /** Attempts made before this one. */
   attemptsSoFar: number;
   maxAttempts: number;
+  /**
+   * The attempt this is on the log, where its outcome counts it (the drain: its claim reads logs without
+   * writing them); absent where the log counted it before (markSending).
+   */
+  logAttempt?: number;
 }
 
 export type DeliveryStatus =
@@ -91,7 +96,8 @@ export function sendLogOf(raw: RawSendLog): SendLog {
 /** What one attempt asks to record: the rows for the batch statement, and bounces to record after it. */
 export interface AttemptResult {
   status: DeliveryStatus;
-  log: LogOutcome;
+  /** What the log records; null when it is written already (the spool's statement did). */
+  log: LogOutcome | null;
   timeline: TimelineRow[];
   events: OutcomeEvent[];
   /** Recipients refused for good: suppressed and counted toward the pause once the batch is recorded. */
@@ -181,8 +187,16 @@ export async function attemptDelivery(
       emailId: log.id,
       projectId: log.projectId,
       stream: isCampaignSend(log) ? 'campaign' : 'transactional',
+      log: {
+        createdAt: log.createdAt,
+        attempt: attempt.logAttempt ?? null,
+        sentHeaders: JSON.stringify(composed.headers),
+        subject: content.subject ?? null,
+        html: content.html ?? null,
+        text: content.text ?? null,
+      },
     });
-    if (result.spooled) return spooledResult(log, result.response, content, composed.headers);
+    if (result.spooled) return spooledResult(log, result.response);
     const rows = outcomeEventRows(log, 'email.sent', {
       captured: result.captured,
       response: result.response.slice(0, 300),
@@ -267,26 +281,13 @@ export async function attemptDelivery(
 }
 
 /**
- * Spooled for direct delivery: the log stays SENDING (in flight) until the MTA records each
- * recipient's outcome (daemon/jobs/mta-loop.ts); the timeline says it was handed over.
+ * Spooled for direct delivery: the spool's statement marked the log SENDING (in flight) until the MTA
+ * records each recipient's outcome (daemon/jobs/mta-loop.ts); the timeline says it was handed over.
  */
-function spooledResult(
-  log: SendLog,
-  response: string,
-  content: Partial<Pick<LogOutcome, 'subject' | 'html' | 'text'>>,
-  headers: unknown,
-): AttemptResult {
+function spooledResult(log: SendLog, response: string): AttemptResult {
   return {
     status: { status: 'SENT' },
-    log: {
-      ...UNCHANGED_LOG_FIELDS,
-      ...content,
-      emailId: log.id,
-      createdAt: log.createdAt,
-      status: 'SENDING',
-      error: null,
-      sentHeaders: JSON.stringify(headers),
-    },
+    log: null,
     timeline: [{ tenantId: log.tenantId, emailId: log.id, type: 'spooled', data: { response } }],
     events: [],
     bounces: [],
@@ -313,7 +314,7 @@ export function outcomesOf(
 ): SendOutcomes {
   return {
     ...jobs,
-    logs: results.map((r) => r.log),
+    logs: results.flatMap((r) => (r.log ? [r.log] : [])),
     timeline: results.flatMap((r) => r.timeline),
     events: results.flatMap((r) => r.events),
   };

@@ -3,6 +3,7 @@
 // pg statements (daemon/db/sql.ts); the batch ones take parallel arrays through unnest.
 import { declare, type Sql } from '../../db/sql.ts';
 import type { SpooledMessageSource } from '../spooled-messages.ts';
+import { markSpooledLogSql, spooledLogValues, type SpooledLog } from '../../modules/emails/sql/spooled-log.ts';
 
 /** The NOTIFY channel the transport target wakes the MTA loop on. */
 export const SPOOL_CHANNEL = 'svc_mta_spool';
@@ -40,6 +41,7 @@ export interface SpooledRow {
 
 // One row per destination domain, its id chosen by the caller (announced to the MTA thread before the
 // insert, mta/spooled-messages.ts); ON CONFLICT: a send job run again after a crash spools nothing twice.
+// The send's log is marked SENDING in the same statement (emails/sql/spooled-log.ts).
 const INSERT_SPOOL = declare(
   'mta_spool_insert',
   `
@@ -49,8 +51,11 @@ const INSERT_SPOOL = declare(
       FROM unnest($10::uuid[], $6::text[], $7::text[]) AS d(id, domain, recipients)
     ON CONFLICT (email_id, domain) DO NOTHING
     RETURNING id
+  ), logged AS (${markSpooledLogSql({ tenantId: '$1', emailId: '$2', first: 11, spooledCte: 'spooled' })}
   )
-  SELECT (SELECT count(*) FROM spooled)::int AS spooled, pg_notify('${SPOOL_CHANNEL}', '')::text AS notified`,
+  SELECT (SELECT count(*) FROM spooled)::int AS spooled, pg_notify('${SPOOL_CHANNEL}', '')::text AS notified,
+         -- Committed without waiting for the WAL to reach the disk (see spoolMessage).
+         set_config('synchronous_commit', 'off', true) AS commit_mode`,
 );
 
 // Due rows, and rows whose lease ran out (their worker died), except those of full lanes and of
@@ -170,9 +175,22 @@ export interface SpoolInsert {
   expiryHours: number;
   /** Recipients per destination domain. */
   byDomain: Map<string, string[]>;
+  /** What the send's log records as it is spooled; absent for mail without a log (system mail). */
+  log?: SpooledLog | null;
 }
 
-/** Spools one signed message, one row per destination domain, and wakes the MTA loop. Answers the rows added. */
+/**
+ * Spools one signed message, one row per destination domain, marks its log SENDING, and wakes the MTA
+ * loop. Answers the rows added.
+ *
+ * Its commit does not wait for the WAL flush: every caller settles the attempt in a synchronous commit
+ * right after (the send job's outcome deletes the job; a send in its request records its log), and
+ * PostgreSQL flushes the WAL in order, so that commit makes this row durable too. A crash before it
+ * loses the row but not the message: the job is still there and runs again (the MTA may have delivered
+ * it meanwhile: a duplicate of what was in flight, as after any crash). Waiting for the flush here held
+ * PostgreSQL's NOTIFY lock through an fsync per message, which serialised the spooling of concurrent
+ * sends (bench:mta, docs/mta.md).
+ */
 export async function spoolMessage(sql: Sql, input: SpoolInsert): Promise<number> {
   const domains = [...input.byDomain.keys()];
   const recipients = domains.map((domain) =>
@@ -191,6 +209,7 @@ export async function spoolMessage(sql: Sql, input: SpoolInsert): Promise<number
     input.projectId ?? null,
     input.stream ?? 'transactional',
     input.ids,
+    ...spooledLogValues(input.log ?? null),
   ]);
   return row.spooled;
 }

@@ -15,8 +15,8 @@ export interface LogOutcome {
   emailId: string;
   /** The log's created_at as claimed (RawSendLog.created_at). */
   createdAt: string;
-  /** SENDING: spooled for direct delivery (sent_at = when it was spooled), outcomes to come (mail/transport.ts). */
-  status: 'SENT' | 'FAILED' | 'QUEUED' | 'SENDING' | 'DELIVERED';
+  /** A spooled send's log (SENDING) is written by the spool's statement instead (spooled-log.ts). */
+  status: 'SENT' | 'FAILED' | 'QUEUED' | 'DELIVERED';
   error: string | null;
   smtpResponse: string | null;
   captured: boolean | null;
@@ -117,10 +117,8 @@ export const RECORD_OUTCOMES = declareBatch(
   (sql) => `
   WITH logs AS (
     UPDATE email_logs l
-       -- Spooled (SENDING) is written after the spool row committed, and the MTA may have delivered
-       -- and recorded the outcome meanwhile: a log past QUEUED/SENDING keeps its status and error.
-       SET status = CASE WHEN o.status = 'SENDING' AND l.status NOT IN ('QUEUED', 'SENDING') THEN l.status ELSE o.status END,
-           error = CASE WHEN o.status = 'SENDING' AND l.status NOT IN ('QUEUED', 'SENDING') THEN l.error ELSE o.error END,
+       SET status = o.status,
+           error = o.error,
            attempts = CASE WHEN o.attempt IS NULL THEN l.attempts ELSE GREATEST(l.attempts + 1, o.attempt) END,
            smtp_response = COALESCE(o.smtp_response, l.smtp_response),
            captured = COALESCE(o.captured, l.captured),
@@ -128,7 +126,7 @@ export const RECORD_OUTCOMES = declareBatch(
            subject = COALESCE(o.subject, l.subject),
            html_body = COALESCE(o.html, l.html_body),
            text_body = COALESCE(o.text, l.text_body),
-           sent_at = CASE WHEN o.status IN ('SENT', 'SENDING') THEN now() ELSE l.sent_at END,
+           sent_at = CASE WHEN o.status = 'SENT' THEN now() ELSE l.sent_at END,
            updated_at = now()
       FROM ${sql.unnest('logs', 'o')}
      WHERE l.id = o.email_id AND l.created_at = o.created_at
