@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { claimSpool, spoolMessage } from '../daemon/mta/sql/spool.ts';
+import { claimSpool, spoolMessage, SpoolAnsweredMarks, type SpoolRecipient } from '../daemon/mta/sql/spool.ts';
 import { SpooledMessageAnnouncer, SpooledMessages } from '../daemon/mta/spooled-messages.ts';
 
 let ctx: TestContext;
@@ -126,6 +126,46 @@ test('the hand-over holds at most its bound, dropping the oldest first', async (
     announcer.close();
     messages.close();
   }
+});
+
+test('answered marks made while a statement of marks is on its way are written together by the next', async () => {
+  const ids = await spool(BINARY, ['m1.test', 'm2.test', 'm3.test', 'm4.test']);
+  const claimed = await claimSpool(ctx.db.sql, 'marker', 60_000, [], 10);
+  assert.is(claimed.length, 4);
+  // Another worker's row is not marked.
+  await ctx.db.sequelize.query(`UPDATE mta_spool SET lease_owner = 'other' WHERE id = :id`, {
+    replacements: { id: ids[3] },
+  });
+  const statements: number[] = [];
+  const counting = {
+    ...ctx.db.sql,
+    rows: ((statement, values, runner) => {
+      statements.push((values[0] as string[]).length);
+      return ctx.db.sql.rows(statement, values, runner);
+    }) as typeof ctx.db.sql.rows,
+  };
+  const marks = new SpoolAnsweredMarks(counting, 'marker');
+  const answered = (id: string): SpoolRecipient[] => [
+    { address: `someone@${id}`, state: 'answered', response: '250 2.0.0 queued as ' + id },
+  ];
+  const results = await Promise.all(ids.map((id) => marks.mark(id, answered(id))));
+  assert.equal(results, [true, true, true, false]);
+  // The first went alone at once; the three made while it ran went in one statement.
+  assert.equal(statements, [1, 3]);
+  const rows = await ctx.db.sequelize.query<{ id: string; recipients: SpoolRecipient[]; sent: boolean }>(
+    `SELECT id::text AS id, recipients, data_sent_at IS NOT NULL AS sent FROM mta_spool WHERE id IN (:ids) ORDER BY domain`,
+    { replacements: { ids }, type: QueryTypes.SELECT },
+  );
+  assert.equal(
+    rows.map((row) => [row.sent, row.recipients[0].state, row.recipients[0].response]),
+    [
+      [true, 'answered', `250 2.0.0 queued as ${ids[0]}`],
+      [true, 'answered', `250 2.0.0 queued as ${ids[1]}`],
+      [true, 'answered', `250 2.0.0 queued as ${ids[2]}`],
+      [false, 'pending', null],
+    ],
+  );
+  await ctx.db.sequelize.query('DELETE FROM mta_spool');
 });
 
 test.run();

@@ -16,6 +16,11 @@ export interface LeasedBatchLoopOptions {
   pollMs: number;
   /** After a claim that found nothing, the next waits at least this long. */
   claimGapMs: number;
+  /**
+   * After a claim that did not fill (nothing more was due), a wake-up waits this long before the next
+   * claim, so that what arrives meanwhile is claimed in one statement (0: claim at once).
+   */
+  wakeLingerMs?: number;
   claimErrorPauseMs: number;
   /** On shutdown, how long running items may take. */
   drainTimeoutMs: number;
@@ -45,6 +50,8 @@ export async function runLeasedBatchLoop<Item, L extends Lane<Item>>(
       if (result.claimed === 0 && options.claimGapMs > 0)
         await new Promise((resolve) => setTimeout(resolve, options.claimGapMs));
       await waker.wait(options.pollMs);
+      if (options.wakeLingerMs && !signal.aborted)
+        await new Promise((resolve) => setTimeout(resolve, options.wakeLingerMs));
     }
   } finally {
     stopListening();

@@ -30,7 +30,7 @@ import type { ReactionRecord } from '../mta/sql/reactions.ts';
 import {
   claimSpool,
   extendSpoolLeases,
-  markSpoolAnswered,
+  SpoolAnsweredMarks,
   recordSpoolStatement,
   releaseSpool,
   SPOOL_CHANNEL,
@@ -55,7 +55,16 @@ const CLAIM_BATCH = 100;
 const MAX_ACTIVE = 200;
 /** Attempts one commit writes at most. */
 const COMMIT_BATCH_MAX = 100;
-const COMMIT_LINGER_MS = 5;
+/**
+ * How long a commit waits for more outcomes while attempts still run (below half a batch). At 5 ms,
+ * bench:mta's commits held ~6 attempts each: five statements and a WAL flush for every six messages.
+ */
+const COMMIT_LINGER_MS = 20;
+/**
+ * A wake-up (a spooled message's NOTIFY, one per message) waits this long before claiming: claiming at
+ * once took ~1.1 rows per claim statement in bench:mta (7,452 claims for 8,440 rows).
+ */
+const CLAIM_LINGER_MS = 20;
 const ERROR_PAUSE_MS = 1_000;
 /** A destination unused this long closes its pool. */
 const IDLE_LANE_MS = 60_000;
@@ -117,6 +126,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const spooledMessages = new SpooledMessages();
   const shaper = new Shaper({ sql, log, session, wake: () => waker.wake() });
   const sources = new SourceAddressChooser({ sql, fallback: session });
+  const answeredMarks = new SpoolAnsweredMarks(sql, workerId);
 
   // After a 2xx to DATA, before the batch commits: the recipients it took are marked `answered` in the
   // row, so a crash in between settles them from the mark on reclaim instead of sending them again.
@@ -131,7 +141,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       if (response !== undefined) marked[index] = { ...recipient, state: 'answered', response };
     }
     try {
-      await markSpoolAnswered(sql, row.id, workerId, marked);
+      await answeredMarks.mark(row.id, marked);
     } catch (error) {
       log.warn({ err: errorText(error), id: row.id }, 'could not mark an answered spool row');
     }
@@ -351,6 +361,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       noun: NOUN,
       pollMs: runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs,
       claimGapMs: 0,
+      wakeLingerMs: CLAIM_LINGER_MS,
       claimErrorPauseMs: ERROR_PAUSE_MS,
       drainTimeoutMs: tuning.drainTimeoutMs,
     });

@@ -10,7 +10,7 @@ export const SPOOL_CHANNEL = 'svc_mta_spool';
 
 /**
  * One recipient of a spool row and where it stands. `answered`: the destination answered DATA with a
- * 2xx, marked at once (markSpoolAnswered), while the outcome is not recorded yet; a row reclaimed after
+ * 2xx, marked at once (SpoolAnsweredMarks), while the outcome is not recorded yet; a row reclaimed after
  * a crash settles such recipients as delivered from the kept response instead of sending again.
  */
 export interface SpoolRecipient {
@@ -102,10 +102,23 @@ const RELEASE_SPOOL = declare(
 
 // A transaction's 2xx reply to DATA, in its own statement before the batch commit: the recipients it
 // took become `answered` with the reply, so a crash before the commit does not send them again.
+// Many rows at once (SpoolAnsweredMarks), locked in id order as EXTEND_SPOOL's index scan takes them, so
+// the two never wait on each other crosswise.
 const MARK_ANSWERED = declare(
   'mta_spool_mark_answered',
-  `UPDATE mta_spool SET data_sent_at = now(), recipients = CAST($3 AS jsonb)
-    WHERE id = $1 AND lease_owner = $2 AND state = 'leased'`,
+  `
+  WITH marks AS (
+    SELECT * FROM unnest($1::uuid[], $3::text[]) AS m(id, recipients)
+  ), locked AS (
+    SELECT s.id FROM mta_spool s JOIN marks m ON m.id = s.id
+     WHERE s.lease_owner = $2 AND s.state = 'leased'
+     ORDER BY s.id
+       FOR UPDATE OF s
+  )
+  UPDATE mta_spool s SET data_sent_at = now(), recipients = CAST(m.recipients AS jsonb)
+    FROM marks m JOIN locked USING (id)
+   WHERE s.id = m.id
+  RETURNING s.id::text AS id`,
 );
 
 // Finished rows are deleted (their outcomes are in the log); deferred ones wait for run_at; released
@@ -269,17 +282,56 @@ export async function releaseSpool(sql: Sql, ids: string[], owner: string, until
   await sql.count(RELEASE_SPOOL, [ids, owner, until]);
 }
 
+/** Marks one statement writes at most. */
+const MARKS_PER_STATEMENT = 200;
+
 /**
- * Marks a leased row's recipients as they stand after a 2xx reply to DATA (`answered` ones included).
- * Answers whether the row was still this owner's.
+ * Marks leased rows' recipients as they stand after a 2xx reply to DATA (`answered` ones included), for
+ * all the connections of one MTA thread: a mark made while a statement of marks is on its way goes with
+ * the next one. Alone, a mark is written at once; under load, one statement (and one WAL flush) marks
+ * every row whose DATA was answered meanwhile, where a statement per message was one round trip and one
+ * flush each (bench:mta: 8,400 of them for 8,400 messages).
  */
-export async function markSpoolAnswered(
-  sql: Sql,
-  id: string,
-  owner: string,
-  recipients: SpoolRecipient[],
-): Promise<boolean> {
-  return (await sql.count(MARK_ANSWERED, [id, owner, JSON.stringify(recipients)])) > 0;
+export class SpoolAnsweredMarks {
+  private waiting: Array<{
+    id: string;
+    recipients: string;
+    resolve: (marked: boolean) => void;
+    reject: (error: unknown) => void;
+  }> = [];
+  private writing = false;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly owner: string,
+  ) {}
+
+  /** Answers whether the row was still this owner's (else nothing was written). */
+  mark(id: string, recipients: SpoolRecipient[]): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ id, recipients: JSON.stringify(recipients), resolve, reject });
+      if (!this.writing) void this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    while (this.waiting.length > 0) {
+      const marks = this.waiting.splice(0, MARKS_PER_STATEMENT);
+      try {
+        const rows = await this.sql.rows<{ id: string }>(MARK_ANSWERED, [
+          marks.map((m) => m.id),
+          this.owner,
+          marks.map((m) => m.recipients),
+        ]);
+        const marked = new Set(rows.map((row) => row.id));
+        for (const m of marks) m.resolve(marked.has(m.id));
+      } catch (error) {
+        for (const m of marks) m.reject(error);
+      }
+    }
+    this.writing = false;
+  }
 }
 
 /**
