@@ -152,16 +152,18 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   let stopTlsReload = () => {};
   let smtp: SmtpEdge | null = null;
   try {
-    if (runsApi) {
-      app = await buildApp(deps, { tls, loggerInstance: log });
-      await app.listen({ port: config.port, host: config.host });
-      timings.app = since(phase);
-      if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
-    }
+    if (runsApi) app = await buildApp(deps, { tls, loggerInstance: log });
+    // The SMTP edge listens before the API does: /health/ready answers as soon as the API listens, and a
+    // probe (or a test) that found it ready while the SMTP ports were still opening was refused on them.
     if (runsSmtp) {
       // Without the API (role smtp) nothing else has bound the models the send pipeline reads.
       if (!app) initModels(db.sequelize);
       smtp = await startSmtpEdge({ ...deps, log }, config);
+    }
+    if (app) {
+      await app.listen({ port: config.port, host: config.host });
+      timings.app = since(phase);
+      if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
     }
     await workersStarting;
   } catch (error) {

@@ -150,7 +150,7 @@ export async function seedAnotherTenant(world: SendWorld): Promise<{ tenantId: s
 }
 
 /** Starts `svc daemon start` on the world's database and resolves once /health/ready answers 200. */
-export async function startChildDaemon(world: SendWorld, timeoutMs = 60_000): Promise<ChildDaemon> {
+export async function startChildDaemon(world: SendWorld, timeoutMs = 60_000, pollMs = 200): Promise<ChildDaemon> {
   const base = { ...process.env };
   delete base.DATABASE_URL;
   delete base.REDIS_URL;
@@ -183,7 +183,7 @@ export async function startChildDaemon(world: SendWorld, timeoutMs = 60_000): Pr
       () => 0,
     );
     if (status === 200) return { child, url: world.url, output: () => output, exit };
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
 
