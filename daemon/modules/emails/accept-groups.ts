@@ -10,6 +10,7 @@
 // every send still gets its own exact answer: the 11th of 40 concurrent sends with a cap of 11 is
 // accepted and the 12th refused, as without grouping.
 import type { Sql } from '../../db/sql.ts';
+import { createGroupCommit } from '../../db/group-commit.ts';
 import {
   insertAcceptedSends,
   type AcceptedSend,
@@ -25,18 +26,10 @@ export interface AcceptGroups {
   insert(sends: AcceptedSend[], options: InsertAcceptedOptions): Promise<InsertOutcome>;
 }
 
-interface Waiting {
+interface Accept {
   sends: AcceptedSend[];
   options: InsertAcceptedOptions;
-  resolve(outcome: InsertOutcome): void;
-  reject(error: unknown): void;
 }
-
-interface Lane {
-  running: boolean;
-  waiting: Waiting[];
-}
-
 const timeOf = (date: Date | null | undefined) => (date ? String(date.getTime()) : '');
 
 /**
@@ -79,60 +72,45 @@ export function laneKey(options: InsertAcceptedOptions): string {
   ].join('\n');
 }
 
-export function createAcceptGroups(sql: Sql): AcceptGroups {
-  const lanes = new Map<string, Lane>();
-
-  async function runAlone(item: Waiting): Promise<void> {
+/** Each accept's own statement and answer, in order. */
+async function insertAlone(sql: Sql, accepts: Accept[]): Promise<Array<PromiseSettledResult<InsertOutcome>>> {
+  const outcomes: Array<PromiseSettledResult<InsertOutcome>> = [];
+  for (const accept of accepts) {
     try {
-      item.resolve(await insertAcceptedSends(sql, item.sends, item.options));
+      outcomes.push({ status: 'fulfilled', value: await insertAcceptedSends(sql, accept.sends, accept.options) });
     } catch (error) {
-      item.reject(error);
+      outcomes.push({ status: 'rejected', reason: error });
     }
   }
+  return outcomes;
+}
 
-  async function runGroup(group: Waiting[]): Promise<void> {
-    if (group.length === 1) return runAlone(group[0]);
-    const sends = group.flatMap((item) => item.sends);
-    const counted = group.reduce((sum, item) => sum + item.options.counted, 0);
-    let outcome: InsertOutcome | null = null;
-    try {
-      outcome = await insertAcceptedSends(sql, sends, { ...group[0].options, counted });
-    } catch {
-      // One send's rows may be what failed: each is run alone below and gets its own answer.
-    }
-    if (outcome && outcome.fresh && outcome.inserted === sends.length) {
-      for (const item of group) item.resolve({ fresh: true, inserted: item.sends.length, used: outcome.used });
-      return;
-    }
-    for (const item of group) await runAlone(item);
+/** One statement for the group; when it does not go through whole, each accept alone (see the top of the file). */
+async function insertGroup(sql: Sql, group: Accept[]): Promise<Array<PromiseSettledResult<InsertOutcome>>> {
+  if (group.length === 1) return insertAlone(sql, group);
+  const sends = group.flatMap((accept) => accept.sends);
+  const counted = group.reduce((sum, accept) => sum + accept.options.counted, 0);
+  let outcome: InsertOutcome | null = null;
+  try {
+    outcome = await insertAcceptedSends(sql, sends, { ...group[0].options, counted });
+  } catch {
+    // One send's rows may be what failed: each is run alone below and gets its own answer.
   }
-
-  async function drain(key: string, lane: Lane): Promise<void> {
-    while (lane.waiting.length > 0) {
-      const group: Waiting[] = [];
-      let rows = 0;
-      while (lane.waiting.length > 0 && (group.length === 0 || rows + lane.waiting[0].sends.length <= MAX_GROUP_ROWS)) {
-        const next = lane.waiting.shift()!;
-        rows += next.sends.length;
-        group.push(next);
-      }
-      await runGroup(group);
-    }
-    lane.running = false;
-    lanes.delete(key);
+  if (outcome && outcome.fresh && outcome.inserted === sends.length) {
+    const used = outcome.used;
+    return group.map((accept) => ({
+      status: 'fulfilled',
+      value: { fresh: true, inserted: accept.sends.length, used },
+    }));
   }
+  return insertAlone(sql, group);
+}
 
-  return {
-    insert(sends, options) {
-      return new Promise<InsertOutcome>((resolve, reject) => {
-        const key = laneKey(options);
-        let lane = lanes.get(key);
-        if (!lane) lanes.set(key, (lane = { running: false, waiting: [] }));
-        lane.waiting.push({ sends, options, resolve, reject });
-        if (lane.running) return;
-        lane.running = true;
-        void drain(key, lane);
-      });
-    },
-  };
+export function createAcceptGroups(sql: Sql): AcceptGroups {
+  const groups = createGroupCommit<Accept, InsertOutcome>({
+    maxSize: MAX_GROUP_ROWS,
+    sizeOf: (accept) => accept.sends.length,
+    write: (group) => insertGroup(sql, group),
+  });
+  return { insert: (sends, options) => groups.submit({ sends, options }, laneKey(options)) };
 }

@@ -2,6 +2,7 @@
 // and the per-destination loop's claim, lease extension, give-back and batched outcome write. Declared
 // pg statements (daemon/db/sql.ts); the batch ones take parallel arrays through unnest.
 import { declare, type Sql } from '../../db/sql.ts';
+import { createGroupCommit, type GroupCommit } from '../../db/group-commit.ts';
 import type { SpooledMessageSource } from '../spooled-messages.ts';
 import { markSpooledLogSql, spooledLogValues, type SpooledLog } from '../../modules/emails/sql/spooled-log.ts';
 
@@ -287,50 +288,32 @@ const MARKS_PER_STATEMENT = 200;
 
 /**
  * Marks leased rows' recipients as they stand after a 2xx reply to DATA (`answered` ones included), for
- * all the connections of one MTA thread: a mark made while a statement of marks is on its way goes with
- * the next one. Alone, a mark is written at once; under load, one statement (and one WAL flush) marks
- * every row whose DATA was answered meanwhile, where a statement per message was one round trip and one
- * flush each (bench:mta: 8,400 of them for 8,400 messages).
+ * all the connections of one MTA thread, as a group commit (db/group-commit.ts): a mark made while a
+ * statement of marks is on its way goes with the next one. Alone, a mark is written at once; under load,
+ * one statement (and one WAL flush) marks every row whose DATA was answered meanwhile, where a statement
+ * per message was one round trip and one flush each (bench:mta: 8,400 of them for 8,400 messages).
  */
 export class SpoolAnsweredMarks {
-  private waiting: Array<{
-    id: string;
-    recipients: string;
-    resolve: (marked: boolean) => void;
-    reject: (error: unknown) => void;
-  }> = [];
-  private writing = false;
+  private readonly marks: GroupCommit<{ id: string; recipients: string }, boolean>;
 
-  constructor(
-    private readonly sql: Sql,
-    private readonly owner: string,
-  ) {}
-
-  /** Answers whether the row was still this owner's (else nothing was written). */
-  mark(id: string, recipients: SpoolRecipient[]): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ id, recipients: JSON.stringify(recipients), resolve, reject });
-      if (!this.writing) void this.write();
-    });
-  }
-
-  private async write(): Promise<void> {
-    this.writing = true;
-    while (this.waiting.length > 0) {
-      const marks = this.waiting.splice(0, MARKS_PER_STATEMENT);
-      try {
-        const rows = await this.sql.rows<{ id: string }>(MARK_ANSWERED, [
+  constructor(sql: Sql, owner: string) {
+    this.marks = createGroupCommit({
+      maxSize: MARKS_PER_STATEMENT,
+      write: async (marks) => {
+        const rows = await sql.rows<{ id: string }>(MARK_ANSWERED, [
           marks.map((m) => m.id),
-          this.owner,
+          owner,
           marks.map((m) => m.recipients),
         ]);
         const marked = new Set(rows.map((row) => row.id));
-        for (const m of marks) m.resolve(marked.has(m.id));
-      } catch (error) {
-        for (const m of marks) m.reject(error);
-      }
-    }
-    this.writing = false;
+        return marks.map((m) => ({ status: 'fulfilled', value: marked.has(m.id) }));
+      },
+    });
+  }
+
+  /** Answers whether the row was still this owner's (else nothing was written). */
+  mark(id: string, recipients: SpoolRecipient[]): Promise<boolean> {
+    return this.marks.submit({ id, recipients: JSON.stringify(recipients) });
   }
 }
 
