@@ -102,17 +102,13 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
     if (claimed.emailId === null) return { job: { kind: 'fail', error: 'send job without an emailId' }, result: null };
     if (!claimed.log || duplicate) return { job: { kind: 'done' }, result: null };
     try {
-      // The claim did not write the log: the attempt is counted with its outcome (claim-sends.ts).
-      const logAttempt = claimed.attempts + 1;
       const result = await attemptDelivery(deps, cache, sendLogOf(claimed.log), {
         attemptsSoFar: claimed.attempts,
         maxAttempts: claimed.maxAttempts,
-        logAttempt,
+        // The claim did not write the log: the attempt is counted with its outcome (claim-sends.ts).
+        logAttempt: claimed.attempts + 1,
       });
-      return {
-        job: jobOutcomeOf(result.status),
-        result: result.log ? { ...result, log: { ...result.log, attempt: logAttempt } } : result,
-      };
+      return { job: jobOutcomeOf(result.status), result };
     } catch (error) {
       // Not decided (the sender's domain could not be read): back off; the log stays QUEUED.
       return {

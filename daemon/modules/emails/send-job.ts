@@ -143,14 +143,19 @@ export async function attemptDelivery(
     cache.signing(log.tenantId, log.fromAddress),
     relayFor(deps, cache, log),
   ]);
+  // What every outcome of this attempt writes on the log, beside its status: the log's key and the attempt.
+  const thisLog = {
+    ...UNCHANGED_LOG_FIELDS,
+    emailId: log.id,
+    createdAt: log.createdAt,
+    attempt: attempt.logAttempt ?? null,
+  };
   const failed = (message: string, fields: Partial<LogOutcome>, extra: Record<string, unknown>): AttemptResult => {
     const rows = outcomeEventRows(log, 'email.failed', extra);
     return {
       status: { status: 'FAILED', error: message },
       log: {
-        ...UNCHANGED_LOG_FIELDS,
-        emailId: log.id,
-        createdAt: log.createdAt,
+        ...thisLog,
         status: 'FAILED',
         error: message,
         ...fields,
@@ -179,6 +184,7 @@ export async function attemptDelivery(
     return failed(message, {}, { error: message });
   }
   const content = rendered ? { subject: log.subject, html: log.htmlBody, text: log.textBody } : {};
+  const sentHeaders = JSON.stringify(composed.headers);
 
   try {
     const result = await deps.mailTransports.deliver(target, composed.message, {
@@ -187,14 +193,7 @@ export async function attemptDelivery(
       emailId: log.id,
       projectId: log.projectId,
       stream: isCampaignSend(log) ? 'campaign' : 'transactional',
-      log: {
-        createdAt: log.createdAt,
-        attempt: attempt.logAttempt ?? null,
-        sentHeaders: JSON.stringify(composed.headers),
-        subject: content.subject ?? null,
-        html: content.html ?? null,
-        text: content.text ?? null,
-      },
+      log: { createdAt: log.createdAt, attempt: thisLog.attempt, sentHeaders, ...content },
     });
     if (result.spooled) return spooledResult(log, result.response);
     const rows = outcomeEventRows(log, 'email.sent', {
@@ -206,15 +205,13 @@ export async function attemptDelivery(
     return {
       status: { status: 'SENT' },
       log: {
-        ...UNCHANGED_LOG_FIELDS,
+        ...thisLog,
         ...content,
-        emailId: log.id,
-        createdAt: log.createdAt,
         status: 'SENT',
         error: null,
         smtpResponse: result.response.slice(0, 1000),
         captured: result.captured,
-        sentHeaders: JSON.stringify(composed.headers),
+        sentHeaders,
       },
       timeline: [rows.timeline],
       events: [rows.event],
@@ -236,9 +233,7 @@ export async function attemptDelivery(
       return {
         status: { status: 'RETRY', error: failure.message, delayMs },
         log: {
-          ...UNCHANGED_LOG_FIELDS,
-          emailId: log.id,
-          createdAt: log.createdAt,
+          ...thisLog,
           status: 'QUEUED',
           error: failure.message,
         },
@@ -258,7 +253,7 @@ export async function attemptDelivery(
     const allHardBounced = failure.hardBounces.length > 0 && failure.kind === 'permanent';
     const result = failed(
       failure.message,
-      { ...content, smtpResponse: failure.message, sentHeaders: JSON.stringify(composed.headers) },
+      { ...content, smtpResponse: failure.message, sentHeaders },
       { error: failure.message, responseCode: failure.responseCode },
     );
     if (!allHardBounced) return result;

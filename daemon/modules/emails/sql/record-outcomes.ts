@@ -36,6 +36,15 @@ export interface LogOutcome {
   attempt?: number | null;
 }
 
+/**
+ * A log's attempts after an outcome that ends attempt `attempt` (LogOutcome.attempt; null: counted before,
+ * unchanged): one more, or the attempt itself where runs a crash lost make it greater. `log` is the
+ * alias of email_logs in the statement.
+ */
+export function countedAttemptsSql(log: string, attempt: string): string {
+  return `CASE WHEN ${attempt} IS NULL THEN ${log}.attempts ELSE GREATEST(${log}.attempts + 1, ${attempt}) END`;
+}
+
 /** The fields of a LogOutcome that keep what the log has (null), for outcomes that change only some. */
 export const UNCHANGED_LOG_FIELDS = {
   smtpResponse: null,
@@ -119,7 +128,7 @@ export const RECORD_OUTCOMES = declareBatch(
     UPDATE email_logs l
        SET status = o.status,
            error = o.error,
-           attempts = CASE WHEN o.attempt IS NULL THEN l.attempts ELSE GREATEST(l.attempts + 1, o.attempt) END,
+           attempts = ${countedAttemptsSql('l', 'o.attempt')},
            smtp_response = COALESCE(o.smtp_response, l.smtp_response),
            captured = COALESCE(o.captured, l.captured),
            sent_headers = COALESCE(CAST(o.sent_headers AS jsonb), l.sent_headers),

@@ -3,20 +3,15 @@
 // transaction, so no MTA thread can claim a spool row whose log is not written yet. When the drain wrote
 // it with its batch, after the spool row had committed, the MTA had often delivered the message by then:
 // the two transactions waited on each other's row locks of the same logs (docs/mta.md, "Performance").
+import { countedAttemptsSql, type LogOutcome } from './record-outcomes.ts';
 
-/** What the spool's statement writes on the log of the message it spools. */
-export interface SpooledLog {
-  /** The log's created_at as claimed (its partition key). */
-  createdAt: string;
-  /** The attempt this is on the log where its outcome counts it (the drain's claim did not); null: counted before. */
-  attempt: number | null;
-  /** JSON of the headers as they went out. */
-  sentHeaders: string;
-  /** Rendered template content (null: the log's own). */
-  subject: string | null;
-  html: string | null;
-  text: string | null;
-}
+/**
+ * What the spool's statement writes on the log of the message it spools: the fields of a LogOutcome it
+ * takes (createdAt is the log's partition key; subject, html and text a template's rendered content, absent:
+ * the log's own), the attempt as RECORD_OUTCOMES counts it, and the headers sent.
+ */
+export type SpooledLog = Pick<LogOutcome, 'createdAt'> &
+  Partial<Pick<LogOutcome, 'subject' | 'html' | 'text'>> & { attempt: number | null; sentHeaders: string };
 
 /** SpooledLog's values in the order markSpooledLogSql numbers its parameters. */
 export function spooledLogValues(log: SpooledLog | null): unknown[] {
@@ -45,7 +40,7 @@ export function markSpooledLogSql(input: {
   return `
     UPDATE email_logs l
        SET status = 'SENDING', error = NULL,
-           attempts = CASE WHEN ${p(1)}::int IS NULL THEN l.attempts ELSE GREATEST(l.attempts + 1, ${p(1)}::int) END,
+           attempts = ${countedAttemptsSql('l', `${p(1)}::int`)},
            sent_headers = CAST(${p(2)}::text AS jsonb),
            subject = COALESCE(${p(3)}::text, l.subject),
            html_body = COALESCE(${p(4)}::text, l.html_body),
