@@ -149,8 +149,8 @@ export async function seedAnotherTenant(world: SendWorld): Promise<{ tenantId: s
   }
 }
 
-/** Starts `svc daemon start` on the world's database and resolves once /health/ready answers 200. */
-export async function startChildDaemon(world: SendWorld, timeoutMs = 60_000, pollMs = 200): Promise<ChildDaemon> {
+/** Spawns `svc daemon start` on the world's database, without waiting for it (startChildDaemon waits). */
+export function spawnChildDaemon(world: SendWorld): ChildDaemon {
   const base = { ...process.env };
   delete base.DATABASE_URL;
   delete base.REDIS_URL;
@@ -169,21 +169,27 @@ export async function startChildDaemon(world: SendWorld, timeoutMs = 60_000, pol
       resolve(code);
     }),
   );
+  return { child, url: world.url, output: () => output, exit };
+}
+
+/** Starts `svc daemon start` on the world's database and resolves once /health/ready answers 200. */
+export async function startChildDaemon(world: SendWorld, timeoutMs = 60_000): Promise<ChildDaemon> {
+  const daemon = spawnChildDaemon(world);
   let exited = false;
-  void exit.then(() => (exited = true));
+  void daemon.exit.then(() => (exited = true));
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (exited) throw new Error(`the daemon exited before it was ready:\n${output}`);
+    if (exited) throw new Error(`the daemon exited before it was ready:\n${daemon.output()}`);
     if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the daemon was not ready within ${timeoutMs} ms:\n${output}`);
+      daemon.child.kill('SIGKILL');
+      throw new Error(`the daemon was not ready within ${timeoutMs} ms:\n${daemon.output()}`);
     }
     const status = await fetch(`${world.url}/health/ready`).then(
       (res) => res.status,
       () => 0,
     );
-    if (status === 200) return { child, url: world.url, output: () => output, exit };
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    if (status === 200) return daemon;
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
