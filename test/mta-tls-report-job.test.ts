@@ -93,7 +93,7 @@ test.after(async () => {
 async function count(sessions: TlsSession[]): Promise<void> {
   const statement = recordTlsCountsStatement(sessions);
   assert.ok(statement);
-  await ctx.db.sql.pool.query(statement.text, statement.values);
+  await ctx.db.sql.pool.query(statement.statement.text, statement.values);
 }
 
 const session = (policy: AppliedPolicy, host: string, failure: string | null, receivingIp?: string): TlsSession => ({

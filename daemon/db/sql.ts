@@ -16,6 +16,12 @@ export interface Statement {
   text: string;
 }
 
+/** A declared statement with the values of one run (for callers that run it in their transaction). */
+export interface BoundStatement {
+  statement: Statement;
+  values: unknown[];
+}
+
 /** A pool, or one checked-out client inside a transaction. */
 export type SqlRunner = pg.Pool | pg.ClientBase;
 
@@ -34,8 +40,36 @@ export function declare(name: string, text: string): Statement {
   return { name, text };
 }
 
+/**
+ * The startup options of every connection to a real PostgreSQL (this pool and Sequelize's,
+ * db/index.ts): a prepared statement is planned once per connection, with a generic plan. The
+ * declared statements are written so that their plan does not depend on their values. Under the
+ * default `plan_cache_mode` (auto) PostgreSQL planned those touching partitioned tables again at
+ * every execution, because a generic plan's estimate counts every partition and the custom plan
+ * always looked cheaper: 0.5–2 ms per execution (the spool's insert, the outcome statements), a
+ * fifth of the database's CPU in bench:mta (docs/mta.md). Statements Sequelize builds carry their
+ * values inline, with no parameters, so their plans do not change; the log searches are such.
+ */
+export const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan';
+
+/** Sequelize's transaction runs on one pg client: declared statements join it there. */
+export function clientOf(transaction: Transaction): pg.ClientBase {
+  return (transaction as unknown as { connection: pg.ClientBase }).connection;
+}
+
+/** Whether Sequelize's connections were opened with GENERIC_PLANS, i.e. to a real PostgreSQL (not PGlite). */
+function plansGenerically(sequelize: Sequelize): boolean {
+  const { options } = sequelize as unknown as { options: { dialectOptions?: { options?: string } } };
+  return options.dialectOptions?.options === GENERIC_PLANS;
+}
+
 export function createSql(url: string, options: { max: number; embedded: boolean }): Sql {
-  const pool = new pg.Pool({ connectionString: url, max: options.max, idleTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max,
+    idleTimeoutMillis: 10_000,
+    ...(options.embedded ? {} : { options: GENERIC_PLANS }),
+  });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const config = (statement: Statement, values: unknown[]): pg.QueryConfig =>
@@ -70,7 +104,9 @@ export function createSql(url: string, options: { max: number; embedded: boolean
 
 /**
  * Runs a declared statement through Sequelize (bind parameters, not replacements), for the callers
- * that hold a Sequelize transaction: the statement text is the same one plain-pg callers run.
+ * that hold a Sequelize transaction: the statement text is the same one plain-pg callers run. Inside
+ * a transaction on a real PostgreSQL it runs as the named prepared statement on the transaction's
+ * client, planned once per connection as on the plain pool (an unnamed one is planned at every run).
  */
 export async function sequelizeRows<T extends object>(
   sequelize: Sequelize,
@@ -78,6 +114,10 @@ export async function sequelizeRows<T extends object>(
   values: unknown[],
   transaction?: Transaction,
 ): Promise<T[]> {
+  if (transaction && plansGenerically(sequelize)) {
+    const config = { name: statement.name, text: statement.text, values };
+    return (await clientOf(transaction).query<T & pg.QueryResultRow>(config)).rows;
+  }
   return sequelize.query<T>(statement.text, {
     // Sequelize refuses an undefined bind value; SQL's is NULL.
     bind: values.map((value) => value ?? null),

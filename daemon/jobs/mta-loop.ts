@@ -6,7 +6,7 @@
 // event, webhook, suppression, pause). Woken by the transport target's NOTIFY; the poll is the net.
 // Shaping (mta/shaping.ts) decides after routing whether a row may go now and over which provider's
 // pool; a reply that matches a reaction rule (mta/reactions.ts) is recorded with its batch.
-import { QueryTypes } from 'sequelize';
+import { sequelizeRows, type BoundStatement } from '../db/sql.ts';
 import { recordDeliveryOutcomes, type DeliveryOutcome } from '../modules/emails/outcomes.ts';
 import type { TimelineRow } from '../modules/emails/sql/record-outcomes.ts';
 import type { RecipientResult } from '../mta/connection.ts';
@@ -242,22 +242,21 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const commit = async (batch: Array<Finished<SpooledRow, Attempted>>): Promise<void> => {
     const settlements = batch.map(({ outcome }) => outcome);
     const written = await sequelize.transaction(async (transaction) => {
-      const statement = recordSpoolStatement(
-        settlements.map((s) => s.spool),
-        workerId,
+      const run = <T extends object>(bound: BoundStatement) =>
+        sequelizeRows<T>(sequelize, bound.statement, bound.values, transaction);
+      const rows = await run<{ id: string }>(
+        recordSpoolStatement(
+          settlements.map((s) => s.spool),
+          workerId,
+        ),
       );
-      const rows = await sequelize.query<{ id: string }>(statement.text, {
-        bind: statement.values,
-        type: QueryTypes.SELECT,
-        transaction,
-      });
       const recorded = new Set(rows.map((row) => row.id));
       // TLS-RPT: every session happened, whoever holds the row now.
       const counts = recordTlsCountsStatement(settlements.flatMap((s) => s.tlsSessions ?? []));
-      if (counts) await sequelize.query(counts.text, { bind: counts.values, transaction });
+      if (counts) await run(counts);
       // Warm-up: sent is sent, whether or not this worker still held the row: every attempt's count goes in.
       const warmup = addCountsStatement(settlements.flatMap((s) => (s.source ? [s.source] : [])));
-      if (warmup) await sequelize.query(warmup.text, { bind: warmup.values, transaction });
+      if (warmup) await run(warmup);
       // Per provider per day (modules/deliverability): written once, last, for the whole batch.
       const tally = new DeliverabilityTally();
       const outcomes: DeliveryOutcome[] = [];

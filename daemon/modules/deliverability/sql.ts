@@ -1,21 +1,27 @@
 // The deliverability rollup's statements: a tally written in the caller's transaction, and the reads
 // behind GET /stats/deliverability. Every read is filtered by tenant.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import { declare, sequelizeRows } from '../../db/sql.ts';
 import type { DeliverabilityTally } from './tally.ts';
 import { wellKnownProviderOf } from './well-known-domains.ts';
 
 // Domains seen with the same provider within a day are not written again: the row is not locked on
 // every batch, only when it changes or ages.
-const LEARN_PROVIDERS = `
+const LEARN_PROVIDERS = declare(
+  'deliverability.learn-providers',
+  `
   INSERT INTO destination_providers (domain, provider)
   SELECT s.domain, s.provider FROM unnest($1::text[], $2::text[]) AS s(domain, provider)
    WHERE NOT EXISTS (SELECT 1 FROM destination_providers e
                       WHERE e.domain = s.domain AND e.provider = s.provider AND e.seen_at > now() - interval '1 day')
    ORDER BY s.domain
-  ON CONFLICT (domain) DO UPDATE SET provider = excluded.provider, seen_at = now()`;
+  ON CONFLICT (domain) DO UPDATE SET provider = excluded.provider, seen_at = now()`,
+);
 
 // One statement for the whole tally, rows in key order (see tally.ts for why).
-const ADD_COUNTS = `
+const ADD_COUNTS = declare(
+  'deliverability.add-counts',
+  `
   INSERT INTO deliverability_daily AS d (tenant_id, day, provider, delivered, deferred, bounced, complained)
   SELECT t.tenant_id, (now() AT TIME ZONE 'UTC')::date, COALESCE(t.provider, p.provider, t.known, 'default'),
          sum(t.delivered)::int, sum(t.deferred)::int, sum(t.bounced)::int, sum(t.complained)::int
@@ -28,7 +34,8 @@ const ADD_COUNTS = `
     delivered = d.delivered + excluded.delivered,
     deferred = d.deferred + excluded.deferred,
     bounced = d.bounced + excluded.bounced,
-    complained = d.complained + excluded.complained`;
+    complained = d.complained + excluded.complained`,
+);
 
 /** Writes the tally (and the providers it saw) in `transaction`; nothing when it is empty. */
 export async function flushDeliverability(
@@ -38,16 +45,15 @@ export async function flushDeliverability(
 ): Promise<void> {
   if (tally.providersSeen.size > 0) {
     const seen = [...tally.providersSeen].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    await sequelize.query(LEARN_PROVIDERS, {
-      bind: [seen.map(([domain]) => domain), seen.map(([, provider]) => provider)],
-      type: QueryTypes.INSERT,
-      transaction,
-    });
+    const values = [seen.map(([domain]) => domain), seen.map(([, provider]) => provider)];
+    await sequelizeRows(sequelize, LEARN_PROVIDERS, values, transaction);
   }
   const lines = tally.entries();
   if (lines.length === 0) return;
-  await sequelize.query(ADD_COUNTS, {
-    bind: [
+  await sequelizeRows(
+    sequelize,
+    ADD_COUNTS,
+    [
       lines.map((line) => line.tenantId),
       lines.map((line) => line.provider),
       lines.map((line) => line.domain),
@@ -57,9 +63,8 @@ export async function flushDeliverability(
       lines.map((line) => line.counts.bounced),
       lines.map((line) => line.counts.complained),
     ],
-    type: QueryTypes.INSERT,
     transaction,
-  });
+  );
 }
 
 export interface DeliverabilityRow {

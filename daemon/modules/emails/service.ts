@@ -26,6 +26,7 @@ import type { WorkerContext } from '../../queue/types.ts';
 import type { TenantContext } from '../../context.ts';
 import { ApiError, ConflictError, ForbiddenError, UnauthorizedError, UnprocessableError } from '../../errors.ts';
 import { removeJob, wakeQueueWithSql } from '../../queue/enqueue.ts';
+import { clientOf } from '../../db/sql.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
 import { domainAndParents, senderDomainOf } from '../domains/names.ts';
 import { suppressedAmong } from '../suppressions/service.ts';
@@ -326,11 +327,6 @@ async function decide(
     },
   };
   return { sends, insert, quota, body, rejected, suppressed: suppressedOfSingle, sync };
-}
-
-/** Sequelize's transaction runs on one pg client: the accept statement joins it there. */
-function clientOf(transaction: Transaction): pg.ClientBase {
-  return (transaction as unknown as { connection: pg.ClientBase }).connection;
 }
 
 /**

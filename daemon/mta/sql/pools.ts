@@ -1,7 +1,7 @@
 // The MTA loop's statements on IP pools (migrations 0370–0375, docs/mta.md "IP pools and warm-up"):
 // which pool a row leaves from, a pool's addresses and schedule with today's counts, and the batched
 // count upsert that goes into the loop's commit transaction.
-import { declare, type Sql } from '../../db/sql.ts';
+import { declare, type BoundStatement, type Sql } from '../../db/sql.ts';
 import type { WarmupSchedule } from '../../../shared/schemas/ip-pools.ts';
 
 /** NOTIFY channel of pool changes: every MTA loop drops what it cached of pools (mta/source-address.ts). */
@@ -103,7 +103,7 @@ export interface CountIncrement {
  * The count statement and its values, for the caller's transaction (the loop's batch commit). Adds
  * of one key are summed first: one upsert may not touch a row twice.
  */
-export function addCountsStatement(increments: CountIncrement[]): { text: string; values: unknown[] } | null {
+export function addCountsStatement(increments: CountIncrement[]): BoundStatement | null {
   const summed = new Map<string, CountIncrement>();
   for (const increment of increments) {
     if (increment.sent <= 0) continue;
@@ -114,7 +114,7 @@ export function addCountsStatement(increments: CountIncrement[]): { text: string
   if (summed.size === 0) return null;
   const rows = [...summed.values()];
   return {
-    text: ADD_COUNTS.text,
+    statement: ADD_COUNTS,
     values: [
       rows.map((r) => r.addressId),
       rows.map((r) => r.provider),

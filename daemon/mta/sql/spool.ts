@@ -1,7 +1,7 @@
 // The spool's statements (table mta_spool, migration 0330; docs/mta.md): the transport target's insert,
 // and the per-destination loop's claim, lease extension, give-back and batched outcome write. Declared
 // pg statements (daemon/db/sql.ts); the batch ones take parallel arrays through unnest.
-import { declare, type Sql } from '../../db/sql.ts';
+import { declare, type BoundStatement, type Sql } from '../../db/sql.ts';
 import { createGroupCommit, type GroupCommit } from '../../db/group-commit.ts';
 import type { SpooledMessageSource } from '../spooled-messages.ts';
 import { markSpooledLogSql, spooledLogValues, type SpooledLog } from '../../modules/emails/sql/spooled-log.ts';
@@ -336,9 +336,9 @@ export interface SpoolOutcome {
  * The record statement and its values, to run in the caller's transaction (outcomes go with it). It
  * answers the ids it recorded: rows whose lease another worker took meanwhile are not among them.
  */
-export function recordSpoolStatement(outcomes: SpoolOutcome[], owner: string): { text: string; values: unknown[] } {
+export function recordSpoolStatement(outcomes: SpoolOutcome[], owner: string): BoundStatement {
   return {
-    text: RECORD_SPOOL.text,
+    statement: RECORD_SPOOL,
     values: [
       outcomes.map((o) => o.id),
       outcomes.map((o) => o.state),

@@ -1,7 +1,7 @@
 // TLS-RPT's statements (tables tls_report_counts and tls_report_sends, migrations 0360–0361;
 // docs/mta.md): the MTA loop's batched count upsert, run in its commit's transaction, and the daily
 // job's claim of a (day, policy domain), its counts, the finish mark and the pruning.
-import { declare, type Sql } from '../../db/sql.ts';
+import { declare, type BoundStatement, type Sql } from '../../db/sql.ts';
 import type { TlsSession } from '../tls-report.ts';
 
 // Keys are sorted before the insert so that two workers upserting the same keys lock them in one order.
@@ -23,7 +23,7 @@ const RECORD_COUNTS = declare(
  * The count statement of a batch's TLS sessions, to run in the loop's commit transaction; null when
  * the batch had none. Sessions with the same key are summed here (an upsert may touch a row once).
  */
-export function recordTlsCountsStatement(sessions: TlsSession[]): { text: string; values: unknown[] } | null {
+export function recordTlsCountsStatement(sessions: TlsSession[]): BoundStatement | null {
   const summed = new Map<string, { key: string[]; sessions: number }>();
   for (const s of sessions) {
     const key = [
@@ -43,7 +43,7 @@ export function recordTlsCountsStatement(sessions: TlsSession[]): { text: string
   if (summed.size === 0) return null;
   const rows = [...summed.values()];
   return {
-    text: RECORD_COUNTS.text,
+    statement: RECORD_COUNTS,
     values: [...Array.from({ length: 7 }, (_, i) => rows.map((row) => row.key[i])), rows.map((row) => row.sessions)],
   };
 }
