@@ -41,7 +41,7 @@ test('outcomes without MX hosts: the domain the MTA saw, else a well-known consu
     const seen = new DeliverabilityTally();
     seen.sawProvider('corp.test', 'microsoft');
     seen.add(world.tenantId, 'delivered', ['a@corp.test', 'b@corp.test'], 'microsoft');
-    await flushDeliverability(ctx.db.sequelize, seen, transaction);
+    await flushDeliverability(await ctx.db.sql.inTransaction(transaction), seen);
   });
   await ctx.db.sequelize.transaction(async (transaction) => {
     const later = new DeliverabilityTally();
@@ -49,7 +49,7 @@ test('outcomes without MX hosts: the domain the MTA saw, else a well-known consu
     later.add(world.tenantId, 'bounced', ['x@gmail.com', 'y@GoogleMail.com'], null);
     later.add(world.tenantId, 'deferred', ['z@unknown.test'], null);
     later.add(world.tenantId, 'delivered', ['w@yahoo.com'], null);
-    await flushDeliverability(ctx.db.sequelize, later, transaction);
+    await flushDeliverability(await ctx.db.sql.inTransaction(transaction), later);
   });
   const rows = await ctx.db.sequelize.query(
     `SELECT provider, delivered, deferred, bounced, complained FROM deliverability_daily

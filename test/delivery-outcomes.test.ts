@@ -66,12 +66,11 @@ const deps = () => ({ sequelize: ctx.db.sequelize, config: ctx.config, secrets: 
 
 test("the MTA's batch path: SENT becomes DELIVERED; BOUNCED and COMPLAINED stay; every report is recorded", async () => {
   const ids = [await createLog('SENT'), await createLog('BOUNCED'), await createLog('COMPLAINED')];
-  await ctx.db.sequelize.transaction((transaction) =>
+  await ctx.db.sequelize.transaction(async (transaction) =>
     recordDeliveryOutcomes(
       deps(),
       { outcomes: ids.map(delivered), timeline: [], workerId: 'test-worker' },
-      transaction,
-      new DeliverabilityTally(),
+      { transaction, run: await ctx.db.sql.inTransaction(transaction), tally: new DeliverabilityTally() },
     ),
   );
   assert.equal(await stateOf(ids), [

@@ -19,7 +19,7 @@ test.after(() => rmSync(scratch, { recursive: true, force: true }));
 
 async function withEmbedded<T>(dataDir: string, run: (query: (sql: string) => Promise<any[]>) => Promise<T>) {
   const embedded = await startEmbeddedPostgres(dataDir, { templatePath });
-  const sequelize = connectSequelize(embedded.url, { poolMax: 1, embedded: true });
+  const sequelize = connectSequelize(embedded.url, 1);
   try {
     return await run((sql) => sequelize.query(sql, { type: QueryTypes.SELECT }));
   } finally {
@@ -55,7 +55,7 @@ test('an existing data directory opens as it is: its rows survive a start with a
     await query("INSERT INTO kept VALUES ('written after the first boot') RETURNING note");
   });
   const embedded = await startEmbeddedPostgres(dataDir, { templatePath });
-  const sequelize = connectSequelize(embedded.url, { poolMax: 1, embedded: true });
+  const sequelize = connectSequelize(embedded.url, 1);
   try {
     const rows = await sequelize.query<{ note: string }>('SELECT note FROM kept', { type: QueryTypes.SELECT });
     assert.equal(rows, [{ note: 'written after the first boot' }]);

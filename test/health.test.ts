@@ -71,7 +71,7 @@ test('/health/db: up, and 503 when the database is gone', async () => {
   assert.is(res.json().ok, true);
   assert.is(res.json().embedded, ctx.db.embedded);
 
-  const closed = connectSequelize(ctx.databaseUrl, { embedded: false });
+  const closed = connectSequelize(ctx.databaseUrl);
   await closed.close();
   await withApp(
     (deps) => ({ ...deps, db: { ...deps.db, sequelize: closed } }),

@@ -24,7 +24,7 @@ export async function makeEmbeddedTemplate(path = EMBEDDED_TEMPLATE_PATH): Promi
   try {
     const embedded = await startEmbeddedPostgres(scratch, { templatePath: null });
     try {
-      const sequelize = connectSequelize(embedded.url, { poolMax: 1, embedded: true });
+      const sequelize = connectSequelize(embedded.url, 1);
       try {
         await migrateUp(sequelize);
       } finally {

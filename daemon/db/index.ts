@@ -3,7 +3,7 @@
 import { Sequelize } from 'sequelize';
 import pg from 'pg';
 import { EMBEDDED_TEMPLATE_PATH, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.ts';
-import { createSql, GENERIC_PLANS, type Sql } from './sql.ts';
+import { createSql, type Sql } from './sql.ts';
 
 // Postgres bigint/numeric counts arrive as strings by default; every count we read fits a double.
 pg.types.setTypeParser(20, (value: string) => Number(value));
@@ -26,16 +26,14 @@ export interface OpenDatabaseOptions {
   logging?: (sql: string) => void;
 }
 
-/** `embedded`: the URL is PGlite's, which serves every client from one session (no GENERIC_PLANS there). */
 export function connectSequelize(
   url: string,
-  options: { poolMax?: number; logging?: false | ((sql: string) => void); embedded: boolean },
+  poolMax = 10,
+  logging: false | ((sql: string) => void) = false,
 ): Sequelize {
-  const { poolMax = 10, logging = false } = options;
   return new Sequelize(url, {
     dialect: 'postgres',
     dialectModule: pg,
-    ...(options.embedded ? {} : { dialectOptions: { options: GENERIC_PLANS } }),
     logging,
     pool: { max: poolMax, min: 0, idle: 10_000, acquire: 30_000 },
     define: { underscored: true, timestamps: true },
@@ -49,11 +47,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     embedded = await startEmbeddedPostgres(options.dataDir, { templatePath: EMBEDDED_TEMPLATE_PATH });
     url = embedded.url;
   }
-  const sequelize = connectSequelize(url, {
-    poolMax: options.poolMax,
-    logging: options.logging,
-    embedded: embedded !== null,
-  });
+  const sequelize = connectSequelize(url, options.poolMax ?? 10, options.logging ?? false);
   try {
     await sequelize.authenticate();
   } catch (error) {

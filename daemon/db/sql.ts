@@ -7,6 +7,9 @@
 // statement: PostgreSQL parses and plans it once per connection. The embedded PGlite serves every
 // client from ONE backend session, where a name prepared by one connection collides with the same
 // name prepared by another, so there statements run unnamed (parsed each time; still no Sequelize).
+//
+// Each is planned once per connection, generically (HOT_PATH_SETTINGS), on this pool's connections
+// and in the transactions that run declared statements on a Sequelize client (Sql.inTransaction).
 import pg from 'pg';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 
@@ -33,34 +36,41 @@ export interface Sql {
   count(statement: Statement, values: unknown[], runner?: SqlRunner): Promise<number>;
   /** BEGIN … COMMIT on one client; ROLLBACK and rethrow when `work` throws. */
   transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /**
+   * Declared statements in a Sequelize transaction, run as this pool runs them (named, planned once
+   * per connection with HOT_PATH_SETTINGS, which are set for the rest of the transaction).
+   */
+  inTransaction(transaction: Transaction): Promise<TransactionStatements>;
   close(): Promise<void>;
 }
+
+/** Runs declared statements in one transaction. */
+export type TransactionStatements = <T extends object>(statement: Statement, values: unknown[]) => Promise<T[]>;
 
 export function declare(name: string, text: string): Statement {
   return { name, text };
 }
 
 /**
- * The startup options of every connection to a real PostgreSQL (this pool and Sequelize's,
- * db/index.ts): a prepared statement is planned once per connection, with a generic plan. The
- * declared statements are written so that their plan does not depend on their values. Under the
- * default `plan_cache_mode` (auto) PostgreSQL planned those touching partitioned tables again at
- * every execution, because a generic plan's estimate counts every partition and the custom plan
- * always looked cheaper: 0.5–2 ms per execution (the spool's insert, the outcome statements), a
- * fifth of the database's CPU in bench:mta (docs/mta.md). Statements Sequelize builds carry their
- * values inline, with no parameters, so their plans do not change; the log searches are such.
+ * How declared statements are planned. Once per connection, generically: they are written so that
+ * their plan does not depend on their values, and under the default `plan_cache_mode` (auto)
+ * PostgreSQL planned those touching partitioned tables again at every execution (a generic plan's
+ * estimate counts every partition, so the custom plan always looked cheaper): 0.5–2 ms each time
+ * for the spool's insert and the outcome statements, a fifth of the database's CPU in bench:mta
+ * (docs/mta.md). A generic plan is kept for the connection's life with the statistics of the moment
+ * it was made, and a queue table or a new month's partition is empty at that moment: the plan would
+ * read it whole ever after (in bench:mta, 1,827 sequential scans read 7.7 M rows of email_logs and
+ * 3,068 read 4.6 M of jobs). Every declared statement reaches its rows through an index, so
+ * sequential scans are off where they run (the planner still scans where no index serves).
  */
-export const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan';
+export const HOT_PATH_SETTINGS = { plan_cache_mode: 'force_generic_plan', enable_seqscan: 'off' } as const;
+const SETTINGS = Object.entries(HOT_PATH_SETTINGS);
+const STARTUP_OPTIONS = SETTINGS.map(([name, value]) => `-c ${name}=${value}`).join(' ');
+const SET_LOCAL = SETTINGS.map(([name, value]) => `SET LOCAL ${name} = ${value}`).join('; ');
 
 /** Sequelize's transaction runs on one pg client: declared statements join it there. */
 export function clientOf(transaction: Transaction): pg.ClientBase {
   return (transaction as unknown as { connection: pg.ClientBase }).connection;
-}
-
-/** Whether Sequelize's connections were opened with GENERIC_PLANS, i.e. to a real PostgreSQL (not PGlite). */
-function plansGenerically(sequelize: Sequelize): boolean {
-  const { options } = sequelize as unknown as { options: { dialectOptions?: { options?: string } } };
-  return options.dialectOptions?.options === GENERIC_PLANS;
 }
 
 export function createSql(url: string, options: { max: number; embedded: boolean }): Sql {
@@ -68,17 +78,18 @@ export function createSql(url: string, options: { max: number; embedded: boolean
     connectionString: url,
     max: options.max,
     idleTimeoutMillis: 10_000,
-    ...(options.embedded ? {} : { options: GENERIC_PLANS }),
+    // PGlite's server takes no startup options: its statements run unnamed, planned each time anyway.
+    ...(options.embedded ? {} : { options: STARTUP_OPTIONS }),
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const config = (statement: Statement, values: unknown[]): pg.QueryConfig =>
     options.embedded ? { text: statement.text, values } : { name: statement.name, text: statement.text, values };
+  const rows = async <T extends pg.QueryResultRow>(statement: Statement, values: unknown[], runner: SqlRunner = pool) =>
+    (await runner.query<T>(config(statement, values))).rows;
   return {
     pool,
-    async rows<T extends pg.QueryResultRow>(statement: Statement, values: unknown[], runner: SqlRunner = pool) {
-      return (await runner.query<T>(config(statement, values))).rows;
-    },
+    rows,
     async count(statement, values, runner = pool) {
       return (await runner.query(config(statement, values))).rowCount ?? 0;
     },
@@ -98,15 +109,25 @@ export function createSql(url: string, options: { max: number; embedded: boolean
         client.release(broken);
       }
     },
+    async inTransaction(transaction) {
+      const client = clientOf(transaction);
+      await client.query(SET_LOCAL);
+      return <T extends object>(statement: Statement, values: unknown[]) =>
+        rows<T & pg.QueryResultRow>(statement, values, client);
+    },
     close: () => pool.end(),
   };
 }
 
+/** Declared statements through Sequelize in `transaction` (sequelizeRows): where no Sql is at hand. */
+export function sequelizeStatements(sequelize: Sequelize, transaction: Transaction): TransactionStatements {
+  return (statement, values) => sequelizeRows(sequelize, statement, values, transaction);
+}
+
 /**
  * Runs a declared statement through Sequelize (bind parameters, not replacements), for the callers
- * that hold a Sequelize transaction: the statement text is the same one plain-pg callers run. Inside
- * a transaction on a real PostgreSQL it runs as the named prepared statement on the transaction's
- * client, planned once per connection as on the plain pool (an unnamed one is planned at every run).
+ * that hold a Sequelize transaction: the statement text is the same one plain-pg callers run
+ * (unnamed: parsed and planned at every run; Sql.inTransaction runs them as the pool does).
  */
 export async function sequelizeRows<T extends object>(
   sequelize: Sequelize,
@@ -114,10 +135,6 @@ export async function sequelizeRows<T extends object>(
   values: unknown[],
   transaction?: Transaction,
 ): Promise<T[]> {
-  if (transaction && plansGenerically(sequelize)) {
-    const config = { name: statement.name, text: statement.text, values };
-    return (await clientOf(transaction).query<T & pg.QueryResultRow>(config)).rows;
-  }
   return sequelize.query<T>(statement.text, {
     // Sequelize refuses an undefined bind value; SQL's is NULL.
     bind: values.map((value) => value ?? null),

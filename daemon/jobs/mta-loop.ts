@@ -6,7 +6,7 @@
 // event, webhook, suppression, pause). Woken by the transport target's NOTIFY; the poll is the net.
 // Shaping (mta/shaping.ts) decides after routing whether a row may go now and over which provider's
 // pool; a reply that matches a reaction rule (mta/reactions.ts) is recorded with its batch.
-import { sequelizeRows, type BoundStatement } from '../db/sql.ts';
+import type { BoundStatement } from '../db/sql.ts';
 import { recordDeliveryOutcomes, type DeliveryOutcome } from '../modules/emails/outcomes.ts';
 import type { TimelineRow } from '../modules/emails/sql/record-outcomes.ts';
 import type { RecipientResult } from '../mta/connection.ts';
@@ -242,9 +242,9 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const commit = async (batch: Array<Finished<SpooledRow, Attempted>>): Promise<void> => {
     const settlements = batch.map(({ outcome }) => outcome);
     const written = await sequelize.transaction(async (transaction) => {
-      const run = <T extends object>(bound: BoundStatement) =>
-        sequelizeRows<T>(sequelize, bound.statement, bound.values, transaction);
-      const rows = await run<{ id: string }>(
+      const run = await sql.inTransaction(transaction);
+      const runBound = <T extends object>(bound: BoundStatement) => run<T>(bound.statement, bound.values);
+      const rows = await runBound<{ id: string }>(
         recordSpoolStatement(
           settlements.map((s) => s.spool),
           workerId,
@@ -253,10 +253,10 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       const recorded = new Set(rows.map((row) => row.id));
       // TLS-RPT: every session happened, whoever holds the row now.
       const counts = recordTlsCountsStatement(settlements.flatMap((s) => s.tlsSessions ?? []));
-      if (counts) await run(counts);
+      if (counts) await runBound(counts);
       // Warm-up: sent is sent, whether or not this worker still held the row: every attempt's count goes in.
       const warmup = addCountsStatement(settlements.flatMap((s) => (s.source ? [s.source] : [])));
-      if (warmup) await run(warmup);
+      if (warmup) await runBound(warmup);
       // Per provider per day (modules/deliverability): written once, last, for the whole batch.
       const tally = new DeliverabilityTally();
       const outcomes: DeliveryOutcome[] = [];
@@ -277,8 +277,8 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
           data: { recipients: deferral.recipients, response: deferral.response, retryAt: deferral.retryAt },
         });
       }
-      await recordDeliveryOutcomes(outcomeDeps, { outcomes, timeline, workerId }, transaction, tally);
-      await flushDeliverability(sequelize, tally, transaction);
+      await recordDeliveryOutcomes(outcomeDeps, { outcomes, timeline, workerId }, { transaction, run, tally });
+      await flushDeliverability(run, tally);
       return recorded.size;
     });
     sources.committed(settlements.flatMap((s) => (s.source ? [s.source] : [])));

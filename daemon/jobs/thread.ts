@@ -76,10 +76,9 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
 
   // A shared thread runs several loops, each up to `concurrency` jobs at once: size the pools for all.
   const connections = data.tuning.concurrency * data.loops + 2;
-  const embedded = data.config.databaseUrl === null;
-  const sequelize = connectSequelize(data.databaseUrl, { poolMax: connections, embedded });
+  const sequelize = connectSequelize(data.databaseUrl, connections);
   initModels(sequelize);
-  const sql = createSql(data.databaseUrl, { max: connections, embedded });
+  const sql = createSql(data.databaseUrl, { max: connections, embedded: data.config.databaseUrl === null });
   const secrets = {
     jwtSecret: data.secrets.jwtSecret,
     encryptionKey: Buffer.from(data.secrets.encryptionKey),
@@ -98,7 +97,7 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
   try {
     await sequelize.authenticate();
     port.postMessage({ type: 'ready' } satisfies ThreadMessage);
-    await body({ data, ctx, tuning: data.tuning, signal: stop.signal, embedded });
+    await body({ data, ctx, tuning: data.tuning, signal: stop.signal, embedded: data.config.databaseUrl === null });
     const released = await releaseJobs(sequelize, workerId);
     if (released > 0) log.warn({ released }, 'released the leases of jobs still running at shutdown');
     await closeMailResources(ctx);

@@ -1,7 +1,7 @@
 // The deliverability rollup's statements: a tally written in the caller's transaction, and the reads
 // behind GET /stats/deliverability. Every read is filtered by tenant.
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { declare, sequelizeRows } from '../../db/sql.ts';
+import { QueryTypes, type Sequelize } from 'sequelize';
+import { declare, type TransactionStatements } from '../../db/sql.ts';
 import type { DeliverabilityTally } from './tally.ts';
 import { wellKnownProviderOf } from './well-known-domains.ts';
 
@@ -38,22 +38,15 @@ const ADD_COUNTS = declare(
 );
 
 /** Writes the tally (and the providers it saw) in `transaction`; nothing when it is empty. */
-export async function flushDeliverability(
-  sequelize: Sequelize,
-  tally: DeliverabilityTally,
-  transaction: Transaction,
-): Promise<void> {
+export async function flushDeliverability(run: TransactionStatements, tally: DeliverabilityTally): Promise<void> {
   if (tally.providersSeen.size > 0) {
     const seen = [...tally.providersSeen].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const values = [seen.map(([domain]) => domain), seen.map(([, provider]) => provider)];
-    await sequelizeRows(sequelize, LEARN_PROVIDERS, values, transaction);
+    await run(LEARN_PROVIDERS, values);
   }
   const lines = tally.entries();
   if (lines.length === 0) return;
-  await sequelizeRows(
-    sequelize,
-    ADD_COUNTS,
-    [
+  await run(ADD_COUNTS, [
       lines.map((line) => line.tenantId),
       lines.map((line) => line.provider),
       lines.map((line) => line.domain),
@@ -62,9 +55,7 @@ export async function flushDeliverability(
       lines.map((line) => line.counts.deferred),
       lines.map((line) => line.counts.bounced),
       lines.map((line) => line.counts.complained),
-    ],
-    transaction,
-  );
+  ]);
 }
 
 export interface DeliverabilityRow {

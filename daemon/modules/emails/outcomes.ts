@@ -13,7 +13,7 @@ import {
   type LogOutcome,
 } from './sql/record-outcomes.ts';
 import { lockOutcomeLogs, type OutcomeLogRow } from './sql/lookups.ts';
-import { sequelizeRows } from '../../db/sql.ts';
+import { sequelizeStatements, type TransactionStatements } from '../../db/sql.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { buildWebhookPayload, WEBHOOK_MAX_ATTEMPTS } from '../webhooks/fan-out.ts';
 import { suppressAddress } from '../suppressions/service.ts';
@@ -296,7 +296,7 @@ export async function recordDeliveryOutcome(
     // Last in the transaction: the counter rows are locked for the shortest time (deliverability/tally.ts).
     const counts = tally ?? new DeliverabilityTally();
     countDeliveryOutcome(counts, outcome, recipients);
-    if (!tally) await flushDeliverability(sequelize, counts, tx);
+    if (!tally) await flushDeliverability(sequelizeStatements(sequelize, tx), counts);
     return { found: true, applied: recipients };
   };
   return transaction ? work(transaction) : sequelize.transaction(work);
@@ -313,12 +313,13 @@ export async function recordDeliveryOutcome(
 export async function recordDeliveryOutcomes(
   deps: OutcomeDeps,
   input: { outcomes: DeliveryOutcome[]; timeline: TimelineRow[]; workerId: string },
-  transaction: Transaction,
-  tally: DeliverabilityTally,
+  /** The caller's transaction, its declared statements (Sql.inTransaction), and the batch's tally. */
+  within: { transaction: Transaction; run: TransactionStatements; tally: DeliverabilityTally },
 ): Promise<void> {
+  const { transaction, run, tally } = within;
   const delivered = input.outcomes.filter((outcome) => outcome.type === 'delivered');
   const logs = new Map<string, OutcomeLogRow>();
-  for (const row of await lockOutcomeLogs(deps.sequelize, delivered, transaction)) logs.set(row.id, row);
+  for (const row of await lockOutcomeLogs(run, delivered)) logs.set(row.id, row);
   const statuses = new Map<string, LogOutcome>();
   const timeline: TimelineRow[] = [];
   const events: OutcomeEvent[] = [];
@@ -337,12 +338,7 @@ export async function recordDeliveryOutcomes(
   timeline.push(...input.timeline);
   if (timeline.length > 0 || statuses.size > 0) {
     const outcomes = { ...NO_JOBS, logs: [...statuses.values()], timeline, events };
-    await sequelizeRows(
-      deps.sequelize,
-      RECORD_OUTCOMES.statement,
-      recordOutcomesValues(input.workerId, outcomes),
-      transaction,
-    );
+    await run(RECORD_OUTCOMES.statement, recordOutcomesValues(input.workerId, outcomes));
   }
   for (const outcome of input.outcomes)
     if (outcome.type !== 'delivered') await recordDeliveryOutcome(deps, outcome, transaction, tally);

@@ -1,7 +1,7 @@
 // Reads of one email log by other modules (inbound mail and provider reports): the log a bounce, a
 // report or a VERP address names. Declared statements run through Sequelize (the callers' handle).
 import type { Sequelize, Transaction } from 'sequelize';
-import { declare, sequelizeRows } from '../../../db/sql.ts';
+import { declare, sequelizeRows, type TransactionStatements } from '../../../db/sql.ts';
 
 const RECIPIENTS_OF_LOG = declare(
   'emails.recipients-of-log',
@@ -91,15 +91,9 @@ const OUTCOME_LOGS_FOR_UPDATE = declare(
 
 /** The logs named by (id, tenant) pairs, locked for the caller's transaction; a pair with no log is left out. */
 export async function lockOutcomeLogs(
-  sequelize: Sequelize,
+  run: TransactionStatements,
   owners: { emailId: string; tenantId: string }[],
-  transaction: Transaction,
 ): Promise<OutcomeLogRow[]> {
   if (owners.length === 0) return [];
-  return sequelizeRows<OutcomeLogRow>(
-    sequelize,
-    OUTCOME_LOGS_FOR_UPDATE,
-    [owners.map((o) => o.emailId), owners.map((o) => o.tenantId)],
-    transaction,
-  );
+  return run<OutcomeLogRow>(OUTCOME_LOGS_FOR_UPDATE, [owners.map((o) => o.emailId), owners.map((o) => o.tenantId)]);
 }
