@@ -47,14 +47,14 @@ export async function flushDeliverability(run: TransactionStatements, tally: Del
   const lines = tally.entries();
   if (lines.length === 0) return;
   await run(ADD_COUNTS, [
-      lines.map((line) => line.tenantId),
-      lines.map((line) => line.provider),
-      lines.map((line) => line.domain),
-      lines.map((line) => (line.provider ? null : wellKnownProviderOf(line.domain))),
-      lines.map((line) => line.counts.delivered),
-      lines.map((line) => line.counts.deferred),
-      lines.map((line) => line.counts.bounced),
-      lines.map((line) => line.counts.complained),
+    lines.map((line) => line.tenantId),
+    lines.map((line) => line.provider),
+    lines.map((line) => line.domain),
+    lines.map((line) => (line.provider ? null : wellKnownProviderOf(line.domain))),
+    lines.map((line) => line.counts.delivered),
+    lines.map((line) => line.counts.deferred),
+    lines.map((line) => line.counts.bounced),
+    lines.map((line) => line.counts.complained),
   ]);
 }
 
