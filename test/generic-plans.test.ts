@@ -9,7 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type pg from 'pg';
 import { QueryTypes, type Transaction } from 'sequelize';
-import { declare } from '../daemon/db/sql.ts';
+import { clientOf, declare } from '../daemon/db/sql.ts';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 
 let ctx: TestContext;
@@ -79,7 +79,7 @@ test('in a Sequelize transaction, Sql.inTransaction runs the named statement gen
   let client: pg.ClientBase | null = null;
   const seen = await sequelize.transaction(async (transaction: Transaction) => {
     const run = await ctx.db.sql.inTransaction(transaction);
-    client = (transaction as unknown as { connection: pg.ClientBase }).connection;
+    client = clientOf(transaction);
     const answers: number[] = [];
     for (const days of [1, 30, 365])
       answers.push((await run<{ n: number }>(LOGS_OF_TENANT, [TENANT, daysAgo(days)]))[0].n);

@@ -1,5 +1,6 @@
 // Reads of one email log by other modules (inbound mail and provider reports): the log a bounce, a
-// report or a VERP address names. Declared statements run through Sequelize (the callers' handle).
+// report or a VERP address names. Declared statements run through Sequelize (the callers' handle), or, for the
+// MTA's batch commit, through the runner its transaction was given (Sql.inTransaction).
 import type { Sequelize, Transaction } from 'sequelize';
 import { declare, sequelizeRows, type TransactionStatements } from '../../../db/sql.ts';
 
