@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { QueryTypes } from 'sequelize';
 import { createSql, type Sql } from '../daemon/db/sql.ts';
 import type { Database } from '../daemon/db/index.ts';
-import { DEFAULT_PROVIDERS } from '../daemon/mta/providers.ts';
+import { DEFAULT_PROVIDERS, type ProviderShape } from '../daemon/mta/providers.ts';
 import { saveProviderRule } from '../daemon/mta/sql/providers.ts';
 import { listActiveReactions } from '../daemon/mta/sql/reactions.ts';
 import { setTenantThrottle } from '../daemon/mta/sql/throttles.ts';
@@ -147,6 +147,14 @@ function gaps(times: number[]): number[] {
 
 const shipped = (key: string) => DEFAULT_PROVIDERS.find((provider) => provider.key === key)!;
 
+/** Saves a provider's rule and waits until the daemon's loop says it uses it (NOTIFY, then a reload). */
+async function editProvider(rule: ProviderShape): Promise<void> {
+  const said = () => daemon.output().split(`"providers":["${rule.key}"]`).length - 1;
+  const before = said();
+  await saveProviderRule(sql, rule);
+  await waitFor(`the loop's reload of ${rule.key}`, () => said() > before);
+}
+
 test('Google: three destinations share 5 connections at most, 50 messages per connection at most', async () => {
   const addresses = Array.from({ length: 120 }, (_, i) => `u${i}@g${1 + (i % 3)}.test`);
   await sendAll(addresses);
@@ -160,7 +168,7 @@ test('Google: three destinations share 5 connections at most, 50 messages per co
 });
 
 test("an admin's edit reaches the loop: 1 connection, 20 messages per connection", async () => {
-  await saveProviderRule(sql, { ...shipped('google'), maxConnections: 1, maxMessagesPerConnection: 20 });
+  await editProvider({ ...shipped('google'), maxConnections: 1, maxMessagesPerConnection: 20 });
   await sendAll(Array.from({ length: 45 }, (_, i) => `v${i}@g4.test`));
   await waitFor('45 messages at the second Google MX host', () => googleAlt.messages.length === 45, {
     timeoutMs: 60_000,
@@ -169,7 +177,7 @@ test("an admin's edit reaches the loop: 1 connection, 20 messages per connection
   const counts = perConnection(googleAlt.messages);
   assert.ok(Math.max(...counts) <= 20, JSON.stringify(counts));
   assert.ok(counts.length >= 3, JSON.stringify(counts));
-  await saveProviderRule(sql, shipped('google'));
+  await editProvider(shipped('google'));
 });
 
 test('Gmail 421 4.7.28 suspends Google: no connection during the suspension, rows released without an attempt', async () => {
@@ -240,7 +248,7 @@ test('Gmail 421 4.7.28 suspends Google: no connection during the suspension, row
 });
 
 test("Yahoo TSS04 halves Yahoo's rate for the rule's 30 minutes", async () => {
-  await saveProviderRule(sql, { ...shipped('yahoo'), messagesPerMinute: 60 });
+  await editProvider({ ...shipped('yahoo'), messagesPerMinute: 60 });
   await send('tss04@y1.test');
   await waitFor(
     'the slow-down of yahoo',

@@ -85,6 +85,22 @@ export interface ShaperOptions {
 const shipped = (): ProviderRule[] =>
   DEFAULT_PROVIDERS.map((provider) => ({ ...provider, origin: 'shipped', updatedAt: null }));
 
+/** Keys of the providers whose rule differs between two reads (added, edited or removed). */
+function changedProviders(before: readonly ProviderRule[], after: readonly ProviderRule[]): string[] {
+  const shape = (rule: ProviderRule) =>
+    JSON.stringify([
+      rule.label,
+      rule.mxPatterns,
+      rule.maxConnections,
+      rule.maxMessagesPerConnection,
+      rule.messagesPerMinute,
+    ]);
+  const old = new Map(before.map((rule) => [rule.key, shape(rule)]));
+  const changed = after.filter((rule) => old.get(rule.key) !== shape(rule)).map((rule) => rule.key);
+  const kept = new Set(after.map((rule) => rule.key));
+  return [...changed, ...before.filter((rule) => !kept.has(rule.key)).map((rule) => rule.key)];
+}
+
 export class Shaper {
   private providers: ProviderRule[] = shipped();
   private rules: ReactionRule[] = [];
@@ -114,7 +130,11 @@ export class Shaper {
         loadPausedTenants(sql),
         liveWorkerNodes(sql, NODE_SEEN_WITHIN_MS),
       ]);
+      const changed = changedProviders(this.providers, providers);
       this.providers = providers;
+      // Says on which node an admin's edit took effect, and when (the loop reads it at its next claim).
+      if (changed.length > 0)
+        log.info({ providers: changed }, 'provider shaping rules changed; the loop uses them now');
       this.rules = rules;
       this.suspensions = suspensions;
       this.throttles = new Map(throttles.map((throttle) => [throttle.tenantId, throttle]));
