@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { App, AppDeps, ModuleDeps } from './app-types.ts';
 import errorsPlugin, { sendError } from './plugins/errors.ts';
 import finiteNumbersPlugin from './plugins/finite-numbers.ts';
-import jsonDepthPlugin from './plugins/json-depth.ts';
+import jsonBodyPlugin from './plugins/json-body.ts';
 import { ApiError } from './errors.ts';
 import authPlugin from './plugins/auth.ts';
 import rateLimitPlugin from './plugins/rate-limit.ts';
@@ -157,7 +157,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   app.removeContentTypeParser('text/plain');
   await app.register(errorsPlugin);
   await app.register(finiteNumbersPlugin);
-  await app.register(jsonDepthPlugin);
+  await app.register(jsonBodyPlugin);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

@@ -76,7 +76,7 @@ export type QueueName = (typeof QUEUES)[number];
 export const MAX_RECIPIENTS_PER_SEND = 50;
 export const MAX_BATCH_RECIPIENTS = 100;
 export const MAX_BODY_BYTES = 1024 * 1024;
-/** Deepest nesting of objects and arrays a JSON body may have (daemon/plugins/json-depth.ts). */
+/** Deepest nesting of objects and arrays a JSON body may have (daemon/plugins/json-body.ts). */
 export const MAX_JSON_DEPTH = 32;
 export const USER_AGENT_LABEL = 'svc-webhooks/1.0';
 export const TENANT_HEADER = 'x-tenant-id';

@@ -272,6 +272,50 @@ const CASES: Case[] = [
       assert.is(body.details[0].field, field);
     },
   })),
+  ...[
+    [
+      'U+0000 in a body',
+      '/emails/send',
+      '{"from":"a@acme.test","to":"b@example.test","subject":"s","textBody":"a\\u0000b"}',
+      'textBody',
+      /U\+0000/,
+    ],
+    [
+      'an unpaired surrogate in a subject',
+      '/emails/send',
+      '{"from":"a@acme.test","to":"b@example.test","subject":"x\\ud800","textBody":"t"}',
+      'subject',
+      /unpaired UTF-16 surrogate/,
+    ],
+    [
+      'U+0000 in a metadata key',
+      '/emails/send',
+      '{"from":"a@acme.test","to":"b@example.test","subject":"s","textBody":"t","metadata":{"k\\u0000":"v"}}',
+      'metadata.k\u0000',
+      /U\+0000/,
+    ],
+    [
+      'a low surrogate alone in a batch entry',
+      '/emails/batch',
+      '{"emails":[{"from":"a@acme.test","to":"b@example.test","subject":"s","htmlBody":"<p>\\udc00</p>"}]}',
+      'emails[0].htmlBody',
+      /unpaired/,
+    ],
+  ].map(([what, url, payload, field, message]): Case => ({
+    name: `${what as string}: text PostgreSQL cannot store`,
+    request: () => ({
+      method: 'POST',
+      url: url as string,
+      headers: { ...world.asKey, ...json },
+      payload: payload as string,
+    }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    check: (body) => {
+      assert.match(body.message, message as RegExp);
+      assert.is(body.details[0].field, field);
+    },
+  })),
   ...['/contacts', '/campaigns'].flatMap((path) =>
     ['1e308', '99999999999999999999', '1000001', '0'].map((page): Case => ({
       name: `GET ${path}?page=${page}`,
