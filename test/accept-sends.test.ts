@@ -128,6 +128,33 @@ for (const [name, deps] of [
   });
 }
 
+test('a batch keeps each body as sent: multibyte, long and absent bodies, each on its own log', async () => {
+  const as = await tenant(10);
+  const bodies = [
+    { htmlBody: '<p>Grüße — 日本語 🎉</p>', textBody: 'Grüße — 日本語 🎉' },
+    { htmlBody: '<p>only html</p>' },
+    { textBody: 'only text, ünïcödé' },
+    { htmlBody: 'x'.repeat(70_000) + 'é', textBody: '\r\nline\nend ' },
+  ];
+  const answer = await acceptSends(plainDeps(), as, {
+    sends: bodies.map((body, i) =>
+      normalizeSend({ from: 'app@acme.test', to: `body${i}@example.test`, subject: 'Bodies', ...body }),
+    ),
+    shape: 'batch',
+  });
+  assert.is(answer.accepted.length, 4);
+  const rows = await ctx.db.sequelize.query<{ id: string; html: string | null; text: string | null }>(
+    'SELECT id, html_body AS html, text_body AS text FROM email_logs WHERE id IN (:ids)',
+    { replacements: { ids: answer.accepted.map((a) => a.id) }, type: QueryTypes.SELECT },
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  answer.accepted.forEach((accepted, i) => {
+    const row = byId.get(accepted.id)!;
+    assert.is(row.html, bodies[i].htmlBody ?? null, `html of send ${i}`);
+    assert.is(row.text, bodies[i].textBody ?? null, `text of send ${i}`);
+  });
+});
+
 test('the simple-mailbox shortcut reads every address exactly as the address parser does', () => {
   const inputs = [
     'reader@example.test',

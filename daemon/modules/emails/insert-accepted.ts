@@ -56,33 +56,59 @@ export interface InsertOutcome {
   used: number | null;
 }
 
-/** The sends as the statement's jsonb rows (tracking left null where the send says nothing: the tenant's default applies). */
-function rowsOf(sends: AcceptedSend[]) {
-  return sends.map(({ request: r, id, messageId }) => ({
-    id,
-    project_id: r.projectId,
-    message_id: messageId,
-    from_address: r.from,
-    to_addresses: r.to,
-    cc_addresses: r.cc,
-    bcc_addresses: r.bcc,
-    reply_to: r.replyTo,
-    subject: r.subject,
-    html_body: r.htmlBody,
-    text_body: r.textBody,
-    template_version_id: r.templateVersionId,
-    data: r.data,
-    locale: r.locale,
-    headers: r.headers,
-    tags: r.tags,
-    metadata: r.metadata,
-    attachments: r.attachments,
-    track_opens: r.trackOpens ?? null,
-    track_clicks: r.trackClicks ?? null,
-    resent_from: r.resentFrom ?? null,
-    scheduled_email_id: r.scheduledEmailId ?? null,
-  }));
+/**
+ * The sends as the statement's jsonb rows (tracking left null where the send says nothing: the
+ * tenant's default applies) and their bodies, apart: every HTML and text body one after the other in
+ * one buffer, sent as a binary bytea parameter, each row naming its bodies' byte ranges. Inside the
+ * jsonb, 100 KB bodies cost JSON.stringify on the API node and PostgreSQL's JSON lexer a character at
+ * a time (in bench:mta's accept, 43 % of the accepting backend's CPU and as much of the API node's);
+ * as bytes they are copied once and checked as UTF-8.
+ */
+function rowsOf(sends: AcceptedSend[]): { rows: string; bodies: Buffer } {
+  let size = 0;
+  for (const { request } of sends) size += byteLengthOf(request.htmlBody) + byteLengthOf(request.textBody);
+  const bodies = Buffer.allocUnsafe(size);
+  let at = 0;
+  const place = (body: string | null) => {
+    if (body === null) return { at: null, length: null };
+    const range = { at, length: bodies.write(body, at, 'utf8') };
+    at += range.length;
+    return range;
+  };
+  const rows = sends.map(({ request: r, id, messageId }) => {
+    const html = place(r.htmlBody);
+    const text = place(r.textBody);
+    return {
+      id,
+      project_id: r.projectId,
+      message_id: messageId,
+      from_address: r.from,
+      to_addresses: r.to,
+      cc_addresses: r.cc,
+      bcc_addresses: r.bcc,
+      reply_to: r.replyTo,
+      subject: r.subject,
+      html_at: html.at,
+      html_length: html.length,
+      text_at: text.at,
+      text_length: text.length,
+      template_version_id: r.templateVersionId,
+      data: r.data,
+      locale: r.locale,
+      headers: r.headers,
+      tags: r.tags,
+      metadata: r.metadata,
+      attachments: r.attachments,
+      track_opens: r.trackOpens ?? null,
+      track_clicks: r.trackClicks ?? null,
+      resent_from: r.resentFrom ?? null,
+      scheduled_email_id: r.scheduledEmailId ?? null,
+    };
+  });
+  return { rows: JSON.stringify(rows), bodies };
 }
+
+const byteLengthOf = (body: string | null) => (body === null ? 0 : Buffer.byteLength(body, 'utf8'));
 
 /**
  * Writes the sends (see the header) on the pool, or on `client` inside a transaction. The caller
@@ -96,13 +122,14 @@ export async function insertAcceptedSends(
 ): Promise<InsertOutcome> {
   if (sends.length === 0) return { fresh: true, inserted: 0, used: null };
   const recipients = [...new Set(sends.flatMap(({ request }) => recipientsOf(request)))];
+  const { rows, bodies } = rowsOf(sends);
   const [row] = await sql.rows<InsertOutcome>(
     INSERT_ACCEPTED,
     [
       options.tenantId,
       options.apiKeyId,
       options.testMode,
-      JSON.stringify(rowsOf(sends)),
+      rows,
       options.counted,
       options.quotaCap,
       options.cycleStart,
@@ -116,6 +143,7 @@ export async function insertAcceptedSends(
       recipients,
       new Date(),
       options.expected.checkKey,
+      bodies,
     ],
     client,
   );

@@ -34,9 +34,13 @@ export function insertQueuedLogsSql(
   )`;
 }
 
-/** The accepted sends' rows, as the accept statement reads them from its jsonb parameter ($4). */
+/**
+ * The accepted sends' rows, as the accept statement reads them from its jsonb parameter ($4); each
+ * body is a byte range (0-based start, length; null: no body) of the bodies parameter ($18, bytea).
+ */
 const ROW_COLUMNS = `id uuid, project_id uuid, message_id text, from_address text, to_addresses text[], cc_addresses text[],
-  bcc_addresses text[], reply_to text[], subject text, html_body text, text_body text, template_version_id uuid, data jsonb,
+  bcc_addresses text[], reply_to text[], subject text, html_at int, html_length int, text_at int, text_length int,
+  template_version_id uuid, data jsonb,
   locale text, headers jsonb, tags text[], metadata jsonb, attachments jsonb, track_opens boolean, track_clicks boolean,
   resent_from uuid, scheduled_email_id uuid`;
 
@@ -51,7 +55,7 @@ const ROW_COLUMNS = `id uuid, project_id uuid, message_id text, from_address tex
 // $1 tenant, $2 api key, $3 test mode, $4 the rows (jsonb, ROW_COLUMNS), $5 sends counted, $6 quota
 // cap, $7 cycle start, $8 job run time, $9 max attempts, $10 job key prefix, $11–$14 and $17 the
 // tenant state the caller expects (plan, limit, cycle start, sender domains, whether to check the key),
-// $15 recipients (none suppressed), $16 the logs' created_at.
+// $15 recipients (none suppressed), $16 the logs' created_at, $18 the bodies (UTF-8, one after the other).
 export const INSERT_ACCEPTED = declare(
   'emails.insert-accepted',
   `
@@ -75,7 +79,10 @@ export const INSERT_ACCEPTED = declare(
      WHERE $5::int = 0 OR EXISTS (SELECT 1 FROM reserved)
   ), new_logs AS (
     SELECT id, $1::uuid AS tenant_id, $2::uuid AS api_key_id, project_id, message_id, from_address, to_addresses, cc_addresses,
-      bcc_addresses, reply_to, subject, html_body, text_body, template_version_id, data, locale, headers, tags, metadata,
+      bcc_addresses, reply_to, subject,
+      convert_from(substring($18::bytea FROM html_at + 1 FOR html_length), 'UTF8') AS html_body,
+      convert_from(substring($18::bytea FROM text_at + 1 FOR text_length), 'UTF8') AS text_body,
+      template_version_id, data, locale, headers, tags, metadata,
       attachments, COALESCE(track_opens, tenant_opens, false) AS track_opens, COALESCE(track_clicks, tenant_clicks, false) AS track_clicks,
       $3::boolean AS test_mode, resent_from, scheduled_email_id, $16::timestamptz AS created_at
       FROM input
