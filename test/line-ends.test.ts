@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import LeWindows from 'nodemailer/lib/mime-node/le-windows';
 import { MailTransports } from '../daemon/mail/transport.ts';
-import { withCrlfLineEnds } from '../daemon/mail/line-ends.ts';
+import { lineEndsOf, withCrlfLineEnds } from '../daemon/mail/line-ends.ts';
 import { chunkedBytes } from './helpers/chunks.ts';
 import { builtByNodemailer, fixedSignedMessage } from './helpers/fixed-message.ts';
 
@@ -53,6 +53,23 @@ test('cases by hand: a leading LF, CRLF kept, lone CR kept, nothing to do', () =
   for (const [input, expected] of cases) {
     assert.is(withCrlfLineEnds(Buffer.from(input, 'latin1')).toString('latin1'), expected, JSON.stringify(input));
   }
+});
+
+test('lineEndsOf: bare LFs and whitespace before a line end, as the RegExps it stands in for find them', () => {
+  const cases = ['', 'a', 'a\r\nb\r\n', '\n', 'a\nb', 'a \r\nb', 'a\t\n', 'a\r\r\n', ' \r\r\n', 'x\r\n \n', '\r\n\t'];
+  for (const text of cases)
+    assert.equal(
+      lineEndsOf(text),
+      { bareLf: /(?<!\r)\n/.test(text), whitespaceBefore: /[ \t]\r?\n/.test(text) },
+      JSON.stringify(text),
+    );
+  fc.assert(
+    fc.property(fc.string({ unit: fc.constantFrom('a', ' ', '\t', '\r', '\n') }), (text) => {
+      const ends = lineEndsOf(text);
+      return ends.bareLf === /(?<!\r)\n/.test(text) && ends.whitespaceBefore === /[ \t]\r?\n/.test(text);
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 test('MailTransports.build: the same signed message as nodemailer’s newline: windows', async () => {

@@ -14,6 +14,7 @@
 // this on a sample body, and throws at startup (mail/transport.ts) if not, rather than sign wrongly.
 import type { Hash } from 'node:crypto';
 import RelaxedBody from 'nodemailer/lib/dkim/relaxed-body';
+import { lineEndsOf } from './line-ends.ts';
 
 const LF = 0x0a;
 const SPACE = 0x20;
@@ -25,9 +26,7 @@ const TAB = 0x09;
  * inside a line is tried once, not once from each of its characters.
  */
 const WHITESPACE_AND_LINE_END = /(?<![ \t])[ \t]*\r?\n/g;
-/** Whitespace right before a line end: rare in a MIME body (quoted-printable escapes it). */
-const WHITESPACE_BEFORE_LINE_END = /[ \t]\r?\n/;
-/** Without it, line ends alone change: an LF without a CR before it becomes CRLF (fewer matches). */
+/** Without whitespace before line ends, line ends alone change: an LF without a CR before it becomes CRLF. */
 const BARE_LF = /(?<!\r)\n/g;
 /** A run of whitespace inside a line becomes one space. */
 const WHITESPACE_RUN = /[ \t]{2,}|\t/g;
@@ -58,8 +57,15 @@ export class RelaxedBodyHasher {
       : chunk.subarray(0, lastLf + 1);
     this.unfinishedLine = lastLf + 1 < chunk.length ? [chunk.subarray(lastLf + 1)] : [];
     const text = lines.toString('latin1');
-    const lineEnds = WHITESPACE_BEFORE_LINE_END.test(text) ? WHITESPACE_AND_LINE_END : BARE_LF;
-    this.hashLines(text.replace(lineEnds, '\r\n').replace(WHITESPACE_RUN, ' '));
+    // Whitespace before a line end is rare in a MIME body (quoted-printable escapes it) and so is a bare
+    // LF: one walk over the line ends (line-ends.ts) says which replace, if any, is needed.
+    const ends = lineEndsOf(text);
+    const canonicalEnds = ends.whitespaceBefore
+      ? text.replace(WHITESPACE_AND_LINE_END, '\r\n')
+      : ends.bareLf
+        ? text.replace(BARE_LF, '\r\n')
+        : text;
+    this.hashLines(canonicalEnds.replace(WHITESPACE_RUN, ' '));
   }
 
   /** The end of the body: its last line, if it has content and no line end, is hashed with one. */
