@@ -7,7 +7,6 @@ import type Mail from 'nodemailer/lib/mailer';
 import { convert as htmlToText } from 'html-to-text';
 import { signLinkToken } from './link-tokens.ts';
 import { applyTracking } from './tracking.ts';
-import { isPrintableAscii } from './encoded-parts.ts';
 import { UNSUBSCRIBE_MAILBOX } from './addresses.ts';
 import type { DkimSigningOptions } from '../modules/domains/signing.ts';
 import { bareAddress } from '../modules/emails/validate.ts';
@@ -163,6 +162,8 @@ export function composeMessage(email: ComposableEmail, options: ComposeOptions):
   return { message, headers: { ...headers, 'Message-ID': email.messageId, Subject: email.subject }, html, text };
 }
 
+/** Printable ASCII, tab, CR and LF only: what nodemailer counts as neither binary nor 8-bit. */
+const PRINTABLE_ASCII = /^[\t\n\r\x20-\x7e]*$/;
 const LATIN_LETTER = /[A-Za-z]/;
 const HEADER_TEXT = /^[\x20-\x7e]*$/;
 
@@ -196,7 +197,7 @@ export function choosesQuotedPrintable(message: Mail.Options): boolean {
   ];
   return (
     bodies.length > 0 &&
-    bodies.every((body) => isPrintableAscii(body) && LATIN_LETTER.test(body)) &&
+    bodies.every((body) => PRINTABLE_ASCII.test(body) && LATIN_LETTER.test(body)) &&
     headers.every(headerNeedsNoEncoding)
   );
 }

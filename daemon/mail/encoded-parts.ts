@@ -21,24 +21,6 @@ const NOT_LATIN_LETTER_RUNS = /[^A-Za-z]+/g;
 const PRINTABLE_ASCII = /^[\t\n\r\x20-\x7e]*$/;
 
 /**
- * The last bodies scanned and the answers. A send asks about each body twice (compose.ts choosing the
- * transfer encoding, then encodedPart here) and the scan of a 100 KB body costs ~55 µs; the second
- * question is about the same string, which `===` finds by identity before comparing any character.
- */
-const recentlyScanned: Array<{ text: string; printable: boolean }> = [];
-const SCANS_REMEMBERED = 2;
-
-/** Whether `text` is TAB, LF, CR and printable ASCII only (nodemailer's plain text, nothing to escape but `=`). */
-export function isPrintableAscii(text: string): boolean {
-  const known = recentlyScanned.find((scan) => scan.text === text);
-  if (known) return known.printable;
-  const printable = PRINTABLE_ASCII.test(text);
-  recentlyScanned.unshift({ text, printable });
-  recentlyScanned.length = Math.min(recentlyScanned.length, SCANS_REMEMBERED);
-  return printable;
-}
-
-/**
  * The Content-Transfer-Encoding nodemailer's mime-node gives a text part whose content is the string
  * `content`, not empty (getTransferEncoding, with no encoding asked for the part): 7bit for plain text
  * (mime-funcs isPlainText, `plainText` here) in lines of 76 at most, else the message's `textEncoding`,
@@ -76,7 +58,7 @@ function encodedPart(
   textEncoding: string | undefined,
 ): Mail.AttachmentLike | null {
   // Printable ASCII is plain text (isPlainText allows a little more: DEL), told by one scan for both.
-  const printableAscii = isPrintableAscii(content);
+  const printableAscii = PRINTABLE_ASCII.test(content);
   const plainText = printableAscii || isPlainText(content);
   if (chooseTransferEncoding(content, textEncoding, plainText) !== 'quoted-printable') return null;
   const part = {
