@@ -295,10 +295,10 @@ const CASES: Case[] = [
       /U\+0000/,
     ],
     [
-      'a low surrogate alone in a batch entry',
+      'a low surrogate alone in a batch’s HTML',
       '/emails/batch',
-      '{"emails":[{"from":"a@acme.test","to":"b@example.test","subject":"s","htmlBody":"<p>\\udc00</p>"}]}',
-      'emails[0].htmlBody',
+      '{"from":"a@acme.test","subject":"s","htmlBody":"<p>\\udc00</p>","recipients":[{"to":"ok@example.test"},{"to":"b@example.test"}]}',
+      'htmlBody',
       /unpaired/,
     ],
   ].map(([what, url, payload, field, message]): Case => ({
@@ -373,8 +373,12 @@ for (const c of CASES) {
 }
 
 test('nothing in the table changed the database', async () => {
-  const [rows] = await ctx.db.sequelize.query(`SELECT count(*)::int AS n FROM tenants`);
-  assert.is((rows as Array<{ n: number }>)[0].n, 1);
+  const [rows] = await ctx.db.sequelize.query(
+    `SELECT (SELECT count(*) FROM tenants)::int AS tenants, (SELECT count(*) FROM email_logs)::int AS logs,
+            (SELECT count(*) FROM jobs WHERE queue = 'send')::int AS sends`,
+  );
+  // No send of the table was written, not even a batch's valid entries beside a refused one.
+  assert.equal((rows as Array<Record<string, number>>)[0], { tenants: 1, logs: 0, sends: 0 });
 });
 
 test('the daemon still answers after the whole table', async () => {
