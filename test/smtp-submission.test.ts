@@ -305,6 +305,33 @@ test('a suppressed recipient, an unverified From and an over-quota tenant: the r
   await runJobs(ctx, 'send');
 });
 
+test('a body or subject that decodes to U+0000 (quoted-printable =00, an encoded word): 554 naming the field, no log row', async () => {
+  // PostgreSQL's text cannot hold U+0000: the accept's statement would fail, and a 451 would make the
+  // client retry a message that can never be stored.
+  const nul = await submit({
+    subject: 'A NUL in the body',
+    headers: ['Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: quoted-printable'],
+    extra: ['--body', 'Hello=00world'],
+  });
+  assert.match(
+    nul.output,
+    /<~\* +554 5\.6\.0 The send request is not valid\. \(textBody contains U\+0000, which cannot be stored\)/,
+  );
+  assert.equal(await logsWithSubject('A NUL in the body'), []);
+  const html = await submit({
+    subject: 'A NUL in the HTML',
+    headers: ['Content-Type: text/html; charset=utf-8', 'Content-Transfer-Encoding: quoted-printable'],
+    extra: ['--body', '<p>Hello=00world</p>'],
+  });
+  assert.match(
+    html.output,
+    /<~\* +554 5\.6\.0 The send request is not valid\. \(htmlBody contains U\+0000, which cannot be stored\)/,
+  );
+  assert.equal(await logsWithSubject('A NUL in the HTML'), []);
+  const subject = await submit({ subject: '=?utf-8?Q?Hello=00?=' });
+  assert.match(subject.output, /<~\* +554 5\.6\.0 The send request is not valid\. \(subject/);
+});
+
 test('the Idempotency-Key header replays the first id; one log row', async () => {
   const first = await submit({ subject: 'Keyed', headers: ['Idempotency-Key: order-77'] });
   const again = await submit({ subject: 'Keyed', headers: ['Idempotency-Key: order-77'] });

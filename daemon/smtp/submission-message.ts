@@ -5,7 +5,8 @@
 // Recipients follow the envelope, as with every SMTP relay: a To/Cc address is sent to when it is
 // also a RCPT TO, and every RCPT TO that the To/Cc headers do not name is a Bcc.
 import type { AddressObject, EmailAddress, ParsedMail } from 'mailparser';
-import { ApiError } from '../errors.ts';
+import { ApiError, ValidationError } from '../errors.ts';
+import { unstorablePart } from '../db/storable-text.ts';
 import {
   isAllowedCustomHeader,
   normalizeSend,
@@ -75,6 +76,14 @@ export function submissionOf(parsed: ParsedMail, envelope: { mailFrom: string | 
       contentType: attachment.contentType,
     })),
   };
+  // A decoded part may hold what PostgreSQL cannot store (quoted-printable `=00`): refused here with
+  // its field, as the HTTP API refuses it, rather than failing in the accept's statement as a 451 the
+  // client would retry for days.
+  const unstorable = unstorablePart(input);
+  if (unstorable !== null)
+    throw new ValidationError('The send request is not valid.', [
+      { field: unstorable.path, message: unstorable.message },
+    ]);
   const key = parsed.headers.get('idempotency-key');
   const idempotencyKey = typeof key === 'string' && key.trim() !== '' ? key.trim().slice(0, 255) : null;
   return { send: normalizeSend(input), idempotencyKey };
