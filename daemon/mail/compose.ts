@@ -7,6 +7,7 @@ import type Mail from 'nodemailer/lib/mailer';
 import { convert as htmlToText } from 'html-to-text';
 import { signLinkToken } from './link-tokens.ts';
 import { applyTracking } from './tracking.ts';
+import type { RandomBytes } from './random-pool.ts';
 import { UNSUBSCRIBE_MAILBOX } from './addresses.ts';
 import type { DkimSigningOptions } from '../modules/domains/signing.ts';
 import { bareAddress } from '../modules/emails/validate.ts';
@@ -45,18 +46,19 @@ export interface ComposeOptions {
   dkim: DkimSigningOptions | null;
   /** Envelope sender (Return-Path) when bounces are routed through the customer's domain. */
   envelopeFrom: string | null;
+  /** The link tokens' IVs: the thread's pool (MailTransports.randomBytes); a call of their own each when absent. */
+  randomBytes?: RandomBytes;
 }
 
 export function unsubscribeUrl(
   email: Pick<ComposableEmail, 'id' | 'tenantId' | 'toAddresses'>,
-  options: Pick<ComposeOptions, 'publicUrl' | 'linkSigningKey'>,
+  options: Pick<ComposeOptions, 'publicUrl' | 'linkSigningKey' | 'randomBytes'>,
 ): string {
-  const token = signLinkToken(options.linkSigningKey, {
-    k: 'u',
-    e: email.id,
-    t: email.tenantId,
-    a: bareAddress(email.toAddresses[0]),
-  });
+  const token = signLinkToken(
+    options.linkSigningKey,
+    { k: 'u', e: email.id, t: email.tenantId, a: bareAddress(email.toAddresses[0]) },
+    options.randomBytes,
+  );
   return `${options.publicUrl}/u/${token}`;
 }
 
@@ -121,6 +123,7 @@ export function composeMessage(email: ComposableEmail, options: ComposeOptions):
         trackOpens: email.trackOpens,
         trackClicks: email.trackClicks,
         skipUrls: [unsubscribe],
+        randomBytes: options.randomBytes,
       })
     : null;
   // A text part goes with every HTML message: spam filters weigh HTML-only mail against it.

@@ -7,6 +7,7 @@
 // Layout (base64url, no separators): iv (12) · tag (16) · ciphertext. Tokens of the earlier signed
 // base64-JSON format no longer open.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { RandomBytes } from './random-pool.ts';
 
 export type LinkToken =
   { k: 'o'; e: string } | { k: 'c'; e: string; u: string } | { k: 'u'; e: string; t: string; a: string };
@@ -15,8 +16,9 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const MAX_TOKEN_LENGTH = 8192;
 
-export function signLinkToken(key: Buffer, token: LinkToken): string {
-  const iv = randomBytes(IV_BYTES);
+/** `random` gives the IV: the send thread's pool (random-pool.ts), else a call of its own. */
+export function signLinkToken(key: Buffer, token: LinkToken, random: RandomBytes = randomBytes): string {
+  const iv = random(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
   const ciphertext = Buffer.concat([cipher.update(JSON.stringify(token), 'utf8'), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url');

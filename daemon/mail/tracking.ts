@@ -3,6 +3,7 @@
 // appended to the body. Documents stay documents; fragments stay fragments.
 import { parse, parseFragment, serialize, defaultTreeAdapter, type DefaultTreeAdapterMap } from 'parse5';
 import { signLinkToken } from './link-tokens.ts';
+import type { RandomBytes } from './random-pool.ts';
 
 type Node = DefaultTreeAdapterMap['node'];
 type Element = DefaultTreeAdapterMap['element'];
@@ -16,17 +17,19 @@ export interface TrackingOptions {
   trackClicks: boolean;
   /** URLs left alone (the unsubscribe link must reach its page directly). */
   skipUrls?: string[];
+  /** The IVs of the tokens (link-tokens.ts); a call of its own each when absent. */
+  randomBytes?: RandomBytes;
 }
 
-export function openPixelUrl(options: Pick<TrackingOptions, 'emailId' | 'publicUrl' | 'linkSigningKey'>): string {
-  return `${options.publicUrl}/t/o/${signLinkToken(options.linkSigningKey, { k: 'o', e: options.emailId })}.gif`;
+type TokenOptions = Pick<TrackingOptions, 'emailId' | 'publicUrl' | 'linkSigningKey' | 'randomBytes'>;
+
+export function openPixelUrl(options: TokenOptions): string {
+  const token = signLinkToken(options.linkSigningKey, { k: 'o', e: options.emailId }, options.randomBytes);
+  return `${options.publicUrl}/t/o/${token}.gif`;
 }
 
-export function clickUrl(
-  options: Pick<TrackingOptions, 'emailId' | 'publicUrl' | 'linkSigningKey'>,
-  url: string,
-): string {
-  return `${options.publicUrl}/t/c/${signLinkToken(options.linkSigningKey, { k: 'c', e: options.emailId, u: url })}`;
+export function clickUrl(options: TokenOptions, url: string): string {
+  return `${options.publicUrl}/t/c/${signLinkToken(options.linkSigningKey, { k: 'c', e: options.emailId, u: url }, options.randomBytes)}`;
 }
 
 function isElement(node: Node): node is Element {

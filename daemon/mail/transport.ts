@@ -21,6 +21,7 @@ import { sendPrebuilt, type SmtpRecipientError } from './prebuilt-send.ts';
 import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
 import { spoolMessage, type SpoolStream } from '../mta/sql/spool.ts';
 import { SpooledMessageAnnouncer } from '../mta/spooled-messages.ts';
+import { createRandomPool, type RandomBytes } from './random-pool.ts';
 import type { SpooledLog } from '../modules/emails/sql/spooled-log.ts';
 
 export type { BuiltMessage };
@@ -128,6 +129,8 @@ export class MailTransports {
   private messageBuilder: Transporter | null = null;
   /** Hands each spooled message to this process's MTA thread in memory (mta/spooled-messages.ts). */
   private readonly spooled = new SpooledMessageAnnouncer();
+  /** Random bytes for what each message needs a few of: its MIME boundary here, its link tokens' IVs in compose. */
+  readonly randomBytes: RandomBytes = createRandomPool();
 
   constructor(private readonly config: TransportConfig) {
     // nodemailer's DKIM signer, in this thread, hashes bodies at native speed (dkim-body-hash.ts); it
@@ -171,7 +174,9 @@ export class MailTransports {
    */
   async build(message: Mail.Options): Promise<BuiltMessage> {
     this.messageBuilder ??= nodemailer.createTransport(bufferTransport);
-    const built = (await this.messageBuilder.sendMail(withEncodedTextParts(message))) as BuiltMessage;
+    // The root's boundary from the pool (mail-composer hands `baseBoundary` to the root node only).
+    const options = { baseBoundary: this.randomBytes(8).toString('hex'), ...withEncodedTextParts(message) };
+    const built = (await this.messageBuilder.sendMail(options)) as BuiltMessage;
     return { ...built, message: withCrlfLineEnds(built.message) };
   }
 

@@ -177,6 +177,7 @@ export async function attemptDelivery(
       mailDomain: inboundMailDomain(deps.config),
       dkim: signing.dkim,
       envelopeFrom: signing.returnPath ? verpReturnPath(log.id, signing.returnPath) : null,
+      randomBytes: deps.mailTransports.randomBytes,
     });
   } catch (error) {
     // Rendering or composing cannot succeed on a retry: the message itself is at fault.
