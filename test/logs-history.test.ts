@@ -312,8 +312,39 @@ test('retention: platform default and tenant override in the API; enforcement dr
     { replacements: { t: world.tenantId } },
   );
 
+  // Reports kept without effect age with the platform's events horizon (60 days); outcomes per recipient
+  // with the logs' (90 days here, 10 for the tenant with the override).
+  await ctx.db.sequelize.query(
+    `INSERT INTO inbound_reports (disposition, kind, source, reason, received_at) VALUES
+       ('unmatched', 'bounce', 'dsn', 'old', now() - interval '61 days'),
+       ('unverified', 'complaint', 'arf', 'recent', now() - interval '59 days')`,
+  );
+  await ctx.db.sequelize.query(
+    `INSERT INTO recipient_outcomes (tenant_id, email_id, recipient, kind, created_at) VALUES
+       (:w, gen_random_uuid(), 'past-override@x.test', 'hard_bounce', now() - interval '11 days'),
+       (:w, gen_random_uuid(), 'within@x.test', 'complaint', now() - interval '9 days'),
+       (:o, gen_random_uuid(), 'kept@x.test', 'hard_bounce', now() - interval '11 days'),
+       (:o, gen_random_uuid(), 'past-platform@x.test', 'soft_bounce', now() - interval '91 days')`,
+    { replacements: { w: world.tenantId, o: other.tenantId } },
+  );
+
   const report = await enforceRetention(ctx.db.sequelize);
   assert.ok(report.partitionsDropped.includes(partitionName('email_logs', old)), JSON.stringify(report));
+  assert.equal(
+    [report.rowsDeleted.inbound_reports, report.rowsDeleted.recipient_outcomes],
+    [1, 2],
+    JSON.stringify(report.rowsDeleted),
+  );
+  assert.equal(
+    (await q<{ reason: string }>(`SELECT reason FROM inbound_reports`, {})).map((r) => r.reason),
+    ['recent'],
+  );
+  assert.equal(
+    (await q<{ recipient: string }>(`SELECT recipient FROM recipient_outcomes ORDER BY recipient`, {})).map(
+      (r) => r.recipient,
+    ),
+    ['kept@x.test', 'within@x.test'],
+  );
   assert.not.ok((await listPartitions(ctx.db.sequelize, 'email_logs')).includes(partitionName('email_logs', old)));
   const ahead = partitionName('email_logs', addMonths(monthOf(new Date()), 2));
   assert.ok((await listPartitions(ctx.db.sequelize, 'email_logs')).includes(ahead), 'partitions exist ahead');

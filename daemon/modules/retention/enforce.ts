@@ -4,6 +4,7 @@
 //  3. rows past the horizon that remain (the month straddling it, the default partition) and the
 //     rows of tenants with a shorter override go by batched deletes of BATCH rows, each its own short
 //     statement, at most MAX_BATCHES per table and run so one run never holds the database for long;
+//  4. rows of the plain tables that age with a history horizon (AGED_TABLES) go the same way;
 // and the bodies of logs past the bodies horizon are removed in batches the same way.
 import { QueryTypes, type Sequelize } from 'sequelize';
 import {
@@ -30,6 +31,22 @@ export const TABLE_HORIZON: Record<PartitionedTable, RetentionKind> = {
   events: 'eventsDays',
   webhook_deliveries: 'webhookDeliveriesDays',
 };
+
+/**
+ * Tables outside the partitioned history whose rows age with one of its horizons: the bounce and
+ * complaint reports kept without effect (anyone can send them to the inbound port, so they must not
+ * pile up for ever) and the per-recipient outcomes of sends (a report for a send whose log is gone
+ * can no longer match it). `received_at`/`created_at` is when each row was written.
+ */
+const AGED_TABLES = [
+  { table: 'inbound_reports', column: 'received_at', kind: 'eventsDays', perTenant: false },
+  { table: 'recipient_outcomes', column: 'created_at', kind: 'logsDays', perTenant: true },
+] as const;
+
+function agedDeleteStatement(table: string, where: string): string {
+  // Plain tables: a row's ctid is unique within them.
+  return `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE ${where} LIMIT :batch) RETURNING 1 AS id`;
+}
 
 export interface RetentionReport {
   partitionsCreated: string[];
@@ -92,6 +109,20 @@ export async function enforceRetention(sequelize: Sequelize, now = new Date()): 
       });
     }
     report.rowsDeleted[table] = deleted;
+  }
+
+  for (const aged of AGED_TABLES) {
+    let deleted = await inBatches(sequelize, agedDeleteStatement(aged.table, `${aged.column} < :cutoff`), {
+      cutoff: cutoff(platform[aged.kind]),
+    });
+    for (const [tenantId, days] of aged.perTenant ? shorter(overrides, platform, aged.kind) : []) {
+      deleted += await inBatches(
+        sequelize,
+        agedDeleteStatement(aged.table, `tenant_id = :tenantId AND ${aged.column} < :cutoff`),
+        { tenantId, cutoff: cutoff(days) },
+      );
+    }
+    report.rowsDeleted[aged.table] = deleted;
   }
 
   report.bodiesRemoved = await inBatches(sequelize, removeBodiesSql('created_at < :cutoff'), {
