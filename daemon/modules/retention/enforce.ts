@@ -44,8 +44,9 @@ const AGED_TABLES = [
 ] as const;
 
 function agedDeleteStatement(table: string, where: string): string {
-  // Plain tables: a row's ctid is unique within them.
-  return `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE ${where} LIMIT :batch) RETURNING 1 AS id`;
+  // Plain tables: a row's ctid is unique within them, and `ctid = ANY(ARRAY(…))` is a TID scan of the
+  // batch (`ctid IN (subquery)` would join against a scan of the whole table for each batch).
+  return `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${table} WHERE ${where} LIMIT :batch)) RETURNING 1 AS id`;
 }
 
 export interface RetentionReport {
