@@ -185,6 +185,19 @@ test('a DSN with a 4.x.x status (RFC 3464 example): a soft bounce in the timelin
   assert.is((await q(`SELECT 1 FROM suppressions WHERE email = 'slow@example.org'`)).length, 0);
 });
 
+test('a DSN whose diagnostic decodes to U+0000 (quoted-printable =00) is recorded with U+FFFD, not refused with a 451', async () => {
+  const { id, messageId, received } = await sendOne('nul@example.org');
+  const file = fixtureFile('dsn-nul.eml', { VERP: received.mailFrom, RCPT: 'nul@example.org', MESSAGE_ID: messageId });
+  const run = await swaks(inbound.port, ['--from', '<>', '--to', received.mailFrom, '--data', `@${file}`]);
+  assert.is(run.code, 0, run.output);
+  assert.match(run.output, /<-\s+250 Accepted: bounce \(1\)/);
+  const [log] = await q<{ status: string; error: string }>(`SELECT status, error FROM email_logs WHERE id = :id`, {
+    id,
+  });
+  assert.is(log.status, 'BOUNCED');
+  assert.ok(log.error.includes('User\ufffd unknown'), log.error);
+});
+
 test('a plain non-delivery report (no DSN) to the return path bounces the send; an out-of-office reply does not', async () => {
   const { id, received } = await sendOne('nobody@example.org');
   const ooo = await swaks(inbound.port, [

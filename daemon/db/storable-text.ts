@@ -3,6 +3,8 @@
 // UTF-16 surrogate (`\ud800` alone), which is no Unicode text and which jsonb refuses; and, for
 // bodies, nesting deeper than MAX_JSON_DEPTH, which overflows the recursive steps after parsing. The
 // walk is iterative. Callers turn a problem into their 400 (plugins/json-body.ts) or 554 (smtp/).
+// What the service reads from strangers' mail it records rather than refuses: `withStorableText`
+// gives that data with each such character replaced by U+FFFD (inbound-mail/reader-thread.ts).
 import { MAX_JSON_DEPTH } from '../../shared/constants.ts';
 
 /** Parsed JSON is plain objects and arrays; a raw body (a Buffer, a CSV stream) is left alone. */
@@ -12,8 +14,10 @@ function isJsonContainer(value: unknown): value is object {
   return Array.isArray(value) || prototype === Object.prototype || prototype === null;
 }
 
-/** String.prototype.isWellFormed (ES2024; Node 20 has it, the project's TypeScript lib is ES2023). */
-const isWellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+/** String.prototype.isWellFormed and toWellFormed (ES2024; Node 20 has them, the project's TypeScript lib is ES2023). */
+type Es2024String = { isWellFormed(): boolean; toWellFormed(): string };
+const isWellFormed = (text: string) => (text as unknown as Es2024String).isWellFormed();
+const toWellFormed = (text: string) => (text as unknown as Es2024String).toWellFormed();
 
 /** Why a string cannot be stored as text, or null. */
 function unstorableText(text: string): string | null {
@@ -51,4 +55,26 @@ export function unstorablePart(body: unknown, maxDepth = MAX_JSON_DEPTH): BodyPr
     }
   }
   return null;
+}
+
+/** `text` with U+0000 and unpaired surrogates replaced by U+FFFD (REPLACEMENT CHARACTER). */
+export function storableText(text: string): string {
+  const withoutNul = text.includes('\u0000') ? text.replaceAll('\u0000', '\ufffd') : text;
+  return isWellFormed(withoutNul) ? withoutNul : toWellFormed(withoutNul);
+}
+
+/**
+ * A copy of plain data (objects, arrays, Maps, as a parse answers them) with every string, key and value,
+ * made storable; other values (numbers, dates, buffers) as they are.
+ */
+export function withStorableText<T>(value: T): T {
+  const walk = (item: unknown): unknown => {
+    if (typeof item === 'string') return storableText(item);
+    if (Array.isArray(item)) return item.map(walk);
+    if (item instanceof Map) return new Map([...item].map(([key, entry]) => [walk(key), walk(entry)]));
+    if (isJsonContainer(item))
+      return Object.fromEntries(Object.entries(item).map(([key, entry]) => [storableText(key), walk(entry)]));
+    return item;
+  };
+  return walk(value) as T;
 }

@@ -8,6 +8,7 @@ import { simpleParser } from 'mailparser';
 import { readDmarcAttachments } from '../dmarc/attachments.ts';
 import { readReport, type ReportMessage } from './mime.ts';
 import { checkDkimSignatures } from './feedback-auth.ts';
+import { withStorableText } from '../../db/storable-text.ts';
 import { READ_PART_MAX_CHARS, type ReaderRequest, type ReaderResponse, type ReadMessage } from './reader.ts';
 
 /** Unsubscribe tokens (link-tokens.ts: base64url of iv · tag · ciphertext) are long; words this long are candidates. */
@@ -31,7 +32,9 @@ async function run(request: ReaderRequest): Promise<ReadMessage> {
   const raw = Buffer.concat(request.chunks);
   const { wanted } = request;
   const report = readReport(raw.toString('utf8'));
-  return {
+  // A stranger's part may decode to U+0000 (quoted-printable `=00`), which no text column holds: the
+  // report is recorded with U+FFFD there rather than refused with a 451 its sender retries for days.
+  return withStorableText({
     report: cutBodies(report),
     dmarc: wanted.dmarc ? await readDmarcAttachments(raw) : null,
     unsubscribeTokens: wanted.unsubscribeTokens ? await unsubscribeTokens(raw) : null,
@@ -39,7 +42,7 @@ async function run(request: ReaderRequest): Promise<ReadMessage> {
       wanted.feedbackSignatures && report.reportType === 'feedback-report'
         ? await checkDkimSignatures(raw, wanted.feedbackSignatures.dnsServers)
         : null,
-  };
+  });
 }
 
 parentPort!.on('message', (request: ReaderRequest) => {
