@@ -137,19 +137,22 @@ test('the send path writes the VERP return path, and List-Unsubscribe carries th
   assert.is(header(received.raw, 'List-Unsubscribe-Post'), 'List-Unsubscribe=One-Click');
 });
 
-test('a DSN with a 5.1.1 status: log BOUNCED, recipient suppressed, email.bounced emitted and queued for webhooks', async () => {
-  const { id, messageId, received } = await sendOne('gone@example.org');
-  const file = fixtureFile('dsn-hard.eml', {
-    VERP: received.mailFrom,
-    RCPT: 'gone@example.org',
-    MESSAGE_ID: messageId,
-  });
+/** A send to `rcpt`, then the report fixture `name` about it to its return path: answered 250 with one bounce; its log. */
+async function bouncedBy(name: string, rcpt: string): Promise<{ id: string; status: string; error: string }> {
+  const { id, messageId, received } = await sendOne(rcpt);
+  const file = fixtureFile(name, { VERP: received.mailFrom, RCPT: rcpt, MESSAGE_ID: messageId });
   const run = await swaks(inbound.port, ['--from', '<>', '--to', received.mailFrom, '--data', `@${file}`]);
   assert.is(run.code, 0, run.output);
   assert.match(run.output, /<-\s+250 Accepted: bounce \(1\)/);
   const [log] = await q<{ status: string; error: string }>(`SELECT status, error FROM email_logs WHERE id = :id`, {
     id,
   });
+  return { id, ...log };
+}
+
+test('a DSN with a 5.1.1 status: log BOUNCED, recipient suppressed, email.bounced emitted and queued for webhooks', async () => {
+  const log = await bouncedBy('dsn-hard.eml', 'gone@example.org');
+  const { id } = log;
   assert.is(log.status, 'BOUNCED');
   assert.match(log.error, /5\.1\.1.*User unknown/);
   assert.equal(
@@ -186,14 +189,7 @@ test('a DSN with a 4.x.x status (RFC 3464 example): a soft bounce in the timelin
 });
 
 test('a DSN whose diagnostic decodes to U+0000 (quoted-printable =00) is recorded with U+FFFD, not refused with a 451', async () => {
-  const { id, messageId, received } = await sendOne('nul@example.org');
-  const file = fixtureFile('dsn-nul.eml', { VERP: received.mailFrom, RCPT: 'nul@example.org', MESSAGE_ID: messageId });
-  const run = await swaks(inbound.port, ['--from', '<>', '--to', received.mailFrom, '--data', `@${file}`]);
-  assert.is(run.code, 0, run.output);
-  assert.match(run.output, /<-\s+250 Accepted: bounce \(1\)/);
-  const [log] = await q<{ status: string; error: string }>(`SELECT status, error FROM email_logs WHERE id = :id`, {
-    id,
-  });
+  const log = await bouncedBy('dsn-nul.eml', 'nul@example.org');
   assert.is(log.status, 'BOUNCED');
   assert.ok(log.error.includes('User\ufffd unknown'), log.error);
 });
