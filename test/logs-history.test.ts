@@ -108,7 +108,16 @@ test('recipient search finds "Name <Address>" entries case-insensitively, and me
       [messageId],
       form,
     );
+    // The page ends the results: its rows are the total (logs.ts pageThenCount counts nothing more).
+    assert.equal([byId.meta.total, byId.meta.totalIsEstimate, byId.meta.nextCursor], [1, false, null], form);
   }
+  const idPage = async (query: string) =>
+    (await ctx.app.inject({ method: 'GET', url: `/emails/logs?${query}`, headers: world.asKey })).json() as Page;
+  const unknownId = await idPage('messageId=%3Cnone%40example.org%3E');
+  assert.equal([unknownId.data.length, unknownId.meta.total, unknownId.meta.totalIsEstimate], [0, 0, false]);
+  // Past the matches the page is empty and says nothing of them: the count answers.
+  const pastMatches = await idPage(`messageId=${encodeURIComponent(messageId)}&page=2&limit=20`);
+  assert.equal([pastMatches.data.length, pastMatches.meta.total, pastMatches.meta.totalIsEstimate], [0, 1, false]);
   // The recipient search reads the tenant-scoped key index (test/logs-search-plans.test.ts tests every search's plan).
   const search = keyFirstPageSql(
     { tenantId: world.tenantId, to: 'Someone <ADA@example.org>' },

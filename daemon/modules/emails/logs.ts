@@ -1,5 +1,5 @@
 // Reading the email logs of a tenant, and resending one (a new send through the whole pipeline).
-import { cast, col, Op, QueryTypes, where } from 'sequelize';
+import { cast, col, Op, QueryTypes, where, type Sequelize } from 'sequelize';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../../db/keyset.ts';
 import type { TenantContext } from '../../context.ts';
@@ -11,7 +11,7 @@ import {
   type EmailLogSummary,
   type LogsPage,
 } from '../../../shared/schemas/emails.ts';
-import { countLogs, findLogPage } from './sql/log-search.ts';
+import { countLogs, findLogPage, type LogFilter, type PageWindow } from './sql/log-search.ts';
 import { logSummaryOfRow } from './sql/log-columns.ts';
 import { EmailEvent, EmailLog } from './model.ts';
 import { acceptSends, type SendAnswer, type SendDeps } from './service.ts';
@@ -52,6 +52,22 @@ export interface LogFilters {
 }
 
 /**
+ * A message id names one log, or the few that share it: the page's own statement finds every match,
+ * and when the page ends the results their number is the total. The count (an EXPLAIN, then the
+ * bounded count: two more statements, each planned over every partition) runs only when it does not.
+ */
+async function pageThenCount(
+  sequelize: Sequelize,
+  filter: LogFilter,
+  page: PageWindow,
+): Promise<[{ total: number; estimate: boolean }, Awaited<ReturnType<typeof findLogPage>>]> {
+  const found = await findLogPage(sequelize, filter, page);
+  const endsResults = !found.hasMore && !page.after && (found.rows.length > 0 || page.offset === 0);
+  if (endsResults) return [{ total: page.offset + found.rows.length, estimate: false }, found];
+  return [await countLogs(sequelize, filter, EXACT_LOG_TOTAL), found];
+}
+
+/**
  * A page of logs, newest first. `meta.total` is exact up to EXACT_LOG_TOTAL matches when counting
  * them is cheap (sql/log-search.ts, COUNT_COST_BOUND) and an estimate otherwise (meta.totalIsEstimate),
  * exact again on a page that ends the results, so page 1 never counts a whole history. page × limit
@@ -78,10 +94,13 @@ export async function listEmailLogs(deps: LogDeps, ctx: TenantContext, filters: 
     since: filters.since ? new Date(filters.since) : undefined,
     until: filters.until ? new Date(filters.until) : undefined,
   };
-  const [counted, found] = await Promise.all([
-    countLogs(sequelize, filter, EXACT_LOG_TOTAL),
-    findLogPage(sequelize, filter, { limit, offset: after ? 0 : (page - 1) * limit, after }),
-  ]);
+  const offset = after ? 0 : (page - 1) * limit;
+  const [counted, found] = filter.messageId
+    ? await pageThenCount(sequelize, filter, { limit, offset, after })
+    : await Promise.all([
+        countLogs(sequelize, filter, EXACT_LOG_TOTAL),
+        findLogPage(sequelize, filter, { limit, offset, after }),
+      ]);
   const last = found.rows.at(-1);
   const total = counted.estimate ? pagedTotal(counted.total, after ? null : (page - 1) * limit, found) : counted;
   return {

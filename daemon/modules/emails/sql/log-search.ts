@@ -113,7 +113,7 @@ function sourceOf(filter: LogFilter): Clause {
   };
 }
 
-type PageWindow = { limit: number; offset: number; after: KeysetCursor | null };
+export type PageWindow = { limit: number; offset: number; after: KeysetCursor | null };
 
 function pageWhereOf(filter: LogFilter, page: PageWindow): Clause {
   const where = whereOf(filter);
