@@ -108,16 +108,41 @@ test('recipient search finds "Name <Address>" entries case-insensitively, and me
       [messageId],
       form,
     );
-    // The page ends the results: its rows are the total (logs.ts pageThenCount counts nothing more).
     assert.equal([byId.meta.total, byId.meta.totalIsEstimate, byId.meta.nextCursor], [1, false, null], form);
   }
-  const idPage = async (query: string) =>
-    (await ctx.app.inject({ method: 'GET', url: `/emails/logs?${query}`, headers: world.asKey })).json() as Page;
+  // The statements a search runs, seen through Sequelize's logging: a message-id page that ends the
+  // results is its own count (logs.ts pageThenCount), one that does not is counted (EXPLAIN first).
+  const idPage = async (query: string) => {
+    const statements: string[] = [];
+    const sequelize = ctx.db.sequelize as unknown as { options: { logging: unknown } };
+    const previous = sequelize.options.logging;
+    sequelize.options.logging = (sql: string) => statements.push(sql);
+    try {
+      const page = (
+        await ctx.app.inject({ method: 'GET', url: `/emails/logs?${query}`, headers: world.asKey })
+      ).json() as Page;
+      return { page, explained: statements.some((sql) => /\bEXPLAIN\b/.test(sql)) };
+    } finally {
+      sequelize.options.logging = previous;
+    }
+  };
+  const found = await idPage(`messageId=${encodeURIComponent(messageId)}`);
+  assert.equal([found.page.meta.total, found.page.meta.totalIsEstimate, found.explained], [1, false, false]);
   const unknownId = await idPage('messageId=%3Cnone%40example.org%3E');
-  assert.equal([unknownId.data.length, unknownId.meta.total, unknownId.meta.totalIsEstimate], [0, 0, false]);
+  assert.equal([unknownId.page.data.length, unknownId.page.meta.total, unknownId.explained], [0, 0, false]);
   // Past the matches the page is empty and says nothing of them: the count answers.
   const pastMatches = await idPage(`messageId=${encodeURIComponent(messageId)}&page=2&limit=20`);
-  assert.equal([pastMatches.data.length, pastMatches.meta.total, pastMatches.meta.totalIsEstimate], [0, 1, false]);
+  assert.equal(
+    [
+      pastMatches.page.data.length,
+      pastMatches.page.meta.total,
+      pastMatches.page.meta.totalIsEstimate,
+      pastMatches.explained,
+    ],
+    [0, 1, false, true],
+  );
+  const byRecipient = await idPage('to=bob@example.org');
+  assert.ok(byRecipient.explained, 'the other searches still count beside their page');
   // The recipient search reads the tenant-scoped key index (test/logs-search-plans.test.ts tests every search's plan).
   const search = keyFirstPageSql(
     { tenantId: world.tenantId, to: 'Someone <ADA@example.org>' },

@@ -102,7 +102,7 @@ export async function listEmailLogs(deps: LogDeps, ctx: TenantContext, filters: 
         findLogPage(sequelize, filter, { limit, offset, after }),
       ]);
   const last = found.rows.at(-1);
-  const total = counted.estimate ? pagedTotal(counted.total, after ? null : (page - 1) * limit, found) : counted;
+  const total = counted.estimate ? pagedTotal(counted.total, after ? null : offset, found) : counted;
   return {
     data: found.rows.map(logSummaryOfRow),
     meta: {
