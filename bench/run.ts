@@ -46,7 +46,7 @@ import {
   startDaemonProcess,
   type Child,
 } from './children.ts';
-import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
+import { createBenchDatabase, SENDER_DOMAIN, vacuumAsAutovacuumWould, type BenchDatabase } from './database.ts';
 import { checkDrained, drainFigures, enqueueSends, waitedSendJobs, type DrainFigures } from './drain.ts';
 import { measureDeliveryLatency } from './latency.ts';
 import { machineInfo } from './machine.ts';
@@ -149,25 +149,6 @@ async function sentLogs(sequelize: Sequelize): Promise<number> {
     { type: QueryTypes.SELECT },
   );
   return row.n;
-}
-
-/**
- * Where the bench itself deletes or rewrites tens of thousands of rows at once (the accept runs' jobs and
- * logs, a drained queue), a server with autovacuum on (PostgreSQL's default, what operators run) cleans
- * up behind it within a minute. This machine's CI server runs with `autovacuum = off`, and there the dead
- * rows stay under the drain's claims: the 202 → sink latency read p50 808 / p99 1,211 ms inside a full run
- * where `--drain` runs, which make no such mass changes first, read 20–60 ms at p50 (docs/drain.md,
- * 2026-11-27). So when autovacuum is off the bench vacuums those tables itself, at those points, and says
- * so; with it on it leaves them to autovacuum.
- */
-async function vacuumAsAutovacuumWould(sequelize: Sequelize, when: string, tables: string[]): Promise<void> {
-  const [row] = await sequelize.query<{ autovacuum: string }>(`SHOW autovacuum`, { type: QueryTypes.SELECT });
-  if (row.autovacuum === 'on') return;
-  const started = Date.now();
-  await sequelize.query(`VACUUM (ANALYZE) ${tables.join(', ')}`);
-  log(
-    `autovacuum is off on this server: vacuumed ${tables.join(', ')} ${when}, as autovacuum would (${Date.now() - started} ms)`,
-  );
 }
 
 async function settledSendJobs(sequelize: Sequelize): Promise<void> {
@@ -347,13 +328,13 @@ async function main(): Promise<BenchResults | AcceptOnly> {
   await sequelize.query(
     `UPDATE email_logs SET status = 'FAILED', error = 'bench: accept-rate run, never delivered' WHERE status = 'QUEUED'`,
   );
-  await vacuumAsAutovacuumWould(sequelize, 'after the accept runs', ['jobs', 'email_logs']);
+  await vacuumAsAutovacuumWould(sequelize, 'after the accept runs', ['jobs', 'email_logs'], log);
   log(`end to end: accepting ${settings.sends} sends with the workers off`);
   const acceptStatements = await acceptWithWorkersOff(sequelize, database.apiKey, sink.port, settings.sends);
   const signed = await svcDrain('DKIM-signed', sink, sequelize);
 
   // 3. 202 → sink at half the drain rate, on the same daemon (after a short warm-up of its API).
-  await vacuumAsAutovacuumWould(sequelize, 'after the drain', ['jobs']);
+  await vacuumAsAutovacuumWould(sequelize, 'after the drain', ['jobs'], log);
   const rate = Math.max(1, signed.figures.messagesPerSecond / 2);
   log(`latency: paced sends at ${Math.round(rate)}/s for ${settings.latencySeconds} s`);
   sink.reset();
