@@ -14,6 +14,7 @@ import { declare, type Sql } from '../db/sql.ts';
 import { HARD_BOUNCE_CODES } from './addresses.ts';
 import { relayTlsProblem, type RelayTlsProblem } from './relay-tls.ts';
 import { hashRelaxedBodyNatively } from './dkim-body-hash.ts';
+import { rememberHeaderKeys } from './header-keys.ts';
 import { withEncodedTextParts } from './encoded-parts.ts';
 import { withCrlfLineEnds } from './line-ends.ts';
 import { bufferTransport, type BuiltMessage } from './buffer-transport.ts';
@@ -133,9 +134,11 @@ export class MailTransports {
   readonly randomBytes: RandomBytes = createRandomPool();
 
   constructor(private readonly config: TransportConfig) {
-    // nodemailer's DKIM signer, in this thread, hashes bodies at native speed (dkim-body-hash.ts); it
-    // throws here, at startup, if nodemailer's internals are not what it replaces.
+    // nodemailer's DKIM signer, in this thread, hashes bodies at native speed (dkim-body-hash.ts) and its
+    // MIME nodes remember normalised header names (header-keys.ts); each throws here, at startup, if
+    // nodemailer's internals are not what it replaces.
     hashRelaxedBodyNatively();
+    rememberHeaderKeys();
   }
 
   /** The default relay: direct delivery when DELIVERY=direct, else SMTP_URL when set, else capture. */
