@@ -101,6 +101,24 @@ test('tenants create --no-use, list marks the current one, use switches, an unkn
   await cli.run(['tenants', 'use', state.tenantId!]);
 });
 
+test('the dashboard says the queue panel is unavailable when the database does not answer its statistics (a 503), and shows the rest', async () => {
+  // The queue statistics wait behind this lock until /health/queues gives up (2 s) and answers 503.
+  const locked = await ctx.db.sequelize.transaction();
+  try {
+    await ctx.db.sequelize.query('LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE', { transaction: locked });
+    const dashboard = await cli.run(['dashboard']);
+    assert.is(dashboard.code, 0, dashboard.stderr);
+    assert.match(
+      dashboard.stdout,
+      /queue depth {6}unavailable: Queue statistics are unavailable: the database did not answer within 2000 ms/,
+    );
+    assert.match(dashboard.stdout, /tenant {11}Acme/);
+    assert.not.match(dashboard.stdout + dashboard.stderr, /TypeError/);
+  } finally {
+    await locked.rollback();
+  }
+});
+
 test('tenants list and the dashboard show a sending warning and a pause with the numbers behind them', async () => {
   const warning =
     'complaint rate 0.13 % (2 complaints from distinct recipients over the last 1500 sends) is at or above the 0.1 % warning level';
