@@ -64,7 +64,7 @@ export const bufferTransport: Transport<BuiltMessage> = {
   },
 };
 
-/** The same transport always reading nodemailer's stream: what serializeMessage is compared with (tests, bench). */
+/** The same transport always reading nodemailer's stream: what serializeMessage is compared with (test/serialize-message.test.ts). */
 export const streamingBufferTransport: Transport<BuiltMessage> = {
   name: 'svc-buffer-streaming',
   version: '1',
