@@ -18,6 +18,7 @@ import type MailMessage from 'nodemailer/lib/mailer/mail-message';
 import DKIM from 'nodemailer/lib/dkim';
 import MessageParser from 'nodemailer/lib/dkim/message-parser';
 import sign from 'nodemailer/lib/dkim/sign';
+import { encode as base64, wrap as base64Lines } from 'nodemailer/lib/base64';
 import { encodeQuotedPrintable } from './quoted-printable.ts';
 import { RelaxedBodyHasher } from './dkim-body-hash.ts';
 
@@ -38,18 +39,8 @@ interface NodeInternals {
 
 type Part = string | Buffer;
 
-const BASE64_LINE = 76;
 const LF = 0x0a;
 const CR = 0x0d;
-
-/** base64 in lines of 76 joined by CRLF, no line end after the last: nodemailer's base64 Encoder. */
-function base64Lines(content: Buffer): string {
-  const encoded = content.toString('base64');
-  if (encoded.length <= BASE64_LINE) return encoded;
-  const lines: string[] = [];
-  for (let at = 0; at < encoded.length; at += BASE64_LINE) lines.push(encoded.slice(at, at + BASE64_LINE));
-  return lines.join('\r\n');
-}
 
 /**
  * Whether every node can be written without a stream (checked before anything is built: building a
@@ -75,7 +66,8 @@ function writable(node: NodeInternals): boolean {
 /** A node's content as its transfer encoding writes it (writable() said which kinds come here). */
 function encodedContent(node: NodeInternals, content: string | Buffer): Part {
   const encoding = node.getTransferEncoding();
-  if (encoding === 'base64') return base64Lines(typeof content === 'string' ? Buffer.from(content) : content);
+  // nodemailer's base64 Encoder writes the whole content in lines of 76, as its wrap() does.
+  if (encoding === 'base64') return base64Lines(base64(content), 76);
   if (encoding === 'quoted-printable') return encodeQuotedPrintable(content as string);
   return content;
 }
