@@ -124,10 +124,11 @@ function fill(name: string, values: Record<string, string>): string {
   return text.replace(/\r?\n/g, '\r\n');
 }
 
-async function signed(message: string, domain: string): Promise<string> {
+/** `message` with a DKIM signature of `domain`; `maxBodyLength` sets its l= (the body bytes it covers). */
+async function signed(message: string, domain: string, maxBodyLength?: number): Promise<string> {
   const result = await dkimSign(message, {
     canonicalization: 'relaxed/relaxed',
-    signatureData: [{ signingDomain: domain, selector: 's1', privateKey: keys.get(domain)! }],
+    signatureData: [{ signingDomain: domain, selector: 's1', privateKey: keys.get(domain)!, maxBodyLength }],
   } as never);
   return `${result.signatures}${message}`;
 }
@@ -285,7 +286,7 @@ test('a Gmail DSN to a one-recipient send bounces it; a bounce naming nobody app
   assert.is(await statusOf(lone.id), 'BOUNCED');
 });
 
-test('ARF at fbl@: signed by a listed operator → complaint (once); forged, foreign-signed or altered → unverified, nothing changes', async () => {
+test('ARF at fbl@: signed by a listed operator → complaint (once); forged, foreign-signed, altered or signed in part (l=) → unverified, nothing changes', async () => {
   const a = await tenantWithEndpoint();
   const send = await sendTo(a.tenantId, ['reader@example.org', 'other@example.org']);
   const arf = (rcpt: string) =>
@@ -307,17 +308,26 @@ test('ARF at fbl@: signed by a listed operator → complaint (once); forged, for
     'Original-Rcpt-To: other@example.org',
   );
   assert.match(await deliver(FBL, tampered), /unverified/);
+  // Signed by yahoo.com with l=40: the signature passes, but covers only the body's first 40 bytes, so the same change
+  // leaves it passing. (The whole report after it is anyone's.)
+  const partial = (await signed(arf('reader@example.org'), 'yahoo.com', 40)).replace(
+    'Original-Rcpt-To: reader@example.org',
+    'Original-Rcpt-To: other@example.org',
+  );
+  assert.match(partial, /\bl=40;/);
+  assert.match(await deliver(FBL, partial), /unverified/);
   assert.is(await statusOf(send.id), 'SENT');
   assert.equal(await suppressed(a.tenantId), []);
   assert.equal(await eventsOf(send.id), []);
   const kept = await keptFor(send.id);
   assert.equal(
     kept.map((k) => k.disposition),
-    ['unverified', 'unverified', 'unverified'],
+    ['unverified', 'unverified', 'unverified', 'unverified'],
   );
   assert.is(kept[0].reason, 'it carries no DKIM signature');
   assert.is(kept[1].reason, 'it is signed by operator.example, not a listed feedback-loop operator');
   assert.match(kept[2].reason, /^its DKIM signature does not verify \(d=yahoo\.com (fail|neutral)/);
+  assert.match(kept[3].reason, /^its DKIM signature \(d=yahoo\.com\) leaves \d+ bytes of the body unsigned \(l=\)$/);
 
   // Signed by yahoo.com (on the shipped list): the complaint counts, for the named recipient only.
   const genuine = await signed(arf('reader@example.org'), 'yahoo.com');
@@ -345,7 +355,7 @@ test('ARF at fbl@: signed by a listed operator → complaint (once); forged, for
   const mine = (list.json().data as Array<{ emailId: string; reporter: string; recipients: string[] }>).filter(
     (r) => r.emailId === send.id,
   );
-  assert.is(mine.length, 3);
+  assert.is(mine.length, 4);
   assert.ok(mine.some((r) => r.reporter === 'abuse@isp.example.org'));
   assert.equal(mine[0].recipients.length, 1);
   const forbidden = await ctx.app.inject({ method: 'GET', url: '/platform/inbound-reports', headers: a.asOwner });

@@ -21,8 +21,12 @@ const isListed = (domain: string, operators: string[]) =>
     return domain === listed || domain.endsWith(`.${listed}`);
   });
 
-/** What DKIM verification found, as plain data (it runs in the reader's thread: reader-thread.ts). */
-export type DkimSignatures = { results: Array<{ signingDomain: string; result: string }> } | { error: string };
+/**
+ * What DKIM verification found, as plain data (it runs in the reader's thread: reader-thread.ts).
+ * `unsignedBodyBytes`: the canonical body bytes past the signature's `l=` length, which it does not cover.
+ */
+export type DkimSignatures =
+  { results: Array<{ signingDomain: string; result: string; unsignedBodyBytes: number }> } | { error: string };
 
 /**
  * Every DKIM signature of the raw message checked against its published key. O(size) (the body is
@@ -33,22 +37,43 @@ export async function checkDkimSignatures(raw: Buffer, dnsServers: string[]): Pr
     // Loaded on first use: mailauth (with joi and tldts) cost ≈ 0.4 s of every boot otherwise (docs/boot.md).
     const { dkimVerify } = await import('mailauth/lib/dkim/verify.js');
     const verification = await dkimVerify(raw, { resolver: mailauthResolver(dnsServers) as never });
-    const results = verification.results as Array<{ signingDomain?: string; status: { result: string } }>;
-    return { results: results.map((r) => ({ signingDomain: r.signingDomain ?? '', result: r.status.result })) };
+    const results = verification.results as Array<{
+      signingDomain?: string;
+      status: { result: string; underSized?: number };
+    }>;
+    return {
+      results: results.map((r) => ({
+        signingDomain: r.signingDomain ?? '',
+        result: r.status.result,
+        unsignedBodyBytes: r.status.underSized ?? 0,
+      })),
+    };
   } catch (error) {
     return { error: (error as Error).message };
   }
 }
 
-/** The first passing signature from a listed operator, or why there is none. */
+/**
+ * The first passing signature from a listed operator that covers the whole body, or why there is none.
+ * A signature with `l=` shorter than the body passes DKIM while whatever follows its length is anyone's:
+ * a report appended to (or, with `l=0`, put in place of) a message the operator once signed would count.
+ */
 export function judgeFeedbackSigner(signatures: DkimSignatures, operators: string[]): FeedbackSigner {
   if ('error' in signatures)
     return { verified: false, reason: `its DKIM signature could not be checked (${signatures.error})` };
   const signed = signatures.results.filter((result) => result.signingDomain);
   if (signed.length === 0) return { verified: false, reason: 'it carries no DKIM signature' };
   const passing = signed.filter((result) => result.result === 'pass');
-  const listed = passing.find((result) => isListed(normalizeHostName(result.signingDomain), operators));
+  const fromOperators = passing.filter((result) => isListed(normalizeHostName(result.signingDomain), operators));
+  const listed = fromOperators.find((result) => result.unsignedBodyBytes === 0);
   if (listed) return { verified: true, signer: normalizeHostName(listed.signingDomain) };
+  if (fromOperators.length > 0) {
+    const partial = fromOperators[0];
+    return {
+      verified: false,
+      reason: `its DKIM signature (d=${partial.signingDomain}) leaves ${partial.unsignedBodyBytes} bytes of the body unsigned (l=)`,
+    };
+  }
   if (passing.length > 0)
     return {
       verified: false,
