@@ -248,7 +248,10 @@ async function main() {
     return `since=${new Date(until - slice).toISOString()}&until=${new Date(until).toISOString()}`;
   };
   const page1 = await get(url, key, '/emails/logs?limit=20');
-  const deep = await get(url, key, '/emails/logs?limit=100&page=100');
+  // The deepest numbered page (page × limit = 10,000), or with fewer logs the last full page before the end,
+  // so that its cursor leads somewhere.
+  const deepPage = Math.max(1, Math.min(100, Math.floor((LOGS - 1) / 100)));
+  const deep = await get(url, key, `/emails/logs?limit=100&page=${deepPage}`);
   const sample = page1.data[0];
   const [{ at: tailFrom }] = await sequelize.query<{ at: string }>(
     `SELECT (now() - interval '3 seconds')::text AS at`,
@@ -262,7 +265,10 @@ async function main() {
   ).map((row) => row.message_id);
   const queries = {
     listPage1: await timed(SAMPLES, async () => void (await get(url, key, '/emails/logs?limit=20'))),
-    deepPage100x100: await timed(SAMPLES, async () => void (await get(url, key, '/emails/logs?limit=100&page=100'))),
+    deepPage100x100: await timed(
+      SAMPLES,
+      async () => void (await get(url, key, `/emails/logs?limit=100&page=${deepPage}`)),
+    ),
     cursorPastDeepPage: await timed(
       SAMPLES,
       async () => void (await get(url, key, `/emails/logs?limit=100&cursor=${deep.meta.nextCursor}`)),
@@ -320,7 +326,7 @@ async function main() {
   const results = {
     machine,
     loadAverageAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
-    settings: { logs: LOGS, samples: SAMPLES, acceptSeconds: ACCEPT_SECONDS, backlog: BACKLOG },
+    settings: { logs: LOGS, samples: SAMPLES, acceptSeconds: ACCEPT_SECONDS, backlog: BACKLOG, deepPage },
     seeded:
       'through the API: POST /emails/batch (100 recipients each), one tenant; outcomes set in SQL every 15 s while writing, for the logs written 5 s before',
     analyzed:
