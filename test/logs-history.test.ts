@@ -361,13 +361,30 @@ test('retention: platform default and tenant override in the API; enforcement dr
        (:o, gen_random_uuid(), 'past-platform@x.test', 'soft_bounce', now() - interval '91 days')`,
     { replacements: { w: world.tenantId, o: other.tenantId } },
   );
+  // Warm-up counts per day age with the platform's logs horizon (90 days here).
+  const [address] = await q<{ id: string }>(
+    `WITH pool AS (INSERT INTO ip_pools (name) VALUES ('retention-' || gen_random_uuid()) RETURNING id)
+     INSERT INTO ip_pool_addresses (pool_id, ip, ehlo_name) SELECT id, '192.0.2.' || (floor(random() * 200) + 1)::int, 'mx.example.test' FROM pool RETURNING id`,
+    {},
+  );
+  await ctx.db.sequelize.query(
+    `INSERT INTO ip_warmup_counts (address_id, provider, day, sent) VALUES
+       (:a, 'google', current_date - 91, 50), (:a, 'google', current_date - 89, 100), (:a, 'default', current_date, 7)`,
+    { replacements: { a: address.id } },
+  );
 
   const report = await enforceRetention(ctx.db.sequelize);
   assert.ok(report.partitionsDropped.includes(partitionName('email_logs', old)), JSON.stringify(report));
   assert.equal(
-    [report.rowsDeleted.inbound_reports, report.rowsDeleted.recipient_outcomes],
-    [1, 2],
+    [report.rowsDeleted.inbound_reports, report.rowsDeleted.recipient_outcomes, report.rowsDeleted.ip_warmup_counts],
+    [1, 2, 1],
     JSON.stringify(report.rowsDeleted),
+  );
+  assert.equal(
+    await q<{ sent: number }>(`SELECT sent FROM ip_warmup_counts WHERE address_id = :a ORDER BY day`, {
+      a: address.id,
+    }),
+    [{ sent: 100 }, { sent: 7 }],
   );
   assert.equal(
     (await q<{ reason: string }>(`SELECT reason FROM inbound_reports`, {})).map((r) => r.reason),

@@ -36,11 +36,14 @@ export const TABLE_HORIZON: Record<PartitionedTable, RetentionKind> = {
  * Tables outside the partitioned history whose rows age with one of its horizons: the bounce and
  * complaint reports kept without effect (anyone can send them to the inbound port, so they must not
  * pile up for ever) and the per-recipient outcomes of sends (a report for a send whose log is gone
- * can no longer match it). `received_at`/`created_at` is when each row was written.
+ * can no longer match it), and the daily warm-up counts per source address (only today's are read; a
+ * pool's addresses and providers add a row each a day for as long as it sends). `received_at`/
+ * `created_at`/`day` is when each row was written.
  */
 const AGED_TABLES = [
   { table: 'inbound_reports', column: 'received_at', kind: 'eventsDays', perTenant: false },
   { table: 'recipient_outcomes', column: 'created_at', kind: 'logsDays', perTenant: true },
+  { table: 'ip_warmup_counts', column: 'day', kind: 'logsDays', perTenant: false },
 ] as const;
 
 function agedDeleteStatement(table: string, where: string): string {
