@@ -14,7 +14,8 @@ import { listen } from './helpers/svc-cli.ts';
 import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { listIpPools } from '../daemon/modules/ip-pools/service.ts';
 import { runDoctor } from '../daemon/modules/doctor/service.ts';
-import { defaultWarmupSchedule, warmupDay } from '../daemon/mta/warmup.ts';
+import { defaultWarmupSchedule, holdsRamp, warmupDay } from '../daemon/mta/warmup.ts';
+import { describePools } from '../cli/services/ip-pools.ts';
 import { SourceAddressChooser, type SourceUse } from '../daemon/mta/source-address.ts';
 import { createSql } from '../daemon/db/sql.ts';
 import type { IpPool } from '../shared/schemas/ip-pools.ts';
@@ -144,7 +145,14 @@ test('test clock: day 1, 10 and 30 of the warm-up with ceilings per provider, th
   const day10 = await at(9);
   assert.is(day10.today, '2026-11-10');
   assert.is(day10.addresses[0].warmup.day, 10);
-  assert.equal(day10.addresses[0].warmup.providers[0], { provider: 'google', sent: 40, ceiling: 5_000 });
+  assert.equal(day10.addresses[0].warmup.providers[0], {
+    provider: 'google',
+    sent: 40,
+    refused: 0,
+    heldDays: 0,
+    step: 10,
+    ceiling: 5_000,
+  });
 
   const day30 = await at(29);
   assert.is(day30.addresses[0].warmup.day, 30);
@@ -239,6 +247,86 @@ test('the chooser with a test clock: day 1 ceiling reached → wait until 00:00 
   } finally {
     await sql.close();
   }
+});
+
+test('refusals hold the ramp: a held day repeats its step and lengthens the warm-up; a held today steps back', async () => {
+  // The rule, pure: at least 10 % refused of at least 20 recipients.
+  assert.equal(
+    [
+      holdsRamp({ sent: 20, refused: 2 }),
+      holdsRamp({ sent: 19, refused: 19 }),
+      holdsRamp({ sent: 100, refused: 9 }),
+      holdsRamp({ sent: 100, refused: 10 }),
+    ],
+    [true, false, false, true],
+  );
+  const other = await createTenant(root.id, 'Held');
+  const created = await post('/platform/ip-pools', {
+    name: 'held',
+    addresses: [{ ip: '192.0.2.50', ehloName: 'h.example.test', warmupStartedAt: DAY_ONE.toISOString() }],
+    schedule: { days: 5, providers: { default: [100, 200, 300, 400, 500], google: [10, 20, 30, 40, 50] } },
+  });
+  assert.is(created.statusCode, 201, created.body);
+  const poolId = (created.json() as IpPool).id;
+  await post(`/platform/ip-pools/${poolId}/assignments`, { tenantId: other });
+  // Day 2: 30 % refused (held); day 3: 5 % (not); day 4: all 10 refused, but under the minimum of 20 (not).
+  await ctx.db.sequelize.query(
+    `INSERT INTO ip_warmup_counts (address_id, provider, day, sent, refused)
+     SELECT id, 'google', d.day::date, d.sent, d.refused FROM ip_pool_addresses,
+            (VALUES ('2026-11-02', 20, 6), ('2026-11-03', 100, 5), ('2026-11-04', 10, 10)) AS d(day, sent, refused)
+      WHERE ip = '192.0.2.50'`,
+  );
+  const googleOn = async (offsetDays: number) => {
+    const { data } = await listIpPools(ctx.deps, new Date(DAY_ONE.getTime() + offsetDays * DAY_MS + 3_600_000));
+    const address = data.find((pool) => pool.id === poolId)!.addresses[0];
+    return { warmup: address.warmup, google: address.warmup.providers.find((p) => p.provider === 'google')! };
+  };
+  const day5 = await googleOn(4);
+  assert.equal(day5.google, { provider: 'google', sent: 0, refused: 0, heldDays: 1, step: 4, ceiling: 40 });
+  assert.is(day5.warmup.day, 5);
+  assert.equal(
+    day5.warmup.providers.find((p) => p.provider === 'yahoo'),
+    { provider: 'yahoo', sent: 0, refused: 0, heldDays: 0, step: 5, ceiling: 500 },
+    "another provider's ramp is its own",
+  );
+  // Day 6 of a 5-day schedule: warm with the default, still warming with Google (a day longer).
+  const day6 = await googleOn(5);
+  assert.equal([day6.warmup.state, day6.google.step, day6.google.ceiling], ['warming', 5, 50]);
+  assert.equal(
+    day6.warmup.providers.find((p) => p.provider === 'default')!.ceiling,
+    null,
+    'warm with providers that refused nothing',
+  );
+  assert.equal((await googleOn(6)).warmup.state, 'warm', 'day 7: warm with every provider');
+
+  // Day 5 through the chooser, with today's refusals: 25 sent, 5 refused holds today, one step back (30):
+  // 25 + 6 passes it, and the wait says why.
+  await ctx.db.sequelize.query(
+    `INSERT INTO ip_warmup_counts (address_id, provider, day, sent, refused)
+     SELECT id, 'google', '2026-11-05', 25, 5 FROM ip_pool_addresses WHERE ip = '192.0.2.50'`,
+  );
+  const sql = createSql(ctx.databaseUrl, { max: 2, embedded: ctx.db.embedded });
+  const now = new Date(DAY_ONE.getTime() + 4 * DAY_MS + 3_600_000);
+  const chooser = new SourceAddressChooser({ sql, fallback: { ehloName: 'node.test' }, now: () => now, refreshMs: 0 });
+  const row = { tenantId: other, projectId: null, stream: 'transactional' as const };
+  try {
+    assert.is((await chooser.choose(row, ['gmail-smtp-in.l.google.com'], 5)).kind, 'address', '25 + 5 ≤ 30');
+    const full = await chooser.choose(row, ['gmail-smtp-in.l.google.com'], 1);
+    assert.is(full.kind, 'wait');
+    assert.match(
+      full.kind === 'wait' ? full.reason : '',
+      /^451 4\.7\.0 warm-up: every address of the pool is at today's ceiling for google \(held back a step: google deferred or bounced too many of today's recipients\); waiting until 2026-11-06T00:00:00\.000Z$/,
+    );
+    assert.is((await chooser.choose(row, ['mx.other.test'], 100)).kind, 'address', 'the default provider is not held');
+  } finally {
+    await sql.close();
+  }
+  // What `svc pools` prints of it (the screen shows the same note).
+  const { data } = await listIpPools(ctx.deps, now);
+  const text = describePools(data.filter((pool) => pool.id === poolId));
+  assert.match(text, /192\.0\.2\.50 {2}h\.example\.test {2}weight 1 {2}warm-up day 5\/5/);
+  assert.match(text, /\n {4}google {5}[█░]{20} 25\/30 {2}5 refused · step 3 \(1 day held\)\n/);
+  assert.match(text, /\n {4}default {4}[█░]{20} 0\/500$/);
 });
 
 test('svc pools: create, add-address, assign, schedule (show, edit from a file, reset), list, remove', async () => {

@@ -3,11 +3,12 @@
 // Google's (so the provider is 'google') on 127.0.0.120 recording the peer address and the EHLO name
 // of every connection. Day 1's ceiling reached: further rows wait (in the spool, no attempt counted)
 // until a warm address joins the pool, which carries them. The test clock: an address's warm-up
-// start moved 29 days back (day 30) lifts its ceiling. A project assignment beats the tenant's.
+// start moved 29 days back (day 30) lifts its ceiling. A project assignment beats the tenant's. Google
+// deferring most of a day's mail holds the address back a step, and the rows wait saying so.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost, type ReceivedMessage } from './helpers/mx-host.ts';
+import { startMxHost, type MxHost, type MxHostScript, type ReceivedMessage } from './helpers/mx-host.ts';
 import {
   api,
   countRows,
@@ -39,6 +40,8 @@ const GOOGLE_CEILINGS = [3, ...Array<number>(28).fill(10), 1000];
 
 let dns: TestDnsServer;
 let mx: MxHost;
+/** The MX host's behaviour, changed by the last test (Google deferring a new address). */
+const mxScript: MxHostScript = {};
 let world: SendWorld;
 let daemon: ChildDaemon;
 let adminToken: string;
@@ -48,7 +51,7 @@ let projectId: string;
 test.before(async () => {
   dns = await startDnsServer();
   publishSenderDmarc(dns);
-  mx = await startMxHost({}, MX_ADDRESS);
+  mx = await startMxHost(mxScript, MX_ADDRESS);
   dns.zone.mx.set('gmail.test', [{ exchange: 'gmail-smtp-in.l.google.com', priority: 5 }]);
   dns.zone.a.set('gmail-smtp-in.l.google.com', [MX_ADDRESS]);
   world = await seedSendWorld({
@@ -140,7 +143,7 @@ test('the pool is created, scheduled and assigned through /platform/ip-pools', a
   for (const address of assigned.body.addresses as IpPool['addresses']) {
     assert.is(address.warmup.state, 'warming');
     assert.is(address.warmup.day, 1);
-    assert.equal(googleOf(address), { provider: 'google', sent: 0, ceiling: 3 });
+    assert.equal(googleOf(address), { provider: 'google', sent: 0, refused: 0, heldDays: 0, step: 1, ceiling: 3 });
   }
   const refused = await admin('PUT', `/platform/ip-pools/${pool.id}/schedule`, {
     days: 30,
@@ -267,7 +270,7 @@ test('test clock: day 30 lifts the ceiling of an address; one still at its day-1
   assert.is(moved.status, 200, JSON.stringify(moved.body));
   const movedA = (moved.body as IpPool).addresses.find((address) => address.ip === SOURCES.a)!;
   assert.is(movedA.warmup.day, 30);
-  assert.equal(googleOf(movedA), { provider: 'google', sent: 3, ceiling: 1000 });
+  assert.equal(googleOf(movedA), { provider: 'google', sent: 3, refused: 0, heldDays: 0, step: 30, ceiling: 1000 });
   const before = mx.messages.length;
   await Promise.all([1, 2, 3, 4, 5, 6].map((n) => send(`third${n}@gmail.test`)));
   await waitFor('six more messages at the MX', () => mx.messages.length >= before + 6, { timeoutMs: 30_000 });
@@ -312,6 +315,59 @@ test("a project's assignment beats the tenant's; transactional mail of other pro
   assert.is(peerOf(arrivedFor('plain@gmail.test')[0]), SOURCES.a, 'b is full, the warm address was removed');
   const busy = await admin('DELETE', `/platform/ip-pools/${second.body.id}`);
   assert.is(busy.status, 409, 'an assigned pool is not deleted');
+});
+
+test("Google defers a's mail (451): refusals are counted, today holds a's ramp, and its rows wait saying so", async () => {
+  const sentBefore = googleOf(
+    ((await admin('GET', `/platform/ip-pools/${pool.id}`)).body as IpPool).addresses.find((a) => a.ip === SOURCES.a)!,
+  ).sent;
+  mxScript.rcpt = (address) => (address.startsWith('deferred') ? '451 4.3.0 greylisted, come back in a while' : null);
+  try {
+    // (A reply no shaping reaction matches: Gmail's 4.7.28 would suspend the provider first, docs/mta.md.)
+    // a is the only address with room (b is at its day-1 ceiling, the warm one is gone): 14 refused
+    // recipients, retried every few hundred ms, take a past 20 recipients today with far more than 10 %
+    // refused. Held today, a is back on step 29 (a ceiling of 10), which it has passed: the rows wait.
+    await Promise.all(Array.from({ length: 14 }, (_, n) => send(`deferred${n}@gmail.test`)));
+    const db = await openWorldDatabase(world);
+    try {
+      await waitFor(
+        'rows waiting on the pool, held back a step',
+        async () =>
+          (await countRows(
+            db,
+            `SELECT count(*) FROM mta_spool WHERE warmup_wait_pool = :pool AND last_response LIKE '%held back a step: google deferred or bounced%'`,
+            { pool: pool.id },
+          )) > 0,
+        { timeoutMs: 30_000 },
+      ).catch(async (error) => {
+        console.log(
+          await db.sequelize.query(
+            `SELECT state, attempts, last_response, warmup_wait_pool FROM mta_spool; SELECT * FROM ip_warmup_counts`,
+          ),
+        );
+        throw error;
+      });
+      const [counted] = await db.sequelize.query<{ sent: number; refused: number }>(
+        `SELECT c.sent, c.refused FROM ip_warmup_counts c JOIN ip_pool_addresses a ON a.id = c.address_id
+          WHERE a.ip = :ip AND c.provider = 'google' AND c.day = (now() AT TIME ZONE 'UTC')::date`,
+        { replacements: { ip: SOURCES.a }, type: 'SELECT' as never },
+      );
+      assert.ok(counted.sent >= sentBefore + 14, `sent ${counted.sent}, before ${sentBefore}`);
+      assert.ok(counted.refused >= 14 && counted.refused <= counted.sent - sentBefore, JSON.stringify(counted));
+    } finally {
+      await db.close();
+    }
+    const listed = ((await admin('GET', `/platform/ip-pools/${pool.id}`)).body as IpPool).addresses.find(
+      (address) => address.ip === SOURCES.a,
+    )!;
+    assert.equal(
+      { day: listed.warmup.day, step: googleOf(listed).step, ceiling: googleOf(listed).ceiling },
+      { day: 30, step: 29, ceiling: 10 },
+    );
+    assert.ok(googleOf(listed).refused >= 14);
+  } finally {
+    mxScript.rcpt = undefined;
+  }
 });
 
 test.run();

@@ -6,7 +6,16 @@ import * as assert from 'uvu/assert';
 import React from 'react';
 import { render } from 'ink-testing-library';
 import { Pools, PoolView } from '../cli/ui/Pools.tsx';
-import { ceilingFor, defaultWarmupSchedule, isWarming, utcDay, warmupDay } from '../daemon/mta/warmup.ts';
+import {
+  ceilingFor,
+  defaultWarmupSchedule,
+  isWarming,
+  NO_STANDING,
+  utcDay,
+  warmupDay,
+  warmupStep,
+  type WarmupStanding,
+} from '../daemon/mta/warmup.ts';
 import type { IpPool } from '../shared/schemas/ip-pools.ts';
 
 const START = new Date('2026-11-01T08:00:00Z');
@@ -14,8 +23,11 @@ const DAY_MS = 86_400_000;
 const PROVIDERS = ['google', 'yahoo', 'microsoft', 'apple', 'default'];
 const tick = (ms = 30) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The pool as GET /platform/ip-pools answers it on day `day`, with `share` of each ceiling sent so far. */
-function poolOnDay(day: number, share: number): IpPool {
+/**
+ * The pool as GET /platform/ip-pools answers it on day `day`, with `share` of each ceiling sent so far;
+ * `google` is the new address's standing with Google before today's sends (held days, refusals).
+ */
+function poolOnDay(day: number, share: number, google: WarmupStanding = NO_STANDING): IpPool {
   const now = new Date(START.getTime() + (day - 1) * DAY_MS + 15 * 3_600_000);
   const schedule = defaultWarmupSchedule();
   const address = (id: string, ip: string, ehloName: string, startedAt: Date | null, sentWhenWarm: number) => ({
@@ -29,8 +41,17 @@ function poolOnDay(day: number, share: number): IpPool {
       day: isWarming(schedule, startedAt, now) ? warmupDay(startedAt, now) : null,
       days: schedule.days,
       providers: PROVIDERS.map((provider) => {
-        const ceiling = ceilingFor(schedule, provider, startedAt, now);
-        return { provider, ceiling, sent: ceiling === null ? sentWhenWarm : Math.round(ceiling * share) };
+        const known = provider === 'google' && startedAt ? google : NO_STANDING;
+        const ceiling = ceilingFor(schedule, provider, startedAt, now, known);
+        const sent = known.sent || (ceiling === null ? sentWhenWarm : Math.round(ceiling * share));
+        return {
+          provider,
+          ceiling,
+          sent,
+          refused: known.refused,
+          heldDays: known.heldDays,
+          step: warmupStep(schedule, startedAt, now, known),
+        };
       }),
     },
     createdAt: START.toISOString(),
@@ -95,6 +116,16 @@ test('day 10 and day 30: the ceilings grow with the schedule', () => {
   const day31 = render(<PoolView pool={poolOnDay(31, 0)} />);
   assert.match(day31.lastFrame()!, /203\.0\.113\.10 mta1\.acme\.example · weight 1 · warm\n/);
   day31.unmount();
+});
+
+test('day 10 with two held days and Google refusing 30 of 100 today: step 7, its ceiling, the refusals shown', () => {
+  const held = render(<PoolView pool={poolOnDay(10, 0.5, { sent: 100, refused: 30, heldDays: 2 })} />);
+  const frame = held.lastFrame()!;
+  held.unmount();
+  assert.match(frame, /warm-up day 10\/30/);
+  // Step 7 of the default curve for Google: 2,000 a day (day 10's is 5,000).
+  assert.match(frame, /google\s+[█░]+ 100\/2000 30 refused · step 7 \(2 days held\)/);
+  assert.match(frame, /yahoo\s+[█░]+ 1250\/2500\n/, 'other providers keep their step');
 });
 
 test('the screen loads, refreshes and leaves on q', async () => {

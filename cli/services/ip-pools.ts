@@ -8,6 +8,7 @@ import type {
   CreateIpPoolBody,
   IpPool,
   IpPoolList,
+  ProviderWarmup,
   UpdateIpPoolAddressBody,
   WarmupSchedule,
 } from '../../shared/schemas/ip-pools.ts';
@@ -73,6 +74,20 @@ export function warmupBar(sent: number, ceiling: number | null, width = 20): str
   return `${'█'.repeat(filled)}${'░'.repeat(width - filled)} ${sent}/${ceiling}`;
 }
 
+/**
+ * What the provider refused today and how far that held the ramp back, or '': `12 refused · step 8 (2 days
+ * held)`. The step differs from the warm-up day when days were held, or today is (mta/warmup.ts).
+ */
+export function warmupHoldNote(provider: ProviderWarmup, day: number | null): string {
+  const notes: string[] = [];
+  if (provider.refused > 0) notes.push(`${provider.refused} refused`);
+  if (provider.step !== null && day !== null && provider.step !== day)
+    notes.push(
+      `step ${provider.step}${provider.heldDays > 0 ? ` (${provider.heldDays} day${provider.heldDays === 1 ? '' : 's'} held)` : ' (held today)'}`,
+    );
+  return notes.join(' · ');
+}
+
 /** The plain-text view of pools: what `svc pools` prints without a terminal, and the screen's fallback. */
 export function describePools(pools: IpPool[]): string {
   if (pools.length === 0)
@@ -90,8 +105,12 @@ export function describePools(pools: IpPool[]): string {
       const state =
         address.warmup.state === 'warm' ? 'warm' : `warm-up day ${address.warmup.day}/${address.warmup.days}`;
       lines.push(`  ${address.ip}  ${address.ehloName}  weight ${address.weight}  ${state}`);
-      for (const provider of address.warmup.providers)
-        lines.push(`    ${provider.provider.padEnd(10)} ${warmupBar(provider.sent, provider.ceiling)}`);
+      for (const provider of address.warmup.providers) {
+        const note = warmupHoldNote(provider, address.warmup.day);
+        lines.push(
+          `    ${provider.provider.padEnd(10)} ${warmupBar(provider.sent, provider.ceiling)}${note ? `  ${note}` : ''}`,
+        );
+      }
     }
   }
   return lines.join('\n');

@@ -4,6 +4,7 @@ import React from 'react';
 import { Box, Text, useInput } from 'ink';
 import type { IpPool } from '../../shared/schemas/ip-pools.ts';
 import { usePolling } from './use-polling.ts';
+import { warmupHoldNote } from '../services/ip-pools.ts';
 
 export interface PoolsProps {
   load: () => Promise<IpPool[]>;
@@ -37,6 +38,8 @@ export function WarmupBar({ sent, ceiling }: { sent: number; ceiling: number | n
 
 function AddressRows({ address }: { address: IpPool['addresses'][number] }) {
   const { warmup } = address;
+  // Held days can take the calendar day past the schedule's last (day 32/30 with Google still warming).
+  const progressTenths = Math.min(10, Math.round(((warmup.day ?? 0) / warmup.days) * 10));
   const progress =
     warmup.state === 'warm' ? (
       <Text color="green">warm</Text>
@@ -44,8 +47,8 @@ function AddressRows({ address }: { address: IpPool['addresses'][number] }) {
       <Text>
         warm-up day <Text bold>{warmup.day}</Text>/{warmup.days}{' '}
         <Text color="cyan">
-          {'▰'.repeat(Math.round(((warmup.day ?? 0) / warmup.days) * 10))}
-          {'▱'.repeat(10 - Math.round(((warmup.day ?? 0) / warmup.days) * 10))}
+          {'▰'.repeat(progressTenths)}
+          {'▱'.repeat(10 - progressTenths)}
         </Text>
       </Text>
     );
@@ -54,14 +57,18 @@ function AddressRows({ address }: { address: IpPool['addresses'][number] }) {
       <Text>
         <Text bold>{address.ip}</Text> {address.ehloName} · weight {address.weight} · {progress}
       </Text>
-      {warmup.providers.map((provider) => (
-        <Box key={provider.provider} marginLeft={2}>
-          <Box width={11}>
-            <Text>{provider.provider}</Text>
+      {warmup.providers.map((provider) => {
+        const note = warmupHoldNote(provider, warmup.day);
+        return (
+          <Box key={provider.provider} marginLeft={2}>
+            <Box width={11}>
+              <Text>{provider.provider}</Text>
+            </Box>
+            <WarmupBar sent={provider.sent} ceiling={provider.ceiling} />
+            {note ? <Text color="yellow"> {note}</Text> : null}
           </Box>
-          <WarmupBar sent={provider.sent} ceiling={provider.ceiling} />
-        </Box>
-      ))}
+        );
+      })}
     </Box>
   );
 }

@@ -205,7 +205,11 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     return {
       results: report.recipients,
       provider: admission.provider.key,
-      source: report.host === null ? null : use,
+      // What the provider refused counts against the warm-up's ramp (mta/warmup.ts WARMUP_HOLD).
+      source:
+        report.host === null || !use
+          ? null
+          : { ...use, refused: report.recipients.filter((r) => r.verdict.kind !== 'delivered').length },
     };
   };
 

@@ -2,8 +2,8 @@
 // MTA loop asks once per row, after routing: the row's pool is the most specific assignment of its
 // tenant (project and stream, project, stream, tenant default); within the pool an address is picked
 // by weight (smooth weighted round robin, so two addresses of weight 1 alternate) among those under
-// today's ceiling for the destination's provider, warm addresses (no warm-up, or past its last day)
-// always being under. None left: the row waits until the next UTC day (or until an admin changes the
+// today's ceiling for the destination's provider (held back where the provider deferred or bounced too
+// much: mta/warmup.ts), warm addresses (no warm-up, or past its last step) always being under. None left: the row waits until the next UTC day (or until an admin changes the
 // pool). No pool: the node's OUTBOUND_ADDRESS and EHLO_NAME, as before pools existed.
 //
 // Counting: what this node sent today is read from ip_warmup_counts (refreshed every few seconds)
@@ -15,9 +15,17 @@ import type { Sql } from '../db/sql.ts';
 import { cachedLoad, TtlCache } from '../ttl-cache.ts';
 import type { SessionOptions } from './connection.ts';
 import { DEFAULT_PROVIDERS, providerOf, type ProviderShape } from './providers.ts';
-import { poolOfRow, readDayCounts, readPoolRows, type CountIncrement, type PoolAddressRow } from './sql/pools.ts';
+import { poolOfRow, readPoolRows, readWarmupStandings, type CountIncrement, type PoolAddressRow } from './sql/pools.ts';
 import type { SpooledRow } from './sql/spool.ts';
-import { ceilingFor, defaultWarmupSchedule, nextUtcDay, utcDay } from './warmup.ts';
+import {
+  ceilingFor,
+  defaultWarmupSchedule,
+  holdsRamp,
+  nextUtcDay,
+  NO_STANDING,
+  utcDay,
+  type WarmupStanding,
+} from './warmup.ts';
 import type { WarmupSchedule } from '../../shared/schemas/ip-pools.ts';
 
 /** How long an assignment or a pool's addresses and counts are kept before they are read again. */
@@ -46,8 +54,11 @@ interface PoolSnapshot {
   loadedAt: number;
   schedule: WarmupSchedule;
   addresses: PoolAddressRow[];
-  /** Sent today by `${addressId}|${provider}`: read from the table, plus this node's commits since. */
-  sent: Map<string, number>;
+  /**
+   * By `${addressId}|${provider}`: today's recipients and refusals, read from the table plus this node's
+   * commits since, and the days that held the ramp.
+   */
+  standings: Map<string, WarmupStanding>;
 }
 
 export interface SourceChooserOptions {
@@ -99,11 +110,15 @@ export class SourceAddressChooser {
     if (!snapshot || snapshot.addresses.length === 0) return fallback;
     const provider = providerOf(mxHostnames, this.providers).key;
 
+    let held = false;
     const eligible = snapshot.addresses.filter((address) => {
-      const ceiling = ceilingFor(snapshot.schedule, provider, address.warmupStartedAt, now);
+      const standing = snapshot.standings.get(`${address.id}|${provider}`) ?? NO_STANDING;
+      const ceiling = ceilingFor(snapshot.schedule, provider, address.warmupStartedAt, now, standing);
       if (ceiling === null) return true;
-      const used = (snapshot.sent.get(`${address.id}|${provider}`) ?? 0) + this.inFlightOf(address.id, provider, day);
-      return used + recipients <= ceiling;
+      const used = standing.sent + this.inFlightOf(address.id, provider, day);
+      if (used + recipients <= ceiling) return true;
+      held ||= holdsRamp(standing);
+      return false;
     });
     if (eligible.length === 0) {
       if (!rechecked && Date.now() - snapshot.loadedAt > RECHECK_BEFORE_WAIT_MS) {
@@ -116,11 +131,11 @@ export class SourceAddressChooser {
         kind: 'wait',
         poolId,
         until,
-        reason: `451 4.7.0 warm-up: every address of the pool is at today's ceiling for ${provider}; waiting until ${until.toISOString()}`,
+        reason: `451 4.7.0 warm-up: every address of the pool is at today's ceiling for ${provider}${held ? ` (held back a step: ${provider} deferred or bounced too many of today's recipients)` : ''}; waiting until ${until.toISOString()}`,
       };
     }
     const address = this.pickByWeight(`${poolId}|${provider}`, eligible);
-    const use: SourceUse = { poolId, addressId: address.id, provider, day, sent: recipients };
+    const use: SourceUse = { poolId, addressId: address.id, provider, day, sent: recipients, refused: 0 };
     this.adjustInFlight(use, recipients);
     return { kind: 'address', session: { ehloName: address.ehloName, localAddress: address.ip }, use };
   }
@@ -136,14 +151,15 @@ export class SourceAddressChooser {
     this.adjustInFlight(use, -use.sent);
   }
 
-  /** The batch carrying these uses committed their counts: they move from in flight to sent. */
+  /** The batch carrying these uses committed their counts: they move from in flight to sent (and refused). */
   committed(uses: SourceUse[]): void {
     for (const use of uses) {
       this.adjustInFlight(use, -use.sent);
       void this.snapshots.get(use.poolId)?.then((snapshot) => {
         if (snapshot?.day !== use.day) return;
         const key = `${use.addressId}|${use.provider}`;
-        snapshot.sent.set(key, (snapshot.sent.get(key) ?? 0) + use.sent);
+        const kept = snapshot.standings.get(key) ?? NO_STANDING;
+        snapshot.standings.set(key, { ...kept, sent: kept.sent + use.sent, refused: kept.refused + use.refused });
       });
     }
   }
@@ -152,7 +168,7 @@ export class SourceAddressChooser {
     const load = async (): Promise<PoolSnapshot | null> => {
       const rows = await readPoolRows(this.options.sql, poolId);
       if (!rows) return null;
-      const sent = await readDayCounts(
+      const standings = await readWarmupStandings(
         this.options.sql,
         rows.addresses.map((address) => address.id),
         day,
@@ -162,7 +178,7 @@ export class SourceAddressChooser {
         loadedAt: Date.now(),
         schedule: rows.schedule ?? defaultWarmupSchedule(),
         addresses: rows.addresses,
-        sent,
+        standings,
       };
     };
     const kept = this.snapshots.get(poolId);

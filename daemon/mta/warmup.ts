@@ -1,8 +1,10 @@
 // Warm-up of a new source address (issue 29, docs/mta.md "IP pools and warm-up"): on day N of its
 // warm-up an address may send at most ceilings[provider][N-1] messages to a provider per UTC day;
 // after the schedule's last day it is warm (no ceiling). Days are UTC calendar days, so the counts
-// (table ip_warmup_counts) reset at 00:00 UTC. Pure: every function takes `now`, so a test clock
-// drives day 1, 10 and 30 without waiting.
+// (table ip_warmup_counts) reset at 00:00 UTC. A day on which the provider deferred or bounced too
+// many of the address's recipients (WARMUP_HOLD) does not advance the ramp: the next day repeats its
+// step, and the warm-up lasts a day longer; while today is such a day the address is back one step.
+// Pure: every function takes `now`, so a test clock drives day 1, 10 and 30 without waiting.
 import { DEFAULT_PROVIDER_KEY } from './providers.ts';
 import type { WarmupSchedule } from '../../shared/schemas/ip-pools.ts';
 
@@ -42,6 +44,28 @@ export function nextUtcDay(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
 }
 
+/**
+ * When a day holds the ramp: at least `rate` of at least `minimum` recipients that reached the provider's
+ * MX hosts were deferred or bounced. Mailbox providers answer a new address's volume with 421/451
+ * deferrals first ("unusual rate", "try again later"); sending the next day's larger step into them
+ * is how a warm-up goes wrong. `minimum` keeps a handful of recipients from deciding a day.
+ */
+export const WARMUP_HOLD = { rate: 0.1, minimum: 20 } as const;
+
+/** An address's standing with one provider: today's recipients and refusals, and its held days before today. */
+export interface WarmupStanding {
+  sent: number;
+  refused: number;
+  heldDays: number;
+}
+
+export const NO_STANDING: WarmupStanding = { sent: 0, refused: 0, heldDays: 0 };
+
+/** Whether a day's counts hold the ramp (WARMUP_HOLD). */
+export function holdsRamp(counts: Pick<WarmupStanding, 'sent' | 'refused'>): boolean {
+  return counts.sent >= WARMUP_HOLD.minimum && counts.refused >= counts.sent * WARMUP_HOLD.rate;
+}
+
 /** Day of the warm-up on `now` (1 on the day it started); null for an address that never warms up. */
 export function warmupDay(startedAt: Date | null, now: Date): number | null {
   if (!startedAt) return null;
@@ -53,24 +77,47 @@ export function warmupDay(startedAt: Date | null, now: Date): number | null {
   return Math.max(1, days + 1);
 }
 
-/** Whether the address has a ceiling on `now`: started, and not past the schedule's last day. */
-export function isWarming(schedule: WarmupSchedule, startedAt: Date | null, now: Date): boolean {
+/**
+ * The schedule's step an address is on with a provider today: its day less the days that held the ramp,
+ * one step back while today holds it (never below 1); null once past the last step (warm: a bad day after
+ * the warm-up is shaping's business, not the warm-up's) or for an address that never warms up.
+ */
+export function warmupStep(
+  schedule: WarmupSchedule,
+  startedAt: Date | null,
+  now: Date,
+  standing: WarmupStanding = NO_STANDING,
+): number | null {
   const day = warmupDay(startedAt, now);
-  return day !== null && day <= schedule.days;
+  if (day === null) return null;
+  const step = day - standing.heldDays;
+  if (step > schedule.days) return null;
+  return Math.max(1, step - (holdsRamp(standing) ? 1 : 0));
 }
 
-/** Today's ceiling for `provider`, or null when the address is warm. */
+/** Whether the address has a ceiling with some provider on `now`: started, and not past the schedule's last step. */
+export function isWarming(
+  schedule: WarmupSchedule,
+  startedAt: Date | null,
+  now: Date,
+  standings: WarmupStanding[] = [],
+): boolean {
+  return [NO_STANDING, ...standings].some((standing) => warmupStep(schedule, startedAt, now, standing) !== null);
+}
+
+/** Today's ceiling for `provider`, or null when the address is warm with it. */
 export function ceilingFor(
   schedule: WarmupSchedule,
   provider: string,
   startedAt: Date | null,
   now: Date,
+  standing: WarmupStanding = NO_STANDING,
 ): number | null {
-  const day = warmupDay(startedAt, now);
-  if (day === null || day > schedule.days) return null;
+  const step = warmupStep(schedule, startedAt, now, standing);
+  if (step === null) return null;
   const ceilings = schedule.providers[provider] ?? schedule.providers[DEFAULT_PROVIDER_KEY];
   // A list shorter than the schedule keeps its last value.
-  return ceilings[Math.min(day, ceilings.length) - 1];
+  return ceilings[Math.min(step, ceilings.length) - 1];
 }
 
 /** What is wrong with a schedule an admin sent, or null (the TypeBox schema checked the shapes). */

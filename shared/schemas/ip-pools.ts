@@ -124,9 +124,18 @@ export type IpPoolAssignment = Static<typeof IpPoolAssignment>;
 
 export const ProviderWarmup = Type.Object({
   provider: Type.String(),
-  /** Messages this address sent to the provider today (UTC). */
+  /** Recipients this address sent to the provider today (UTC), counted once they reached its MX hosts. */
   sent: Type.Integer(),
-  /** Today's ceiling; null: none (the address is warm). */
+  /** Of them, deferred or bounced by the provider. */
+  refused: Type.Integer(),
+  /**
+   * Days of this warm-up before today on which the provider deferred or bounced at least 10 % of at least 20
+   * recipients: each repeats its step instead of advancing, and the warm-up lasts a day longer.
+   */
+  heldDays: Type.Integer(),
+  /** The schedule's step in force today (its day less the held days; one back while today is held); null when warm. */
+  step: Nullable(Type.Integer()),
+  /** Today's ceiling (the step's); null: none (the address is warm). */
   ceiling: Nullable(Type.Integer()),
 });
 export type ProviderWarmup = Static<typeof ProviderWarmup>;
@@ -139,7 +148,7 @@ export const IpPoolAddress = Type.Object({
   warmupStartedAt: Nullable(Timestamp),
   warmup: Type.Object({
     state: OneOf(['warming', 'warm'] as const),
-    /** Day of the warm-up today (1-based); null when warm. */
+    /** Calendar day of the warm-up today (1-based); null when warm with every provider. */
     day: Nullable(Type.Integer()),
     days: Type.Integer(),
     providers: Type.Array(ProviderWarmup),

@@ -1,7 +1,8 @@
 // The SQL of /platform/ip-pools (tables of migrations 0370–0373). Plain statements through Sequelize's
 // query with replacements: a handful of rows per admin action.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { IP_POOLS_CHANNEL } from '../../mta/sql/pools.ts';
+import { IP_POOLS_CHANNEL, standingsByKey, warmupStandingsStatement } from '../../mta/sql/pools.ts';
+import type { WarmupStanding } from '../../mta/warmup.ts';
 import { SPOOL_CHANNEL } from '../../mta/sql/spool.ts';
 import type { MailStream, WarmupSchedule } from '../../../shared/schemas/ip-pools.ts';
 
@@ -32,12 +33,6 @@ export interface AssignmentRow {
   project_id: string | null;
   stream: MailStream | null;
   created_at: Date;
-}
-
-export interface CountRow {
-  address_id: string;
-  provider: string;
-  sent: number;
 }
 
 type Options = { transaction?: Transaction };
@@ -79,13 +74,15 @@ export function selectAssignments(sequelize: Sequelize, poolIds: string[]): Prom
   );
 }
 
-export function selectDayCounts(sequelize: Sequelize, addressIds: string[], day: string): Promise<CountRow[]> {
-  if (addressIds.length === 0) return Promise.resolve([]);
-  return select<CountRow>(
-    sequelize,
-    `SELECT address_id::text, provider, sent FROM ip_warmup_counts WHERE address_id IN (:addressIds) AND day = CAST(:day AS date)`,
-    { addressIds, day },
-  );
+/** The warm-up standings the MTA loop reads (mta/sql/pools.ts), by `${addressId}|${provider}`. */
+export async function selectWarmupStandings(
+  sequelize: Sequelize,
+  addressIds: string[],
+  day: string,
+): Promise<Map<string, WarmupStanding>> {
+  if (addressIds.length === 0) return new Map();
+  const { statement, values } = warmupStandingsStatement(addressIds, day);
+  return standingsByKey(await sequelize.query(statement.text, { bind: values, type: QueryTypes.SELECT }));
 }
 
 export async function insertPool(

@@ -10,7 +10,17 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { recordAudit } from '../audit/service.ts';
 import { DEFAULT_PROVIDERS } from '../../mta/providers.ts';
 import { IP_POOLS_CHANNEL } from '../../mta/sql/pools.ts';
-import { ceilingFor, defaultWarmupSchedule, isWarming, scheduleProblem, utcDay, warmupDay } from '../../mta/warmup.ts';
+import {
+  ceilingFor,
+  defaultWarmupSchedule,
+  isWarming,
+  NO_STANDING,
+  scheduleProblem,
+  utcDay,
+  warmupDay,
+  warmupStep,
+  type WarmupStanding,
+} from '../../mta/warmup.ts';
 import {
   countAssignments,
   deleteAddressRow,
@@ -21,7 +31,7 @@ import {
   projectOfTenant,
   selectAddresses,
   selectAssignments,
-  selectDayCounts,
+  selectWarmupStandings,
   selectPools,
   tenantExists,
   updateAddressRow,
@@ -73,9 +83,15 @@ function checkIp(ip: string, field = 'ip'): string {
 
 const normalizeName = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
-function addressOf(row: AddressRow, schedule: WarmupSchedule, sent: Map<string, number>, now: Date): IpPoolAddress {
+function addressOf(
+  row: AddressRow,
+  schedule: WarmupSchedule,
+  standings: Map<string, WarmupStanding>,
+  now: Date,
+): IpPoolAddress {
   const started = row.warmup_started_at;
-  const warming = isWarming(schedule, started, now);
+  const standingOf = (provider: string) => standings.get(`${row.id}|${provider}`) ?? NO_STANDING;
+  const warming = isWarming(schedule, started, now, PROVIDER_KEYS.map(standingOf));
   return {
     id: row.id,
     ip: row.ip,
@@ -86,11 +102,17 @@ function addressOf(row: AddressRow, schedule: WarmupSchedule, sent: Map<string, 
       state: warming ? 'warming' : 'warm',
       day: warming ? warmupDay(started, now) : null,
       days: schedule.days,
-      providers: PROVIDER_KEYS.map((provider) => ({
-        provider,
-        sent: sent.get(`${row.id}|${provider}`) ?? 0,
-        ceiling: ceilingFor(schedule, provider, started, now),
-      })),
+      providers: PROVIDER_KEYS.map((provider) => {
+        const standing = standingOf(provider);
+        return {
+          provider,
+          sent: standing.sent,
+          refused: standing.refused,
+          heldDays: standing.heldDays,
+          step: warmupStep(schedule, started, now, standing),
+          ceiling: ceilingFor(schedule, provider, started, now, standing),
+        };
+      }),
     },
     createdAt: row.created_at.toISOString(),
   };
@@ -104,12 +126,11 @@ async function readPools(sequelize: Sequelize, poolId: string | null, now: Date)
     selectAssignments(sequelize, ids),
   ]);
   const today = utcDay(now);
-  const counts = await selectDayCounts(
+  const standings = await selectWarmupStandings(
     sequelize,
     addresses.map((address) => address.id),
     today,
   );
-  const sent = new Map(counts.map((count) => [`${count.address_id}|${count.provider}`, count.sent]));
   return pools.map((pool) => {
     const schedule = pool.warmup_schedule ?? defaultWarmupSchedule();
     return {
@@ -120,7 +141,7 @@ async function readPools(sequelize: Sequelize, poolId: string | null, now: Date)
       defaultSchedule: pool.warmup_schedule === null,
       addresses: addresses
         .filter((address) => address.pool_id === pool.id)
-        .map((address) => addressOf(address, schedule, sent, now)),
+        .map((address) => addressOf(address, schedule, standings, now)),
       assignments: assignments
         .filter((assignment) => assignment.pool_id === pool.id)
         .map((assignment): IpPoolAssignment => ({

@@ -2,6 +2,7 @@
 // which pool a row leaves from, a pool's addresses and schedule with today's counts, and the batched
 // count upsert that goes into the loop's commit transaction.
 import { declare, type BoundStatement, type Sql } from '../../db/sql.ts';
+import { WARMUP_HOLD, type WarmupStanding } from '../warmup.ts';
 import type { WarmupSchedule } from '../../../shared/schemas/ip-pools.ts';
 
 /** NOTIFY channel of pool changes: every MTA loop drops what it cached of pools (mta/source-address.ts). */
@@ -24,17 +25,30 @@ const POOL_ADDRESSES = declare(
     ORDER BY a.created_at, a.ip`,
 );
 
-const DAY_COUNTS = declare(
-  'ip_warmup_counts_of_day',
-  `SELECT address_id::text AS address_id, provider, sent FROM ip_warmup_counts
-    WHERE address_id = ANY($1::uuid[]) AND day = $2::date`,
+/**
+ * $1 address ids, $2 today (UTC), $3 and $4 WARMUP_HOLD's minimum and rate: per address and provider,
+ * today's recipients and refusals and the days of the current warm-up before today that held the ramp.
+ * Read by the MTA loop's chooser and by the pools API alike (readWarmupStandings, selectWarmupStandings).
+ * `held_days` applies warmup.ts `holdsRamp` to past days in SQL; today's counts go to holdsRamp itself.
+ */
+const WARMUP_STANDINGS = declare(
+  'ip_warmup_standings',
+  `SELECT c.address_id::text AS address_id, c.provider,
+          COALESCE(sum(c.sent) FILTER (WHERE c.day = $2::date), 0)::int AS sent,
+          COALESCE(sum(c.refused) FILTER (WHERE c.day = $2::date), 0)::int AS refused,
+          count(*) FILTER (WHERE c.day < $2::date AND c.sent >= $3::int AND c.refused >= c.sent * $4::float8)::int AS held_days
+     FROM ip_warmup_counts c JOIN ip_pool_addresses a ON a.id = c.address_id
+    WHERE c.address_id = ANY($1::uuid[]) AND c.day <= $2::date
+      AND c.day >= LEAST(COALESCE((a.warmup_started_at AT TIME ZONE 'UTC')::date, $2::date), $2::date)
+    GROUP BY c.address_id, c.provider`,
 );
 
 const ADD_COUNTS = declare(
   'ip_warmup_counts_add',
-  `INSERT INTO ip_warmup_counts (address_id, provider, day, sent)
-   SELECT * FROM unnest($1::uuid[], $2::text[], $3::date[], $4::int[])
-   ON CONFLICT (address_id, day, provider) DO UPDATE SET sent = ip_warmup_counts.sent + EXCLUDED.sent`,
+  `INSERT INTO ip_warmup_counts (address_id, provider, day, sent, refused)
+   SELECT * FROM unnest($1::uuid[], $2::text[], $3::date[], $4::int[], $5::int[])
+   ON CONFLICT (address_id, day, provider)
+   DO UPDATE SET sent = ip_warmup_counts.sent + EXCLUDED.sent, refused = ip_warmup_counts.refused + EXCLUDED.refused`,
 );
 
 export interface PoolAddressRow {
@@ -86,17 +100,41 @@ export async function readPoolRows(sql: Sql, poolId: string): Promise<PoolRows |
   };
 }
 
-/** Sent counts of `day` by `${addressId}|${provider}`. */
-export async function readDayCounts(sql: Sql, addressIds: string[], day: string): Promise<Map<string, number>> {
-  const rows = await sql.rows<{ address_id: string; provider: string; sent: number }>(DAY_COUNTS, [addressIds, day]);
-  return new Map(rows.map((row) => [`${row.address_id}|${row.provider}`, row.sent]));
+/** WARMUP_STANDINGS's rows by `${addressId}|${provider}`, whichever way they were read. */
+export function standingsByKey(
+  rows: Array<{ address_id: string; provider: string; sent: number; refused: number; held_days: number }>,
+): Map<string, WarmupStanding> {
+  return new Map(
+    rows.map((row) => [
+      `${row.address_id}|${row.provider}`,
+      { sent: row.sent, refused: row.refused, heldDays: row.held_days },
+    ]),
+  );
+}
+
+/** The statement and values of the warm-up standings of `addressIds` on `day` (for a caller's own runner). */
+export function warmupStandingsStatement(addressIds: string[], day: string): BoundStatement {
+  return { statement: WARMUP_STANDINGS, values: [addressIds, day, WARMUP_HOLD.minimum, WARMUP_HOLD.rate] };
+}
+
+/** Warm-up standings of `day` by `${addressId}|${provider}`. */
+export async function readWarmupStandings(
+  sql: Sql,
+  addressIds: string[],
+  day: string,
+): Promise<Map<string, WarmupStanding>> {
+  const { statement, values } = warmupStandingsStatement(addressIds, day);
+  return standingsByKey(await sql.rows(statement, values));
 }
 
 export interface CountIncrement {
   addressId: string;
   provider: string;
   day: string;
+  /** Recipients that reached the provider's MX hosts. */
   sent: number;
+  /** Of them, deferred or bounced. */
+  refused: number;
 }
 
 /**
@@ -109,7 +147,12 @@ export function addCountsStatement(increments: CountIncrement[]): BoundStatement
     if (increment.sent <= 0) continue;
     const key = `${increment.addressId}|${increment.provider}|${increment.day}`;
     const kept = summed.get(key);
-    summed.set(key, kept ? { ...kept, sent: kept.sent + increment.sent } : { ...increment });
+    summed.set(
+      key,
+      kept
+        ? { ...kept, sent: kept.sent + increment.sent, refused: kept.refused + increment.refused }
+        : { ...increment },
+    );
   }
   if (summed.size === 0) return null;
   const rows = [...summed.values()];
@@ -120,6 +163,7 @@ export function addCountsStatement(increments: CountIncrement[]): BoundStatement
       rows.map((r) => r.provider),
       rows.map((r) => r.day),
       rows.map((r) => r.sent),
+      rows.map((r) => r.refused),
     ],
   };
 }
