@@ -76,6 +76,10 @@ import TenantsThrottle from './commands/tenants/throttle.ts';
 import ProvidersList from './commands/providers/list.ts';
 import ProvidersSet from './commands/providers/set.ts';
 import ProvidersAdd from './commands/providers/add.ts';
+import ProvidersLift from './commands/providers/lift.ts';
+import ProvidersRulesAdd from './commands/providers/rules/add.ts';
+import ProvidersRulesSet from './commands/providers/rules/set.ts';
+import ProvidersRulesRemove from './commands/providers/rules/remove.ts';
 import PlatformSettingsShow from './commands/platform/settings/show.ts';
 import PlatformSettingsSet from './commands/platform/settings/set.ts';
 import PasswordChange from './commands/password/change.ts';
@@ -207,6 +211,10 @@ export const COMMANDS = {
   providers: ProvidersList,
   'providers:set': ProvidersSet,
   'providers:add': ProvidersAdd,
+  'providers:lift': ProvidersLift,
+  'providers:rules:add': ProvidersRulesAdd,
+  'providers:rules:set': ProvidersRulesSet,
+  'providers:rules:remove': ProvidersRulesRemove,
   'platform:settings:show': PlatformSettingsShow,
   'platform:settings:set': PlatformSettingsSet,
   'password:change': PasswordChange,

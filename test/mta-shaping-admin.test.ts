@@ -1,8 +1,10 @@
 // Delivery shaping as platform admins set it (docs/mta.md "Shaping and reactions"): the routes
-// (GET/PUT/POST /platform/providers, GET /platform/reactions, GET/PUT /platform/tenants/{id}/throttle)
-// and the commands on them (`svc providers`, `svc providers set|add`, `svc tenants throttle`), run
+// (GET/PUT/POST /platform/providers, GET/DELETE /platform/reactions, POST/PATCH/DELETE
+// /platform/reaction-rules, GET/PUT /platform/tenants/{id}/throttle) and the commands on them
+// (`svc providers`, `svc providers set|add|lift`, `svc providers rules add|set|remove`, `svc tenants throttle`), run
 // in-process against a listening app; the pure parts the loop keys on (reaction matching, the pacer).
 import { test } from 'uvu';
+import { QueryTypes } from 'sequelize';
 import * as assert from 'uvu/assert';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createTenant } from './helpers/fixtures.ts';
@@ -242,6 +244,162 @@ test('tenant throttles: the route, svc tenants throttle, and the hourly count', 
   const nextHour = taken.find((next) => next !== null)!;
   assert.is(nextHour % 3_600_000, 0);
   assert.ok(nextHour > Date.now() && nextHour <= Date.now() + 3_600_000);
+});
+
+test('reaction rules: added, changed, disabled and removed through the API and svc providers rules; bad rules are 400', async () => {
+  const post = (payload: object, headers = admin) =>
+    ctx.app.inject({ method: 'POST', url: '/platform/reaction-rules', headers, payload });
+  assert.is((await post({ replyCode: 451, action: 'suspend', minutes: 5, description: 'x' }, member)).statusCode, 403);
+  const refusals: Array<[object, string]> = [
+    [{ action: 'suspend', minutes: 5, description: 'matches every reply' }, 'replyCode'],
+    [{ textPattern: '(unclosed', action: 'suspend', minutes: 5, description: 'x' }, 'textPattern'],
+    [{ replyCode: 451, action: 'slow', minutes: 10, description: 'no factor' }, 'factor'],
+    [{ replyCode: 451, action: 'suspend', description: 'no minutes' }, 'minutes'],
+    [{ replyCode: 451, action: 'pause_tenant', minutes: 5, description: 'x' }, 'minutes'],
+    [{ replyCode: 451, providerKey: 'nobody', action: 'suspend', minutes: 5, description: 'x' }, 'providerKey'],
+    [{ replyCode: 200, action: 'suspend', minutes: 5, description: 'x' }, 'replyCode'],
+  ];
+  for (const [payload, field] of refusals) {
+    const res = await post(payload);
+    assertErrorBody(res, 400, 'VALIDATION_FAILED');
+    assert.ok(
+      res.json().details.some((d: { field: string }) => d.field === field),
+      `${JSON.stringify(payload)}: ${res.body}`,
+    );
+  }
+
+  const added = await cli.run([
+    'providers',
+    'rules',
+    'add',
+    '--provider',
+    'yahoo',
+    '--text',
+    '\\bTS03\\b',
+    '--action',
+    'slow',
+    '--factor',
+    '0.5',
+    '--minutes',
+    '60',
+    '--description',
+    'Yahoo TS03: permanently deferred',
+    '--json',
+  ]);
+  assert.is(added.code, 0, added.stdout + added.stderr);
+  const rule = added.json;
+  assert.equal(
+    [rule.providerKey, rule.textPattern, rule.action, rule.factor, rule.minutes, rule.enabled, rule.priority],
+    ['yahoo', '\\bTS03\\b', 'slow', 0.5, 60, true, 100],
+  );
+  // The loop's own read matches it (the seeded rules of priority 10–90 come first and do not match).
+  const at = { providerKey: 'yahoo', domain: 'yahoo.test', tenantId, emailId: null };
+  const ts03 = reply('421 4.7.0 [TS03] All messages from 192.0.2.1 will be permanently deferred');
+  assert.is(reactionTo(await loadReactionRules(ctx.db.sql), at, ts03)?.rule.id, rule.id);
+
+  const disabled = await cli.run(['providers', 'rules', 'set', rule.id, '--disable', '--minutes', '30', '--json']);
+  assert.is(disabled.code, 0, disabled.stderr);
+  assert.equal([disabled.json.enabled, disabled.json.minutes, disabled.json.factor], [false, 30, 0.5]);
+  assert.is(reactionTo(await loadReactionRules(ctx.db.sql), at, ts03), null, 'a disabled rule matches nothing');
+  const listed = await ctx.app.inject({ method: 'GET', url: '/platform/reactions', headers: admin });
+  assert.ok(
+    listed.json().rules.some((r: { id: string; enabled: boolean }) => r.id === rule.id && !r.enabled),
+    'admins still see it',
+  );
+  const human = await cli.run(['providers']);
+  assert.match(human.stdout, new RegExp(`${rule.id}\\s+no\\s+yahoo`));
+  // Clearing its only match field would make it match every reply.
+  const cleared = await ctx.app.inject({
+    method: 'PATCH',
+    url: `/platform/reaction-rules/${rule.id}`,
+    headers: admin,
+    payload: { textPattern: null },
+  });
+  assertErrorBody(cleared, 400, 'VALIDATION_FAILED');
+  const empty = await ctx.app.inject({
+    method: 'PATCH',
+    url: `/platform/reaction-rules/${rule.id}`,
+    headers: admin,
+    payload: {},
+  });
+  assert.is(empty.statusCode, 400, 'a change of nothing');
+
+  const removed = await cli.run(['providers', 'rules', 'remove', rule.id]);
+  assert.is(removed.code, 0, removed.stderr);
+  assert.match(removed.stdout, `Removed reaction rule ${rule.id}.`);
+  const gone = await ctx.app.inject({ method: 'DELETE', url: `/platform/reaction-rules/${rule.id}`, headers: admin });
+  assertErrorBody(gone, 404, 'NOT_FOUND');
+  const again = await cli.run(['providers', 'rules', 'remove', rule.id]);
+  assert.is.not(again.code, 0);
+});
+
+test('a suspension lifted early: ended at once, only the rows given back to its end are due, twice is 404; a tenant pause is 409', async () => {
+  const active = async () =>
+    (await ctx.app.inject({ method: 'GET', url: '/platform/reactions', headers: admin })).json().active as Array<{
+      id: string;
+      providerKey: string;
+      kind: string;
+      until: string | null;
+    }>;
+  // The Google suspension the first test recorded (15 minutes).
+  const gmail = (await active()).find((a) => a.providerKey === 'google' && a.kind === 'suspend')!;
+  assert.ok(gmail, 'the suspension is in force');
+  await ctx.db.sequelize.query(
+    `INSERT INTO destination_providers (domain, provider) VALUES ('gmail.test', 'google'), ('yahoo.test', 'yahoo')
+     ON CONFLICT (domain) DO UPDATE SET provider = EXCLUDED.provider`,
+  );
+  const spool = async (domain: string, runAt: string) => {
+    const [row] = await ctx.db.sequelize.query<{ id: string }>(
+      `INSERT INTO mta_spool (tenant_id, domain, recipients, envelope_from, message, run_at, expires_at)
+       VALUES (:tenantId, :domain, '[]', 'b@x.test', 'x', CAST(:runAt AS timestamptz), now() + interval '1 day')
+       RETURNING id::text`,
+      { replacements: { tenantId, domain, runAt }, type: QueryTypes.SELECT },
+    );
+    return row.id;
+  };
+  const heldByIt = await spool('gmail.test', gmail.until!);
+  const retryLater = await spool('gmail.test', new Date(Date.parse(gmail.until!) + 3_600_000).toISOString());
+  const otherProvider = await spool('yahoo.test', gmail.until!);
+
+  const lifted = await cli.run(['providers', 'lift', gmail.id, '--json']);
+  assert.is(lifted.code, 0, lifted.stdout + lifted.stderr);
+  assert.equal(lifted.json, { id: gmail.id, rowsDue: 1 });
+  const due = await ctx.db.sequelize.query<{ id: string; due: boolean }>(
+    `SELECT id::text, run_at <= now() AS due FROM mta_spool WHERE id IN (:ids)`,
+    { replacements: { ids: [heldByIt, retryLater, otherProvider] }, type: QueryTypes.SELECT },
+  );
+  assert.equal(Object.fromEntries(due.map((row) => [row.id, row.due])), {
+    [heldByIt]: true,
+    [retryLater]: false,
+    [otherProvider]: false,
+  });
+  assert.not.ok(
+    (await active()).some((a) => a.id === gmail.id),
+    'no longer in force',
+  );
+  const [{ until }] = await ctx.db.sequelize.query<{ until: Date }>(
+    `SELECT until FROM mta_provider_suspensions WHERE id = :id`,
+    { replacements: { id: gmail.id }, type: QueryTypes.SELECT },
+  );
+  assert.ok(until.getTime() <= Date.now(), 'its end is now');
+  const twice = await ctx.app.inject({ method: 'DELETE', url: `/platform/reactions/${gmail.id}`, headers: admin });
+  assertErrorBody(twice, 404, 'NOT_FOUND');
+  const byMember = await ctx.app.inject({ method: 'DELETE', url: `/platform/reactions/${gmail.id}`, headers: member });
+  assert.is(byMember.statusCode, 403);
+
+  // Microsoft's 5.7.515 pauses the tenant: that is lifted by resuming the tenant, and the answer says so.
+  const rules = await loadReactionRules(ctx.db.sql);
+  const pause = reactionTo(
+    rules,
+    { providerKey: 'microsoft', domain: 'outlook.test', tenantId, emailId: null },
+    reply('550 5.7.515 Access denied, sending domain does not meet the required authentication level'),
+  )!;
+  const statement = recordReactionStatement(pause);
+  await ctx.db.sql.pool.query(statement.text, statement.values);
+  const paused = (await active()).find((a) => a.kind === 'pause_tenant')!;
+  const refused = await ctx.app.inject({ method: 'DELETE', url: `/platform/reactions/${paused.id}`, headers: admin });
+  assertErrorBody(refused, 409, 'CONFLICT');
+  assert.match(refused.json().message, `POST /tenants/${tenantId}/resume-sending`);
 });
 
 test.run();

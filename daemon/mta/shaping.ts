@@ -49,6 +49,8 @@ const PACED_RETURN_EARLY_MS = 1_000;
 const PAUSED_TENANT_RECHECK_MS = 2 * 60_000;
 /** A reaction applied here before its batch commits is kept this long beside what the database says. */
 const LOCAL_REACTION_KEEP_MS = 30_000;
+/** By then the batch that drew a local reaction has recorded it (commit linger and statement, with room). */
+const LOCAL_REACTION_RECORDED_MS = 5_000;
 /** A pacer reservation for a row that went to another node is forgotten after this long. */
 const RESERVATION_KEEP_MS = 5 * 60_000;
 
@@ -145,7 +147,17 @@ export class Shaper {
       log.warn({ err: errorText(error) }, 'could not reload the shaping rules; keeping the last ones');
     }
     const now = Date.now();
-    this.local = this.local.filter((entry) => now - entry.at < LOCAL_REACTION_KEEP_MS);
+    // A local copy stands in for its row until the batch records it; once the database had time to, a copy
+    // the database no longer has in force was lifted by an admin (DELETE /platform/reactions/{id}).
+    const inForce = (copy: ActiveSuspension) =>
+      this.suspensions.some(
+        (s) => s.providerKey === copy.providerKey && s.domain === copy.domain && s.kind === copy.kind,
+      );
+    this.local = this.local.filter(
+      (entry) =>
+        now - entry.at < LOCAL_REACTION_KEEP_MS &&
+        (now - entry.at < LOCAL_REACTION_RECORDED_MS || inForce(entry.suspension)),
+    );
     for (const [id, at] of this.reservations) if (at < now - RESERVATION_KEEP_MS) this.reservations.delete(id);
   }
 

@@ -1,6 +1,7 @@
 // Delivery shaping as platform admins see and set it (docs/mta.md "Shaping and reactions"):
-// provider rules (GET/PUT/POST /platform/providers), reactions and what they did (GET
-// /platform/reactions) and per-tenant throttles (GET/PUT /platform/tenants/{id}/throttle).
+// provider rules (GET/PUT/POST /platform/providers), reaction rules (POST/PATCH/DELETE
+// /platform/reaction-rules), reactions and what they did (GET /platform/reactions, DELETE to lift one)
+// and per-tenant throttles (GET/PUT /platform/tenants/{id}/throttle).
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, OneOf, Timestamp, Uuid } from './common.ts';
 
@@ -74,6 +75,23 @@ export type CreateProviderBody = Static<typeof CreateProviderBody>;
 
 const ReactionAction = OneOf(['suspend', 'slow', 'pause_tenant'] as const);
 
+const RulePriority = Type.Integer({ minimum: 0, maximum: 10_000, description: 'lower matches first' });
+const ReplyCode = Nullable(Type.Integer({ minimum: 400, maximum: 599 }), { description: 'the reply code to match' });
+const EnhancedCode = Nullable(Type.String({ pattern: '^[45]\\.[0-9]{1,3}\\.[0-9]{1,3}$' }), {
+  description: 'the RFC 3463 enhanced status code to match, e.g. 4.7.28',
+});
+const TextPattern = Nullable(Type.String({ minLength: 1, maxLength: 500 }), {
+  description: 'case-insensitive regular expression over the reply',
+});
+const RuleScope = OneOf(['provider', 'destination'] as const);
+const RuleMinutes = Nullable(Type.Integer({ minimum: 1, maximum: 10_080 }), {
+  description: 'how long a suspension or slow-down lasts; null for pause_tenant',
+});
+const RuleFactor = Nullable(Type.Number({ minimum: 0.01, maximum: 0.99 }), {
+  description: "what a slow-down multiplies the provider's connections and rate by; null unless slow",
+});
+const RuleDescription = Type.String({ minLength: 1, maxLength: 300 });
+
 export const ReactionRuleBody = Type.Object({
   id: Uuid,
   priority: Type.Integer(),
@@ -82,11 +100,59 @@ export const ReactionRuleBody = Type.Object({
   enhancedCode: Nullable(Type.String()),
   textPattern: Nullable(Type.String({ description: 'case-insensitive regular expression over the reply' })),
   action: ReactionAction,
-  scope: OneOf(['provider', 'destination'] as const),
+  scope: RuleScope,
   minutes: Nullable(Type.Integer()),
   factor: Nullable(Type.Number()),
   description: Type.String(),
+  enabled: Type.Boolean(),
 });
+export type ReactionRuleBody = Static<typeof ReactionRuleBody>;
+
+export const ReactionRuleParams = Type.Object({ ruleId: Uuid });
+export const ReactionParams = Type.Object({ reactionId: Uuid });
+
+export const CreateReactionRuleBody = Type.Object(
+  {
+    priority: Type.Optional(RulePriority),
+    providerKey: Type.Optional(Nullable(ProviderKey)),
+    replyCode: Type.Optional(ReplyCode),
+    enhancedCode: Type.Optional(EnhancedCode),
+    textPattern: Type.Optional(TextPattern),
+    action: ReactionAction,
+    scope: Type.Optional(RuleScope),
+    minutes: Type.Optional(RuleMinutes),
+    factor: Type.Optional(RuleFactor),
+    description: RuleDescription,
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type CreateReactionRuleBody = Static<typeof CreateReactionRuleBody>;
+
+export const UpdateReactionRuleBody = Type.Object(
+  {
+    priority: Type.Optional(RulePriority),
+    providerKey: Type.Optional(Nullable(ProviderKey)),
+    replyCode: Type.Optional(ReplyCode),
+    enhancedCode: Type.Optional(EnhancedCode),
+    textPattern: Type.Optional(TextPattern),
+    action: Type.Optional(ReactionAction),
+    scope: Type.Optional(RuleScope),
+    minutes: Type.Optional(RuleMinutes),
+    factor: Type.Optional(RuleFactor),
+    description: Type.Optional(RuleDescription),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateReactionRuleBody = Static<typeof UpdateReactionRuleBody>;
+
+export const LiftedReactionBody = Type.Object({
+  id: Uuid,
+  /** Spool rows given back to the end of the suspension, due again now. */
+  rowsDue: Type.Integer(),
+});
+export type LiftedReactionBody = Static<typeof LiftedReactionBody>;
 
 export const ActiveReactionBody = Type.Object({
   id: Uuid,

@@ -10,7 +10,8 @@ export default class ProvidersList extends SvcCommand<typeof ProvidersList> {
     'Provider shaping rules, reaction rules, and the suspensions, slow-downs and pauses in force (platform admins).';
   static override description =
     'Providers are matched by MX host names in the order shown; each worker node uses its share of every figure ' +
-    '(the figure divided by the live worker nodes).';
+    '(the figure divided by the live worker nodes). Change rules with `svc providers rules add|set|remove`; end a ' +
+    'suspension or slow-down early with `svc providers lift <id>`.';
   static override examples = ['<%= config.bin %> providers', '<%= config.bin %> providers --json'];
   static override showHeader = false;
 
@@ -32,6 +33,8 @@ export default class ProvidersList extends SvcCommand<typeof ProvidersList> {
       table(
         reactions.rules,
         [
+          { header: 'RULE', value: (r) => r.id },
+          { header: 'ON', value: (r) => (r.enabled ? 'yes' : chalk.dim('no')) },
           { header: 'PROVIDER', value: (r) => r.providerKey ?? 'any' },
           {
             header: 'REPLY',
@@ -56,6 +59,7 @@ export default class ProvidersList extends SvcCommand<typeof ProvidersList> {
         reactions.active,
         [
           { header: 'IN FORCE', value: (a) => chalk.yellow(a.kind) },
+          { header: 'ID', value: (a) => a.id },
           { header: 'PROVIDER', value: (a) => a.providerKey },
           { header: 'DESTINATION', value: (a) => a.domain ?? 'all' },
           { header: 'UNTIL', value: (a) => a.until ?? 'resumed by an owner' },

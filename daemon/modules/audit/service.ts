@@ -38,6 +38,8 @@ export type AuditAction =
   | 'platform.queue_held'
   | 'platform.queue_released'
   | 'platform.provider_updated'
+  | 'platform.reaction_rule_changed'
+  | 'platform.reaction_lifted'
   | 'tenant.throttle_updated'
   | 'platform.ip_pools_changed';
 

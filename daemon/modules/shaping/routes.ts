@@ -4,9 +4,15 @@ import type { FastifyRequest } from 'fastify';
 import type { App, ModuleDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
 import { adminIdOf } from '../../plugins/auth.ts';
-import { ErrorBody } from '../../../shared/schemas/common.ts';
+import { ErrorBody, OkBody } from '../../../shared/schemas/common.ts';
 import {
   CreateProviderBody,
+  CreateReactionRuleBody,
+  LiftedReactionBody,
+  ReactionParams,
+  ReactionRuleBody,
+  ReactionRuleParams,
+  UpdateReactionRuleBody,
   ProviderParams,
   ProviderRuleBody,
   ProviderRulesBody,
@@ -19,10 +25,14 @@ import { TenantParams } from '../../../shared/schemas/tenants.ts';
 import {
   changeTenantThrottle,
   createProvider,
+  createReactionRule,
+  liftReaction,
   listProviders,
   listReactions,
   readTenantThrottle,
+  removeReactionRule,
   updateProvider,
+  updateReactionRule,
 } from './service.ts';
 
 export default async function shapingRoutes(app: App, deps: ModuleDeps): Promise<void> {
@@ -86,6 +96,65 @@ export default async function shapingRoutes(app: App, deps: ModuleDeps): Promise
       },
     },
     async () => listReactions(deps),
+  );
+
+  app.delete(
+    '/platform/reactions/:reactionId',
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          'Lift a suspension or slow-down before its end: the loops stop applying it and the rows it held are due now (platform admins)',
+        params: ReactionParams,
+        response: { 200: LiftedReactionBody, 404: ErrorBody, 409: ErrorBody, ...errors },
+      },
+    },
+    async (request) => liftReaction(deps, actor(request), { reactionId: request.params.reactionId }),
+  );
+
+  app.post(
+    '/platform/reaction-rules',
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Add a reaction rule on providers' replies; the loops match it at once (platform admins)",
+        body: CreateReactionRuleBody,
+        response: { 201: ReactionRuleBody, 400: ErrorBody, ...errors },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await createReactionRule(deps, actor(request), request.body)),
+  );
+
+  app.patch(
+    '/platform/reaction-rules/:ruleId',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Change a reaction rule (enabled: false disables it; null clears a field) (platform admins)',
+        params: ReactionRuleParams,
+        body: UpdateReactionRuleBody,
+        response: { 200: ReactionRuleBody, 400: ErrorBody, 404: ErrorBody, ...errors },
+      },
+    },
+    async (request) =>
+      updateReactionRule(deps, actor(request), { ruleId: request.params.ruleId, changes: request.body }),
+  );
+
+  app.delete(
+    '/platform/reaction-rules/:ruleId',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Remove a reaction rule; what it drew stays listed (platform admins)',
+        params: ReactionRuleParams,
+        response: { 200: OkBody, 404: ErrorBody, ...errors },
+      },
+    },
+    async (request) => removeReactionRule(deps, actor(request), { ruleId: request.params.ruleId }),
   );
 
   app.get(

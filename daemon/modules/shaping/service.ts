@@ -6,7 +6,15 @@ import type { AdminContext } from '../../context.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { DEFAULT_PROVIDER_KEY } from '../../mta/providers.ts';
 import { loadProviderRules, saveProviderRule, type ProviderRule } from '../../mta/sql/providers.ts';
-import { listActiveReactions, loadReactionRules } from '../../mta/sql/reactions.ts';
+import {
+  deleteReactionRule,
+  liftSuspension,
+  listActiveReactions,
+  listReactionRules,
+  saveReactionRule,
+  type RuleFields,
+} from '../../mta/sql/reactions.ts';
+import { compilePattern } from '../../mta/reactions.ts';
 import { getTenantThrottle, liveWorkerNodes, setTenantThrottle } from '../../mta/sql/throttles.ts';
 import { recordAudit } from '../audit/service.ts';
 import { NODE_SEEN_WITHIN_MS } from '../doctor/nodes.ts';
@@ -15,6 +23,10 @@ import type { Sql } from '../../db/sql.ts';
 import type {
   ActiveReactionBody,
   CreateProviderBody,
+  CreateReactionRuleBody,
+  LiftedReactionBody,
+  ReactionRuleBody,
+  UpdateReactionRuleBody,
   ProviderRuleBody,
   ProviderRulesBody,
   ReactionsBody,
@@ -110,8 +122,156 @@ export async function activeReactionBodies(sql: Sql): Promise<ActiveReactionBody
 
 export async function listReactions(deps: ShapingDeps): Promise<ReactionsBody> {
   const { sql } = deps.db;
-  const [rules, active] = await Promise.all([loadReactionRules(sql), activeReactionBodies(sql)]);
+  const [rules, active] = await Promise.all([listReactionRules(sql), activeReactionBodies(sql)]);
   return { rules, active };
+}
+
+/** What is wrong with a rule as it would be saved, as the 400 the loops must never see. */
+async function checkRule(deps: ShapingDeps, rule: RuleFields): Promise<void> {
+  const problem = (field: string, message: string, sentence: string) => {
+    throw new ValidationError(sentence, [{ field, message }]);
+  };
+  if (rule.replyCode === null && rule.enhancedCode === null && rule.textPattern === null)
+    problem(
+      'replyCode',
+      'give a reply code, an enhanced code or a text pattern',
+      'A rule that matches every reply would react to every deferral: give a replyCode, an enhancedCode or a textPattern.',
+    );
+  if (rule.textPattern !== null && !compilePattern(rule.textPattern))
+    problem(
+      'textPattern',
+      'not a regular expression',
+      `textPattern /${rule.textPattern}/ is not a regular expression.`,
+    );
+  if (rule.action === 'pause_tenant') {
+    if (rule.minutes !== null || rule.factor !== null)
+      problem(
+        'minutes',
+        'a tenant pause takes no minutes or factor',
+        'A tenant pause lasts until an owner resumes sending: it takes no minutes or factor.',
+      );
+  } else {
+    if (rule.minutes === null)
+      problem('minutes', 'required', `A ${rule.action} lasts a number of minutes: give minutes (1 to 10080).`);
+    if (rule.action === 'slow' && rule.factor === null)
+      problem(
+        'factor',
+        'required',
+        "A slow-down multiplies the provider's connections and rate by a factor between 0 and 1: give factor.",
+      );
+    if (rule.action === 'suspend' && rule.factor !== null)
+      problem('factor', 'only a slow-down takes a factor', 'A suspension stops delivery: it takes no factor.');
+  }
+  if (rule.providerKey !== null && !(await findProvider(deps, rule.providerKey)))
+    problem(
+      'providerKey',
+      'no such provider',
+      `There is no provider "${rule.providerKey}" (see GET /platform/providers).`,
+    );
+}
+
+async function findRule(deps: ShapingDeps, ruleId: string): Promise<ReactionRuleBody | undefined> {
+  return (await listReactionRules(deps.db.sql)).find((rule) => rule.id === ruleId);
+}
+
+/** A new reaction rule; the loops match it from their next reload (at once: NOTIFY). */
+export async function createReactionRule(
+  deps: ShapingDeps,
+  actor: Actor,
+  input: CreateReactionRuleBody,
+): Promise<ReactionRuleBody> {
+  const rule: RuleFields = {
+    priority: input.priority ?? 100,
+    providerKey: input.providerKey ?? null,
+    replyCode: input.replyCode ?? null,
+    enhancedCode: input.enhancedCode ?? null,
+    textPattern: input.textPattern ?? null,
+    action: input.action,
+    scope: input.scope ?? 'provider',
+    minutes: input.minutes ?? null,
+    factor: input.factor ?? null,
+    description: input.description,
+    enabled: input.enabled ?? true,
+  };
+  await checkRule(deps, rule);
+  const id = await saveReactionRule(deps.db.sql, null, rule);
+  await recordAudit({
+    action: 'platform.reaction_rule_changed',
+    adminId: actor.adminId,
+    ip: actor.ip,
+    target: id,
+    metadata: { created: true },
+  });
+  return (await findRule(deps, id))!;
+}
+
+/** Changes the fields given (null clears a nullable one); a disabled rule matches nothing. */
+export async function updateReactionRule(
+  deps: ShapingDeps,
+  actor: Actor,
+  input: { ruleId: string; changes: UpdateReactionRuleBody },
+): Promise<ReactionRuleBody> {
+  const current = await findRule(deps, input.ruleId);
+  if (!current) throw new NotFoundError('Reaction rule');
+  const { id, ...fields } = current;
+  const rule: RuleFields = { ...fields };
+  for (const [key, value] of Object.entries(input.changes))
+    if (value !== undefined) (rule as unknown as Record<string, unknown>)[key] = value;
+  await checkRule(deps, rule);
+  await saveReactionRule(deps.db.sql, id, rule);
+  await recordAudit({
+    action: 'platform.reaction_rule_changed',
+    adminId: actor.adminId,
+    ip: actor.ip,
+    target: id,
+    metadata: { changed: Object.keys(input.changes) },
+  });
+  return (await findRule(deps, id))!;
+}
+
+/** Removes a rule; the reactions it drew stay listed, without its description. */
+export async function removeReactionRule(
+  deps: ShapingDeps,
+  actor: Actor,
+  input: { ruleId: string },
+): Promise<{ ok: true }> {
+  if (!(await deleteReactionRule(deps.db.sql, input.ruleId))) throw new NotFoundError('Reaction rule');
+  await recordAudit({
+    action: 'platform.reaction_rule_changed',
+    adminId: actor.adminId,
+    ip: actor.ip,
+    target: input.ruleId,
+    metadata: { removed: true },
+  });
+  return { ok: true };
+}
+
+/**
+ * Ends a suspension or slow-down before its time (the provider said it is fine again, the rule was
+ * wrong): the loops stop applying it at once (NOTIFY), and the rows given back to its end are due now.
+ * A tenant pause is lifted where it was set: POST /tenants/{id}/resume-sending.
+ */
+export async function liftReaction(
+  deps: ShapingDeps,
+  actor: Actor,
+  input: { reactionId: string },
+): Promise<LiftedReactionBody> {
+  const active = (await listActiveReactions(deps.db.sql)).find((reaction) => reaction.id === input.reactionId);
+  if (!active) throw new NotFoundError('Reaction in force');
+  if (active.kind === 'pause_tenant')
+    throw new ConflictError(
+      `This reaction paused tenant ${active.tenantId}: lift it with POST /tenants/${active.tenantId}/resume-sending (svc tenants resume).`,
+    );
+  const { lifted, due } = await liftSuspension(deps.db.sql, input.reactionId);
+  if (!lifted) throw new NotFoundError('Reaction in force');
+  await recordAudit({
+    action: 'platform.reaction_lifted',
+    adminId: actor.adminId,
+    ip: actor.ip,
+    target: input.reactionId,
+    metadata: { provider: active.providerKey, domain: active.domain, kind: active.kind, rowsDue: due },
+  });
+  return { id: input.reactionId, rowsDue: due };
 }
 
 async function requireTenant(tenantId: string): Promise<void> {

@@ -4,6 +4,7 @@
 // `svc providers` list what is active (listActiveReactions).
 import { declare, type Sql } from '../../db/sql.ts';
 import { SHAPING_CHANNEL } from './providers.ts';
+import { SPOOL_CHANNEL } from './spool.ts';
 
 export type ReactionAction = 'suspend' | 'slow' | 'pause_tenant';
 
@@ -51,7 +52,7 @@ export interface ActiveReaction {
 
 const LIST_RULES = declare(
   'mta_reaction_rules_list',
-  `SELECT id::text AS id, priority, provider_key, reply_code, enhanced_code, text_pattern, action, scope, minutes, factor, description
+  `SELECT id::text AS id, priority, provider_key, reply_code, enhanced_code, text_pattern, action, scope, minutes, factor, description, enabled
      FROM mta_reaction_rules WHERE enabled ORDER BY priority, created_at`,
 );
 
@@ -107,6 +108,64 @@ const RECORD_TENANT_PAUSE = declare(
   SELECT id::text AS id, NULL::timestamptz AS until, pg_notify('${SHAPING_CHANNEL}', '')::text AS notified FROM recorded`,
 );
 
+const RULE_COLUMNS = `id::text AS id, priority, provider_key, reply_code, enhanced_code, text_pattern, action, scope, minutes, factor, description, enabled`;
+
+// Every rule, disabled ones too: what platform admins list and edit.
+const ALL_RULES = declare(
+  'mta_reaction_rules_all',
+  `SELECT ${RULE_COLUMNS} FROM mta_reaction_rules ORDER BY priority, created_at`,
+);
+
+// $1 id (null: a new rule), then the rule's fields in RuleFields order. Each change wakes the loops.
+const SAVE_RULE = declare(
+  'mta_reaction_rule_save',
+  `
+  WITH saved AS (
+    INSERT INTO mta_reaction_rules AS r
+           (id, priority, provider_key, reply_code, enhanced_code, text_pattern, action, scope, minutes, factor, description, enabled)
+    VALUES (COALESCE($1::uuid, gen_random_uuid()), $2::int, $3::text, $4::int, $5::text, $6::text, $7::text, $8::text,
+            $9::int, $10::real, $11::text, $12::boolean)
+    ON CONFLICT (id) DO UPDATE SET priority = EXCLUDED.priority, provider_key = EXCLUDED.provider_key,
+           reply_code = EXCLUDED.reply_code, enhanced_code = EXCLUDED.enhanced_code, text_pattern = EXCLUDED.text_pattern,
+           action = EXCLUDED.action, scope = EXCLUDED.scope, minutes = EXCLUDED.minutes, factor = EXCLUDED.factor,
+           description = EXCLUDED.description, enabled = EXCLUDED.enabled
+    RETURNING id
+  )
+  SELECT id::text AS id, pg_notify('${SHAPING_CHANNEL}', '')::text AS notified FROM saved`,
+);
+
+const DELETE_RULE = declare(
+  'mta_reaction_rule_delete',
+  `
+  WITH removed AS (DELETE FROM mta_reaction_rules WHERE id = $1::uuid RETURNING id)
+  SELECT id::text AS id, pg_notify('${SHAPING_CHANNEL}', '')::text AS notified FROM removed`,
+);
+
+// Ends a suspension or slow-down now, and makes due at once the spool rows the loops gave back to its
+// end (a row given back carries the end as its run_at, up to a few seconds early: the node applied its
+// own copy before the batch recorded it). A provider-wide one covers the domains last seen at the
+// provider (destination_providers). A tenant pause is lifted by resuming the tenant's sending instead.
+const LIFT_SUSPENSION = declare(
+  'mta_suspension_lift',
+  `
+  WITH lifted AS (
+    UPDATE mta_provider_suspensions s SET until = now()
+     WHERE s.id = $1::uuid AND s.kind IN ('suspend', 'slow') AND s.until > now()
+    -- RETURNING shows the row as updated; the sub-select reads it as the statement began: the end it had.
+    RETURNING s.provider_key, s.domain, s.kind, (SELECT until FROM mta_provider_suspensions WHERE id = $1::uuid) AS planned_end
+  ), due AS (
+    UPDATE mta_spool p SET run_at = now()
+      FROM lifted l
+     WHERE l.kind = 'suspend' AND p.state IN ('queued', 'deferred')
+       AND p.run_at BETWEEN l.planned_end - interval '15 seconds' AND l.planned_end
+       AND (p.domain = l.domain
+            OR (l.domain IS NULL AND p.domain IN (SELECT domain FROM destination_providers WHERE provider = l.provider_key)))
+    RETURNING p.id
+  )
+  SELECT (SELECT count(*) FROM lifted)::int AS lifted, (SELECT count(*) FROM due)::int AS due,
+         pg_notify('${SHAPING_CHANNEL}', '')::text AS notified, pg_notify('${SPOOL_CHANNEL}', '')::text AS woken`,
+);
+
 interface RuleRow {
   id: string;
   priority: number;
@@ -119,11 +178,49 @@ interface RuleRow {
   minutes: number | null;
   factor: number | null;
   description: string;
+  enabled: boolean;
 }
 
-export async function loadReactionRules(sql: Sql): Promise<ReactionRule[]> {
-  const rows = await sql.rows<RuleRow>(LIST_RULES, []);
-  return rows.map((row) => ({
+/** A reaction rule's fields, as an admin sets them. */
+export type RuleFields = Omit<ReactionRule, 'id'> & { enabled: boolean };
+
+/** Every rule, disabled ones too, in match order. */
+export async function listReactionRules(sql: Sql): Promise<Array<ReactionRule & { enabled: boolean }>> {
+  return (await sql.rows<RuleRow>(ALL_RULES, [])).map((row) => ({ ...ruleOf(row), enabled: row.enabled }));
+}
+
+/** Creates (id null) or replaces the rule `id`; answers its id. */
+export async function saveReactionRule(sql: Sql, id: string | null, rule: RuleFields): Promise<string> {
+  const [row] = await sql.rows<{ id: string }>(SAVE_RULE, [
+    id,
+    rule.priority,
+    rule.providerKey,
+    rule.replyCode,
+    rule.enhancedCode,
+    rule.textPattern,
+    rule.action,
+    rule.scope,
+    rule.minutes,
+    rule.factor,
+    rule.description,
+    rule.enabled,
+  ]);
+  return row.id;
+}
+
+/** Whether a rule was removed (what it did stays, with its rule unnamed). */
+export async function deleteReactionRule(sql: Sql, id: string): Promise<boolean> {
+  return (await sql.rows(DELETE_RULE, [id])).length > 0;
+}
+
+/** Ends a suspension or slow-down in force now; answers whether one was, and how many rows are due again. */
+export async function liftSuspension(sql: Sql, id: string): Promise<{ lifted: boolean; due: number }> {
+  const [row] = await sql.rows<{ lifted: number; due: number }>(LIFT_SUSPENSION, [id]);
+  return { lifted: row.lifted > 0, due: row.due };
+}
+
+function ruleOf(row: RuleRow): ReactionRule {
+  return {
     id: row.id,
     priority: row.priority,
     providerKey: row.provider_key,
@@ -135,7 +232,11 @@ export async function loadReactionRules(sql: Sql): Promise<ReactionRule[]> {
     minutes: row.minutes,
     factor: row.factor,
     description: row.description,
-  }));
+  };
+}
+
+export async function loadReactionRules(sql: Sql): Promise<ReactionRule[]> {
+  return (await sql.rows<RuleRow>(LIST_RULES, [])).map(ruleOf);
 }
 
 export async function loadActiveSuspensions(sql: Sql): Promise<ActiveSuspension[]> {
