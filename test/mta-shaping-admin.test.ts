@@ -15,7 +15,7 @@ import { loadProviderRules } from '../daemon/mta/sql/providers.ts';
 import { loadReactionRules, recordReactionStatement } from '../daemon/mta/sql/reactions.ts';
 import { loadTenantThrottles, takeHourlySlot, setTenantThrottle } from '../daemon/mta/sql/throttles.ts';
 import { reactionTo } from '../daemon/mta/reactions.ts';
-import { Pacer } from '../daemon/mta/shaping.ts';
+import { Pacer, Shaper } from '../daemon/mta/shaping.ts';
 import { providerOf } from '../daemon/mta/providers.ts';
 import type { RecipientResult } from '../daemon/mta/connection.ts';
 import { classifyReply } from '../daemon/mta/outcome.ts';
@@ -400,6 +400,38 @@ test('a suspension lifted early: ended at once, only the rows given back to its 
   const refused = await ctx.app.inject({ method: 'DELETE', url: `/platform/reactions/${paused.id}`, headers: admin });
   assertErrorBody(refused, 409, 'CONFLICT');
   assert.match(refused.json().message, `POST /tenants/${tenantId}/resume-sending`);
+});
+
+test("a loop's own copy of a reaction it drew stands until its batch could record it, then follows the database", async () => {
+  const lines: string[] = [];
+  const log = {
+    info: (_: object, line: string) => lines.push(line),
+    warn: (_: object, line: string) => lines.push(line),
+  };
+  const shaper = new Shaper({
+    sql: ctx.db.sql,
+    log: log as never,
+    session: { ehloName: 'node.test' },
+    wake: () => {},
+  });
+  await shaper.refresh();
+  assert.is(shaper.suspendedUntil('google', 'gmail.test'), 0, 'the suspension in the database was lifted above');
+  const drawn = shaper.react(
+    { id: 'row-1', tenantId, emailId: null, domain: 'gmail.test' },
+    'google',
+    reply('421 4.7.28 [192.0.2.1] Our system has detected an unusual rate of unsolicited mail'),
+  );
+  assert.is(drawn?.rule.action, 'suspend');
+  assert.ok(shaper.suspendedUntil('google', 'gmail.test') > Date.now(), 'applied here at once');
+  await shaper.refresh();
+  assert.ok(
+    shaper.suspendedUntil('google', 'gmail.test') > Date.now(),
+    'kept while its batch may not have recorded it',
+  );
+  // Its batch never recorded it here (as when an admin lifted it): 5 s on, the database's answer wins.
+  await new Promise((resolve) => setTimeout(resolve, 5_100));
+  await shaper.refresh();
+  assert.is(shaper.suspendedUntil('google', 'gmail.test'), 0);
 });
 
 test.run();
