@@ -127,6 +127,7 @@ import CampaignsCoverage from './commands/campaigns/coverage.ts';
 import SendBatch from './commands/emails/send-batch.ts';
 import ContactsBulk from './commands/contacts/bulk.ts';
 import PlatformMail from './commands/platform/mail.ts';
+import PlatformDeliverability from './commands/platform/deliverability.ts';
 import PlatformReports from './commands/platform/reports.ts';
 import QueueList from './commands/queue/list.ts';
 import QueueRetry from './commands/queue/retry.ts';
@@ -263,6 +264,7 @@ export const COMMANDS = {
   'contacts:bulk': ContactsBulk,
   'platform:mail': PlatformMail,
   'platform:reports': PlatformReports,
+  'platform:deliverability': PlatformDeliverability,
   queue: QueueList,
   'queue:retry': QueueRetry,
   'queue:hold': QueueHold,

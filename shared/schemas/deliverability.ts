@@ -1,5 +1,6 @@
 // Per-destination deliverability (issue 29): what happened to a tenant's mail per mailbox provider
-// (mta/providers.ts keys) per UTC day. GET /stats/deliverability, `svc stats deliverability`.
+// (mta/providers.ts keys) per UTC day. GET /stats/deliverability, `svc stats deliverability`; across
+// every tenant for platform admins, GET /platform/deliverability, `svc platform deliverability`.
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable } from './common.ts';
 
@@ -60,3 +61,41 @@ export const DeliverabilityBody = Type.Object({
   totals: Type.Array(DeliverabilityTotal),
 });
 export type DeliverabilityBody = Static<typeof DeliverabilityBody>;
+
+export const PlatformDeliverabilityQuery = Type.Object(
+  {
+    from: DeliverabilityQuery.properties.from,
+    to: DeliverabilityQuery.properties.to,
+    provider: DeliverabilityQuery.properties.provider,
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 500, default: 50, description: 'tenants listed, worst first (default 50)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PlatformDeliverabilityQuery = Static<typeof PlatformDeliverabilityQuery>;
+
+export const TenantDeliverability = Type.Object({
+  tenantId: Type.String({ format: 'uuid' }),
+  tenantName: Type.String(),
+  ...Counts,
+  complaintRate: Nullable(Type.Number({ minimum: 0 })),
+  bounceRate: Nullable(Type.Number({ minimum: 0 })),
+});
+export type TenantDeliverability = Static<typeof TenantDeliverability>;
+
+export const PlatformDeliverabilityBody = Type.Object({
+  from: Day,
+  to: Day,
+  provider: Nullable(ProviderKey),
+  /** Every tenant's outcomes per provider over the period, by provider. */
+  totals: Type.Array(DeliverabilityTotal),
+  /**
+   * Tenants with outcomes in the period, worst first: complaint rate, then bounce rate, then volume (at most
+   * `limit`); what a platform admin looks at before a provider does.
+   */
+  tenants: Type.Array(TenantDeliverability),
+  /** Tenants with outcomes in the period, listed or not. */
+  tenantCount: Type.Integer({ minimum: 0 }),
+});
+export type PlatformDeliverabilityBody = Static<typeof PlatformDeliverabilityBody>;

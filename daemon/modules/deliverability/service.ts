@@ -1,5 +1,6 @@
 // GET /stats/deliverability: a tenant's outcomes per provider per UTC day, from the rollup (sql.ts),
-// with the period's totals and rates per provider.
+// with the period's totals and rates per provider. GET /platform/deliverability: the same totals over
+// every tenant, and the tenants ranked worst first.
 import type { Sequelize } from 'sequelize';
 import type { TenantContext } from '../../context.ts';
 import { ValidationError } from '../../errors.ts';
@@ -9,8 +10,11 @@ import {
   type DeliverabilityBody,
   type DeliverabilityQuery,
   type DeliverabilityTotal,
+  type PlatformDeliverabilityBody,
+  type PlatformDeliverabilityQuery,
+  type TenantDeliverability,
 } from '../../../shared/schemas/deliverability.ts';
-import { readDeliverability } from './sql.ts';
+import { readDeliverability, readPlatformDeliverability, readTenantsDeliverability } from './sql.ts';
 
 const DAY_MS = 86_400_000;
 const isoDay = (date: Date) => date.toISOString().slice(0, 10);
@@ -31,6 +35,23 @@ export function deliverabilityPeriod(query: DeliverabilityQuery, now = new Date(
   return { from, to };
 }
 
+interface Counts {
+  delivered: number;
+  deferred: number;
+  bounced: number;
+  complained: number;
+}
+
+/** The counts with their rates: complaints per delivered recipient, bounces per ended one (null: none). */
+function withRates<T extends Counts>(counts: T): T & { complaintRate: number | null; bounceRate: number | null } {
+  const ended = counts.delivered + counts.bounced;
+  return {
+    ...counts,
+    complaintRate: counts.delivered > 0 ? counts.complained / counts.delivered : null,
+    bounceRate: ended > 0 ? counts.bounced / ended : null,
+  };
+}
+
 export async function deliverabilityStats(
   deps: { db: { sequelize: Sequelize } },
   ctx: TenantContext,
@@ -39,33 +60,57 @@ export async function deliverabilityStats(
   const { from, to } = deliverabilityPeriod(query);
   const provider = query.provider ?? null;
   const days = await readDeliverability(deps.db.sequelize, { tenantId: ctx.tenantId, from, to, provider });
-  const totals = new Map<string, DeliverabilityTotal>();
+  const sums = new Map<string, Counts & { provider: string }>();
   for (const row of days) {
-    const total = totals.get(row.provider) ?? {
+    const sum = sums.get(row.provider) ?? {
       provider: row.provider,
       delivered: 0,
       deferred: 0,
       bounced: 0,
       complained: 0,
-      complaintRate: null,
-      bounceRate: null,
     };
-    total.delivered += row.delivered;
-    total.deferred += row.deferred;
-    total.bounced += row.bounced;
-    total.complained += row.complained;
-    totals.set(row.provider, total);
+    sum.delivered += row.delivered;
+    sum.deferred += row.deferred;
+    sum.bounced += row.bounced;
+    sum.complained += row.complained;
+    sums.set(row.provider, sum);
   }
-  for (const total of totals.values()) {
-    total.complaintRate = total.delivered > 0 ? total.complained / total.delivered : null;
-    const ended = total.delivered + total.bounced;
-    total.bounceRate = ended > 0 ? total.bounced / ended : null;
-  }
+  const totals: DeliverabilityTotal[] = [...sums.values()].map(withRates);
+  return { from, to, provider, days, totals: totals.sort((a, b) => (a.provider < b.provider ? -1 : 1)) };
+}
+
+/** Worst first: complaint rate, then bounce rate (none counts as 0), then volume. */
+function worstFirst(a: TenantDeliverability, b: TenantDeliverability): number {
+  return (
+    (b.complaintRate ?? 0) - (a.complaintRate ?? 0) ||
+    (b.bounceRate ?? 0) - (a.bounceRate ?? 0) ||
+    b.delivered + b.bounced - (a.delivered + a.bounced) ||
+    (a.tenantName < b.tenantName ? -1 : 1)
+  );
+}
+
+/** The platform's outcomes per provider, and its tenants ranked worst first (platform admins). */
+export async function platformDeliverability(
+  deps: { db: { sequelize: Sequelize } },
+  query: PlatformDeliverabilityQuery,
+): Promise<PlatformDeliverabilityBody> {
+  const { from, to } = deliverabilityPeriod(query);
+  const provider = query.provider ?? null;
+  const [totals, tenants] = await Promise.all([
+    readPlatformDeliverability(deps.db.sequelize, { from, to, provider }),
+    readTenantsDeliverability(deps.db.sequelize, { from, to, provider }),
+  ]);
+  const ranked = tenants
+    .map(({ tenant_id, tenant_name, ...counts }) =>
+      withRates({ tenantId: tenant_id, tenantName: tenant_name, ...counts }),
+    )
+    .sort(worstFirst);
   return {
     from,
     to,
     provider,
-    days,
-    totals: [...totals.values()].sort((a, b) => (a.provider < b.provider ? -1 : 1)),
+    totals: totals.map(withRates),
+    tenants: ranked.slice(0, query.limit ?? 50),
+    tenantCount: ranked.length,
   };
 }

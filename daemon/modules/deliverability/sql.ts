@@ -81,3 +81,35 @@ export async function readDeliverability(
     { replacements: query, type: QueryTypes.SELECT },
   );
 }
+
+/** Every tenant's rows between two UTC days, summed per provider (the platform's totals). */
+export async function readPlatformDeliverability(
+  sequelize: Sequelize,
+  query: { from: string; to: string; provider: string | null },
+): Promise<Array<Omit<DeliverabilityRow, 'day'>>> {
+  return sequelize.query(
+    `SELECT provider, sum(delivered)::int AS delivered, sum(deferred)::int AS deferred, sum(bounced)::int AS bounced,
+            sum(complained)::int AS complained
+       FROM deliverability_daily
+      WHERE day BETWEEN CAST(:from AS date) AND CAST(:to AS date)
+        AND (CAST(:provider AS text) IS NULL OR provider = :provider)
+      GROUP BY provider ORDER BY provider`,
+    { replacements: query, type: QueryTypes.SELECT },
+  );
+}
+
+/** Each tenant's sums over the period, with its name. */
+export async function readTenantsDeliverability(
+  sequelize: Sequelize,
+  query: { from: string; to: string; provider: string | null },
+): Promise<Array<Omit<DeliverabilityRow, 'day' | 'provider'> & { tenant_id: string; tenant_name: string }>> {
+  return sequelize.query(
+    `SELECT d.tenant_id::text AS tenant_id, t.name AS tenant_name, sum(d.delivered)::int AS delivered,
+            sum(d.deferred)::int AS deferred, sum(d.bounced)::int AS bounced, sum(d.complained)::int AS complained
+       FROM deliverability_daily d JOIN tenants t ON t.id = d.tenant_id
+      WHERE d.day BETWEEN CAST(:from AS date) AND CAST(:to AS date)
+        AND (CAST(:provider AS text) IS NULL OR d.provider = :provider)
+      GROUP BY d.tenant_id, t.name`,
+    { replacements: query, type: QueryTypes.SELECT },
+  );
+}
