@@ -256,11 +256,93 @@ test('an https rua that refuses is tried again on a later run, and counts past t
   dns.zone.a.set('rua.down.test', [RUA_ADDRESS]);
   const [retried] = await run('daemon-b', new Date());
   assert.is(retried?.domain, 'down.test');
-  assert.equal(retried.outcomes, [{ uri: 'https://rua.down.test/x', ok: true, detail: 'HTTP 200' }]);
+  assert.equal(retried.outcomes, [{ uri: 'https://rua.down.test/x', ok: true, detail: 'HTTP 200', tries: 2 }]);
   assert.is(posted.length, 2);
   const report = JSON.parse(gunzipSync(posted[1].body).toString());
   assert.equal(validateTlsReport(report), []);
   assert.equal(report.policies[0].summary, { 'total-successful-session-count': 4, 'total-failure-session-count': 0 });
+});
+
+test('one of two https ruas refuses: the other and the mailto get it once; the refusing one alone is tried again with the same report id', async () => {
+  const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  await ctx.db.sequelize.query(
+    `INSERT INTO tls_report_counts (day, policy_domain, policy_type, policy_hash, policy_strings, mx_host, sessions)
+     VALUES (:yesterday, 'half.test', 'no-policy-found', md5('[]'), '[]', 'mx.half.test', 7)`,
+    { replacements: { yesterday } },
+  );
+  dns.zone.txt.set('_smtp._tls.half.test', [
+    'v=TLSRPTv1; rua=https://rua.report.test/half,https://rua.down.test/half,mailto:tls-half@report.test',
+  ]);
+  dns.zone.a.set('rua.down.test', ['127.0.0.75']); // nothing listens
+  const postedBefore = posted.length;
+  assert.equal(await run('daemon-a', new Date()), [], 'not finished: one rua has tries left');
+  assert.equal(
+    posted.slice(postedBefore).map((p) => p.path),
+    ['/half'],
+  );
+  const firstId = JSON.parse(gunzipSync(posted[postedBefore].body).toString())['report-id'];
+  assert.equal(await runJobs(ctx, 'system'), ['done'], 'the mailto rua: one system mail');
+  const [progress] = await ctx.db.sequelize.query<{
+    report_id: string;
+    outcome: Array<{ uri: string; ok: boolean; tries: number }>;
+  }>(`SELECT report_id, outcome FROM tls_report_sends WHERE policy_domain = 'half.test' AND finished_at IS NULL`, {
+    type: QueryTypes.SELECT,
+  });
+  assert.is(progress.report_id, firstId);
+  assert.equal(
+    progress.outcome.map((o) => [o.uri, o.ok, o.tries]),
+    [
+      ['https://rua.report.test/half', true, 1],
+      ['https://rua.down.test/half', false, 1],
+      ['mailto:tls-half@report.test', true, 1],
+    ],
+  );
+
+  await ctx.db.sequelize.query(`UPDATE tls_report_sends SET claimed_until = now() - interval '1 second'`);
+  dns.zone.a.set('rua.down.test', [RUA_ADDRESS]);
+  const [finished] = await run('daemon-b', new Date());
+  assert.is(finished?.domain, 'half.test');
+  assert.equal(
+    posted.slice(postedBefore + 1).map((p) => p.path),
+    ['/half'],
+    'only the rua that refused',
+  );
+  assert.is(JSON.parse(gunzipSync(posted[postedBefore + 1].body).toString())['report-id'], firstId, 'the same report');
+  assert.equal(await runJobs(ctx, 'system'), [], 'the mailto rua is not mailed again');
+  assert.equal(
+    finished.outcomes.map((o) => [o.uri, o.ok, o.tries]),
+    [
+      ['https://rua.report.test/half', true, 1],
+      ['mailto:tls-half@report.test', true, 1],
+      ['https://rua.down.test/half', true, 2],
+    ],
+  );
+});
+
+test('an https rua that refuses on its tenth try is given up: the report is finished with the failure kept', async () => {
+  const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  await ctx.db.sequelize.query(
+    `INSERT INTO tls_report_counts (day, policy_domain, policy_type, policy_hash, policy_strings, mx_host, sessions)
+     VALUES (:yesterday, 'gone.test', 'no-policy-found', md5('[]'), '[]', 'mx.gone.test', 2);
+     INSERT INTO tls_report_sends (day, policy_domain, claimed_by, claimed_until, report_id, outcome)
+     VALUES (:yesterday, 'gone.test', 'daemon-a', now() - interval '1 second', 'gone-report-1',
+             '[{"uri": "https://rua.gone.test/x", "ok": false, "detail": "connect ECONNREFUSED", "tries": 9}]')`,
+    { replacements: { yesterday } },
+  );
+  dns.zone.txt.set('_smtp._tls.gone.test', ['v=TLSRPTv1; rua=https://rua.gone.test/x']);
+  dns.zone.a.set('rua.gone.test', ['127.0.0.75']); // nothing listens
+  const [given] = await run('daemon-b', new Date());
+  assert.is(given?.domain, 'gone.test');
+  assert.is(given.report['report-id'], 'gone-report-1');
+  assert.equal(
+    given.outcomes.map((o) => [o.uri, o.ok, o.tries]),
+    [['https://rua.gone.test/x', false, 10]],
+  );
+  const [row] = await ctx.db.sequelize.query<{ finished: boolean }>(
+    `SELECT finished_at IS NOT NULL AS finished FROM tls_report_sends WHERE policy_domain = 'gone.test'`,
+    { type: QueryTypes.SELECT },
+  );
+  assert.ok(row.finished);
 });
 
 test.run();

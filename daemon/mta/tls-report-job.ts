@@ -2,12 +2,21 @@
 // policy domain) that has counts (tls_report_counts, written by the MTA loop's commits) becomes one
 // aggregate report, sent once, whichever daemon claims it first (tls_report_sends), to every `rua` of
 // `_smtp._tls.<domain>`: POSTed gzipped to https ones, and to mailto ones as a multipart/report system
-// mail the system worker DKIM-signs with the platform's key. Counts and marks past the retention go first.
+// mail the system worker DKIM-signs with the platform's key. An https rua that refuses is tried again,
+// alone and with the same report id, after each lease, up to HTTPS_TRIES times; the addresses that took
+// the report are not sent it twice. Counts and marks past the retention go first.
 import { sendSystemMail, resolveSystemSender } from '../mail/system-mail.ts';
 import { systemMailDomain } from '../mail/addresses.ts';
 import type { WorkerContext } from '../queue/types.ts';
 import { createDnsClient } from './dns-query.ts';
-import { claimTlsReport, dueTlsReports, finishTlsReport, pruneTlsReports, tlsReportCounts } from './sql/tls-report.ts';
+import {
+  claimTlsReport,
+  dueTlsReports,
+  finishTlsReport,
+  pruneTlsReports,
+  saveTlsReportProgress,
+  tlsReportCounts,
+} from './sql/tls-report.ts';
 import {
   composeReportMail,
   gzipReport,
@@ -25,10 +34,18 @@ const REPORTS_PER_RUN = 200;
 export const TLS_REPORT_RETENTION_DAYS = 14;
 const DAY_MS = 86_400_000;
 
+/**
+ * Times an https rua is tried (once per lease, so over ~1.5 h) before the report is finished without it:
+ * RFC 8460 §5.3 leaves retrying to the submitter; a receiver down for longer gets the next day's report.
+ */
+const HTTPS_TRIES = 10;
+
 export interface AddressOutcome {
   uri: string;
   ok: boolean;
   detail: string;
+  /** Times this address was tried (absent in reports finished before retries were counted: 1). */
+  tries?: number;
 }
 
 export interface SentTlsReport {
@@ -59,26 +76,32 @@ export async function sendTlsReports(ctx: WorkerContext, options: TlsReportRunOp
     const sender = await resolveSystemSender(ctx.sequelize, config);
     const submitter = systemMailDomain(config);
     for (const item of due) {
-      if (!(await claimTlsReport(sql, item, workerId, REPORT_LEASE_MS))) continue;
-      const report = await buildReport(ctx, item, {
-        organizationName: submitter,
-        contactInfo: `mailto:${sender.address}`,
-      });
+      const claim = await claimTlsReport(sql, item, workerId, REPORT_LEASE_MS);
+      if (!claim) continue;
+      const report = await buildReport(
+        ctx,
+        item,
+        { organizationName: submitter, contactInfo: `mailto:${sender.address}` },
+        claim.reportId,
+      );
       const rua = await reportingAddresses(dns, item.domain);
       // No answer is not "no record": the lease runs out and a later run asks again.
       if (rua.unanswered) {
         log.warn({ domain: item.domain, day: item.day }, 'TLS report not sent: _smtp._tls did not answer');
         continue;
       }
+      const before = new Map((claim.outcomes as AddressOutcome[]).map((outcome) => [outcome.uri, outcome]));
       const outcomes: AddressOutcome[] = [];
-      if (rua.https.length > 0) {
+      const https = rua.https.filter((url) => !before.get(url)?.ok);
+      if (https.length > 0) {
         const body = gzipReport(report);
-        for (const url of rua.https) {
+        for (const url of https) {
           const posted = await postReport(url, body, { ca: options.ca, dns });
-          outcomes.push({ uri: url, ok: posted.ok, detail: posted.detail });
+          outcomes.push({ uri: url, ok: posted.ok, detail: posted.detail, tries: (before.get(url)?.tries ?? 0) + 1 });
         }
       }
       for (const address of rua.mailto) {
+        if (before.get(`mailto:${address}`)?.ok) continue;
         const raw = await composeReportMail({
           report,
           domain: item.domain,
@@ -92,16 +115,21 @@ export async function sendTlsReports(ctx: WorkerContext, options: TlsReportRunOp
           raw: raw.toString('base64'),
           signHeaders: ['TLS-Report-Domain', 'TLS-Report-Submitter'],
         });
-        outcomes.push({ uri: `mailto:${address}`, ok: true, detail: `system mail job ${jobId}` });
+        outcomes.push({ uri: `mailto:${address}`, ok: true, detail: `system mail job ${jobId}`, tries: 1 });
       }
-      // Every https rua refused and no mail queued: tried again after the lease, not marked sent.
-      if (outcomes.length > 0 && outcomes.every((outcome) => !outcome.ok)) {
-        log.warn({ domain: item.domain, day: item.day, outcomes }, 'TLS report not delivered; will retry');
+      const tried = new Set(outcomes.map((outcome) => outcome.uri));
+      const all = [...[...before.values()].filter((outcome) => !tried.has(outcome.uri)), ...outcomes];
+      // An https rua that refused and has tries left: kept for the run after the lease (the others are not
+      // sent it again).
+      const retry = outcomes.filter((outcome) => !outcome.ok && (outcome.tries ?? 1) < HTTPS_TRIES);
+      if (retry.length > 0) {
+        await saveTlsReportProgress(sql, item, workerId, report['report-id'], all);
+        log.warn({ domain: item.domain, day: item.day, outcomes }, 'TLS report not delivered everywhere; will retry');
         continue;
       }
-      await finishTlsReport(sql, item, workerId, report['report-id'], outcomes);
-      if (outcomes.length > 0) log.info({ domain: item.domain, day: item.day, outcomes }, 'TLS report sent');
-      sent.push({ ...item, report, outcomes });
+      await finishTlsReport(sql, item, workerId, report['report-id'], all);
+      if (outcomes.length > 0) log.info({ domain: item.domain, day: item.day, outcomes: all }, 'TLS report sent');
+      sent.push({ ...item, report, outcomes: all });
     }
   }
   return sent;
@@ -112,6 +140,8 @@ async function buildReport(
   ctx: WorkerContext,
   item: { day: string; domain: string },
   submitter: { organizationName: string; contactInfo: string },
+  /** The id an earlier try gave it: a report sent again is the same report. */
+  reportId: string | null,
 ): Promise<TlsRptReport> {
   const collector = new TlsReportCollector();
   for (const row of await tlsReportCounts(ctx.sql, item))
@@ -123,5 +153,5 @@ async function buildReport(
     );
   const start = new Date(`${item.day}T00:00:00Z`);
   const [{ report }] = collector.drain({ start, end: new Date(start.getTime() + DAY_MS - 1000) }, submitter);
-  return report;
+  return reportId ? { ...report, 'report-id': reportId } : report;
 }

@@ -81,7 +81,7 @@ const CLAIM_REPORT = declare(
   ON CONFLICT (day, policy_domain) DO UPDATE
      SET claimed_by = EXCLUDED.claimed_by, claimed_until = EXCLUDED.claimed_until
    WHERE s.finished_at IS NULL AND s.claimed_until < now()
-  RETURNING s.claimed_by`,
+  RETURNING s.claimed_by, s.report_id, s.outcome`,
 );
 
 const REPORT_COUNTS = declare(
@@ -102,6 +102,15 @@ const FINISH_REPORT = declare(
    WHERE day = $1::date AND policy_domain = $2 AND claimed_by = $3 AND finished_at IS NULL`,
 );
 
+// What an unfinished report reached so far (its id, and per address the outcome and tries), kept for the
+// run that takes it over when the lease ends.
+const SAVE_PROGRESS = declare(
+  'tls_report_progress',
+  `
+  UPDATE tls_report_sends SET report_id = $4, outcome = $5::jsonb
+   WHERE day = $1::date AND policy_domain = $2 AND claimed_by = $3 AND finished_at IS NULL`,
+);
+
 const PRUNE_COUNTS = declare(
   'tls_report_counts_prune',
   `DELETE FROM tls_report_counts WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date - $2::int`,
@@ -116,15 +125,35 @@ export function dueTlsReports(sql: Sql, now: Date, limit: number): Promise<{ day
   return sql.rows(DUE_REPORTS, [now, limit]);
 }
 
-/** True when this worker now holds the (day, domain) report: nobody finished it or holds it. */
+/**
+ * The (day, domain) report when this worker now holds it (nobody finished it or holds it), with what an
+ * earlier run reached (its report id and outcomes, when it was tried before); null when another holds it.
+ */
 export async function claimTlsReport(
   sql: Sql,
   report: { day: string; domain: string },
   owner: string,
   leaseMs: number,
-): Promise<boolean> {
-  const rows = await sql.rows<{ claimed_by: string }>(CLAIM_REPORT, [report.day, report.domain, owner, leaseMs]);
-  return rows.length === 1 && rows[0].claimed_by === owner;
+): Promise<{ reportId: string | null; outcomes: unknown[] } | null> {
+  const rows = await sql.rows<{ claimed_by: string; report_id: string | null; outcome: unknown }>(CLAIM_REPORT, [
+    report.day,
+    report.domain,
+    owner,
+    leaseMs,
+  ]);
+  if (rows.length !== 1 || rows[0].claimed_by !== owner) return null;
+  return { reportId: rows[0].report_id, outcomes: Array.isArray(rows[0].outcome) ? rows[0].outcome : [] };
+}
+
+/** Keeps an unfinished report's id and outcomes for the run after the lease. */
+export function saveTlsReportProgress(
+  sql: Sql,
+  report: { day: string; domain: string },
+  owner: string,
+  reportId: string,
+  outcome: unknown,
+): Promise<number> {
+  return sql.count(SAVE_PROGRESS, [report.day, report.domain, owner, reportId, JSON.stringify(outcome)]);
 }
 
 export function tlsReportCounts(sql: Sql, report: { day: string; domain: string }): Promise<TlsCountRow[]> {
