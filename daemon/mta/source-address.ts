@@ -3,8 +3,9 @@
 // tenant (project and stream, project, stream, tenant default); within the pool an address is picked
 // by weight (smooth weighted round robin, so two addresses of weight 1 alternate) among those under
 // today's ceiling for the destination's provider (held back where the provider deferred or bounced too
-// much: mta/warmup.ts), warm addresses (no warm-up, or past its last step) always being under. None left: the row waits until the next UTC day (or until an admin changes the
-// pool). No pool: the node's OUTBOUND_ADDRESS and EHLO_NAME, as before pools existed.
+// much: mta/warmup.ts), warm addresses (no warm-up, or past its last step) always being under. None
+// left: the row waits until the next UTC day (or until an admin changes the pool). No pool: the node's
+// OUTBOUND_ADDRESS and EHLO_NAME, as before pools existed.
 //
 // Counting: what this node sent today is read from ip_warmup_counts (refreshed every few seconds)
 // plus what it committed since that read plus what it has in flight (chosen, not yet committed). The
