@@ -8,7 +8,7 @@ export default class ProvidersLift extends SvcCommand<typeof ProvidersLift> {
   static override summary = 'End a suspension or slow-down now; the rows it held are due at once (platform admins).';
   static override description =
     'For when the provider is fine again or the rule was wrong. A reaction that paused a tenant is lifted with ' +
-    '`svc tenants resume`.';
+    '`svc tenants resume-sending`.';
   static override examples = ['<%= config.bin %> providers lift 8d1e…'];
   static override showHeader = false;
   static override args = {

@@ -260,7 +260,7 @@ export async function liftReaction(
   if (!active) throw new NotFoundError('Reaction in force');
   if (active.kind === 'pause_tenant')
     throw new ConflictError(
-      `This reaction paused tenant ${active.tenantId}: lift it with POST /tenants/${active.tenantId}/resume-sending (svc tenants resume).`,
+      `This reaction paused tenant ${active.tenantId}: lift it with POST /tenants/${active.tenantId}/resume-sending (svc tenants resume-sending).`,
     );
   const { lifted, due } = await liftSuspension(deps.db.sql, input.reactionId);
   if (!lifted) throw new NotFoundError('Reaction in force');
