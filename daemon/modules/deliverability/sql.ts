@@ -82,14 +82,17 @@ export async function readDeliverability(
   );
 }
 
-/** Every tenant's rows between two UTC days, summed per provider (the platform's totals). */
+/**
+ * Every tenant's rows between two UTC days, summed per provider (the platform's totals). The sums are float8,
+ * exact to 2^53: a platform's year of recipients can pass int's 2^31.
+ */
 export async function readPlatformDeliverability(
   sequelize: Sequelize,
   query: { from: string; to: string; provider: string | null },
 ): Promise<Array<Omit<DeliverabilityRow, 'day'>>> {
   return sequelize.query(
-    `SELECT provider, sum(delivered)::int AS delivered, sum(deferred)::int AS deferred, sum(bounced)::int AS bounced,
-            sum(complained)::int AS complained
+    `SELECT provider, sum(delivered)::float8 AS delivered, sum(deferred)::float8 AS deferred, sum(bounced)::float8 AS bounced,
+            sum(complained)::float8 AS complained
        FROM deliverability_daily
       WHERE day BETWEEN CAST(:from AS date) AND CAST(:to AS date)
         AND (CAST(:provider AS text) IS NULL OR provider = :provider)
@@ -104,8 +107,8 @@ export async function readTenantsDeliverability(
   query: { from: string; to: string; provider: string | null },
 ): Promise<Array<Omit<DeliverabilityRow, 'day' | 'provider'> & { tenant_id: string; tenant_name: string }>> {
   return sequelize.query(
-    `SELECT d.tenant_id::text AS tenant_id, t.name AS tenant_name, sum(d.delivered)::int AS delivered,
-            sum(d.deferred)::int AS deferred, sum(d.bounced)::int AS bounced, sum(d.complained)::int AS complained
+    `SELECT d.tenant_id::text AS tenant_id, t.name AS tenant_name, sum(d.delivered)::float8 AS delivered,
+            sum(d.deferred)::float8 AS deferred, sum(d.bounced)::float8 AS bounced, sum(d.complained)::float8 AS complained
        FROM deliverability_daily d JOIN tenants t ON t.id = d.tenant_id
       WHERE d.day BETWEEN CAST(:from AS date) AND CAST(:to AS date)
         AND (CAST(:provider AS text) IS NULL OR d.provider = :provider)
