@@ -12,9 +12,8 @@ import { createDnsClient } from './dns-query.ts';
 import {
   claimTlsReport,
   dueTlsReports,
-  finishTlsReport,
   pruneTlsReports,
-  saveTlsReportProgress,
+  recordTlsReportOutcome,
   tlsReportCounts,
 } from './sql/tls-report.ts';
 import {
@@ -123,11 +122,11 @@ export async function sendTlsReports(ctx: WorkerContext, options: TlsReportRunOp
       // sent it again).
       const retry = outcomes.filter((outcome) => !outcome.ok && (outcome.tries ?? 1) < HTTPS_TRIES);
       if (retry.length > 0) {
-        await saveTlsReportProgress(sql, item, workerId, report['report-id'], all);
+        await recordTlsReportOutcome(sql, item, workerId, report['report-id'], all, false);
         log.warn({ domain: item.domain, day: item.day, outcomes }, 'TLS report not delivered everywhere; will retry');
         continue;
       }
-      await finishTlsReport(sql, item, workerId, report['report-id'], all);
+      await recordTlsReportOutcome(sql, item, workerId, report['report-id'], all, true);
       if (outcomes.length > 0) log.info({ domain: item.domain, day: item.day, outcomes: all }, 'TLS report sent');
       sent.push({ ...item, report, outcomes: all });
     }

@@ -145,29 +145,29 @@ export async function claimTlsReport(
   return { reportId: rows[0].report_id, outcomes: Array.isArray(rows[0].outcome) ? rows[0].outcome : [] };
 }
 
-/** Keeps an unfinished report's id and outcomes for the run after the lease. */
-export function saveTlsReportProgress(
-  sql: Sql,
-  report: { day: string; domain: string },
-  owner: string,
-  reportId: string,
-  outcome: unknown,
-): Promise<number> {
-  return sql.count(SAVE_PROGRESS, [report.day, report.domain, owner, reportId, JSON.stringify(outcome)]);
-}
-
 export function tlsReportCounts(sql: Sql, report: { day: string; domain: string }): Promise<TlsCountRow[]> {
   return sql.rows(REPORT_COUNTS, [report.day, report.domain]);
 }
 
-export function finishTlsReport(
+/**
+ * Writes the report's id and outcome per address on its mark: `finished`, it is done; otherwise the run
+ * after the lease takes it over with them (an address that refused and has tries left).
+ */
+export function recordTlsReportOutcome(
   sql: Sql,
   report: { day: string; domain: string },
   owner: string,
   reportId: string,
   outcome: unknown,
+  finished: boolean,
 ): Promise<number> {
-  return sql.count(FINISH_REPORT, [report.day, report.domain, owner, reportId, JSON.stringify(outcome)]);
+  return sql.count(finished ? FINISH_REPORT : SAVE_PROGRESS, [
+    report.day,
+    report.domain,
+    owner,
+    reportId,
+    JSON.stringify(outcome),
+  ]);
 }
 
 /** Counts and send marks of days more than `retentionDays` before `now`'s UTC day. */
