@@ -75,12 +75,11 @@ export const PlatformDeliverabilityQuery = Type.Object(
 );
 export type PlatformDeliverabilityQuery = Static<typeof PlatformDeliverabilityQuery>;
 
+/** A tenant's sums and rates over the period: a provider's total, with the tenant instead of the provider. */
 export const TenantDeliverability = Type.Object({
   tenantId: Type.String({ format: 'uuid' }),
   tenantName: Type.String(),
-  ...Counts,
-  complaintRate: Nullable(Type.Number({ minimum: 0 })),
-  bounceRate: Nullable(Type.Number({ minimum: 0 })),
+  ...Type.Omit(DeliverabilityTotal, ['provider']).properties,
 });
 export type TenantDeliverability = Static<typeof TenantDeliverability>;
 
