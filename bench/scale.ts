@@ -169,7 +169,8 @@ async function settleWhileSeeding(sequelize: Sequelize, tenantId: string, seedin
       replacements: { until },
     });
     since = until;
-    for (const line of await autovacuumPass(sequelize, ['email_logs', 'jobs'])) log(`autovacuum is off: ${line}`);
+    for (const line of await autovacuumPass(sequelize, ['email_logs', 'email_log_tags', 'jobs']))
+      log(`autovacuum is off: ${line}`);
     if (last) break;
     await Promise.race([seedingEnded, sleep(Math.max(0, SETTLE_EVERY_MS - (Date.now() - passStarted)))]);
   }
@@ -227,7 +228,7 @@ async function main() {
   const seeded = await seeding;
   const seedSeconds = seeded.seconds;
   const settleStarted = Date.now();
-  if (process.env.SCALE_ANALYZE === '1') await sequelize.query('VACUUM (ANALYZE) email_logs, jobs');
+  if (process.env.SCALE_ANALYZE === '1') await sequelize.query('VACUUM (ANALYZE) email_logs, email_log_tags, jobs');
   const checkpointStarted = Date.now();
   await sequelize.query('CHECKPOINT');
   log(`checkpoint before measuring (${Date.now() - checkpointStarted} ms)`);

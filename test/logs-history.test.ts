@@ -7,10 +7,11 @@ import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createWorld } from './helpers/fixtures.ts';
 import { enforceRetention } from '../daemon/modules/retention/enforce.ts';
-import { listPartitions, monthOf, partitionName, addMonths } from '../daemon/db/partitions.ts';
+import { addMonths, createPartitionSql, listPartitions, monthOf, partitionName } from '../daemon/db/partitions.ts';
 import { countLogs, keyFirstPageSql } from '../daemon/modules/emails/sql/log-search.ts';
 import { pagedTotal } from '../daemon/modules/emails/logs.ts';
 import { EXACT_LOG_TOTAL } from '../shared/schemas/emails.ts';
+import { logTagRowsSql } from '../daemon/modules/emails/sql/insert-logs.ts';
 
 let ctx: TestContext;
 test.before(async () => {
@@ -23,19 +24,21 @@ test.after(async () => {
 const q = <T extends object>(sql: string, replacements: Record<string, unknown> = {}) =>
   ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
 
-/** `count` logs of a tenant, one second apart going back from `newest`, straight into the table. */
+/** `count` logs of a tenant, one second apart going back from `newest`, straight into the table (tags beside them). */
 async function seedLogs(
   tenantId: string,
   count: number,
   options: { newest?: string; status?: string; tag?: string; to?: string } = {},
 ) {
   await ctx.db.sequelize.query(
-    `INSERT INTO email_logs (tenant_id, status, message_id, from_address, to_addresses, subject, html_body, text_body, tags, created_at, updated_at)
+    `WITH logs AS (INSERT INTO email_logs (tenant_id, status, message_id, from_address, to_addresses, subject, html_body, text_body, tags, created_at, updated_at)
      SELECT :tenantId, :status, '<seed-' || g || '-' || gen_random_uuid() || '@acme.test>', 'app@acme.test',
             ARRAY[coalesce(CAST(:to AS text), 'user' || g || '@example.org')], 'seed ' || g, '<p>hi</p>', 'hi',
             CASE WHEN CAST(:tag AS text) IS NULL THEN '{}'::text[] ELSE ARRAY[CAST(:tag AS text)] END,
             CAST(:newest AS timestamptz) - make_interval(secs => g), CAST(:newest AS timestamptz) - make_interval(secs => g)
-       FROM generate_series(1, :count) AS g`,
+       FROM generate_series(1, :count) AS g
+     RETURNING tenant_id, tags, created_at, id)
+     INSERT INTO email_log_tags (tenant_id, tag, created_at, id) ${logTagRowsSql('logs')}`,
     {
       replacements: {
         tenantId,
@@ -325,12 +328,15 @@ test('retention: platform default and tenant override in the API; enforcement dr
   const at = (days: number) => new Date(Date.now() - days * day).toISOString();
   // Four months back: a partition of its own that the 90-day horizon passes whole.
   const old = addMonths(monthOf(new Date()), -4);
-  await ctx.db.sequelize.query(
-    `CREATE TABLE IF NOT EXISTS ${partitionName('email_logs', old)} PARTITION OF email_logs FOR VALUES FROM ('${old.year}-${String(old.month).padStart(2, '0')}-01 00:00:00+00') TO ('${addMonths(old, 1).year}-${String(addMonths(old, 1).month).padStart(2, '0')}-01 00:00:00+00')`,
-  );
-  await seedLogs(other.tenantId, 3, { newest: new Date(Date.UTC(old.year, old.month - 1, 10)).toISOString() });
-  await seedLogs(world.tenantId, 4, { newest: at(15) }); // past the tenant's 10 days
-  await seedLogs(world.tenantId, 5, { newest: at(5) }); // kept; bodies past the tenant's 2 days
+  for (const table of ['email_logs', 'email_log_tags']) {
+    await ctx.db.sequelize.query(createPartitionSql(table, old));
+  }
+  await seedLogs(other.tenantId, 3, {
+    newest: new Date(Date.UTC(old.year, old.month - 1, 10)).toISOString(),
+    tag: 'ancient',
+  });
+  await seedLogs(world.tenantId, 4, { newest: at(15), tag: 'expired' }); // past the tenant's 10 days
+  await seedLogs(world.tenantId, 5, { newest: at(5), tag: 'kept' }); // kept; bodies past the tenant's 2 days
   await seedLogs(other.tenantId, 6, { newest: at(15) }); // kept (platform 90 days); bodies kept (20 days)
   await seedLogs(other.tenantId, 2, { newest: at(25) }); // kept; bodies past the platform's 20 days
   const [log] = await q<{ id: string }>(
@@ -375,6 +381,17 @@ test('retention: platform default and tenant override in the API; enforcement dr
 
   const report = await enforceRetention(ctx.db.sequelize);
   assert.ok(report.partitionsDropped.includes(partitionName('email_logs', old)), JSON.stringify(report));
+  assert.ok(report.partitionsDropped.includes(partitionName('email_log_tags', old)), 'the tags go with their month');
+  // A log deleted by the tenant's horizon takes its tags' entries with it; a kept log keeps them.
+  assert.equal(
+    await q<{ tag: string; n: number }>(
+      `SELECT tag, count(*)::int AS n FROM email_log_tags WHERE tenant_id IN (:w, :o) GROUP BY tag ORDER BY tag`,
+      { w: world.tenantId, o: other.tenantId },
+    ),
+    [{ tag: 'kept', n: 5 }],
+  );
+  const kept = await ctx.app.inject({ method: 'GET', url: '/emails/logs?tag=kept', headers: world.asKey });
+  assert.equal([kept.json().data.length, kept.json().meta.total], [5, 5], kept.body);
   assert.equal(
     [report.rowsDeleted.inbound_reports, report.rowsDeleted.recipient_outcomes, report.rowsDeleted.ip_warmup_counts],
     [1, 2, 1],
@@ -448,9 +465,9 @@ test('retention: platform default and tenant override in the API; enforcement dr
   );
 });
 
-test('deleting a tenant removes its logs, timeline, captured messages and events from every partition', async () => {
+test('deleting a tenant removes its logs, timeline, captured messages, events and tag entries from every partition', async () => {
   const world = await createWorld(ctx.app);
-  await seedLogs(world.tenantId, 5);
+  await seedLogs(world.tenantId, 5, { tag: 'gone' });
   await ctx.db.sequelize.query(
     `INSERT INTO email_events (tenant_id, email_id, type) SELECT tenant_id, id, 'queued' FROM email_logs WHERE tenant_id = :t;
      INSERT INTO events (tenant_id, type, data) VALUES (:t, 'email.sent', '{}');
@@ -461,10 +478,11 @@ test('deleting a tenant removes its logs, timeline, captured messages and events
   assert.is(gone.statusCode, 200, gone.body);
   const [counts] = await q<Record<string, number>>(
     `SELECT (SELECT count(*)::int FROM email_logs WHERE tenant_id = :t) AS logs, (SELECT count(*)::int FROM email_events WHERE tenant_id = :t) AS timeline,
-            (SELECT count(*)::int FROM events WHERE tenant_id = :t) AS events, (SELECT count(*)::int FROM captured_messages WHERE tenant_id = :t) AS captured`,
+            (SELECT count(*)::int FROM events WHERE tenant_id = :t) AS events, (SELECT count(*)::int FROM captured_messages WHERE tenant_id = :t) AS captured,
+            (SELECT count(*)::int FROM email_log_tags WHERE tenant_id = :t) AS tags`,
     { t: world.tenantId },
   );
-  assert.equal(counts, { logs: 0, timeline: 0, events: 0, captured: 0 });
+  assert.equal(counts, { logs: 0, timeline: 0, events: 0, captured: 0, tags: 0 });
 });
 
 test.run();

@@ -84,6 +84,20 @@ test('POST /emails/send queues, the worker delivers, the message arrives whole',
   assert.is(res.headers['x-quota-limit'], '100');
   assert.is(res.headers['x-quota-used'], '1');
   assert.is(res.headers['x-quota-percentage'], '1');
+  // The accept writes the log's tag entry beside it (email_log_tags), which the tag search walks.
+  assert.equal(
+    await ctx.db.sequelize.query(
+      `SELECT t.tag FROM email_log_tags t JOIN email_logs l ON l.id = t.id AND l.created_at = t.created_at AND l.tenant_id = t.tenant_id WHERE t.id = :id`,
+      { type: QueryTypes.SELECT, replacements: { id: body.id } },
+    ),
+    [{ tag: 'invoice' }],
+  );
+  const tagged = await ctx.app.inject({ method: 'GET', url: '/emails/logs?tag=invoice', headers: world.asKey });
+  assert.equal(
+    tagged.json().data.map((log: { id: string }) => log.id),
+    [body.id],
+    tagged.body,
+  );
 
   assert.equal(await runSendJobs(), ['done']);
   const received = await sink.waitFor((m) => m.parsed.messageId === body.messageId);

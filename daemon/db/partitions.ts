@@ -16,6 +16,19 @@ export const PARTITIONED_TABLES = [
 ] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
+/**
+ * Tables whose rows belong to a history table's rows (a log's tags, migration 0430), partitioned by
+ * the same months: their partitions are created and dropped with the history table's, and their rows
+ * deleted with its rows (retention/enforce.ts).
+ */
+export const MONTHLY_COMPANIONS: Record<PartitionedTable, readonly string[]> = {
+  email_logs: ['email_log_tags'],
+  email_events: [],
+  captured_messages: [],
+  events: [],
+  webhook_deliveries: [],
+};
+
 /** How many months ahead of the current one partitions exist (created by migration and maintenance). */
 export const MONTHS_AHEAD = 2;
 
@@ -99,7 +112,8 @@ export async function turnOffGinPendingLists(sequelize: Sequelize, transaction?:
 }
 
 /**
- * Creates the missing partitions from this month to MONTHS_AHEAD months ahead. Rows of such a month
+ * Creates the missing partitions from this month to MONTHS_AHEAD months ahead, the table's and its
+ * MONTHLY_COMPANIONS'. Rows of such a month
  * that landed in the default partition move into the new partition in the same transaction
  * (PostgreSQL refuses to create a partition whose rows sit in the default).
  */
@@ -108,6 +122,13 @@ export async function ensurePartitions(
   table: PartitionedTable,
   now = new Date(),
 ): Promise<string[]> {
+  const created: string[] = [];
+  for (const name of [table, ...MONTHLY_COMPANIONS[table]]) created.push(...(await ensureMonths(sequelize, name, now)));
+  if (created.length > 0) await turnOffGinPendingLists(sequelize);
+  return created;
+}
+
+async function ensureMonths(sequelize: Sequelize, table: string, now: Date): Promise<string[]> {
   const existing = new Set(await listPartitions(sequelize, table));
   const created: string[] = [];
   for (let i = 0; i <= MONTHS_AHEAD; i += 1) {
@@ -134,12 +155,12 @@ export async function ensurePartitions(
     });
     created.push(name);
   }
-  if (created.length > 0) await turnOffGinPendingLists(sequelize);
   return created;
 }
 
 /**
- * Drops the partitions whose whole month ended before `cutoff`. DROP TABLE takes a brief exclusive
+ * Drops the partitions whose whole month ended before `cutoff`, the table's and its
+ * MONTHLY_COMPANIONS'. DROP TABLE takes a brief exclusive
  * lock on the parent: lock_timeout keeps it from queueing behind a long query (and everyone behind
  * it); a partition that could not be dropped is tried again on the next run.
  */
@@ -149,7 +170,8 @@ export async function dropPartitionsBefore(
   cutoff: Date,
 ): Promise<string[]> {
   const dropped: string[] = [];
-  for (const name of await listPartitions(sequelize, table)) {
+  const partitions = [table, ...MONTHLY_COMPANIONS[table]].map((name) => listPartitions(sequelize, name));
+  for (const name of (await Promise.all(partitions)).flat()) {
     const m = monthOfPartition(name);
     if (!m) continue;
     const end = addMonths(m, 1);

@@ -16,6 +16,7 @@ import {
 import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { allOverrides, platformPolicy, type Overrides } from './service.ts';
 import { removeBodiesSql } from '../emails/sql/remove-bodies.ts';
+import { logTagRowsSql } from '../emails/sql/insert-logs.ts';
 import type { RetentionKind, RetentionPolicy } from '../../../shared/schemas/retention.ts';
 import type { WorkerContext } from '../../queue/types.ts';
 
@@ -79,7 +80,13 @@ async function inBatches(
 
 function deleteStatement(table: PartitionedTable, where: string): string {
   // (id, created_at) is the primary key; ctid would not do (it repeats across partitions).
-  return `DELETE FROM ${table} WHERE (id, created_at) IN (SELECT id, created_at FROM ${table} WHERE ${where} LIMIT :batch) RETURNING id`;
+  const rows = `DELETE FROM ${table} WHERE (id, created_at) IN (SELECT id, created_at FROM ${table} WHERE ${where} LIMIT :batch)`;
+  if (table !== 'email_logs') return `${rows} RETURNING id`;
+  // A log's tags (MONTHLY_COMPANIONS) go with it, each by its primary key.
+  return `WITH gone AS (${rows} RETURNING id, tenant_id, tags, created_at),
+    tags_gone AS (DELETE FROM email_log_tags t USING (${logTagRowsSql('gone')}) AS g
+      WHERE (t.tenant_id, t.tag, t.created_at, t.id) = (g.tenant_id, g.tag, g.created_at, g.id))
+    SELECT id FROM gone`;
 }
 
 /** Tenants whose override of `kind` is shorter than the platform's, with their horizon. */

@@ -1,7 +1,8 @@
 // The one INSERT of new email logs (issue 30): the accept path (INSERT_ACCEPTED, below, for
 // emails/insert-accepted.ts) and a campaign's chunk (campaigns/chunk.ts) both write their logs,
 // their 'queued' timeline rows and their send jobs with insertQueuedLogsSql, each from a CTE of
-// its own that yields NEW_LOG_COLUMNS. A column added to new logs is added here.
+// its own that yields NEW_LOG_COLUMNS. A column added to new logs is added here. Each log's tags
+// are written beside it as rows of email_log_tags (migration 0430), which the tag search walks.
 import { declare } from '../../../db/sql.ts';
 import { insertJobsSql } from '../../../queue/sql/enqueue.ts';
 
@@ -10,8 +11,14 @@ export const NEW_LOG_COLUMNS = `id, tenant_id, api_key_id, project_id, message_i
       bcc_addresses, reply_to, subject, html_body, text_body, template_version_id, data, locale, headers, tags, metadata,
       attachments, track_opens, track_clicks, test_mode, resent_from, scheduled_email_id, created_at`;
 
+/** The email_log_tags rows (tenant_id, tag, created_at, id) of the logs in `logs`, one per distinct tag. */
+export function logTagRowsSql(logs: string): string {
+  return `SELECT DISTINCT l.tenant_id, t.tag, l.created_at, l.id FROM ${logs} AS l, unnest(l.tags) AS t(tag)`;
+}
+
 /**
- * The CTEs `logs` (the new logs, from the CTE `source`, answering their ids), `timeline` and
+ * The CTEs `logs` (the new logs, from the CTE `source`, answering their ids), `tagged` (their
+ * tags' rows), `timeline` and
  * `queued` (each log's 'queued' timeline row and send job). The arguments are the enclosing
  * statement's placeholders (`$n`) of the tenant, the jobs' run time (null: now), their attempts and
  * their key prefix.
@@ -24,7 +31,9 @@ export function insertQueuedLogsSql(
     INSERT INTO email_logs (${NEW_LOG_COLUMNS}, status, updated_at)
     SELECT ${NEW_LOG_COLUMNS}, 'QUEUED', created_at
       FROM ${source}
-    RETURNING id
+    RETURNING id, tenant_id, tags, created_at
+  ), tagged AS (
+    INSERT INTO email_log_tags (tenant_id, tag, created_at, id) ${logTagRowsSql('logs')}
   ), timeline AS (
     INSERT INTO email_events (tenant_id, email_id, type, data) SELECT ${p.tenantId}, id, 'queued', '{}' FROM logs
   ), queued AS (

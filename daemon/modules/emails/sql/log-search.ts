@@ -1,10 +1,11 @@
-// The statements behind GET /emails/logs. Every filter has an index (migrations 0200, 0205, 0310):
-// tenant + time (tenant_id, created_at), status (tenant_id, status, created_at), message id
-// (message_id), recipient and tag (GIN over tenant-scoped keys). Pages are read in (created_at, id)
-// DESC order, by OFFSET for the first MAX_LOG_OFFSET rows or after a keyset cursor. The plan of each
-// search is chosen by the form of its statement, not by the planner's guess of how many rows match
-// (issue 27): a message id, recipient or tag search reads its key's matches first and sorts those
-// few; the list and a status search walk the index whose order is the page's.
+// The statements behind GET /emails/logs. Every filter has an index (migrations 0200, 0205, 0310,
+// 0430): tenant + time (tenant_id, created_at), status (tenant_id, status, created_at), message id
+// (message_id), recipient (GIN over tenant-scoped keys), tag (the btree of email_log_tags (tenant_id,
+// tag, created_at, id)). Pages are read in (created_at, id) DESC order, by OFFSET for the first
+// MAX_LOG_OFFSET rows or after a keyset cursor. The plan of each search is chosen by the form of its
+// statement, not by the planner's guess of how many rows match (issue 27): a message id or recipient
+// search reads its key's matches first and sorts those few; a tag search walks the tag's entries
+// newest first; the list and a status search walk the index whose order is the page's.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { KeysetCursor } from '../../../db/keyset.ts';
 import { LOG_ROW_COLUMNS, type LogRowFields } from './log-columns.ts';
@@ -31,13 +32,10 @@ const CANDIDATE_COLUMNS = 'id, tenant_id, status, message_id, to_addresses, tags
 
 /**
  * The most matches a key-first search reads and sorts itself. More than this many matches of a
- * recipient or tag are dense enough in the tenant's history that walking it newest first finds a
+ * recipient are dense enough in the tenant's history that walking it newest first finds a
  * page sooner than sorting them all.
  */
 export const KEY_FIRST_CAP = 5_000;
-
-/** The newest rows a tag search looks through before it reads the tag's matches by its key. */
-export const RECENT_WINDOW = 10_000;
 
 interface Clause {
   sql: string;
@@ -45,10 +43,11 @@ interface Clause {
 }
 
 /**
- * The indexed condition a search starts from, when it has one: the message id (btree), else the
- * recipient or the tag as a tenant-scoped key (GIN, migration 0310). Nothing else is in it, not
- * even the time range (with it the planner may walk a created_at index instead): the planner reads
- * the key's index and nothing else, with or without statistics, one cheap probe per partition.
+ * The indexed condition a key-first search starts from, when it has one: the message id (btree),
+ * else the recipient as a tenant-scoped key (GIN, migration 0310). Nothing else is in it, not even
+ * the time range (with it the planner may walk a created_at index instead): the planner reads the
+ * key's index and nothing else, with or without statistics, one cheap probe per partition. A tag
+ * alone is no key: its search walks its entries (tagWalkPageSql).
  */
 function keyOf(filter: LogFilter): Clause | null {
   if (filter.messageId) {
@@ -59,12 +58,6 @@ function keyOf(filter: LogFilter): Clause | null {
     return {
       sql: 'email_log_recipient_keys(tenant_id, to_addresses) @> email_log_recipient_keys(CAST(:tenantId AS uuid), ARRAY[CAST(:to AS text)])',
       replacements: { tenantId: filter.tenantId, to: filter.to },
-    };
-  }
-  if (filter.tag) {
-    return {
-      sql: 'email_log_tag_keys(tenant_id, tags) @> email_log_tag_keys(CAST(:tenantId AS uuid), ARRAY[CAST(:tag AS text)])',
-      replacements: { tenantId: filter.tenantId, tag: filter.tag },
     };
   }
   return null;
@@ -160,19 +153,47 @@ export function keyFirstPageSql(filter: LogFilter, page: PageWindow): Clause | n
 }
 
 /**
- * The page among the tenant's RECENT_WINDOW newest rows (within the time range and after the cursor),
- * read along (tenant_id, created_at) and filtered as they come: the statement stops at limit + 1
- * matches, so a common tag's page costs the rows up to its matches (≈ 2,100 for a tag on 1 % of logs),
- * and only a rarer one reads the whole window. Fewer than limit + 1 rows: the caller reads by the key.
+ * A tag's entries in email_log_tags (migration 0430) newest first, within the time range and after
+ * the cursor: conditions on the entries' own columns, so that they bound the walk of the btree
+ * (tenant_id, tag, created_at, id) rather than filter the logs it reaches.
  */
-export function recentWindowPageSql(filter: LogFilter, page: PageWindow): Clause {
-  const range = pageWhereOf({ tenantId: filter.tenantId, since: filter.since, until: filter.until }, page);
-  const where = whereOf(filter);
+function tagEntriesOf(filter: LogFilter & { tag: string }, after: KeysetCursor | null): Clause {
+  const range = pageWhereOf(
+    { tenantId: filter.tenantId, since: filter.since, until: filter.until },
+    { limit: 0, offset: 0, after },
+  );
   return {
-    sql: `SELECT * FROM (SELECT tenant_id, ${SUMMARY_COLUMNS} FROM email_logs WHERE ${range.sql}
-        ORDER BY created_at DESC, id DESC LIMIT ${RECENT_WINDOW}) AS email_logs
-      WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset`,
-    replacements: { ...range.replacements, ...where.replacements, limit: page.limit + 1, offset: page.offset },
+    sql: `SELECT id, created_at FROM email_log_tags WHERE ${range.sql} AND tag = CAST(:tag AS text)`,
+    replacements: { ...range.replacements, tag: filter.tag },
+  };
+}
+
+/**
+ * Each entry's log, one probe of (id, created_at) with the search's other condition (the status);
+ * the tenant compared as text, as in pageOverCandidates, so that no tenant index is ANDed in.
+ */
+function tagProbeOf(filter: LogFilter, columns: string): Clause {
+  const status = filter.status ? ' AND status = CAST(:status AS text)' : '';
+  return {
+    sql: `SELECT ${columns} FROM email_logs WHERE email_logs.id = entry.id AND email_logs.created_at = entry.created_at
+        AND CAST(tenant_id AS text) = CAST(:tenantId AS text)${status}`,
+    replacements: { tenantId: filter.tenantId, ...(filter.status ? { status: filter.status } : {}) },
+  };
+}
+
+/**
+ * A tag's page (without a recipient or message id, which go key first and filter the tag): its
+ * entries walked newest first along the btree, each joined to its log, stopping at limit + 1 logs.
+ * The cost is the page's entries (plus those of the OFFSET, or the rows a status skips), whether the
+ * tag is on every log or on one in a million and wherever in the range its matches lie.
+ */
+export function tagWalkPageSql(filter: LogFilter & { tag: string }, page: PageWindow): Clause {
+  const entries = tagEntriesOf(filter, page.after);
+  const probe = tagProbeOf(filter, SUMMARY_COLUMNS);
+  return {
+    sql: `SELECT found.* FROM (${entries.sql}) AS entry CROSS JOIN LATERAL (${probe.sql}) AS found
+      ORDER BY entry.created_at DESC, entry.id DESC LIMIT :limit OFFSET :offset`,
+    replacements: { ...entries.replacements, ...probe.replacements, limit: page.limit + 1, offset: page.offset },
   };
 }
 
@@ -203,13 +224,17 @@ function readNewestFirst<T>(sequelize: Sequelize, read: (transaction: Transactio
 
 type CandidateRow = LogSummaryRow & { candidates: number };
 
+/** The filter when its search walks a tag's entries: a tag without a recipient or message id. */
+function tagSearchOf(filter: LogFilter): (LogFilter & { tag: string }) | null {
+  return filter.tag && !keyOf(filter) ? { ...filter, tag: filter.tag } : null;
+}
+
 /**
- * One page plus whether another follows (limit + 1 rows are read). Searches are tried in the order
- * that bounds their cost: a tag first in the recent window (a common tag is found there), then by
- * its key; a recipient or message id by its key; and when a key has more than KEY_FIRST_CAP matches
- * (dense), the walk of the tenant's history, newest first, with bitmap scans off, because on a
- * partition without statistics the planner expects few matches and would rather collect and sort
- * all of the tenant's rows. The list and a status search walk from the start.
+ * One page plus whether another follows (limit + 1 rows are read). A tag search walks the tag's
+ * entries; a recipient or message id reads its key's matches, and when a key has more than
+ * KEY_FIRST_CAP (dense), walks the tenant's history newest first. Every walk runs with bitmap scans
+ * off, because on a partition without statistics the planner expects few matches and would rather
+ * collect and sort all of the tenant's rows. The list and a status search walk from the start.
  */
 export async function findLogPage(
   sequelize: Sequelize,
@@ -233,18 +258,19 @@ export async function findLogPage(
   // The list and a status search walk an index in the page's order. Even the bare list, which has
   // one such index: for a deep page (OFFSET 9,900) of a partition whose statistics lagged, the
   // planner preferred a scan and a sort of the tenant's million rows (2.6 s, bench:scale).
-  if (!keyFirst) return walked();
-  if (filter.tag && !filter.to && !filter.messageId) {
-    const recent = recentWindowPageSql(filter, page);
+  const tagSearch = tagSearchOf(filter);
+  if (tagSearch) {
+    const tagWalk = tagWalkPageSql(tagSearch, page);
     const rows = await readNewestFirst(sequelize, (transaction) =>
-      sequelize.query<LogSummaryRow>(recent.sql, {
+      sequelize.query<LogSummaryRow>(tagWalk.sql, {
         type: QueryTypes.SELECT,
-        replacements: recent.replacements,
+        replacements: tagWalk.replacements,
         transaction,
       }),
     );
-    if (rows.length > page.limit) return answer(rows);
+    return answer(rows);
   }
+  if (!keyFirst) return walked();
   const matched = await candidatePage(keyFirst);
   if (matched.candidates <= KEY_FIRST_CAP) return answer(matched.rows);
   return walked();
@@ -253,8 +279,9 @@ export async function findLogPage(
 /**
  * Planner cost above which meta.total is not counted: the planner's estimate answers instead. Measured
  * with 10,000,000 logs in a tenant (bench:scale): the bounded counts of a page-1 list, a status or a
- * recipient search cost 290–1,500 and ran in 1–10 ms; a tag search, which can only intersect the tag's
- * GIN bitmap with the time range's, cost 15,000–24,000 and ran in 40–160 ms, more than its page.
+ * recipient search cost 290–1,500 and ran in 1–10 ms; a tag search, when it could only intersect the
+ * tag's GIN bitmap with the time range's (before migration 0430), cost 15,000–24,000 and ran in
+ * 40–160 ms, more than its page.
  */
 export const COUNT_COST_BOUND = 5_000;
 
@@ -273,6 +300,27 @@ function estimatedMatches(plan: PlanNode): number {
   return plan['Plan Rows'];
 }
 
+/** The count of at most bound + 1 matches: of a tag's entries (with their logs when a status is asked), else of logs. */
+function boundedCountSql(filter: LogFilter, bound: number): Clause {
+  const tagSearch = tagSearchOf(filter);
+  if (tagSearch) {
+    const entries = tagEntriesOf(tagSearch, null);
+    // Without a status every entry is a match: a log and its tags are written and deleted together.
+    const probe = filter.status ? tagProbeOf(filter, '1') : null;
+    const join = probe ? ` CROSS JOIN LATERAL (${probe.sql}) AS found` : '';
+    return {
+      sql: `SELECT count(*)::int AS n FROM (SELECT 1 FROM (${entries.sql}) AS entry${join} LIMIT :bound) AS bounded`,
+      replacements: { ...entries.replacements, ...probe?.replacements, bound: bound + 1 },
+    };
+  }
+  const where = whereOf(filter);
+  const source = sourceOf(filter);
+  return {
+    sql: `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${source.sql} WHERE ${where.sql} LIMIT :bound) AS bounded`,
+    replacements: { ...source.replacements, ...where.replacements, bound: bound + 1 },
+  };
+}
+
 /**
  * The number of matching logs: counted up to `bound` (a walk of at most bound + 1 entries) when the
  * planner prices that count at most `costBound`; otherwise, or beyond `bound`, the planner's estimate
@@ -284,10 +332,7 @@ export async function countLogs(
   bound: number,
   costBound = COUNT_COST_BOUND,
 ): Promise<{ total: number; estimate: boolean }> {
-  const where = whereOf(filter);
-  const source = sourceOf(filter);
-  const countSql = `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${source.sql} WHERE ${where.sql} LIMIT :bound) AS bounded`;
-  const replacements = { ...source.replacements, ...where.replacements, bound: bound + 1 };
+  const { sql: countSql, replacements } = boundedCountSql(filter, bound);
   const count = async (transaction?: Transaction) => {
     const [explained] = await sequelize.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${countSql}`, {
       type: QueryTypes.SELECT,
