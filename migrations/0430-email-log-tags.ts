@@ -34,7 +34,7 @@ export const up: Migration = async ({ context }) => {
     if (month) await context.sql(createPartitionSql('email_log_tags', month));
   }
   await context.sql(`
-    INSERT INTO email_log_tags (tenant_id, tag, created_at, id) ${logTagRowsSql('email_logs')} ON CONFLICT DO NOTHING;
+    INSERT INTO email_log_tags (tenant_id, tag, created_at, id) ${logTagRowsSql('email_logs')};
     DROP INDEX IF EXISTS email_logs_tag_keys_idx;
     DROP FUNCTION IF EXISTS email_log_tag_keys(uuid, text[]);
   `);

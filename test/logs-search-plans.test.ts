@@ -41,7 +41,7 @@ test.before(async () => {
        SELECT :tenant, CASE WHEN g % 50 = 0 THEN 'FAILED' ELSE 'SENT' END, '<m' || g || '-' || :tenant || '@acme.test>', 'app@acme.test',
               ARRAY[CASE WHEN g <= :dense THEN 'Many <MANY@example.org>' ELSE 'user' || g || '@example.org' END],
               'seed ' || g, '<p>hi</p>', 'hi',
-              CASE WHEN g <= :dense THEN ARRAY['dense'] WHEN g % 100 = 0 THEN ARRAY['common'] WHEN g = 20007 THEN ARRAY['rare'] ELSE '{}' END,
+              CASE WHEN g <= :dense THEN ARRAY['dense'] WHEN g % 100 = 0 THEN ARRAY['common'] WHEN g = 20007 THEN ARRAY['rare', 'rare'] ELSE '{}' END,
               now() - make_interval(secs => g), now() - make_interval(secs => g)
          FROM generate_series(1, :count) AS g`,
       { replacements: { tenant, count, dense: DENSE } },

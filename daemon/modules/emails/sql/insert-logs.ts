@@ -11,9 +11,14 @@ export const NEW_LOG_COLUMNS = `id, tenant_id, api_key_id, project_id, message_i
       bcc_addresses, reply_to, subject, html_body, text_body, template_version_id, data, locale, headers, tags, metadata,
       attachments, track_opens, track_clicks, test_mode, resent_from, scheduled_email_id, created_at`;
 
-/** The email_log_tags rows (tenant_id, tag, created_at, id) of the logs in `logs`, one per distinct tag. */
+/**
+ * The email_log_tags rows (tenant_id, tag, created_at, id) of the logs in `logs`, one per distinct tag of
+ * each (a send may repeat a tag). DISTINCT within each log's tags, not over the set: the migration's
+ * copy of every log does not sort them all.
+ */
 export function logTagRowsSql(logs: string): string {
-  return `SELECT DISTINCT l.tenant_id, t.tag, l.created_at, l.id FROM ${logs} AS l, unnest(l.tags) AS t(tag)`;
+  return `SELECT l.tenant_id, t.tag, l.created_at, l.id
+    FROM ${logs} AS l CROSS JOIN LATERAL (SELECT DISTINCT tag FROM unnest(l.tags) AS tag) AS t`;
 }
 
 /**
