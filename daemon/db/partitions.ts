@@ -113,9 +113,9 @@ export async function turnOffGinPendingLists(sequelize: Sequelize, transaction?:
 
 /**
  * Creates the missing partitions from this month to MONTHS_AHEAD months ahead, the table's and its
- * MONTHLY_COMPANIONS'. Rows of such a month
- * that landed in the default partition move into the new partition in the same transaction
- * (PostgreSQL refuses to create a partition whose rows sit in the default).
+ * MONTHLY_COMPANIONS'. Rows of such a month that landed in the default partition move into the new
+ * partition in the same transaction (PostgreSQL refuses to create a partition whose rows sit in the
+ * default).
  */
 export async function ensurePartitions(
   sequelize: Sequelize,
@@ -160,9 +160,9 @@ async function ensureMonths(sequelize: Sequelize, table: string, now: Date): Pro
 
 /**
  * Drops the partitions whose whole month ended before `cutoff`, the table's and its
- * MONTHLY_COMPANIONS'. DROP TABLE takes a brief exclusive
- * lock on the parent: lock_timeout keeps it from queueing behind a long query (and everyone behind
- * it); a partition that could not be dropped is tried again on the next run.
+ * MONTHLY_COMPANIONS'. DROP TABLE takes a brief exclusive lock on the parent: lock_timeout keeps it
+ * from queueing behind a long query (and everyone behind it); a partition that could not be dropped
+ * is tried again on the next run.
  */
 export async function dropPartitionsBefore(
   sequelize: Sequelize,

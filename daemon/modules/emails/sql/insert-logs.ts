@@ -23,10 +23,9 @@ export function logTagRowsSql(logs: string): string {
 
 /**
  * The CTEs `logs` (the new logs, from the CTE `source`, answering their ids), `tagged` (their
- * tags' rows), `timeline` and
- * `queued` (each log's 'queued' timeline row and send job). The arguments are the enclosing
- * statement's placeholders (`$n`) of the tenant, the jobs' run time (null: now), their attempts and
- * their key prefix.
+ * tags' rows), `timeline` and `queued` (each log's 'queued' timeline row and send job). The
+ * arguments are the enclosing statement's placeholders (`$n`) of the tenant, the jobs' run time
+ * (null: now), their attempts and their key prefix.
  */
 export function insertQueuedLogsSql(
   source: string,
