@@ -7,7 +7,8 @@
 // email_logs (its partitions are created and dropped with theirs, daemon/db/partitions.ts), written by
 // the one INSERT of new logs (emails/sql/insert-logs.ts) and its rows deleted with their logs'
 // (retention/enforce.ts). The tag's GIN index goes: an accept maintains a btree entry per tag instead.
-// The copy of existing tags reads every log once (about 20 s per 1,000,000 on a 2-core machine).
+// The copy of existing tags reads every log once, in one statement: on a large history, run it in a
+// maintenance window (its time at scale was not measured).
 import { QueryTypes } from 'sequelize';
 import type { Migration } from '../daemon/db/migrate.ts';
 import {
