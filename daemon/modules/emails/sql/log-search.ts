@@ -106,14 +106,22 @@ function sourceOf(filter: LogFilter): Clause {
   };
 }
 
+/**
+ * A probe's tenant check, the tenant compared as text so that no index serves it: as a uuid, on a
+ * partition whose statistics lagged, the planner ANDed each probe of a row by (id, created_at) with a
+ * bitmap of the tenant's whole (tenant_id, created_at) index, 75–110 ms a row at 300,000 logs written
+ * through the API (bench:scale, issue 27).
+ */
+const PROBE_TENANT = 'CAST(tenant_id AS text) = CAST(:tenantId AS text)';
+
 export type PageWindow = { limit: number; offset: number; after: KeysetCursor | null };
 
-function pageWhereOf(filter: LogFilter, page: PageWindow): Clause {
+function pageWhereOf(filter: LogFilter, after: KeysetCursor | null): Clause {
   const where = whereOf(filter);
-  if (!page.after) return where;
+  if (!after) return where;
   return {
     sql: `${where.sql} AND (created_at, id) < (CAST(:afterAt AS timestamptz), CAST(:afterId AS uuid))`,
-    replacements: { ...where.replacements, afterAt: page.after.at, afterId: page.after.id },
+    replacements: { ...where.replacements, afterAt: after.at, afterId: after.id },
   };
 }
 
@@ -123,11 +131,9 @@ function pageWhereOf(filter: LogFilter, page: PageWindow): Clause {
  * answer says how many were read, so the caller knows whether the bound cut the set short.
  */
 function pageOverCandidates(candidates: Clause, filter: LogFilter, page: PageWindow): Clause {
-  const where = pageWhereOf(filter, page);
-  // LATERAL: each of the page's rows is one probe of (id, created_at), whatever the settings. The
-  // tenant is compared as text so that no index serves it: as a uuid, on a partition whose statistics
-  // lagged, the planner ANDed each probe with a bitmap of the tenant's whole (tenant_id, created_at)
-  // index, 75–110 ms a row at 300,000 logs written through the API (bench:scale, issue 27).
+  const where = pageWhereOf(filter, page.after);
+  // LATERAL: each of the page's rows is one probe of (id, created_at), whatever the settings, its
+  // tenant checked by PROBE_TENANT.
   return {
     sql: `WITH candidates AS MATERIALIZED (${candidates.sql})
       SELECT n.candidates, p.* FROM (SELECT count(*)::int AS candidates FROM candidates) AS n
@@ -135,7 +141,7 @@ function pageOverCandidates(candidates: Clause, filter: LogFilter, page: PageWin
             WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset) AS hit
           CROSS JOIN LATERAL (SELECT ${SUMMARY_COLUMNS} FROM email_logs
             WHERE email_logs.id = hit.id AND email_logs.created_at = hit.created_at
-              AND CAST(tenant_id AS text) = CAST(:tenantId AS text)) AS found) AS p ON true
+              AND ${PROBE_TENANT}) AS found) AS p ON true
       ORDER BY p.created_at DESC, p.id DESC`,
     replacements: { ...candidates.replacements, ...where.replacements, limit: page.limit + 1, offset: page.offset },
   };
@@ -158,10 +164,7 @@ export function keyFirstPageSql(filter: LogFilter, page: PageWindow): Clause | n
  * (tenant_id, tag, created_at, id) rather than filter the logs it reaches.
  */
 function tagEntriesOf(filter: LogFilter & { tag: string }, after: KeysetCursor | null): Clause {
-  const range = pageWhereOf(
-    { tenantId: filter.tenantId, since: filter.since, until: filter.until },
-    { limit: 0, offset: 0, after },
-  );
+  const range = pageWhereOf({ tenantId: filter.tenantId, since: filter.since, until: filter.until }, after);
   return {
     sql: `SELECT id, created_at FROM email_log_tags WHERE ${range.sql} AND tag = CAST(:tag AS text)`,
     replacements: { ...range.replacements, tag: filter.tag },
@@ -169,14 +172,14 @@ function tagEntriesOf(filter: LogFilter & { tag: string }, after: KeysetCursor |
 }
 
 /**
- * Each entry's log, one probe of (id, created_at) with the search's other condition (the status);
- * the tenant compared as text, as in pageOverCandidates, so that no tenant index is ANDed in.
+ * Each entry's log, one probe of (id, created_at) with the search's other condition (the status) and
+ * PROBE_TENANT.
  */
 function tagProbeOf(filter: LogFilter, columns: string): Clause {
   const status = filter.status ? ' AND status = CAST(:status AS text)' : '';
   return {
     sql: `SELECT ${columns} FROM email_logs WHERE email_logs.id = entry.id AND email_logs.created_at = entry.created_at
-        AND CAST(tenant_id AS text) = CAST(:tenantId AS text)${status}`,
+        AND ${PROBE_TENANT}${status}`,
     replacements: { tenantId: filter.tenantId, ...(filter.status ? { status: filter.status } : {}) },
   };
 }
@@ -199,7 +202,7 @@ export function tagWalkPageSql(filter: LogFilter & { tag: string }, page: PageWi
 
 /** A page read newest first along (tenant_id, created_at) or (tenant_id, status, created_at). */
 export function walkPageSql(filter: LogFilter, page: PageWindow): Clause {
-  const where = pageWhereOf(filter, page);
+  const where = pageWhereOf(filter, page.after);
   return {
     sql: `SELECT ${SUMMARY_COLUMNS} FROM email_logs WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT :limit OFFSET :offset`,
     replacements: { ...where.replacements, limit: page.limit + 1, offset: page.offset },
