@@ -74,7 +74,9 @@ async function send(to: string[]): Promise<string> {
   return res.body.id as string;
 }
 
-async function logOf(id: string): Promise<{ status: string; events: { type: string; data: any }[] }> {
+async function logOf(
+  id: string,
+): Promise<{ status: string; attempts: number; sentAt: string | null; events: { type: string; data: any }[] }> {
   const res = await api(world, 'GET', `/emails/logs/${id}`);
   assert.is(res.status, 200);
   return res.body;
@@ -105,7 +107,9 @@ test('a message to two domains: one transaction per domain with all its RCPTs, D
     assert.is(
       await countRows(
         db,
-        `SELECT count(*) FROM email_logs WHERE id = :id AND status = 'DELIVERED' AND sent_at IS NOT NULL`,
+        // What the spool row kept for the log (the headers sent, the attempt) came with the delivery.
+        `SELECT count(*) FROM email_logs WHERE id = :id AND status = 'DELIVERED' AND sent_at IS NOT NULL
+            AND attempts = 1 AND sent_headers->>'Subject' = 'direct to a@x.test, b@x.test, c@y.test'`,
         { id },
       ),
       1,
@@ -136,6 +140,9 @@ test('451: deferred with the response in the timeline, then delivered on the ret
   assert.equal(deferred!.data.recipients, ['late@x.test']);
   assert.ok(deferred!.data.retryAt);
   assert.is(lateTries, 2, 'tried twice');
+  // One attempt of the send job (the MTA's tries are the spool row's), its time written once.
+  assert.is(log.attempts, 1);
+  assert.ok(log.sentAt);
   assert.ok(xHost.messages.some((m) => m.to.includes('late@x.test')));
 });
 
@@ -148,6 +155,12 @@ test('550 5.1.1: bounced and suppressed; 550 5.7.1: bounced, not suppressed', as
   assert.is(bounce?.data.bounceType, 'hard');
   assert.match(bounce?.data.diagnostic, /5\.1\.1/);
   assert.is((await logOf(blocked)).events.find((e) => e.type === 'bounced')?.data.bounceType, 'policy');
+  // A bounce writes what the spool row kept for the log too.
+  for (const id of [ghost, blocked]) {
+    const log = await logOf(id);
+    assert.is(log.attempts, 1);
+    assert.ok(log.sentAt, id);
+  }
   // Through the API: with the embedded database the daemon holds it, and a second opener would not see its writes.
   const suppressions = await api(world, 'GET', '/suppressions');
   assert.is(suppressions.status, 200, JSON.stringify(suppressions.body));

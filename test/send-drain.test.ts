@@ -17,6 +17,7 @@ import { CLAIM_SENDS } from '../daemon/modules/emails/sql/claim-sends.ts';
 import { waitFor } from './helpers/wait.ts';
 import { randomUUID } from 'node:crypto';
 import { spoolMessage } from '../daemon/mta/sql/spool.ts';
+import { APPLY_SPOOLED_LOGS } from '../daemon/modules/emails/sql/spooled-log.ts';
 import { outcomesOf } from '../daemon/modules/emails/send-job.ts';
 import type { Sql } from '../daemon/db/sql.ts';
 
@@ -261,21 +262,22 @@ test('a worker that lost the lease records the log but leaves the job to its new
   assert.equal(log, { status: 'SENT', smtp_response: '250 ok', attempts: 1 });
 });
 
-test('spooling writes the log in its own statement, once; its commit waits for no WAL flush', async () => {
-  const id = await send('spooled@example.test', 'Spooled');
-  const [claimed] = await claimSends(ctx.db.sql, 'worker-a', 10, 60_000);
-  assert.is(claimed.emailId, id);
-  const spool = (sql: Sql, tenantId = world.tenantId) =>
+test('spooling keeps the log’s fields in its rows, written once with the first outcome; its commit waits for no WAL flush', async () => {
+  const deferredId = await send('deferred@example.test', 'Spooled');
+  const deliveredId = await send('delivered@example.test', 'Spooled');
+  const claimed = await claimSends(ctx.db.sql, 'worker-a', 10, 60_000);
+  const createdAt = (id: string) => claimed.find((c) => c.emailId === id)!.log!.created_at;
+  const spool = (sql: Sql, id: string, rowId: string, tenantId = world.tenantId) =>
     spoolMessage(sql, {
-      ids: [randomUUID()],
+      ids: [rowId],
       tenantId,
       emailId: id,
       envelopeFrom: 'bounces@acme.test',
       message: Buffer.from('Subject: Spooled\r\n\r\nhi\r\n'),
       expiryHours: 1,
-      byDomain: new Map([['example.test', ['spooled@example.test']]]),
+      byDomain: new Map([['example.test', [`${id === deferredId ? 'deferred' : 'delivered'}@example.test`]]]),
       log: {
-        createdAt: claimed.log!.created_at,
+        createdAt: createdAt(id),
         attempt: 3,
         sentHeaders: JSON.stringify({ subject: 'Spooled' }),
         subject: null,
@@ -283,40 +285,86 @@ test('spooling writes the log in its own statement, once; its commit waits for n
         text: null,
       },
     });
-  const read = async () =>
+  const read = async (id: string) =>
     (
       await q<{ status: string; attempts: number; sent_headers: unknown; sent: boolean; html_body: string }>(
         `SELECT status, attempts, sent_headers, sent_at IS NOT NULL AS sent, html_body FROM email_logs WHERE id = :id`,
         { id },
       )
     )[0];
+  const queued = { status: 'QUEUED', attempts: 0, sent_headers: null, sent: false, html_body: '<p>Spooled</p>' };
+  const written = (status: string) => ({
+    ...queued,
+    status,
+    attempts: 3,
+    sent_headers: { subject: 'Spooled' },
+    sent: true,
+  });
+  const apply = (rowId: string) => ctx.db.sql.rows<{ id: string }>(APPLY_SPOOLED_LOGS, [[rowId]]);
+
   // Another tenant's spool row does not write this tenant's log.
   const other = await createWorld(ctx.app);
-  assert.is(await spool(ctx.db.sql, other.tenantId), 1);
-  assert.is((await read()).status, 'QUEUED');
-  await q(`DELETE FROM mta_spool WHERE email_id = :id RETURNING id`, { id });
+  const otherRow = randomUUID();
+  assert.is(await spool(ctx.db.sql, deferredId, otherRow, other.tenantId), 1);
+  assert.equal(await apply(otherRow), []);
+  assert.equal(await read(deferredId), queued);
+  await q(`DELETE FROM mta_spool WHERE email_id = :id RETURNING id`, { id: deferredId });
+
   // In a transaction of its own the statement's setting shows: the commit does not wait for the flush.
+  const deferredRow = randomUUID();
   await ctx.db.sql.transaction(async (client) => {
-    assert.is(
-      await spool({ ...ctx.db.sql, rows: (statement, values) => ctx.db.sql.rows(statement, values, client) }),
-      1,
-    );
+    const inClient = { ...ctx.db.sql, rows: (statement, values) => ctx.db.sql.rows(statement, values, client) } as Sql;
+    assert.is(await spool(inClient, deferredId, deferredRow), 1);
     const [{ synchronous_commit }] = (await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit'))
       .rows;
     assert.is(synchronous_commit, 'off');
   });
-  assert.equal(await read(), {
-    status: 'SENDING',
-    attempts: 3,
-    sent_headers: { subject: 'Spooled' },
-    sent: true,
-    html_body: '<p>Spooled</p>',
+  // Spooling does not write the log: its row keeps the fields.
+  assert.equal(await read(deferredId), queued);
+  const [kept] = await q<{ log_attempt: number; log_sent_headers: string; log_created_at: string }>(
+    `SELECT log_attempt, log_sent_headers, log_created_at::text FROM mta_spool WHERE id = :id`,
+    { id: deferredRow },
+  );
+  assert.equal(kept, {
+    log_attempt: 3,
+    log_sent_headers: '{"subject":"Spooled"}',
+    log_created_at: kept.log_created_at,
   });
-  // The MTA delivered; the job runs again (a crash before its outcome was recorded): nothing is spooled
-  // twice and the log keeps DELIVERED.
-  await q(`UPDATE email_logs SET status = 'DELIVERED' WHERE id = :id RETURNING id`, { id });
-  assert.is(await spool(ctx.db.sql), 0);
-  assert.is((await read()).status, 'DELIVERED');
+  // The job runs again (a crash before its outcome was recorded): nothing is spooled twice.
+  assert.is(await spool(ctx.db.sql, deferredId, randomUUID()), 0);
+
+  // An attempt that delivered nothing (deferred) writes them: SENDING, counted once however often it is applied.
+  assert.equal(await apply(deferredRow), [{ id: deferredId }]);
+  assert.equal(await read(deferredId), written('SENDING'));
+  assert.equal(await apply(deferredRow), []);
+  assert.equal(await read(deferredId), written('SENDING'));
+
+  // A delivery writes them with DELIVERED, in the one update of its outcome; after a deferral, not again.
+  const deliveredRow = randomUUID();
+  // The log's row version (xmin) is the accept's until the outcome: spooling wrote no new one.
+  const version = async () =>
+    (await q<{ xmin: string }>(`SELECT xmin::text FROM email_logs WHERE id = :id`, { id: deliveredId }))[0].xmin;
+  const accepted = await version();
+  assert.is(await spool(ctx.db.sql, deliveredId, deliveredRow), 1);
+  assert.is(await version(), accepted);
+  const delivered = (id: string, spoolId: string) => ({
+    emailId: id,
+    createdAt: createdAt(id),
+    ...UNCHANGED_LOG_FIELDS,
+    status: 'DELIVERED' as const,
+    error: null,
+    spoolId,
+  });
+  await recordSendOutcomes(ctx.db.sql, 'worker-a', {
+    logs: [delivered(deliveredId, deliveredRow), delivered(deferredId, deferredRow)],
+    timeline: [],
+    events: [],
+    done: [],
+    retry: [],
+    fail: [],
+  });
+  assert.equal(await read(deliveredId), written('DELIVERED'));
+  assert.equal(await read(deferredId), written('DELIVERED'));
   // The drain's record of a spooled attempt settles the job and adds the timeline row, the log untouched.
   const recorded = await recordSendOutcomes(
     ctx.db.sql,
@@ -326,22 +374,20 @@ test('spooling writes the log in its own statement, once; its commit waits for n
         {
           status: { status: 'SENT' },
           log: null,
-          timeline: [{ tenantId: world.tenantId, emailId: id, type: 'spooled', data: { response: 'spooled' } }],
+          timeline: [{ tenantId: world.tenantId, emailId: deferredId, type: 'spooled', data: { response: 'spooled' } }],
           events: [],
           bounces: [],
           keepSent: false,
         },
       ],
-      { done: [claimed.jobId], retry: [], fail: [] },
+      { done: [claimed.find((c) => c.emailId === deferredId)!.jobId], retry: [], fail: [] },
     ),
   );
   assert.is(recorded.settled, 1);
-  assert.is((await read()).status, 'DELIVERED');
+  assert.is((await read(deferredId)).status, 'DELIVERED');
   const events = await q<{ type: string }>(
     `SELECT type FROM email_events WHERE email_id = :id ORDER BY created_at, id`,
-    {
-      id,
-    },
+    { id: deferredId },
   );
   assert.equal(
     events.map((e) => e.type),

@@ -30,6 +30,7 @@ import type { ReactionRecord } from '../mta/sql/reactions.ts';
 import {
   claimSpool,
   extendSpoolLeases,
+  lockHeldSpoolStatement,
   SpoolAnsweredMarks,
   recordSpoolStatement,
   releaseSpool,
@@ -242,19 +243,24 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   };
 
   // One transaction: the rows and their outcomes are written together, so a crash neither loses an
-  // outcome nor leaves a finished row to be sent again.
+  // outcome nor leaves a finished row to be sent again. The rows still held are locked first and their
+  // outcomes recorded before the rows are: a delivery's log takes the fields its row keeps
+  // (emails/sql/spooled-log.ts) from the row before it is deleted.
   const commit = async (batch: Array<Finished<SpooledRow, Attempted>>): Promise<void> => {
     const settlements = batch.map(({ outcome }) => outcome);
     const written = await sequelize.transaction(async (transaction) => {
       const run = await sql.inTransaction(transaction);
       const runBound = <T extends object>(bound: BoundStatement) => run<T>(bound.statement, bound.values);
-      const rows = await runBound<{ id: string }>(
-        recordSpoolStatement(
-          settlements.map((s) => s.spool),
-          workerId,
-        ),
+      const held = new Set(
+        (
+          await runBound<{ id: string }>(
+            lockHeldSpoolStatement(
+              settlements.map((s) => s.spool.id),
+              workerId,
+            ),
+          )
+        ).map((row) => row.id),
       );
-      const recorded = new Set(rows.map((row) => row.id));
       // TLS-RPT: every session happened, whoever holds the row now.
       const counts = recordTlsCountsStatement(settlements.flatMap((s) => s.tlsSessions ?? []));
       if (counts) await runBound(counts);
@@ -265,13 +271,16 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       const tally = new DeliverabilityTally();
       const outcomes: DeliveryOutcome[] = [];
       const timeline: TimelineRow[] = [];
-      for (const settlement of settlements) {
-        if (!recorded.has(settlement.spool.id)) continue;
+      // The logs this batch attempted, each with a spool row that keeps its fields.
+      const spooled = new Map<string, string>();
+      for (const { item: row, outcome: settlement } of batch) {
+        if (!held.has(settlement.spool.id)) continue;
         const provider = settlement.provider ?? undefined;
         if (provider) tally.sawProvider(settlement.domain, provider);
         for (const outcome of settlement.outcomes) outcomes.push({ ...outcome, provider });
         if (settlement.reaction) await recordReaction(sequelize, settlement.reaction, transaction);
         const { deferral } = settlement;
+        if (row.emailId && (deferral || settlement.outcomes.length > 0)) spooled.set(row.emailId, row.id);
         if (!deferral) continue;
         tally.add(deferral.tenantId, 'deferred', deferral.recipients, settlement.provider);
         timeline.push({
@@ -281,9 +290,15 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
           data: { recipients: deferral.recipients, response: deferral.response, retryAt: deferral.retryAt },
         });
       }
-      await recordDeliveryOutcomes(outcomeDeps, { outcomes, timeline, workerId }, { transaction, run, tally });
+      await recordDeliveryOutcomes(outcomeDeps, { outcomes, timeline, spooled, workerId }, { transaction, run, tally });
+      const rows = await runBound<{ id: string }>(
+        recordSpoolStatement(
+          settlements.filter((s) => held.has(s.spool.id)).map((s) => s.spool),
+          workerId,
+        ),
+      );
       await flushDeliverability(run, tally);
-      return recorded.size;
+      return rows.length;
     });
     sources.committed(settlements.flatMap((s) => (s.source ? [s.source] : [])));
     if (written < batch.length)

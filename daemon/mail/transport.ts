@@ -42,7 +42,7 @@ export interface DeliveryResult {
   messageId: string;
   captured: boolean;
   capturedId: string | null;
-  /** Spooled for direct delivery: the outcomes come later, per destination (the log stays SENDING). */
+  /** Spooled for direct delivery: the outcomes come later, per destination (the log stays QUEUED until the first). */
   spooled: boolean;
   accepted: string[];
   /** Recipients the relay refused while others were accepted, with the server's answer. */

@@ -13,6 +13,7 @@ import {
   type LogOutcome,
 } from './sql/record-outcomes.ts';
 import { lockOutcomeLogs, type OutcomeLogRow } from './sql/lookups.ts';
+import { APPLY_SPOOLED_LOGS } from './sql/spooled-log.ts';
 import { sequelizeStatements, type TransactionStatements } from '../../db/sql.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { buildWebhookPayload, WEBHOOK_MAX_ATTEMPTS } from '../webhooks/fan-out.ts';
@@ -312,7 +313,13 @@ export async function recordDeliveryOutcome(
  */
 export async function recordDeliveryOutcomes(
   deps: OutcomeDeps,
-  input: { outcomes: DeliveryOutcome[]; timeline: TimelineRow[]; workerId: string },
+  input: {
+    outcomes: DeliveryOutcome[];
+    timeline: TimelineRow[];
+    /** The logs the outbound MTA attempted, each with a spool row keeping its fields (spooled-log.ts). */
+    spooled?: Map<string, string>;
+    workerId: string;
+  },
   /** The caller's transaction, its declared statements (Sql.inTransaction), and the batch's tally. */
   within: { transaction: Transaction; run: TransactionStatements; tally: DeliverabilityTally },
 ): Promise<void> {
@@ -328,7 +335,7 @@ export async function recordDeliveryOutcomes(
     if (!row || row.tenant_id !== outcome.tenantId) continue;
     const log = eventLogOfRow(row);
     const recipients = outcome.recipients?.map(bareAddress) ?? logRecipients(log);
-    if (statusAfterDelivery(row.status)) statuses.set(row.id, deliveredStatus(row));
+    if (statusAfterDelivery(row.status)) statuses.set(row.id, deliveredStatus(row, input.spooled?.get(row.id)));
     const rows = outcomeEventRows(log, EVENT_OF.delivered, { recipients });
     timeline.push(rows.timeline);
     events.push(rows.event);
@@ -336,6 +343,10 @@ export async function recordDeliveryOutcomes(
   }
   // The caller's rows after the deliveries, as one by one recorded them.
   timeline.push(...input.timeline);
+  // An attempt that delivered nothing (deferred; bounced or expired, written one by one below) still
+  // writes what its spool row keeps for the log: SENDING, the headers sent, the attempt.
+  const undelivered = [...(input.spooled ?? [])].filter(([emailId]) => !statuses.has(emailId));
+  if (undelivered.length > 0) await run(APPLY_SPOOLED_LOGS, [undelivered.map(([, spoolId]) => spoolId)]);
   if (timeline.length > 0 || statuses.size > 0) {
     const outcomes = { ...NO_JOBS, logs: [...statuses.values()], timeline, events };
     await run(RECORD_OUTCOMES.statement, recordOutcomesValues(input.workerId, outcomes));
@@ -358,13 +369,17 @@ function eventLogOfRow(row: OutcomeLogRow): EventLog & Pick<EmailLog, 'ccAddress
   };
 }
 
-/** A log's status change to DELIVERED through RECORD_OUTCOMES: nothing else of the log changes. */
-function deliveredStatus(row: OutcomeLogRow): LogOutcome {
+/**
+ * A log's status change to DELIVERED through RECORD_OUTCOMES: nothing else of the log changes but what
+ * spool row `spoolId` keeps for it, where not written yet.
+ */
+function deliveredStatus(row: OutcomeLogRow, spoolId: string | undefined): LogOutcome {
   return {
     emailId: row.id,
     createdAt: row.created_at,
     status: 'DELIVERED',
     error: row.error,
     ...UNCHANGED_LOG_FIELDS,
+    spoolId: spoolId ?? null,
   };
 }

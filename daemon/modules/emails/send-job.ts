@@ -277,8 +277,8 @@ export async function attemptDelivery(
 }
 
 /**
- * Spooled for direct delivery: the spool's statement marked the log SENDING (in flight) until the MTA
- * records each recipient's outcome (daemon/jobs/mta-loop.ts); the timeline says it was handed over.
+ * Spooled for direct delivery: the spool rows keep what the log records of the attempt, written with its
+ * first outcome (daemon/jobs/mta-loop.ts, emails/sql/spooled-log.ts); the timeline says it was handed over.
  */
 function spooledResult(log: SendLog, response: string): AttemptResult {
   return {

@@ -4,7 +4,12 @@
 import { declare, type BoundStatement, type Sql } from '../../db/sql.ts';
 import { createGroupCommit, type GroupCommit } from '../../db/group-commit.ts';
 import type { SpooledMessageSource } from '../spooled-messages.ts';
-import { markSpooledLogSql, spooledLogValues, type SpooledLog } from '../../modules/emails/sql/spooled-log.ts';
+import {
+  SPOOLED_LOG_COLUMNS,
+  spooledLogParametersSql,
+  spooledLogValues,
+  type SpooledLog,
+} from '../../modules/emails/sql/spooled-log.ts';
 
 /** The NOTIFY channel the transport target wakes the MTA loop on. */
 export const SPOOL_CHANNEL = 'svc_mta_spool';
@@ -42,17 +47,19 @@ export interface SpooledRow {
 
 // One row per destination domain, its id chosen by the caller (announced to the MTA thread before the
 // insert, mta/spooled-messages.ts); ON CONFLICT: a send job run again after a crash spools nothing twice.
-// The send's log is marked SENDING in the same statement (emails/sql/spooled-log.ts).
+// Each row keeps what the send's log records of the attempt, written with the log's first outcome
+// (emails/sql/spooled-log.ts): the log is not written here.
 const INSERT_SPOOL = declare(
   'mta_spool_insert',
   `
   WITH spooled AS (
-    INSERT INTO mta_spool (id, tenant_id, email_id, domain, recipients, envelope_from, message, expires_at, project_id, stream)
-    SELECT d.id, $1, $2, d.domain, CAST(d.recipients AS jsonb), $3, $4, now() + $5 * interval '1 hour', $8, $9
+    INSERT INTO mta_spool (id, tenant_id, email_id, domain, recipients, envelope_from, message, expires_at, project_id,
+                           stream, ${SPOOLED_LOG_COLUMNS.join(', ')})
+    SELECT d.id, $1, $2, d.domain, CAST(d.recipients AS jsonb), $3, $4, now() + $5 * interval '1 hour', $8, $9,
+           ${spooledLogParametersSql(11)}
       FROM unnest($10::uuid[], $6::text[], $7::text[]) AS d(id, domain, recipients)
     ON CONFLICT (email_id, domain) DO NOTHING
     RETURNING id
-  ), logged AS (${markSpooledLogSql({ tenantId: '$1', emailId: '$2', first: 11, spooledCte: 'spooled' })}
   )
   SELECT (SELECT count(*) FROM spooled)::int AS spooled, pg_notify('${SPOOL_CHANNEL}', '')::text AS notified,
          -- Committed without waiting for the WAL to reach the disk (see spoolMessage).
@@ -189,13 +196,13 @@ export interface SpoolInsert {
   expiryHours: number;
   /** Recipients per destination domain. */
   byDomain: Map<string, string[]>;
-  /** What the send's log records as it is spooled; absent for mail without a log (system mail). */
+  /** What the send's log records of the attempt, kept in the rows; absent for mail without a log (system mail). */
   log?: SpooledLog | null;
 }
 
 /**
- * Spools one signed message, one row per destination domain, marks its log SENDING, and wakes the MTA
- * loop. Answers the rows added.
+ * Spools one signed message, one row per destination domain (each keeping what its log records of the
+ * attempt), and wakes the MTA loop. Answers the rows added.
  *
  * Its commit does not wait for the WAL flush: every caller settles the attempt in a synchronous commit
  * right after (the send job's outcome deletes the job; a send in its request records its log), and
@@ -330,6 +337,19 @@ export interface SpoolOutcome {
   recipients: SpoolRecipient[];
   /** For `waiting`: the pool it waits on. */
   waitPool?: string | null;
+}
+
+// The rows of a batch this worker still holds, locked in id order (as MARK_ANSWERED and EXTEND_SPOOL
+// take them) for the batch's commit: their outcomes are recorded, and then they are (RECORD_SPOOL).
+const LOCK_HELD_SPOOL = declare(
+  'mta_spool_lock_held',
+  `SELECT id::text AS id FROM mta_spool WHERE id = ANY($1::uuid[]) AND lease_owner = $2 AND state = 'leased'
+    ORDER BY id FOR UPDATE`,
+);
+
+/** LOCK_HELD_SPOOL for rows `ids` and worker `owner`: answers the ids still held. */
+export function lockHeldSpoolStatement(ids: string[], owner: string): BoundStatement {
+  return { statement: LOCK_HELD_SPOOL, values: [ids, owner] };
 }
 
 /**

@@ -9,13 +9,13 @@
 import { declareBatch } from '../../../db/batch.ts';
 import { DELIVERIES_CHANNEL, FAN_OUT_COLUMNS, fanOutEventsSql } from '../../webhooks/fan-out.ts';
 import { SETTLE_BATCHES, SETTLED_COUNTS, failRow, retryRow, settleJobsCtes } from '../../../queue/sql/settle.ts';
+import { spooledLogSet } from './spooled-log.ts';
 
 /** What one delivery attempt changes on its log. Null fields keep what the log has. */
 export interface LogOutcome {
   emailId: string;
   /** The log's created_at as claimed (RawSendLog.created_at). */
   createdAt: string;
-  /** A spooled send's log (SENDING) is written by the spool's statement instead (spooled-log.ts). */
   status: 'SENT' | 'FAILED' | 'QUEUED' | 'DELIVERED';
   error: string | null;
   smtpResponse: string | null;
@@ -34,15 +34,11 @@ export interface LogOutcome {
    * outcome is not an attempt's (the MTA's per-recipient results).
    */
   attempt?: number | null;
-}
-
-/**
- * A log's attempts after an outcome that ends attempt `attempt` (LogOutcome.attempt; null: counted before,
- * unchanged): one more, or the attempt itself where runs a crash lost make it greater. `log` is the
- * alias of email_logs in the statement.
- */
-export function countedAttemptsSql(log: string, attempt: string): string {
-  return `CASE WHEN ${attempt} IS NULL THEN ${log}.attempts ELSE GREATEST(${log}.attempts + 1, ${attempt}) END`;
+  /**
+   * The spool row the outcome is for (the outbound MTA's deliveries): the fields it keeps for the log
+   * are written with this outcome where still pending (spooled-log.ts).
+   */
+  spoolId?: string | null;
 }
 
 /** The fields of a LogOutcome that keep what the log has (null), for outcomes that change only some. */
@@ -111,6 +107,7 @@ const BATCHES = {
     { name: 'subject', type: 'text' },
     { name: 'html', type: 'text' },
     { name: 'text', type: 'text' },
+    { name: 'spool_id', type: 'uuid' },
   ],
   timeline: [
     { name: 'tenant_id', type: 'uuid' },
@@ -128,16 +125,11 @@ export const RECORD_OUTCOMES = declareBatch(
     UPDATE email_logs l
        SET status = o.status,
            error = o.error,
-           attempts = ${countedAttemptsSql('l', 'o.attempt')},
            smtp_response = COALESCE(o.smtp_response, l.smtp_response),
-           captured = COALESCE(o.captured, l.captured),
-           sent_headers = COALESCE(CAST(o.sent_headers AS jsonb), l.sent_headers),
-           subject = COALESCE(o.subject, l.subject),
-           html_body = COALESCE(o.html, l.html_body),
-           text_body = COALESCE(o.text, l.text_body),
-           sent_at = CASE WHEN o.status = 'SENT' THEN now() ELSE l.sent_at END,
+           captured = COALESCE(o.captured, l.captured),${spooledLogSet('l', 's', 'o')},
            updated_at = now()
-      FROM ${sql.unnest('logs', 'o')}
+      -- The spool row of an outbound MTA's delivery: what it keeps for the log is written with it.
+      FROM ${sql.unnest('logs', 'o')} LEFT JOIN mta_spool s ON s.id = o.spool_id
      WHERE l.id = o.email_id AND l.created_at = o.created_at
     RETURNING l.id
   ), timeline AS (
@@ -195,6 +187,7 @@ export function recordOutcomesValues(workerId: string, outcomes: SendOutcomes): 
       subject: l.subject,
       html: l.html,
       text: l.text,
+      spool_id: l.spoolId ?? null,
     })),
     timeline: outcomes.timeline.map((t) => ({
       tenant_id: t.tenantId,

@@ -1,19 +1,46 @@
-// The log of a send handed to the outbound MTA: SENDING, with the headers that went out (and the
-// rendered content of a template send). Written by the spool's own statement (mta/sql/spool.ts), in its
-// transaction, so no MTA thread can claim a spool row whose log is not written yet. When the drain wrote
-// it with its batch, after the spool row had committed, the MTA had often delivered the message by then:
-// the two transactions waited on each other's row locks of the same logs (docs/mta.md, "Performance").
-import { countedAttemptsSql, type LogOutcome } from './record-outcomes.ts';
+// The log of a send handed to the outbound MTA. What the log records of the attempt (the headers that
+// went out, the attempt's number, a template's rendered content) is written into the send's spool rows
+// by the spool's own statement (mta/sql/spool.ts) and reaches the log with its first outcome: a
+// delivery's DELIVERED (RECORD_OUTCOMES joins the row, spooledLogSet below), or SENDING for an attempt
+// that ends otherwise (deferred, bounced, expired: APPLY_SPOOLED_LOGS, then the outcome's own write).
+// Until then the log stays QUEUED and its timeline says it was spooled. Writing the log as the row was
+// spooled (status SENDING) and again at the outcome cost a second non-HOT update per message — a new row
+// version and an entry in each of the log's indexes — about a seventh of the machine's CPU per message
+// in bench:mta (docs/mta.md, "One write of the log per delivery").
+import { declare } from '../../../db/sql.ts';
+import type { LogOutcome } from './record-outcomes.ts';
 
 /**
- * What the spool's statement writes on the log of the message it spools: the fields of a LogOutcome it
- * takes (createdAt is the log's partition key; subject, html and text a template's rendered content, absent:
- * the log's own), the attempt as RECORD_OUTCOMES counts it, and the headers sent.
+ * What the spool's statement keeps for the log of the message it spools: the fields of a LogOutcome it
+ * takes (createdAt is the log's partition key; subject, html and text a template's rendered content,
+ * absent: the log's own), the attempt as RECORD_OUTCOMES counts it, and the headers sent.
  */
 export type SpooledLog = Pick<LogOutcome, 'createdAt'> &
   Partial<Pick<LogOutcome, 'subject' | 'html' | 'text'>> & { attempt: number | null; sentHeaders: string };
 
-/** SpooledLog's values in the order markSpooledLogSql numbers its parameters. */
+/**
+ * A log's attempts after an outcome that ends attempt `attempt` (LogOutcome.attempt; null: counted before,
+ * unchanged): one more, or the attempt itself where runs a crash lost make it greater. `log` is the
+ * alias of email_logs in the statement.
+ */
+export function countedAttemptsSql(log: string, attempt: string): string {
+  return `CASE WHEN ${attempt} IS NULL THEN ${log}.attempts ELSE GREATEST(${log}.attempts + 1, ${attempt}) END`;
+}
+
+/** The spool's columns that hold a SpooledLog (migration 0440), in spooledLogValues' order. */
+export const SPOOLED_LOG_COLUMNS = [
+  'log_created_at',
+  'log_attempt',
+  'log_sent_headers',
+  'log_subject',
+  'log_html',
+  'log_text',
+] as const;
+
+/** The casts of SPOOLED_LOG_COLUMNS' parameters. */
+const SPOOLED_LOG_TYPES = ['timestamptz', 'int', 'text', 'text', 'text', 'text'] as const;
+
+/** SpooledLog's values in SPOOLED_LOG_COLUMNS' order. */
 export function spooledLogValues(log: SpooledLog | null): unknown[] {
   return [
     log?.createdAt ?? null,
@@ -25,28 +52,51 @@ export function spooledLogValues(log: SpooledLog | null): unknown[] {
   ];
 }
 
-/**
- * The UPDATE of the log `emailId` of tenant `tenantId` (parameter references), with spooledLogValues from
- * parameter `first` on; nothing when `spooledCte` inserted no row (the job ran again after a crash and
- * its rows were spooled, and the log written, the first time). A log past QUEUED/SENDING keeps its state.
- */
-export function markSpooledLogSql(input: {
-  tenantId: string;
-  emailId: string;
-  first: number;
-  spooledCte: string;
-}): string {
-  const p = (index: number) => `$${input.first + index}`;
-  return `
-    UPDATE email_logs l
-       SET status = 'SENDING', error = NULL,
-           attempts = ${countedAttemptsSql('l', `${p(1)}::int`)},
-           sent_headers = CAST(${p(2)}::text AS jsonb),
-           subject = COALESCE(${p(3)}::text, l.subject),
-           html_body = COALESCE(${p(4)}::text, l.html_body),
-           text_body = COALESCE(${p(5)}::text, l.text_body),
-           sent_at = now(), updated_at = now()
-     WHERE l.id = ${input.emailId} AND l.tenant_id = ${input.tenantId} AND l.created_at = ${p(0)}::timestamptz
-       AND l.status IN ('QUEUED', 'SENDING') AND EXISTS (SELECT 1 FROM ${input.spooledCte})
-    RETURNING l.id`;
+/** The parameters from `first` on, cast, as the spool's INSERT selects them. */
+export function spooledLogParametersSql(first: number): string {
+  return SPOOLED_LOG_TYPES.map((type, index) => `$${first + index}::${type}`).join(', ');
 }
+
+/**
+ * Whether the spool row `spool` (an alias, possibly of an outer join: null columns) still has fields to
+ * write on log `log`: the row carries them, it is the log's tenant's, and the log, still before its
+ * outcome, has no sent headers yet (set only by this write, or by a relay's attempt, which counted itself).
+ */
+function pendingSql(log: string, spool: string): string {
+  return `(${spool}.log_created_at IS NOT NULL AND ${spool}.tenant_id = ${log}.tenant_id
+            AND ${log}.status IN ('QUEUED', 'SENDING') AND ${log}.sent_headers IS NULL)`;
+}
+
+/**
+ * The SET items of an UPDATE of email_logs `log` that write the spooled fields of `spool` where they are
+ * pending, beside an outcome whose own fields (`outcome`: RECORD_OUTCOMES' row, or null) win. The
+ * attempt is counted once: with the fields.
+ */
+export function spooledLogSet(log: string, spool: string, outcome: string | null): string {
+  const pending = pendingSql(log, spool);
+  const own = (field: string) => (outcome ? `${outcome}.${field}, ` : '');
+  return `
+           attempts = CASE WHEN ${pending} THEN ${countedAttemptsSql(log, `${spool}.log_attempt`)}
+                           ELSE ${outcome ? countedAttemptsSql(log, `${outcome}.attempt`) : `${log}.attempts`} END,
+           sent_headers = COALESCE(${outcome ? `CAST(${outcome}.sent_headers AS jsonb), ` : ''}${log}.sent_headers, CAST(${spool}.log_sent_headers AS jsonb)),
+           subject = COALESCE(${own('subject')}${spool}.log_subject, ${log}.subject),
+           html_body = COALESCE(${own('html')}${spool}.log_html, ${log}.html_body),
+           text_body = COALESCE(${own('text')}${spool}.log_text, ${log}.text_body),
+           sent_at = CASE ${outcome ? `WHEN ${outcome}.status = 'SENT' THEN now() ` : ''}WHEN ${pending} THEN ${spool}.created_at ELSE ${log}.sent_at END`;
+}
+
+/**
+ * $1 spool row ids: their logs, where still QUEUED (or SENDING: a send in its request) without the
+ * spooled fields, become SENDING with them — an attempt that did not deliver (deferred; bounced or
+ * expired, whose own write follows). The log must be the row's tenant's.
+ */
+export const APPLY_SPOOLED_LOGS = declare(
+  'emails.apply-spooled-logs',
+  `
+  UPDATE email_logs l
+     SET status = 'SENDING', error = NULL, updated_at = now(),${spooledLogSet('l', 's', null)}
+    FROM mta_spool s
+   WHERE s.id = ANY($1::uuid[]) AND l.id = s.email_id AND l.tenant_id = s.tenant_id AND l.created_at = s.log_created_at
+     AND ${pendingSql('l', 's')}
+  RETURNING l.id::text AS id`,
+);
