@@ -8,15 +8,20 @@
 // version and an entry in each of the log's indexes — about a seventh of the machine's CPU per message
 // in bench:mta (docs/mta.md, "One write of the log per delivery").
 import { declare } from '../../../db/sql.ts';
-import type { LogOutcome } from './record-outcomes.ts';
 
 /**
- * What the spool's statement keeps for the log of the message it spools: the fields of a LogOutcome it
- * takes (createdAt is the log's partition key; subject, html and text a template's rendered content,
- * absent: the log's own), the attempt as RECORD_OUTCOMES counts it, and the headers sent.
+ * What the spool's statement keeps for the log of the message it spools, as RECORD_OUTCOMES' LogOutcome
+ * names them (createdAt is the log's partition key; subject, html and text a template's rendered content,
+ * absent: the log's own), the attempt as it counts it, and the headers sent.
  */
-export type SpooledLog = Pick<LogOutcome, 'createdAt'> &
-  Partial<Pick<LogOutcome, 'subject' | 'html' | 'text'>> & { attempt: number | null; sentHeaders: string };
+export interface SpooledLog {
+  createdAt: string;
+  subject?: string | null;
+  html?: string | null;
+  text?: string | null;
+  attempt: number | null;
+  sentHeaders: string;
+}
 
 /**
  * A log's attempts after an outcome that ends attempt `attempt` (LogOutcome.attempt; null: counted before,
