@@ -281,7 +281,8 @@ test('spooling keeps the log’s fields in its rows, written once with the first
         attempt: 3,
         sentHeaders: JSON.stringify({ subject: 'Spooled' }),
         subject: null,
-        html: null,
+        // A template's rendered content (for the second log) is kept with the row and written with the outcome.
+        html: id === deliveredId ? '<p>Rendered</p>' : null,
         text: null,
       },
     });
@@ -363,7 +364,7 @@ test('spooling keeps the log’s fields in its rows, written once with the first
     retry: [],
     fail: [],
   });
-  assert.equal(await read(deliveredId), written('DELIVERED'));
+  assert.equal(await read(deliveredId), { ...written('DELIVERED'), html_body: '<p>Rendered</p>' });
   assert.equal(await read(deferredId), written('DELIVERED'));
   // The drain's record of a spooled attempt settles the job and adds the timeline row, the log untouched.
   const recorded = await recordSendOutcomes(
