@@ -12,7 +12,7 @@ import { runSendLoop } from '../daemon/jobs/send-loop.ts';
 import { DEFAULT_TUNING } from '../daemon/jobs/tuning.ts';
 import type { ThreadData, ThreadRuntime } from '../daemon/jobs/thread.ts';
 import { claimSends, extendSendLeases, recordSendOutcomes } from '../daemon/queue/sends.ts';
-import { UNCHANGED_LOG_FIELDS } from '../daemon/modules/emails/sql/record-outcomes.ts';
+import { RECORD_OUTCOMES, UNCHANGED_LOG_FIELDS } from '../daemon/modules/emails/sql/record-outcomes.ts';
 import { CLAIM_SENDS } from '../daemon/modules/emails/sql/claim-sends.ts';
 import { waitFor } from './helpers/wait.ts';
 import { randomUUID } from 'node:crypto';
@@ -426,6 +426,33 @@ test('the claim reads each log by its primary key, on a partition without statis
   }
   await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
   await ctx.db.sequelize.query(`DELETE FROM email_logs WHERE subject LIKE 'plan %'`);
+});
+
+test('the outcome statement reads a delivery’s spool row by its primary key, beside 50,000 waiting rows', async () => {
+  await ctx.db.sequelize.query(
+    `INSERT INTO mta_spool (tenant_id, email_id, domain, recipients, envelope_from, message, expires_at, state)
+     SELECT NULL, gen_random_uuid(), 'd' || g || '.test', '[]', 'bounces@acme.test', '\\x00', now() + interval '1 day', 'deferred'
+       FROM generate_series(1, 50000) AS g`,
+  );
+  await ctx.db.sequelize.query('ANALYZE mta_spool');
+  const text = RECORD_OUTCOMES.statement.text;
+  const parameters = Math.max(...(text.match(/\$\d+/g) ?? []).map((p) => Number(p.slice(1))));
+  const plan = await ctx.db.sequelize.transaction(async (transaction) => {
+    // As the daemon's declared statements run (db/sql.ts HOT_PATH_SETTINGS): one generic plan.
+    await ctx.db.sequelize.query(`SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off`, {
+      transaction,
+    });
+    await ctx.db.sequelize.query(`PREPARE record_outcomes AS ${text}`, { transaction });
+    const rows = await ctx.db.sequelize.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN EXECUTE record_outcomes(${Array.from({ length: parameters }, () => 'NULL').join(', ')})`,
+      { type: QueryTypes.SELECT, transaction },
+    );
+    await ctx.db.sequelize.query('DEALLOCATE record_outcomes', { transaction });
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  });
+  assert.match(plan, /Nested Loop Left Join[^]*Index Scan using mta_spool_pkey on mta_spool s/, plan);
+  assert.not.match(plan, /(Hash|Merge) (Left )?Join[^\n]*\n[^]*mta_spool/, plan);
+  await ctx.db.sequelize.query(`DELETE FROM mta_spool WHERE tenant_id IS NULL`);
 });
 
 test.run();
