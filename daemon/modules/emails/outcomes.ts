@@ -344,8 +344,10 @@ export async function recordDeliveryOutcomes(
   // The caller's rows after the deliveries, as one by one recorded them.
   timeline.push(...input.timeline);
   // An attempt that delivered nothing (deferred; bounced or expired, written one by one below) still
-  // writes what its spool row keeps for the log: SENDING, the headers sent, the attempt.
-  const undelivered = [...(input.spooled ?? [])].filter(([emailId]) => !statuses.has(emailId));
+  // writes what its spool row keeps for the log: SENDING, the headers sent, the attempt. (A log with a
+  // delivery in this batch is past that already: DELIVERED above, or a status a delivery keeps.)
+  const deliveredLogs = new Set(delivered.map((outcome) => outcome.emailId));
+  const undelivered = [...(input.spooled ?? [])].filter(([emailId]) => !deliveredLogs.has(emailId));
   if (undelivered.length > 0) await run(APPLY_SPOOLED_LOGS, [undelivered.map(([, spoolId]) => spoolId)]);
   if (timeline.length > 0 || statuses.size > 0) {
     const outcomes = { ...NO_JOBS, logs: [...statuses.values()], timeline, events };

@@ -33,34 +33,27 @@ export function countedAttemptsSql(log: string, attempt: string): string {
   return `CASE WHEN ${attempt} IS NULL THEN ${log}.attempts ELSE GREATEST(${log}.attempts + 1, ${attempt}) END`;
 }
 
-/** The spool's columns that hold a SpooledLog (migration 0440), in spooledLogValues' order. */
-export const SPOOLED_LOG_COLUMNS = [
-  'log_created_at',
-  'log_attempt',
-  'log_sent_headers',
-  'log_subject',
-  'log_html',
-  'log_text',
-] as const;
+/** The spool's columns that hold a SpooledLog (migration 0440): each one's parameter type and value. */
+const SPOOLED_LOG_FIELDS: ReadonlyArray<{ column: string; type: string; of: (log: SpooledLog) => unknown }> = [
+  { column: 'log_created_at', type: 'timestamptz', of: (log) => log.createdAt },
+  { column: 'log_attempt', type: 'int', of: (log) => log.attempt },
+  { column: 'log_sent_headers', type: 'text', of: (log) => log.sentHeaders },
+  { column: 'log_subject', type: 'text', of: (log) => log.subject },
+  { column: 'log_html', type: 'text', of: (log) => log.html },
+  { column: 'log_text', type: 'text', of: (log) => log.text },
+];
 
-/** The casts of SPOOLED_LOG_COLUMNS' parameters. */
-const SPOOLED_LOG_TYPES = ['timestamptz', 'int', 'text', 'text', 'text', 'text'] as const;
+/** The spool's columns that hold a SpooledLog, in spooledLogValues' order. */
+export const SPOOLED_LOG_COLUMNS = SPOOLED_LOG_FIELDS.map((field) => field.column);
 
-/** SpooledLog's values in SPOOLED_LOG_COLUMNS' order. */
+/** SpooledLog's values in SPOOLED_LOG_COLUMNS' order (all null for mail without a log). */
 export function spooledLogValues(log: SpooledLog | null): unknown[] {
-  return [
-    log?.createdAt ?? null,
-    log?.attempt ?? null,
-    log?.sentHeaders ?? null,
-    log?.subject ?? null,
-    log?.html ?? null,
-    log?.text ?? null,
-  ];
+  return SPOOLED_LOG_FIELDS.map((field) => (log ? (field.of(log) ?? null) : null));
 }
 
 /** The parameters from `first` on, cast, as the spool's INSERT selects them. */
 export function spooledLogParametersSql(first: number): string {
-  return SPOOLED_LOG_TYPES.map((type, index) => `$${first + index}::${type}`).join(', ');
+  return SPOOLED_LOG_FIELDS.map((field, index) => `$${first + index}::${field.type}`).join(', ');
 }
 
 /**
