@@ -1,7 +1,7 @@
 // The quoted-printable encoder (daemon/mail/quoted-printable.ts) against nodemailer's Encoder, the code
 // it stands in for, fed as mime-node feeds a text part (the whole content, one chunk): the same bytes
 // for any text, long lines, whitespace at line ends and at the end, `=`, CR/LF mixes, non-ASCII, and
-// inputs past the Encoder's 64 KiB slices.
+// inputs past the Encoder's 64 KiB slices; and, asked for CRLF line ends, those bytes as they go out.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
@@ -23,6 +23,8 @@ async function assertSame(text: string): Promise<void> {
   const expected = await nodemailerEncoded(text);
   // Told the text is printable ASCII (when it is), the encoder skips its own scan: the same bytes.
   if (/^[\t\n\r\x20-\x7e]*$/.test(text)) assert.is(encodeQuotedPrintable(text, true), expected, 'told printable');
+  // Asked for CRLF line ends: the same bytes with every bare LF made CRLF, as the message goes out.
+  assert.is(encodeQuotedPrintable(text, false, true), expected.replace(/(?<!\r)\n/g, '\r\n'), 'CRLF line ends');
   const actual = encodeQuotedPrintable(text);
   if (actual === expected) return;
   let at = 0;

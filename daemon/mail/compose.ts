@@ -7,6 +7,7 @@ import type Mail from 'nodemailer/lib/mailer';
 import { convert as htmlToText } from 'html-to-text';
 import { signLinkToken } from './link-tokens.ts';
 import { applyTracking } from './tracking.ts';
+import { markPrintableAsciiBodies } from './encoded-parts.ts';
 import type { RandomBytes } from './random-pool.ts';
 import { UNSUBSCRIBE_MAILBOX } from './addresses.ts';
 import type { DkimSigningOptions } from '../modules/domains/signing.ts';
@@ -155,7 +156,10 @@ export function composeMessage(email: ComposableEmail, options: ComposeOptions):
     })),
     dkim: options.dkim ? { ...options.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } : undefined,
   };
-  if (choosesQuotedPrintable(message)) message.textEncoding = 'quoted-printable';
+  if (choosesQuotedPrintable(message)) {
+    message.textEncoding = 'quoted-printable';
+    markPrintableAsciiBodies(message);
+  }
   if (options.envelopeFrom) {
     message.envelope = {
       from: options.envelopeFrom,

@@ -21,6 +21,19 @@ const NOT_LATIN_LETTER_RUNS = /[^A-Za-z]+/g;
 const PRINTABLE_ASCII = /^[\t\n\r\x20-\x7e]*$/;
 
 /**
+ * Set on a message whose string bodies the composer has already found to be printable ASCII
+ * (compose.ts choosesQuotedPrintable), so they are not scanned for it a second time here.
+ */
+export const PRINTABLE_ASCII_BODIES = Symbol('printable ASCII bodies');
+
+type MarkedOptions = Mail.Options & { [PRINTABLE_ASCII_BODIES]?: true };
+
+/** Marks `message`'s bodies as printable ASCII (the caller has tested both). */
+export function markPrintableAsciiBodies(message: Mail.Options): void {
+  (message as MarkedOptions)[PRINTABLE_ASCII_BODIES] = true;
+}
+
+/**
  * The Content-Transfer-Encoding nodemailer's mime-node gives a text part whose content is the string
  * `content`, not empty (getTransferEncoding, with no encoding asked for the part): 7bit for plain text
  * (mime-funcs isPlainText, `plainText` here) in lines of 76 at most, else the message's `textEncoding`,
@@ -56,13 +69,15 @@ function encodedPart(
   contentType: string,
   content: string,
   textEncoding: string | undefined,
+  knownPrintableAscii: boolean,
 ): Mail.AttachmentLike | null {
   // Printable ASCII is plain text (isPlainText allows a little more: DEL), told by one scan for both.
-  const printableAscii = PRINTABLE_ASCII.test(content);
+  const printableAscii = knownPrintableAscii || PRINTABLE_ASCII.test(content);
   const plainText = printableAscii || isPlainText(content);
   if (chooseTransferEncoding(content, textEncoding, plainText) !== 'quoted-printable') return null;
   const part = {
-    raw: `Content-Type: ${contentType}\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${encodeQuotedPrintable(content, printableAscii)}`,
+    // Written with CRLF line ends, as the message goes out (quoted-printable.ts says why).
+    raw: `Content-Type: ${contentType}\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${encodeQuotedPrintable(content, printableAscii, true)}`,
   };
   return part;
 }
@@ -81,9 +96,12 @@ export function withEncodedTextParts(message: Mail.Options): Mail.Options {
   const multipart = (text !== null && html !== null) || (message.attachments?.length ?? 0) > 0;
   if (!multipart || (text === null && html === null)) return message;
   const encoded: Mail.Options = { ...message };
-  const textPart = text === null ? null : encodedPart('text/plain; charset=utf-8', text, message.textEncoding);
+  const printable = (message as MarkedOptions)[PRINTABLE_ASCII_BODIES] === true;
+  const textPart =
+    text === null ? null : encodedPart('text/plain; charset=utf-8', text, message.textEncoding, printable);
   if (textPart) encoded.text = textPart;
-  const htmlPart = html === null ? null : encodedPart('text/html; charset=utf-8', html, message.textEncoding);
+  const htmlPart =
+    html === null ? null : encodedPart('text/html; charset=utf-8', html, message.textEncoding, printable);
   if (htmlPart) encoded.html = htmlPart;
   return encoded;
 }

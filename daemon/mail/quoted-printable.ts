@@ -103,7 +103,7 @@ function lastBreakPoint(text: string, start: number, end: number): number {
 /**
  * nodemailer's qp `wrap(str, 76)`, step for step: each line is decided on the window of the next 76
  * characters (ending it after a CRLF in it, after a line feed near its end, after a space or
- * punctuation near its end, or before an escape it would cut), and a soft break `=\r\n` ends each line
+ * punctuation near its end, or before an escape it would cut), and a soft break (`=\r\n`) ends each line
  * that does not end the string or a line. `encoded` is the encoder's output, ASCII only.
  *
  * The wrapped text up to its last line feed is appended to `output` in pieces; the rest, the line the
@@ -113,7 +113,7 @@ function lastBreakPoint(text: string, start: number, end: number): number {
  * window (or its margin) starts and kept until the window passes them, so each search covers new
  * ground and the whole string is scanned a bounded number of times, however long its lines.
  */
-function wrapLines(encoded: string, output: string[]): string {
+function wrapLines(encoded: string, output: string[], softBreak: string): string {
   const length = encoded.length;
   if (length <= LINE_LENGTH) return unfinishedLine(encoded, output);
   let pos = 0;
@@ -172,7 +172,7 @@ function wrapLines(encoded: string, output: string[]): string {
     if (lineEnd === length) return unfinishedLine(encoded.slice(pos), output);
     if (encoded.charCodeAt(lineEnd - 1) !== LF) {
       if (lineEnd - pos === LINE_LENGTH) lineEnd -= endsWithEscape(encoded, pos, lineEnd) ? 3 : 1;
-      output.push(encoded.slice(pos, lineEnd), '=\r\n');
+      output.push(encoded.slice(pos, lineEnd), softBreak);
     } else {
       output.push(encoded.slice(pos, lineEnd));
     }
@@ -188,18 +188,30 @@ function unfinishedLine(last: string, output: string[]): string {
   return last.slice(lastLf + 1);
 }
 
+/** An LF that no CR precedes. */
+const BARE_LF = /(?<!\r)\n/g;
+
 /**
  * The quoted-printable body of a text part whose content is `text`, as nodemailer's Encoder (text
  * mode, 76-character lines) writes it when mime-node hands it the part's content in one chunk.
  * `printableAscii`: the caller has checked that `text` is TAB, LF, CR and printable ASCII only
  * (encoded-parts.ts does, for its own decision), so it is not scanned for anything else again.
+ * `crlfLineEnds`: every LF that no CR precedes is written CRLF, as the message goes out (nodemailer's
+ * `newline: 'windows'`, line-ends.ts): the Encoder keeps a text's own line ends, so a body written
+ * with LF would have every hard line break rewritten twice per message downstream, by the DKIM body
+ * hash (relaxed canonicalisation reads a bare LF as a line end) and by the CRLF pass over the built
+ * message. Wrapping is decided on the text as the Encoder sees it; only the line ends written change.
  */
-export function encodeQuotedPrintable(text: string, printableAscii = false): string {
+export function encodeQuotedPrintable(text: string, printableAscii = false, crlfLineEnds = false): string {
   // ASCII is its own UTF-8: only other text is converted (byteLength is a native count).
   const bytes =
     printableAscii || Buffer.byteLength(text, 'utf8') === text.length
       ? text
       : Buffer.from(text, 'utf8').toString('latin1');
+  // Without a CR in the text, the only CRs written are the soft breaks': written `=\n` here, every LF
+  // then becomes CRLF by a plain string replace rather than a RegExp with a lookbehind at each LF.
+  const noCr = crlfLineEnds && !bytes.includes('\r');
+  const softBreak = noCr ? '=\n' : '=\r\n';
   // The Encoder holds back the whitespace its input ends with (unless there is more than a slice of
   // it) and encodes it last, as a slice of its own.
   let end = bytes.length;
@@ -213,9 +225,15 @@ export function encodeQuotedPrintable(text: string, printableAscii = false): str
       const sliceEnd = Math.min(start + SLICE_BYTES, input.length);
       const next = sliceEnd < input.length ? input.charCodeAt(sliceEnd) : undefined;
       // The last line waits for the next slice: whether it needs a soft break is known then.
-      lastLine = wrapLines(lastLine + escapeSlice(input.slice(start, sliceEnd), next, printableAscii), output);
+      lastLine = wrapLines(
+        lastLine + escapeSlice(input.slice(start, sliceEnd), next, printableAscii),
+        output,
+        softBreak,
+      );
     }
   }
   output.push(lastLine);
-  return output.join('');
+  const encoded = output.join('');
+  if (!crlfLineEnds) return encoded;
+  return noCr ? encoded.replaceAll('\n', '\r\n') : encoded.replace(BARE_LF, '\r\n');
 }
