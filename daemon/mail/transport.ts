@@ -20,7 +20,8 @@ import { withCrlfLineEnds } from './line-ends.ts';
 import { bufferTransport, type BuiltMessage } from './buffer-transport.ts';
 import { sendPrebuilt, type SmtpRecipientError } from './prebuilt-send.ts';
 import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
-import { spoolMessage, type SpoolStream } from '../mta/sql/spool.ts';
+import type { SpoolStream } from '../mta/sql/spool.ts';
+import { SpoolWriter } from '../mta/sql/spool-insert.ts';
 import { SpooledMessageAnnouncer } from '../mta/spooled-messages.ts';
 import { createRandomPool, type RandomBytes } from './random-pool.ts';
 import type { SpooledLog } from '../modules/emails/sql/spooled-log.ts';
@@ -130,6 +131,8 @@ export class MailTransports {
   private messageBuilder: Transporter | null = null;
   /** Hands each spooled message to this process's MTA thread in memory (mta/spooled-messages.ts). */
   private readonly spooled = new SpooledMessageAnnouncer();
+  /** The spool's group commit per database handle (a thread has one). */
+  private readonly spoolWriters = new WeakMap<Sql, SpoolWriter>();
   /** Random bytes for what each message needs a few of: its MIME boundary here, its link tokens' IVs in compose. */
   readonly randomBytes: RandomBytes = createRandomPool();
 
@@ -219,7 +222,12 @@ export class MailTransports {
     }
     const ids = [...byDomain.keys()].map(() => randomUUID());
     this.spooled.announce(ids, info.message);
-    const rows = await spoolMessage(owner.sql, {
+    let writer = this.spoolWriters.get(owner.sql);
+    if (!writer) {
+      writer = new SpoolWriter(owner.sql);
+      this.spoolWriters.set(owner.sql, writer);
+    }
+    const rows = await writer.spool({
       ids,
       tenantId: owner.tenantId,
       emailId: owner.emailId,

@@ -1,15 +1,10 @@
-// The spool's statements (table mta_spool, migration 0330; docs/mta.md): the transport target's insert,
-// and the per-destination loop's claim, lease extension, give-back and batched outcome write. Declared
-// pg statements (daemon/db/sql.ts); the batch ones take parallel arrays through unnest.
+// The spool's statements (table mta_spool, migration 0330; docs/mta.md): the per-destination loop's
+// claim, lease extension, give-back and batched outcome write (the transport target's insert is
+// spool-insert.ts). Declared pg statements (daemon/db/sql.ts); the batch ones take parallel arrays
+// through unnest.
 import { declare, type BoundStatement, type Sql } from '../../db/sql.ts';
 import { createGroupCommit, type GroupCommit } from '../../db/group-commit.ts';
 import type { SpooledMessageSource } from '../spooled-messages.ts';
-import {
-  SPOOLED_LOG_COLUMNS,
-  spooledLogParametersSql,
-  spooledLogValues,
-  type SpooledLog,
-} from '../../modules/emails/sql/spooled-log.ts';
 
 /** The NOTIFY channel the transport target wakes the MTA loop on. */
 export const SPOOL_CHANNEL = 'svc_mta_spool';
@@ -44,27 +39,6 @@ export interface SpooledRow {
   expiresAt: Date;
   dataSentAt: Date | null;
 }
-
-// One row per destination domain, its id chosen by the caller (announced to the MTA thread before the
-// insert, mta/spooled-messages.ts); ON CONFLICT: a send job run again after a crash spools nothing twice.
-// Each row keeps what the send's log records of the attempt, written with the log's first outcome
-// (emails/sql/spooled-log.ts): the log is not written here.
-const INSERT_SPOOL = declare(
-  'mta_spool_insert',
-  `
-  WITH spooled AS (
-    INSERT INTO mta_spool (id, tenant_id, email_id, domain, recipients, envelope_from, message, expires_at, project_id,
-                           stream, ${SPOOLED_LOG_COLUMNS.join(', ')})
-    SELECT d.id, $1, $2, d.domain, CAST(d.recipients AS jsonb), $3, $4, now() + $5 * interval '1 hour', $8, $9,
-           ${spooledLogParametersSql(11)}
-      FROM unnest($10::uuid[], $6::text[], $7::text[]) AS d(id, domain, recipients)
-    ON CONFLICT (email_id, domain) DO NOTHING
-    RETURNING id
-  )
-  SELECT (SELECT count(*) FROM spooled)::int AS spooled, pg_notify('${SPOOL_CHANNEL}', '')::text AS notified,
-         -- Committed without waiting for the WAL to reach the disk (see spoolMessage).
-         set_config('synchronous_commit', 'off', true) AS commit_mode`,
-);
 
 // Due rows, and rows whose lease ran out (their worker died), except those of full lanes and of
 // destinations an operator holds (mta_destinations, `svc queue hold`): a probe of its primary key per
@@ -181,58 +155,6 @@ interface RawSpoolRow {
   attempts: number;
   expires_at: Date;
   data_sent_at: Date | null;
-}
-
-export interface SpoolInsert {
-  /** The rows' ids, one per entry of byDomain in its order. */
-  ids: string[];
-  tenantId: string | null;
-  emailId: string | null;
-  /** The log's project and stream: what the MTA loop picks the IP pool by. */
-  projectId?: string | null;
-  stream?: SpoolStream;
-  envelopeFrom: string;
-  message: Buffer;
-  expiryHours: number;
-  /** Recipients per destination domain. */
-  byDomain: Map<string, string[]>;
-  /** What the send's log records of the attempt, kept in the rows; absent for mail without a log (system mail). */
-  log?: SpooledLog | null;
-}
-
-/**
- * Spools one signed message, one row per destination domain (each keeping what its log records of the
- * attempt), and wakes the MTA loop. Answers the rows added.
- *
- * Its commit does not wait for the WAL flush: every caller settles the attempt in a synchronous commit
- * right after (the send job's outcome deletes the job; a send in its request records its log), and
- * PostgreSQL flushes the WAL in order, so that commit makes this row durable too. A crash before it
- * loses the row but not the message: the job is still there and runs again (the MTA may have delivered
- * it meanwhile: a duplicate of what was in flight, as after any crash). Waiting for the flush here held
- * PostgreSQL's NOTIFY lock through an fsync per message, which serialised the spooling of concurrent
- * sends (bench:mta, docs/mta.md).
- */
-export async function spoolMessage(sql: Sql, input: SpoolInsert): Promise<number> {
-  const domains = [...input.byDomain.keys()];
-  const recipients = domains.map((domain) =>
-    JSON.stringify(
-      input.byDomain.get(domain)!.map((address): SpoolRecipient => ({ address, state: 'pending', response: null })),
-    ),
-  );
-  const [row] = await sql.rows<{ spooled: number }>(INSERT_SPOOL, [
-    input.tenantId,
-    input.emailId,
-    input.envelopeFrom,
-    input.message,
-    input.expiryHours,
-    domains,
-    recipients,
-    input.projectId ?? null,
-    input.stream ?? 'transactional',
-    input.ids,
-    ...spooledLogValues(input.log ?? null),
-  ]);
-  return row.spooled;
 }
 
 /**

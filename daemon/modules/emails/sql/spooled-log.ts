@@ -56,6 +56,11 @@ export function spooledLogParametersSql(first: number): string {
   return SPOOLED_LOG_FIELDS.map((field, index) => `$${first + index}::${field.type}`).join(', ');
 }
 
+/** The same fields as arrays (one entry per message), from parameter `first` on, cast for unnest. */
+export function spooledLogArraysSql(first: number): string {
+  return SPOOLED_LOG_FIELDS.map((field, index) => `$${first + index}::${field.type}[]`).join(', ');
+}
+
 /**
  * Whether the spool row `spool` (an alias, possibly of an outer join: null columns) still has fields to
  * write on log `log`: the row carries them, it is the log's tenant's, and the log, still before its
