@@ -7,7 +7,8 @@ import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { claimSpool, spoolMessage, SpoolAnsweredMarks, type SpoolRecipient } from '../daemon/mta/sql/spool.ts';
+import { claimSpool, SpoolAnsweredMarks, type SpoolRecipient } from '../daemon/mta/sql/spool.ts';
+import { spoolMessage } from '../daemon/mta/sql/spool-insert.ts';
 import { SpooledMessageAnnouncer, SpooledMessages } from '../daemon/mta/spooled-messages.ts';
 
 let ctx: TestContext;

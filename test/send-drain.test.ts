@@ -16,7 +16,7 @@ import { RECORD_OUTCOMES, UNCHANGED_LOG_FIELDS } from '../daemon/modules/emails/
 import { CLAIM_SENDS } from '../daemon/modules/emails/sql/claim-sends.ts';
 import { waitFor } from './helpers/wait.ts';
 import { randomUUID } from 'node:crypto';
-import { spoolMessage } from '../daemon/mta/sql/spool.ts';
+import { spoolMessage } from '../daemon/mta/sql/spool-insert.ts';
 import { APPLY_SPOOLED_LOGS } from '../daemon/modules/emails/sql/spooled-log.ts';
 import { outcomesOf } from '../daemon/modules/emails/send-job.ts';
 import type { Sql } from '../daemon/db/sql.ts';
