@@ -181,22 +181,49 @@ test('the cache: kept for max_age, refetched when the id changes, kept when the 
   let clock = Date.now();
   const { StsPolicyCache } = await import('../daemon/mta/mta-sts.ts');
   const cache = new StsPolicyCache(createDnsClient({ servers: [dns.address] }), { ca: [ca.certPem], now: () => clock });
+  const txtQueries = (domain: string) => dns.queries.filter((q) => q === `TXT _mta-sts.${domain}`).length;
+  const asked = txtQueries('testing.test');
   assert.is((await cache.lookup('testing.test')).kind, 'policy');
   assert.is((await cache.lookup('testing.test')).kind, 'policy');
   assert.is(cache.fetches, 1, 'same id: no new fetch');
+  assert.is(txtQueries('testing.test'), asked + 1, 'the TXT record is kept for its TTL (60 s here)');
   dns.zone.txt.set('_mta-sts.testing.test', ['v=STSv1; id=20260102']);
   policies.set('mta-sts.testing.test', { body: 'version: STSv1\nmode: enforce\nmx: mx.testing.test\nmax_age: 600\n' });
+  assert.is((await cache.lookup('testing.test')).kind, 'policy');
+  assert.is(cache.fetches, 1, 'the new id is not seen before the TTL runs out');
+  clock += 61_000;
   const changed = await cache.lookup('testing.test');
   assert.equal([cache.fetches, changed.kind === 'policy' && changed.policy.mode], [2, 'enforce']);
   // The policy host goes away and the record too: the cached enforce policy stands until max_age.
   policies.delete('mta-sts.testing.test');
   dns.zone.txt.set('_mta-sts.testing.test', ['v=STSv1; id=20260103']);
+  clock += 61_000;
   const kept = await cache.lookup('testing.test');
   assert.equal([cache.fetches, kept.kind === 'policy' && kept.policy.mode], [3, 'enforce']);
   dns.zone.txt.delete('_mta-sts.testing.test');
+  clock += 61_000;
   assert.is((await cache.lookup('testing.test')).kind, 'policy', 'a missing record does not end a cached policy');
   clock += 601_000;
   assert.is((await cache.lookup('testing.test')).kind, 'none', 'after max_age it is gone');
+});
+
+test('no record is kept too, for five minutes: one TXT query for a burst of messages to a domain without MTA-STS', async () => {
+  let clock = Date.now();
+  const { StsPolicyCache } = await import('../daemon/mta/mta-sts.ts');
+  const cache = new StsPolicyCache(createDnsClient({ servers: [dns.address] }), { ca: [ca.certPem], now: () => clock });
+  const txtQueries = () => dns.queries.filter((q) => q === 'TXT _mta-sts.plain-burst.test').length;
+  for (let i = 0; i < 20; i++) assert.is((await cache.lookup('plain-burst.test')).kind, 'none');
+  assert.is(txtQueries(), 1);
+  // Published meanwhile (its policy host does not exist): seen once the negative answer has run out.
+  dns.zone.txt.set('_mta-sts.plain-burst.test', ['v=STSv1; id=1']);
+  clock += 299_000;
+  assert.is((await cache.lookup('plain-burst.test')).kind, 'none');
+  clock += 2_000;
+  const found = await cache.lookup('plain-burst.test');
+  assert.equal(
+    [found.kind, (found as { failure?: string }).failure, txtQueries()],
+    ['failed', 'sts-policy-fetch-error', 2],
+  );
 });
 
 test.run();
