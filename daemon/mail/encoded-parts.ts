@@ -24,7 +24,7 @@ const PRINTABLE_ASCII = /^[\t\n\r\x20-\x7e]*$/;
  * Set on a message whose string bodies the composer has already found to be printable ASCII
  * (compose.ts choosesQuotedPrintable), so they are not scanned for it a second time here.
  */
-export const PRINTABLE_ASCII_BODIES = Symbol('printable ASCII bodies');
+const PRINTABLE_ASCII_BODIES = Symbol('printable ASCII bodies');
 
 type MarkedOptions = Mail.Options & { [PRINTABLE_ASCII_BODIES]?: true };
 
