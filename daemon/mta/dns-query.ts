@@ -132,6 +132,16 @@ export function createDnsClient(options: { servers: string[]; timeoutMs?: number
   };
 }
 
+/** Answers with a TTL of 0 are still kept this long, for a burst of messages to the same domain… */
+export const MINIMUM_CACHE_SECONDS = 5;
+/** …and none longer than this. */
+export const MAXIMUM_CACHE_SECONDS = 3600;
+
+/** How long the MTA keeps what it built from answers whose smallest TTL is `ttlSeconds`. */
+export function cacheSeconds(ttlSeconds: number): number {
+  return Math.min(MAXIMUM_CACHE_SECONDS, Math.max(MINIMUM_CACHE_SECONDS, ttlSeconds));
+}
+
 /** The smallest TTL of the answers (seconds), for caching what was built from them. */
 export function minimumTtl(answers: Answer[], fallbackSeconds: number): number {
   const ttls = answers.map((answer) => ('ttl' in answer && typeof answer.ttl === 'number' ? answer.ttl : null));

@@ -3,7 +3,15 @@
 // max_age. A policy still valid in the cache is used when the TXT record or the fetch fails (§5.1), so an
 // attacker who blocks DNS or HTTPS cannot turn enforce off for a domain we have seen.
 import https from 'node:https';
-import { lookupThrough, minimumTtl, recordData, type DnsClient } from './dns-query.ts';
+import { TtlCache } from '../ttl-cache.ts';
+import {
+  cacheSeconds,
+  MAXIMUM_CACHE_SECONDS,
+  lookupThrough,
+  minimumTtl,
+  recordData,
+  type DnsClient,
+} from './dns-query.ts';
 
 export const STS_FETCH_TIMEOUT_MS = 10_000;
 /** RFC 8461 §3.3: a policy body is at most 64 KB. */
@@ -114,23 +122,21 @@ function fetchPolicyText(
   });
 }
 
-/** A `_mta-sts` TXT answer is kept for its TTL, at least this long (a TTL of 0 still serves a burst)… */
-const RECORD_MIN_TTL_SECONDS = 5;
-/** …and at most this long. */
-const RECORD_MAX_TTL_SECONDS = 3600;
 /**
  * No `_mta-sts` record (NXDOMAIN, NODATA) is kept this long, as a resolver keeps a negative answer for
  * its zone's SOA minimum (RFC 2308; 300 s is common). Most destinations publish none: without this,
  * every message asked DNS again (bench:mta: 4,040 TXT queries for 4,000 messages).
  */
 const NO_RECORD_TTL_SECONDS = 300;
-/** Domains whose TXT answer is kept; past it the map is emptied (it only ever saves a query). */
-const RECORDS_KEPT = 10_000;
 
 /** Policies per domain, kept for their max_age, and their TXT records for the TTL; one per MTA thread. */
 export class StsPolicyCache {
   private readonly policies = new Map<string, { policy: StsPolicy; id: string; expiresAt: number }>();
-  private readonly records = new Map<string, { records: string[]; expiresAt: number }>();
+  /** TXT answers, each until its own expiresAt (on the injectable clock), as mx.ts's RouteCache keeps routes. */
+  private readonly records = new TtlCache<{ records: string[]; expiresAt: number }>(
+    MAXIMUM_CACHE_SECONDS * 1000,
+    10_000,
+  );
   /** Policy fetches made, for tests and the queue's view. */
   fetches = 0;
 
@@ -181,11 +187,7 @@ export class StsPolicyCache {
             return (Array.isArray(data) ? data : [data]).map(String).join('');
           })
         : [];
-    const ttlSeconds =
-      txt.kind === 'answer'
-        ? Math.min(RECORD_MAX_TTL_SECONDS, Math.max(RECORD_MIN_TTL_SECONDS, minimumTtl(txt.answers, 0)))
-        : NO_RECORD_TTL_SECONDS;
-    if (this.records.size >= RECORDS_KEPT) this.records.clear();
+    const ttlSeconds = txt.kind === 'answer' ? cacheSeconds(minimumTtl(txt.answers, 0)) : NO_RECORD_TTL_SECONDS;
     this.records.set(domain, { records, expiresAt: now + ttlSeconds * 1000 });
     return records;
   }

@@ -5,7 +5,15 @@
 // cached by the smallest TTL of the answers they were built from.
 import type { Answer } from 'dns-packet';
 import { TtlCache } from '../ttl-cache.ts';
-import { minimumTtl, recordData, type DnsClient, type DnsReply } from './dns-query.ts';
+import {
+  cacheSeconds,
+  MAXIMUM_CACHE_SECONDS,
+  MINIMUM_CACHE_SECONDS,
+  minimumTtl,
+  recordData,
+  type DnsClient,
+  type DnsReply,
+} from './dns-query.ts';
 
 export interface MxHost {
   /** The exchange name, lower case without the trailing dot (what MTA-STS and DANE match against). */
@@ -32,9 +40,6 @@ export type Route =
 
 /** A permanent answer is kept this long: long enough to spare a burst, short enough to notice a fix. */
 const UNDELIVERABLE_TTL_SECONDS = 300;
-/** Answers with a TTL of 0 are still kept for a burst of messages to the same domain. */
-const MINIMUM_TTL_SECONDS = 5;
-const MAXIMUM_TTL_SECONDS = 3600;
 
 function deferral(what: string, reply: Extract<DnsReply, { kind: 'timeout' | 'error' }>): Route {
   return { kind: 'deferred', reason: `${what}: ${reply.kind === 'timeout' ? 'DNS timeout' : reply.code}` };
@@ -87,7 +92,7 @@ export async function resolveRoute(dns: DnsClient, domain: string): Promise<Rout
         // The implicit MX's security would be its address records'; DANE is only tried behind a signed MX.
         authentic: false,
         hosts: [{ name: normalizeName(domain), priority: 0, addresses: resolved.addresses }],
-        ttlSeconds: minimumTtl(resolved.answers, MINIMUM_TTL_SECONDS),
+        ttlSeconds: minimumTtl(resolved.answers, MINIMUM_CACHE_SECONDS),
       };
     }
     case 'answer':
@@ -125,7 +130,7 @@ export async function resolveRoute(dns: DnsClient, domain: string): Promise<Rout
     implicit: false,
     authentic: mx.authentic,
     hosts,
-    ttlSeconds: minimumTtl(answers, MINIMUM_TTL_SECONDS),
+    ttlSeconds: minimumTtl(answers, MINIMUM_CACHE_SECONDS),
   };
 }
 
@@ -133,7 +138,7 @@ export async function resolveRoute(dns: DnsClient, domain: string): Promise<Rout
  * Routes kept by TTL, per MTA thread. Deferrals are not kept: the next message asks again.
  */
 export class RouteCache {
-  private readonly routes = new TtlCache<{ route: Route; expiresAt: number }>(MAXIMUM_TTL_SECONDS * 1000, 10_000);
+  private readonly routes = new TtlCache<{ route: Route; expiresAt: number }>(MAXIMUM_CACHE_SECONDS * 1000, 10_000);
 
   constructor(private readonly dns: DnsClient) {}
 
@@ -144,7 +149,7 @@ export class RouteCache {
     const route = await resolveRoute(this.dns, key);
     const ttlSeconds =
       route.kind === 'hosts'
-        ? Math.min(MAXIMUM_TTL_SECONDS, Math.max(MINIMUM_TTL_SECONDS, route.ttlSeconds))
+        ? cacheSeconds(route.ttlSeconds)
         : route.kind === 'undeliverable'
           ? UNDELIVERABLE_TTL_SECONDS
           : 0;
