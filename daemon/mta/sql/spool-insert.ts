@@ -15,38 +15,17 @@ import { SPOOL_CHANNEL, type SpoolRecipient, type SpoolStream } from './spool.ts
 import {
   SPOOLED_LOG_COLUMNS,
   spooledLogArraysSql,
-  spooledLogParametersSql,
   spooledLogValues,
   type SpooledLog,
 } from '../../modules/emails/sql/spooled-log.ts';
 
-// Committed without waiting for the WAL to reach the disk (see spoolMessage), and the MTA woken.
-const COMMIT_AND_WAKE = `pg_notify('${SPOOL_CHANNEL}', '')::text AS notified,
-         set_config('synchronous_commit', 'off', true) AS commit_mode`;
-
-/** One message's rows. */
-const INSERT_SPOOL = declare(
-  'mta_spool_insert',
-  `
-  WITH spooled AS (
-    INSERT INTO mta_spool (id, tenant_id, email_id, domain, recipients, envelope_from, message, expires_at, project_id,
-                           stream, ${SPOOLED_LOG_COLUMNS.join(', ')})
-    SELECT d.id, $1, $2, d.domain, CAST(d.recipients AS jsonb), $3, $4, now() + $5 * interval '1 hour', $8, $9,
-           ${spooledLogParametersSql(11)}
-      FROM unnest($10::uuid[], $6::text[], $7::text[]) AS d(id, domain, recipients)
-    ON CONFLICT (email_id, domain) DO NOTHING
-    RETURNING id
-  )
-  SELECT array(SELECT id::text FROM spooled) AS ids, ${COMMIT_AND_WAKE}`,
-);
-
 /**
- * Several messages' rows: $1–$4 per row (its id, its message's number from 1, domain, recipients), $5–$12
- * per message, $13– the spooled log's fields per message; the last, all the messages' bytes one after
+ * The rows of one or more messages (one statement for a message alone and for a group): $1–$4 per row (its
+ * id, its message's number from 1, domain, recipients), $5–$12 per message, $13– the spooled log's fields per message; the last, all the messages' bytes one after
  * the other, each row taking its message's slice ($9 offset, $10 length).
  */
-const INSERT_SPOOL_GROUP = declare(
-  'mta_spool_insert_group',
+const INSERT_SPOOL = declare(
+  'mta_spool_insert',
   `
   WITH d AS (
     SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[]) AS d(id, message, domain, recipients)
@@ -66,7 +45,9 @@ const INSERT_SPOOL_GROUP = declare(
     ON CONFLICT (email_id, domain) DO NOTHING
     RETURNING id
   )
-  SELECT array(SELECT id::text FROM spooled) AS ids, ${COMMIT_AND_WAKE}`,
+  SELECT array(SELECT id::text FROM spooled) AS ids, pg_notify('${SPOOL_CHANNEL}', '')::text AS notified,
+         -- Committed without waiting for the WAL to reach the disk (see spoolMessage).
+         set_config('synchronous_commit', 'off', true) AS commit_mode`,
 );
 
 export interface SpoolInsert {
@@ -108,24 +89,11 @@ function addedOf(input: SpoolInsert, added: Set<string>): number {
  * sends (bench:mta, docs/mta.md).
  */
 export async function spoolMessage(sql: Sql, input: SpoolInsert): Promise<number> {
-  const domains = [...input.byDomain.keys()];
-  const [row] = await sql.rows<{ ids: string[] }>(INSERT_SPOOL, [
-    input.tenantId,
-    input.emailId,
-    input.envelopeFrom,
-    input.message,
-    input.expiryHours,
-    domains,
-    domains.map((domain) => recipientsJson(input.byDomain.get(domain)!)),
-    input.projectId ?? null,
-    input.stream ?? 'transactional',
-    input.ids,
-    ...spooledLogValues(input.log ?? null),
-  ]);
-  return addedOf(input, new Set(row.ids));
+  const [added] = await spoolMessages(sql, [input]);
+  return added;
 }
 
-/** Spools several messages in one statement (spoolMessage's commit, once); answers the rows added per message. */
+/** Spools messages in one statement (spoolMessage's commit, once); answers the rows added per message. */
 export async function spoolMessages(sql: Sql, inputs: SpoolInsert[]): Promise<number[]> {
   const rows = { ids: [] as string[], message: [] as number[], domain: [] as string[], recipients: [] as string[] };
   const logValues = inputs.map((input) => spooledLogValues(input.log ?? null));
@@ -141,7 +109,7 @@ export async function spoolMessages(sql: Sql, inputs: SpoolInsert[]): Promise<nu
       rows.recipients.push(recipientsJson(addresses));
     });
   });
-  const [row] = await sql.rows<{ ids: string[] }>(INSERT_SPOOL_GROUP, [
+  const [row] = await sql.rows<{ ids: string[] }>(INSERT_SPOOL, [
     rows.ids,
     rows.message,
     rows.domain,
@@ -155,7 +123,7 @@ export async function spoolMessages(sql: Sql, inputs: SpoolInsert[]): Promise<nu
     inputs.map((input) => input.projectId ?? null),
     inputs.map((input) => input.stream ?? 'transactional'),
     ...SPOOLED_LOG_COLUMNS.map((_, field) => logValues.map((values) => values[field])),
-    Buffer.concat(inputs.map((input) => input.message)),
+    inputs.length === 1 ? inputs[0].message : Buffer.concat(inputs.map((input) => input.message)),
   ]);
   const added = new Set(row.ids);
   return inputs.map((input) => addedOf(input, added));

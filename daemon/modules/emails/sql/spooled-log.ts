@@ -51,12 +51,7 @@ export function spooledLogValues(log: SpooledLog | null): unknown[] {
   return SPOOLED_LOG_FIELDS.map((field) => (log ? (field.of(log) ?? null) : null));
 }
 
-/** The parameters from `first` on, cast, as the spool's INSERT selects them. */
-export function spooledLogParametersSql(first: number): string {
-  return SPOOLED_LOG_FIELDS.map((field, index) => `$${first + index}::${field.type}`).join(', ');
-}
-
-/** The same fields as arrays (one entry per message), from parameter `first` on, cast for unnest. */
+/** The fields as arrays (one entry per message), from parameter `first` on, cast as the spool's INSERT unnests them. */
 export function spooledLogArraysSql(first: number): string {
   return SPOOLED_LOG_FIELDS.map((field, index) => `$${first + index}::${field.type}[]`).join(', ');
 }
