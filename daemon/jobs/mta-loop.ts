@@ -46,7 +46,7 @@ import { flushDeliverability } from '../modules/deliverability/sql.ts';
 import { createLeasedBatchEngine, errorText, FixedLane, type Finished } from './leased-batch.ts';
 import { runLeasedBatchLoop } from './leased-batch-loop.ts';
 import { onAbort, type ThreadRuntime } from './thread.ts';
-import { createWaker, listenOnChannel } from './wake.ts';
+import { createWaker, listenOnChannel, WakeTimer } from './wake.ts';
 import { SpooledMessages } from '../mta/spooled-messages.ts';
 
 const NOUN = 'spooled messages';
@@ -123,6 +123,8 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const session = { ehloName: config.ehloName, localAddress: config.outboundAddress ?? undefined };
   const outcomeDeps = { sequelize, config, secrets: ctx.secrets };
   const waker = createWaker();
+  // Retries and held rows this node put back are claimed when due rather than at the next poll.
+  const dueWake = new WakeTimer(waker);
   // The messages this process's send threads spool, handed over in memory (the claim reads the others).
   const spooledMessages = new SpooledMessages();
   const shaper = new Shaper({ sql, log, session, wake: () => waker.wake() });
@@ -301,6 +303,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       return rows.length;
     });
     sources.committed(settlements.flatMap((s) => (s.source ? [s.source] : [])));
+    for (const { spool } of settlements) if (spool.runAt) dueWake.at(spool.runAt);
     if (written < batch.length)
       log.warn({ lost: batch.length - written }, `${NOUN} finished after their lease was lost`);
   };
@@ -333,13 +336,15 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         workerId,
         tuning.leaseMs,
       ),
-    release: (rows, until) =>
-      releaseSpool(
+    release: async (rows, until) => {
+      await releaseSpool(
         sql,
         rows.map((row) => row.id),
         workerId,
         until ?? null,
-      ),
+      );
+      if (until) dueWake.at(until);
+    },
     run,
     commit,
   });
@@ -392,5 +397,6 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     await poolListener?.close();
     poolChanges.close();
     spooledMessages.close();
+    dueWake.close();
   }
 }

@@ -43,6 +43,45 @@ export function createWaker(): Waker {
   };
 }
 
+/**
+ * Wakes a loop when the earliest of the times it is given comes (a retry this node scheduled), so the
+ * retry is claimed when it is due, not at the next poll (up to `pollMs` late). One timer: a later time
+ * than the one armed changes nothing; an earlier one replaces it. The loop's poll still covers what
+ * other nodes schedule.
+ */
+export class WakeTimer {
+  private timer: NodeJS.Timeout | null = null;
+  private armedAt = Infinity;
+
+  constructor(
+    private readonly waker: Waker,
+    /** Added to each time: a claim compares with the database's clock, which may run a little behind. */
+    private readonly slackMs = 10,
+  ) {}
+
+  at(time: Date, now = Date.now()): void {
+    const due = time.getTime() + this.slackMs;
+    if (due >= this.armedAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.armedAt = due;
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.armedAt = Infinity;
+        this.waker.wake();
+      },
+      Math.max(0, due - now),
+    );
+    this.timer.unref();
+  }
+
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.armedAt = Infinity;
+  }
+}
+
 const RELISTEN_DELAY_MS = 5_000;
 
 /**
