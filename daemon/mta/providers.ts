@@ -3,6 +3,7 @@
 // and Google's patience, so shaping (connections, messages per connection, rate), warm-up ceilings
 // and reactions are kept per provider, not per recipient domain. The shipped values follow what the
 // providers publish or what KumoMTA's community shaping file uses; platform admins override them.
+import { DEFAULT_POOL_LIMITS } from './pool.ts';
 
 export interface ProviderShape {
   /** Stable key: 'google', 'yahoo', 'microsoft', 'apple', 'default', or an admin-defined one. */
@@ -59,7 +60,7 @@ export const DEFAULT_PROVIDERS: readonly ProviderShape[] = [
     key: DEFAULT_PROVIDER_KEY,
     label: 'Any other destination',
     mxPatterns: [],
-    maxConnections: 10,
+    maxConnections: DEFAULT_POOL_LIMITS.maxConnections,
     maxMessagesPerConnection: 100,
     messagesPerMinute: null,
   },
