@@ -7,6 +7,7 @@ import Bree from 'bree';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
+import { applyWorkerOldGenerationFloor } from './old-generation-floor.ts';
 import type { ParentMessage, ThreadMessage, ThreadStartData } from './thread.ts';
 import { CAMPAIGN_TUNING, DEFAULT_TUNING, sendWorkerTuning, type QueueTuning } from './tuning.ts';
 
@@ -138,6 +139,7 @@ export function daemonWorkers(
 
 export async function startWorkers(options: StartWorkersOptions): Promise<WorkerPool> {
   const { log } = options;
+  applyWorkerOldGenerationFloor();
   const definitions = options.workers ?? daemonWorkers(options.config);
   const tuning: QueueTuning = { ...DEFAULT_TUNING, ...options.tuning };
   const knownUrl = typeof options.databaseUrl === 'string' ? options.databaseUrl : null;
