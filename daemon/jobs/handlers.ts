@@ -46,6 +46,11 @@ export const MAINTENANCE_TASKS: MaintenanceTask[] = [
     run: async (ctx) => (await import('../modules/auth/tokens.ts')).pruneExpiredAuthTokens(ctx.sequelize),
   },
   {
+    name: 'vacuum-queue-tables',
+    everyMs: 5_000,
+    run: async (ctx) => void (await (await import('../queue/vacuum.ts')).vacuumChurnedQueueTables(ctx.sql)),
+  },
+  {
     name: 'send-tls-reports',
     everyMs: 60 * 60_000,
     run: async (ctx) => void (await (await import('../mta/tls-report-job.ts')).sendTlsReports(ctx)),
