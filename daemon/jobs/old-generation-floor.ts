@@ -14,14 +14,11 @@ import { setFlagsFromString } from 'node:v8';
 
 export const WORKER_OLD_GENERATION_FLOOR_MB = 128;
 
-let applied = false;
-
 /**
  * Applies the floor to every V8 heap this process creates from now on (V8 flags are process-wide and
  * read when a thread's heap is set up): call it before the worker threads start.
  */
 export function applyWorkerOldGenerationFloor(): void {
-  if (applied) return;
-  applied = true;
+  // Setting it again (a restarted pool, a second daemon in one test process) changes nothing.
   setFlagsFromString(`--initial-old-space-size=${WORKER_OLD_GENERATION_FLOOR_MB}`);
 }
