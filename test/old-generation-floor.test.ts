@@ -2,12 +2,11 @@
 // Buffers long enough for them to be promoted (as the MTA thread holds each message through its SMTP
 // transaction) runs a third fewer full GCs with the floor than without, or better (6–7 against 13–22
 // here), and a thread with its own lower maxOldGenerationSizeMb (the JSX sandbox) is still stopped at
-// its bound. The floor is a process-wide
-// V8 flag and cannot be taken back, so the "without" run comes first, in this file's own process.
+// its bound. The floor is on only while the threads are created: one made after has V8's own sizing.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Worker } from 'node:worker_threads';
-import { applyWorkerOldGenerationFloor } from '../daemon/jobs/old-generation-floor.ts';
+import { withOldGenerationFloor } from '../daemon/jobs/old-generation-floor.ts';
 
 // 20,000 Buffers of 100 KB, the last 200 kept (20 MB in flight), beside short-lived objects that
 // make scavenges promote what is kept; answers the number of full (mark-compact) GCs.
@@ -35,27 +34,52 @@ function step() {
 step();
 `;
 
-function fullGcsOfHolder(): Promise<number> {
+/** Full GCs of the holder thread; `created` is told of the thread as it is created. */
+function fullGcsOfHolder(created: (worker: Worker) => void = () => {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(HOLDER, { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 64 } });
+    created(worker);
     worker.once('message', (count: number) => resolve(count));
     worker.once('error', reject);
   });
 }
 
-test('with the floor, promoted Buffers set off far fewer full GCs; a lower own bound still holds', async () => {
+/** Starts `start` under the floor, telling the floor of each thread through `created`. */
+async function underFloor<T>(start: (created: (worker: Worker) => void) => Promise<T>): Promise<T> {
+  let notify: (worker: Worker) => void = () => {};
+  let result!: Promise<T>;
+  await withOldGenerationFloor(
+    async () => {
+      result = start((worker) => notify(worker));
+    },
+    (onCreated) => {
+      notify = onCreated;
+      return () => (notify = () => {});
+    },
+  );
+  return result;
+}
+
+test('threads started under the floor run far fewer full GCs; one started after it does not', async () => {
   const without = await fullGcsOfHolder();
-  applyWorkerOldGenerationFloor();
-  const withFloor = await fullGcsOfHolder();
+  const withFloor = await underFloor((created) => fullGcsOfHolder(created));
+  // The floor is off again once the thread is online: a thread made later (a reader, a sandbox) has V8's sizing.
+  const after = await fullGcsOfHolder();
   assert.ok(without >= 8, `full GCs without the floor: ${without}`);
   assert.ok(withFloor * 1.5 <= without, `full GCs: ${without} without the floor, ${withFloor} with it`);
+  assert.ok(withFloor * 1.5 <= after, `full GCs: ${withFloor} under the floor, ${after} for a thread started after it`);
+});
 
+test("a thread's own lower bound holds under the floor", async () => {
   // The sandbox's bound (64 MB of old generation) is not lifted by the floor's 128 MB.
-  const bounded = new Worker(
-    'const a = []; setInterval(() => { for (let k = 0; k < 100000; k++) a.push({ k, s: "z" + k + a.length }); }, 1);',
-    { eval: true, resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 } },
-  );
-  const error = await new Promise<NodeJS.ErrnoException>((resolve) => bounded.once('error', resolve));
+  const error = await underFloor(async (created) => {
+    const bounded = new Worker(
+      'const a = []; setInterval(() => { for (let k = 0; k < 100000; k++) a.push({ k, s: "z" + k + a.length }); }, 1);',
+      { eval: true, resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 } },
+    );
+    created(bounded);
+    return new Promise<NodeJS.ErrnoException>((resolve) => bounded.once('error', resolve));
+  });
   assert.is(error.code, 'ERR_WORKER_OUT_OF_MEMORY');
 });
 

@@ -3,11 +3,12 @@
 // send worker sharing one (shared, the default). A thread that dies is started again; stop() lets
 // each thread drain and give back its leases before it ends.
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Worker } from 'node:worker_threads';
 import Bree from 'bree';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
-import { applyWorkerOldGenerationFloor } from './old-generation-floor.ts';
+import { withOldGenerationFloor } from './old-generation-floor.ts';
 import type { ParentMessage, ThreadMessage, ThreadStartData } from './thread.ts';
 import { CAMPAIGN_TUNING, DEFAULT_TUNING, sendWorkerTuning, type QueueTuning } from './tuning.ts';
 
@@ -139,7 +140,6 @@ export function daemonWorkers(
 
 export async function startWorkers(options: StartWorkersOptions): Promise<WorkerPool> {
   const { log } = options;
-  applyWorkerOldGenerationFloor();
   const definitions = options.workers ?? daemonWorkers(options.config);
   const tuning: QueueTuning = { ...DEFAULT_TUNING, ...options.tuning };
   const knownUrl = typeof options.databaseUrl === 'string' ? options.databaseUrl : null;
@@ -199,20 +199,30 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
     },
   });
 
+  // Threads are created with a floor under their old generation's GC limit (old-generation-floor.ts).
+  const watchCreated = (onCreated: (worker: Worker) => void) => {
+    const listener = (name: string) => {
+      const worker = bree.workers.get(name);
+      if (worker) onCreated(worker);
+    };
+    bree.on('worker created', listener);
+    return () => void bree.off('worker created', listener);
+  };
+
   bree.on('worker deleted', (name: string) => {
     ready.delete(name);
     if (stopping) return;
     log.error({ worker: name }, `worker thread ${name} stopped unexpectedly; starting it again`);
     setTimeout(() => {
       if (!stopping)
-        bree
-          .run(name)
-          .catch((error: Error) => log.error({ worker: name, err: error.message }, 'could not restart worker thread'));
+        withOldGenerationFloor(() => bree.run(name), watchCreated).catch((error: Error) =>
+          log.error({ worker: name, err: error.message }, 'could not restart worker thread'),
+        );
     }, RESTART_DELAY_MS).unref();
   });
 
   // run() validates the job list on its first call, then starts every thread.
-  await bree.run();
+  await withOldGenerationFloor(() => bree.run(), watchCreated);
   if (knownUrl === null) {
     let url: string;
     try {
