@@ -1,5 +1,6 @@
 // A small in-memory map whose entries expire: what a thread keeps of rarely changing rows (DKIM keys,
-// verified domains, project relays) so that a burst of sends reads each once. When it is full it is
+// verified domains, project relays) so that a burst of sends reads each once, and the MTA's DNS answers
+// for their own TTLs. When it is full it is
 // emptied rather than evicting one by one: it only ever saves a read.
 
 export class TtlCache<T> {
@@ -8,18 +9,20 @@ export class TtlCache<T> {
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries: number,
+    /** The clock entries expire by (tests move it). */
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** The value kept under `key`, unless it has expired. */
   get(key: string): T | undefined {
     const hit = this.entries.get(key);
-    return hit && hit.expiresAt > Date.now() ? hit.value : undefined;
+    return hit && hit.expiresAt > this.now() ? hit.value : undefined;
   }
 
-  /** Keeps `value` for the time to live, and answers it. */
-  set(key: string, value: T): T {
+  /** Keeps `value` for the time to live (or this entry's own, `ttlMs`: a DNS answer's TTL), and answers it. */
+  set(key: string, value: T, ttlMs = this.ttlMs): T {
     if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(key, { value, expiresAt: Date.now() + this.ttlMs });
+    this.entries.set(key, { value, expiresAt: this.now() + ttlMs });
     return value;
   }
 

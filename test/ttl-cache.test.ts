@@ -22,6 +22,25 @@ test('entries expire, a full cache starts over, prefixes are forgotten together'
   assert.is(cache.get('z'), undefined, 'expired');
 });
 
+test("an entry may have its own time to live, and entries expire by the cache's clock", () => {
+  let clock = 1_000_000;
+  const cache = new TtlCache<string>(60_000, 10, () => clock);
+  cache.set('default', 'kept a minute');
+  cache.set('short', 'kept 5 s', 5_000);
+  cache.set('long', 'kept an hour', 3_600_000);
+  clock += 4_999;
+  assert.equal(
+    [cache.get('default'), cache.get('short'), cache.get('long')],
+    ['kept a minute', 'kept 5 s', 'kept an hour'],
+  );
+  clock += 1;
+  assert.is(cache.get('short'), undefined, 'its own 5 s are up');
+  clock += 55_000;
+  assert.equal([cache.get('default'), cache.get('long')], [undefined, 'kept an hour']);
+  clock += 3_600_000;
+  assert.is(cache.get('long'), undefined);
+});
+
 test('cachedLoad: misses together share one load; a failed load is not kept', async () => {
   const cache = new TtlCache<Promise<number>>(60_000, 10);
   let loads = 0;

@@ -132,24 +132,23 @@ const NO_RECORD_TTL_SECONDS = 300;
 /** Policies per domain, kept for their max_age, and their TXT records for the TTL; one per MTA thread. */
 export class StsPolicyCache {
   private readonly policies = new Map<string, { policy: StsPolicy; id: string; expiresAt: number }>();
-  /** TXT answers, each until its own expiresAt (on the injectable clock), as mx.ts's RouteCache keeps routes. */
-  private readonly records = new TtlCache<{ records: string[]; expiresAt: number }>(
-    MAXIMUM_CACHE_SECONDS * 1000,
-    10_000,
-  );
+  /** TXT answers, each for its own TTL, on the cache's clock. */
+  private readonly records: TtlCache<string[]>;
   /** Policy fetches made, for tests and the queue's view. */
   fetches = 0;
 
   constructor(
     private readonly dns: DnsClient,
     private readonly options: { ca?: string[]; timeoutMs?: number; now?: () => number } = {},
-  ) {}
+  ) {
+    this.records = new TtlCache(MAXIMUM_CACHE_SECONDS * 1000, 10_000, options.now);
+  }
 
   async lookup(domain: string): Promise<StsLookup> {
     const now = this.options.now?.() ?? Date.now();
     const cached = this.policies.get(domain);
     const valid = cached && cached.expiresAt > now ? cached : null;
-    const id = stsRecordId(await this.txtRecords(domain, now));
+    const id = stsRecordId(await this.txtRecords(domain));
     if (id === null) {
       // §5.1: a cached policy outlives a missing or unreadable record until its max_age.
       return valid ? { kind: 'policy', policy: valid.policy, id: valid.id } : { kind: 'none' };
@@ -175,9 +174,9 @@ export class StsPolicyCache {
   }
 
   /** The `_mta-sts` TXT records of `domain`, kept for their TTL; none when DNS did not answer (not kept). */
-  private async txtRecords(domain: string, now: number): Promise<string[]> {
+  private async txtRecords(domain: string): Promise<string[]> {
     const kept = this.records.get(domain);
-    if (kept && kept.expiresAt > now) return kept.records;
+    if (kept) return kept;
     const txt = await this.dns.query(`_mta-sts.${domain}`, 'TXT');
     if (txt.kind !== 'answer' && txt.kind !== 'nodata' && txt.kind !== 'nxdomain') return [];
     const records =
@@ -188,7 +187,6 @@ export class StsPolicyCache {
           })
         : [];
     const ttlSeconds = txt.kind === 'answer' ? cacheSeconds(minimumTtl(txt.answers, 0)) : NO_RECORD_TTL_SECONDS;
-    this.records.set(domain, { records, expiresAt: now + ttlSeconds * 1000 });
-    return records;
+    return this.records.set(domain, records, ttlSeconds * 1000);
   }
 }

@@ -138,14 +138,14 @@ export async function resolveRoute(dns: DnsClient, domain: string): Promise<Rout
  * Routes kept by TTL, per MTA thread. Deferrals are not kept: the next message asks again.
  */
 export class RouteCache {
-  private readonly routes = new TtlCache<{ route: Route; expiresAt: number }>(MAXIMUM_CACHE_SECONDS * 1000, 10_000);
+  private readonly routes = new TtlCache<Route>(MAXIMUM_CACHE_SECONDS * 1000, 10_000);
 
   constructor(private readonly dns: DnsClient) {}
 
   async route(domain: string): Promise<Route> {
     const key = normalizeName(domain);
     const hit = this.routes.get(key);
-    if (hit && hit.expiresAt > Date.now()) return hit.route;
+    if (hit) return hit;
     const route = await resolveRoute(this.dns, key);
     const ttlSeconds =
       route.kind === 'hosts'
@@ -153,7 +153,7 @@ export class RouteCache {
         : route.kind === 'undeliverable'
           ? UNDELIVERABLE_TTL_SECONDS
           : 0;
-    if (ttlSeconds > 0) this.routes.set(key, { route, expiresAt: Date.now() + ttlSeconds * 1000 });
+    if (ttlSeconds > 0) this.routes.set(key, route, ttlSeconds * 1000);
     return route;
   }
 }
