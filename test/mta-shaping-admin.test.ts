@@ -412,7 +412,7 @@ test("a loop's own copy of a reaction it drew stands until its batch could recor
     sql: ctx.db.sql,
     log: log as never,
     session: { ehloName: 'node.test' },
-    wake: () => {},
+    wakeAt: () => {},
   });
   await shaper.refresh();
   assert.is(shaper.suspendedUntil('google', 'gmail.test'), 0, 'the suspension in the database was lifted above');

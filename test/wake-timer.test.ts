@@ -1,6 +1,7 @@
-// WakeTimer (jobs/wake.ts): a loop is woken when the earliest time it was given comes — a deferred
-// message's retry is claimed when due, not at the next poll — and only then: a later time does not
-// replace an earlier one, an earlier one does, and close() cancels what is armed.
+// WakeTimer (jobs/wake.ts): a loop is woken when each time it was given comes — a deferred message's
+// retry, a row shaping gave back — so the row is claimed when due, not at the next poll. Times that fall
+// in one slot share a wake; a later time is not dropped because an earlier one is armed; close()
+// cancels what is armed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WakeTimer, type Waker } from '../daemon/jobs/wake.ts';
@@ -12,48 +13,55 @@ function countingWaker(): Waker & { wakes: number[] } {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-test('wakes once, at the earliest time given; a later time changes nothing', async () => {
+test('each time wakes the loop once it has come, the earliest first; a later one is not dropped', async () => {
   const waker = countingWaker();
-  const timer = new WakeTimer(waker, 0);
+  const timer = new WakeTimer(waker, 10, 0);
   const start = Date.now();
   timer.at(new Date(start + 400));
-  timer.at(new Date(start + 60));
-  timer.at(new Date(start + 900));
+  timer.at(start + 60);
+  assert.is(timer.armed, 2);
   await sleep(30);
   assert.is(waker.wakes.length, 0, 'not before the earliest time');
-  await sleep(300);
-  assert.is(waker.wakes.length, 1, 'woken by the earliest time, before the one armed first');
+  await sleep(150);
+  assert.is(waker.wakes.length, 1, 'woken by the earliest time');
   assert.ok(waker.wakes[0] - start >= 59, `woke after ${waker.wakes[0] - start} ms`);
-  await sleep(700);
-  assert.is(waker.wakes.length, 1, 'the times replaced by an earlier one do not wake again');
+  await sleep(400);
+  assert.is(waker.wakes.length, 2, 'and again by the later one');
+  assert.ok(waker.wakes[1] - start >= 399, `second wake after ${waker.wakes[1] - start} ms`);
+  assert.is(timer.armed, 0);
   timer.close();
 });
 
-test('after it fired, a new time arms it again; a time already past wakes at once', async () => {
+test('times in one slot share a timer; a time already past wakes at once', async () => {
   const waker = countingWaker();
-  const timer = new WakeTimer(waker, 0);
-  timer.at(new Date(Date.now() + 20));
-  await sleep(80);
-  assert.is(waker.wakes.length, 1);
-  timer.at(new Date(Date.now() - 1_000));
+  const timer = new WakeTimer(waker, 1_000, 0);
+  const slotStart = Math.ceil(Date.now() / 1_000) * 1_000 + 1_000;
+  // Three rows due within the same second of the clock: one timer, one wake.
+  for (const offset of [1, 400, 999]) timer.at(slotStart + offset, slotStart + 1_950);
+  assert.is(timer.armed, 1);
+  await sleep(20);
+  assert.is(waker.wakes.length, 1, 'the slot had passed by the clock given: woken at once');
+  timer.at(Date.now() - 5_000);
   await sleep(20);
   assert.is(waker.wakes.length, 2);
   timer.close();
 });
 
-test('the slack is added to each time; close() cancels what is armed', async () => {
+test('the slack is added to each slot; close() cancels what is armed', async () => {
   const waker = countingWaker();
-  const timer = new WakeTimer(waker, 150);
+  const timer = new WakeTimer(waker, 1, 150);
   const start = Date.now();
-  timer.at(new Date(start));
+  timer.at(start);
   await sleep(60);
   assert.is(waker.wakes.length, 0, 'not before time + slack');
   await sleep(200);
   assert.is(waker.wakes.length, 1);
   assert.ok(waker.wakes[0] - start >= 149);
-  timer.at(new Date(Date.now() + 50));
+  timer.at(Date.now() + 50);
+  timer.at(Date.now() + 80);
   timer.close();
-  await sleep(150);
+  assert.is(timer.armed, 0);
+  await sleep(300);
   assert.is(waker.wakes.length, 1, 'closed: no wake');
 });
 

@@ -123,11 +123,11 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const session = { ehloName: config.ehloName, localAddress: config.outboundAddress ?? undefined };
   const outcomeDeps = { sequelize, config, secrets: ctx.secrets };
   const waker = createWaker();
-  // Retries and held rows this node put back are claimed when due rather than at the next poll.
+  // Retries, and rows given back by shaping or a paused lane, are claimed when due rather than at the next poll.
   const dueWake = new WakeTimer(waker);
   // The messages this process's send threads spool, handed over in memory (the claim reads the others).
   const spooledMessages = new SpooledMessages();
-  const shaper = new Shaper({ sql, log, session, wake: () => waker.wake() });
+  const shaper = new Shaper({ sql, log, session, wakeAt: (at) => dueWake.at(at) });
   const sources = new SourceAddressChooser({ sql, fallback: session });
   const answeredMarks = new SpoolAnsweredMarks(sql, workerId);
 

@@ -44,41 +44,44 @@ export function createWaker(): Waker {
 }
 
 /**
- * Wakes a loop when the earliest of the times it is given comes (a retry this node scheduled), so the
- * retry is claimed when it is due, not at the next poll (up to `pollMs` late). One timer: a later time
- * than the one armed changes nothing; an earlier one replaces it. The loop's poll still covers what
- * other nodes schedule.
+ * Wakes a loop when each time it is given comes (a retry this node scheduled, a row shaping gave back),
+ * so the row is claimed when it falls due, not at the next poll (up to `pollMs` late). Times are
+ * gathered in slots of `slotMs`: one timer per slot, however many rows fall due in it. The loop's poll
+ * still covers what other nodes schedule.
  */
 export class WakeTimer {
-  private timer: NodeJS.Timeout | null = null;
-  private armedAt = Infinity;
+  private readonly timers = new Map<number, NodeJS.Timeout>();
 
   constructor(
     private readonly waker: Waker,
-    /** Added to each time: a claim compares with the database's clock, which may run a little behind. */
-    private readonly slackMs = 10,
+    private readonly slotMs = 50,
+    /** Added to each slot's end: a claim compares with the database's clock, which may run a little behind. */
+    private readonly slackMs = 20,
   ) {}
 
-  at(time: Date, now = Date.now()): void {
-    const due = time.getTime() + this.slackMs;
-    if (due >= this.armedAt) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.armedAt = due;
-    this.timer = setTimeout(
+  at(time: Date | number, now = Date.now()): void {
+    const ms = typeof time === 'number' ? time : time.getTime();
+    const slot = Math.ceil(ms / this.slotMs) * this.slotMs;
+    if (this.timers.has(slot)) return;
+    const timer = setTimeout(
       () => {
-        this.timer = null;
-        this.armedAt = Infinity;
+        this.timers.delete(slot);
         this.waker.wake();
       },
-      Math.max(0, due - now),
+      Math.max(0, slot - now + this.slackMs),
     );
-    this.timer.unref();
+    timer.unref();
+    this.timers.set(slot, timer);
+  }
+
+  /** Timers armed now (one per slot). */
+  get armed(): number {
+    return this.timers.size;
   }
 
   close(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.armedAt = Infinity;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
   }
 }
 

@@ -80,8 +80,8 @@ export interface ShaperOptions {
   sql: Sql;
   log: Logger;
   session: SessionOptions;
-  /** Asks the loop for a claim (a given-back row falls due). */
-  wake: () => void;
+  /** Asks the loop for a claim at `at` (ms), when a given-back row falls due (jobs/wake.ts WakeTimer). */
+  wakeAt: (at: number) => void;
 }
 
 const shipped = (): ProviderRule[] =>
@@ -116,7 +116,6 @@ export class Shaper {
   private readonly tenantPacers = new Map<string, Pacer>();
   /** Rows given back with a pacer slot: they go at once when they come back. */
   private readonly reservations = new Map<string, number>();
-  private readonly wakeTimers = new Map<number, NodeJS.Timeout>();
 
   constructor(private readonly options: ShaperOptions) {}
 
@@ -228,22 +227,8 @@ export class Shaper {
   }
 
   /** Asks the loop for a claim when a given-back row falls due (one timer per 50 ms). */
-  private wakeAt(at: number): void {
-    const slot = Math.ceil(at / 50) * 50;
-    if (this.wakeTimers.has(slot)) return;
-    const timer = setTimeout(
-      () => {
-        this.wakeTimers.delete(slot);
-        this.options.wake();
-      },
-      Math.max(0, slot - Date.now() + 20),
-    );
-    timer.unref();
-    this.wakeTimers.set(slot, timer);
-  }
-
   private later(until: number, reason: string): Admission {
-    this.wakeAt(until);
+    this.options.wakeAt(until);
     return { kind: 'later', until: new Date(until), reason };
   }
 
@@ -339,7 +324,5 @@ export class Shaper {
   close(): void {
     for (const pool of this.pools.values()) pool.close();
     this.pools.clear();
-    for (const timer of this.wakeTimers.values()) clearTimeout(timer);
-    this.wakeTimers.clear();
   }
 }
