@@ -5,12 +5,15 @@ import { basename, extname, join } from 'node:path';
 import type { SvcClient } from '../client.ts';
 import type { TemplateDetail, TemplateVersionView, TemplateEditorMode } from '../../shared/schemas/templates.ts';
 import { CliFailure, EXIT } from '../errors.ts';
+import { templateAdmin } from './template-admin.ts';
 
 export interface TemplateFile {
   slug: string;
   name: string;
   subject: string;
   locale?: string;
+  /** The template's own sender (front-matter `from:`), used by sends that name none. */
+  from?: string;
   editorMode: TemplateEditorMode;
   /** HTML (Liquid) for html mode, the module source for react-email mode. */
   content: string;
@@ -128,6 +131,7 @@ export async function readTemplateFile(path: string, overrides: PushOverrides = 
     name: overrides.name ?? fields.name ?? slug,
     subject,
     locale: overrides.locale ?? fields.locale,
+    ...(fields.from ? { from: fields.from } : {}),
     editorMode,
     content: body,
     text: fields.text,
@@ -195,6 +199,7 @@ export async function pushTemplate(
   let version: TemplateVersionView;
   let created = false;
   let changed = true;
+  let senderChanged = false;
   if (!existing) {
     template = (await client.createTemplate({
       name: file.name,
@@ -204,6 +209,7 @@ export async function pushTemplate(
       ...bodyFields,
       ...(file.text !== undefined ? { textBody: file.text } : {}),
       ...(file.locale ? { locale: file.locale } : {}),
+      ...(file.from ? { from: file.from } : {}),
     })) as TemplateDetail;
     created = true;
     const first = latestVersion(template);
@@ -218,11 +224,15 @@ export async function pushTemplate(
         'EDITOR_MODE_MISMATCH',
       );
     }
+    if (file.from !== undefined && file.from !== template.from) {
+      template = await templateAdmin.update(client, template.id, { from: file.from });
+      senderChanged = true;
+    }
     const locale = file.locale ?? template.defaultLocale;
     const newest = latestVersion(template, locale);
     if (newest && sameContent(newest, file)) {
       version = newest;
-      changed = false;
+      changed = senderChanged;
     } else {
       const fresh = await client.createTemplateVersion(template.id, { locale });
       version = await client.updateTemplateVersion(template.id, fresh.id, {

@@ -27,7 +27,12 @@ const SendOptions = {
   bcc: Type.Optional(Addresses),
   replyTo: Type.Optional(Addresses),
   textBody: Type.Optional(Type.String({ maxLength: 2_000_000 })),
-  data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  data: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'Liquid variables of the template, or, without one, of subject, htmlBody and textBody: rendered when the send is accepted (broken Liquid: 422 naming the field); without data those are sent as written',
+    }),
+  ),
   locale: Type.Optional(Type.String({ maxLength: 35 })),
   headers: Type.Optional(
     Type.Record(Type.String(), Type.String({ maxLength: 998 }), {

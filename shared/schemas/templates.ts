@@ -24,6 +24,11 @@ const Status = Type.Union([Type.Literal('draft'), Type.Literal('published')], {
 });
 const Subject = Type.String({ minLength: 1, maxLength: 998 });
 const Body = Type.String({ maxLength: 1_000_000 });
+const TemplateFrom = Type.String({
+  minLength: 3,
+  maxLength: 998,
+  description: 'the sender of a send of this template that names none (`a@b` or `Name <a@b>`); null clears it',
+});
 const Jsx = Type.String({ maxLength: 200_000 });
 
 export const CreateTemplateBody = Type.Object(
@@ -37,6 +42,7 @@ export const CreateTemplateBody = Type.Object(
     jsx: Type.Optional(Jsx),
     projectId: Type.Optional(Uuid),
     locale: Type.Optional(Locale),
+    from: Type.Optional(TemplateFrom),
   },
   {
     additionalProperties: false,
@@ -52,6 +58,7 @@ export const UpdateTemplateBody = Type.Object(
     slug: Type.Optional(TemplateSlug),
     projectId: Type.Optional(Nullable(Uuid)),
     defaultLocale: Type.Optional(Locale),
+    from: Type.Optional(Nullable(TemplateFrom)),
   },
   { additionalProperties: false, description: 'UpdateTemplateDto' },
 );
@@ -124,6 +131,7 @@ const TemplateFields = {
   editorMode: EditorMode,
   projectId: Nullable(Uuid),
   defaultLocale: Type.String(),
+  from: Nullable(Type.String({ description: 'the sender of a send that names none' })),
   status: Status,
   publishedLocales: Type.Array(Type.String()),
   latestVersion: Type.Integer(),
@@ -169,7 +177,7 @@ export const SendTemplateBody = Type.Object(
   {
     additionalProperties: false,
     description:
-      "SendTemplateDto: the published version of `slug` for `locale` (falling back to the language, then the template's default locale); from is required",
+      "SendTemplateDto: the published version of `slug` for `locale` (falling back to the language, then the template's default locale); from defaults to the template's own (its `from`), one of them is required",
   },
 );
 export type SendTemplateBody = Static<typeof SendTemplateBody>;

@@ -17,7 +17,9 @@ export default class Send extends SvcCommand<typeof Send> {
   static override summary = 'Send an email, or a published template, and print its id and status.';
   static override description =
     'Queued by default (status QUEUED); --sync delivers before answering (SENT or FAILED). --schedule sends later. ' +
-    'Exit 0 once the daemon accepted the send; with --sync, exit 1 when the delivery FAILED (the result is printed either way).';
+    'Exit 0 once the daemon accepted the send; with --sync, exit 1 when the delivery FAILED (the result is printed either way). ' +
+    'With --data and no --template, --subject, --html and --text are Liquid, rendered when the daemon accepts the send ' +
+    '(broken Liquid is refused, exit 1); without --data they are sent as written.';
   static override examples = [
     '<%= config.bin %> send --to ada@example.com --from hello@acme.test --subject Hi --text "Hello"',
     '<%= config.bin %> send --to ada@example.com --template welcome --data \'{"name":"Ada"}\' --json',
@@ -30,14 +32,18 @@ export default class Send extends SvcCommand<typeof Send> {
       required: true,
       multiple: true,
     }),
-    from: Flags.string({ description: 'sender address, on a verified domain' }),
-    subject: Flags.string({ description: 'subject line (Liquid variables allowed)' }),
+    from: Flags.string({
+      description: "sender address, on a verified domain (with --template: default the template's own from)",
+    }),
+    subject: Flags.string({ description: 'subject line (Liquid, rendered with --data)' }),
     html: Flags.string({ description: 'HTML body' }),
     'html-file': Flags.string({ description: 'read the HTML body from this file' }),
     text: Flags.string({ description: 'plain-text body' }),
     template: Flags.string({ description: 'slug of a published template to send instead of a body' }),
     locale: Flags.string({ description: 'template locale to use (with --template)' }),
-    data: Flags.string({ description: 'template variables: JSON, or @file.json' }),
+    data: Flags.string({
+      description: 'Liquid variables of --template, or of --subject and the bodies: JSON, or @file.json',
+    }),
     cc: Flags.string({ multiple: true, description: 'copy recipient (repeat)' }),
     bcc: Flags.string({ multiple: true, description: 'blind copy recipient (repeat)' }),
     'reply-to': Flags.string({ description: 'Reply-To address' }),

@@ -18,14 +18,15 @@ export default class TemplatesPush extends SvcCommand<typeof TemplatesPush> {
     'patchTemplatesByIdVersionsByVersionId',
     'postTemplatesByIdVersionsByVersionIdPublish',
     'getTemplatesByIdVersionsByVersionId',
+    'patchTemplatesById',
   ];
   static override summary =
     'Create or update templates from files or folders, each as a new version; --publish publishes them.';
   static override description =
     'Each file is .html or .liquid (HTML with Liquid variables) or .tsx (React Email: a module whose default export ' +
-    'is the component); a folder stands for every such file inside it. Slug, name, subject and locale come from ' +
-    'front-matter at the top of the file:\n\n' +
-    '  ---\n  slug: welcome\n  name: Welcome\n  subject: "Welcome, {{ name }}"\n  locale: en\n  ---\n\n' +
+    'is the component); a folder stands for every such file inside it. Slug, name, subject, locale and the ' +
+    "template's sender (from: the sender of `svc send --template` without --from) come from front-matter at the top of the file:\n\n" +
+    '  ---\n  slug: welcome\n  name: Welcome\n  subject: "Welcome, {{ name }}"\n  locale: en\n  from: hello@example.com\n  ---\n\n' +
     '(in .tsx files wrap it in /* … */), or from flags, which win (--slug only with one file). The slug defaults to ' +
     'the file name. A file equal to the newest version of its locale creates nothing ("changed": false), so a ' +
     'pipeline can push on every run. Every file is read before anything is sent; --json prints one result per file ' +

@@ -19,6 +19,7 @@ import { replyWithSend } from './reply.ts';
 import { buildBatchSends } from './batch.ts';
 import { getEmailLog, listEmailLogs, resendEmailLog } from './logs.ts';
 import { normalizeSend, SEND_BODY_LIMIT_BYTES } from './validate.ts';
+import { renderInlineLiquid } from './inline-liquid.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 const sendErrors = { ...errors, 409: ErrorBody, 413: ErrorBody, 422: ErrorBody, 429: ErrorBody };
@@ -50,7 +51,7 @@ export default async function emailRoutes(app: App, deps: ModuleDeps): Promise<v
       const { idempotencyKey, ...input } = request.body;
       const key = idempotencyKeyOf(request.headers['idempotency-key'], idempotencyKey);
       const result = await acceptSends(deps, tenantOf(request), {
-        sends: [normalizeSend(input)],
+        sends: [normalizeSend(await renderInlineLiquid(input))],
         shape: 'single',
         sync: request.query.sync === 'true',
         idempotencyKey: key,

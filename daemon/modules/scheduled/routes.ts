@@ -22,7 +22,7 @@ export default async function scheduledRoutes(app: App, deps: AppDeps): Promise<
         summary:
           'Schedule a send for sendAt (IANA timezone, default Europe/Madrid; a sendAt without offset is read in it)',
         body: ScheduleEmailBody,
-        response: { 201: ScheduledEmail, ...errors, 413: ErrorBody },
+        response: { 201: ScheduledEmail, ...errors, 413: ErrorBody, 422: ErrorBody },
       },
     },
     async (request, reply) => reply.code(201).send(await scheduleEmail(deps, tenantOf(request), request.body)),

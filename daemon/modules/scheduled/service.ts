@@ -8,6 +8,7 @@ import type { JobHandler } from '../../queue/types.ts';
 import { DEFAULT_SCHEDULE_TIMEZONE, type ScheduleEmailBody } from '../../../shared/schemas/scheduled.ts';
 import { acceptSends, workerSendDeps, type SendDeps } from '../emails/service.ts';
 import { normalizeSend, type SendInput } from '../emails/validate.ts';
+import { checkInlineLiquid, renderInlineLiquid } from '../emails/inline-liquid.ts';
 import { ScheduledEmail, type ScheduledStatus } from './model.ts';
 import { findPage } from '../../db/paging.ts';
 
@@ -106,6 +107,7 @@ export async function scheduleEmail(deps: ScheduledDeps, ctx: TenantContext, bod
   }
   const { idempotencyKey: _ignored, ...request } = payload;
   normalizeSend(request); // refuse a bad request now rather than at sendAt
+  checkInlineLiquid(request);
   return sequelize.transaction(async (tx) => {
     const row = await ScheduledEmail.create(
       {
@@ -192,7 +194,8 @@ export async function runScheduledEmail(deps: SendDeps, id: string): Promise<voi
     testMode: row.testMode,
   };
   try {
-    const send = { ...normalizeSend(row.payload as unknown as SendInput), scheduledEmailId: row.id };
+    const payload = await renderInlineLiquid(row.payload as unknown as SendInput);
+    const send = { ...normalizeSend(payload), scheduledEmailId: row.id };
     // The row id as idempotency key: a retried job after a crash answers with the first send.
     const answer = await acceptSends(deps, ctx, {
       sends: [send],

@@ -17,6 +17,8 @@ export class Template extends Model<InferAttributes<Template>, InferCreationAttr
   declare slug: string;
   declare editorMode: TemplateEditorMode;
   declare defaultLocale: CreationOptional<string>;
+  /** The sender of a send that names none (null: the send must name one). */
+  declare defaultFrom: CreationOptional<string | null>;
   declare createdBy: CreationOptional<string | null>;
   declare createdAt: CreationOptional<Date>;
   declare updatedAt: CreationOptional<Date>;
@@ -62,6 +64,7 @@ export function initTemplateModels(sequelize: Sequelize): void {
       slug: { type: DataTypes.TEXT, allowNull: false },
       editorMode: { type: DataTypes.TEXT, allowNull: false },
       defaultLocale: { type: DataTypes.TEXT, allowNull: false, defaultValue: 'en' },
+      defaultFrom: { type: DataTypes.TEXT, allowNull: true },
       createdBy: { type: DataTypes.UUID, allowNull: true },
       createdAt: DataTypes.DATE,
       updatedAt: DataTypes.DATE,

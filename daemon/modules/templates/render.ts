@@ -71,6 +71,8 @@ export interface PublishedVersion {
   htmlBody: string | null;
   textBody: string | null;
   jsx: string | null;
+  /** The template's own sender (null: the send must name one). */
+  defaultFrom: string | null;
 }
 
 interface VersionRow {
@@ -84,11 +86,12 @@ interface VersionRow {
   html_body: string | null;
   text_body: string | null;
   jsx: string | null;
+  default_from: string | null;
   published_at: Date | null;
 }
 
 const VERSION_COLUMNS = `v.id, v.template_id, v.version, v.locale, t.editor_mode, t.default_locale, v.subject, v.html_body,
-  v.text_body, v.jsx, v.published_at`;
+  v.text_body, v.jsx, t.default_from, v.published_at`;
 
 function fromRow(row: VersionRow): PublishedVersion {
   return {
@@ -101,6 +104,7 @@ function fromRow(row: VersionRow): PublishedVersion {
     htmlBody: row.html_body,
     textBody: row.text_body,
     jsx: row.jsx,
+    defaultFrom: row.default_from,
   };
 }
 

@@ -16,11 +16,7 @@ export interface SendTemplateInput {
 }
 
 export async function sendTemplate(deps: SendDeps, ctx: TenantContext, input: SendTemplateInput): Promise<SendAnswer> {
-  const { slug, idempotencyKey, from, ...rest } = input.body;
-  if (!from)
-    throw new ValidationError('from is required: a template does not carry a sender.', [
-      { field: 'from', message: 'is required' },
-    ]);
+  const { slug, idempotencyKey, ...rest } = input.body;
   const { sequelize } = deps.db;
   const version = await resolvePublishedVersion(sequelize, ctx.tenantId, slug, rest.locale);
   if (!version) {
@@ -33,6 +29,11 @@ export async function sendTemplate(deps: SendDeps, ctx: TenantContext, input: Se
       'TEMPLATE_NOT_PUBLISHED',
     );
   }
+  const from = rest.from ?? version.defaultFrom;
+  if (!from)
+    throw new ValidationError(`from is required: template "${slug}" has no sender of its own.`, [
+      { field: 'from', message: "is required (or set the template's from: `svc templates update --from`)" },
+    ]);
   const data = rest.data ?? {};
   await renderTemplateForSend({ sequelize, reactEmailSandbox: deps.reactEmailSandbox }, ctx, {
     versionId: version.id,

@@ -4,7 +4,8 @@ import { Op, UniqueConstraintError, type WhereOptions } from 'sequelize';
 import type { Sequelize } from 'sequelize';
 import type { AppDeps } from '../../app-types.ts';
 import type { TenantContext } from '../../context.ts';
-import { ConflictError, UnprocessableError } from '../../errors.ts';
+import { ConflictError, UnprocessableError, ValidationError } from '../../errors.ts';
+import { parseMailbox } from '../emails/validate.ts';
 import { projectExists } from '../projects/service.ts';
 import type {
   CreateTemplateBody,
@@ -18,6 +19,15 @@ import { detailOf, findTemplate, summariesOf } from './views.ts';
 import { findPage } from '../../db/paging.ts';
 
 export const DEFAULT_TEMPLATE_LOCALE = 'en';
+
+/** A template's sender is one mailbox, as a send's `from` is (its domain is checked when a send uses it). */
+function checkedTemplateFrom(from: string): string {
+  if (!parseMailbox(from))
+    throw new ValidationError('from is not one e-mail address.', [
+      { field: 'from', message: 'must be one address, `a@b` or `Name <a@b>`' },
+    ]);
+  return from;
+}
 
 function slugTaken(slug: string): ConflictError {
   return new ConflictError(`A template with slug "${slug}" already exists in this tenant.`, 'SLUG_TAKEN');
@@ -90,6 +100,7 @@ export async function createTemplate(
           slug: body.slug,
           editorMode: body.editorMode,
           defaultLocale: locale,
+          defaultFrom: body.from === undefined ? null : checkedTemplateFrom(body.from),
           createdBy: ctx.adminId,
         },
         { transaction },
@@ -130,6 +141,7 @@ export async function updateTemplate(
       ...(body.slug !== undefined ? { slug: body.slug } : {}),
       ...(body.projectId !== undefined ? { projectId: body.projectId } : {}),
       ...(body.defaultLocale !== undefined ? { defaultLocale: body.defaultLocale } : {}),
+      ...(body.from !== undefined ? { defaultFrom: body.from === null ? null : checkedTemplateFrom(body.from) } : {}),
     });
   } catch (error) {
     if (error instanceof UniqueConstraintError) throw slugTaken(body.slug ?? template.slug);
@@ -182,6 +194,7 @@ export async function duplicateTemplate(
         slug,
         editorMode: source.editorMode,
         defaultLocale: source.defaultLocale,
+        defaultFrom: source.defaultFrom,
         createdBy: ctx.adminId,
       },
       { transaction },

@@ -44,6 +44,7 @@ export function summaryView(template: Template, facts: VersionFacts, tags: Templ
     editorMode: template.editorMode,
     projectId: template.projectId ?? null,
     defaultLocale: template.defaultLocale,
+    from: template.defaultFrom ?? null,
     status: facts.publishedLocales.length > 0 ? 'published' : 'draft',
     publishedLocales: [...facts.publishedLocales].sort(),
     latestVersion: facts.latestVersion,

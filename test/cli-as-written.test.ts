@@ -1,0 +1,188 @@
+// Issue 49 §5: what the CLI says works as written — Liquid with --data in inline sends, a template's own
+// sender, tenants named by name, errors that say what happened. In-process against a real daemon.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestContext, type TestContext } from './helpers/context.ts';
+import { addVerifiedDomain, createWorld } from './helpers/fixtures.ts';
+import { listen } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
+import { assertErrorBody } from './helpers/error-body.ts';
+import { EmailLog } from '../daemon/modules/emails/model.ts';
+import { Template } from '../daemon/modules/templates/model.ts';
+
+let ctx: TestContext;
+let cli: InProcessCli;
+let world: Awaited<ReturnType<typeof createWorld>>;
+const files = mkdtempSync(join(tmpdir(), 'svc-as-written-'));
+
+test.before(async () => {
+  ctx = await createTestContext();
+  const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  cli = new InProcessCli(await listen(ctx), operationMatchers(document));
+  world = await createWorld(ctx.app);
+  await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, world.tenantId, 'acme.test');
+  cli.writeProfile({ accessToken: world.owner.token, tenantId: world.tenantId, tenantName: 'Acme' });
+});
+test.after(async () => {
+  cli?.cleanup();
+  rmSync(files, { recursive: true, force: true });
+  await ctx?.close();
+});
+
+test('send --data renders the inline subject and bodies with Liquid; the log carries the result', async () => {
+  const run = await cli.run([
+    'send',
+    '--to',
+    'ada@example.com',
+    '--from',
+    'hello@acme.test',
+    '--subject',
+    'Hi {{ name }}',
+    '--text',
+    'Hello {{ name }}',
+    '--html',
+    '<p>{{ name }} & {{ html }}</p>',
+    '--data',
+    '{"name":"Ada","html":"<b>"}',
+    '--json',
+  ]);
+  assert.is(run.code, 0, run.stdout + run.stderr);
+  const log = await EmailLog.findByPk(run.json.id);
+  assert.is(log?.subject, 'Hi Ada');
+  assert.is(log?.textBody, 'Hello Ada');
+  // The HTML body escapes data, as a template's does.
+  assert.is(log?.htmlBody, '<p>Ada & &lt;b&gt;</p>');
+});
+
+test('without --data the inline parts are sent as written', async () => {
+  const run = await cli.run([
+    'send',
+    '--to',
+    'ada@example.com',
+    '--from',
+    'hello@acme.test',
+    '--subject',
+    'Hi {{ name }}',
+    '--text',
+    'Hello {{ name',
+    '--json',
+  ]);
+  assert.is(run.code, 0, run.stdout + run.stderr);
+  const log = await EmailLog.findByPk(run.json.id);
+  assert.is(log?.subject, 'Hi {{ name }}');
+  assert.is(log?.textBody, 'Hello {{ name');
+});
+
+test('broken Liquid with --data is refused at accept time, naming the field; nothing is queued', async () => {
+  const before = await EmailLog.count({ where: { tenantId: world.tenantId } });
+  const run = await cli.run([
+    'send',
+    '--to',
+    'ada@example.com',
+    '--from',
+    'hello@acme.test',
+    '--subject',
+    'Hi',
+    '--text',
+    'Hello {% if %}',
+    '--data',
+    '{"name":"Ada"}',
+    '--json',
+  ]);
+  assert.is(run.code, 1, run.stdout + run.stderr);
+  assert.is(run.json.error.code, 'TEMPLATE_INVALID');
+  assert.match(run.json.error.message, /^textBody is not valid Liquid/);
+  assert.equal(
+    run.json.error.details.map((d: { field: string }) => d.field),
+    ['textBody'],
+  );
+  assert.is(await EmailLog.count({ where: { tenantId: world.tenantId } }), before);
+});
+
+test('the API renders data into an inline send, refuses broken Liquid with 422, and so does a schedule', async () => {
+  const sent = await ctx.app.inject({
+    method: 'POST',
+    url: '/emails/send',
+    headers: world.asKey,
+    payload: {
+      from: 'hello@acme.test',
+      to: 'ada@example.com',
+      subject: 'Order {{ order.id }}',
+      htmlBody: '<p>{{ order.total | times: 2 }}</p>',
+      data: { order: { id: 42, total: 5 } },
+    },
+  });
+  assert.is(sent.statusCode, 202, sent.body);
+  const log = await EmailLog.findByPk(sent.json().id);
+  assert.is(log?.subject, 'Order 42');
+  assert.is(log?.htmlBody, '<p>10</p>');
+  const broken = await ctx.app.inject({
+    method: 'POST',
+    url: '/emails/send',
+    headers: world.asKey,
+    payload: { from: 'hello@acme.test', to: 'ada@example.com', subject: '{{ x | nope }}', textBody: 'y', data: {} },
+  });
+  assert.is(broken.statusCode, 422, broken.body);
+  assertErrorBody(broken, 422, 'TEMPLATE_INVALID');
+  assert.equal(broken.json().details[0].field, 'subject');
+  const scheduled = await ctx.app.inject({
+    method: 'POST',
+    url: '/scheduled-emails',
+    headers: world.asKey,
+    payload: {
+      from: 'hello@acme.test',
+      to: 'ada@example.com',
+      subject: 'Hi',
+      htmlBody: '{% for %}',
+      data: {},
+      sendAt: new Date(Date.now() + 3_600_000).toISOString(),
+    },
+  });
+  assert.is(scheduled.statusCode, 422, scheduled.body);
+  assert.equal(scheduled.json().details[0].field, 'htmlBody');
+});
+
+test("a template's from: in front-matter is kept by push and is the sender of a send without --from", async () => {
+  const file = join(files, 'welcome.html');
+  writeFileSync(
+    file,
+    '---\nslug: welcome\nsubject: "Welcome, {{ name }}"\nfrom: Acme <hello@acme.test>\n---\n<p>Hi {{ name }}</p>\n',
+  );
+  const pushed = await cli.run(['templates', 'push', file, '--publish', '--json']);
+  assert.is(pushed.code, 0, pushed.stdout + pushed.stderr);
+  const template = await Template.findOne({ where: { tenantId: world.tenantId, slug: 'welcome' } });
+  assert.is(template?.defaultFrom, 'Acme <hello@acme.test>');
+  const sent = await cli.run([
+    'send',
+    '--to',
+    'ada@example.com',
+    '--template',
+    'welcome',
+    '--data',
+    '{"name":"Ada"}',
+    '--json',
+  ]);
+  assert.is(sent.code, 0, sent.stdout + sent.stderr);
+  const log = await EmailLog.findByPk(sent.json.id);
+  assert.match(log!.fromAddress, 'hello@acme.test');
+  // A changed sender alone is a change: the push says so and the template keeps the new one.
+  writeFileSync(
+    file,
+    '---\nslug: welcome\nsubject: "Welcome, {{ name }}"\nfrom: news@acme.test\n---\n<p>Hi {{ name }}</p>\n',
+  );
+  const again = await cli.run(['templates', 'push', file, '--json']);
+  assert.is(again.json[0].changed, true, again.stdout);
+  const shown = await cli.run(['templates', 'show', 'welcome', '--json']);
+  assert.is(shown.json.from, 'news@acme.test');
+  // Without a sender of its own, the send still needs --from, and says how to give the template one.
+  const cleared = await cli.run(['templates', 'update', 'welcome', '--from', '', '--json']);
+  assert.is(cleared.json.from, null, cleared.stdout + cleared.stderr);
+  const refused = await cli.run(['send', '--to', 'ada@example.com', '--template', 'welcome', '--json']);
+  assert.is(refused.code, 1);
+  assert.match(refused.json.error.message, 'has no sender of its own');
+});
+
+test.run();
