@@ -24,6 +24,10 @@ export interface Config {
   /** A deferred message bounces once its next try would pass this many hours after it was spooled. */
   deliveryExpiryHours: number;
   dnsServers: string[];
+  /** Well-known mail domains whose MX must resolve before the MTA believes an NXDOMAIN (mta/resolver-health.ts). */
+  dnsCanaryNames: string[];
+  /** A domain's NXDOMAIN bounces only when a look-up this long after the first says it again. */
+  dnsNxdomainConfirmMs: number;
   jwtSecret: string | null;
   nodeEnv: 'development' | 'production' | 'test';
   rateLimitMax: number;
@@ -153,6 +157,23 @@ function dnsServers(env: Env): string[] {
   });
 }
 
+/** DNS_CANARY_NAMES: domain names, at least one (none would leave every NXDOMAIN unchecked). */
+function dnsCanaryNames(env: Env): string[] {
+  const raw = text(env, 'DNS_CANARY_NAMES');
+  if (raw === null) return ['gmail.com', 'outlook.com', 'yahoo.com'];
+  const names = raw
+    .split(',')
+    .map((name) => name.trim().toLowerCase().replace(/\.$/, ''))
+    .filter((name) => name !== '');
+  const bad = names.find((name) => !/^[a-z0-9_-]+(\.[a-z0-9_-]+)+$/.test(name));
+  if (names.length === 0 || bad !== undefined)
+    throw new ConfigError(
+      'DNS_CANARY_NAMES',
+      bad ? `"${bad}" is not a domain name.` : 'name at least one domain with MX records (e.g. gmail.com).',
+    );
+  return names;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development');
   const production = nodeEnv === 'production';
@@ -196,6 +217,8 @@ export function loadConfig(env: Env = process.env): Config {
     outboundAddress: text(env, 'OUTBOUND_ADDRESS'),
     deliveryExpiryHours: integer(env, 'DELIVERY_EXPIRY_HOURS', 120, 1, 24 * 30),
     dnsServers: dnsServers(env),
+    dnsCanaryNames: dnsCanaryNames(env),
+    dnsNxdomainConfirmMs: integer(env, 'DNS_NXDOMAIN_CONFIRM_MS', 10 * 60_000, 0, 86_400_000),
     jwtSecret,
     nodeEnv,
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', production ? 300 : 1000, 1, 10_000_000),

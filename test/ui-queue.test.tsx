@@ -45,7 +45,13 @@ function destination(domain: string, fields: Partial<OutboundDestination> = {}):
 }
 
 function pageOf(data: OutboundDestination[], delivery: 'direct' | 'relay' = 'direct'): OutboundQueuePage {
-  return { data, meta: { page: 1, limit: 100, total: data.length, totalPages: 1 }, delivery, reactions: [] };
+  return {
+    data,
+    meta: { page: 1, limit: 100, total: data.length, totalPages: 1 },
+    delivery,
+    resolver: [],
+    reactions: [],
+  };
 }
 
 const QUEUE = pageOf([

@@ -106,6 +106,16 @@ export function reactionLines(page: OutboundQueuePage, now = Date.now()): string
   });
 }
 
+/** One line per node whose resolver fails its canaries: the one cause of every DNS deferral it shows. */
+export function resolverLines(page: Pick<OutboundQueuePage, 'resolver'>, now = Date.now()): string[] {
+  return (page.resolver ?? [])
+    .filter((node) => !node.healthy)
+    .map(
+      (node) =>
+        `resolver unhealthy on ${node.node} for ${ageText(node.since, now)}: ${node.lastError ?? 'canaries do not resolve'} — mail is deferred, not bounced (check DNS_SERVERS; svc doctor)`,
+    );
+}
+
 /** A line for a daemon that does not deliver the spool itself. */
 export function deliveryWarning(page: OutboundQueuePage): string | null {
   return page.delivery === 'direct'

@@ -101,6 +101,7 @@ function OutboundLine({ outbound }: { outbound: QueuesHealth['outbound'] }) {
       {outbound.inFlight}
       {outbound.heldDestinations ? <Text color="yellow"> {outbound.heldDestinations} held</Text> : null}
       {outbound.stuck ? <Text color="red"> stuck</Text> : null}
+      {outbound.resolverUnhealthy?.length ? <Text color="red"> resolver unhealthy (mail deferred)</Text> : null}
     </Text>
   );
 }

@@ -4,7 +4,14 @@
 import React, { useRef, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
 import type { OutboundQueuePage } from '../../shared/schemas/outbound-queue.ts';
-import { ageText, deliveryWarning, destinationFlag, nextTryText, reactionLines } from '../services/outbound-queue.ts';
+import {
+  ageText,
+  deliveryWarning,
+  destinationFlag,
+  nextTryText,
+  reactionLines,
+  resolverLines,
+} from '../services/outbound-queue.ts';
 import { fit, useTerminalSize } from './size.ts';
 import { usePolling } from './use-polling.ts';
 
@@ -99,6 +106,13 @@ export function QueueScreen({
       </Text>
       {failure ? <Text color="red">{failure}</Text> : null}
       {warning ? <Text color="yellow">! {warning}</Text> : null}
+      {page
+        ? resolverLines(page).map((line) => (
+            <Text key={line} color="red" wrap="truncate-end">
+              ! {line}
+            </Text>
+          ))
+        : null}
       {page
         ? reactionLines(page).map((line) => (
             <Text key={line} color="magenta" wrap="truncate-end">

@@ -6,12 +6,15 @@
 // event, webhook, suppression, pause). Woken by the transport target's NOTIFY; the poll is the net.
 // Shaping (mta/shaping.ts) decides after routing whether a row may go now and over which provider's
 // pool; a reply that matches a reaction rule (mta/reactions.ts) is recorded with its batch.
+import { hostname } from 'node:os';
 import type { BoundStatement } from '../db/sql.ts';
 import { recordDeliveryOutcomes, type DeliveryOutcome } from '../modules/emails/outcomes.ts';
 import type { TimelineRow } from '../modules/emails/sql/record-outcomes.ts';
 import type { RecipientResult } from '../mta/connection.ts';
 import { createDnsClient } from '../mta/dns-query.ts';
 import { RouteCache } from '../mta/mx.ts';
+import { watchResolver } from '../mta/resolver-health.ts';
+import { recordResolverHealth } from '../mta/sql/resolver-health.ts';
 import { deferredByError } from '../mta/outcome.ts';
 import { DEFAULT_POOL_LIMITS } from '../mta/pool.ts';
 import { recordReaction } from '../mta/reactions.ts';
@@ -118,7 +121,19 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const { ctx, tuning, signal } = runtime;
   const { sql, log, workerId, config, sequelize } = ctx;
   const dns = createDnsClient({ servers: config.dnsServers });
-  const routes = new RouteCache(dns);
+  // A resolver fault defers mail, never bounces it; each check is shown once per node (queue view, /metrics).
+  const resolver = watchResolver(dns, {
+    canaries: config.dnsCanaryNames,
+    confirmAfterMs: config.dnsNxdomainConfirmMs,
+    publish: (state, changed) => {
+      if (changed && !state.healthy) log.warn({ lastError: state.lastError }, 'resolver unhealthy: mail is deferred');
+      else if (changed) log.info({ since: state.since }, 'resolver healthy');
+      recordResolverHealth(sql, hostname(), config.dnsCanaryNames, state).catch((error: unknown) =>
+        log.warn({ err: errorText(error) }, 'could not record the resolver health'),
+      );
+    },
+  });
+  const routes = new RouteCache(dns, resolver.negatives);
   const tlsPolicy = new TlsPolicy(dns);
   const session = { ehloName: config.ehloName, localAddress: config.outboundAddress ?? undefined };
   const outcomeDeps = { sequelize, config, secrets: ctx.secrets };
@@ -284,7 +299,8 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         const { deferral } = settlement;
         if (row.emailId && (deferral || settlement.outcomes.length > 0)) spooled.set(row.emailId, row.id);
         if (!deferral) continue;
-        tally.add(deferral.tenantId, 'deferred', deferral.recipients, settlement.provider);
+        // A provider's deferral only: a wait of ours (warm-up) or a DNS failure never reached its MX hosts.
+        if (settlement.provider) tally.add(deferral.tenantId, 'deferred', deferral.recipients, settlement.provider);
         timeline.push({
           tenantId: deferral.tenantId,
           emailId: deferral.emailId,
@@ -398,5 +414,6 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     poolChanges.close();
     spooledMessages.close();
     dueWake.close();
+    resolver.stop();
   }
 }

@@ -5,6 +5,7 @@
 // cached by the smallest TTL of the answers they were built from.
 import type { Answer } from 'dns-packet';
 import { TtlCache } from '../ttl-cache.ts';
+import type { NegativeAnswers } from './resolver-health.ts';
 import {
   cacheSeconds,
   MAXIMUM_CACHE_SECONDS,
@@ -33,8 +34,12 @@ export type Route =
       /** The MX answer came validated (AD) from the resolver: the condition for DANE (RFC 7672 §2.2.1). */
       authentic: boolean;
     }
-  /** Never deliverable: the domain does not exist, says it takes no mail, or its MX hosts do not exist. */
-  | { kind: 'undeliverable'; reason: string; enhancedCode: string }
+  /**
+   * Never deliverable: the domain does not exist, says it takes no mail, or its MX hosts do not exist.
+   * `negative`: told by an answer that something does not exist, which a broken resolver gives too
+   * (believed only through mta/resolver-health.ts); a null MX is a record, believed as it is.
+   */
+  | { kind: 'undeliverable'; reason: string; enhancedCode: string; negative: boolean }
   /** Not decidable now (timeout, SERVFAIL): try again later. */
   | { kind: 'deferred'; reason: string };
 
@@ -78,14 +83,24 @@ export async function resolveRoute(dns: DnsClient, domain: string): Promise<Rout
     case 'error':
       return deferral(`MX of ${domain}`, mx);
     case 'nxdomain':
-      return { kind: 'undeliverable', reason: `${domain} does not exist (NXDOMAIN)`, enhancedCode: '5.1.2' };
+      return {
+        kind: 'undeliverable',
+        reason: `${domain} does not exist (NXDOMAIN)`,
+        enhancedCode: '5.1.2',
+        negative: true,
+      };
     case 'nodata': {
       // RFC 5321 §5.1: no MX records, so the domain itself is the one host (the implicit MX).
       const resolved = await resolveAddresses(dns, domain);
       if ('failure' in resolved)
         return resolved.failure === 'deferred'
           ? resolved.route
-          : { kind: 'undeliverable', reason: `${domain} has no MX and no address`, enhancedCode: '5.1.2' };
+          : {
+              kind: 'undeliverable',
+              reason: `${domain} has no MX and no address`,
+              enhancedCode: '5.1.2',
+              negative: true,
+            };
       return {
         kind: 'hosts',
         implicit: true,
@@ -104,7 +119,12 @@ export async function resolveRoute(dns: DnsClient, domain: string): Promise<Rout
   });
   // RFC 7505: a single MX with the root as exchange says the domain accepts no mail.
   if (records.length === 1 && records[0].name === '')
-    return { kind: 'undeliverable', reason: `${domain} publishes a null MX (RFC 7505)`, enhancedCode: '5.1.10' };
+    return {
+      kind: 'undeliverable',
+      reason: `${domain} publishes a null MX (RFC 7505)`,
+      enhancedCode: '5.1.10',
+      negative: false,
+    };
   const usable = shuffleEqualPreferences(records.filter((record) => record.name !== ''));
   const resolved = await Promise.all(usable.map((record) => resolveAddresses(dns, record.name)));
   const hosts: MxHost[] = [];
@@ -123,6 +143,7 @@ export async function resolveRoute(dns: DnsClient, domain: string): Promise<Rout
         kind: 'undeliverable',
         reason: `no MX host of ${domain} has an address`,
         enhancedCode: '5.4.4',
+        negative: true,
       }
     );
   return {
@@ -135,18 +156,22 @@ export async function resolveRoute(dns: DnsClient, domain: string): Promise<Rout
 }
 
 /**
- * Routes kept by TTL, per MTA thread. Deferrals are not kept: the next message asks again.
+ * Routes kept by TTL, per MTA thread. Deferrals are not kept: the next message asks again. With a judge
+ * of negative answers (the MTA loop's), a negative answer is a deferral until the judge believes it.
  */
 export class RouteCache {
   private readonly routes = new TtlCache<Route>(MAXIMUM_CACHE_SECONDS * 1000, 10_000);
 
-  constructor(private readonly dns: DnsClient) {}
+  constructor(
+    private readonly dns: DnsClient,
+    private readonly negatives?: NegativeAnswers,
+  ) {}
 
   async route(domain: string): Promise<Route> {
     const key = normalizeName(domain);
     const hit = this.routes.get(key);
     if (hit) return hit;
-    const route = await resolveRoute(this.dns, key);
+    const route = await this.judged(key, await resolveRoute(this.dns, key));
     const ttlSeconds =
       route.kind === 'hosts'
         ? cacheSeconds(route.ttlSeconds)
@@ -155,5 +180,22 @@ export class RouteCache {
           : 0;
     if (ttlSeconds > 0) this.routes.set(key, route, ttlSeconds * 1000);
     return route;
+  }
+
+  private async judged(domain: string, route: Route): Promise<Route> {
+    const judge = this.negatives;
+    if (!judge) return route;
+    switch (route.kind) {
+      case 'hosts':
+        judge.sawHosts(domain);
+        return route;
+      case 'deferred':
+        return { kind: 'deferred', reason: await judge.explainFailure(route.reason) };
+      case 'undeliverable': {
+        if (!route.negative) return route;
+        const doubt = await judge.doubt(domain, route.reason);
+        return doubt === null ? route : { kind: 'deferred', reason: doubt };
+      }
+    }
   }
 }

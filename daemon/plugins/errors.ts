@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ConnectionError } from 'sequelize';
 import { ApiError, STATUS_TEXT, type ErrorDetail } from '../errors.ts';
-import type { ErrorBody } from '../../shared/schemas/common.ts';
+import { NO_CONTROL_CHARACTERS, type ErrorBody } from '../../shared/schemas/common.ts';
 
 interface AjvIssue {
   instancePath?: string;
@@ -24,6 +24,8 @@ function fieldOf(issue: AjvIssue, context: string | undefined): string {
 function describe(issue: AjvIssue): string {
   if (issue.keyword === 'required') return 'is required';
   if (issue.keyword === 'additionalProperties') return 'is not an accepted field';
+  if (issue.keyword === 'pattern' && issue.params?.pattern === NO_CONTROL_CHARACTERS)
+    return 'must not contain control characters (line breaks, tabs and other C0/C1 controls)';
   return issue.message ?? 'is invalid';
 }
 

@@ -40,11 +40,30 @@ export const OutboundDestination = Type.Object({
 });
 export type OutboundDestination = Static<typeof OutboundDestination>;
 
+export const NodeResolverHealth = Type.Object(
+  {
+    node: Type.String({ description: "the node's host name" }),
+    healthy: Type.Boolean({ description: 'the canary names resolve: negative answers (NXDOMAIN) may be believed' }),
+    since: Timestamp,
+    lastError: Nullable(Type.String(), { description: "the canaries' failures at the latest failed check" }),
+    canaries: Type.Array(Type.String(), { description: 'DNS_CANARY_NAMES' }),
+    checkedAt: Timestamp,
+  },
+  {
+    description:
+      "a node's resolver as its MTA last checked it: while unhealthy, mail is deferred (reason `resolver unhealthy: …`), never bounced",
+  },
+);
+export type NodeResolverHealth = Static<typeof NodeResolverHealth>;
+
 export const OutboundQueuePage = Type.Object({
   data: Type.Array(OutboundDestination),
   meta: PageMeta,
   delivery: Type.Union([Type.Literal('relay'), Type.Literal('direct')], {
     description: 'DELIVERY of the answering node: with relay, nothing delivers the spool until a direct node runs',
+  }),
+  resolver: Type.Array(NodeResolverHealth, {
+    description: "each direct-delivery node's resolver health (one fault shown once, not as each message's deferral)",
   }),
   reactions: Type.Array(ActiveReactionBody, {
     description: "reactions to providers' replies in force (mta/reactions.ts): suspensions, slow-downs, tenant pauses",
@@ -95,6 +114,12 @@ export const OutboundHealth = Type.Object(
       description: 'over destinations not held: how long the oldest due message has waited unclaimed (0 when none)',
     }),
     stuck: Type.Boolean({ description: 'oldestWaitingAgeMs is over QUEUE_STUCK_AFTER_MS' }),
+    resolverUnhealthy: Type.Optional(
+      Type.Array(Type.Object({ node: Type.String(), since: Timestamp, lastError: Nullable(Type.String()) }), {
+        description:
+          "direct-delivery nodes whose resolver fails its canaries: their mail is deferred (GET /platform/queue's resolver)",
+      }),
+    ),
     destinations: Type.Optional(
       Type.Array(OutboundDestinationHealth, {
         description: `platform admins only: up to ${HEALTH_DESTINATIONS_MAX} destinations, oldest mail first (svc queue lists them all)`,

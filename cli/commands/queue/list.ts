@@ -1,7 +1,13 @@
 import { Flags } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { pageLine } from '../../format.ts';
-import { deliveryWarning, outboundQueue, queueTable, reactionLines } from '../../services/outbound-queue.ts';
+import {
+  deliveryWarning,
+  outboundQueue,
+  queueTable,
+  reactionLines,
+  resolverLines,
+} from '../../services/outbound-queue.ts';
 import { renderQueue } from '../../ui/render.ts';
 import type { OutboundQueuePage } from '../../../shared/schemas/outbound-queue.ts';
 
@@ -50,6 +56,7 @@ export default class QueueList extends SvcCommand<typeof QueueList> {
     const answer = await outboundQueue.list(this.client, query);
     const warning = deliveryWarning(answer);
     if (warning) this.logToStderr(warning);
+    for (const line of resolverLines(answer)) this.log(line);
     this.log(queueTable(answer.data));
     this.log(pageLine(answer.meta));
     for (const line of reactionLines(answer)) this.log(line);

@@ -6,6 +6,7 @@ import { ServiceUnavailableError } from '../../errors.ts';
 import { addDeliveryBacklog } from '../webhooks/delivery-store.ts';
 import { SYSTEM_SENDER_FIX, systemSenderStatus } from '../../mail/system-mail.ts';
 import { destinationTotals, listDestinations } from '../../mta/sql/destinations.ts';
+import { readResolverHealth } from '../../mta/sql/resolver-health.ts';
 import { HEALTH_DESTINATIONS_MAX, type OutboundHealth } from '../../../shared/schemas/outbound-queue.ts';
 
 export interface ReadinessWarning {
@@ -129,11 +130,14 @@ export async function systemMailWarnings(deps: AppDeps): Promise<ReadinessWarnin
  * for platform admins only. Held destinations are not stuck: an operator keeps them waiting.
  */
 async function outboundHealth(deps: AppDeps, stuckAfterMs: number, platformAdmin: boolean): Promise<OutboundHealth> {
-  const totals = await destinationTotals(deps.db.sql);
+  const [totals, resolver] = await Promise.all([destinationTotals(deps.db.sql), readResolverHealth(deps.db.sql)]);
   const outbound: OutboundHealth = {
     delivery: deps.config.delivery,
     ...totals,
     stuck: totals.oldestWaitingAgeMs > stuckAfterMs,
+    resolverUnhealthy: resolver
+      .filter((node) => !node.healthy)
+      .map((node) => ({ node: node.node, since: node.since.toISOString(), lastError: node.lastError })),
   };
   if (!platformAdmin) return outbound;
   const { rows } = await listDestinations(deps.db.sql, { domain: null, limit: HEALTH_DESTINATIONS_MAX, offset: 0 });

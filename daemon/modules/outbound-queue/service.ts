@@ -15,6 +15,7 @@ import {
   type DestinationRow,
 } from '../../mta/sql/destinations.ts';
 import type { Statement } from '../../db/sql.ts';
+import { readResolverHealth } from '../../mta/sql/resolver-health.ts';
 import { recordAudit, type AuditAction } from '../audit/service.ts';
 import { normalizeDomainName } from '../domains/names.ts';
 import { activeReactionBodies } from '../shaping/service.ts';
@@ -67,9 +68,10 @@ export async function listOutboundQueue(
 ): Promise<OutboundQueuePage> {
   const window = pageWindow(query);
   const domain = query.domain === undefined ? null : destinationDomain(query.domain);
-  const [{ rows, total }, reactions] = await Promise.all([
+  const [{ rows, total }, reactions, resolver] = await Promise.all([
     listDestinations(deps.db.sql, { domain, limit: window.limit, offset: window.offset }),
     activeReactionBodies(deps.db.sql),
+    readResolverHealth(deps.db.sql),
   ]);
   const page = pageOf(
     rows.map((row) => destinationView(row, deps.config.queueStuckAfterMs)),
@@ -78,7 +80,16 @@ export async function listOutboundQueue(
   );
   // A reaction to one destination is shown with that destination's page only when asked for it.
   const shown = domain === null ? reactions : reactions.filter((r) => r.domain === null || r.domain === domain);
-  return { ...page, delivery: deps.config.delivery, reactions: shown };
+  return {
+    ...page,
+    delivery: deps.config.delivery,
+    resolver: resolver.map((node) => ({
+      ...node,
+      since: node.since.toISOString(),
+      checkedAt: node.checkedAt.toISOString(),
+    })),
+    reactions: shown,
+  };
 }
 
 /** One destination as it stands; a domain with nothing spooled and no hold is all zeros. */
