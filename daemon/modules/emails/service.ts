@@ -13,8 +13,8 @@
 // state, the suppression list, the sender domain and the key, reserves the quota exactly and writes
 // the logs, their timeline rows and their jobs; concurrent sends of a tenant share that statement
 // (./accept-groups.ts). When the statement finds the state moved (or a recipient suppressed), the
-// send is decided again on a fresh read, with the precise refusal the pipeline of ARCHITECTURE.md
-// gives: idempotency → suppression → quota → sending pause → write → 202 (or, with sync, delivery
+// send is decided again on a fresh read, with the precise refusal the send pipeline gives
+// (docs/accept-path.md): idempotency → suppression → quota → sending pause → write → 202 (or, with sync, delivery
 // in the request). A refusal decided from the cache is also confirmed on a fresh read first.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
