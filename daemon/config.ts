@@ -1,6 +1,7 @@
 // Every environment variable the daemon reads, parsed and checked once at boot.
 // Nothing else in the daemon reads process.env: it receives a Config.
-import { homedir } from 'node:os';
+import { homedir, hostname } from 'node:os';
+import { defaultEhloName } from './ehlo-name.ts';
 import { join } from 'node:path';
 
 export type Role = 'api' | 'worker' | 'smtp' | 'all';
@@ -17,13 +18,17 @@ export interface Config {
   smtpMaxMessages: number;
   /** relay: SMTP_URL (or capture without it); direct: the outbound MTA delivers to the recipients' MX hosts (docs/mta.md). */
   delivery: 'relay' | 'direct';
-  /** The name the MTA says in EHLO (default: PUBLIC_URL's host). */
+  /** The name the MTA says in EHLO (default: an FQDN of PUBLIC_URL or of the host, else an address literal; ehlo-name.ts). */
   ehloName: string;
   /** Local address the MTA binds to; null = the system's choice. */
   outboundAddress: string | null;
   /** A deferred message bounces once its next try would pass this many hours after it was spooled. */
   deliveryExpiryHours: number;
   dnsServers: string[];
+  /** The well-known mail domain `svc doctor` resolves (MX) and opens port 25 to, with DELIVERY=direct. */
+  doctorProbeDomain: string;
+  /** A DNSSEC-signed name whose answer must carry the AD flag when the resolver validates (DANE needs it). */
+  doctorDnssecProbe: string;
   /** Well-known mail domains whose MX must resolve before the MTA believes an NXDOMAIN (mta/resolver-health.ts). */
   dnsCanaryNames: string[];
   /** A domain's NXDOMAIN bounces only when a look-up this long after the first says it again. */
@@ -213,10 +218,14 @@ export function loadConfig(env: Env = process.env): Config {
     smtpMaxConnections: integer(env, 'SMTP_MAX_CONNECTIONS', 5, 1, 100),
     smtpMaxMessages: integer(env, 'SMTP_MAX_MESSAGES', 10000, 1, 10_000_000),
     delivery: oneOf(env, 'DELIVERY', ['relay', 'direct'] as const, 'relay'),
-    ehloName: text(env, 'EHLO_NAME') ?? new URL(publicUrl).hostname,
+    ehloName:
+      text(env, 'EHLO_NAME') ??
+      defaultEhloName({ publicUrl, outboundAddress: text(env, 'OUTBOUND_ADDRESS'), hostname: hostname() }),
     outboundAddress: text(env, 'OUTBOUND_ADDRESS'),
     deliveryExpiryHours: integer(env, 'DELIVERY_EXPIRY_HOURS', 120, 1, 24 * 30),
     dnsServers: dnsServers(env),
+    doctorProbeDomain: text(env, 'DOCTOR_PROBE_DOMAIN') ?? 'gmail.com',
+    doctorDnssecProbe: text(env, 'DOCTOR_DNSSEC_PROBE') ?? 'ietf.org',
     dnsCanaryNames: dnsCanaryNames(env),
     dnsNxdomainConfirmMs: integer(env, 'DNS_NXDOMAIN_CONFIRM_MS', 10 * 60_000, 0, 86_400_000),
     jwtSecret,

@@ -16,6 +16,8 @@ import { smtpEdgeConfigured, startSmtpEdge, type SmtpEdge } from './smtp/edge.ts
 import type { App, AppDeps } from './app-types.ts';
 import { DkimSigningCache } from './modules/domains/signing.ts';
 import { assertPortFree, createDaemonLogger } from './logging.ts';
+import { createDnsClient } from './mta/dns-query.ts';
+import { ehloWarnings } from './mta/ehlo-check.ts';
 
 // start.mjs takes these from the bundled main.js, so that the ConfigError it checks is the one thrown.
 export { ConfigError, loadConfig };
@@ -179,6 +181,14 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   }
   timings.ready = Math.round(performance.now());
   log.info({ bootMs: timings }, 'daemon ready');
+  // Direct delivery with an EHLO name receivers refuse costs mail: say so now, without delaying boot.
+  if (runsWorkers && config.delivery === 'direct') {
+    const dns = createDnsClient({ servers: config.dnsServers });
+    ehloWarnings(dns, config).then(
+      (warnings) => warnings.forEach((warning) => log.warn({ ehloName: config.ehloName }, warning)),
+      (error: Error) => log.warn({ err: error.message }, 'could not check the EHLO name'),
+    );
+  }
   const url = app
     ? `${tls ? 'https' : 'http'}://${config.host}:${(app.server.address() as { port: number }).port}`
     : '';

@@ -12,7 +12,9 @@ export default class DoctorCommand extends SvcCommand<typeof DoctorCommand> {
     'Asks the daemon (GET /platform/doctor, platform admins) or, with --local, runs the same checks here from the ' +
     "daemon's environment variables (DATABASE_URL, JWT_SECRET, SMTP_URL, …). Checks: the shared secret, PUBLIC_URL, " +
     'the relay (EHLO, STARTTLS, AUTH), the platform sender domain, Redis when several nodes run, migrations, queues, ' +
-    "disk, and the answering daemon's event-loop delay. Exits 1 when any check fails, so a deploy pipeline can gate on it.";
+    "disk, and the answering daemon's event-loop delay; with DELIVERY=direct also the EHLO name, forward-confirmed " +
+    'reverse DNS of the outbound address, the resolver and DNSSEC, outbound port 25, SPF, and the platform domain’s ' +
+    'DMARC, MTA-STS and TLS-RPT, as seen from the node named on the first line. Exits 1 when any check fails, so a deploy pipeline can gate on it.';
   static override examples = [
     '<%= config.bin %> doctor',
     '<%= config.bin %> doctor --json',
@@ -27,6 +29,8 @@ export default class DoctorCommand extends SvcCommand<typeof DoctorCommand> {
 
   async run(): Promise<DoctorReport> {
     const report = this.flags.local ? await runLocalDoctor() : await this.client.doctor();
+    if (report.node)
+      this.log(chalk.dim(`node ${report.node.hostname} (ROLE=${report.node.role}, DELIVERY=${report.node.delivery})`));
     for (const check of report.checks) {
       // A passing check with advice is a warning (e.g. event-loop): shown, but it does not fail the run.
       const mark = !check.ok ? chalk.red('✗') : check.fix ? chalk.yellow('!') : chalk.green('✓');

@@ -11,8 +11,19 @@ export const DoctorCheck = Type.Object({
 });
 export type DoctorCheck = Static<typeof DoctorCheck>;
 
+export const DoctorNode = Type.Object(
+  {
+    hostname: Type.String(),
+    role: Type.String({ description: 'ROLE of the node: api, worker, smtp or all' }),
+    delivery: Type.String({ description: 'DELIVERY of the node: relay or direct' }),
+  },
+  { description: 'the node that ran the checks: each node checks its own addresses' },
+);
+export type DoctorNode = Static<typeof DoctorNode>;
+
 export const DoctorReport = Type.Object({
   ok: Type.Boolean({ description: 'true when every check passed' }),
+  node: Type.Optional(DoctorNode),
   checks: Type.Array(DoctorCheck),
 });
 export type DoctorReport = Static<typeof DoctorReport>;

@@ -14,6 +14,7 @@ import { SYSTEM_SENDER_FIX, systemSenderStatus } from '../../mail/system-mail.ts
 import { seenNodes } from './nodes.ts';
 import { createDnsClient } from '../../mta/dns-query.ts';
 import { checkReverseDns } from '../../mta/reverse-dns.ts';
+import { directDeliveryChecks, doctorNode, relayUnderDirectDelivery } from './direct-delivery.ts';
 import type { EventLoopMonitor } from '../metrics/event-loop.ts';
 import type { DoctorCheck, DoctorReport } from '../../../shared/schemas/doctor.ts';
 
@@ -108,6 +109,7 @@ function checkPublicUrl({ config }: DoctorDeps): DoctorCheck {
 }
 
 async function checkRelay({ config }: DoctorDeps): Promise<DoctorCheck> {
+  if (config.delivery === 'direct') return relayUnderDirectDelivery(config);
   if (!config.smtpUrl) {
     if (config.nodeEnv === 'production')
       return fail(
@@ -258,7 +260,9 @@ async function checkIpPools({ sequelize, config }: DoctorDeps): Promise<DoctorCh
   if (addresses.length === 0)
     return pass(
       'ip-pools',
-      'No IP pool addresses: direct delivery leaves from OUTBOUND_ADDRESS (or the system’s choice).',
+      config.delivery === 'relay'
+        ? 'No IP pool addresses (DELIVERY=relay: the relay sends from its own addresses).'
+        : 'No IP pool addresses: direct delivery leaves from OUTBOUND_ADDRESS (or the system’s choice).',
     );
   const dns = createDnsClient({ servers: config.dnsServers });
   const results = await Promise.all(addresses.map((address) => checkReverseDns(dns, address.ip, address.ehlo_name)));
@@ -294,7 +298,9 @@ function checkEventLoop({ eventLoop }: DoctorDeps): DoctorCheck {
   return pass('event-loop', `Event-loop delay ${measured}.`);
 }
 
-const CHECKS: { name: string; run: (deps: DoctorDeps) => DoctorCheck | Promise<DoctorCheck> }[] = [
+type CheckRun = (deps: DoctorDeps) => DoctorCheck | DoctorCheck[] | Promise<DoctorCheck | DoctorCheck[]>;
+
+const CHECKS: { name: string; run: CheckRun }[] = [
   { name: 'secret', run: checkSecret },
   { name: 'public-url', run: checkPublicUrl },
   { name: 'relay', run: checkRelay },
@@ -305,6 +311,8 @@ const CHECKS: { name: string; run: (deps: DoctorDeps) => DoctorCheck | Promise<D
   { name: 'disk', run: checkDisk },
   { name: 'event-loop', run: checkEventLoop },
   { name: 'ip-pools', run: checkIpPools },
+  // Several lines (EHLO name, reverse DNS, resolver, port 25, SPF, …), only when this node delivers itself.
+  { name: 'direct-delivery', run: (deps) => (deps.config.delivery === 'direct' ? directDeliveryChecks(deps) : []) },
 ];
 
 /** The table a query needed and did not find (PostgreSQL 42P01): the database is not migrated. */
@@ -335,5 +343,6 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
       }
     }),
   );
-  return { ok: checks.every((check) => check.ok), checks };
+  const lines = checks.flat();
+  return { ok: lines.every((check) => check.ok), node: doctorNode(deps.config), checks: lines };
 }
