@@ -7,6 +7,7 @@ import { CliFailure, ApiRequestError, MissingInputError, redactSecrets, toContra
 import { SvcClient } from './client.ts';
 import { DEFAULT_PROFILE } from './profiles.ts';
 import { isInteractive } from './ui/tty.ts';
+import { asInvoked } from './invocation.ts';
 
 export type SvcFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof SvcCommand)['baseFlags'] & T['flags']
@@ -106,6 +107,8 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
 
   override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
     const secrets = [this.environment?.apiKey ?? readCliEnvironment().apiKey];
+    // A next step in the sentence (`svc login`) is printed the way svc was run (`node bin/svc.js login`).
+    error.message = asInvoked(error.message);
     if (this.jsonEnabled()) {
       // One contract object on stdout, never oclif's error with its parse context (which holds the environment).
       const contract = toContractError(error, secrets);

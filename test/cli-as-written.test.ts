@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { addVerifiedDomain, createWorld } from './helpers/fixtures.ts';
+import { addVerifiedDomain, createAdmin, createTenant, createWorld } from './helpers/fixtures.ts';
 import { listen } from './helpers/svc-cli.ts';
 import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
@@ -183,6 +183,38 @@ test("a template's from: in front-matter is kept by push and is the sender of a 
   const refused = await cli.run(['send', '--to', 'ada@example.com', '--template', 'welcome', '--json']);
   assert.is(refused.code, 1);
   assert.match(refused.json.error.message, 'has no sender of its own');
+});
+
+test('a tenant is named by name wherever one is asked; an unknown name says so', async () => {
+  const operator = await createAdmin(ctx.app, { platformAdmin: true });
+  const acme = await createTenant(operator.id, 'Acme Mail');
+  const profile = { accessToken: operator.token, tenantId: acme, tenantName: 'Acme Mail' };
+  cli.writeProfile(profile, 'operator');
+  const as = (args: string[]) => cli.run([...args, '--profile', 'operator', '--json']);
+  const pool = await as(['pools', 'create', 'shared-1']);
+  assert.is(pool.code, 0, pool.stdout + pool.stderr);
+  const assigned = await as(['pools', 'assign', 'acme mail', '--pool', 'shared-1']);
+  assert.is(assigned.code, 0, assigned.stdout + assigned.stderr);
+  assert.equal(
+    assigned.json.assignments.map((a: { tenantId: string }) => a.tenantId),
+    [acme],
+  );
+  const members = await as(['members', 'list', '--tenant', 'Acme Mail']);
+  assert.is(members.code, 0, members.stdout + members.stderr);
+  assert.equal(
+    members.json.data.map((m: { adminId: string }) => m.adminId),
+    [operator.id],
+  );
+  for (const args of [
+    ['pools', 'assign', 'nope', '--pool', 'shared-1'],
+    ['members', 'list', '--tenant', 'nope'],
+    ['tenants', 'audit', '--tenant', 'nope'],
+  ]) {
+    const run = await as(args);
+    assert.is(run.code, 1, args.join(' '));
+    assert.is(run.json.error.message, 'no tenant named "nope" among yours: see `svc tenants list`.', args.join(' '));
+    assert.not.match(run.stdout, 'uuid');
+  }
 });
 
 test.run();

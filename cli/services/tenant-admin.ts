@@ -10,11 +10,44 @@ import type {
   UpdateTenantBody,
 } from '../../shared/schemas/tenants.ts';
 
-/** The tenant a command acts on: --tenant when given, else the current one. */
-export function tenantIdFor(client: SvcClient, given?: string): string {
-  const id = given ?? client.http.tenantId;
-  if (!id) throw new NoTenantError();
-  return id;
+const TENANT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * One of the caller's tenants named by id or by name (case-insensitive): `svc tenants use` and every
+ * command that asks for a tenant read a tenant the same way.
+ */
+export function pickTenant(tenants: TenantBody[], wanted: string): TenantBody {
+  const byId = tenants.find((candidate) => candidate.id === wanted);
+  if (byId) return byId;
+  const byName = tenants.filter((candidate) => candidate.name.toLowerCase() === wanted.toLowerCase());
+  if (byName.length > 1)
+    throw new CliFailure(
+      `${byName.length} of your tenants are named "${wanted}": pass the id (see \`svc tenants list\`).`,
+      EXIT.usage,
+      'AMBIGUOUS_NAME',
+    );
+  if (byName.length === 0)
+    throw new CliFailure(
+      TENANT_ID.test(wanted)
+        ? `You are not a member of a tenant with id ${wanted}: see \`svc tenants list\`.`
+        : `no tenant named "${wanted}" among yours: see \`svc tenants list\`.`,
+      EXIT.refused,
+      'NOT_A_MEMBER',
+    );
+  return byName[0];
+}
+
+/**
+ * The tenant a command acts on: --tenant (or the argument) when given, by id or by name, else the
+ * current one. An id goes as it is (a platform admin may act on a tenant that is not theirs).
+ */
+export async function tenantIdFor(client: SvcClient, given?: string): Promise<string> {
+  if (given === undefined || TENANT_ID.test(given)) {
+    const id = given ?? client.http.tenantId;
+    if (!id) throw new NoTenantError();
+    return id;
+  }
+  return pickTenant(await client.listTenants(), given).id;
 }
 
 const tenantPath = (tenantId: string, suffix = '') => `/tenants/${encodeURIComponent(tenantId)}${suffix}`;

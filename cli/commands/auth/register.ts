@@ -3,6 +3,7 @@ import { SvcCommand } from '../../base-command.ts';
 import { CliFailure, EXIT, MissingInputError } from '../../errors.ts';
 import { SignInFlow, readStdin, settleTenant } from '../../services/session.ts';
 import { renderLogin, renderPasswordPrompt } from '../../ui/render.ts';
+import { svcInvocation } from '../../invocation.ts';
 
 export interface Registered {
   admin: { id: string; email: string };
@@ -97,9 +98,10 @@ export default class Register extends SvcCommand<typeof Register> {
     }
     this.log(`Registered ${admin.email} and signed in on ${http.baseUrl}.`);
     if (tenant) this.log(`Tenant: ${tenant.name} (${tenant.id})`);
+    const svc = svcInvocation();
     const nextStep = tenant
-      ? `svc send --to ${email} --from hello@${domainOf(email)} --subject "Hello" --text "It works"   (then: svc logs tail)`
-      : 'svc tenants create <name>';
+      ? `${svc} send --to ${email} --from hello@${domainOf(email)} --subject "Hello" --text "It works"   (then: ${svc} logs tail)`
+      : `${svc} tenants create <name>`;
     this.log(`Next: ${nextStep}`);
     return { admin: { id: admin.id, email: admin.email }, signedIn: true, tenant, nextStep };
   }

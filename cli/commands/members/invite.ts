@@ -5,7 +5,7 @@ import { inviteMember, MEMBER_ROLES, tenantIdFor } from '../../services/tenant-a
 import type { InvitationBody, MemberBody } from '../../../shared/schemas/tenants.ts';
 
 export default class MembersInvite extends SvcCommand<typeof MembersInvite> {
-  static override operations = ['postTenantsByTenantIdMembers'];
+  static override operations = ['getTenants', 'postTenantsByTenantIdMembers'];
   static override summary = 'Add an admin to the tenant, or mail an invitation when the address has no account.';
   static override description =
     'The invitation mail links to the sign-up page; with a terminal only, `svc register --invitation <token>` joins too.';
@@ -16,13 +16,13 @@ export default class MembersInvite extends SvcCommand<typeof MembersInvite> {
   static override args = { email: Args.string({ description: 'e-mail address', required: true }) };
   static override flags = {
     role: Flags.option({ options: MEMBER_ROLES, description: 'role in the tenant', required: true })(),
-    tenant: Flags.string({ description: 'tenant id (default: the current tenant)' }),
+    tenant: Flags.string({ description: 'tenant id or name (default: the current tenant)' }),
   };
 
   async run(): Promise<MemberBody | InvitationBody> {
     const answer = await inviteMember(
       this.client,
-      tenantIdFor(this.client, this.flags.tenant),
+      await tenantIdFor(this.client, this.flags.tenant),
       this.args.email,
       this.flags.role,
     );

@@ -1,10 +1,12 @@
 import { Args, Flags } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { assignPool, describePools, findPool, unassignPool } from '../../services/ip-pools.ts';
+import { tenantIdFor } from '../../services/tenant-admin.ts';
 import { MAIL_STREAMS, type IpPool } from '../../../shared/schemas/ip-pools.ts';
 
 export default class PoolsAssign extends SvcCommand<typeof PoolsAssign> {
   static override operations = [
+    'getTenants',
     'getPlatformIpPools',
     'postPlatformIpPoolsByPoolIdAssignments',
     'deletePlatformIpPoolsByPoolIdAssignmentsByAssignmentId',
@@ -17,7 +19,9 @@ export default class PoolsAssign extends SvcCommand<typeof PoolsAssign> {
     '<%= config.bin %> pools assign 5f0c… --pool shared-1 --stream campaign --remove',
   ];
   static override showHeader = false;
-  static override args = { tenant: Args.string({ description: 'tenant id', required: true }) };
+  static override args = {
+    tenant: Args.string({ description: 'tenant id, or the name of one of your tenants', required: true }),
+  };
   static override flags = {
     pool: Flags.string({ description: 'pool name or id', required: true }),
     project: Flags.string({ description: "only this project's mail" }),
@@ -26,9 +30,10 @@ export default class PoolsAssign extends SvcCommand<typeof PoolsAssign> {
   };
 
   async run(): Promise<IpPool> {
+    const tenantId = await tenantIdFor(this.client, this.args.tenant);
     const pool = await findPool(this.client, this.flags.pool);
     const scope = {
-      tenantId: this.args.tenant,
+      tenantId,
       projectId: this.flags.project ?? null,
       stream: this.flags.stream ?? null,
     };

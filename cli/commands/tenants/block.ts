@@ -4,13 +4,13 @@ import { tenantAction, tenantIdFor } from '../../services/tenant-admin.ts';
 import type { TenantSummary } from '../../api-types.ts';
 
 export default class TenantsBlock extends SvcCommand<typeof TenantsBlock> {
-  static override operations = ['postTenantsByTenantIdBlock'];
+  static override operations = ['getTenants', 'postTenantsByTenantIdBlock'];
   static override summary = 'Block a tenant: its requests get 403 until unblocked (platform admins).';
   static override examples = ['<%= config.bin %> tenants block 5f0c…'];
-  static override args = { id: Args.string({ description: 'tenant id (default: the current tenant)' }) };
+  static override args = { id: Args.string({ description: 'tenant id or name (default: the current tenant)' }) };
 
   async run(): Promise<TenantSummary> {
-    const tenant = await tenantAction(this.client, tenantIdFor(this.client, this.args.id), 'block');
+    const tenant = await tenantAction(this.client, await tenantIdFor(this.client, this.args.id), 'block');
     this.log(`Tenant ${tenant.name} (${tenant.id}) is blocked.`);
     return tenant;
   }

@@ -1,13 +1,15 @@
 import { Args, Flags } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { CliFailure, EXIT } from '../../errors.ts';
-import { deleteTenant } from '../../services/tenant-admin.ts';
+import { deleteTenant, tenantIdFor } from '../../services/tenant-admin.ts';
 
 export default class TenantsDelete extends SvcCommand<typeof TenantsDelete> {
-  static override operations = ['deleteTenantsByTenantId'];
+  static override operations = ['getTenants', 'deleteTenantsByTenantId'];
   static override summary = 'Delete a tenant and everything in it (owners). Asks for --yes.';
   static override examples = ['<%= config.bin %> tenants delete 5f0c… --yes'];
-  static override args = { id: Args.string({ description: 'tenant id', required: true }) };
+  static override args = {
+    id: Args.string({ description: 'tenant id, or the name of one of your tenants', required: true }),
+  };
   static override flags = {
     yes: Flags.boolean({ description: 'confirm: the tenant, its keys, logs and templates go' }),
   };
@@ -19,10 +21,11 @@ export default class TenantsDelete extends SvcCommand<typeof TenantsDelete> {
         EXIT.usage,
         'CONFIRMATION_REQUIRED',
       );
-    await deleteTenant(this.client, this.args.id);
-    if (this.client.http.profile.tenantId === this.args.id)
+    const id = await tenantIdFor(this.client, this.args.id);
+    await deleteTenant(this.client, id);
+    if (this.client.http.profile.tenantId === id)
       this.client.http.saveProfile({ tenantId: undefined, tenantName: undefined });
-    this.log(`Deleted tenant ${this.args.id}.`);
-    return { id: this.args.id, deleted: true };
+    this.log(`Deleted tenant ${id}.`);
+    return { id, deleted: true };
   }
 }

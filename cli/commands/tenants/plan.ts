@@ -7,7 +7,7 @@ import type { TenantSummary } from '../../api-types.ts';
 import type { UpdateTenantBody } from '../../../shared/schemas/tenants.ts';
 
 export default class TenantsPlan extends SvcCommand<typeof TenantsPlan> {
-  static override operations = ['patchTenantsByTenantId'];
+  static override operations = ['getTenants', 'patchTenantsByTenantId'];
   static override summary = "Set a tenant's plan and/or monthly limit override (platform admins).";
   static override examples = [
     '<%= config.bin %> tenants plan pro --tenant 5f0c…',
@@ -16,7 +16,7 @@ export default class TenantsPlan extends SvcCommand<typeof TenantsPlan> {
   ];
   static override args = { plan: Args.string({ description: 'plan slug (see `svc billing plans`)' }) };
   static override flags = {
-    tenant: Flags.string({ description: 'tenant id (default: the current tenant)' }),
+    tenant: Flags.string({ description: 'tenant id or name (default: the current tenant)' }),
     'monthly-limit': Flags.string({ description: 'e-mails a month instead of the plan\'s, or "none" to clear it' }),
   };
 
@@ -31,7 +31,7 @@ export default class TenantsPlan extends SvcCommand<typeof TenantsPlan> {
     }
     if (Object.keys(changes).length === 0)
       throw new CliFailure('Name a plan, or pass --monthly-limit.', EXIT.usage, 'MISSING_FLAG');
-    const tenant = await updateTenant(this.client, tenantIdFor(this.client, this.flags.tenant), changes);
+    const tenant = await updateTenant(this.client, await tenantIdFor(this.client, this.flags.tenant), changes);
     this.log(describeRecord(tenant, ['id', 'name', 'plan', 'monthlyLimit', 'status']));
     return tenant;
   }

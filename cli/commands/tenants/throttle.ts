@@ -6,7 +6,11 @@ import { tenantIdFor } from '../../services/tenant-admin.ts';
 import type { TenantThrottleBody } from '../../../shared/schemas/shaping.ts';
 
 export default class TenantsThrottle extends SvcCommand<typeof TenantsThrottle> {
-  static override operations = ['getPlatformTenantsByTenantIdThrottle', 'putPlatformTenantsByTenantIdThrottle'];
+  static override operations = [
+    'getTenants',
+    'getPlatformTenantsByTenantIdThrottle',
+    'putPlatformTenantsByTenantIdThrottle',
+  ];
   static override summary =
     "Show or set a tenant's delivery throttle: messages a second and an hour over all nodes (platform admins).";
   static override description =
@@ -18,14 +22,14 @@ export default class TenantsThrottle extends SvcCommand<typeof TenantsThrottle> 
     '<%= config.bin %> tenants throttle 5f0c… --per-hour none',
     '<%= config.bin %> tenants throttle --json',
   ];
-  static override args = { id: Args.string({ description: 'tenant id (default: the current tenant)' }) };
+  static override args = { id: Args.string({ description: 'tenant id or name (default: the current tenant)' }) };
   static override flags = {
     'per-second': Flags.string({ description: 'messages a second (decimals allowed), or "none"' }),
     'per-hour': Flags.string({ description: 'messages per clock hour, or "none"' }),
   };
 
   async run(): Promise<TenantThrottleBody> {
-    const tenantId = tenantIdFor(this.client, this.args.id);
+    const tenantId = await tenantIdFor(this.client, this.args.id);
     const perSecond = limitFlag('per-second', this.flags['per-second'], 'number');
     const perHour = limitFlag('per-hour', this.flags['per-hour'], 'integer');
     let throttle = await readThrottle(this.client, tenantId);

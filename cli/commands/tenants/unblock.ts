@@ -4,13 +4,13 @@ import { tenantAction, tenantIdFor } from '../../services/tenant-admin.ts';
 import type { TenantSummary } from '../../api-types.ts';
 
 export default class TenantsUnblock extends SvcCommand<typeof TenantsUnblock> {
-  static override operations = ['postTenantsByTenantIdUnblock'];
+  static override operations = ['getTenants', 'postTenantsByTenantIdUnblock'];
   static override summary = 'Unblock a tenant (platform admins).';
   static override examples = ['<%= config.bin %> tenants unblock 5f0c…'];
-  static override args = { id: Args.string({ description: 'tenant id (default: the current tenant)' }) };
+  static override args = { id: Args.string({ description: 'tenant id or name (default: the current tenant)' }) };
 
   async run(): Promise<TenantSummary> {
-    const tenant = await tenantAction(this.client, tenantIdFor(this.client, this.args.id), 'unblock');
+    const tenant = await tenantAction(this.client, await tenantIdFor(this.client, this.args.id), 'unblock');
     this.log(`Tenant ${tenant.name} (${tenant.id}) is active again.`);
     return tenant;
   }

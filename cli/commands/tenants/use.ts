@@ -2,6 +2,7 @@ import { Args } from '@oclif/core';
 import { SvcCommand } from '../../base-command.ts';
 import { CliFailure, EXIT } from '../../errors.ts';
 import { renderPicker } from '../../ui/render.ts';
+import { pickTenant } from '../../services/tenant-admin.ts';
 
 export default class TenantsUse extends SvcCommand<typeof TenantsUse> {
   static override operations = ['getTenants'];
@@ -46,22 +47,7 @@ export default class TenantsUse extends SvcCommand<typeof TenantsUse> {
         http.tenantId,
       );
     }
-    const wanted = id;
-    const byName = tenants.filter((candidate) => candidate.name.toLowerCase() === wanted.toLowerCase());
-    if (byName.length > 1 && !tenants.some((candidate) => candidate.id === wanted)) {
-      throw new CliFailure(
-        `${byName.length} of your tenants are named "${wanted}": pass the id (see \`svc tenants list\`).`,
-        EXIT.usage,
-        'AMBIGUOUS_NAME',
-      );
-    }
-    const tenant = tenants.find((candidate) => candidate.id === wanted) ?? byName[0];
-    if (!tenant)
-      throw new CliFailure(
-        `You are not a member of a tenant with id or name "${wanted}": see \`svc tenants list\`.`,
-        EXIT.refused,
-        'NOT_A_MEMBER',
-      );
+    const tenant = pickTenant(tenants, id);
     http.saveProfile({ tenantId: tenant.id, tenantName: tenant.name });
     this.log(`Now acting in ${tenant.name} (${tenant.id}).`);
     return { id: tenant.id, name: tenant.name, profile: this.profileName };

@@ -57,7 +57,8 @@ export async function inviteByEmail(
   const link = invitationLink(deps.config.publicUrl, token);
   const intro = `${input.inviterEmail} invited you to join ${input.tenantName} as ${input.role}.`;
   const howTo = 'Create your account with this link (it works once and expires in 7 days):';
-  const api = `Or from the command line: POST ${deps.config.publicUrl}/auth/register with {"email":"${input.email}","password":"…","invitationToken":"${token}"}.`;
+  // The svc command that does it, not the raw API call behind it (issue 49 §5).
+  const api = `Or from the command line: SVC_BASE_URL=${deps.config.publicUrl} svc register --email ${input.email} --invitation ${token}`;
   await sendSystemMail(
     deps,
     {
