@@ -13,6 +13,7 @@ import { createOneTimeToken } from '../daemon/modules/auth/tokens.ts';
 import { hashPassword } from '../daemon/modules/auth/passwords.ts';
 import { inviteByEmail } from '../daemon/modules/tenants/invitations.ts';
 import { FORM_GUARD_TTL_MS, formGuardHolds, formGuardKey, issueFormGuard } from '../daemon/modules/pages/form-guard.ts';
+import { formPostOrigin } from '../daemon/modules/pages/form-origin.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { latestCapturedMessageTo } from '../daemon/mail/system-mail.ts';
 import { seal } from '../daemon/crypto/sealed.ts';
@@ -64,7 +65,7 @@ function assertPageHeaders(res: { headers: Record<string, unknown>; body: string
   assert.ok(csp.includes(`style-src 'sha256-${hash}'`), `${where}: the CSP allows the stylesheet by its hash`);
   assert.not.match(res.body, /<script|\sstyle=|\ssrc=|<link|https?:\/\//i, where);
   assert.is(res.headers['x-frame-options'], 'DENY', where);
-  assert.is(res.headers['referrer-policy'], 'no-referrer', where);
+  assert.is(res.headers['referrer-policy'], 'same-origin', where);
   assert.is(res.headers['cache-control'], 'no-store', where);
   assert.is(res.headers['x-content-type-options'], 'nosniff', where);
   assert.is(res.headers['content-type'], 'text/html; charset=utf-8', where);
@@ -185,6 +186,57 @@ test('a POST without the cookie, with another link’s guard, another form’s, 
   assert.is.not(after.passwordHash, before);
   assert.is(after.totpEnabled, true, '2FA is untouched by a reset from the page');
   await Admin.update({ totpEnabled: false, totpSecret: null }, { where: { id: admin.id } });
+});
+
+test('a POST with a valid cookie and guard from another origin (Origin, else Referer) is refused with 403 saying why; nothing changes', async () => {
+  const token = await createOneTimeToken(admin.id, 'reset-password');
+  const page = await get(`/reset-password?token=${token}`);
+  assert.is(page.headers['referrer-policy'], 'same-origin', 'so the browser sends a real Origin to its own page');
+  const { cookie, guard } = formOf(page);
+  const before = await passwordHashNow();
+  const fields = { token, guard, password: 'a password from elsewhere', repeatedPassword: 'a password from elsewhere' };
+  const url = `/reset-password?token=${token}`;
+
+  const evil = await post(url, fields, { cookie, origin: 'https://evil.example' });
+  assert.is(evil.statusCode, 403, evil.body);
+  assert.match(evil.body, /This form did not come from this service/);
+  assert.match(
+    evil.body,
+    /It was sent from https:\/\/evil\.example, not from this service \(https:\/\/mail\.example\.test\)\./,
+  );
+  assert.not.match(evil.body, /name="guard"/, 'no new form');
+  assert.is(evil.headers['set-cookie'], undefined, 'a foreign post cannot replace the cookie');
+  const refused: Array<[string, Record<string, string>, RegExp]> = [
+    ['Origin: null (a sandboxed frame, a no-referrer page)', { origin: 'null' }, /sent from null,/],
+    ['a look-alike host', { origin: 'https://mail.example.test.evil.example' }, /mail\.example\.test\.evil\.example/],
+    ['our host over http', { origin: 'http://mail.example.test' }, /sent from http:\/\/mail\.example\.test,/],
+    ['another port', { origin: 'https://mail.example.test:8443' }, /:8443/],
+    [
+      'no Origin, a foreign Referer',
+      { referer: 'https://evil.example/trap?x=1' },
+      /sent from https:\/\/evil\.example,/,
+    ],
+    ['Origin foreign, Referer ours', { origin: 'https://evil.example', referer: `${PUBLIC_URL}${url}` }, /evil/],
+  ];
+  for (const [what, headers, names] of refused) {
+    const res = await post(url, fields, { cookie, ...headers });
+    assert.is(res.statusCode, 403, what);
+    assert.match(res.body, names, what);
+  }
+  assert.is(await passwordHashNow(), before, 'the password did not change');
+
+  const ours = await post(url, fields, { cookie, origin: PUBLIC_URL, 'sec-fetch-site': 'same-origin' });
+  assert.is(ours.statusCode, 303, ours.body);
+  assert.is.not(await passwordHashNow(), before, 'from its own page, the form works');
+});
+
+test('form origin: Origin decides when present; else the Referer’s origin; with neither the guard alone decides', () => {
+  const ours = 'https://mail.example.test';
+  assert.equal(formPostOrigin({ origin: ours }, ours), { ours: true });
+  assert.equal(formPostOrigin({ referer: `${ours}/reset-password?token=t` }, ours), { ours: true });
+  assert.equal(formPostOrigin({}, ours), { ours: true });
+  assert.equal(formPostOrigin({ referer: 'not a url' }, ours), { ours: false, seen: '(an unreadable Referer)' });
+  assert.equal(formPostOrigin({ origin: 'x'.repeat(500) }, ours), { ours: false, seen: 'x'.repeat(200) });
 });
 
 test('a guard holds in its one spelling only (base64url leaves spare bits in the last character)', () => {

@@ -53,14 +53,19 @@ export function renderPage(content: PageContent): string {
   );
 }
 
-/** The headers of every page: HTML, never cached, never framed, never named in a Referer. */
+/**
+ * The headers of every page: HTML, never cached, never framed, never named in a Referer to another
+ * site. `same-origin`, not `no-referrer`: under no-referrer a browser sends `Origin: null` even with a
+ * form posted to its own page, and the account pages refuse a POST whose Origin is not PUBLIC_URL's
+ * (pages/form-origin.ts); the URL's token only goes back to the server it came from.
+ */
 export function setPageHeaders(reply: FastifyReply): FastifyReply {
   return reply.headers({
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     'content-security-policy': PAGE_CONTENT_SECURITY_POLICY,
     'x-frame-options': 'DENY',
-    'referrer-policy': 'no-referrer',
+    'referrer-policy': 'same-origin',
     'x-content-type-options': 'nosniff',
     'cross-origin-opener-policy': 'same-origin',
   });

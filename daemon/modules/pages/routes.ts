@@ -19,6 +19,7 @@ import {
   issueFormGuard,
   type FormPurpose,
 } from './form-guard.ts';
+import { formPostOrigin } from './form-origin.ts';
 import {
   acceptInvitationFromPage,
   accountLinkIsLive,
@@ -66,6 +67,7 @@ export default async function pageRoutes(app: App, deps: AppDeps): Promise<void>
   const pagesDeps: PagesDeps = { ...deps, signAccessToken: (claims) => app.jwt.sign(claims) };
   const guardKey = formGuardKey(deps.secrets.linkSigningKey);
   const secureCookie = deps.config.publicUrl.startsWith('https:');
+  const publicOrigin = new URL(deps.config.publicUrl).origin;
   const show = { access: access.public() };
   // Posting these forms is signing in by other means: the sign-in family's limit applies.
   const act = {
@@ -115,12 +117,16 @@ export default async function pageRoutes(app: App, deps: AppDeps): Promise<void>
       formAgain(request, reply, 200, { token: textOf(request.query, flow.tokenName), fields: {} }),
     );
 
-    app.post(path, { config: act, schema }, async (request, reply) => {
+    app.post(path, { config: act, schema, bodyLimit: FORM_BODY_LIMIT_BYTES }, async (request, reply) => {
       // Browsers name where a request comes from: a form of ours is always posted from its own page.
       // Refused before anything else, and without a new form, so such a post cannot even replace
       // the nonce cookie of the person's open page.
       const site = request.headers['sec-fetch-site'];
       if (site !== undefined && site !== 'same-origin') return sendPage(reply, 403, foreignFormPage(localeOf(request)));
+      // And the Origin (or Referer) it names must be PUBLIC_URL's (form-origin.ts), as OWASP recommends.
+      const origin = formPostOrigin(request.headers, publicOrigin);
+      if (!origin.ours)
+        return sendPage(reply, 403, foreignFormPage(localeOf(request), { seen: origin.seen, expected: publicOrigin }));
       const fields: Fields = request.body && typeof request.body === 'object' ? (request.body as Fields) : {};
       const token = textOf(fields, flow.tokenName);
       const guarded = formGuardHolds({

@@ -35,8 +35,8 @@ export interface PageStrings {
     done: string;
   };
   deadLink: { title: string; reset: string; verify: string; invitation: string };
-  /** A form posted from another site: refused without a new form. */
-  foreignForm: { title: string; text: string };
+  /** A form posted from another site: refused without a new form. `from`: `{origin}` and `{expected}` are filled in. */
+  foreignForm: { title: string; text: string; from: string };
   signIn: string;
 }
 
@@ -89,6 +89,7 @@ const EN: PageStrings = {
   foreignForm: {
     title: 'This form did not come from this service',
     text: 'Nothing was changed. To go on, open the link in your mail again.',
+    from: 'It was sent from {origin}, not from this service ({expected}).',
   },
   signIn: 'Sign in from the command line with: svc login',
 };
@@ -142,6 +143,7 @@ const ES: PageStrings = {
   foreignForm: {
     title: 'Este formulario no viene de este servicio',
     text: 'No se ha cambiado nada. Para seguir, abre de nuevo el enlace de tu correo.',
+    from: 'Se envió desde {origin}, no desde este servicio ({expected}).',
   },
   signIn: 'Inicia sesión desde la línea de órdenes con: svc login',
 };

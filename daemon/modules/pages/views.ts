@@ -130,12 +130,18 @@ export function deadLinkPage(locale: PageLocale, purpose: FormPurpose): PageCont
   };
 }
 
-/** A form sent from another site: refused, with no new form (that would replace the cookie's nonce). */
-export function foreignFormPage(locale: PageLocale): PageContent {
+/**
+ * A form sent from another site: refused, with no new form (that would replace the cookie's nonce).
+ * `origin`: where it was sent from, when its Origin or Referer said so (form-origin.ts).
+ */
+export function foreignFormPage(locale: PageLocale, origin?: { seen: string; expected: string }): PageContent {
   const t = pageStrings(locale);
+  const from = origin
+    ? `<p>${escapeHtml(t.foreignForm.from.replace('{origin}', origin.seen).replace('{expected}', origin.expected))}</p>`
+    : '';
   return {
     lang: locale,
     title: t.foreignForm.title,
-    body: `<h1>${escapeHtml(t.foreignForm.title)}</h1><p role="alert">${escapeHtml(t.foreignForm.text)}</p>`,
+    body: `<h1>${escapeHtml(t.foreignForm.title)}</h1><p role="alert">${escapeHtml(t.foreignForm.text)}</p>${from}`,
   };
 }
