@@ -1,6 +1,6 @@
 // One message received by the inbound SMTP listener, routed by what it is and whom it was for:
 // ARF complaints (at a return path, or signed by a feedback-loop operator: feedback-auth.ts) and DSNs
-// go through the provider receivers' outcome path (applyProviderReport), a
+// (at a return path only) go through the provider receivers' outcome path (applyProviderReport), a
 // plain non-delivery report to a return path likewise, the List-Unsubscribe mailto through the
 // one-click unsubscribe, DMARC aggregate reports into the dmarc module. Knows no SMTP.
 import type { Sequelize } from 'sequelize';
@@ -58,34 +58,59 @@ async function applyAll(
   return processed;
 }
 
+/** A report that changes nothing because its sender is not proven: kept as unverified, with why, and logged. */
+async function keepUnverified(
+  deps: InboundMailDeps,
+  message: InboundMessage,
+  kind: 'complaint' | 'bounce',
+  report: Pick<ProviderReport, 'emailId' | 'recipients' | 'messageIds'>,
+  reason: string,
+): Promise<InboundOutcome> {
+  const kept = {
+    disposition: 'unverified' as const,
+    kind,
+    source: 'smtp',
+    reason,
+    emailId: report.emailId ?? null,
+    reporter: message.mailFrom,
+    recipients: report.recipients ?? [],
+    messageIds: report.messageIds,
+  };
+  await insertKeptReport(deps.sequelize, kept);
+  deps.log.warn(kept, `${kind === 'bounce' ? 'delivery' : 'feedback-loop'} report kept as unverified: ${reason}`);
+  return { handled: 'unverified', count: 0 };
+}
+
 /**
  * An ARF report that did not come to a send's own return path (fbl@, another of our mailboxes): it
- * counts only when a listed feedback-loop operator signed it; otherwise it is kept as unverified.
+ * counts only when a listed feedback-loop operator signed it, the Content-Type it is read by
+ * included; otherwise it is kept as unverified.
  */
 async function applyFeedbackLoopReport(
   deps: InboundMailDeps,
   message: InboundMessage,
+  read: ReadMessage,
   arf: ProviderReport,
-  signatures: ReadMessage['feedbackSignatures'],
 ): Promise<InboundOutcome> {
   const { feedbackLoopDomains } = await getPlatformSettings(deps.sequelize);
   // The reader checked the signatures of every ARF report that came to no return path.
-  const signer = judgeFeedbackSigner(signatures ?? { results: [] }, feedbackLoopDomains);
+  const signer = judgeFeedbackSigner(
+    read.feedbackSignatures ?? { results: [] },
+    feedbackLoopDomains,
+    read.report.headers,
+  );
   if (signer.verified) return { handled: 'complaint', count: await applyAll(deps, [arf], arf.emailId, signer.signer) };
-  const kept = {
-    disposition: 'unverified' as const,
-    kind: 'complaint' as const,
-    source: 'smtp',
-    reason: signer.reason,
-    emailId: arf.emailId ?? null,
-    reporter: message.mailFrom,
-    recipients: arf.recipients ?? [],
-    messageIds: arf.messageIds,
-  };
-  await insertKeptReport(deps.sequelize, kept);
-  deps.log.warn(kept, `feedback-loop report kept as unverified: ${signer.reason}`);
-  return { handled: 'unverified', count: 0 };
+  return keepUnverified(deps, message, 'complaint', arf, signer.reason);
 }
+
+/**
+ * Why a delivery report away from a return path changes nothing: anyone who saw one message of a send
+ * can write a DSN naming it, its recipients and its X-Service-Email-Id, with the null sender. Only the
+ * return path the service wrote into that send's envelope (or a provider receiver that authenticates
+ * its caller: /webhooks/ses, /webhooks/smtp-dsn) ties a bounce to it.
+ */
+const NOT_AT_RETURN_PATH =
+  'it is a delivery report that did not come to the return path the service wrote for a send (bounce-<email id>@…), where alone bounces count';
 
 export async function handleInboundMessage(deps: InboundMailDeps, message: InboundMessage): Promise<InboundOutcome> {
   const kinds = new Set(message.recipients.map((r) => r.kind));
@@ -107,12 +132,20 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
     // inbound/service.ts); anywhere else only a feedback-loop operator's signature makes it count.
     if (arf && bounce)
       return { handled: 'complaint', count: await applyAll(deps, [arf], bounce.emailId, message.mailFrom) };
-    if (arf) return applyFeedbackLoopReport(deps, message, arf, read.feedbackSignatures);
+    if (arf) return applyFeedbackLoopReport(deps, message, read, arf);
   }
   if (report.reportType === 'delivery-status') {
     const reports = readDsn(report);
-    const emailId = bounce?.emailId ?? reports[0]?.emailId;
-    return { handled: 'bounce', count: await applyAll(deps, reports, emailId, message.mailFrom) };
+    if (bounce) return { handled: 'bounce', count: await applyAll(deps, reports, bounce.emailId, message.mailFrom) };
+    // A DSN that reports no failure (delivered, relayed) would have changed nothing anywhere.
+    if (reports.length === 0) return { handled: 'ignored', count: 0 };
+    return keepUnverified(
+      deps,
+      message,
+      'bounce',
+      { ...reports[0], recipients: reports.flatMap((r) => r.recipients ?? []) },
+      NOT_AT_RETURN_PATH,
+    );
   }
   if (bounce) {
     const body = report.parts
