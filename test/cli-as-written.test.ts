@@ -4,7 +4,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { simpleParser } from 'mailparser';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addVerifiedDomain, createAdmin, createTenant, createWorld } from './helpers/fixtures.ts';
 import { listen } from './helpers/svc-cli.ts';
@@ -12,6 +13,11 @@ import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
 import { EmailLog } from '../daemon/modules/emails/model.ts';
 import { Template } from '../daemon/modules/templates/model.ts';
+import { latestCapturedMessageTo } from '../daemon/mail/system-mail.ts';
+import { runJobs } from './helpers/send-jobs.ts';
+import { parseShellCommand } from './helpers/shell-words.ts';
+
+const ROOT = new URL('..', import.meta.url).pathname;
 
 let ctx: TestContext;
 let cli: InProcessCli;
@@ -214,6 +220,53 @@ test('a tenant is named by name wherever one is asked; an unknown name says so',
     assert.is(run.code, 1, args.join(' '));
     assert.is(run.json.error.message, 'no tenant named "nope" among yours: see `svc tenants list`.', args.join(' '));
     assert.not.match(run.stdout, 'uuid');
+  }
+});
+
+test('the invitation mail names the svc command, and it and the Next: hint of register run as printed', async () => {
+  const operator = await createAdmin(ctx.app);
+  await createTenant(operator.id, 'Invite Co');
+  cli.writeProfile({ accessToken: operator.token }, 'inviter');
+  const invited = await cli.run([
+    'members',
+    'invite',
+    'newcomer@example.test',
+    '--role',
+    'developer',
+    '--tenant',
+    'invite co',
+    '--profile',
+    'inviter',
+    '--json',
+  ]);
+  assert.is(invited.code, 0, invited.stdout + invited.stderr);
+  await runJobs(ctx, 'system');
+  const mail = await latestCapturedMessageTo(ctx.db.sequelize, 'newcomer@example.test');
+  const text = (await simpleParser(mail!.raw)).text ?? '';
+  assert.not.match(text, 'POST ');
+  const line = /Or from the command line: (.+)/.exec(text)?.[1];
+  assert.ok(line, text);
+  const printed = parseShellCommand(line!);
+  assert.equal(printed.words.slice(0, 2), ['svc', 'register'], line);
+  assert.is(printed.env.SVC_BASE_URL, ctx.config.publicUrl);
+  // Run as printed, with the daemon this test listens on standing for PUBLIC_URL's.
+  const script = process.argv[1];
+  process.argv[1] = join(ROOT, 'bin', 'svc.js');
+  try {
+    const registered = await cli.run(
+      [...printed.words.slice(1), '--password-stdin', '--profile', 'newcomer', '--json'],
+      {
+        input: 'correct horse battery staple',
+      },
+    );
+    assert.is(registered.code, 0, registered.stdout + registered.stderr);
+    // From a clone svc is not on PATH: the next step names the script as it was run.
+    const next = parseShellCommand(registered.json.nextStep.split('   (then:')[0]);
+    assert.equal(next.words.slice(0, 2), ['node', relative(process.cwd(), join(ROOT, 'bin', 'svc.js'))]);
+    const ran = await cli.run([...next.words.slice(2), '--profile', 'newcomer', '--json']);
+    assert.is(ran.code, 0, registered.json.nextStep + ran.stdout + ran.stderr);
+  } finally {
+    process.argv[1] = script;
   }
 });
 
