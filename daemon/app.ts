@@ -6,12 +6,12 @@ import type { App, AppDeps, ModuleDeps } from './app-types.ts';
 import errorsPlugin, { sendError } from './plugins/errors.ts';
 import finiteNumbersPlugin from './plugins/finite-numbers.ts';
 import jsonBodyPlugin from './plugins/json-body.ts';
+import requestBodyPlugin, { NO_BODY_LIMIT_BYTES } from './plugins/request-body.ts';
 import { ApiError } from './errors.ts';
 import authPlugin from './plugins/auth.ts';
 import rateLimitPlugin from './plugins/rate-limit.ts';
 import { initModels } from './db/models.ts';
 import { isHealthPoll } from './logging.ts';
-import { MAX_BODY_BYTES } from '../shared/constants.ts';
 import { ErrorBody } from '../shared/schemas/common.ts';
 import type { TlsPair } from './tls.ts';
 import { componentName, describeOperation } from './openapi.ts';
@@ -100,7 +100,9 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
     logController: new LogController({
       disableRequestLogging: (request: { url?: string }) => isHealthPoll(request.url),
     }),
-    bodyLimit: MAX_BODY_BYTES,
+    // Each route's own limit is set as it is declared (plugins/request-body.ts); this one is the
+    // unknown routes' (whose bodies are not read) and the default of content-type parsers.
+    bodyLimit: NO_BODY_LIMIT_BYTES,
     // Under routerOptions: the top-level option is deprecated (a FastifyWarning at boot).
     routerOptions: { maxParamLength: TRACKING_TOKEN_MAX_LENGTH },
     trustProxy: appDeps.config.trustProxy,
@@ -158,6 +160,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(errorsPlugin);
   await app.register(finiteNumbersPlugin);
   await app.register(jsonBodyPlugin);
+  await app.register(requestBodyPlugin);
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

@@ -1,5 +1,8 @@
 // One auth path for the whole API. onRequest resolves who is calling (without failing, so the
-// rate limiter can key on it); preValidation enforces the route's `config.access`.
+// rate limiter can key on it and count the attempt); preParsing enforces the route's
+// `config.access`: after the rate limiter, before a byte of the body is read. A request without
+// valid credentials, scope or membership costs no body read and no parse (docs/security.md;
+// test/auth-before-body.test.ts fails if this ever moves after parsing).
 import fp from 'fastify-plugin';
 import fastifyJwt from '@fastify/jwt';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -199,7 +202,7 @@ async function authPlugin(
   app.addHook('onRequest', async (request) => {
     await resolvePrincipal(app, options.cache, request);
   });
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preParsing', async (request) => {
     if (request.is404) return;
     const rule = request.routeOptions.config?.access;
     // A route that forgot to declare its access is closed, not open.

@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ConnectionError } from 'sequelize';
 import { ApiError, STATUS_TEXT, type ErrorDetail } from '../errors.ts';
 import { NO_CONTROL_CHARACTERS, type ErrorBody } from '../../shared/schemas/common.ts';
+import { bodyTooLargeError } from './request-body.ts';
 
 interface AjvIssue {
   instancePath?: string;
@@ -44,11 +45,6 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: 
     status: 400,
     code: 'INVALID_JSON',
     message: 'The request says it carries JSON but the body is empty.',
-  },
-  FST_ERR_CTP_BODY_TOO_LARGE: {
-    status: 413,
-    code: 'BODY_TOO_LARGE',
-    message: 'The request body is larger than the 1 MB this endpoint accepts.',
   },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
     status: 415,
@@ -101,6 +97,9 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
         const message = first ? `Invalid request: ${first.field} ${first.message}.` : 'Invalid request.';
         return reply.code(400).send(body(400, 'VALIDATION_FAILED', message, details));
       }
+      // Fastify's own parsers (forms, raw bodies) refuse past the route's limit: name that limit.
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+        return sendError(reply, bodyTooLargeError(request.routeOptions.bodyLimit));
       const known = error.code ? FRAMEWORK_ERRORS[error.code] : undefined;
       if (known) return reply.code(known.status).send(body(known.status, known.code, known.message));
       const status = error.statusCode ?? 500;

@@ -122,6 +122,8 @@ export default async function billingRoutes(app: App, deps: AppDeps): Promise<vo
       '/billing/webhook',
       {
         config: { access: access.public() },
+        // Stripe's events are a few kilobytes; the body is only read as bytes until its signature holds.
+        bodyLimit: 1024 * 1024,
         schema: {
           tags,
           summary:

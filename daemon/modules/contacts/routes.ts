@@ -22,6 +22,7 @@ import {
   PatchContactBody,
   UpdateContactTagBody,
   UpsertContactBody,
+  MAX_BULK_CONTACTS,
 } from '../../../shared/schemas/contacts.ts';
 import {
   addContactTags,
@@ -77,7 +78,9 @@ export default async function contactRoutes(app: App, deps: AppDeps): Promise<vo
   app.post(
     '/contacts/bulk',
     {
-      config: write,
+      // 1000 contacts of about a kilobyte, with their tags and attributes: 25 members each on average.
+      config: { ...write, maxJsonMembers: MAX_BULK_CONTACTS * 25 },
+      bodyLimit: 1024 * 1024,
       schema: {
         tags,
         summary: 'Upsert up to 1000 contacts; each row answers created, updated or error',

@@ -72,6 +72,8 @@ export default async function inboundRoutes(app: App, deps: AppDeps): Promise<vo
     '/webhooks/ses',
     {
       config: open,
+      // The largest message Amazon SNS delivers.
+      bodyLimit: 256 * 1024,
       schema: {
         tags,
         summary: 'Amazon SES notifications through SNS: subscription confirmation, Bounce, Complaint, Delivery',

@@ -31,6 +31,8 @@ export default async function platformRoutes(app: App, deps: ModuleDeps): Promis
     '/platform/settings',
     {
       config,
+      // Up to 500 feedback-loop domains of 253 characters each.
+      bodyLimit: 256 * 1024,
       schema: {
         tags,
         summary: 'Change platform settings (platform admins only); answers the whole set',

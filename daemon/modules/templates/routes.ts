@@ -60,6 +60,11 @@ const notFound = { ...errors, 404: ErrorBody };
 const conflict = { ...notFound, 409: ErrorBody };
 const unprocessable = { ...notFound, 422: ErrorBody };
 
+/** A version's two bodies (Liquid parses 500,000 characters of each) and JSX (200,000), up to 3 bytes a character. */
+const TEMPLATE_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+/** A render of JSX (200,000 characters) with its props, or a preview's data. */
+const RENDER_BODY_LIMIT_BYTES = 1024 * 1024;
+
 export default async function templateRoutes(app: App, deps: ModuleDeps): Promise<void> {
   const tags = ['templates'];
   const session = { access: access.session() };
@@ -69,6 +74,7 @@ export default async function templateRoutes(app: App, deps: ModuleDeps): Promis
     '/templates/render-react-email',
     {
       config: sessionOrWriteKey,
+      bodyLimit: RENDER_BODY_LIMIT_BYTES,
       schema: {
         tags,
         summary:
@@ -84,6 +90,7 @@ export default async function templateRoutes(app: App, deps: ModuleDeps): Promis
     '/templates',
     {
       config: sessionOrWriteKey,
+      bodyLimit: TEMPLATE_BODY_LIMIT_BYTES,
       schema: {
         tags,
         summary: 'Create a template and its first version (slug unique per tenant)',
@@ -254,6 +261,7 @@ export default async function templateRoutes(app: App, deps: ModuleDeps): Promis
     '/templates/:id/versions/:versionId',
     {
       config: sessionOrWriteKey,
+      bodyLimit: TEMPLATE_BODY_LIMIT_BYTES,
       schema: {
         tags,
         summary: 'Edit a draft version (a published one is frozen: 409)',
@@ -334,6 +342,7 @@ export default async function templateRoutes(app: App, deps: ModuleDeps): Promis
     '/templates/:id/versions/:versionId/preview',
     {
       config: sessionOrWriteKey,
+      bodyLimit: RENDER_BODY_LIMIT_BYTES,
       schema: {
         tags,
         summary: 'Render a version with the given data; nothing is sent',
