@@ -49,8 +49,9 @@ async function invite(email: string, role: string): Promise<string> {
   const mail = await sink.waitFor((m) => m.rcptTo.includes(email.toLowerCase()));
   const link = /https:\/\/svc\.example\.com\/register\?invitation=([A-Za-z0-9_-]+)/.exec(String(mail.parsed.text));
   assert.ok(link, String(mail.parsed.text));
-  assert.match(String(mail.parsed.subject), 'You are invited to Acme Mail');
-  assert.match(String(mail.parsed.text), `owner@example.test invited you to join Acme Mail as ${role}`);
+  assert.is(String(mail.parsed.subject), 'Invitation to join a team on svc.example.com');
+  assert.match(String(mail.parsed.text), `You are invited to join a team on svc.example.com as ${role}.`);
+  assert.match(String(mail.parsed.text), 'Team name: Acme Mail\nInvited by: owner@example.test\n');
   sink.messages.splice(sink.messages.indexOf(mail), 1);
   return link[1];
 }

@@ -46,6 +46,8 @@ test('GET gives the defaults to platform admins', async () => {
     riskMinSends: 1000,
     riskMinComplaints: 3,
     riskMinHardBounces: 10,
+    invitationsPerTenantPerDay: 50,
+    invitationsPerPlatformPerDay: 1000,
   });
 });
 

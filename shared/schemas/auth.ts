@@ -1,6 +1,6 @@
 // Bodies of the /auth endpoints (CONTRACT.md "Auth bodies"), shared by the daemon and the CLI.
 import { Type, type Static } from '@sinclair/typebox';
-import { EmailAddress, Timestamp, Uuid, Nullable } from './common.ts';
+import { EmailAddress, Timestamp, Uuid, Nullable, PlainName } from './common.ts';
 
 export const PASSWORD_MIN_LENGTH = 10;
 /** scrypt reads the whole password; a cap keeps a megabyte "password" from being a cheap DoS. */
@@ -26,7 +26,7 @@ export const RegisterBody = Type.Object(
   {
     email: EmailAddress,
     password: Password,
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    name: Type.Optional(PlainName(200)),
     invitationToken: Type.Optional(
       Type.String({
         minLength: 10,

@@ -39,6 +39,15 @@ export const Uuid = Type.String({ format: 'uuid', description: 'identifier (UUID
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC' });
 export const EmailAddress = Type.String({ format: 'email', maxLength: 320 });
 
+/**
+ * No C0 or C1 control character (CR, LF, TAB, ESC, NEL …): a name that reaches a mail, a header or a
+ * terminal is one line of plain text. daemon/plugins/errors.ts words the 400 of this pattern.
+ */
+export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001F\\u007F-\\u009F]*$';
+/** A name people give (tenant, account, project): plain text on one line. */
+export const PlainName = (maxLength: number, options?: SchemaOptions) =>
+  Type.String({ minLength: 1, maxLength, pattern: NO_CONTROL_CHARACTERS, ...options });
+
 export const IdParams = Type.Object({ id: Uuid });
 export type IdParams = Static<typeof IdParams>;
 

@@ -53,6 +53,18 @@ export const PlatformSettingsBody = Type.Object({
     maximum: 10_000,
     description: 'hard bounces from distinct recipients needed before a bounce rate pauses',
   }),
+  // Invitations mail addresses that have no account (modules/tenants/invitation-limits.ts): caps a real
+  // team never meets, so a new account cannot use the platform's signed mail to reach strangers in bulk.
+  invitationsPerTenantPerDay: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    description: 'invitation mails one tenant may send in any 24 hours (then 429 with Retry-After)',
+  }),
+  invitationsPerPlatformPerDay: Type.Integer({
+    minimum: 1,
+    maximum: 10_000_000,
+    description: 'invitation mails all tenants together may send in any 24 hours (then 429 with Retry-After)',
+  }),
   feedbackLoopDomains: Type.Array(Hostname, {
     maxItems: 500,
     uniqueItems: true,
@@ -90,6 +102,8 @@ export const DEFAULT_PLATFORM_SETTINGS: PlatformSettings = {
   riskMinSends: 1000,
   riskMinComplaints: 3,
   riskMinHardBounces: 10,
+  invitationsPerTenantPerDay: 50,
+  invitationsPerPlatformPerDay: 1000,
   // The reporting domains of the large mailbox providers' feedback loops (Yahoo/AOL CFL, Microsoft
   // JMRP/SNDS, Comcast and the others run by Validity, Mail.ru, Yandex, Fastmail, Zoho, GMX/WEB.DE…).
   feedbackLoopDomains: [

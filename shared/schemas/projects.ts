@@ -1,6 +1,6 @@
 // Projects and their optional SMTP relay. The password is write-only: answers say only whether one is set.
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp, Uuid, Nullable } from './common.ts';
+import { Timestamp, Uuid, Nullable, PlainName } from './common.ts';
 
 export const ProjectSmtpInput = Type.Object(
   {
@@ -14,14 +14,14 @@ export const ProjectSmtpInput = Type.Object(
 );
 
 export const CreateProjectBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 200 }), smtp: Type.Optional(ProjectSmtpInput) },
+  { name: PlainName(200), smtp: Type.Optional(ProjectSmtpInput) },
   { additionalProperties: false, description: 'CreateProjectDto' },
 );
 export type CreateProjectBody = Static<typeof CreateProjectBody>;
 
 export const UpdateProjectBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    name: Type.Optional(PlainName(200)),
     smtp: Type.Optional(Nullable(ProjectSmtpInput, { description: 'null removes the project relay' })),
   },
   { additionalProperties: false, description: 'UpdateProjectDto' },

@@ -1,6 +1,6 @@
 // Bodies of /tenants, members, API keys and the audit log (CONTRACT.md "Tenants and keys").
 import { Type, type Static } from '@sinclair/typebox';
-import { EmailAddress, Timestamp, Uuid, Nullable, OneOf } from './common.ts';
+import { EmailAddress, Timestamp, Uuid, Nullable, OneOf, PlainName } from './common.ts';
 import { API_KEY_SCOPES } from '../constants.ts';
 
 // Literal unions written out (not mapped from the constants) so that TypeBox's static types stay
@@ -22,7 +22,7 @@ export const EnvironmentSchema = Type.Union([Type.Literal('live'), Type.Literal(
   description: 'test keys run the whole pipeline but their mail is captured, never relayed',
 });
 
-const Name = Type.String({ minLength: 1, maxLength: 100 });
+const Name = PlainName(100);
 const NullableTimestamp = Nullable(Timestamp);
 
 export const TenantParams = Type.Object({ tenantId: Uuid });

@@ -3,15 +3,21 @@
 // /auth/register {invitationToken}) creates the account, proves the address, and joins the tenant
 // with the invited role, even when registration is otherwise closed. Tokens: 32 random bytes,
 // stored as SHA-256, single use, 7 days; re-inviting replaces the pending invitation.
+// The mail goes to someone who never asked for it: its subject is the platform's own words, and the
+// names people chose (the tenant's, the inviter's) appear only as labelled data in the body; who may
+// invite and how many a day is invitation-limits.ts.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { hashToken, newOpaqueToken } from '../auth/tokens.ts';
 import { recordAudit } from '../audit/service.ts';
 import { sendSystemMail, type SystemMailDeps } from '../../mail/system-mail.ts';
 import { ApiError } from '../../errors.ts';
+import { takeInvitationSlot } from './invitation-limits.ts';
 import type { MemberRole } from '../../../shared/constants.ts';
 import type { InvitationBody } from '../../../shared/schemas/tenants.ts';
 
 export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
+const IGNORE =
+  'If you did not expect this or do not know who invited you, ignore this mail: nothing happens unless you open the link.';
 
 function escapeHtml(value: string): string {
   return value.replace(
@@ -26,7 +32,12 @@ export function invitationLink(publicUrl: string, token: string): string {
   return url.toString();
 }
 
-/** Records the invitation and queues its mail, both in the caller's transaction. */
+/** The platform's name in the invitation's subject: the host people reach it at (PUBLIC_URL). */
+function platformNameOf(publicUrl: string): string {
+  return new URL(publicUrl).host;
+}
+
+/** Records the invitation and queues its mail, both in the caller's transaction; a 429 past the daily caps. */
 export async function inviteByEmail(
   deps: SystemMailDeps,
   transaction: Transaction,
@@ -40,6 +51,7 @@ export async function inviteByEmail(
     ip?: string;
   },
 ): Promise<InvitationBody> {
+  await takeInvitationSlot(deps.sequelize, transaction, { tenantId: input.tenantId, invitedBy: input.invitedBy });
   const token = newOpaqueToken();
   const expiresAt = new Date(Date.now() + INVITATION_TTL_MS);
   await deps.sequelize.query(
@@ -55,7 +67,12 @@ export async function inviteByEmail(
     { replacements: { ...input, tokenHash: hashToken(token), expiresAt }, type: QueryTypes.SELECT, transaction },
   );
   const link = invitationLink(deps.config.publicUrl, token);
-  const intro = `${input.inviterEmail} invited you to join ${input.tenantName} as ${input.role}.`;
+  const platform = platformNameOf(deps.config.publicUrl);
+  const intro = `You are invited to join a team on ${platform} as ${input.role}.`;
+  const facts: [string, string][] = [
+    ['Team name', input.tenantName],
+    ['Invited by', input.inviterEmail],
+  ];
   const howTo = 'Create your account with this link (it works once and expires in 7 days):';
   // The svc command that does it, not the raw API call behind it (issue 49 §5).
   const api = `Or from the command line: SVC_BASE_URL=${deps.config.publicUrl} svc register --email ${input.email} --invitation ${token}`;
@@ -63,11 +80,14 @@ export async function inviteByEmail(
     deps,
     {
       to: input.email,
-      subject: `You are invited to ${input.tenantName}`,
-      text: `${intro}\n\n${howTo}\n${link}\n\n${api}\n\nIf you did not expect this, ignore this mail.\n`,
+      subject: `Invitation to join a team on ${platform}`,
+      text:
+        `${intro}\n\n${facts.map(([label, value]) => `${label}: ${value}`).join('\n')}\n\n` +
+        `${howTo}\n${link}\n\n${api}\n\n${IGNORE}\n`,
       html:
-        `<p>${escapeHtml(intro)}</p><p>${escapeHtml(howTo)}<br><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>` +
-        `<p>${escapeHtml(api)}</p><p>If you did not expect this, ignore this mail.</p>`,
+        `<p>${escapeHtml(intro)}</p><table>${facts.map(([label, value]) => `<tr><th align="left">${label}</th><td>${escapeHtml(value)}</td></tr>`).join('')}</table>` +
+        `<p>${escapeHtml(howTo)}<br><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>` +
+        `<p>${escapeHtml(api)}</p><p>${escapeHtml(IGNORE)}</p>`,
     },
     transaction,
   );

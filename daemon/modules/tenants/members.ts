@@ -10,6 +10,7 @@ import { ConflictError, ForbiddenError, NotFoundError } from '../../errors.ts';
 import type { MemberRole } from '../../../shared/constants.ts';
 import type { InvitationBody, MemberBody } from '../../../shared/schemas/tenants.ts';
 import { inviteByEmail } from './invitations.ts';
+import { assertMayMailStrangers } from './invitation-limits.ts';
 import { Tenant } from './model.ts';
 import { findPage } from '../../db/paging.ts';
 
@@ -67,7 +68,8 @@ export async function listMembers(
 
 /**
  * Adds an existing admin to the tenant; an address with no account gets an invitation instead
- * (a mail with a sign-up link; registering with it joins the tenant with this role).
+ * (a mail with a sign-up link; registering with it joins the tenant with this role), which only an
+ * inviter with a verified address may send, within the daily caps (invitation-limits.ts).
  */
 export async function addMember(
   deps: TenantDeps,
@@ -87,13 +89,14 @@ export async function addMember(
         Admin.findByPk(actor.adminId, { transaction }),
       ]);
       if (!tenant) throw new NotFoundError('Tenant');
+      assertMayMailStrangers(inviter);
       const invitation = await inviteByEmail({ sequelize, config: deps.config, secrets: deps.secrets }, transaction, {
         tenantId,
         tenantName: tenant.name,
         email,
         role: body.role,
         invitedBy: actor.adminId,
-        inviterEmail: inviter?.email ?? 'An administrator',
+        inviterEmail: inviter.email,
         ip: actor.ip,
       });
       return { invitation };
