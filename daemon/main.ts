@@ -120,11 +120,14 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
       redis = client;
     }
 
-    node = await registerNode(db.sequelize, { role: config.role, redis: redis !== null }, (error) =>
-      log.warn(
-        { err: error instanceof Error ? error.message : String(error) },
-        'could not refresh this node in daemon_nodes',
-      ),
+    node = await registerNode(
+      db.sequelize,
+      { role: config.role, redis: redis !== null, delivery: config.delivery },
+      (error) =>
+        log.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          'could not refresh this node in daemon_nodes',
+        ),
     );
   } catch (error) {
     // A boot that fails before the threads have a database leaves no thread or connection behind.

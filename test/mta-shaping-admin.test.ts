@@ -27,7 +27,8 @@ let member: { authorization: string };
 let tenantId: string;
 
 test.before(async () => {
-  ctx = await createTestContext();
+  // Throttles are applied by the MTA's shaping: this platform delivers directly (test/throttle-relay.test.ts: relay).
+  ctx = await createTestContext({ env: { DELIVERY: 'direct' } });
   const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
   cli = new InProcessCli(await listen(ctx), operationMatchers(document));
   const platformAdmin = await createAdmin(ctx.app, { platformAdmin: true });
@@ -237,6 +238,32 @@ test('tenant throttles: the route, svc tenants throttle, and the hourly count', 
     headers: member,
   });
   assert.is(denied.statusCode, 403);
+  // DELIVERY is each node's own: a live worker node that relays (another host) makes a throttle refused here.
+  const put = () =>
+    ctx.app.inject({
+      method: 'PUT',
+      url: `/platform/tenants/${tenantId}/throttle`,
+      headers: admin,
+      payload: { messagesPerSecond: 1, messagesPerHour: null },
+    });
+  await ctx.db.sequelize.query(
+    `INSERT INTO daemon_nodes (id, hostname, pid, role, redis, delivery) VALUES
+       ('mx-1:10:aaaa', 'mx-1', 10, 'worker', true, 'direct'), ('relay-1:11:bbbb', 'relay-1', 11, 'all', true, 'relay'),
+       ('api-1:12:cccc', 'api-1', 12, 'api', true, 'relay')`,
+  );
+  const mixed = await put();
+  assertErrorBody(mixed, 409, 'THROTTLE_NEEDS_DIRECT_DELIVERY');
+  assert.match(
+    mixed.json().message,
+    'throttles apply to direct delivery; this platform delivers through a relay (DELIVERY=relay on worker node relay-1:11:bbbb)',
+  );
+  assert.equal(await loadTenantThrottles(ctx.db.sql), []);
+  // An API-only node's DELIVERY does not matter: it sends nothing.
+  await ctx.db.sequelize.query(`DELETE FROM daemon_nodes WHERE id = 'relay-1:11:bbbb'`);
+  assert.is((await put()).statusCode, 200);
+  assert.equal(await loadTenantThrottles(ctx.db.sql), [{ tenantId, messagesPerSecond: 1, messagesPerHour: null }]);
+  await setTenantThrottle(ctx.db.sql, { tenantId, messagesPerSecond: null, messagesPerHour: null });
+  await ctx.db.sequelize.query(`DELETE FROM daemon_nodes`);
   // Exact under concurrency: 10 takers for 3 places in the hour.
   await setTenantThrottle(ctx.db.sql, { tenantId, messagesPerSecond: null, messagesPerHour: 3 });
   const taken = await Promise.all(Array.from({ length: 10 }, () => takeHourlySlot(ctx.db.sql, tenantId, 3)));
@@ -432,6 +459,52 @@ test("a loop's own copy of a reaction it drew stands until its batch could recor
   await new Promise((resolve) => setTimeout(resolve, 5_100));
   await shaper.refresh();
   assert.is(shaper.suspendedUntil('google', 'gmail.test'), 0);
+});
+
+test('reaction patterns run on RE2: a catastrophic pattern over a 100 k reply answers; what RE2 cannot run is refused or, stored, reported', async () => {
+  const post = (payload: object) =>
+    ctx.app.inject({ method: 'POST', url: '/platform/reaction-rules', headers: admin, payload });
+  const created = await post({
+    priority: 1,
+    textPattern: '^421 (a+)+$',
+    action: 'suspend',
+    scope: 'destination',
+    minutes: 5,
+    description: 'catastrophic for a backtracking engine',
+  });
+  assert.is(created.statusCode, 201, created.body);
+  const rules = await loadReactionRules(ctx.db.sql);
+  const at = { providerKey: 'default', domain: 'remote.test', tenantId, emailId: null };
+  // A remote server's reply of 100,000 a's and one '!': a backtracking engine never returns from this.
+  assert.is(reactionTo(rules, at, reply(`421 ${'a'.repeat(100_000)}!`)), null);
+  assert.is(reactionTo(rules, at, reply(`421 ${'a'.repeat(100_000)}`))?.rule.id, created.json().id);
+
+  for (const textPattern of ['(try) \\1', '(?=later)', '(?<!again )later']) {
+    const refused = await post({ textPattern, action: 'suspend', minutes: 5, description: 'x' });
+    assertErrorBody(refused, 400, 'VALIDATION_FAILED');
+    const detail = refused.json().details.find((d: { field: string }) => d.field === 'textPattern');
+    assert.match(detail?.message ?? '', /^not a pattern the MTA can run: error parsing regexp: /, refused.body);
+    assert.match(refused.json().message, 'RE2 regular expressions');
+  }
+
+  // A rule stored before RE2 (here written straight into the table) matches nothing and is reported.
+  const [stored] = await ctx.db.sequelize.query<{ id: string }>(
+    `INSERT INTO mta_reaction_rules (priority, text_pattern, action, scope, minutes, description)
+     VALUES (2, '(?=later)', 'suspend', 'destination', 5, 'stored before RE2') RETURNING id`,
+    { type: QueryTypes.SELECT },
+  );
+  const loaded = await loadReactionRules(ctx.db.sql);
+  assert.ok(loaded.some((rule) => rule.id === stored.id));
+  assert.is(reactionTo(loaded, at, reply('451 later')), null, 'it matches nothing, and nothing throws');
+  const listed = await ctx.app.inject({ method: 'GET', url: '/platform/reactions', headers: admin });
+  const shown = listed.json().rules.find((rule: { id: string }) => rule.id === stored.id);
+  assert.match(shown.patternProblem, /^error parsing regexp: invalid or unsupported Perl syntax/);
+  assert.is(listed.json().rules.find((rule: { id: string }) => rule.id === created.json().id).patternProblem, null);
+  const human = await cli.run(['providers']);
+  assert.match(human.stdout, 'matches nothing: error parsing regexp');
+  await ctx.db.sequelize.query(`DELETE FROM mta_reaction_rules WHERE id IN (:ids)`, {
+    replacements: { ids: [stored.id, created.json().id] },
+  });
 });
 
 test.run();

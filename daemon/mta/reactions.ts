@@ -4,6 +4,7 @@
 // tenant whose message drew it. Matching is pure (the loop applies the match in its own process at
 // once); recording happens in the batch's transaction with the attempt that carried the reply: the
 // suspension row (or the tenant pause), and for a new one an event and webhook `delivery.reaction`.
+import { RE2JS } from 're2js';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { emitEvent } from '../modules/webhooks/events.ts';
 import type { RecipientResult } from './connection.ts';
@@ -21,19 +22,32 @@ function replyCodeOf(reply: string): number | null {
   return match ? Number(match[1]) : null;
 }
 
-const patterns = new Map<string, RegExp | null>();
-/** Rules are data: a pattern that does not compile matches nothing (and is reported by `svc providers`). */
-export function compilePattern(pattern: string): RegExp | null {
-  if (!patterns.has(pattern)) {
-    let compiled: RegExp | null = null;
+/** A compiled reaction pattern, or why it does not compile. */
+export type CompiledPattern = { ok: true; regex: RE2JS } | { ok: false; problem: string };
+
+// A memo of compiled patterns by text (a pure function of a constant: kept at module level). Patterns are
+// matched with RE2 (re2js), in time linear in the reply: the replies are written by remote servers and
+// matched in the MTA thread, where a backtracking engine over `^(a+)+$` would hold every delivery.
+const patterns = new Map<string, CompiledPattern>();
+const MAX_MEMO = 1_000;
+
+/**
+ * Rules are data: a stored pattern that does not compile (saved before RE2 was the engine, or by hand)
+ * matches nothing and is reported by GET /platform/reaction-rules (`patternProblem`) and `svc providers`;
+ * the API refuses such a pattern when a rule is saved.
+ */
+export function compilePattern(pattern: string): CompiledPattern {
+  let compiled = patterns.get(pattern);
+  if (!compiled) {
     try {
-      compiled = new RegExp(pattern, 'i');
-    } catch {
-      compiled = null;
+      compiled = { ok: true, regex: RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE) };
+    } catch (error) {
+      compiled = { ok: false, problem: error instanceof Error ? error.message : String(error) };
     }
+    if (patterns.size >= MAX_MEMO) patterns.clear();
     patterns.set(pattern, compiled);
   }
-  return patterns.get(pattern)!;
+  return compiled;
 }
 
 export function ruleMatches(rule: ReactionRule, providerKey: string, reply: string): boolean {
@@ -42,7 +56,7 @@ export function ruleMatches(rule: ReactionRule, providerKey: string, reply: stri
   if (rule.enhancedCode !== null && enhancedCodeOf(reply) !== rule.enhancedCode) return false;
   if (rule.textPattern !== null) {
     const pattern = compilePattern(rule.textPattern);
-    if (!pattern || !pattern.test(reply)) return false;
+    if (!pattern.ok || !pattern.regex.test(reply)) return false;
   }
   return true;
 }

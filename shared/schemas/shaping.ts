@@ -81,7 +81,8 @@ const EnhancedCode = Nullable(Type.String({ pattern: '^[45]\\.[0-9]{1,3}\\.[0-9]
   description: 'the RFC 3463 enhanced status code to match, e.g. 4.7.28',
 });
 const TextPattern = Nullable(Type.String({ minLength: 1, maxLength: 500 }), {
-  description: 'case-insensitive regular expression over the reply',
+  description:
+    'case-insensitive RE2 regular expression over the reply (no backreferences or lookaround: matched in linear time)',
 });
 const RuleScope = OneOf(['provider', 'destination'] as const);
 const RuleMinutes = Nullable(Type.Integer({ minimum: 1, maximum: 10_080 }), {
@@ -98,7 +99,10 @@ export const ReactionRuleBody = Type.Object({
   providerKey: Nullable(Type.String(), { description: 'null: any provider' }),
   replyCode: Nullable(Type.Integer()),
   enhancedCode: Nullable(Type.String()),
-  textPattern: Nullable(Type.String({ description: 'case-insensitive regular expression over the reply' })),
+  textPattern: Nullable(Type.String({ description: 'case-insensitive RE2 regular expression over the reply' })),
+  patternProblem: Nullable(Type.String(), {
+    description: 'why textPattern does not compile (a rule stored before RE2 was the engine): it matches nothing',
+  }),
   action: ReactionAction,
   scope: RuleScope,
   minutes: Nullable(Type.Integer()),

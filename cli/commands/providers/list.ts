@@ -39,7 +39,14 @@ export default class ProvidersList extends SvcCommand<typeof ProvidersList> {
           {
             header: 'REPLY',
             value: (r) =>
-              [r.replyCode, r.enhancedCode, r.textPattern ? `/${r.textPattern}/` : null].filter(Boolean).join(' '),
+              [
+                r.replyCode,
+                r.enhancedCode,
+                r.textPattern ? `/${r.textPattern}/` : null,
+                r.patternProblem ? chalk.red(`(matches nothing: ${r.patternProblem})`) : null,
+              ]
+                .filter(Boolean)
+                .join(' '),
           },
           {
             header: 'ACTION',

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { Role } from '../../config.ts';
+import type { Config, Role } from '../../config.ts';
 
 export const NODE_HEARTBEAT_MS = 30_000;
 /** A node not seen for this long is counted as gone. */
@@ -17,15 +17,16 @@ export interface NodeRegistration {
 
 export async function registerNode(
   sequelize: Sequelize,
-  node: { role: Role; redis: boolean },
+  node: { role: Role; redis: boolean; delivery: Config['delivery'] },
   onError: (error: unknown) => void,
 ): Promise<NodeRegistration> {
   const id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const beat = () =>
     sequelize.query(
-      `INSERT INTO daemon_nodes (id, hostname, pid, role, redis) VALUES (:id, :hostname, :pid, :role, :redis)
+      `INSERT INTO daemon_nodes (id, hostname, pid, role, redis, delivery)
+       VALUES (:id, :hostname, :pid, :role, :redis, :delivery)
        ON CONFLICT (id) DO UPDATE SET last_seen_at = now()`,
-      { replacements: { id, hostname: hostname(), pid: process.pid, role: node.role, redis: node.redis } },
+      { replacements: { id, hostname: hostname(), pid: process.pid, ...node } },
     );
   await beat();
   const timer = setInterval(() => beat().catch(onError), NODE_HEARTBEAT_MS);
@@ -43,11 +44,13 @@ export interface SeenNode {
   id: string;
   role: string;
   redis: boolean;
+  /** DELIVERY of the node; null for a node started before it was recorded. */
+  delivery: 'relay' | 'direct' | null;
 }
 
 export async function seenNodes(sequelize: Sequelize): Promise<SeenNode[]> {
   return sequelize.query<SeenNode>(
-    `SELECT id, role, redis FROM daemon_nodes WHERE last_seen_at > now() - make_interval(secs => :seconds) ORDER BY started_at`,
+    `SELECT id, role, redis, delivery FROM daemon_nodes WHERE last_seen_at > now() - make_interval(secs => :seconds) ORDER BY started_at`,
     { replacements: { seconds: NODE_SEEN_WITHIN_MS / 1000 }, type: QueryTypes.SELECT },
   );
 }

@@ -177,10 +177,11 @@ export default async function shapingRoutes(app: App, deps: ModuleDeps): Promise
       config,
       schema: {
         tags,
-        summary: "Set a tenant's delivery throttle; null lifts a limit (platform admins)",
+        summary:
+          "Set a tenant's delivery throttle; null lifts a limit (platform admins). 409 while worker nodes deliver through a relay: throttles apply to direct delivery",
         params: TenantParams,
         body: SetTenantThrottleBody,
-        response: { 200: TenantThrottleBody, 400: ErrorBody, 404: ErrorBody, ...errors },
+        response: { 200: TenantThrottleBody, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...errors },
       },
     },
     async (request) =>

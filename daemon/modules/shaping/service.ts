@@ -16,6 +16,7 @@ import {
 } from '../../mta/sql/reactions.ts';
 import { compilePattern } from '../../mta/reactions.ts';
 import { getTenantThrottle, liveWorkerNodes, setTenantThrottle } from '../../mta/sql/throttles.ts';
+import { assertThrottleApplies } from './throttle-delivery.ts';
 import { recordAudit } from '../audit/service.ts';
 import { NODE_SEEN_WITHIN_MS } from '../doctor/nodes.ts';
 import { Tenant } from '../tenants/model.ts';
@@ -123,7 +124,7 @@ export async function activeReactionBodies(sql: Sql): Promise<ActiveReactionBody
 export async function listReactions(deps: ShapingDeps): Promise<ReactionsBody> {
   const { sql } = deps.db;
   const [rules, active] = await Promise.all([listReactionRules(sql), activeReactionBodies(sql)]);
-  return { rules, active };
+  return { rules: rules.map(withPatternProblem), active };
 }
 
 /** What is wrong with a rule as it would be saved, as the 400 the loops must never see. */
@@ -137,11 +138,13 @@ async function checkRule(deps: ShapingDeps, rule: RuleFields): Promise<void> {
       'give a reply code, an enhanced code or a text pattern',
       'A rule that matches every reply would react to every deferral: give a replyCode, an enhancedCode or a textPattern.',
     );
-  if (rule.textPattern !== null && !compilePattern(rule.textPattern))
+  const compiled = rule.textPattern === null ? null : compilePattern(rule.textPattern);
+  if (compiled && !compiled.ok)
     problem(
       'textPattern',
-      'not a regular expression',
-      `textPattern /${rule.textPattern}/ is not a regular expression.`,
+      `not a pattern the MTA can run: ${compiled.problem}`,
+      `textPattern /${rule.textPattern}/ is refused: ${compiled.problem}. Reaction patterns are RE2 regular expressions ` +
+        '(no backreferences or lookaround), matched in time linear in the reply.',
     );
   if (rule.action === 'pause_tenant') {
     if (rule.minutes !== null || rule.factor !== null)
@@ -170,8 +173,15 @@ async function checkRule(deps: ShapingDeps, rule: RuleFields): Promise<void> {
     );
 }
 
+/** A stored pattern RE2 cannot run (saved before it was the engine) is reported: the rule matches nothing. */
+function withPatternProblem<T extends { textPattern: string | null }>(rule: T): T & { patternProblem: string | null } {
+  const compiled = rule.textPattern === null ? null : compilePattern(rule.textPattern);
+  return { ...rule, patternProblem: compiled && !compiled.ok ? compiled.problem : null };
+}
+
 async function findRule(deps: ShapingDeps, ruleId: string): Promise<ReactionRuleBody | undefined> {
-  return (await listReactionRules(deps.db.sql)).find((rule) => rule.id === ruleId);
+  const rule = (await listReactionRules(deps.db.sql)).find((candidate) => candidate.id === ruleId);
+  return rule && withPatternProblem(rule);
 }
 
 /** A new reaction rule; the loops match it from their next reload (at once: NOTIFY). */
@@ -284,11 +294,14 @@ export async function readTenantThrottle(_deps: ShapingDeps, input: { tenantId: 
 }
 
 export async function changeTenantThrottle(
-  deps: ShapingDeps,
+  deps: ShapingDeps & Pick<AppDeps, 'config'>,
   actor: Actor,
   input: { tenantId: string; throttle: SetTenantThrottleBody },
 ): Promise<TenantThrottleBody> {
   await requireTenant(input.tenantId);
+  const { messagesPerSecond, messagesPerHour } = input.throttle;
+  if (messagesPerSecond !== null || messagesPerHour !== null)
+    await assertThrottleApplies(deps.db.sequelize, deps.config);
   await setTenantThrottle(deps.db.sql, { tenantId: input.tenantId, ...input.throttle });
   await recordAudit({
     action: 'tenant.throttle_updated',
