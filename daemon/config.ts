@@ -45,6 +45,8 @@ export interface Config {
   /** Ceiling of one endpoint's adaptive concurrency, per webhook worker thread. */
   webhookMaxInFlightPerEndpoint: number;
   sendRetryBaseMs: number;
+  /** How long `?sync=true` waits for the recipient's server's answer with DELIVERY=direct before answering QUEUED. */
+  syncDirectWaitMs: number;
   stripeSecretKey: string | null;
   stripeWebhookSecret: string | null;
   stripeApiBase: string | null;
@@ -239,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 10_000, 1, 3_600_000),
     webhookMaxInFlightPerEndpoint: integer(env, 'WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', 64, 1, 1_000),
     sendRetryBaseMs: integer(env, 'SEND_RETRY_BASE_MS', 30_000, 1, 3_600_000),
+    syncDirectWaitMs: integer(env, 'SYNC_DIRECT_WAIT_MS', 10_000, 0, 120_000),
     stripeSecretKey: text(env, 'STRIPE_SECRET_KEY'),
     stripeWebhookSecret: text(env, 'STRIPE_WEBHOOK_SECRET'),
     stripeApiBase: url(env, 'STRIPE_API_BASE', ['http:', 'https:']),

@@ -297,8 +297,19 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         for (const outcome of settlement.outcomes) outcomes.push({ ...outcome, provider });
         if (settlement.reaction) await recordReaction(sequelize, settlement.reaction, transaction);
         const { deferral } = settlement;
-        if (row.emailId && (deferral || settlement.outcomes.length > 0)) spooled.set(row.emailId, row.id);
+        // A wait of ours sent nothing: the log stays QUEUED, with a `waiting` row saying why and until when.
+        const ours = deferral?.wait ?? null;
+        if (row.emailId && ((deferral && !ours) || settlement.outcomes.length > 0)) spooled.set(row.emailId, row.id);
         if (!deferral) continue;
+        if (ours) {
+          timeline.push({
+            tenantId: deferral.tenantId,
+            emailId: deferral.emailId,
+            type: 'waiting',
+            data: { recipients: deferral.recipients, kind: ours, reason: deferral.response, until: deferral.retryAt },
+          });
+          continue;
+        }
         // A provider's deferral only: a wait of ours (warm-up) or a DNS failure never reached its MX hosts.
         if (settlement.provider) tally.add(deferral.tenantId, 'deferred', deferral.recipients, settlement.provider);
         timeline.push({

@@ -17,6 +17,8 @@ export interface Deferral {
   recipients: string[];
   response: string;
   retryAt: string;
+  /** A wait of ours, not the destination's deferral: nothing was sent (the log says `waiting`, stats count nothing). */
+  wait?: 'warmup';
 }
 
 export interface Settlement {
@@ -138,7 +140,13 @@ export function waitSettlement(row: SpooledRow, wait: { poolId: string; until: D
     },
     outcomes: [],
     deferral: owner
-      ? { ...owner, recipients: pendingRecipients(row), response: wait.reason, retryAt: wait.until.toISOString() }
+      ? {
+          ...owner,
+          recipients: pendingRecipients(row),
+          response: wait.reason,
+          retryAt: wait.until.toISOString(),
+          wait: 'warmup',
+        }
       : null,
   };
 }

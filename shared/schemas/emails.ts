@@ -67,9 +67,25 @@ export const SendQuery = Type.Object({
 
 export const SendAccepted = Type.Object({
   id: Uuid,
-  status: OneOf(['QUEUED', 'SENT', 'FAILED']),
+  status: OneOf(['QUEUED', 'SENT', 'FAILED', 'DELIVERED', 'BOUNCED'], {
+    description:
+      "QUEUED (202); with ?sync=true: SENT (200, a relay took it), DELIVERED (200, the recipient's MX took it: DELIVERY=direct), BOUNCED or FAILED (202, with error), or QUEUED (202) with deferred, waiting or message when no final answer came in time",
+  }),
   messageId: Type.String(),
   error: Type.Optional(Type.String()),
+  deferred: Type.Optional(
+    Type.Object(
+      { reason: Type.String(), retryAt: Nullable(Timestamp) },
+      { description: "sync, direct delivery: the recipient's server (or DNS) deferred it; reason is its reply" },
+    ),
+  ),
+  waiting: Type.Optional(
+    Type.Object(
+      { reason: Type.String(), until: Nullable(Timestamp) },
+      { description: 'sync, direct delivery: held by a wait of ours (warm-up), not by the recipient' },
+    ),
+  ),
+  message: Type.Optional(Type.String({ description: 'sync: what QUEUED means here, in words' })),
   suppressed: Type.Optional(
     Type.Array(Type.String(), { description: 'recipients left out because they are suppressed' }),
   ),
@@ -161,6 +177,12 @@ export const EmailLogDetail = Type.Intersect([
         'when retention removed the bodies, template data and attachment contents (the log stays until its own horizon); such a log cannot be resent',
     }),
     events: Type.Array(EmailTimelineEntry),
+    waiting: Type.Optional(
+      Nullable(Type.Object({ kind: Type.String(), reason: Type.String(), until: Nullable(Timestamp) }), {
+        description:
+          "direct delivery: held by a wait of ours (warm-up), not by the recipient's server — why, and when it goes; null otherwise",
+      }),
+    ),
     raw: Nullable(Type.String(), { description: 'the whole RFC 822 message when it was captured' }),
   }),
 ]);

@@ -10,14 +10,20 @@ export interface SendResult {
   messageId?: string;
   error?: string;
   scheduledFor?: string;
+  /** --sync with direct delivery: the recipient's server deferred it (its reply), or a wait of ours holds it. */
+  deferred?: { reason: string; retryAt: string | null };
+  waiting?: { reason: string; until: string | null };
+  message?: string;
 }
 
 export default class Send extends SvcCommand<typeof Send> {
   static override operations = ['postEmailsSend', 'postEmailsSendTemplate', 'postScheduledEmails'];
   static override summary = 'Send an email, or a published template, and print its id and status.';
   static override description =
-    'Queued by default (status QUEUED); --sync delivers before answering (SENT or FAILED). --schedule sends later. ' +
-    'Exit 0 once the daemon accepted the send; with --sync, exit 1 when the delivery FAILED (the result is printed either way). ' +
+    'Queued by default (status QUEUED); --sync delivers before answering: SENT (a relay took it) or FAILED; with ' +
+    "DELIVERY=direct what the recipient's server said (DELIVERED, BOUNCED, or QUEUED with its deferral) or QUEUED with why. " +
+    '--schedule sends later. ' +
+    'Exit 0 once the daemon accepted the send; with --sync, exit 1 when the delivery FAILED or BOUNCED (the result is printed either way). ' +
     'With --data and no --template, --subject, --html and --text are Liquid, rendered when the daemon accepts the send ' +
     '(broken Liquid is refused, exit 1); without --data they are sent as written.';
   static override examples = [
@@ -106,6 +112,9 @@ export default class Send extends SvcCommand<typeof Send> {
         status: answer.status,
         ...(answer.messageId ? { messageId: answer.messageId } : {}),
         ...(answer.error ? { error: answer.error } : {}),
+        ...(answer.deferred ? { deferred: answer.deferred } : {}),
+        ...(answer.waiting ? { waiting: answer.waiting } : {}),
+        ...(answer.message ? { message: answer.message } : {}),
       };
     }
     this.log(
@@ -115,9 +124,21 @@ export default class Send extends SvcCommand<typeof Send> {
         ...(result.messageId ? [['message-id', result.messageId] as [string, string]] : []),
         ...(result.scheduledFor ? [['scheduled for', result.scheduledFor] as [string, string]] : []),
         ...(result.error ? [['error', result.error] as [string, string]] : []),
+        ...(result.deferred
+          ? [
+              ['deferred', `${result.deferred.reason} (next try ${result.deferred.retryAt ?? 'unknown'})`] as [
+                string,
+                string,
+              ],
+            ]
+          : []),
+        ...(result.waiting
+          ? [['waiting', `${result.waiting.reason} (goes at ${result.waiting.until ?? 'unknown'})`] as [string, string]]
+          : []),
+        ...(result.message ? [['note', result.message] as [string, string]] : []),
       ]),
     );
-    if (f.sync && result.status === 'FAILED') process.exitCode = EXIT.refused;
+    if (f.sync && (result.status === 'FAILED' || result.status === 'BOUNCED')) process.exitCode = EXIT.refused;
     return result;
   }
 }

@@ -3,6 +3,7 @@ import chalk from 'chalk';
 import { SvcCommand } from '../../base-command.ts';
 import { colourStatus, keyValue, recipients, shortDate } from '../../format.ts';
 import type { EmailLogDetail } from '../../api-types.ts';
+import { timelineDetail } from '../../services/timeline.ts';
 
 export default class LogsShow extends SvcCommand<typeof LogsShow> {
   static override operations = ['getEmailsLogsById'];
@@ -28,7 +29,12 @@ export default class LogsShow extends SvcCommand<typeof LogsShow> {
         ['subject', log.subject],
         ['message-id', log.messageId],
         ['created', shortDate(log.createdAt)],
-        ['sent', shortDate(log.sentAt)],
+        // With direct delivery sentAt is when the MTA took the message, not a delivery.
+        [log.events?.some((e) => e.type === 'spooled') ? 'spooled' : 'sent', shortDate(log.sentAt)],
+        [
+          'waiting',
+          log.waiting ? `${log.waiting.kind}: ${log.waiting.reason} (goes at ${log.waiting.until ?? '?'})` : null,
+        ],
         ['attempts', String(log.attempts)],
         ['smtp', log.smtpResponse],
         ['tags', log.tags?.join(', ') || null],
@@ -36,7 +42,10 @@ export default class LogsShow extends SvcCommand<typeof LogsShow> {
     );
     if (log.events?.length) {
       this.log(chalk.bold('\nTimeline'));
-      for (const event of log.events) this.log(`  ${shortDate(event.createdAt)}  ${event.type}`);
+      for (const event of log.events) {
+        const detail = timelineDetail(event.type, event.data);
+        this.log(`  ${shortDate(event.createdAt)}  ${event.type}${detail ? `  ${chalk.dim(detail)}` : ''}`);
+      }
     }
     const body = this.flags.html ? log.bodyHtml : (log.bodyText ?? log.bodyHtml);
     if (body) this.log(`\n${chalk.bold(this.flags.html ? 'HTML body' : 'Body')}\n${body}`);

@@ -184,7 +184,26 @@ export async function getEmailLog(deps: LogDeps, ctx: TenantContext, input: { id
     resentFrom: log.resentFrom ?? null,
     bodiesRemovedAt: log.bodiesRemovedAt ? log.bodiesRemovedAt.toISOString() : null,
     events: events.map((e) => ({ type: e.type, data: e.data, createdAt: e.createdAt.toISOString() })),
+    waiting: waitingOf(log.status, events),
     raw: captured[0]?.raw ?? null,
+  };
+}
+
+/**
+ * A wait of ours (the MTA's `waiting` row: warm-up) still in force: the log is not past QUEUED and no
+ * attempt or outcome came after the row.
+ */
+function waitingOf(
+  status: string,
+  events: Array<{ type: string; data: Record<string, unknown> }>,
+): EmailLogDetail['waiting'] {
+  if (status !== 'QUEUED' && status !== 'SENDING') return null;
+  const last = events.findLast((e) => ['waiting', 'deferred', 'delivered', 'bounced', 'sent'].includes(e.type));
+  if (last?.type !== 'waiting') return null;
+  return {
+    kind: String(last.data.kind ?? 'warmup'),
+    reason: String(last.data.reason ?? ''),
+    until: typeof last.data.until === 'string' ? last.data.until : null,
   };
 }
 

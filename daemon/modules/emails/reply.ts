@@ -6,7 +6,7 @@ import { quotaHeaders } from '../quota/service.ts';
 import type { SendAnswer } from './service.ts';
 
 export function sendStatusOf(answer: SendAnswer): 200 | 202 {
-  return answer.sync?.status === 'SENT' ? 200 : 202;
+  return answer.sync?.status === 'SENT' || answer.sync?.status === 'DELIVERED' ? 200 : 202;
 }
 
 export function replyWithSend(reply: FastifyReply, answer: SendAnswer, statusCode: 200 | 202 = sendStatusOf(answer)) {

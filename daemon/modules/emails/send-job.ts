@@ -49,7 +49,8 @@ export interface DeliveryAttempt {
 }
 
 export type DeliveryStatus =
-  | { status: 'SENT'; error?: undefined }
+  /** `spooled`: handed to the outbound MTA (DELIVERY=direct), which has not tried the recipient's server yet. */
+  | { status: 'SENT'; error?: undefined; spooled?: boolean }
   | { status: 'FAILED' | 'BOUNCED'; error: string }
   | { status: 'RETRY'; error: string; delayMs: number }
   | { status: 'SKIPPED'; error?: undefined };
@@ -176,7 +177,9 @@ export async function attemptDelivery(
       linkSigningKey: deps.secrets.linkSigningKey,
       mailDomain: inboundMailDomain(deps.config),
       dkim: signing.dkim,
-      envelopeFrom: signing.returnPath ? verpReturnPath(log.id, signing.returnPath) : null,
+      envelopeFrom: signing.returnPath
+        ? verpReturnPath(log.id, signing.returnPath, deps.secrets.linkSigningKey)
+        : null,
       randomBytes: deps.mailTransports.randomBytes,
     });
   } catch (error) {
@@ -282,7 +285,7 @@ export async function attemptDelivery(
  */
 function spooledResult(log: SendLog, response: string): AttemptResult {
   return {
-    status: { status: 'SENT' },
+    status: { status: 'SENT', spooled: true },
     log: null,
     timeline: [{ tenantId: log.tenantId, emailId: log.id, type: 'spooled', data: { response } }],
     events: [],

@@ -52,6 +52,7 @@ import {
 } from './idempotency.ts';
 import { normalizedBareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
 import type { BatchAccepted, SendAccepted } from '../../../shared/schemas/emails.ts';
+import { awaitSyncVerdict } from './sync-verdict.ts';
 
 /**
  * The send pipeline's deps: the routes pass their ModuleDeps, the SMTP server and workers their own.
@@ -100,6 +101,12 @@ export interface AcceptOptions {
   inTransaction?: (transaction: Transaction, body: SendAccepted | BatchAccepted) => Promise<void>;
 }
 
+/**
+ * A sync send's result: a relay's SENT or FAILED; with direct delivery what the recipient's server said
+ * (DELIVERED, BOUNCED, or QUEUED with its deferral) or QUEUED with why (sync-verdict.ts).
+ */
+export type SyncAnswer = Pick<SendAccepted, 'status' | 'error' | 'deferred' | 'waiting' | 'message'>;
+
 export interface SendAnswer {
   /** The answer body in the requested shape (the stored one for a replay). */
   body: SendAccepted | BatchAccepted;
@@ -110,7 +117,7 @@ export interface SendAnswer {
   /** Recipients of a single send dropped because they are suppressed. */
   suppressed: string[];
   /** The delivery made in the request (sync), or null when the sends were queued. */
-  sync: { status: 'SENT' | 'FAILED'; error?: string } | null;
+  sync: SyncAnswer | null;
   /** True when the answer is the stored first answer of an idempotency key. */
   replayed: boolean;
   /** The tenant's quota after this call. */
@@ -383,7 +390,12 @@ function replayed(stored: StoredAnswer, quota: QuotaStatus): SendAnswer {
     suppressed: single?.suppressed ?? [],
     sync:
       single && single.status !== 'QUEUED'
-        ? { status: single.status as 'SENT' | 'FAILED', ...(single.error ? { error: single.error } : {}) }
+        ? {
+            status: single.status,
+            ...(single.error ? { error: single.error } : {}),
+            ...(single.deferred ? { deferred: single.deferred } : {}),
+            ...(single.waiting ? { waiting: single.waiting } : {}),
+          }
         : null,
     replayed: true,
     quota,
@@ -485,14 +497,21 @@ async function finish(
     { attemptsSoFar: 0, maxAttempts: 1 },
   );
   await removeJob(deps.db.sequelize, 'send', sendJobKey(sends[0].id));
-  const sync = {
-    status: delivered.status === 'SENT' ? ('SENT' as const) : ('FAILED' as const),
-    ...(delivered.error ? { error: delivered.error } : {}),
-  };
+  const sync: SyncAnswer =
+    delivered.status === 'SENT' && delivered.spooled
+      ? await awaitSyncVerdict(deps.db.sql, {
+          emailId: sends[0].id,
+          tenantId: ctx.tenantId,
+          waitMs: deps.config.syncDirectWaitMs,
+        })
+      : {
+          status: delivered.status === 'SENT' ? 'SENT' : 'FAILED',
+          ...(delivered.error ? { error: delivered.error } : {}),
+        };
   const syncBody: SendAccepted = { ...(body as SendAccepted), ...sync };
   if (key)
     await completeKey(deps.db.sql, ctx.tenantId, key, {
-      statusCode: sync.status === 'SENT' ? 200 : 202,
+      statusCode: sync.status === 'SENT' || sync.status === 'DELIVERED' ? 200 : 202,
       body: syncBody,
     });
   return { ...answer, body: syncBody, sync };
