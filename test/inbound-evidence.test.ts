@@ -20,6 +20,7 @@ import { freePort, swaks } from './helpers/swaks.ts';
 import { startInboundServer } from '../daemon/smtp/inbound.ts';
 import { judgeSendingRisk } from '../daemon/modules/emails/sending-risk.ts';
 import { DEFAULT_PLATFORM_SETTINGS } from '../shared/schemas/platform.ts';
+import { verpReturnPath } from '../daemon/mail/addresses.ts';
 
 const RETURN_PATH_DOMAIN = 'rp.svc.test';
 const FBL = 'fbl@mail.example.test';
@@ -71,6 +72,9 @@ test.after(async () => {
   await dns?.close();
 });
 
+/** The return path the send job writes for a send (tagged under the daemon's key). */
+const returnPathOf = (id: string) => verpReturnPath(id, RETURN_PATH_DOMAIN, ctx.deps.secrets.linkSigningKey);
+
 const q = <T extends object>(sql: string, replacements: Record<string, unknown> = {}) =>
   ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
 
@@ -115,7 +119,7 @@ async function sendTo(tenantId: string, to: string[]): Promise<{ id: string; mes
      VALUES (:id, :tenantId, 'SENT', :messageId, 'John <john@acme.test>', ARRAY[:to]::text[], 'Hello', now())`,
     { replacements: { id, tenantId, messageId, to } },
   );
-  return { id, messageId, verp: `bounce-${id}@${RETURN_PATH_DOMAIN}` };
+  return { id, messageId, verp: returnPathOf(id) };
 }
 
 function fill(name: string, values: Record<string, string>): string {
@@ -372,7 +376,7 @@ test('ARF at fbl@: signed by a listed operator → complaint (once); forged, for
 test('30 sends and 1 complaint: the complaint counts for its recipient, the tenant is neither warned nor paused', async () => {
   const a = await tenantWithEndpoint();
   const [first] = await seedSends(a.tenantId, 30, 'small');
-  const verp = `bounce-${first}@${RETURN_PATH_DOMAIN}`;
+  const verp = returnPathOf(first);
   const [log] = await q<{ message_id: string }>(`SELECT message_id FROM email_logs WHERE id = :id`, { id: first });
   const arf = fill('arf-yahoo.eml', {
     TO: verp,
@@ -405,7 +409,7 @@ async function complain(ids: string[], reply = /250 Accepted: complaint \(1\)/) 
       `SELECT message_id, to_addresses FROM email_logs WHERE id = :id`,
       { id },
     );
-    const verp = `bounce-${id}@${RETURN_PATH_DOMAIN}`;
+    const verp = returnPathOf(id);
     const arf = fill('arf-yahoo.eml', {
       TO: verp,
       VERP: verp,
@@ -473,7 +477,7 @@ test('1,500 sends: hard bounces from distinct recipients warn at 5 % and pause a
       `SELECT message_id, to_addresses FROM email_logs WHERE id = :id`,
       { id },
     );
-    const verp = `bounce-${id}@${RETURN_PATH_DOMAIN}`;
+    const verp = returnPathOf(id);
     assert.match(await deliver(verp, postfixDsn(verp, log.to_addresses[0], log.message_id)), /bounce \(1\)/);
   };
   await seedBounces(0, 73);

@@ -5,6 +5,7 @@
 //   which pointed at a report planted in the complained-about message the report quotes.
 // - A delivery report to fbl@ (null sender, naming a send's recipient and its X-Service-Email-Id):
 //   bounces count only at the return path the service wrote for the send.
+// - A return path built from a send's id (no tag, or not the service's): refused at RCPT.
 // Each attack is asserted to change nothing in the database (status, suppressions, recipient outcomes,
 // events, the tenant's risk) and to be kept as `unverified` with its reason; a control shows the same
 // signed bytes (or the same DSN at the real return path) are read as they were meant.
@@ -73,8 +74,45 @@ async function victimSend(to: string) {
      VALUES (:id, :tenantId, 'SENT', :messageId, 'John <john@acme.test>', ARRAY[:to]::text[], 'Hello', now())`,
     { replacements: { id, tenantId, messageId, to } },
   );
-  return { id, tenantId, messageId, to, verp: verpReturnPath(id, RETURN_PATH_DOMAIN) };
+  return { id, tenantId, messageId, to, verp: verpReturnPath(id, RETURN_PATH_DOMAIN, ctx.deps.secrets.linkSigningKey) };
 }
+
+type Victim = Awaited<ReturnType<typeof victimSend>>;
+
+/** A Postfix-like DSN for `victim`'s recipient (hard, 5.1.1), naming its Message-ID and X-Service-Email-Id. */
+const dsnFor = (victim: Victim, to: string) =>
+  crlf([
+    'From: MAILER-DAEMON@mx.example.org (Mail Delivery System)',
+    `To: ${to}`,
+    'Subject: Undelivered Mail Returned to Sender',
+    'Date: Wed, 25 Nov 2026 10:12:03 +0000',
+    `Message-ID: <${randomUUID()}@mx.example.org>`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=delivery-status; boundary="dsn-part"',
+    '',
+    '--dsn-part',
+    'Content-Type: text/plain',
+    '',
+    `<${victim.to}>: 550 5.1.1 user unknown`,
+    '',
+    '--dsn-part',
+    'Content-Type: message/delivery-status',
+    '',
+    'Reporting-MTA: dns; mx.example.org',
+    '',
+    `Final-Recipient: rfc822; ${victim.to}`,
+    'Action: failed',
+    'Status: 5.1.1',
+    'Diagnostic-Code: smtp; 550 5.1.1 user unknown',
+    '',
+    '--dsn-part',
+    'Content-Type: text/rfc822-headers',
+    '',
+    `Message-ID: ${victim.messageId}`,
+    `X-Service-Email-Id: ${victim.id}`,
+    '',
+    '--dsn-part--',
+  ]);
 
 /** Everything a bounce or complaint would change, for one send and its tenant. */
 async function stateOf(send: { id: string; tenantId: string }) {
@@ -188,41 +226,12 @@ test('a signed feedback report with an unsigned Content-Type added above the sig
 
 test('a delivery report that comes to fbl@ (null sender, naming a send and its recipient) changes nothing and is kept as unverified', async () => {
   const victim = await victimSend('reader@example.org');
-  const dsn = (to: string) =>
-    crlf([
-      'From: MAILER-DAEMON@mx.example.org (Mail Delivery System)',
-      `To: ${to}`,
-      'Subject: Undelivered Mail Returned to Sender',
-      'Date: Wed, 25 Nov 2026 10:12:03 +0000',
-      `Message-ID: <${randomUUID()}@mx.example.org>`,
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/report; report-type=delivery-status; boundary="dsn-part"',
-      '',
-      '--dsn-part',
-      'Content-Type: text/plain',
-      '',
-      `<${victim.to}>: 550 5.1.1 user unknown`,
-      '',
-      '--dsn-part',
-      'Content-Type: message/delivery-status',
-      '',
-      'Reporting-MTA: dns; mx.example.org',
-      '',
-      `Final-Recipient: rfc822; ${victim.to}`,
-      'Action: failed',
-      'Status: 5.1.1',
-      'Diagnostic-Code: smtp; 550 5.1.1 user unknown',
-      '',
-      '--dsn-part',
-      'Content-Type: text/rfc822-headers',
-      '',
-      `Message-ID: ${victim.messageId}`,
-      `X-Service-Email-Id: ${victim.id}`,
-      '',
-      '--dsn-part--',
-    ]);
   // Signed by a listed feedback-loop operator, even: a bounce is no complaint, and counts only at a return path.
-  const attack = await dkimpySign(python, dsn(FBL), { domain: 'yahoo.com', selector: 's1', privateKey: yahooKey });
+  const attack = await dkimpySign(python, dsnFor(victim, FBL), {
+    domain: 'yahoo.com',
+    selector: 's1',
+    privateKey: yahooKey,
+  });
   assert.match(await deliver(FBL, attack), /<-\s+250 Accepted: unverified\r?\n/);
   assert.equal(await stateOf(victim), UNTOUCHED);
   const kept = await keptFor(victim.id);
@@ -233,10 +242,32 @@ test('a delivery report that comes to fbl@ (null sender, naming a send and its r
   assert.match(kept[0].reason, /^it is a delivery report that did not come to the return path/);
 
   // Control: the same report at the return path the service wrote for the send is a hard bounce.
-  assert.match(await deliver(victim.verp, dsn(victim.verp)), /<-\s+250 Accepted: bounce \(1\)/);
+  assert.match(await deliver(victim.verp, dsnFor(victim, victim.verp)), /<-\s+250 Accepted: bounce \(1\)/);
   const after = await stateOf(victim);
   assert.is(after.status, 'BOUNCED');
   assert.equal(after.suppressions, [{ email: victim.to, reason: 'bounce' }]);
+});
+
+test('a return path naming a real send but not written by the service (no tag, a wrong one, another send’s) is refused at RCPT; nothing changes', async () => {
+  const victim = await victimSend('reader@example.org');
+  const other = await victimSend('someone@example.org');
+  const otherTag = other.verp.split('@')[0].split('-').pop()!;
+  const forged = [
+    `bounce-${victim.id}@${RETURN_PATH_DOMAIN}`,
+    `bounce-${victim.id}-0123456789abcdef@${RETURN_PATH_DOMAIN}`,
+    `bounce-${victim.id}-${otherTag}@${RETURN_PATH_DOMAIN}`,
+  ];
+  for (const to of forged) {
+    const path = join(scratch, `${randomUUID()}.eml`);
+    writeFileSync(path, dsnFor(victim, to));
+    const run = await swaks(inbound.port, ['--from', '<>', '--to', to, '--data', `@${path}`]);
+    assert.is.not(run.code, 0, run.output);
+    assert.match(run.output, /<\*\* 550 <[^>]+>: this server receives only bounces/, to);
+  }
+  assert.equal(await stateOf(victim), UNTOUCHED);
+  assert.equal(await keptFor(victim.id), []);
+  // The service's own: a bounce.
+  assert.match(await deliver(victim.verp, dsnFor(victim, victim.verp)), /<-\s+250 Accepted: bounce \(1\)/);
 });
 
 test.run();

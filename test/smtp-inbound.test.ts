@@ -16,6 +16,7 @@ import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { makeSelfSignedPair } from './helpers/certificates.ts';
 import { freePort, swaks } from './helpers/swaks.ts';
 import { createInboundServer, startInboundServer } from '../daemon/smtp/inbound.ts';
+import { verpReturnPath } from '../daemon/mail/addresses.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -125,7 +126,8 @@ const deliveries = (type: string) =>
 
 test('the send path writes the VERP return path, and List-Unsubscribe carries the mailto beside the https URL', async () => {
   const { id, received } = await sendOne('first@example.org');
-  assert.is(received.mailFrom, `bounce-${id}@bounces.acme.test`);
+  assert.is(received.mailFrom, verpReturnPath(id, 'bounces.acme.test', ctx.deps.secrets.linkSigningKey));
+  assert.match(received.mailFrom, /^bounce-[0-9a-f-]{36}-[0-9a-f]{16}@bounces\.acme\.test$/);
   const listUnsubscribe = header(received.raw, 'List-Unsubscribe');
   assert.match(
     listUnsubscribe,

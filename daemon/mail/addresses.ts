@@ -1,8 +1,9 @@
 // Mail addressing, in one place: the service's own mail domain, the fixed mailboxes there
 // (List-Unsubscribe's mailto, the DMARC `rua` address, the feedback loop), the VERP return path each
-// send carries (`bounce-<email id>@bounces.<verified domain>`, built by the send job and recognised
-// by the inbound SMTP listener), the return-path label customers publish, and which SMTP answers
-// are hard bounces. Infrastructure: it imports no module, so modules and mail/ may both use it.
+// send carries (`bounce-<email id>-<tag>@bounces.<verified domain>`, built by the send job and
+// recognised by the inbound SMTP listener), the return-path label customers publish, and which SMTP
+// answers are hard bounces. Infrastructure: it imports no module, so modules and mail/ may both use it.
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Config } from '../config.ts';
 
@@ -13,15 +14,42 @@ export const FEEDBACK_MAILBOX = 'fbl';
 /** The label under a customer's domain that bounces are routed through: `bounces.<domain>`. */
 export const RETURN_PATH_LABEL = 'bounces';
 
-/** The local part of a VERP return path; its group is the email id. */
-export const VERP = /^bounce-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+/**
+ * The local part of a VERP return path: the email id, then its tag. The email id alone is no secret (it
+ * is each message's X-Service-Email-Id, in every webhook and API answer), so the address carries an
+ * HMAC of it under a key derived from the daemon secret: only the service can write a return path, and
+ * a bounce counts only at one it wrote. 64 bits: each guess costs an SMTP transaction. 60 characters,
+ * inside the 64 a local part may have (RFC 5321 §4.5.3.1.1); lower-case hex, which mail systems keep.
+ */
+export const VERP = /^bounce-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-([0-9a-f]{16})$/;
+const VERP_TAG_HEX_CHARS = 16;
+
+/** The key of return-path tags, derived from the link-signing key so that it is used for nothing else. */
+function verpKey(linkSigningKey: Buffer): Buffer {
+  return createHmac('sha256', linkSigningKey).update('verp-return-path').digest();
+}
+
+function verpTag(linkSigningKey: Buffer, emailId: string): string {
+  return createHmac('sha256', verpKey(linkSigningKey))
+    .update(emailId.toLowerCase())
+    .digest('hex')
+    .slice(0, VERP_TAG_HEX_CHARS);
+}
+
+/** The email id a return path's local part names, when the service wrote it (its tag holds); else null. */
+export function emailIdOfReturnPath(localPart: string, linkSigningKey: Buffer): string | null {
+  const match = VERP.exec(localPart.toLowerCase());
+  if (!match) return null;
+  const expected = Buffer.from(verpTag(linkSigningKey, match[1]));
+  return timingSafeEqual(Buffer.from(match[2]), expected) ? match[1] : null;
+}
 
 /** RCPT answers that say the recipient does not exist: hard bounces (the recipient is suppressed). */
 export const HARD_BOUNCE_CODES = new Set([550, 551, 553]);
 
 /** The VERP envelope sender of one send, at its return-path domain. */
-export function verpReturnPath(emailId: string, returnPathDomain: string): string {
-  return `bounce-${emailId}@${returnPathDomain}`;
+export function verpReturnPath(emailId: string, returnPathDomain: string, linkSigningKey: Buffer): string {
+  return `bounce-${emailId}-${verpTag(linkSigningKey, emailId)}@${returnPathDomain}`;
 }
 
 export function returnPathName(domainName: string): string {

@@ -56,7 +56,7 @@ export function createInboundServer(
     onRcptTo(address: SMTPServerAddress, session: InboundSession, callback) {
       const recipients = (session.recipients ??= []);
       if (recipients.length >= MAX_RECIPIENTS) return callback(smtpError('Too many recipients for this service.', 452));
-      classifyRecipient(sequelize, deps.config, address.address).then(
+      classifyRecipient(sequelize, deps.config, deps.secrets.linkSigningKey, address.address).then(
         (recipient) => {
           if (!recipient) {
             return callback(

@@ -1,6 +1,6 @@
 // The addresses the inbound SMTP listener takes mail for, and nothing else (an open relay or a
-// catch-all would collect spam): the VERP return path of each send, `bounce-<email id>@bounces.<verified
-// domain>` (see mail/addresses.ts and domains' returnPathFor), and three fixed mailboxes at the
+// catch-all would collect spam): the VERP return path of each send, `bounce-<email id>-<tag>@bounces.
+// <verified domain>` (see mail/addresses.ts and domains' returnPathFor), and three fixed mailboxes at the
 // service's mail domain — List-Unsubscribe's mailto, the DMARC `rua` address, and the feedback-loop
 // address ARF complaints are registered with (their names live in mail/addresses.ts).
 import type { Sequelize } from 'sequelize';
@@ -8,10 +8,10 @@ import type { Config } from '../../config.ts';
 import {
   DMARC_MAILBOX,
   FEEDBACK_MAILBOX,
+  emailIdOfReturnPath,
   inboundMailDomain,
   RETURN_PATH_LABEL,
   UNSUBSCRIBE_MAILBOX,
-  VERP,
 } from '../../mail/addresses.ts';
 import { bareAddress } from '../emails/validate.ts';
 import { senderOfLog } from '../emails/sql/lookups.ts';
@@ -24,12 +24,14 @@ export type InboundRecipient =
   | { kind: 'feedback' };
 
 /**
- * What an RCPT TO stands for, or null when it is none of ours. A return path is ours only while its
- * send exists and the domain is the one that send's envelope used, so guessing ids gains nothing.
+ * What an RCPT TO stands for, or null when it is none of ours. A return path is ours only when the
+ * service wrote it (its tag holds under `linkSigningKey`: knowing an email id is not enough), while its
+ * send exists, and at the domain that send's envelope used.
  */
 export async function classifyRecipient(
   sequelize: Sequelize,
   config: Config,
+  linkSigningKey: Buffer,
   address: string,
 ): Promise<InboundRecipient | null> {
   const at = address.lastIndexOf('@');
@@ -39,18 +41,16 @@ export async function classifyRecipient(
     .slice(at + 1)
     .toLowerCase()
     .replace(/\.$/, '');
-  const verp = VERP.exec(local);
-  if (verp) {
-    const log = await senderOfLog(sequelize, verp[1]);
+  const emailId = emailIdOfReturnPath(local, linkSigningKey);
+  if (emailId) {
+    const log = await senderOfLog(sequelize, emailId);
     if (!log) return null;
     const fromDomain = bareAddress(log.from_address).split('@')[1]?.toLowerCase() ?? '';
     const prefix = `${RETURN_PATH_LABEL}.`;
     const verified = domain.startsWith(prefix) ? domain.slice(prefix.length) : null;
     const viaCustomerDomain = verified !== null && (fromDomain === verified || fromDomain.endsWith(`.${verified}`));
     const platformDomain = (await getPlatformSettings(sequelize)).returnPathDomain?.toLowerCase() ?? null;
-    return viaCustomerDomain || domain === platformDomain
-      ? { kind: 'bounce', emailId: verp[1], tenantId: log.tenant_id }
-      : null;
+    return viaCustomerDomain || domain === platformDomain ? { kind: 'bounce', emailId, tenantId: log.tenant_id } : null;
   }
   if (domain !== inboundMailDomain(config)) return null;
   if (local === UNSUBSCRIBE_MAILBOX) return { kind: 'unsubscribe' };

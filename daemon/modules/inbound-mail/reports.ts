@@ -118,7 +118,8 @@ export function readArf(report: ReportMessage): ProviderReport | null {
     .map((value) => typedAddress(value))
     .filter((address): address is string => address !== null);
   // Original-Mail-From is our VERP return path when the reporter kept it: the most direct id.
-  const verp = /^<?bounce-([0-9a-f-]{36})@/i.exec(first(fields, 'original-mail-from') ?? '');
+  // (Read for the id only: the report's signature, or the return path it came to, is what is trusted.)
+  const verp = /^<?bounce-([0-9a-f-]{36})(?:-[0-9a-f]{16})?@/i.exec(first(fields, 'original-mail-from') ?? '');
   const identity = originalIdentity(report);
   return {
     ...identity,
