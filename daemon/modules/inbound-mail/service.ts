@@ -110,7 +110,7 @@ async function applyFeedbackLoopReport(
  * its caller: /webhooks/ses, /webhooks/smtp-dsn) ties a bounce to it.
  */
 const NOT_AT_RETURN_PATH =
-  'it is a delivery report that did not come to the return path the service wrote for a send (bounce-<email id>@…), where alone bounces count';
+  'it is a delivery report that did not come to the return path the service wrote for a send (bounce-<email id>-<tag>@…), where alone bounces count';
 
 export async function handleInboundMessage(deps: InboundMailDeps, message: InboundMessage): Promise<InboundOutcome> {
   const kinds = new Set(message.recipients.map((r) => r.kind));
