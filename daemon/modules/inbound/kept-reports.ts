@@ -1,7 +1,8 @@
 // Reports kept without effect (inbound_reports): a bounce or complaint that names no recipient its
-// send went to, names no send of ours, or (an ARF at fbl@) is not signed by a listed feedback-loop
-// operator. They change nothing for any tenant; platform admins read them to spot forgeries and
-// misrouted reports, and /metrics counts them.
+// send went to, names no send of ours, is an ARF at fbl@ not signed by a listed feedback-loop operator
+// (over the headers it is read by), or is a delivery report that did not come to a send's return path.
+// They change nothing for any tenant; platform admins read them to spot forgeries and misrouted
+// reports, and /metrics counts them.
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type {
   KeptReportBody,
