@@ -19,8 +19,9 @@ if (argv[0] === 'daemon' && argv[1] === 'start' && !argv.some((arg) => arg === '
     process.exit(78);
   }
   const { execute } = await import('@oclif/core');
-  // `svc` alone opens the dashboard for a person at a terminal; anything else (pipes, CI) gets the help.
-  const bare = argv.length === 0;
-  const args = bare && process.stdin.isTTY && process.stdout.isTTY ? ['dashboard'] : undefined;
+  // `svc` alone (or with global flags only: `svc --profile direct`) opens the dashboard for a person at a
+  // terminal; anything else (pipes, CI) gets the help.
+  const { entryArgs } = await import('../cli/entry-args.mjs');
+  const args = entryArgs(argv, Boolean(process.stdin.isTTY && process.stdout.isTTY));
   await execute({ dir: build, ...(args ? { args } : {}) });
 }

@@ -3,11 +3,12 @@
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import chalk from 'chalk';
 import { applyColourPreference, readCliEnvironment, type CliEnvironment } from './environment.ts';
-import { CliFailure, ApiRequestError, MissingInputError, redactSecrets, toContractError } from './errors.ts';
+import { CliFailure, EXIT, ApiRequestError, MissingInputError, redactSecrets, toContractError } from './errors.ts';
 import { SvcClient } from './client.ts';
 import { DEFAULT_PROFILE } from './profiles.ts';
 import { isInteractive } from './ui/tty.ts';
 import { asInvoked } from './invocation.ts';
+import { unknownFlagDetails, unknownFlagSentence } from './flag-suggest.ts';
 
 export type SvcFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof SvcCommand)['baseFlags'] & T['flags']
@@ -107,6 +108,20 @@ export abstract class SvcCommand<T extends typeof Command> extends Command {
 
   override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
     const secrets = [this.environment?.apiKey ?? readCliEnvironment().apiKey];
+    const unknownFlags = (error as { flags?: unknown }).flags;
+    if (Array.isArray(unknownFlags) && unknownFlags.length && /^Nonexistent flag/.test(error.message)) {
+      // One sentence with the closest flag, not oclif's page of usage.
+      const ctor = this.ctor as typeof SvcCommand;
+      const known = Object.keys({ ...ctor.baseFlags, ...ctor.flags, ...(ctor.enableJsonFlag ? { json: true } : {}) });
+      const command = (this.id ?? '').split(':').join(' ');
+      const typed = unknownFlags as string[];
+      error = new CliFailure(
+        unknownFlagSentence(command, typed, known),
+        EXIT.usage,
+        'USAGE',
+        unknownFlagDetails(typed, known),
+      );
+    }
     // A next step in the sentence (`svc login`) is printed the way svc was run (`node bin/svc.js login`).
     error.message = asInvoked(error.message);
     if (this.jsonEnabled()) {

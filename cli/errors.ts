@@ -18,6 +18,8 @@ export class CliFailure extends Error {
     message: string,
     public readonly exitCode: number,
     public readonly code = 'CLI_FAILURE',
+    /** Per-field details of a usage error (`--json` prints them). */
+    public readonly details: { field: string; message: string }[] = [],
   ) {
     super(message);
     this.name = new.target.name;
@@ -135,7 +137,8 @@ export function toContractError(error: unknown, secrets: (string | undefined)[] 
     };
   }
   if (error instanceof CliFailure) {
-    return { error: { code: error.code, message: clean(error.message), details: [], exitCode: error.exitCode } };
+    const details = error.details.map((d) => ({ field: d.field, message: clean(d.message) }));
+    return { error: { code: error.code, message: clean(error.message), details, exitCode: error.exitCode } };
   }
   const failure = (error ?? {}) as ParseErrorLike;
   const raw = typeof failure.message === 'string' ? failure.message : String(error);

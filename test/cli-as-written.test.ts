@@ -16,6 +16,9 @@ import { Template } from '../daemon/modules/templates/model.ts';
 import { latestCapturedMessageTo } from '../daemon/mail/system-mail.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { parseShellCommand } from './helpers/shell-words.ts';
+import { Config } from '@oclif/core';
+import commandNotFound from '../cli/hooks/command-not-found.ts';
+import { entryArgs } from '../cli/entry-args.mjs';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
@@ -268,6 +271,48 @@ test('the invitation mail names the svc command, and it and the Next: hint of re
   } finally {
     process.argv[1] = script;
   }
+});
+
+test('a mistyped flag gets one sentence with the closest flag, not the usage; --json names it in details', async () => {
+  const send = await cli.run(['send', '--too', 'ada@example.com', '--subject', 'x', '--text', 'y', '--json']);
+  assert.is(send.code, 2);
+  assert.is(send.json.error.message, '--too (did you mean --to?) is not a flag of svc send. See `svc send --help`.');
+  const json = await cli.run(['logs', 'list', '--stauts', 'SENT', '--json']);
+  assert.is(json.code, 2);
+  assert.equal(json.json.error.details, [{ field: '--stauts', message: 'unknown flag (did you mean --status?)' }]);
+});
+
+test('an unknown command: the closest one even with arguments after it, and the closest flag for a flag', async () => {
+  const config = await Config.load(ROOT);
+  const said = async (argv: string[]) => {
+    const id = argv.filter((word) => !word.startsWith('-') || argv.indexOf(word) === 0).join(':');
+    let stderr = '';
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write;
+    try {
+      await commandNotFound.call({} as never, { id, argv, config, context: {} as never });
+    } finally {
+      process.stderr.write = write;
+      process.exitCode = undefined;
+    }
+    return stderr.trim();
+  };
+  assert.is(
+    await said(['templates', 'pusj', 'welcome.html']),
+    '"templates pusj" is not a svc command. Did you mean `svc templates push`? See `svc --help`.',
+  );
+  assert.match(await said(['--too']), '"--too" is not a svc command: flags go after a command. Did you mean --to (');
+  assert.match(await said(['sned']), 'Did you mean `svc send`?');
+});
+
+test("global flags alone are the dashboard's in a terminal (svc --profile direct), the help elsewhere", () => {
+  assert.equal(entryArgs(['--profile', 'direct'], true), ['dashboard', '--profile', 'direct']);
+  assert.equal(entryArgs(['--profile=direct', '--insecure'], true), ['dashboard', '--profile=direct', '--insecure']);
+  assert.equal(entryArgs([], true), ['dashboard']);
+  assert.equal(entryArgs(['--profile', 'direct'], false), ['--help']);
+  assert.is(entryArgs([], false), undefined);
+  assert.is(entryArgs(['send', '--profile', 'direct'], true), undefined);
+  assert.is(entryArgs(['--profile'], true), undefined);
 });
 
 test.run();

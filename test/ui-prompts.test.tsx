@@ -164,6 +164,9 @@ test('Dashboard: k, t and l open their screen inside the dashboard, Esc comes ba
   stdin.write('l');
   await tick(80);
   assert.match(lastFrame()!, 'ada@example.com');
+  // q comes back to the dashboard here, and the key help says so.
+  assert.match(lastFrame()!, 'q back');
+  assert.not.match(lastFrame()!, 'q quit');
   stdin.write('q');
   await tick(60);
   assert.match(lastFrame()!, 'Quota this month');

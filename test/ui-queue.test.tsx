@@ -83,7 +83,8 @@ test('QueueScreen: a line per destination with counts, oldest, next try, state a
   assert.match(frame, /› gmail\.test\s+3\s+12\s+2\s+2h 5m\s+in 1m 30s\s+451 4\.7\.1 greylisted, try later/);
   assert.match(frame, /blocked\.test\s+0\s+4\s+0\s+—\s+—\s+held/);
   assert.match(frame, /slow\.test\s+7\s+0\s+0\s+45s\s+—\s+stuck/);
-  assert.match(frame, 'r refresh · q back');
+  // Alone (`svc queue`) q ends the command: the key help says quit.
+  assert.match(frame, 'r refresh · q quit');
   assert.not.match(frame, 't retry now', 'no action keys without actions');
   unmount();
 });
@@ -204,6 +205,8 @@ test('Dashboard: the outbound line in the queues panel; o opens the queue screen
   stdin.write('o');
   await shows(lastFrame, 'svc queue · outbound (3 destinations');
   await shows(lastFrame, 'gmail.test');
+  // Inside the dashboard q comes back to it: the key help says back, not quit.
+  assert.match(lastFrame()!, 'r refresh · q back');
   stdin.write(ESC);
   await shows(lastFrame, 'Quota this month');
   unmount();

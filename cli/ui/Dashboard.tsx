@@ -142,8 +142,8 @@ export function Dashboard(props: DashboardProps) {
     );
   };
   if (views && inner?.kind === 'text') return <TextScreen screen={inner} onBack={back} />;
-  if (views && inner?.kind === 'log') return <LogTail {...views.logTail} onExit={back} />;
-  if (views?.queue && inner?.kind === 'queue') return <QueueScreen {...views.queue} onExit={back} />;
+  if (views && inner?.kind === 'log') return <LogTail {...views.logTail} onExit={back} exitLabel="back" />;
+  if (views?.queue && inner?.kind === 'queue') return <QueueScreen {...views.queue} onExit={back} exitLabel="back" />;
   if (views && inner?.kind === 'tenants') {
     if (inner.error)
       return (

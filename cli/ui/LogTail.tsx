@@ -27,6 +27,8 @@ export interface LogTailProps {
   source: LogSource;
   loadDetail: (id: string) => Promise<EmailLogDetail>;
   onExit: () => void;
+  /** What q does, as its key help says: ends the command (quit), or returns to the screen that opened this one (back). */
+  exitLabel?: 'quit' | 'back';
   /** Entries shown at once; default: what fits the terminal under the header and the key help. */
   rows?: number;
   /** Terminal width (default: the real one). */
@@ -44,6 +46,7 @@ export function LogTail({
   source,
   loadDetail,
   onExit,
+  exitLabel = 'quit',
   rows: rowsWanted,
   columns: columnsWanted,
   initialStatus,
@@ -171,8 +174,8 @@ export function LogTail({
           {detail
             ? 'Esc back'
             : width >= 80
-              ? 'p pause · s status · / recipient · c clear · ↑/↓ select · Enter open · q quit'
-              : 'q quit · p pause · s status · / to · c clear · ↑↓ Enter'}
+              ? `p pause · s status · / recipient · c clear · ↑/↓ select · Enter open · q ${exitLabel}`
+              : `q ${exitLabel} · p pause · s status · / to · c clear · ↑↓ Enter`}
         </Text>
       )}
     </Box>

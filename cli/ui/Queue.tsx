@@ -26,6 +26,8 @@ export interface QueueScreenProps {
   /** Without them the screen only shows. */
   actions?: QueueActions;
   onExit: () => void;
+  /** What q does, as its key help says: ends the command (quit), or returns to the screen that opened this one (back). */
+  exitLabel?: 'quit' | 'back';
   refreshMs?: number;
   /** Terminal size (default: the real one). */
   columns?: number;
@@ -41,6 +43,7 @@ export function QueueScreen({
   load,
   actions,
   onExit,
+  exitLabel = 'quit',
   refreshMs = 3000,
   columns,
   rows,
@@ -165,7 +168,7 @@ export function QueueScreen({
         </Text>
       ) : null}
       <Text dimColor wrap="truncate-end">
-        {actions ? '↑/↓ select · t retry now · h hold · u release · ' : ''}r refresh · q back
+        {actions ? '↑/↓ select · t retry now · h hold · u release · ' : ''}r refresh · q {exitLabel}
       </Text>
     </Box>
   );
