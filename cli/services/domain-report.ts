@@ -41,6 +41,7 @@ export function renderDnsRecords(domain: DomainBody): string {
       `${recordMark(record.status)} ${RECORD_LABELS[record.record] ?? record.record}${record.required ? '' : chalk.dim(' (recommended)')}  ${chalk.dim(record.status)}`,
     );
     lines.push(`    ${formatRecordLine(record)}`);
+    if (record.note) lines.push(chalk.yellow(`    note: ${record.note}`));
     if (record.found.length && record.status !== 'verified')
       lines.push(chalk.dim(`    found: ${record.found.map((value) => JSON.stringify(value)).join(', ')}`));
   }

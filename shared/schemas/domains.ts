@@ -39,6 +39,9 @@ export const DnsRecord = Type.Object({
   /** SPF and DKIM are needed for verification; DMARC and the return path are recommended. */
   required: Type.Boolean(),
   status: OneOf(RECORD_STATUSES),
+  note: Type.Optional(
+    Type.String({ description: 'what to know before publishing it, e.g. that the SPF names a private address' }),
+  ),
   /** What DNS answered at `name` on the last check (TXT strings already joined). */
   found: Type.Array(Type.String()),
   checkedAt: Nullable(Timestamp),

@@ -2,7 +2,8 @@
 // take its mail, one line each with its fix. The addresses checked are this node's own: OUTBOUND_ADDRESS,
 // else the address the port-25 probe left from (the system's choice, as the MTA's sessions get it).
 import { hostname } from 'node:os';
-import { QueryTypes, type Sequelize } from 'sequelize';
+import type { Sequelize } from 'sequelize';
+import { selectPoolIps } from '../ip-pools/model.ts';
 import type { Config } from '../../config.ts';
 import { privateAddressKind } from '../../ehlo-name.ts';
 import { createDnsClient } from '../../mta/dns-query.ts';
@@ -29,13 +30,6 @@ export function relayUnderDirectDelivery(config: Pick<Config, 'smtpUrl'>): Docto
     ok: true,
     message: `DELIVERY=direct: this node delivers to the recipients' MX hosts itself (checked below)${config.smtpUrl ? '; SMTP_URL is set and not used' : ''}.`,
   };
-}
-
-async function poolAddresses(sequelize: Sequelize): Promise<string[]> {
-  const rows = await sequelize.query<{ ip: string }>('SELECT DISTINCT ip FROM ip_pool_addresses ORDER BY ip', {
-    type: QueryTypes.SELECT,
-  });
-  return rows.map((row) => row.ip);
 }
 
 async function reverseDnsCheck(
@@ -88,7 +82,7 @@ export async function directDeliveryChecks({ config, sequelize }: DirectDelivery
   const [dnssec, port25] = await Promise.all([checkDnssec(dns, config), checkPort25(resolver.target, config)]);
   const sources = config.outboundAddress ? [config.outboundAddress] : port25.localAddress ? [port25.localAddress] : [];
   const lookup = recordsLookup(config);
-  const pools = await poolAddresses(sequelize);
+  const pools = await selectPoolIps(sequelize);
   const [ehlo, reverse, spf, platform] = await Promise.all([
     checkEhloName(dns, config.ehloName, sources),
     reverseDnsCheck(dns, sources, config.ehloName),

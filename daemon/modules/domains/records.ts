@@ -10,6 +10,7 @@ export interface DomainKeyFacts {
 }
 
 export interface ExpectedRecord extends PublishRecord {
+  note?: string;
   required: boolean;
 }
 
@@ -31,7 +32,14 @@ export function dmarcValue(domainName: string, settings: SendingDnsSettings): st
 
 export function expectedRecords(domain: DomainKeyFacts, settings: SendingDnsSettings): ExpectedRecord[] {
   const records: ExpectedRecord[] = [
-    { record: 'spf', type: 'TXT', name: domain.name, value: spfValue(settings), required: true },
+    {
+      record: 'spf',
+      type: 'TXT',
+      name: domain.name,
+      value: spfValue(settings),
+      required: true,
+      ...(settings.spfNote ? { note: settings.spfNote } : {}),
+    },
     {
       record: 'dkim',
       type: 'TXT',

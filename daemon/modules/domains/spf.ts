@@ -70,14 +70,19 @@ export interface SpfEvaluation {
   unreachable: { name: string; reason: string }[];
 }
 
-/** Walks include: and redirect= like a receiver would, counting look-ups and looking for our mechanism. */
+/** Our mechanisms: one (`include:…`), or one per outbound address separated by spaces (direct delivery). */
+export const ourMechanisms = (ours: string): string[] => ours.split(/\s+/).filter((term) => term !== '');
+
+/** Walks include: and redirect= like a receiver would, counting look-ups and looking for our mechanism(s): all must be authorised. */
 export async function evaluateSpf(lookup: DnsLookup, record: string, ours: string): Promise<SpfEvaluation> {
   const result: SpfEvaluation = { lookups: 0, authorisesUs: false, broken: [], unreachable: [] };
   const visited = new Set<string>();
+  const wanted = ourMechanisms(ours);
+  const authorised = new Set<string>();
 
   async function walk(text: string, depth: number): Promise<void> {
     for (const term of parseSpf(text)) {
-      if (termAuthorises(term, ours)) result.authorisesUs = true;
+      for (const mechanism of wanted) if (termAuthorises(term, mechanism)) authorised.add(mechanism);
       if (!QUERYING_TERMS.has(term.name)) continue;
       result.lookups += 1;
       const follows = term.name === 'include' || term.name === 'redirect';
@@ -102,6 +107,7 @@ export async function evaluateSpf(lookup: DnsLookup, record: string, ours: strin
   }
 
   await walk(record, 0);
+  result.authorisesUs = wanted.length > 0 && wanted.every((mechanism) => authorised.has(mechanism));
   return result;
 }
 
@@ -130,7 +136,8 @@ export function mergeSpf(existing: string[], ours: string): string {
       mechanisms.push(term.raw);
     }
   }
-  if (!terms.some((term) => termAuthorises(term, ours))) mechanisms.push(ours);
+  for (const mechanism of ourMechanisms(ours))
+    if (!terms.some((term) => termAuthorises(term, mechanism))) mechanisms.push(mechanism);
   // A redirect= only applies when there is no `all`; keep it working if that is how the record was built.
   const tail = hasRedirect && !hasAll ? [] : [`${allQualifier}all`];
   return [

@@ -63,6 +63,14 @@ export function selectAddresses(sequelize: Sequelize, poolIds: string[]): Promis
   );
 }
 
+/** Every address of every pool (the addresses direct delivery may leave from), in order. */
+export async function selectPoolIps(sequelize: Sequelize): Promise<string[]> {
+  const rows = await sequelize.query<{ ip: string }>('SELECT DISTINCT ip FROM ip_pool_addresses ORDER BY ip', {
+    type: QueryTypes.SELECT,
+  });
+  return rows.map((row) => row.ip);
+}
+
 export function selectAssignments(sequelize: Sequelize, poolIds: string[]): Promise<AssignmentRow[]> {
   if (poolIds.length === 0) return Promise.resolve([]);
   return select<AssignmentRow>(
