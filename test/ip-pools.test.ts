@@ -14,6 +14,7 @@ import { listen } from './helpers/svc-cli.ts';
 import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { listIpPools } from '../daemon/modules/ip-pools/service.ts';
 import { runDoctor } from '../daemon/modules/doctor/service.ts';
+import { checkPoolAddressesBindable } from '../daemon/modules/doctor/pool-bind.ts';
 import { defaultWarmupSchedule, holdsRamp, warmupDay } from '../daemon/mta/warmup.ts';
 import { describePools } from '../cli/services/ip-pools.ts';
 import { SourceAddressChooser, type SourceUse } from '../daemon/mta/source-address.ts';
@@ -59,7 +60,7 @@ test('platform admins only; bodies are validated; conflicts are 409 with the con
   assertErrorBody(badIp, 400);
   const badName = await post('/platform/ip-pools', {
     name: 'x',
-    addresses: [{ ip: '192.0.2.1', ehloName: 'not a name' }],
+    addresses: [{ ip: '127.0.2.1', ehloName: 'not a name' }],
   });
   assert.is(badName.statusCode, 400);
   const noDefault = await post('/platform/ip-pools', {
@@ -70,7 +71,7 @@ test('platform admins only; bodies are validated; conflicts are 409 with the con
   assert.match(noDefault.json().message, /'default' ceiling list is required/);
   const created = await post('/platform/ip-pools', {
     name: 'api-pool',
-    addresses: [{ ip: '192.0.2.10', ehloName: 'Out1.Example.Test.' }],
+    addresses: [{ ip: '127.0.2.10', ehloName: 'Out1.Example.Test.' }],
   });
   assert.is(created.statusCode, 201, created.body);
   const pool = created.json() as IpPool;
@@ -82,7 +83,7 @@ test('platform admins only; bodies are validated; conflicts are 409 with the con
   assertErrorBody(again, 409);
   const sameIp = await post('/platform/ip-pools', {
     name: 'other',
-    addresses: [{ ip: '192.0.2.10', ehloName: 'a.test' }],
+    addresses: [{ ip: '127.0.2.10', ehloName: 'a.test' }],
   });
   assert.is(sameIp.statusCode, 409, 'an IP belongs to one pool');
   const ghost = await post(`/platform/ip-pools/${pool.id}/assignments`, {
@@ -106,8 +107,8 @@ test('test clock: day 1, 10 and 30 of the warm-up with ceilings per provider, th
   const created = await post('/platform/ip-pools', {
     name: 'clocked',
     addresses: [
-      { ip: '192.0.2.20', ehloName: 'new.example.test', warmupStartedAt: DAY_ONE.toISOString() },
-      { ip: '192.0.2.21', ehloName: 'old.example.test', warmup: false },
+      { ip: '127.0.2.20', ehloName: 'new.example.test', warmupStartedAt: DAY_ONE.toISOString() },
+      { ip: '127.0.2.21', ehloName: 'old.example.test', warmup: false },
     ],
   });
   assert.is(created.statusCode, 201, created.body);
@@ -115,7 +116,7 @@ test('test clock: day 1, 10 and 30 of the warm-up with ceilings per provider, th
   const schedule = defaultWarmupSchedule();
   await ctx.db.sequelize.query(
     `INSERT INTO ip_warmup_counts (address_id, provider, day, sent)
-     SELECT id, 'google', CAST(:day AS date), 40 FROM ip_pool_addresses WHERE ip = '192.0.2.20'`,
+     SELECT id, 'google', CAST(:day AS date), 40 FROM ip_pool_addresses WHERE ip = '127.0.2.20'`,
     { replacements: { day: '2026-11-10' } },
   );
   const at = async (offsetDays: number) => {
@@ -180,7 +181,7 @@ test('test clock: day 1, 10 and 30 of the warm-up with ceilings per provider, th
 test("doctor: each address's PTR is its EHLO name and the name resolves back (FCrDNS)", async () => {
   await post('/platform/ip-pools', {
     name: 'dns-checked',
-    addresses: [{ ip: '198.51.100.7', ehloName: 'mta7.example.test' }],
+    addresses: [{ ip: '127.51.100.7', ehloName: 'mta7.example.test' }],
   });
   const check = async () =>
     (await runDoctor({ ...ctx.deps, sequelize: ctx.db.sequelize, embedded: false, secrets: null })).checks.find(
@@ -188,34 +189,34 @@ test("doctor: each address's PTR is its EHLO name and the name resolves back (FC
     )!;
   const none = await check();
   assert.is(none.ok, false);
-  assert.match(none.message, /198\.51\.100\.7 has no PTR record \(it should be mta7\.example\.test\)/);
+  assert.match(none.message, /127\.51\.100\.7 has no PTR record \(it should be mta7\.example\.test\)/);
   assert.match(none.fix!, /PTR to the EHLO name/);
   // Every pool address of the earlier tests resolves too, except the one this test breaks on purpose.
   for (const [ip, name] of [
-    ['192.0.2.10', 'out1.example.test'],
-    ['192.0.2.20', 'new.example.test'],
-    ['192.0.2.21', 'old.example.test'],
-    ['198.51.100.7', 'mta7.example.test'],
+    ['127.0.2.10', 'out1.example.test'],
+    ['127.0.2.20', 'new.example.test'],
+    ['127.0.2.21', 'old.example.test'],
+    ['127.51.100.7', 'mta7.example.test'],
   ]) {
     dns.zone.ptr.set(`${ip.split('.').reverse().join('.')}.in-addr.arpa`, [name]);
     dns.zone.a.set(name, [ip]);
   }
-  dns.zone.a.set('mta7.example.test', ['198.51.100.8']);
+  dns.zone.a.set('mta7.example.test', ['127.51.100.8']);
   const oneWay = await check();
   assert.is(oneWay.ok, false);
-  assert.match(oneWay.message, /mta7\.example\.test resolves to 198\.51\.100\.8, not back to 198\.51\.100\.7/);
-  dns.zone.a.set('mta7.example.test', ['198.51.100.7']);
+  assert.match(oneWay.message, /mta7\.example\.test resolves to 127\.51\.100\.8, not back to 127\.51\.100\.7/);
+  dns.zone.a.set('mta7.example.test', ['127.51.100.7']);
   const good = await check();
   assert.is(good.ok, true, good.message);
-  assert.match(good.message, /198\.51\.100\.7 ⇄ mta7\.example\.test/);
-  assert.ok(dns.queries.includes('PTR 7.100.51.198.in-addr.arpa'), dns.queries.join(', '));
+  assert.match(good.message, /127\.51\.100\.7 ⇄ mta7\.example\.test/);
+  assert.ok(dns.queries.includes('PTR 7.100.51.127.in-addr.arpa'), dns.queries.join(', '));
 });
 
 test('the chooser with a test clock: day 1 ceiling reached → wait until 00:00 UTC; day 30 → room again', async () => {
   const other = await createTenant(root.id, 'Chooser');
   const created = await post('/platform/ip-pools', {
     name: 'chooser',
-    addresses: [{ ip: '192.0.2.40', ehloName: 'c.example.test', warmupStartedAt: DAY_ONE.toISOString() }],
+    addresses: [{ ip: '127.0.2.40', ehloName: 'c.example.test', warmupStartedAt: DAY_ONE.toISOString() }],
     schedule: {
       days: 30,
       providers: { default: Array<number>(30).fill(5), google: [2, ...Array<number>(29).fill(100)] },
@@ -232,7 +233,7 @@ test('the chooser with a test clock: day 1 ceiling reached → wait until 00:00 
     const first = await chooser.choose(row, google, 1);
     const second = await chooser.choose(row, google, 1);
     assert.equal([first.kind, second.kind], ['address', 'address']);
-    assert.equal(first.kind === 'address' && first.session, { ehloName: 'c.example.test', localAddress: '192.0.2.40' });
+    assert.equal(first.kind === 'address' && first.session, { ehloName: 'c.example.test', localAddress: '127.0.2.40' });
     const third = await chooser.choose(row, google, 1);
     assert.is(third.kind, 'wait', 'two in flight fill a ceiling of 2');
     assert.is(third.kind === 'wait' && third.until.toISOString(), '2026-11-02T00:00:00.000Z');
@@ -263,7 +264,7 @@ test('refusals hold the ramp: a held day repeats its step and lengthens the warm
   const other = await createTenant(root.id, 'Held');
   const created = await post('/platform/ip-pools', {
     name: 'held',
-    addresses: [{ ip: '192.0.2.50', ehloName: 'h.example.test', warmupStartedAt: DAY_ONE.toISOString() }],
+    addresses: [{ ip: '127.0.2.50', ehloName: 'h.example.test', warmupStartedAt: DAY_ONE.toISOString() }],
     schedule: { days: 5, providers: { default: [100, 200, 300, 400, 500], google: [10, 20, 30, 40, 50] } },
   });
   assert.is(created.statusCode, 201, created.body);
@@ -274,7 +275,7 @@ test('refusals hold the ramp: a held day repeats its step and lengthens the warm
     `INSERT INTO ip_warmup_counts (address_id, provider, day, sent, refused)
      SELECT id, 'google', d.day::date, d.sent, d.refused FROM ip_pool_addresses,
             (VALUES ('2026-11-02', 20, 6), ('2026-11-03', 100, 5), ('2026-11-04', 10, 10)) AS d(day, sent, refused)
-      WHERE ip = '192.0.2.50'`,
+      WHERE ip = '127.0.2.50'`,
   );
   const googleOn = async (offsetDays: number) => {
     const { data } = await listIpPools(ctx.deps, new Date(DAY_ONE.getTime() + offsetDays * DAY_MS + 3_600_000));
@@ -303,7 +304,7 @@ test('refusals hold the ramp: a held day repeats its step and lengthens the warm
   // 25 + 6 passes it, and the wait says why.
   await ctx.db.sequelize.query(
     `INSERT INTO ip_warmup_counts (address_id, provider, day, sent, refused)
-     SELECT id, 'google', '2026-11-05', 25, 5 FROM ip_pool_addresses WHERE ip = '192.0.2.50'`,
+     SELECT id, 'google', '2026-11-05', 25, 5 FROM ip_pool_addresses WHERE ip = '127.0.2.50'`,
   );
   const sql = createSql(ctx.databaseUrl, { max: 2, embedded: ctx.db.embedded });
   const now = new Date(DAY_ONE.getTime() + 4 * DAY_MS + 3_600_000);
@@ -324,20 +325,20 @@ test('refusals hold the ramp: a held day repeats its step and lengthens the warm
   // What `svc pools` prints of it (the screen shows the same note).
   const { data } = await listIpPools(ctx.deps, now);
   const text = describePools(data.filter((pool) => pool.id === poolId));
-  assert.match(text, /192\.0\.2\.50 {2}h\.example\.test {2}weight 1 {2}warm-up day 5\/5/);
+  assert.match(text, /127\.0\.2\.50 {2}h\.example\.test {2}weight 1 {2}warm-up day 5\/5/);
   assert.match(text, /\n {4}google {5}[█░]{20} 25\/30 {2}5 refused · step 3 \(1 day held\)\n/);
   assert.match(text, /\n {4}default {4}[█░]{20} 0\/500$/);
 });
 
 test('svc pools: create, add-address, assign, schedule (show, edit from a file, reset), list, remove', async () => {
-  const created = await cli.run(['pools', 'create', 'cli-pool', '--address', '203.0.113.5=a.cli.test', '--json']);
+  const created = await cli.run(['pools', 'create', 'cli-pool', '--address', '127.0.113.5=a.cli.test', '--json']);
   assert.is(created.code, 0, created.stdout + created.stderr);
   assert.is(created.json.addresses[0].warmup.day, 1);
   const added = await cli.run([
     'pools',
     'add-address',
     'cli-pool',
-    '203.0.113.6',
+    '127.0.113.6',
     '--ehlo',
     'b.cli.test',
     '--warm',
@@ -349,8 +350,8 @@ test('svc pools: create, add-address, assign, schedule (show, edit from a file, 
   assert.equal(
     added.json.addresses.map((a: any) => [a.ip, a.weight, a.warmup.state]),
     [
-      ['203.0.113.5', 1, 'warming'],
-      ['203.0.113.6', 2, 'warm'],
+      ['127.0.113.5', 1, 'warming'],
+      ['127.0.113.6', 2, 'warm'],
     ],
   );
   const assigned = await cli.run([
@@ -390,7 +391,7 @@ test('svc pools: create, add-address, assign, schedule (show, edit from a file, 
     'pools',
     'set-address',
     'cli-pool',
-    '203.0.113.5',
+    '127.0.113.5',
     '--warmup-start',
     new Date(Date.now() - 9 * DAY_MS).toISOString(),
     '--json',
@@ -398,15 +399,15 @@ test('svc pools: create, add-address, assign, schedule (show, edit from a file, 
   assert.is(moved.json.addresses[0].warmup.day, 10);
   const listed = await cli.run(['pools', '--pool', 'cli-pool']);
   assert.is(listed.code, 0, listed.stderr);
-  assert.match(listed.stdout, /203\.0\.113\.5 {2}a\.cli\.test {2}weight 1 {2}warm-up day 10\/30/);
+  assert.match(listed.stdout, /127\.0\.113\.5 {2}a\.cli\.test {2}weight 1 {2}warm-up day 10\/30/);
   assert.match(listed.stdout, /google\s+░+ 0\/5000/);
-  assert.match(listed.stdout, /203\.0\.113\.6 {2}b\.cli\.test {2}weight 2 {2}warm/);
+  assert.match(listed.stdout, /127\.0\.113\.6 {2}b\.cli\.test {2}weight 2 {2}warm/);
   assert.match(listed.stdout, /tenants: Pooled transactional/);
   const all = await cli.run(['pools', '--json']);
   assert.ok(all.json.data.some((pool: IpPool) => pool.name === 'cli-pool'));
   const renamed = await cli.run(['pools', 'rename', 'cli-pool', 'cli-pool-2', '--json']);
   assert.is(renamed.json.name, 'cli-pool-2');
-  const removed = await cli.run(['pools', 'remove-address', 'cli-pool-2', '203.0.113.6', '--json']);
+  const removed = await cli.run(['pools', 'remove-address', 'cli-pool-2', '127.0.113.6', '--json']);
   assert.equal(removed.json, { ok: true });
   const unassigned = await cli.run([
     'pools',
@@ -424,6 +425,88 @@ test('svc pools: create, add-address, assign, schedule (show, edit from a file, 
   assert.equal(deleted.json, { ok: true });
   const gone = await cli.run(['pools', '--pool', 'cli-pool-2', '--json']);
   assert.is(gone.code, 1);
+});
+
+test('pool addresses checked against reality: non-unicast and documentation addresses 400, an address this node cannot bind 422, the doctor binds each', async () => {
+  const refused: Array<[string, RegExp]> = [
+    ['203.0.113.77', /203\.0\.113\.77 is a documentation address \(TEST-NET-3/],
+    ['192.0.2.1', /documentation address \(TEST-NET-1/],
+    ['0.0.0.0', /the unspecified address/],
+    ['255.255.255.255', /the broadcast address/],
+    ['224.0.0.1', /a multicast address \(224\.0\.0\.0\/4\)/],
+    ['240.0.0.9', /a reserved address/],
+    ['::', /the unspecified address \(::\)/],
+    ['ff02::1', /a multicast address \(ff00::\/8\)/],
+    ['2001:db8::25', /documentation address \(2001:db8::\/32/],
+    ['::ffff:192.0.2.5', /documentation address/],
+  ];
+  for (const [ip, why] of refused) {
+    const res = await post('/platform/ip-pools', { name: 'unreal', addresses: [{ ip, ehloName: 'mx.example.test' }] });
+    assertErrorBody(res, 400, 'VALIDATION_FAILED');
+    assert.match(res.json().message, why, `${ip}: ${res.body}`);
+    assert.match(res.json().message, 'mail cannot be sent from it');
+    assert.is(res.json().details[0].field, 'addresses.0.ip');
+  }
+  const pool = await post('/platform/ip-pools', {
+    name: 'reality',
+    addresses: [{ ip: '127.0.0.77', ehloName: 'mx77.example.test' }],
+  });
+  assert.is(pool.statusCode, 201, pool.body);
+  const poolId = pool.json().id as string;
+  // Not on any interface of this host: binding it fails with EADDRNOTAVAIL.
+  const absent = await post(`/platform/ip-pools/${poolId}/addresses`, {
+    ip: '10.254.254.254',
+    ehloName: 'x.example.test',
+  });
+  assertErrorBody(absent, 422, 'ADDRESS_NOT_BINDABLE');
+  assert.match(
+    absent.json().message,
+    /^10\.254\.254\.254 cannot be bound on node \S+: EADDRNOTAVAIL\. Add the address/,
+  );
+  const documented = await post(`/platform/ip-pools/${poolId}/addresses`, {
+    ip: '2001:db8::25',
+    ehloName: 'x.example.test',
+  });
+  assertErrorBody(documented, 400, 'VALIDATION_FAILED');
+  const stored = await ctx.db.sequelize.query<{ ip: string }>(
+    `SELECT ip FROM ip_pool_addresses WHERE pool_id = :poolId ORDER BY ip`,
+    { replacements: { poolId }, type: 'SELECT' as never },
+  );
+  assert.equal(
+    stored.map((row) => row.ip),
+    ['127.0.0.77'],
+  );
+
+  // Another node added an address this one does not hold: the doctor of a direct-delivery worker says so.
+  await ctx.db.sequelize.query(
+    `INSERT INTO ip_pool_addresses (pool_id, ip, ehlo_name) VALUES (:poolId, '10.254.254.253', 'y.example.test')`,
+    { replacements: { poolId } },
+  );
+  const doctor = (config: Partial<typeof ctx.deps.config>) =>
+    checkPoolAddressesBindable({
+      ...ctx.deps,
+      config: { ...ctx.deps.config, ...config },
+      sequelize: ctx.db.sequelize,
+      embedded: false,
+      secrets: null,
+    });
+  const worker = await doctor({ delivery: 'direct', role: 'worker' });
+  assert.is(worker.ok, false);
+  assert.match(
+    worker.message,
+    /^1 of \d+ pool address\(es\) cannot be bound on this node: 10\.254\.254\.253 cannot be bound on node \S+: EADDRNOTAVAIL \(pool reality\)/,
+  );
+  assert.match(worker.fix!, /svc doctor --local on every worker node/);
+  const relay = await doctor({ delivery: 'relay', role: 'all' });
+  assert.is(relay.ok, true);
+  assert.match(relay.message, /does not deliver directly/);
+  const all = await runDoctor({ ...ctx.deps, sequelize: ctx.db.sequelize, embedded: false, secrets: null });
+  assert.ok(
+    all.checks.some((check) => check.name === 'pool-bind'),
+    'registered with the other checks',
+  );
+  await ctx.db.sequelize.query(`DELETE FROM ip_pools WHERE id = :poolId`, { replacements: { poolId } });
+  assert.is((await doctor({ delivery: 'direct', role: 'all' })).ok, true);
 });
 
 test.run();

@@ -12,6 +12,7 @@ import { smtpSettingsFromUrl, verifySmtp } from '../../mail/transport.ts';
 import { queueStats } from '../../queue/stats.ts';
 import { SYSTEM_SENDER_FIX, systemSenderStatus } from '../../mail/system-mail.ts';
 import { seenNodes } from './nodes.ts';
+import { checkPoolAddressesBindable } from './pool-bind.ts';
 import { createDnsClient } from '../../mta/dns-query.ts';
 import { checkReverseDns } from '../../mta/reverse-dns.ts';
 import { directDeliveryChecks, doctorNode, relayUnderDirectDelivery } from './direct-delivery.ts';
@@ -311,6 +312,7 @@ const CHECKS: { name: string; run: CheckRun }[] = [
   { name: 'disk', run: checkDisk },
   { name: 'event-loop', run: checkEventLoop },
   { name: 'ip-pools', run: checkIpPools },
+  { name: 'pool-bind', run: checkPoolAddressesBindable },
   // Several lines (EHLO name, reverse DNS, resolver, port 25, SPF, …), only when this node delivers itself.
   { name: 'direct-delivery', run: (deps) => (deps.config.delivery === 'direct' ? directDeliveryChecks(deps) : []) },
 ];

@@ -61,7 +61,7 @@ export default async function ipPoolRoutes(app: App, deps: ModuleDeps): Promise<
         tags,
         summary: 'Create an IP pool, optionally with its addresses and warm-up schedule',
         body: CreateIpPoolBody,
-        response: { 201: IpPool, 400: ErrorBody, 409: ErrorBody, ...errors },
+        response: { 201: IpPool, 400: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...errors },
       },
     },
     async (request, reply) => reply.code(201).send(await createIpPool(deps, actor(request), request.body)),
@@ -111,10 +111,11 @@ export default async function ipPoolRoutes(app: App, deps: ModuleDeps): Promise<
       config,
       schema: {
         tags,
-        summary: 'Add a source address (warming up from today unless warm: false)',
+        summary:
+          'Add a source address (warming up from today unless warm: false): a unicast address this node can bind (else 400 or 422)',
         params: IpPoolParams,
         body: CreateIpPoolAddressBody,
-        response: { 201: IpPool, ...invalid },
+        response: { 201: IpPool, 422: ErrorBody, ...invalid },
       },
     },
     async (request, reply) =>

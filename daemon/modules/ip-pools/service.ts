@@ -2,11 +2,11 @@
 // source addresses, which tenants (projects, streams) send from them, and the warm-up schedule, with
 // each address's progress today. The mechanism (choosing an address per message, counting) is the
 // MTA's: daemon/mta/source-address.ts. Every read takes `now`, so a test clock shows day 1, 10, 30.
-import { isIP } from 'node:net';
 import type { Sequelize } from 'sequelize';
 import type { AppDeps } from '../../app-types.ts';
 import type { AdminContext } from '../../context.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
+import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
+import { bindProblem, sourceAddressProblem } from '../../mta/bindable-address.ts';
 import { recordAudit } from '../audit/service.ts';
 import { DEFAULT_PROVIDERS } from '../../mta/providers.ts';
 import { IP_POOLS_CHANNEL } from '../../mta/sql/pools.ts';
@@ -76,9 +76,21 @@ function checkSchedule(schedule: WarmupSchedule, field = 'schedule'): void {
     ]);
 }
 
-function checkIp(ip: string, field = 'ip'): string {
-  if (!isIP(ip)) throw new ValidationError(`${ip} is not an IPv4 or IPv6 address.`, [{ field, message: 'not an IP' }]);
-  return ip;
+/**
+ * A 400 for an address no host sends from (unspecified, broadcast, multicast, reserved, documentation),
+ * a 422 for one this node cannot bind: the node that adds an address is expected to send from it (the
+ * other nodes are checked by `svc doctor` on each).
+ */
+async function checkSourceAddress(ip: string, field: string): Promise<void> {
+  const problem = sourceAddressProblem(ip);
+  if (problem) throw new ValidationError(`${problem}.`, [{ field, message: problem }]);
+  const unbound = await bindProblem(ip);
+  if (unbound)
+    throw new UnprocessableError(
+      `${unbound}. Add the address to a network interface of this host first (e.g. ip address add ${ip} dev eth0), ` +
+        'and on every node that delivers directly (svc doctor checks each); then add it to the pool.',
+      'ADDRESS_NOT_BINDABLE',
+    );
 }
 
 const normalizeName = (name: string) => name.toLowerCase().replace(/\.$/, '');
@@ -179,10 +191,10 @@ function audit(actor: IpPoolActor, change: string, metadata: Record<string, unkn
   };
 }
 
-function addressValues(poolId: string, body: CreateIpPoolAddressBody, now: Date, field: string) {
+function addressValues(poolId: string, body: CreateIpPoolAddressBody, now: Date) {
   return {
     poolId,
-    ip: checkIp(body.ip, `${field}.ip`),
+    ip: body.ip,
     ehloName: normalizeName(body.ehloName),
     weight: body.weight ?? 1,
     warmupStartedAt: body.warmup === false ? null : body.warmupStartedAt ? new Date(body.warmupStartedAt) : now,
@@ -197,6 +209,8 @@ export async function createIpPool(
 ): Promise<IpPool> {
   const { sequelize } = deps.db;
   if (body.schedule) checkSchedule(body.schedule);
+  for (const [index, address] of (body.addresses ?? []).entries())
+    await checkSourceAddress(address.ip, `addresses.${index}.ip`);
   const id = await sequelize.transaction(async (transaction) => {
     const poolId = await insertPool(
       sequelize,
@@ -204,8 +218,8 @@ export async function createIpPool(
       { transaction },
     );
     if (!poolId) throw new ConflictError(`An IP pool named ${body.name} already exists.`);
-    for (const [index, address] of (body.addresses ?? []).entries()) {
-      const values = addressValues(poolId, address, now, `addresses.${index}`);
+    for (const address of body.addresses ?? []) {
+      const values = addressValues(poolId, address, now);
       if (!(await insertAddress(sequelize, values, { transaction })))
         throw new ConflictError(`${values.ip} already belongs to an IP pool.`);
     }
@@ -256,8 +270,9 @@ export async function addIpPoolAddress(
 ): Promise<IpPool> {
   const { sequelize } = deps.db;
   await getIpPool(deps, poolId, now);
+  await checkSourceAddress(body.ip, 'ip');
   await sequelize.transaction(async (transaction) => {
-    const values = addressValues(poolId, body, now, 'body');
+    const values = addressValues(poolId, body, now);
     const id = await insertAddress(sequelize, values, { transaction });
     if (!id) throw new ConflictError(`${values.ip} already belongs to an IP pool.`);
     await announcePoolChange(sequelize, poolId, { transaction });
