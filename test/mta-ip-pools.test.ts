@@ -226,10 +226,31 @@ test("day 1's ceiling reached: further rows wait in the spool, no attempt counte
     },
     { timeoutMs: 15_000 },
   );
+  // A wait of ours (issue 49 §4): its own state and reason, when it goes; no deferral, nothing sent.
   for (const log of waiting) {
-    const deferred = log.events.find((event: any) => event.type === 'deferred');
-    assert.match(deferred?.data.response ?? '', /warm-up: every address of the pool is at today's ceiling for google/);
+    assert.is(log.status, 'QUEUED', 'nothing was sent: not SENDING');
+    assert.not.ok(
+      log.events.some((event: any) => event.type === 'deferred'),
+      JSON.stringify(log.events),
+    );
+    const wait = log.events.find((event: any) => event.type === 'waiting');
+    assert.is(wait?.data.kind, 'warmup');
+    assert.match(wait?.data.reason ?? '', /warm-up: every address of the pool is at today's ceiling for google/);
+    assert.equal(log.waiting, { kind: 'warmup', reason: wait.data.reason, until: wait.data.until });
+    assert.ok(Date.parse(log.waiting.until) > Date.now(), 'goes at the next UTC day');
   }
+  // The queue view lists them as waiting, with the reason and when they go; not queued, not deferred.
+  const queue = (await admin('GET', '/platform/queue?domain=gmail.test')).body;
+  const gmail = queue.data[0];
+  assert.equal([gmail.waiting, gmail.queued, gmail.deferred], [2, 0, 0], JSON.stringify(gmail));
+  assert.match(gmail.waitReason, /warm-up/);
+  assert.is(gmail.waitUntil, waiting.map((log) => log.waiting.until).sort()[0]);
+  // And the deliverability stats count no provider deferral: google saw only the six it delivered.
+  const stats = await api(world, 'GET', '/stats/deliverability');
+  assert.is(stats.status, 200, JSON.stringify(stats.body));
+  const google = stats.body.totals.find((p: { provider: string }) => p.provider === 'google');
+  assert.ok(google?.delivered > 0, JSON.stringify(stats.body));
+  assert.is(google.deferred, 0, JSON.stringify(stats.body));
 });
 
 test('a warm address joins the pool: the waiting rows leave from it at once', async () => {

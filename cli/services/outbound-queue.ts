@@ -77,13 +77,17 @@ export function queueTable(destinations: OutboundDestination[], now = Date.now()
       { header: 'QUEUED', value: (d) => String(d.queued) },
       { header: 'DEFERRED', value: (d) => String(d.deferred) },
       { header: 'IN FLIGHT', value: (d) => String(d.inFlight) },
+      {
+        header: 'WAITING',
+        value: (d) => (d.waiting ? `${d.waiting} until ${nextTryText(d.waitUntil ?? null, now)}` : '0'),
+      },
       { header: 'OLDEST', value: (d) => ageText(d.oldestAt, now) },
       { header: 'NEXT TRY', value: (d) => nextTryText(d.nextTryAt, now) },
       {
         header: 'STATE',
         value: (d) => (d.held ? chalk.yellow : chalk.red)(destinationFlag(d)),
       },
-      { header: 'LAST RESPONSE', value: (d) => d.lastResponse ?? '—' },
+      { header: 'LAST RESPONSE', value: (d) => d.lastResponse ?? (d.waitReason ? `(ours) ${d.waitReason}` : '—') },
     ],
     'The outbound queue is empty: no mail waits for a destination and none is held.',
   );

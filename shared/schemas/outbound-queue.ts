@@ -22,6 +22,13 @@ export const OutboundDestination = Type.Object({
   queued: Type.Integer({ description: 'messages not tried yet' }),
   deferred: Type.Integer({ description: 'messages tried and answered with a temporary failure, waiting to retry' }),
   inFlight: Type.Integer({ description: 'messages claimed by the MTA loop (being delivered now)' }),
+  waiting: Type.Optional(
+    Type.Integer({
+      description: 'messages held by a wait of ours (warm-up), not tried and not deferred by the destination',
+    }),
+  ),
+  waitReason: Type.Optional(Nullable(Type.String(), { description: 'why they wait (warm-up: which ceiling)' })),
+  waitUntil: Type.Optional(Nullable(Timestamp, { description: 'when the first waiting message goes' })),
   oldestAt: Nullable(Timestamp, { description: 'when the oldest message still spooled for the domain was accepted' }),
   nextTryAt: Nullable(Timestamp, { description: 'the earliest next try of a deferred message' }),
   lastAttemptAt: Nullable(Timestamp, { description: 'when the latest deferred attempt was made' }),

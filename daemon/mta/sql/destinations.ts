@@ -11,6 +11,11 @@ export interface DestinationRow {
   queued: number;
   deferred: number;
   inFlight: number;
+  /** Held by a wait of ours (warm-up: warmup_wait_pool), not tried: not counted in queued or deferred. */
+  waiting: number;
+  /** The wait's reason and when the first waiting message goes. */
+  waitReason: string | null;
+  waitUntil: Date | null;
   /** When the oldest message still spooled for the domain was accepted. */
   oldestAt: Date | null;
   /** The earliest next try of a deferred message. */
@@ -47,11 +52,14 @@ const LIST_DESTINATIONS = declare(
   `
   WITH spool AS (
     SELECT domain,
-           count(*) FILTER (WHERE state = 'queued')::int AS queued,
-           count(*) FILTER (WHERE state = 'deferred')::int AS deferred,
+           count(*) FILTER (WHERE state = 'queued' AND warmup_wait_pool IS NULL)::int AS queued,
+           count(*) FILTER (WHERE state = 'deferred' AND warmup_wait_pool IS NULL)::int AS deferred,
            count(*) FILTER (WHERE state = 'leased')::int AS in_flight,
+           count(*) FILTER (WHERE state IN ('queued', 'deferred') AND warmup_wait_pool IS NOT NULL)::int AS waiting,
+           max(last_response) FILTER (WHERE state IN ('queued', 'deferred') AND warmup_wait_pool IS NOT NULL) AS wait_reason,
+           min(run_at) FILTER (WHERE state IN ('queued', 'deferred') AND warmup_wait_pool IS NOT NULL) AS wait_until,
            min(created_at) AS oldest_at,
-           min(run_at) FILTER (WHERE state = 'deferred') AS next_try_at,
+           min(run_at) FILTER (WHERE state = 'deferred' AND warmup_wait_pool IS NULL) AS next_try_at,
            max(last_attempt_at) AS last_attempt_at,
            substr(max(to_char(last_attempt_at AT TIME ZONE 'UTC', 'YYYYMMDDHH24MISSUS') || last_response), 21)
              AS last_response,
@@ -65,6 +73,7 @@ const LIST_DESTINATIONS = declare(
   ), listed AS (
     SELECT COALESCE(s.domain, h.domain) AS domain,
            COALESCE(s.queued, 0) AS queued, COALESCE(s.deferred, 0) AS deferred, COALESCE(s.in_flight, 0) AS in_flight,
+           COALESCE(s.waiting, 0) AS waiting, s.wait_reason, s.wait_until,
            s.oldest_at, s.next_try_at, s.last_attempt_at, s.last_response,
            COALESCE(floor(extract(epoch FROM now() - s.oldest_due_at) * 1000), 0)::bigint AS oldest_waiting_ms,
            h.held_at, h.held_by::text AS held_by, h.hold_reason,
@@ -142,6 +151,9 @@ interface RawDestination {
   queued: number;
   deferred: number;
   in_flight: number;
+  waiting: number;
+  wait_reason: string | null;
+  wait_until: Date | null;
   oldest_at: Date | null;
   next_try_at: Date | null;
   last_attempt_at: Date | null;
@@ -167,6 +179,9 @@ export async function listDestinations(
       queued: row.queued,
       deferred: row.deferred,
       inFlight: row.in_flight,
+      waiting: row.waiting,
+      waitReason: row.wait_reason,
+      waitUntil: row.wait_until,
       oldestAt: row.oldest_at,
       nextTryAt: row.next_try_at,
       lastAttemptAt: row.last_attempt_at,
