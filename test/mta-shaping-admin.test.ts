@@ -194,7 +194,7 @@ test('svc providers: rules, reactions, what is in force; set and add with --json
   assert.match(human.stdout, 'suspend'); // the suspension the first test recorded is in force
   const listed = await cli.run(['providers', '--json']);
   assert.ok(listed.json.providers.data.some((p: { key: string }) => p.key === 'proofpoint'));
-  assert.ok(listed.json.reactions.active.some((a: { providerKey: string }) => a.providerKey === 'google'));
+  assert.ok(listed.json.reactions.data.some((a: { providerKey: string }) => a.providerKey === 'google'));
 });
 
 test('tenant throttles: the route, svc tenants throttle, and the hourly count', async () => {
@@ -329,6 +329,8 @@ test('reaction rules: added, changed, disabled and removed through the API and s
   assert.equal([disabled.json.enabled, disabled.json.minutes, disabled.json.factor], [false, 30, 0.5]);
   assert.is(reactionTo(await loadReactionRules(ctx.db.sql), at, ts03), null, 'a disabled rule matches nothing');
   const listed = await ctx.app.inject({ method: 'GET', url: '/platform/reactions', headers: admin });
+  // The list envelope every list answers with: the reactions in force under data, their rules beside.
+  assert.equal(Object.keys(listed.json()).sort(), ['data', 'rules']);
   assert.ok(
     listed.json().rules.some((r: { id: string; enabled: boolean }) => r.id === rule.id && !r.enabled),
     'admins still see it',
@@ -362,7 +364,7 @@ test('reaction rules: added, changed, disabled and removed through the API and s
 
 test('a suspension lifted early: ended at once, only the rows given back to its end are due, twice is 404; a tenant pause is 409', async () => {
   const active = async () =>
-    (await ctx.app.inject({ method: 'GET', url: '/platform/reactions', headers: admin })).json().active as Array<{
+    (await ctx.app.inject({ method: 'GET', url: '/platform/reactions', headers: admin })).json().data as Array<{
       id: string;
       providerKey: string;
       kind: string;

@@ -172,9 +172,10 @@ export const ActiveReactionBody = Type.Object({
 });
 export type ActiveReactionBody = Static<typeof ActiveReactionBody>;
 
+/** The list envelope of every list: `data` is the reactions in force; the rules that set them off beside it. */
 export const ReactionsBody = Type.Object({
+  data: Type.Array(ActiveReactionBody),
   rules: Type.Array(ReactionRuleBody),
-  active: Type.Array(ActiveReactionBody),
 });
 export type ReactionsBody = Static<typeof ReactionsBody>;
 

@@ -13,7 +13,7 @@ export default class ProvidersLift extends SvcCommand<typeof ProvidersLift> {
   static override showHeader = false;
   static override args = {
     id: Args.string({
-      description: 'the reaction in force (see `svc providers --json`, reactions.active)',
+      description: 'the reaction in force (see `svc providers --json`, reactions.data)',
       required: true,
     }),
   };

@@ -63,7 +63,7 @@ export default class ProvidersList extends SvcCommand<typeof ProvidersList> {
     this.log('');
     this.log(
       table(
-        reactions.active,
+        reactions.data,
         [
           { header: 'IN FORCE', value: (a) => chalk.yellow(a.kind) },
           { header: 'ID', value: (a) => a.id },

@@ -124,7 +124,7 @@ export async function activeReactionBodies(sql: Sql): Promise<ActiveReactionBody
 export async function listReactions(deps: ShapingDeps): Promise<ReactionsBody> {
   const { sql } = deps.db;
   const [rules, active] = await Promise.all([listReactionRules(sql), activeReactionBodies(sql)]);
-  return { rules: rules.map(withPatternProblem), active };
+  return { data: active, rules: rules.map(withPatternProblem) };
 }
 
 /** What is wrong with a rule as it would be saved, as the 400 the loops must never see. */
