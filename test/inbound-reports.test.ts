@@ -7,6 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { zipArchive } from './helpers/archives.ts';
 import { readReport } from '../daemon/modules/inbound-mail/mime.ts';
 import { readArf, readDsn, readPlainNdr } from '../daemon/modules/inbound-mail/reports.ts';
+import { judgeFeedbackSigner } from '../daemon/modules/inbound-mail/feedback-auth.ts';
 import {
   MAX_REPORT_XML_BYTES,
   parseAggregateReport,
@@ -108,6 +109,41 @@ Removal-Recipient: jane@example.org
   assert.is(arf?.emailId, '0b9f2a8e-4a4c-4d3e-9a0e-1f2e3d4c5b6a');
   assert.equal(arf?.recipients, ['jane@example.org']);
   assert.is(arf?.type, 'complained');
+});
+
+test('a feedback signer counts only over the header the report is read by: singletons once, its Content-Type signed', () => {
+  const contentType = 'multipart/report; report-type=feedback-report; boundary="b"';
+  const headers = readReport(
+    crlf(
+      `From: feedback@arf.mail.yahoo.com\nContent-Type: multipart/report;\n report-type=feedback-report; boundary="b"\n\nbody`,
+    ),
+  ).headers;
+  const signature = {
+    signingDomain: 'yahoo.com',
+    result: 'pass',
+    unsignedBodyBytes: 0,
+    signedContentType: contentType,
+  };
+  const judge = (signedContentType: string | null, on = headers) =>
+    judgeFeedbackSigner({ results: [{ ...signature, signedContentType }] }, ['yahoo.com'], on);
+  assert.equal(judge(contentType), { verified: true, signer: 'yahoo.com' }, 'folding aside, the same value');
+  assert.equal(judge(null), {
+    verified: false,
+    reason: 'its DKIM signature (d=yahoo.com) does not cover the Content-Type header the report is read by',
+  });
+  // A parser that split the header otherwise would have signed another instance than the one read.
+  assert.is(judge(contentType.replace('"b"', '"B"')).verified, false, 'a boundary is case-sensitive');
+  const twice = readReport(
+    crlf(
+      `From: a@evil.example\nFrom: feedback@arf.mail.yahoo.com\nSubject: x\nSubject: y\nContent-Type: ${contentType}\n\nbody`,
+    ),
+  ).headers;
+  const refused = judge(contentType, twice);
+  assert.is(refused.verified, false);
+  assert.match(
+    !refused.verified ? refused.reason : '',
+    /^it carries 2 From headers, 2 Subject headers, where RFC 5322 allows one/,
+  );
 });
 
 const xml = `<?xml version="1.0"?><feedback><report_metadata><org_name>Example</org_name><report_id>r1</report_id>
