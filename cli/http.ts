@@ -78,13 +78,14 @@ export class HttpSession {
     return this.environment.apiKey !== undefined;
   }
 
+  /** SVC_TENANT_ID, else the profile's tenant; with SVC_API_KEY the key's own tenant (never the profile's). */
   get tenantId(): string | undefined {
-    return this.environment.tenantId ?? this.profile.tenantId;
+    return this.environment.tenantId ?? (this.usesApiKey ? undefined : this.profile.tenantId);
   }
 
   /** The tenant's display name when it came from the profile (env overrides carry only an id). */
   get tenantName(): string | undefined {
-    return this.environment.tenantId ? undefined : this.profile.tenantName;
+    return this.environment.tenantId || this.usesApiKey ? undefined : this.profile.tenantName;
   }
 
   get signedIn(): boolean {
@@ -127,6 +128,8 @@ export class HttpSession {
       await this.refreshAfter(accessToken);
       return this.send(method, path, options, false);
     }
+    if (response.status === 401 && this.usesApiKey && options.auth !== false)
+      throw apiKeyRefused(await toApiError(response));
     if (!response.ok && !options.accept?.includes(response.status)) throw await toApiError(response);
     this.rememberQuota(response);
     return response;
@@ -215,6 +218,17 @@ async function readBody(response: KyResponse): Promise<unknown> {
   const text = await response.text();
   if (text === '') return undefined;
   return (response.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text;
+}
+
+/** A 401 to SVC_API_KEY's key: say it is the key, and that it came from the environment. */
+function apiKeyRefused(error: ApiRequestError): ApiRequestError {
+  // The daemon's sentence when it speaks of the key (revoked, expired); a value that is no key at all
+  // reads to it as an access token, which is not what the person set.
+  const head = /key/i.test(error.body.message) ? error.body.message.replace(/\.$/, '') : 'The API key is invalid';
+  const message =
+    `${head}: it comes from SVC_API_KEY in the environment. ` +
+    'Set SVC_API_KEY to a live key of the tenant, or unset it to use your sign-in.';
+  return new ApiRequestError(error.status, { ...error.body, message });
 }
 
 async function toApiError(response: KyResponse): Promise<ApiRequestError> {

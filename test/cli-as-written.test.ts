@@ -315,4 +315,40 @@ test("global flags alone are the dashboard's in a terminal (svc --profile direct
   assert.is(entryArgs(['--profile'], true), undefined);
 });
 
+test("SVC_API_KEY=nonsense: the error names the key and the environment; the banner shows the key's tenant, not the profile's", async () => {
+  const human = await cli.run(['logs', 'list'], { env: { SVC_API_KEY: 'nonsense' } });
+  assert.is(human.code, 3);
+  assert.match(human.stderr, "API key (SVC_API_KEY) · the key's tenant");
+  assert.not.match(human.stderr, 'Acme');
+  const json = await cli.run(['logs', 'list', '--json'], { env: { SVC_API_KEY: 'nonsense' } });
+  assert.is(
+    json.json.error.message,
+    'The API key is invalid: it comes from SVC_API_KEY in the environment. Set SVC_API_KEY to a live key of the tenant, or unset it to use your sign-in.',
+  );
+  assert.not.match(json.stdout, 'access token');
+  // A real key of the tenant works with another tenant in the profile: the key decides.
+  const other = await createWorld(ctx.app);
+  cli.writeProfile({ accessToken: other.owner.token, tenantId: other.tenantId, tenantName: 'Other' }, 'other');
+  const ok = await cli.run(['logs', 'list', '--profile', 'other', '--json'], { env: { SVC_API_KEY: world.key.key } });
+  assert.is(ok.code, 0, ok.stdout + ok.stderr);
+});
+
+test('a template file too large to parse gets the size error the 195 KB one gets, in check and preview', async () => {
+  const write = (name: string, kb: number) => {
+    const file = join(files, name);
+    writeFileSync(file, `---\nslug: big\nsubject: Big\n---\n<p>${'x'.repeat(kb * 1024)}</p>\n`);
+    return file;
+  };
+  const mid = await cli.run(['templates', 'check', write('mid.html', 195), '--json']);
+  const huge = await cli.run(['templates', 'check', write('huge.html', 10 * 1024), '--json']);
+  const codes = (run: typeof mid) =>
+    (run.json.files as { findings: { code: string }[] }[]).flatMap((file) => file.findings.map((f) => f.code));
+  assert.equal(codes(mid), ['HTML_TOO_LARGE'], mid.stdout);
+  assert.equal(codes(huge), ['HTML_TOO_LARGE'], huge.stdout);
+  assert.not.match(huge.stdout, 'parse length');
+  const preview = await cli.run(['templates', 'preview', join(files, 'huge.html'), '--json']);
+  assert.is(preview.json.error.code, 'HTML_TOO_LARGE', preview.stdout);
+  assert.match(preview.json.error.message, /^The HTML is 102[0-9]{2} KB; Gmail clips/);
+});
+
 test.run();

@@ -3,7 +3,7 @@
 // and lint it for the mistakes that hurt delivery. Used by `svc templates diff|check|preview`.
 import { Liquid } from 'liquidjs';
 import { parse as parseHtml } from 'parse5';
-import { renderLiquid, textFromHtml, type TemplatePart } from '../../daemon/render/liquid.ts';
+import { LIQUID_LIMITS, renderLiquid, textFromHtml, type TemplatePart } from '../../daemon/render/liquid.ts';
 import type { SvcClient } from '../client.ts';
 import type { DomainBody } from '../../shared/schemas/domains.ts';
 import { ApiRequestError, CliFailure, EXIT } from '../errors.ts';
@@ -34,12 +34,28 @@ export function sampleData(file: TemplateFile, extra: Record<string, unknown> | 
   return { ...fromFile, ...extra };
 }
 
+/**
+ * The size error of a file too large for the template engine to parse, or null: said in the same words
+ * as the rendered HTML's (HTML_TOO_LARGE), not as the engine's "parse length limit exceeded".
+ */
+export function sourceTooLarge(file: TemplateFile): string | null {
+  const largest = Math.max(file.content.length, file.text?.length ?? 0, file.subject.length);
+  if (largest <= LIQUID_LIMITS.parseChars) return null;
+  const kb = (n: number) => Math.round(n / 1024);
+  return (
+    `The HTML is ${kb(Buffer.byteLength(file.content, 'utf8'))} KB; Gmail clips messages over ${kb(GMAIL_CLIP_BYTES)} KB, ` +
+    `and a template part over ${kb(LIQUID_LIMITS.parseChars)} KB is not parsed at all.`
+  );
+}
+
 /** Renders the file as the daemon would send it: subject, HTML, and the text part (given or derived). */
 export async function renderFile(
   client: SvcClient,
   file: TemplateFile,
   data: Record<string, unknown>,
 ): Promise<Rendered> {
+  const tooLarge = sourceTooLarge(file);
+  if (tooLarge) throw new CliFailure(tooLarge, EXIT.usage, 'HTML_TOO_LARGE');
   const subject = await renderLiquid('subject', file.subject, data);
   const html =
     file.editorMode === 'react-email'
@@ -164,6 +180,11 @@ export async function lintTemplate(client: SvcClient, { file, data, domains }: L
   const error = (code: string, message: string) => findings.push({ severity: 'error', code, message });
   const warning = (code: string, message: string) => findings.push({ severity: 'warning', code, message });
 
+  const tooLarge = sourceTooLarge(file);
+  if (tooLarge) {
+    error('HTML_TOO_LARGE', tooLarge);
+    return findings;
+  }
   // Liquid parses, and every variable it reads has sample data.
   const parts: [TemplatePart, string | undefined][] = [
     ['subject', file.subject],
