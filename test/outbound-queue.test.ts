@@ -259,6 +259,8 @@ test('/health/queues: outbound totals for every caller, destinations for platfor
     heldDestinations: 0,
     oldestWaitingAgeMs: 0,
     stuck: false,
+    // No MTA thread ran here: no node has reported its resolver.
+    resolverUnhealthy: [],
   });
   assert.is(idle.ok, true);
 });

@@ -130,7 +130,10 @@ export async function systemMailWarnings(deps: AppDeps): Promise<ReadinessWarnin
  * for platform admins only. Held destinations are not stuck: an operator keeps them waiting.
  */
 async function outboundHealth(deps: AppDeps, stuckAfterMs: number, platformAdmin: boolean): Promise<OutboundHealth> {
-  const [totals, resolver] = await Promise.all([destinationTotals(deps.db.sql), readResolverHealth(deps.db.sql)]);
+  // One after the other: run side by side on the pool, the pair outlived the check's 2 s budget in
+  // test/outbound-queue.test.ts (the reads themselves take milliseconds).
+  const totals = await destinationTotals(deps.db.sql);
+  const resolver = await readResolverHealth(deps.db.sql);
   const outbound: OutboundHealth = {
     delivery: deps.config.delivery,
     ...totals,
