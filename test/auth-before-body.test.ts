@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createApiKey, createWorld } from './helpers/fixtures.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
 let world: Awaited<ReturnType<typeof createWorld>>;
@@ -211,12 +212,13 @@ test('over a socket: an early 401 closes the connection; answered requests keep 
   const { port } = ctx.app.server.address() as AddressInfo;
   const socket = connect(port, '127.0.0.1');
   let received = '';
+  let closed = false;
   socket.on('data', (chunk) => (received += chunk.toString('latin1')));
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.once('close', () => (closed = true));
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   // Two health checks on one connection: kept alive between them.
   socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n');
-  while ((received.match(/HTTP\/1\.1 200/g) ?? []).length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+  await waitFor('two answers on one connection', () => (received.match(/HTTP\/1\.1 200/g) ?? []).length === 2);
   assert.not.match(received, /connection: close/i);
   // Then a 10 MB send without credentials, of which only the first kilobyte is ever written.
   received = '';
@@ -224,7 +226,9 @@ test('over a socket: an early 401 closes the connection; answered requests keep 
     `POST /emails/send HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${TEN_MB}\r\n\r\n{"data":{"k0":1`,
   );
   socket.write(',"k":1'.repeat(170));
-  await closed;
+  await waitFor('the daemon to answer and close the connection', () => closed, {
+    details: () => received.slice(0, 300),
+  });
   assert.match(received, /^HTTP\/1\.1 401 /);
   assert.match(received, /connection: close/i);
   assert.match(received, /"code":"UNAUTHORIZED"/);

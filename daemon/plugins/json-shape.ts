@@ -21,6 +21,8 @@ const TAB = 0x09;
 const LINE_FEED = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 
+/** A string is first looked through this far byte by byte, then searched with indexOf. */
+const SHORT_STRING_BYTES = 64;
 /** Bytes of a key kept to name the field of a body that nests too deep: a name, not the key itself. */
 const KEY_NAME_BYTES = 200;
 /** Segments of a path an answer names, as plugins/json-body.ts does: a deep body's path is long. */
@@ -34,8 +36,14 @@ interface Level {
   isArray: boolean;
   /** The current item's index (arrays). */
   index: number;
-  /** The current member's key (objects), decoded from at most KEY_NAME_BYTES. */
-  key: string;
+  /**
+   * The current member's key (objects) as raw bytes: where it lies in the chunk it came in. Decoded
+   * only to name the field of a body that nests too deep; kept without a copy (a copy per key was
+   * most of the scan's cost on a body of many keys).
+   */
+  keyChunk: Buffer | null;
+  keyFrom: number;
+  keyTo: number;
 }
 
 function decodeKey(raw: Buffer): string {
@@ -53,7 +61,13 @@ function pathOf(levels: Level[]): string {
   let path = '';
   for (const level of levels) {
     if (level.isArray) path = `${path}[${level.index}]`;
-    else path = path ? `${path}.${level.key}` : level.key;
+    else {
+      const key =
+        level.keyChunk === null
+          ? ''
+          : decodeKey(level.keyChunk.subarray(level.keyFrom, Math.min(level.keyTo, level.keyFrom + KEY_NAME_BYTES)));
+      path = path ? `${path}.${key}` : key;
+    }
   }
   return path.split('.').slice(0, PATH_SEGMENTS).join('.') || '(body)';
 }
@@ -68,9 +82,11 @@ export class JsonShapeScanner {
   private firstPending = false;
   /** Inside an object, where a key comes next. */
   private keyNext = false;
-  /** The string being read is a key whose name is kept. */
-  private keyParts: Buffer[] | null = null;
-  private keyBytes = 0;
+  /** The string being read is a key: the level it names a member of, and where it started. */
+  private keyOf: Level | null = null;
+  private keyStart = 0;
+  /** The start of a key a chunk ended inside of (copied: its chunk is not kept). */
+  private keyHead: Buffer | null = null;
 
   constructor(
     private readonly maxDepth: number,
@@ -89,23 +105,40 @@ export class JsonShapeScanner {
       if (this.inString) {
         if (this.escaped) {
           this.escaped = false;
-          this.keep(chunk, at, at + 1);
           at++;
           continue;
+        }
+        // Most strings are short (keys, words): looked through here, byte by byte; a long one (a body,
+        // an attachment) is jumped with Buffer.indexOf, whose call costs more than a short look.
+        const near = Math.min(length, at + SHORT_STRING_BYTES);
+        let end = at;
+        while (end < near && chunk[end] !== QUOTE && chunk[end] !== BACKSLASH) end++;
+        if (end < near) {
+          if (chunk[end] === BACKSLASH) {
+            at = end + 1;
+            this.escaped = true;
+            continue;
+          }
+          if (this.keyOf !== null) this.endKey(chunk, end);
+          at = end + 1;
+          this.inString = false;
+          continue;
+        }
+        if (near === length) {
+          at = length;
+          break;
         }
         if (nextQuote < at) nextQuote = indexOrEnd(chunk, QUOTE, at);
         if (nextBackslash < at) nextBackslash = indexOrEnd(chunk, BACKSLASH, at);
         if (nextBackslash < nextQuote) {
-          this.keep(chunk, at, nextBackslash + 1);
           at = nextBackslash + 1;
           this.escaped = true;
           continue;
         }
-        this.keep(chunk, at, nextQuote);
-        if (nextQuote === length) return null;
+        if (nextQuote === length) break;
+        if (this.keyOf !== null) this.endKey(chunk, nextQuote);
         at = nextQuote + 1;
         this.inString = false;
-        this.endKey();
         continue;
       }
       const byte = chunk[at++];
@@ -120,15 +153,16 @@ export class JsonShapeScanner {
           this.inString = true;
           if (this.keyNext) {
             this.keyNext = false;
-            this.keyParts = [];
-            this.keyBytes = 0;
+            this.keyOf = this.levels.at(-1) ?? null;
+            this.keyStart = at;
+            this.keyHead = null;
           }
           break;
         case OPEN_OBJECT:
         case OPEN_ARRAY:
           if (this.levels.length >= this.maxDepth)
             return { kind: 'depth', maxDepth: this.maxDepth, path: pathOf(this.levels) };
-          this.levels.push({ isArray: byte === OPEN_ARRAY, index: 0, key: '' });
+          this.levels.push({ isArray: byte === OPEN_ARRAY, index: 0, keyChunk: null, keyFrom: 0, keyTo: 0 });
           this.firstPending = true;
           this.keyNext = byte === OPEN_OBJECT;
           break;
@@ -151,22 +185,35 @@ export class JsonShapeScanner {
           break; // numbers, true, false, null
       }
     }
+    if (this.inString) this.keyAcrossChunks(chunk);
     return null;
   }
 
-  /** Keeps the bytes [from, to) of a key being read, up to KEY_NAME_BYTES. */
-  private keep(chunk: Buffer, from: number, to: number): void {
-    if (this.keyParts === null || this.keyBytes >= KEY_NAME_BYTES || to <= from) return;
-    const end = Math.min(to, from + KEY_NAME_BYTES - this.keyBytes);
-    this.keyParts.push(Buffer.from(chunk.subarray(from, end)));
-    this.keyBytes += end - from;
+  /** A key ends at `end` of this chunk: its level keeps where it lies. */
+  private endKey(chunk: Buffer, end: number): void {
+    const level = this.keyOf!;
+    if (this.keyHead === null) {
+      level.keyChunk = chunk;
+      level.keyFrom = this.keyStart;
+      level.keyTo = end;
+    } else {
+      level.keyChunk = Buffer.concat([this.keyHead, chunk.subarray(0, Math.min(end, KEY_NAME_BYTES))]);
+      level.keyFrom = 0;
+      level.keyTo = level.keyChunk.length;
+    }
+    this.keyOf = null;
+    this.keyHead = null;
   }
 
-  private endKey(): void {
-    if (this.keyParts === null) return;
-    const level = this.levels.at(-1);
-    if (level && !level.isArray) level.key = decodeKey(Buffer.concat(this.keyParts));
-    this.keyParts = null;
+  /** The chunk ends inside a string: a key's start so far is copied (at most KEY_NAME_BYTES). */
+  private keyAcrossChunks(chunk: Buffer): void {
+    if (this.keyOf === null) return;
+    const held = this.keyHead?.length ?? 0;
+    if (held < KEY_NAME_BYTES) {
+      const piece = Buffer.from(chunk.subarray(this.keyStart, this.keyStart + KEY_NAME_BYTES - held));
+      this.keyHead = this.keyHead === null ? piece : Buffer.concat([this.keyHead, piece]);
+    }
+    this.keyStart = 0;
   }
 }
 
