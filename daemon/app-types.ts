@@ -16,6 +16,7 @@ import type { AcceptGroups } from './modules/emails/accept-groups.ts';
 import type { MailResources } from './mail/resources.ts';
 import type { DkimSigningCache } from './modules/domains/signing.ts';
 import type { EventLoopMonitor } from './modules/metrics/event-loop.ts';
+import type { NodeMetrics } from './modules/metrics/registry.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -49,6 +50,8 @@ export interface ModuleDeps extends AppDeps, MailResources {
   readiness: ReadinessMemo;
   /** This process's event-loop delay, for /metrics and the doctor (metrics/event-loop.ts). */
   eventLoop: EventLoopMonitor;
+  /** The node's Prometheus registry (metrics/registry.ts), for /metrics and its own listener. */
+  metrics: NodeMetrics;
 }
 
 /** Per app (buildApp creates it): migrations applied stay applied while it runs, so readiness stops asking. */

@@ -18,12 +18,14 @@ import { componentName, describeOperation } from './openapi.ts';
 import healthRoutes from './modules/health/routes.ts';
 import metricsRoutes from './modules/metrics/routes.ts';
 import { createEventLoopMonitor } from './modules/metrics/event-loop.ts';
+import { createNodeMetrics, type NodeMetrics } from './modules/metrics/registry.ts';
 import authRoutes from './modules/auth/routes.ts';
 import tenantRoutes from './modules/tenants/routes.ts';
 import platformRoutes from './modules/platform/routes.ts';
 import outboundQueueRoutes from './modules/outbound-queue/routes.ts';
 import shapingRoutes from './modules/shaping/routes.ts';
 import ipPoolRoutes from './modules/ip-pools/routes.ts';
+import tlsReportRoutes from './modules/tls-reports/routes.ts';
 import systemMailRoutes from './modules/system-mail/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
 import inboundRoutes from './modules/inbound/routes.ts';
@@ -77,6 +79,13 @@ export const REDACTED_LOG_PATHS = [
 
 /** Each app's route schemas, compiled on first use (plugins/lazy-schemas.ts). */
 const routeSchemas = new WeakMap<App, LazySchemas>();
+
+/** Each app's Prometheus registry: main.ts serves it on METRICS_PORT (modules/metrics/listener.ts). */
+const appMetrics = new WeakMap<App, NodeMetrics>();
+
+export function metricsOf(app: App): NodeMetrics | null {
+  return appMetrics.get(app) ?? null;
+}
 
 /** Compiles every route schema no request has needed yet (tests: each one compiles). */
 export function compileRouteSchemas(app: App): void {
@@ -134,9 +143,18 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   const mail = createMailResources(appDeps.config, appDeps.secrets, appDeps.dkimSigning, app.log);
   app.addHook('onClose', async () => closeMailResources(mail));
   const eventLoop = createEventLoopMonitor();
+  // The node's Prometheus registry (modules/metrics/registry.ts): this app's, none at import.
+  const metrics = createNodeMetrics({ config: appDeps.config, db: appDeps.db, eventLoop, log: app.log });
   // Measured from the moment the app serves: loading modules and migrating at boot are not stalls.
-  app.addHook('onReady', async () => eventLoop.reset());
-  app.addHook('onClose', async () => eventLoop.close());
+  app.addHook('onReady', async () => {
+    eventLoop.reset();
+    metrics.startSampling();
+  });
+  app.addHook('onClose', async () => {
+    metrics.close();
+    eventLoop.close();
+  });
+  appMetrics.set(app, metrics);
   const deps: ModuleDeps = {
     ...appDeps,
     ...mail,
@@ -144,10 +162,13 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
     acceptGroups: createAcceptGroups(appDeps.db.sql),
     readiness: createReadinessMemo(),
     eventLoop,
+    metrics,
   };
 
   app.addSchema(ErrorBody);
   app.addHook('onResponse', async (request, reply) => {
+    // One histogram observe per request: O(1), labels bounded by the route table.
+    metrics.observeRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
     if (isHealthPoll(request.url))
       request.log.debug(
         { url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime },
@@ -232,6 +253,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(outboundQueueRoutes, deps);
   await app.register(shapingRoutes, deps);
   await app.register(ipPoolRoutes, deps);
+  await app.register(tlsReportRoutes, deps);
   await app.register(systemMailRoutes, deps);
   await app.register(webhookRoutes, deps);
   await app.register(inboundRoutes, deps);

@@ -78,6 +78,11 @@ export interface Config {
   smtpSubmissionTlsKeyFile: string | null;
   /** Open authenticated SMTP connections one API key may hold on this node. */
   smtpSubmissionMaxConnectionsPerKey: number;
+  /** Bearer token /metrics requires (null: none; docs/metrics.md). */
+  metricsToken: string | null;
+  /** A listener of its own for /metrics (null: /metrics is on the API's port); its address. */
+  metricsPort: number | null;
+  metricsHost: string;
 }
 
 export class ConfigError extends Error {
@@ -268,5 +273,23 @@ export function loadConfig(env: Env = process.env): Config {
     smtpSubmissionTlsCertFile: smtpTlsCertFile,
     smtpSubmissionTlsKeyFile: smtpTlsKeyFile,
     smtpSubmissionMaxConnectionsPerKey: integer(env, 'SMTP_SUBMISSION_MAX_CONNECTIONS_PER_KEY', 10, 1, 10_000),
+    ...metricsSettings(env, port),
   };
+}
+
+/** METRICS_TOKEN, METRICS_PORT, METRICS_HOST (docs/metrics.md): refused where they would do nothing. */
+function metricsSettings(env: Env, apiPort: number): Pick<Config, 'metricsToken' | 'metricsPort' | 'metricsHost'> {
+  const metricsToken = text(env, 'METRICS_TOKEN');
+  if (metricsToken !== null && metricsToken.length < 16)
+    throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters long (a scraper reads it from a file).');
+  const metricsPort = integer(env, 'METRICS_PORT', 0, 0, 65535) || null;
+  const metricsHost = text(env, 'METRICS_HOST');
+  if (metricsHost !== null && metricsPort === null)
+    throw new ConfigError(
+      'METRICS_HOST',
+      'only applies with METRICS_PORT: set both to serve /metrics on its own listener.',
+    );
+  if (metricsPort !== null && metricsPort === apiPort)
+    throw new ConfigError('METRICS_PORT', `must differ from PORT (${apiPort}): it is a listener of its own.`);
+  return { metricsToken, metricsPort, metricsHost: metricsHost ?? '127.0.0.1' };
 }

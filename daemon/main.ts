@@ -9,7 +9,8 @@ import { migrateUp } from './db/migrate.ts';
 import { readTlsPair, reloadTlsOnHangup } from './tls.ts';
 import { registerNode, type NodeRegistration } from './modules/doctor/nodes.ts';
 import { checkSecretAgainstDatabase, loadSecrets } from './secrets.ts';
-import { buildApp, REDACTED_LOG_PATHS } from './app.ts';
+import { buildApp, metricsOf, REDACTED_LOG_PATHS } from './app.ts';
+import { startMetricsListener, type MetricsListener } from './modules/metrics/listener.ts';
 import { startWorkers, type WorkerPool } from './jobs/index.ts';
 import { initModels } from './db/models.ts';
 import { smtpEdgeConfigured, startSmtpEdge, type SmtpEdge } from './smtp/edge.ts';
@@ -156,6 +157,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   let app: App | null = null;
   let stopTlsReload = () => {};
   let smtp: SmtpEdge | null = null;
+  let metricsListener: MetricsListener | null = null;
   try {
     if (runsApi) app = await buildApp(deps, { tls, loggerInstance: log });
     // The SMTP edge listens before the API does: /health/ready answers as soon as the API listens, and a
@@ -170,10 +172,14 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
       timings.app = since(phase);
       if (tls) stopTlsReload = reloadTlsOnHangup(app.server as unknown as import('node:tls').Server, config, log);
     }
+    // METRICS_PORT: /metrics on its own (internal) listener, on every role (docs/metrics.md).
+    if (config.metricsPort !== null)
+      metricsListener = await startMetricsListener({ config, db, log, metrics: app ? metricsOf(app) : null });
     await workersStarting;
   } catch (error) {
     // A boot that fails half-way leaves no thread, listener or connection behind.
     stopTlsReload();
+    await metricsListener?.close().catch(() => {});
     await smtp?.close().catch(() => {});
     await app?.close().catch(() => {});
     await workersStarting?.then((pool) => pool.stop()).catch(() => {});
@@ -201,6 +207,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     stopping ??= (async () => {
       log.info('shutting down: draining requests and in-flight jobs');
       stopTlsReload();
+      await metricsListener?.close();
       await smtp?.close();
       await app?.close();
       await workers?.stop();

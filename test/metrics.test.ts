@@ -1,26 +1,50 @@
-// GET /metrics and the doctor's event-loop check: a stall made on purpose is seen by both, and
-// each scrape starts a new interval (the next one no longer carries it).
+// GET /metrics (daemon/modules/metrics, docs/metrics.md): valid Prometheus text that a scrape never
+// changes (a stall stays in the event-loop histogram however often it is read), METRICS_TOKEN and
+// METRICS_PORT guarding it, delivery counters fed by the send worker's own reporter, queue depths read
+// from the database, and svc doctor's checks of the event loop and of who can read the metrics.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import pino from 'pino';
+import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
+import { addVerifiedDomain, createWorld } from './helpers/fixtures.ts';
+import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
+import { errorBodyProblem } from './helpers/error-body.ts';
+import { longestBetween, parsePrometheusText, type Exposition } from './helpers/prometheus-text.ts';
+import { waitFor } from './helpers/wait.ts';
+import { buildApp, metricsOf } from '../daemon/app.ts';
+import { loadConfig, type Config } from '../daemon/config.ts';
+import { runSendLoop } from '../daemon/jobs/send-loop.ts';
+import { DEFAULT_TUNING } from '../daemon/jobs/tuning.ts';
+import type { ThreadData, ThreadRuntime } from '../daemon/jobs/thread.ts';
 import { createEventLoopMonitor } from '../daemon/modules/metrics/event-loop.ts';
+import { startMetricsListener } from '../daemon/modules/metrics/listener.ts';
+import { createMetricsReporter } from '../daemon/modules/metrics/reporter.ts';
+import { createQueueDepthReader, QUEUE_DEPTH_TTL_MS } from '../daemon/modules/metrics/queue-depth.ts';
 import { EVENT_LOOP_MAX_WARN_MS, runDoctor } from '../daemon/modules/doctor/service.ts';
+import { checkMetricsExposure } from '../daemon/modules/doctor/metrics-exposure.ts';
 
+const TOKEN = 'scrape-token-0123456789abcdef';
+const silent = pino({ level: 'silent' });
 let ctx: TestContext;
+let sink: SmtpSink;
+
 test.before(async () => {
-  ctx = await createTestContext();
+  sink = await startSmtpSink();
+  ctx = await createTestContext({
+    env: { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, PUBLIC_URL: 'http://mail.example.test' },
+  });
 });
 test.after(async () => {
   await ctx?.close();
+  await sink?.close();
 });
 
-function gauges(text: string): Record<string, number> {
-  return Object.fromEntries(
-    text
-      .split('\n')
-      .filter((line) => line && !line.startsWith('#'))
-      .map((line) => [line.split(' ')[0], Number(line.split(' ')[1])]),
-  );
+async function scrape(app = ctx.app, headers: Record<string, string> = {}): Promise<Exposition> {
+  const res = await app.inject({ method: 'GET', url: '/metrics', headers });
+  assert.is(res.statusCode, 200, res.body);
+  assert.match(res.headers['content-type'] as string, /^text\/plain; version=0\.0\.4/);
+  return parsePrometheusText(res.body);
 }
 
 /** Holds the event loop for `ms`, as a synchronous parse of a stranger's attachment would. */
@@ -29,26 +53,233 @@ function stall(ms: number): void {
   while (performance.now() < until);
 }
 
-/** Lets the monitor's timer fire (and record the stall) before the next read. */
-const nextTicks = () => new Promise((resolve) => setTimeout(resolve, 30));
+/** Lets the samplers' timers fire (and record the stall) before the next read. */
+const nextTicks = () => new Promise((resolve) => setTimeout(resolve, 50));
 
-test('GET /metrics: Prometheus text with the event-loop delay since the previous scrape and the RSS', async () => {
-  await ctx.app.inject({ method: 'GET', url: '/metrics' });
-  // After a reset the histogram needs one tick of its timer before it measures again.
-  await nextTicks();
+/** An app on the test database with some settings of its own (closed by the caller). */
+function appWith(settings: Partial<Config>) {
+  return buildApp({ ...ctx.deps, config: { ...ctx.config, ...settings } }, { logger: false });
+}
+
+test('a scrape changes nothing: a stall stays in the event-loop histogram and the recent max, scrape after scrape', async () => {
+  const before = await scrape();
   stall(300);
   await nextTicks();
-  const res = await ctx.app.inject({ method: 'GET', url: '/metrics' });
-  assert.is(res.statusCode, 200, res.body);
-  assert.match(res.headers['content-type'] as string, /^text\/plain; version=0\.0\.4/);
-  assert.match(res.body, /# TYPE svc_event_loop_delay_p99_seconds gauge\n/);
-  const first = gauges(res.body);
-  assert.ok(first.svc_event_loop_delay_max_seconds >= 0.25, res.body);
-  assert.ok(first.svc_event_loop_delay_p99_seconds > 0, res.body);
-  assert.ok(first.process_resident_memory_bytes > 10 * 1024 ** 2, res.body);
-  await nextTicks();
-  const second = gauges((await ctx.app.inject({ method: 'GET', url: '/metrics' })).body);
-  assert.ok(second.svc_event_loop_delay_max_seconds < 0.25, `the stall was counted twice: ${JSON.stringify(second)}`);
+  const first = await scrape();
+  const second = await scrape();
+  for (const after of [first, second]) {
+    assert.ok(longestBetween(before, after, 'svc_event_loop_delay_seconds') >= 0.25, 'the stall is in the buckets');
+    assert.ok(after.value('svc_event_loop_delay_recent_max_seconds')! >= 0.25);
+  }
+  // The 300 ms observation is counted once, and is still there after the second read.
+  const slow = (e: Exposition) =>
+    e.value('svc_event_loop_delay_seconds_count')! - e.value('svc_event_loop_delay_seconds_bucket', { le: '0.25' })!;
+  assert.is(slow(first) - slow(before), 1);
+  assert.is(slow(second), slow(first));
+  assert.is(first.types.get('svc_event_loop_delay_seconds'), 'histogram');
+  assert.ok(first.value('process_resident_memory_bytes')! > 10 * 1024 ** 2);
+  assert.ok(first.value('process_cpu_seconds_total')! > 0);
+  // prom-client's own lag gauges reset at each collect: they are not exposed.
+  assert.not.ok([...first.types.keys()].some((name) => name.startsWith('nodejs_eventloop_lag')));
+  // Each scrape of the API is itself counted (one observe per request).
+  const scrapes = (e: Exposition) =>
+    e.value('svc_http_request_duration_seconds_count', { method: 'GET', route: '/metrics', status_code: '200' }) ?? 0;
+  assert.is(scrapes(second), scrapes(first) + 1);
+});
+
+test('METRICS_TOKEN: without the bearer token a 401 with the error body; with it the metrics', async () => {
+  const app = await appWith({ metricsToken: TOKEN });
+  try {
+    for (const headers of [{}, { authorization: 'Bearer wrong-token-of-the-same-len' }, { authorization: TOKEN }]) {
+      const res = await app.inject({ method: 'GET', url: '/metrics', headers });
+      assert.is(res.statusCode, 401, res.body);
+      assert.is(errorBodyProblem(res), null);
+      assert.match(res.json().message, /METRICS_TOKEN/);
+      assert.not.match(res.body, /svc_|process_/);
+    }
+    const exposition = await scrape(app, { authorization: `Bearer ${TOKEN}` });
+    assert.ok(exposition.types.has('svc_delivery_outcomes_total'));
+  } finally {
+    await app.close();
+  }
+});
+
+test('METRICS_PORT: the metrics on a listener of their own (token too), and no longer on the API', async () => {
+  const app = await appWith({ metricsPort: 1, metricsHost: '127.0.0.1', metricsToken: TOKEN });
+  // Port 0 for the test's listener: the OS picks a free one.
+  const listener = await startMetricsListener({
+    config: { ...ctx.config, metricsPort: 0, metricsHost: '127.0.0.1', metricsToken: TOKEN },
+    db: ctx.db,
+    log: silent,
+    metrics: metricsOf(app),
+  });
+  try {
+    const onApi = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.is(onApi.statusCode, 404, onApi.body);
+    const refused = await fetch(`${listener.url}/metrics`);
+    const refusedBody = await refused.text();
+    assert.is(refused.status, 401);
+    assert.is(
+      errorBodyProblem({
+        statusCode: 401,
+        headers: { 'content-type': refused.headers.get('content-type') },
+        body: refusedBody,
+      }),
+      null,
+    );
+    const res = await fetch(`${listener.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.is(res.status, 200);
+    const exposition = parsePrometheusText(await res.text());
+    assert.ok(exposition.types.has('svc_queue_depth'));
+    assert.is((await fetch(`${listener.url}/other`, { headers: { authorization: `Bearer ${TOKEN}` } })).status, 404);
+  } finally {
+    await listener.close();
+    await app.close();
+  }
+  // A node without the API (role worker) serves a registry of its own there.
+  const own = await startMetricsListener({
+    config: { ...ctx.config, metricsPort: 0, metricsHost: '127.0.0.1' },
+    db: ctx.db,
+    log: silent,
+    metrics: null,
+  });
+  try {
+    const exposition = parsePrometheusText(await (await fetch(`${own.url}/metrics`)).text());
+    assert.ok(exposition.types.has('svc_delivery_outcomes_total'));
+    assert.ok(exposition.value('process_resident_memory_bytes')! > 0);
+  } finally {
+    await own.close();
+  }
+});
+
+/** The send worker's loop in this process, with its own reporter, until no send job is due or held. */
+async function drainSends(): Promise<void> {
+  const stop = new AbortController();
+  const runtime = {
+    data: { databaseUrl: '' } as ThreadData,
+    ctx: {
+      config: ctx.config,
+      secrets: ctx.deps.secrets,
+      ...ctx.workerResources,
+      sequelize: ctx.db.sequelize,
+      sql: ctx.db.sql,
+      log: silent,
+      workerId: 'metrics-test',
+    },
+    tuning: { ...DEFAULT_TUNING, embeddedPollMs: 20 },
+    signal: stop.signal,
+    embedded: true,
+    metrics: createMetricsReporter(),
+  } satisfies ThreadRuntime;
+  const loop = runSendLoop(runtime);
+  try {
+    await waitFor('no send job due or held', async () => {
+      const { rows } = await ctx.db.sql.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM jobs WHERE queue = 'send' AND (locked_by IS NOT NULL OR run_at <= now())`,
+      );
+      return rows[0].n === 0;
+    });
+  } finally {
+    stop.abort();
+    await loop;
+    runtime.metrics.close();
+  }
+}
+
+test('delivery counters grow with what the send worker recorded: relayed recipients delivered, a 451 deferred', async () => {
+  const world = await createWorld(ctx.app);
+  await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, world.tenantId);
+  const labels = (outcome: string) => ({ outcome, route: 'relay', provider: '' });
+  const before = await scrape();
+  assert.is(before.value('svc_delivery_outcomes_total', labels('delivered')), 0);
+  // The third message the sink receives is answered 451 at DATA: the relay defers it.
+  sink.behaviour.onData = (count) => (count === 3 ? { code: 451, message: 'try again later' } : null);
+  const sends = [
+    { to: ['one@example.test'], cc: ['two@example.test'] },
+    { to: ['three@example.test'] },
+    { to: ['four@example.test'] },
+  ];
+  const ids: string[] = [];
+  for (const [i, recipients] of sends.entries()) {
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/emails/send',
+      headers: world.asKey,
+      payload: { from: 'Acme <news@acme.test>', ...recipients, subject: `Count ${i}`, textBody: 'hello' },
+    });
+    assert.is(res.statusCode, 202, res.body);
+    ids.push(res.json().id as string);
+    // One at a time: the sink's 451 falls on the third message, the one to four@.
+    await drainSends();
+  }
+  sink.behaviour.onData = undefined;
+  const statuses = await ctx.db.sequelize.query<{ id: string; status: string }>(
+    `SELECT id::text, status FROM email_logs WHERE id IN (:ids) ORDER BY created_at`,
+    { replacements: { ids }, type: QueryTypes.SELECT },
+  );
+  assert.equal(
+    statuses.map((row) => row.status),
+    ['SENT', 'SENT', 'QUEUED'],
+  );
+  let after = before;
+  await waitFor('the reporter posted', async () => {
+    after = await scrape();
+    return after.value('svc_delivery_outcomes_total', labels('deferred'))! >= 1;
+  });
+  assert.is(after.value('svc_delivery_outcomes_total', labels('delivered'))! - 0, 3);
+  assert.is(after.value('svc_delivery_outcomes_total', labels('deferred')), 1);
+  assert.is(after.value('svc_delivery_outcomes_total', labels('bounced')), 0);
+  assert.is(after.types.get('svc_delivery_outcomes_total'), 'counter');
+  // The deferred send's retry is a scheduled job of the send queue, read from the database.
+  await waitFor('the depth is read again', async () => {
+    const exposition = await scrape();
+    return exposition.value('svc_queue_depth', { queue: 'send', state: 'scheduled' })! >= 1;
+  });
+  await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'send'`);
+});
+
+test('queue depth and the oldest ready age are read from the database (bounded, cached a moment)', async () => {
+  await ctx.db.sequelize.query(`
+    INSERT INTO jobs (queue, payload, run_at)
+    SELECT 'system', '{}'::jsonb, now() - interval '90 seconds' FROM generate_series(1, 3)
+    UNION ALL SELECT 'system', '{}'::jsonb, now() + interval '1 hour' FROM generate_series(1, 2);
+    INSERT INTO mta_spool (domain, recipients, envelope_from, message, expires_at, run_at)
+    VALUES ('example.test', '[]', 'bounce@acme.test', '\\x00', now() + interval '1 day', now() - interval '40 seconds');`);
+  let exposition!: Exposition;
+  await waitFor('the new rows are read', async () => {
+    exposition = await scrape();
+    return exposition.value('svc_queue_depth', { queue: 'system', state: 'ready' }) === 3;
+  });
+  assert.is(exposition.value('svc_queue_depth', { queue: 'system', state: 'scheduled' }), 2);
+  assert.is(exposition.value('svc_queue_depth', { queue: 'system', state: 'running' }), 0);
+  assert.ok(exposition.value('svc_queue_oldest_ready_age_seconds', { queue: 'system' })! >= 90);
+  assert.is(exposition.value('svc_queue_depth', { queue: 'mta_spool', state: 'ready' }), 1);
+  assert.ok(exposition.value('svc_queue_oldest_ready_age_seconds', { queue: 'mta_spool' })! >= 40);
+  assert.is(exposition.value('svc_queue_depth', { queue: 'webhook_deliveries', state: 'ready' }), 0);
+  assert.is(exposition.value('svc_queue_oldest_ready_age_seconds', { queue: 'send' }), 0);
+
+  await ctx.db.sequelize.query(`DELETE FROM jobs WHERE queue = 'system'; DELETE FROM mta_spool;`);
+  await waitFor('the depth is read again', async () => {
+    const later = await scrape();
+    return later.value('svc_queue_depth', { queue: 'system', state: 'ready' }) === 0;
+  });
+});
+
+test('a scrape storm costs one read of each depth statement per QUEUE_DEPTH_TTL_MS', async () => {
+  const statements: string[] = [];
+  const counting = {
+    ...ctx.db.sql,
+    rows: (statement: { name: string }, values: unknown[]) => {
+      statements.push(statement.name);
+      return ctx.db.sql.rows(statement as never, values);
+    },
+  } as typeof ctx.db.sql;
+  const read = createQueueDepthReader(counting);
+  const answers = await Promise.all(Array.from({ length: 50 }, () => read()));
+  await read();
+  assert.equal(statements.sort(), ['mta.spool-depth', 'queue.depth', 'webhook_deliveries_depth']);
+  assert.ok(answers.every((answer) => answer === answers[0]));
+  assert.ok(QUEUE_DEPTH_TTL_MS <= 5_000);
 });
 
 test('svc doctor warns (ok, with advice) when the event loop was held up, and passes when it was not', async () => {
@@ -71,7 +302,7 @@ test('svc doctor warns (ok, with advice) when the event loop was held up, and pa
       /^Warning: the event loop of the answering daemon was held up \(p99 \d+ ms, max (\d+) ms/,
     );
     assert.ok(Number(/max (\d+) ms/.exec(held.message)![1]) >= EVENT_LOOP_MAX_WARN_MS, held.message);
-    assert.match(held.fix!, /svc_event_loop_delay_/);
+    assert.match(held.fix!, /svc_event_loop_delay_seconds/);
 
     const local = (await runDoctor(deps)).checks.find((check) => check.name === 'event-loop')!;
     assert.is(local.ok, true);
@@ -79,6 +310,31 @@ test('svc doctor warns (ok, with advice) when the event loop was held up, and pa
   } finally {
     eventLoop.close();
   }
+});
+
+test('svc doctor warns when /metrics is public: no token, on the API, on a public address or behind a proxy', () => {
+  const config = (env: Record<string, string>) => loadConfig({ DATA_DIR: ctx.dataDir, ...env });
+  const exposed = checkMetricsExposure({ config: config({ HOST: '0.0.0.0' }) });
+  assert.is(exposed.ok, true);
+  assert.match(exposed.message, /^Warning: \/metrics is public/);
+  assert.match(exposed.fix!, /METRICS_TOKEN.*METRICS_PORT/);
+  assert.match(checkMetricsExposure({ config: config({ TRUST_PROXY: 'true' }) }).message, /^Warning: .*behind a proxy/);
+  const guarded: Array<Record<string, string>> = [
+    {},
+    { HOST: '0.0.0.0', METRICS_TOKEN: TOKEN },
+    { HOST: '0.0.0.0', METRICS_PORT: '9464' },
+  ];
+  for (const env of guarded) {
+    const check = checkMetricsExposure({ config: config(env) });
+    assert.is(check.ok, true);
+    assert.not.match(check.message, /Warning/);
+    assert.is(check.fix, undefined);
+  }
+  // Settings that would do nothing, or too little, are refused at boot.
+  assert.throws(() => config({ METRICS_HOST: '10.0.0.5' }), /METRICS_HOST.*only applies with METRICS_PORT/);
+  assert.throws(() => config({ METRICS_TOKEN: 'short' }), /METRICS_TOKEN.*16 characters/);
+  assert.throws(() => config({ PORT: '9464', METRICS_PORT: '9464' }), /METRICS_PORT.*must differ from PORT/);
+  assert.is(config({ METRICS_PORT: '9464' }).metricsHost, '127.0.0.1');
 });
 
 test.run();

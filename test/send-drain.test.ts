@@ -11,6 +11,7 @@ import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { runSendLoop } from '../daemon/jobs/send-loop.ts';
 import { DEFAULT_TUNING } from '../daemon/jobs/tuning.ts';
 import type { ThreadData, ThreadRuntime } from '../daemon/jobs/thread.ts';
+import { createMetricsReporter } from '../daemon/modules/metrics/reporter.ts';
 import { claimSends, extendSendLeases, recordSendOutcomes } from '../daemon/queue/sends.ts';
 import { RECORD_OUTCOMES, UNCHANGED_LOG_FIELDS } from '../daemon/modules/emails/sql/record-outcomes.ts';
 import { CLAIM_SENDS } from '../daemon/modules/emails/sql/claim-sends.ts';
@@ -74,6 +75,7 @@ async function drain(): Promise<void> {
     signal: stop.signal,
     // Poll rather than LISTEN: the test needs no listener connection.
     embedded: true,
+    metrics: createMetricsReporter(),
   } satisfies ThreadRuntime;
   const loop = runSendLoop(runtime);
   await waitFor(
@@ -88,6 +90,7 @@ async function drain(): Promise<void> {
   );
   stop.abort();
   await loop;
+  runtime.metrics.close();
 }
 
 test('a batch is delivered and recorded: logs SENT, timeline, events fanned out to webhooks, jobs gone', async () => {

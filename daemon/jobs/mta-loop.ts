@@ -51,6 +51,8 @@ import { runLeasedBatchLoop } from './leased-batch-loop.ts';
 import { onAbort, type ThreadRuntime } from './thread.ts';
 import { createWaker, listenOnChannel, WakeTimer } from './wake.ts';
 import { SpooledMessages } from '../mta/spooled-messages.ts';
+import { countDirectAttempt } from '../modules/metrics/count.ts';
+import { METRIC } from '../modules/metrics/catalogue.ts';
 
 const NOUN = 'spooled messages';
 /** Rows one claim takes at most (one statement). */
@@ -145,6 +147,9 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const shaper = new Shaper({ sql, log, session, wakeAt: (at) => dueWake.at(at) });
   const sources = new SourceAddressChooser({ sql, fallback: session });
   const answeredMarks = new SpoolAnsweredMarks(sql, workerId);
+  const stopCountingConnections = runtime.metrics.gauge(METRIC.mtaConnections, () =>
+    [...shaper.connectionsByProvider()].map(([provider, value]) => ({ labels: [provider], value })),
+  );
 
   // After a 2xx to DATA, before the batch commits: the recipients it took are marked `answered` in the
   // row, so a crash in between settles them from the mark on reclaim instead of sending them again.
@@ -265,6 +270,8 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   // (emails/sql/spooled-log.ts) from the row before it is deleted.
   const commit = async (batch: Array<Finished<SpooledRow, Attempted>>): Promise<void> => {
     const settlements = batch.map(({ outcome }) => outcome);
+    // The attempts this worker still held, counted for /metrics once the transaction has committed.
+    const recorded: Attempted[] = [];
     const written = await sequelize.transaction(async (transaction) => {
       const run = await sql.inTransaction(transaction);
       const runBound = <T extends object>(bound: BoundStatement) => run<T>(bound.statement, bound.values);
@@ -292,6 +299,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       const spooled = new Map<string, string>();
       for (const { item: row, outcome: settlement } of batch) {
         if (!held.has(settlement.spool.id)) continue;
+        recorded.push(settlement);
         const provider = settlement.provider ?? undefined;
         if (provider) tally.sawProvider(settlement.domain, provider);
         for (const outcome of settlement.outcomes) outcomes.push({ ...outcome, provider });
@@ -330,6 +338,14 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       return rows.length;
     });
     sources.committed(settlements.flatMap((s) => (s.source ? [s.source] : [])));
+    // A warm-up wait or a row shaping gave back was no attempt: only a deferred row's recipients were deferred.
+    for (const s of recorded)
+      countDirectAttempt(
+        runtime.metrics,
+        s.provider,
+        s.outcomes,
+        s.spool.state === 'deferred' ? (s.deferral?.recipients.length ?? 0) : 0,
+      );
     for (const { spool } of settlements) if (spool.runAt) dueWake.at(spool.runAt);
     if (written < batch.length)
       log.warn({ lost: batch.length - written }, `${NOUN} finished after their lease was lost`);
@@ -417,6 +433,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     });
   } finally {
     stopShaping();
+    stopCountingConnections();
     shapingWaker.wake();
     await refreshing;
     await Promise.all([listener?.close(), shapingListener?.close()]);

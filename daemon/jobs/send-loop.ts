@@ -23,6 +23,7 @@ import {
   type DeliveryDeps,
 } from '../modules/emails/send-job.ts';
 import { createSendContextCache } from '../modules/emails/send-context.ts';
+import { countRelayAttempt } from '../modules/metrics/count.ts';
 import type { JobOutcome } from '../queue/types.ts';
 import { createLeasedBatchEngine, FixedLane, type Finished } from './leased-batch.ts';
 import { runLeasedBatchLoop } from './leased-batch-loop.ts';
@@ -137,6 +138,9 @@ export async function runSendLoop(runtime: ThreadRuntime): Promise<void> {
       );
       return;
     }
+    // Recorded: this node's /metrics counts each recipient's outcome (modules/metrics/count.ts).
+    for (const { item, outcome } of batch)
+      if (outcome.result && item.claimed.log) countRelayAttempt(runtime.metrics, item.claimed.log, outcome.result);
     for (const result of results) {
       if (result.bounces.length)
         await recordBounces(deps, result).catch((error) =>

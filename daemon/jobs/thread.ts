@@ -13,6 +13,7 @@ import { closeMailResources, createMailResources } from '../mail/resources.ts';
 import { releaseJobs } from '../queue/claim.ts';
 import type { WorkerContext } from '../queue/types.ts';
 import type { QueueTuning } from './tuning.ts';
+import { createMetricsReporter, type MetricsReporter } from '../modules/metrics/reporter.ts';
 
 /** What the pool hands a thread. Plain data only: it crosses the thread boundary by copy. */
 export interface ThreadData {
@@ -36,6 +37,8 @@ export interface ThreadRuntime {
   signal: AbortSignal;
   /** The embedded PGlite does not deliver NOTIFY across connections: poll it instead. */
   embedded: boolean;
+  /** What this thread counts for its node's /metrics (modules/metrics/reporter.ts). */
+  metrics: MetricsReporter;
 }
 
 export type ThreadMessage = { type: 'ready' } | 'done';
@@ -94,10 +97,19 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
     log,
     workerId,
   };
+  const metrics = createMetricsReporter();
   try {
     await sequelize.authenticate();
     port.postMessage({ type: 'ready' } satisfies ThreadMessage);
-    await body({ data, ctx, tuning: data.tuning, signal: stop.signal, embedded: data.config.databaseUrl === null });
+    await body({
+      data,
+      ctx,
+      tuning: data.tuning,
+      signal: stop.signal,
+      embedded: data.config.databaseUrl === null,
+      metrics,
+    });
+    metrics.close();
     const released = await releaseJobs(sequelize, workerId);
     if (released > 0) log.warn({ released }, 'released the leases of jobs still running at shutdown');
     await closeMailResources(ctx);

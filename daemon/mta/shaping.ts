@@ -321,6 +321,17 @@ export class Shaper {
     this.providerPacers.delete(key);
   }
 
+  /** Connections open now per provider (a destination's own pool counts under `default`): /metrics. */
+  connectionsByProvider(): Map<string, number> {
+    const sums = new Map<string, number>();
+    for (const [poolKey, pool] of this.pools) {
+      const key = poolKey.slice(0, poolKey.indexOf('|'));
+      const provider = key.startsWith(`${DEFAULT_PROVIDER_KEY}/`) ? DEFAULT_PROVIDER_KEY : key;
+      sums.set(provider, (sums.get(provider) ?? 0) + pool.connections);
+    }
+    return sums;
+  }
+
   close(): void {
     for (const pool of this.pools.values()) pool.close();
     this.pools.clear();

@@ -17,6 +17,7 @@ import { createDnsClient } from '../../mta/dns-query.ts';
 import { checkReverseDns } from '../../mta/reverse-dns.ts';
 import { directDeliveryChecks, doctorNode, relayUnderDirectDelivery } from './direct-delivery.ts';
 import type { EventLoopMonitor } from '../metrics/event-loop.ts';
+import { checkMetricsExposure } from './metrics-exposure.ts';
 import type { DoctorCheck, DoctorReport } from '../../../shared/schemas/doctor.ts';
 
 export interface DoctorDeps {
@@ -294,7 +295,7 @@ function checkEventLoop({ eventLoop }: DoctorDeps): DoctorCheck {
       name: 'event-loop',
       ok: true,
       message: `Warning: the event loop of the answering daemon was held up (${measured}; warns from p99 ${EVENT_LOOP_P99_WARN_MS} ms or max ${EVENT_LOOP_MAX_WARN_MS} ms): every request and SMTP session waited.`,
-      fix: 'Look at the log around that time and at /metrics (svc_event_loop_delay_*); check that the node has CPU to spare.',
+      fix: 'Look at the log around that time and at /metrics (svc_event_loop_delay_seconds, svc_event_loop_delay_recent_*); check that the node has CPU to spare.',
     };
   return pass('event-loop', `Event-loop delay ${measured}.`);
 }
@@ -311,6 +312,7 @@ const CHECKS: { name: string; run: CheckRun }[] = [
   { name: 'queues', run: checkQueues },
   { name: 'disk', run: checkDisk },
   { name: 'event-loop', run: checkEventLoop },
+  { name: 'metrics', run: checkMetricsExposure },
   { name: 'ip-pools', run: checkIpPools },
   { name: 'pool-bind', run: checkPoolAddressesBindable },
   // Several lines (EHLO name, reverse DNS, resolver, port 25, SPF, …), only when this node delivers itself.

@@ -1,11 +1,15 @@
-// How long this process's event loop made ready work wait (perf_hooks.monitorEventLoopDelay): the
-// measure of "nothing a stranger sends blocks the daemon". Two views of the same samples: one per
-// /metrics scrape (reset by each scrape, as prom-client does, so a scraper sees its interval), and
-// one over the last one to two minutes for `svc doctor`. Created by buildApp, closed with the app.
+// How long this process's event loop made ready work wait: the measure of "nothing a stranger sends
+// blocks the daemon". Two views, neither changed by reading it:
+// - a Prometheus histogram (registry.ts): a timer every EVENT_LOOP_SAMPLE_MS observes how late it
+//   fired, as prom-client's own lag sampler did; buckets only grow, so a stall stays in them however
+//   often /metrics is scraped, and rate() over two scrapes shows the stalls in between;
+// - the last one to two minutes (perf_hooks.monitorEventLoopDelay), for `svc doctor` and the
+//   svc_event_loop_delay_recent_* gauges.
+// Created by buildApp, closed with the app.
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 
-/** Sampling resolution of the histograms (a delay shorter than this is not seen). */
-const EVENT_LOOP_RESOLUTION_MS = 10;
+/** Sampling resolution (a delay shorter than this is not seen). */
+export const EVENT_LOOP_SAMPLE_MS = 10;
 /** Length of one doctor window; the doctor reads the current and the previous one. */
 export const EVENT_LOOP_WINDOW_MS = 60_000;
 
@@ -16,13 +20,10 @@ export interface EventLoopDelay {
 }
 
 export interface EventLoopMonitor {
-  /**
-   * Since the previous call (or since the app was ready), then starts a new interval. After a reset the
-   * histogram's timer needs one tick (EVENT_LOOP_RESOLUTION_MS) before it measures again.
-   */
-  takeScrapeInterval(): EventLoopDelay;
   /** Over the last one to two minutes: the doctor's view. */
   recent(): EventLoopDelay;
+  /** Calls `observe` with each sample's delay in seconds (the registry's histogram); the returned function stops. */
+  sample(observe: (delaySeconds: number) => void): () => void;
   /** Forgets what was measured so far (boot: loading modules and migrating are not serving). */
   reset(): void;
   close(): void;
@@ -47,9 +48,7 @@ const worst = (a: EventLoopDelay, b: EventLoopDelay): EventLoopDelay => ({
 });
 
 export function createEventLoopMonitor(): EventLoopMonitor {
-  const scrape = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
-  const window = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
-  scrape.enable();
+  const window = monitorEventLoopDelay({ resolution: EVENT_LOOP_SAMPLE_MS });
   window.enable();
   let previousWindow: EventLoopDelay = { p99Ms: 0, maxMs: 0, meanMs: 0 };
   const rotate = setInterval(() => {
@@ -57,21 +56,31 @@ export function createEventLoopMonitor(): EventLoopMonitor {
     window.reset();
   }, EVENT_LOOP_WINDOW_MS);
   rotate.unref();
+  const samplers = new Set<NodeJS.Timeout>();
   return {
-    takeScrapeInterval() {
-      const delay = read(scrape);
-      scrape.reset();
-      return delay;
-    },
     recent: () => worst(previousWindow, read(window)),
+    sample(observe) {
+      let last = performance.now();
+      const timer = setInterval(() => {
+        const now = performance.now();
+        observe(Math.max(0, now - last - EVENT_LOOP_SAMPLE_MS) / 1000);
+        last = now;
+      }, EVENT_LOOP_SAMPLE_MS);
+      timer.unref();
+      samplers.add(timer);
+      return () => {
+        clearInterval(timer);
+        samplers.delete(timer);
+      };
+    },
     reset() {
-      scrape.reset();
       window.reset();
       previousWindow = { p99Ms: 0, maxMs: 0, meanMs: 0 };
     },
     close() {
       clearInterval(rotate);
-      scrape.disable();
+      for (const timer of samplers) clearInterval(timer);
+      samplers.clear();
       window.disable();
     },
   };

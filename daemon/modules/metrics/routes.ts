@@ -1,36 +1,31 @@
-// GET /metrics: this process's own measures for a Prometheus scraper (public, like /health: no
-// tenant data, only the process's delay and memory, and the platform's count of inbound reports kept
-// without effect).
+// GET /metrics on the API's port: the node's Prometheus registry (registry.ts), behind METRICS_TOKEN
+// when it is set. With METRICS_PORT the route is not here at all (404): the metrics are served by
+// their own listener (listener.ts) on an internal address.
 import { Type } from '@sinclair/typebox';
 import type { App, ModuleDeps } from '../../app-types.ts';
 import { access } from '../../plugins/access.ts';
-import { cachedLoad, TtlCache } from '../../ttl-cache.ts';
-import { inboundReportMetrics } from '../inbound/kept-report-service.ts';
-import { renderMetrics } from './service.ts';
-
-/**
- * The kept-report counts are a GROUP BY over a table that strangers can grow, behind a public route
- * with no rate limit: a node reads them at most this often, however often it is scraped.
- */
-const KEPT_REPORT_COUNTS_TTL_MS = 15_000;
+import { ErrorBody } from '../../../shared/schemas/common.ts';
+import { refuseScrape } from './guard.ts';
 
 export default async function metricsRoutes(app: App, deps: ModuleDeps): Promise<void> {
-  const keptReportCounts = new TtlCache<Promise<string>>(KEPT_REPORT_COUNTS_TTL_MS, 1);
+  if (deps.config.metricsPort !== null) return;
   app.get(
     '/metrics',
     {
+      // Its own guard (METRICS_TOKEN), not a tenant's credentials; a scraper is not rate-limited.
       config: { access: access.public(), rateLimit: false as const },
       schema: {
         tags: ['health'],
         summary:
-          'Prometheus text: event-loop delay (p99, max, mean since the previous scrape), resident memory, and svc_inbound_reports_kept_total by disposition and kind',
+          'Prometheus text: process, event-loop delay and API latency histograms, delivery and webhook counters, queue depths (docs/metrics.md). Bearer METRICS_TOKEN when set.',
         produces: ['text/plain'],
-        response: { 200: Type.String() },
+        response: { 200: Type.String(), 401: ErrorBody },
       },
     },
-    async (_request, reply) => {
-      const kept = await cachedLoad(keptReportCounts, 'counts', () => inboundReportMetrics(deps));
-      return reply.type('text/plain; version=0.0.4; charset=utf-8').send(renderMetrics(deps) + kept);
+    async (request, reply) => {
+      const refused = refuseScrape(deps.config, request.headers.authorization);
+      if (refused) throw refused;
+      return reply.type(deps.metrics.contentType).send(await deps.metrics.render());
     },
   );
 }

@@ -6,6 +6,7 @@ import { onAbort, type ThreadRuntime } from '../../jobs/thread.ts';
 import { createWaker, listenOnChannel } from '../../jobs/wake.ts';
 import { DELIVERIES_CHANNEL } from './fan-out.ts';
 import { createDispatcher, type DispatcherOptions } from './dispatcher.ts';
+import { countWebhookOutcome } from '../metrics/count.ts';
 
 /** Deliveries one claim statement takes at most. */
 export const DELIVERY_CLAIM_BATCH = 200;
@@ -32,6 +33,11 @@ export async function runDeliveryLoop(
     maxHeld: DELIVERY_MAX_HELD,
     maxInFlightPerEndpoint: ctx.config.webhookMaxInFlightPerEndpoint,
     ...overrides,
+    // Each settled outcome counts for this node's /metrics (and still reaches a caller's own hook).
+    onSettled: (outcome) => {
+      countWebhookOutcome(runtime.metrics, outcome);
+      overrides.onSettled?.(outcome);
+    },
   });
   const waker = createWaker();
   dispatcher.onWantsClaim(() => waker.wake());
