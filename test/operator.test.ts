@@ -231,6 +231,7 @@ test('svc doctor against a misconfigured daemon: one line per check with the fix
       'disk',
       'event-loop',
       'ip-pools',
+      'pool-bind',
     ]);
     assert.is(checks.secret.ok, false);
     assert.match(checks.secret.fix!, /Set JWT_SECRET to the same value on every node/);

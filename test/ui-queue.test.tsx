@@ -51,6 +51,7 @@ function pageOf(data: OutboundDestination[], delivery: 'direct' | 'relay' = 'dir
     delivery,
     resolver: [],
     reactions: [],
+    sourceFaults: [],
   };
 }
 

@@ -120,6 +120,14 @@ export function resolverLines(page: Pick<OutboundQueuePage, 'resolver'>, now = D
     );
 }
 
+/** One line per source address a node cannot bind: an alert, whatever the destinations show. */
+export function sourceFaultLines(page: Pick<OutboundQueuePage, 'sourceFaults'>, now = Date.now()): string[] {
+  return (page.sourceFaults ?? []).map(
+    (fault) =>
+      `source address ${fault.ip} cannot be bound on node ${fault.node} for ${ageText(fault.since, now)} — its pool's other addresses are used there (svc doctor --local on that node)`,
+  );
+}
+
 /** A line for a daemon that does not deliver the spool itself. */
 export function deliveryWarning(page: OutboundQueuePage): string | null {
   return page.delivery === 'direct'

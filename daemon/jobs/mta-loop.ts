@@ -51,6 +51,7 @@ import { runLeasedBatchLoop } from './leased-batch-loop.ts';
 import { onAbort, type ThreadRuntime } from './thread.ts';
 import { createWaker, listenOnChannel, WakeTimer } from './wake.ts';
 import { SpooledMessages } from '../mta/spooled-messages.ts';
+import { SourceFaults } from '../mta/source-faults.ts';
 import { countDirectAttempt } from '../modules/metrics/count.ts';
 import { METRIC } from '../modules/metrics/catalogue.ts';
 
@@ -146,6 +147,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
   const spooledMessages = new SpooledMessages();
   const shaper = new Shaper({ sql, log, session, wakeAt: (at) => dueWake.at(at) });
   const sources = new SourceAddressChooser({ sql, fallback: session });
+  const sourceFaults = new SourceFaults(sql, log);
   const answeredMarks = new SpoolAnsweredMarks(sql, workerId);
   const stopCountingConnections = runtime.metrics.gauge(METRIC.mtaConnections, () =>
     [...shaper.connectionsByProvider()].map(([provider, value]) => ({ labels: [provider], value })),
@@ -199,6 +201,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       return source.until < row.expiresAt
         ? { waiting: waitSettlement(row, source) }
         : all(deferredByError(source.reason));
+    if (source.kind === 'unbindable') return all(deferredByError(source.reason));
     const use = source.kind === 'address' ? source.use : null;
     const admission = await shaper.admit(row, route.hosts, source.session);
     if (admission.kind === 'later') {
@@ -221,6 +224,16 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       if (use) sources.unused(use);
       throw error;
     }
+    // The source address is not on this host (EADDRNOTAVAIL): said in the row's response and as an alert,
+    // and a pool's address is left out here so the row goes at once from another (mta/source-faults.ts).
+    if (report.unbindable !== undefined) {
+      const reason = sourceFaults.failed(source.session.localAddress, report.unbindable);
+      if (!use) return all(deferredByError(reason));
+      sources.unused(use);
+      sources.markUnbindable(use.addressId, reason);
+      return { later: new Date() };
+    }
+    if (report.host !== null) sourceFaults.bound(source.session.localAddress);
     // No MX host answered: nothing reached the provider, nothing counts toward the warm-up.
     if (use && report.host === null) sources.unused(use);
     const localAddress = source.session.localAddress ?? config.outboundAddress;

@@ -7,6 +7,7 @@ import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { Transform } from 'node:stream';
 import { escapeDataChunk } from './data-stream.ts';
 import { classifyReply, deferredByError, type RecipientVerdict } from './outcome.ts';
+import { isBindFailure } from './bindable-address.ts';
 
 /** What TLS a session must have; built by tls-policy.ts for each MX host. */
 export interface TlsDemand {
@@ -47,6 +48,8 @@ export class SessionFailure extends Error {
   constructor(
     message: string,
     readonly tlsFailure: string | null = null,
+    /** The source address could not be bound (EADDRNOTAVAIL): no MX host can be reached from it. */
+    readonly bindFailure = false,
   ) {
     super(message);
   }
@@ -129,7 +132,7 @@ export class SmtpSession {
           : response
             ? 'starttls-not-supported'
             : 'validation-failure';
-      throw new SessionFailure(`${host} [${address}]: ${text}`, tlsFailure);
+      throw new SessionFailure(`${host} [${address}]: ${text}`, tlsFailure, isBindFailure(error));
     } finally {
       session.pending = null;
     }

@@ -52,6 +52,14 @@ export interface DeliveryReport {
   host: string | null;
   secure: boolean;
   tlsAttempts: TlsAttempt[];
+  /** The session's source address could not be bound (the error): nothing was tried, no host is to blame. */
+  unbindable?: string;
+}
+
+/** Why no session could be opened. */
+interface Unopened {
+  reason: string;
+  unbindable?: boolean;
 }
 
 export class DestinationPool {
@@ -97,6 +105,7 @@ export class DestinationPool {
       const to = envelope.to.slice(i, i + this.limits.maxRecipientsPerTransaction);
       const acquired = await this.acquire(hosts, tlsPlan, report.tlsAttempts);
       if (!(acquired instanceof SmtpSession)) {
+        if (acquired.unbindable) report.unbindable = acquired.reason;
         report.recipients.push(...to.map((address) => ({ address, verdict: deferredByError(acquired.reason) })));
         continue;
       }
@@ -110,11 +119,7 @@ export class DestinationPool {
     return report;
   }
 
-  private async acquire(
-    hosts: MxHost[],
-    tlsPlan: TlsPlan,
-    tlsAttempts: TlsAttempt[],
-  ): Promise<SmtpSession | { reason: string }> {
+  private async acquire(hosts: MxHost[], tlsPlan: TlsPlan, tlsAttempts: TlsAttempt[]): Promise<SmtpSession | Unopened> {
     for (;;) {
       if (this.closed) return { reason: 'delivery is shutting down' };
       // An idle session serves this message only if the host is still in the route and the TLS policy
@@ -152,11 +157,7 @@ export class DestinationPool {
     }
   }
 
-  private async connect(
-    hosts: MxHost[],
-    tlsPlan: TlsPlan,
-    tlsAttempts: TlsAttempt[],
-  ): Promise<SmtpSession | { reason: string }> {
+  private async connect(hosts: MxHost[], tlsPlan: TlsPlan, tlsAttempts: TlsAttempt[]): Promise<SmtpSession | Unopened> {
     const failures: string[] = [];
     for (const host of hosts) {
       const demand = tlsPlan(host);
@@ -172,6 +173,8 @@ export class DestinationPool {
           return session;
         } catch (error) {
           const failure = error instanceof SessionFailure ? error : new SessionFailure(String(error));
+          // The source address is the fault: every other host would fail the same way.
+          if (failure.bindFailure) return { reason: failure.message, unbindable: true };
           failures.push(failure.message);
           if (failure.tlsFailure) tlsAttempts.push({ host: host.name, address, failure: failure.tlsFailure });
         }

@@ -37,6 +37,12 @@ export const POOL_REFRESH_MS = 5_000;
  */
 const RECHECK_BEFORE_WAIT_MS = 1_000;
 
+/**
+ * How long an address this node could not bind (EADDRNOTAVAIL) is left out of its pool before it is
+ * tried again: an operator who adds it to the interface sees it used within this time.
+ */
+export const UNBINDABLE_RECHECK_MS = 5 * 60_000;
+
 /** One row's use of an address: what the batch commit adds to the day's counts. */
 export interface SourceUse extends CountIncrement {
   poolId: string;
@@ -47,7 +53,9 @@ export type SourceChoice =
   | { kind: 'default'; session: SessionOptions }
   | { kind: 'address'; session: SessionOptions; use: SourceUse }
   /** Every address of the pool is at today's ceiling for this provider. */
-  | { kind: 'wait'; poolId: string; until: Date; reason: string };
+  | { kind: 'wait'; poolId: string; until: Date; reason: string }
+  /** No address of the pool can be bound on this node (each failed with EADDRNOTAVAIL lately). */
+  | { kind: 'unbindable'; poolId: string; reason: string };
 
 interface PoolSnapshot {
   day: string;
@@ -79,6 +87,8 @@ export class SourceAddressChooser {
   private readonly inFlight = new Map<string, number>();
   /** Smooth weighted round robin state by `${poolId}|${provider}`: each address's current weight. */
   private readonly rotation = new Map<string, Map<string, number>>();
+  /** Addresses this node could not bind, by id: left out of their pool until `until` (epoch ms). */
+  private readonly unbindable = new Map<string, { until: number; reason: string }>();
   private readonly now: () => Date;
   private readonly providers: readonly ProviderShape[];
 
@@ -110,9 +120,17 @@ export class SourceAddressChooser {
     const snapshot = await this.snapshotOf(poolId, day);
     if (!snapshot || snapshot.addresses.length === 0) return fallback;
     const provider = providerOf(mxHostnames, this.providers).key;
+    const bindable = snapshot.addresses.filter((address) => !this.isUnbindable(address.id));
+    if (bindable.length === 0)
+      return {
+        kind: 'unbindable',
+        poolId,
+        // Each mark's reason names its address and this node (mta/source-faults.ts).
+        reason: snapshot.addresses.map((address) => this.unbindable.get(address.id)?.reason ?? address.ip).join('; '),
+      };
 
     let held = false;
-    const eligible = snapshot.addresses.filter((address) => {
+    const eligible = bindable.filter((address) => {
       const standing = snapshot.standings.get(`${address.id}|${provider}`) ?? NO_STANDING;
       const ceiling = ceilingFor(snapshot.schedule, provider, address.warmupStartedAt, now, standing);
       if (ceiling === null) return true;
@@ -145,6 +163,24 @@ export class SourceAddressChooser {
   forget(): void {
     this.assignments.clear();
     this.snapshots.clear();
+  }
+
+  /** The address could not be bound on this node: its pool's other addresses are used for a while. */
+  markUnbindable(addressId: string, reason: string, forMs = UNBINDABLE_RECHECK_MS): void {
+    this.unbindable.set(addressId, { until: Date.now() + forMs, reason });
+  }
+
+  /** A session was opened from the address: it is bound again (answers whether it had been marked). */
+  markBound(addressId: string): boolean {
+    return this.unbindable.delete(addressId);
+  }
+
+  private isUnbindable(addressId: string): boolean {
+    const mark = this.unbindable.get(addressId);
+    if (!mark) return false;
+    if (mark.until > Date.now()) return true;
+    this.unbindable.delete(addressId);
+    return false;
   }
 
   /** The attempt reached no MX host: its reservation is given back, nothing is counted. */

@@ -63,6 +63,21 @@ export const NodeResolverHealth = Type.Object(
 );
 export type NodeResolverHealth = Static<typeof NodeResolverHealth>;
 
+export const SourceFaultBody = Type.Object(
+  {
+    node: Type.String({ description: "the node's host name" }),
+    ip: Type.String({ description: 'the source address (an IP pool address, or OUTBOUND_ADDRESS)' }),
+    reason: Type.String({ description: 'the response its deferrals record' }),
+    since: Timestamp,
+    lastSeenAt: Timestamp,
+  },
+  {
+    description:
+      'an operator alert: a source address this node could not bind (EADDRNOTAVAIL); its pool sends from its other addresses here, and the row goes once the address binds again',
+  },
+);
+export type SourceFaultBody = Static<typeof SourceFaultBody>;
+
 export const OutboundQueuePage = Type.Object({
   data: Type.Array(OutboundDestination),
   meta: PageMeta,
@@ -74,6 +89,9 @@ export const OutboundQueuePage = Type.Object({
   }),
   reactions: Type.Array(ActiveReactionBody, {
     description: "reactions to providers' replies in force (mta/reactions.ts): suspensions, slow-downs, tenant pauses",
+  }),
+  sourceFaults: Type.Array(SourceFaultBody, {
+    description: 'source addresses a node cannot bind (an alert each: mail from them would never leave that node)',
   }),
 });
 export type OutboundQueuePage = Static<typeof OutboundQueuePage>;

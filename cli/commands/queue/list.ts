@@ -7,6 +7,7 @@ import {
   queueTable,
   reactionLines,
   resolverLines,
+  sourceFaultLines,
 } from '../../services/outbound-queue.ts';
 import { renderQueue } from '../../ui/render.ts';
 import type { OutboundQueuePage } from '../../../shared/schemas/outbound-queue.ts';
@@ -57,6 +58,7 @@ export default class QueueList extends SvcCommand<typeof QueueList> {
     const warning = deliveryWarning(answer);
     if (warning) this.logToStderr(warning);
     for (const line of resolverLines(answer)) this.log(line);
+    for (const line of sourceFaultLines(answer)) this.log(line);
     this.log(queueTable(answer.data));
     this.log(pageLine(answer.meta));
     for (const line of reactionLines(answer)) this.log(line);

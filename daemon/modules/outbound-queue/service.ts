@@ -16,6 +16,7 @@ import {
 } from '../../mta/sql/destinations.ts';
 import type { Statement } from '../../db/sql.ts';
 import { readResolverHealth } from '../../mta/sql/resolver-health.ts';
+import { readSourceFaults } from '../../mta/sql/source-faults.ts';
 import { recordAudit, type AuditAction } from '../audit/service.ts';
 import { normalizeDomainName } from '../domains/names.ts';
 import { activeReactionBodies } from '../shaping/service.ts';
@@ -71,10 +72,11 @@ export async function listOutboundQueue(
 ): Promise<OutboundQueuePage> {
   const window = pageWindow(query);
   const domain = query.domain === undefined ? null : destinationDomain(query.domain);
-  const [{ rows, total }, reactions, resolver] = await Promise.all([
+  const [{ rows, total }, reactions, resolver, sourceFaults] = await Promise.all([
     listDestinations(deps.db.sql, { domain, limit: window.limit, offset: window.offset }),
     activeReactionBodies(deps.db.sql),
     readResolverHealth(deps.db.sql),
+    readSourceFaults(deps.db.sql),
   ]);
   const page = pageOf(
     rows.map((row) => destinationView(row, deps.config.queueStuckAfterMs)),
@@ -92,6 +94,11 @@ export async function listOutboundQueue(
       checkedAt: node.checkedAt.toISOString(),
     })),
     reactions: shown,
+    sourceFaults: sourceFaults.map((fault) => ({
+      ...fault,
+      since: fault.since.toISOString(),
+      lastSeenAt: fault.lastSeenAt.toISOString(),
+    })),
   };
 }
 
