@@ -316,6 +316,28 @@ test("a tenant's hourly throttle: counted in the database, the rest waits for th
     id: perHour.tenantId,
   });
   assert.is(count.sent, 3);
+  // A wait of ours (issue 49 §4): the held logs say so, with the reason and when they go; not deferred.
+  const heldLogs = [];
+  for (const id of ids) {
+    const log = (await api({ ...world, apiKey: perHour.apiKey }, 'GET', `/emails/logs/${id}`)).body;
+    if (log.status !== 'DELIVERED') heldLogs.push(log);
+  }
+  assert.is(heldLogs.length, 2);
+  for (const log of heldLogs) {
+    assert.is(log.status, 'QUEUED');
+    assert.not.ok(
+      log.events.some((e: { type: string }) => e.type === 'deferred'),
+      JSON.stringify(log.events),
+    );
+    assert.is(log.waiting?.kind, 'shaping', JSON.stringify(log.events));
+    assert.is(log.waiting.reason, "the tenant's hourly throttle is reached");
+    assert.ok(Date.parse(log.waiting.until) >= nextHour, log.waiting.until);
+  }
+  const [spooled] = await rows<{ n: number }>(
+    `SELECT count(*)::int AS n FROM mta_spool WHERE email_id IN (:ids) AND wait_reason = 'the tenant''s hourly throttle is reached'`,
+    { ids },
+  );
+  assert.is(spooled.n, 2, 'the reason is kept on the rows (the queue view counts them as waiting)');
 });
 
 test('Microsoft 5.7.515 pauses the tenant: new sends refused, the reaction listed while the pause lasts', async () => {

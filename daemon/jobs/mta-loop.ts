@@ -115,7 +115,7 @@ class DestinationLane extends FixedLane<SpooledRow> {
 /** An attempt's replies, or shaping's answer that the row may not go before `later`. */
 type Tried =
   | { results: RecipientResult[]; provider: string | null; source: SourceUse | null }
-  | { later: Date }
+  | { later: Date; reason?: string }
   | { waiting: Settlement };
 /** A settlement with the reaction it set off and the provider its MX hosts belong to (for the deliverability rollup). */
 type Attempted = Settlement & { reaction: ReactionRecord | null; domain: string; provider: string | null };
@@ -206,7 +206,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     const admission = await shaper.admit(row, route.hosts, source.session);
     if (admission.kind === 'later') {
       if (use) sources.unused(use);
-      return { later: admission.until };
+      return { later: admission.until, reason: admission.reason };
     }
     const reportMail = isTlsReportMail(row);
     const tls = reportMail ? reportMailTls(row.domain) : await tlsPolicy.forDestination(row.domain, route);
@@ -264,7 +264,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
       };
     }
     const untried = { reaction: null, domain: row.domain, provider: null };
-    if ('later' in tried) return { ...releasedSettlement(row, tried.later), ...untried };
+    if ('later' in tried) return { ...releasedSettlement(row, tried.later, tried.reason ?? null), ...untried };
     if ('waiting' in tried) return { ...tried.waiting, ...untried };
     const reaction = tried.provider ? shaper.react(row, tried.provider, tried.results) : null;
     return {

@@ -18,7 +18,7 @@ export interface Deferral {
   response: string;
   retryAt: string;
   /** A wait of ours, not the destination's deferral: nothing was sent (the log says `waiting`, stats count nothing). */
-  wait?: 'warmup';
+  wait?: 'warmup' | 'shaping';
 }
 
 export interface Settlement {
@@ -36,12 +36,36 @@ export function pendingRecipients(row: Pick<SpooledRow, 'recipients'>): string[]
   return row.recipients.filter((r) => r.state === 'pending' || r.state === 'deferred').map((r) => r.address);
 }
 
-/** A row shaping held back (mta/shaping.ts): not an attempt, due again at `until`, nothing recorded. */
-export function releasedSettlement(row: SpooledRow, until: Date): Settlement {
+/**
+ * A shaping wait this long or longer (a throttle's next hour, a suspension, a paused tenant) is written
+ * in the log's timeline; a shorter one is pacing, kept only on the row (the queue view's `waiting`).
+ */
+export const TIMELINE_WAIT_MS = 60_000;
+
+/**
+ * A row shaping held back (mta/shaping.ts): not an attempt, due again at `until`, its `reason` kept on
+ * the row; a long wait whose reason is new to the row gets a `waiting` row in the log's timeline.
+ */
+export function releasedSettlement(
+  row: SpooledRow,
+  until: Date,
+  reason: string | null = null,
+  now = new Date(),
+): Settlement {
+  const owner = row.tenantId && row.emailId ? { tenantId: row.tenantId, emailId: row.emailId } : null;
+  const told = owner && reason && reason !== row.waitReason && until.getTime() - now.getTime() >= TIMELINE_WAIT_MS;
   return {
-    spool: { id: row.id, state: 'released', runAt: until, lastResponse: null, recipients: row.recipients },
+    spool: { id: row.id, state: 'released', runAt: until, lastResponse: reason, recipients: row.recipients },
     outcomes: [],
-    deferral: null,
+    deferral: told
+      ? {
+          ...owner,
+          recipients: pendingRecipients(row),
+          response: reason,
+          retryAt: until.toISOString(),
+          wait: 'shaping',
+        }
+      : null,
   };
 }
 
@@ -139,14 +163,16 @@ export function waitSettlement(row: SpooledRow, wait: { poolId: string; until: D
       waitPool: wait.poolId,
     },
     outcomes: [],
-    deferral: owner
-      ? {
-          ...owner,
-          recipients: pendingRecipients(row),
-          response: wait.reason,
-          retryAt: wait.until.toISOString(),
-          wait: 'warmup',
-        }
-      : null,
+    // Told once per reason: the row is woken at each new UTC day (or pool change) to find it still waiting.
+    deferral:
+      owner && wait.reason !== row.waitReason
+        ? {
+            ...owner,
+            recipients: pendingRecipients(row),
+            response: wait.reason,
+            retryAt: wait.until.toISOString(),
+            wait: 'warmup',
+          }
+        : null,
   };
 }

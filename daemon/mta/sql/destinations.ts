@@ -11,7 +11,10 @@ export interface DestinationRow {
   queued: number;
   deferred: number;
   inFlight: number;
-  /** Held by a wait of ours (warm-up: warmup_wait_pool), not tried: not counted in queued or deferred. */
+  /**
+   * Held by a wait of ours (warm-up: warmup_wait_pool; a throttle, suspension or pacing: wait_reason, until
+   * its run_at), not counted in queued or deferred.
+   */
   waiting: number;
   /** The wait's reason and when the first waiting message goes. */
   waitReason: string | null;
@@ -52,14 +55,15 @@ const LIST_DESTINATIONS = declare(
   `
   WITH spool AS (
     SELECT domain,
-           count(*) FILTER (WHERE state = 'queued' AND warmup_wait_pool IS NULL)::int AS queued,
-           count(*) FILTER (WHERE state = 'deferred' AND warmup_wait_pool IS NULL)::int AS deferred,
+           count(*) FILTER (WHERE state = 'queued' AND NOT (warmup_wait_pool IS NOT NULL OR (wait_reason IS NOT NULL AND run_at > now())))::int AS queued,
+           count(*) FILTER (WHERE state = 'deferred' AND NOT (warmup_wait_pool IS NOT NULL OR (wait_reason IS NOT NULL AND run_at > now())))::int AS deferred,
            count(*) FILTER (WHERE state = 'leased')::int AS in_flight,
-           count(*) FILTER (WHERE state IN ('queued', 'deferred') AND warmup_wait_pool IS NOT NULL)::int AS waiting,
-           max(last_response) FILTER (WHERE state IN ('queued', 'deferred') AND warmup_wait_pool IS NOT NULL) AS wait_reason,
-           min(run_at) FILTER (WHERE state IN ('queued', 'deferred') AND warmup_wait_pool IS NOT NULL) AS wait_until,
+           count(*) FILTER (WHERE state IN ('queued', 'deferred') AND (warmup_wait_pool IS NOT NULL OR (wait_reason IS NOT NULL AND run_at > now())))::int AS waiting,
+           max(COALESCE(wait_reason, last_response)) FILTER (WHERE state IN ('queued', 'deferred') AND (warmup_wait_pool IS NOT NULL OR (wait_reason IS NOT NULL AND run_at > now())))
+             AS wait_reason,
+           min(run_at) FILTER (WHERE state IN ('queued', 'deferred') AND (warmup_wait_pool IS NOT NULL OR (wait_reason IS NOT NULL AND run_at > now()))) AS wait_until,
            min(created_at) AS oldest_at,
-           min(run_at) FILTER (WHERE state = 'deferred' AND warmup_wait_pool IS NULL) AS next_try_at,
+           min(run_at) FILTER (WHERE state = 'deferred' AND NOT (warmup_wait_pool IS NOT NULL OR (wait_reason IS NOT NULL AND run_at > now()))) AS next_try_at,
            max(last_attempt_at) AS last_attempt_at,
            substr(max(to_char(last_attempt_at AT TIME ZONE 'UTC', 'YYYYMMDDHH24MISSUS') || last_response), 21)
              AS last_response,

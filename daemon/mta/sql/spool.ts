@@ -38,6 +38,8 @@ export interface SpooledRow {
   attempts: number;
   expiresAt: Date;
   dataSentAt: Date | null;
+  /** Why the row last waited without an attempt (a wait of ours, migration 0456); null after an attempt. */
+  waitReason?: string | null;
 }
 
 // Due rows, and rows whose lease ran out (their worker died), except those of full lanes and of
@@ -57,7 +59,8 @@ const CLAIM_SPOOL = declare(
       FOR UPDATE SKIP LOCKED
       LIMIT $4)
   RETURNING s.id::text AS id, s.tenant_id::text AS tenant_id, s.email_id::text AS email_id, s.domain,
-            s.project_id::text AS project_id, s.stream, s.recipients, s.envelope_from, s.attempts, s.expires_at, s.data_sent_at`,
+            s.project_id::text AS project_id, s.stream, s.recipients, s.envelope_from, s.attempts, s.expires_at, s.data_sent_at,
+            s.wait_reason`,
 );
 
 // The messages of claimed rows this process was not handed in memory, as base64: node-postgres reads a
@@ -116,7 +119,8 @@ const RECORD_SPOOL = declare(
   ), waiting AS (
     UPDATE mta_spool s
        SET state = CASE WHEN s.attempts > 0 THEN 'deferred' ELSE 'queued' END, run_at = o.run_at,
-           last_response = o.last_response, warmup_wait_pool = o.wait_pool, lease_owner = NULL, lease_until = NULL
+           last_response = o.last_response, warmup_wait_pool = o.wait_pool, wait_reason = o.last_response,
+           lease_owner = NULL, lease_until = NULL
       FROM o
      WHERE s.id = o.id AND o.state = 'waiting' AND s.lease_owner = $6
     RETURNING s.id
@@ -126,14 +130,15 @@ const RECORD_SPOOL = declare(
     UPDATE mta_spool s
        SET state = 'deferred', attempts = s.attempts + 1, run_at = o.run_at, last_response = o.last_response,
            last_attempt_at = now(),
-           recipients = CAST(o.recipients AS jsonb), warmup_wait_pool = NULL, lease_owner = NULL, lease_until = NULL
+           recipients = CAST(o.recipients AS jsonb), warmup_wait_pool = NULL, wait_reason = NULL,
+           lease_owner = NULL, lease_until = NULL
       FROM o
      WHERE s.id = o.id AND o.state = 'deferred' AND s.lease_owner = $6
     RETURNING s.id
   ), released AS (
     UPDATE mta_spool s
        SET state = CASE WHEN s.attempts > 0 THEN 'deferred' ELSE 'queued' END, run_at = o.run_at,
-           lease_owner = NULL, lease_until = NULL
+           wait_reason = COALESCE(o.last_response, s.wait_reason), lease_owner = NULL, lease_until = NULL
       FROM o
      WHERE s.id = o.id AND o.state = 'released' AND s.lease_owner = $6
     RETURNING s.id
@@ -155,6 +160,7 @@ interface RawSpoolRow {
   attempts: number;
   expires_at: Date;
   data_sent_at: Date | null;
+  wait_reason: string | null;
 }
 
 /**
@@ -201,6 +207,7 @@ function spooledRowOf(row: RawSpoolRow): Omit<SpooledRow, 'message'> {
     attempts: row.attempts,
     expiresAt: row.expires_at,
     dataSentAt: row.data_sent_at,
+    waitReason: row.wait_reason,
   };
 }
 
