@@ -18,6 +18,7 @@ import {
 } from './helpers/send-daemon.ts';
 import { pollReadiness } from './helpers/readiness-probes.ts';
 import { waitFor } from './helpers/wait.ts';
+import { longestBetween, parsePrometheusText, type Exposition } from './helpers/prometheus-text.ts';
 
 const MIB = 1024 ** 2;
 let world: SendWorld;
@@ -34,15 +35,14 @@ test.after(async () => {
   await world?.database.drop();
 });
 
-async function metrics(): Promise<Record<string, number>> {
-  const text = await (await fetch(`${daemon.url}/metrics`)).text();
-  return Object.fromEntries(
-    text
-      .split('\n')
-      .filter((line) => line && !line.startsWith('#'))
-      .map((line) => [line.split(' ')[0], Number(line.split(' ')[1])]),
-  );
+/** One scrape of /metrics, checked as Prometheus would read it. */
+async function metrics(): Promise<Exposition> {
+  return parsePrometheusText(await (await fetch(`${daemon.url}/metrics`)).text());
 }
+
+/** The longest event-loop delay between two scrapes, in ms (a bucket bound of svc_event_loop_delay_seconds). */
+const longestMs = (before: Exposition, after: Exposition) =>
+  longestBetween(before, after, 'svc_event_loop_delay_seconds') * 1000;
 
 /** One SMTP transaction over a plain socket, the message written in 64 KiB writes; the final reply. */
 function deliver(to: string, raw: Buffer): Promise<string> {
@@ -175,9 +175,9 @@ test('a 15 MB message (a DMARC attachment, a signed ARF report) holds the event 
   const delays: Record<string, number> = {};
   let idleMs = Infinity;
   try {
-    await metrics();
+    const quiet = await metrics();
     await waitFor('10 readiness probes while idle', () => probes.length >= 10, { timeoutMs: 30_000, intervalMs: 50 });
-    idleMs = (await metrics()).svc_event_loop_delay_max_seconds * 1000;
+    idleMs = longestMs(quiet, await metrics());
     for (const [name, to, raw, reply] of [
       ['15 MB DMARC attachment', 'dmarc-reports@localhost', dmarc, /250 Accepted: dmarc\r\n/],
       ['15 MB signed ARF', 'fbl@localhost', arf, /250 Accepted: unverified\r\n/],
@@ -185,9 +185,9 @@ test('a 15 MB message (a DMARC attachment, a signed ARF report) holds the event 
       // A stall of ours happens on every delivery; a busy host's scheduling does not: best of three.
       let delayMs = Infinity;
       for (let attempt = 0; attempt < 3 && delayMs >= 50; attempt++) {
-        await metrics();
+        const start = await metrics();
         assert.match(await deliver(to, raw), reply);
-        delayMs = Math.min(delayMs, (await metrics()).svc_event_loop_delay_max_seconds * 1000);
+        delayMs = Math.min(delayMs, longestMs(start, await metrics()));
       }
       delays[name] = delayMs;
     }
@@ -202,7 +202,8 @@ test('a 15 MB message (a DMARC attachment, a signed ARF report) holds the event 
       )} (idle ${idleMs.toFixed(0)} ms); slowest readiness probe ${Math.max(...probes.map((p) => p.ms)).toFixed(0)} ms`,
   );
   for (const [name, ms] of Object.entries(delays))
-    assert.ok(ms < Math.max(60, idleMs + 30), `${name}: event-loop max delay ${ms} ms (idle ${idleMs} ms)`);
+    // A bucket bound: at most that long (60 ms is a bound, so "≤ 60" reads as "< 60" did before).
+    assert.ok(ms <= Math.max(60, idleMs + 30), `${name}: event-loop max delay ≤ ${ms} ms (idle ≤ ${idleMs} ms)`);
   assert.equal(
     probes.filter((probe) => probe.status !== 200),
     [],

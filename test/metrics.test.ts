@@ -25,6 +25,7 @@ import { EVENT_LOOP_MAX_WARN_MS, runDoctor } from '../daemon/modules/doctor/serv
 import { checkMetricsExposure } from '../daemon/modules/doctor/metrics-exposure.ts';
 
 const TOKEN = 'scrape-token-0123456789abcdef';
+const INBOUND_TOKEN = 'inbound-token-0123456789';
 const silent = pino({ level: 'silent' });
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -32,7 +33,11 @@ let sink: SmtpSink;
 test.before(async () => {
   sink = await startSmtpSink();
   ctx = await createTestContext({
-    env: { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, PUBLIC_URL: 'http://mail.example.test' },
+    env: {
+      SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+      PUBLIC_URL: 'http://mail.example.test',
+      INBOUND_WEBHOOK_TOKEN: INBOUND_TOKEN,
+    },
   });
 });
 test.after(async () => {
@@ -230,6 +235,20 @@ test('delivery counters grow with what the send worker recorded: relayed recipie
   assert.is(after.value('svc_delivery_outcomes_total', labels('deferred')), 1);
   assert.is(after.value('svc_delivery_outcomes_total', labels('bounced')), 0);
   assert.is(after.types.get('svc_delivery_outcomes_total'), 'counter');
+  // A complaint a provider reports later, for the one recipient of the second send: route "report".
+  const [second] = await ctx.db.sequelize.query<{ message_id: string }>(
+    `SELECT message_id FROM email_logs WHERE id = :id`,
+    { replacements: { id: ids[1] }, type: QueryTypes.SELECT },
+  );
+  const complaint = await ctx.app.inject({
+    method: 'POST',
+    url: `/webhooks/smtp-dsn?token=${INBOUND_TOKEN}`,
+    payload: { messageId: second.message_id, type: 'complained' },
+  });
+  assert.equal(complaint.json(), { ok: true, processed: 1 });
+  const reported = await scrape();
+  assert.is(reported.value('svc_delivery_outcomes_total', { outcome: 'complained', route: 'report', provider: '' }), 1);
+  assert.is(reported.value('svc_delivery_outcomes_total', labels('delivered')), 3);
   // The deferred send's retry is a scheduled job of the send queue, read from the database.
   await waitFor('the depth is read again', async () => {
     const exposition = await scrape();

@@ -8,6 +8,7 @@ import { onHangupReload } from '../tls.ts';
 import { loadSmtpTls, readConfiguredSmtpTls } from './tls.ts';
 import { createSubmissionServer, createSubmissionState, insecureAuthAllowed, type SmtpDeps } from './submission.ts';
 import { createInboundServer } from './inbound.ts';
+import { createMetricsReporter } from '../modules/metrics/reporter.ts';
 import { createTenantStateCache } from '../modules/tenants/state-cache.ts';
 import { closeMailResources, createMailResources, type MailResources } from '../mail/resources.ts';
 
@@ -76,6 +77,7 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
   });
   const mail = createMailResources(config, base.secrets, base.dkimSigning, log);
   const deps: SmtpDeps = { ...base, ...mail, config, tenantState };
+  const metrics = createMetricsReporter();
   const state = createSubmissionState(deps);
   const servers: SMTPServer[] = [];
   const listeners: SmtpListener[] = [];
@@ -95,6 +97,7 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
     await Promise.all(servers.map(closeServer));
     await tenantState.close();
     await closeMailResources(mail);
+    metrics.close();
   };
   try {
     for (const entry of wanted) {
@@ -116,7 +119,8 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
       );
     }
     if (inbound) {
-      const server = createInboundServer(deps, { tls });
+      // Complaints and bounces it applies reach this node's /metrics like a worker thread's counts.
+      const server = createInboundServer({ ...deps, metrics }, { tls });
       server.on('error', (error) => log.warn({ err: error.message, listener: 'inbound' }, 'smtp connection error'));
       servers.push(server);
       const port = await listen(server, config.smtpInboundPort, config.smtpInboundHost);

@@ -7,7 +7,7 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp
 import type { AppDeps } from '../app-types.ts';
 import { SEND_BODY_LIMIT_BYTES } from '../modules/emails/validate.ts';
 import { classifyRecipient, type InboundRecipient } from '../modules/inbound-mail/addresses.ts';
-import { handleInboundMessage } from '../modules/inbound-mail/service.ts';
+import { handleInboundMessage, type InboundMailDeps } from '../modules/inbound-mail/service.ts';
 import { createInboundReader, ownedChunk, UnreadableMessageError } from '../modules/inbound-mail/reader.ts';
 
 /** As large as a message the HTTP API accepts: a DSN returning one of our sends in full must fit. */
@@ -20,6 +20,8 @@ export interface InboundServerDeps {
   db: Pick<AppDeps['db'], 'sequelize'>;
   secrets: Pick<AppDeps['secrets'], 'linkSigningKey' | 'encryptionKey'>;
   log: { info(details: object, message: string): void; warn(details: object, message: string): void };
+  /** This node's /metrics: complaints and bounces applied (modules/inbound/service.ts). */
+  metrics?: InboundMailDeps['metrics'];
 }
 
 interface InboundSession extends SMTPServerSession {
@@ -94,7 +96,7 @@ export function createInboundServer(
         }
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
         handleInboundMessage(
-          { sequelize, config: deps.config, secrets: deps.secrets, log: deps.log, reader },
+          { sequelize, config: deps.config, secrets: deps.secrets, log: deps.log, reader, metrics: deps.metrics },
           { mailFrom, recipients: session.recipients ?? [], chunks },
         ).then(
           (outcome) => {

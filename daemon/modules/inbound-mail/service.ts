@@ -6,7 +6,7 @@
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
-import { applyProviderReport, type ProviderReport } from '../inbound/service.ts';
+import { applyProviderReport, type ProviderReport, type ReportDeps } from '../inbound/service.ts';
 import { insertKeptReport } from '../inbound/kept-reports.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { unsubscribe } from '../tracking/service.ts';
@@ -24,6 +24,8 @@ export interface InboundMailDeps {
   log: DmarcLog;
   /** Parses the raw message in its own thread, off the event loop (reader.ts). */
   reader: InboundReader;
+  /** This node's /metrics: complaints and bounces applied (inbound/service.ts). */
+  metrics?: ReportDeps['metrics'];
 }
 
 export interface InboundMessage {
@@ -48,7 +50,13 @@ async function applyAll(
   reporter: string | null,
 ): Promise<number> {
   let processed = 0;
-  const reportDeps = { db: { sequelize: deps.sequelize }, config: deps.config, secrets: deps.secrets, log: deps.log };
+  const reportDeps = {
+    db: { sequelize: deps.sequelize },
+    config: deps.config,
+    secrets: deps.secrets,
+    log: deps.log,
+    metrics: deps.metrics,
+  };
   // The return path the report came to names our log more surely than anything inside the report.
   for (const report of reports)
     processed += await applyProviderReport(reportDeps, emailId ? { ...report, emailId } : report, {

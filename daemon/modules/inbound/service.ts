@@ -9,6 +9,8 @@ import { logRecipients, recordDeliveryOutcome, type OutcomeDeps } from '../email
 import { bareAddress } from '../emails/validate.ts';
 import { insertKeptReport } from './kept-reports.ts';
 import { logsOfReport } from '../emails/sql/lookups.ts';
+import { countReportOutcome } from '../metrics/count.ts';
+import type { MetricsReporter } from '../metrics/reporter.ts';
 
 export interface ProviderReport {
   /** Message-ID header values (with or without angle brackets) that may identify our log. */
@@ -34,6 +36,8 @@ export interface ReportDeps {
   config: OutcomeDeps['config'];
   secrets: OutcomeDeps['secrets'];
   log?: { warn(details: object, message: string): void };
+  /** This node's /metrics (modules/metrics): the recipients a report applied to. */
+  metrics?: Pick<MetricsReporter, 'count'>;
 }
 
 function withAndWithoutBrackets(ids: string[]): string[] {
@@ -117,6 +121,7 @@ export async function applyProviderReport(
       },
     );
     if (outcome.applied.length > 0) processed++;
+    if (deps.metrics) countReportOutcome(deps.metrics, report, outcome.applied.length);
   }
   return processed;
 }

@@ -32,8 +32,13 @@ export const LABELS = {
   [METRIC.mtaConnections]: ['provider'],
 } as const;
 
-/** Event-loop delay (seconds): fine below 100 ms, where "nothing blocks the loop" is judged. */
-export const EVENT_LOOP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/**
+ * Event-loop delay (seconds): fine below 150 ms, where "nothing blocks the loop" is judged (the inbound
+ * tests' bounds of 60 and 100 ms are bounds here, so a delay read from the buckets is judged as exactly).
+ */
+export const EVENT_LOOP_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.06, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10,
+];
 /** API latency (seconds). */
 export const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** From a webhook event to its receiver's 2xx (seconds): from "at once" to retries over a day. */

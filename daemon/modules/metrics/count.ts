@@ -55,6 +55,21 @@ export function countDirectAttempt(
   if (deferredRecipients > 0) metrics.count(METRIC.deliveries, labels('deferred'), deferredRecipients);
 }
 
+/**
+ * A provider's report applied to `n` recipients (inbound/service.ts): a complaint, or a bounce that
+ * came after the message left (final, or soft: tried again by the receiver, a deferral). A delivery
+ * report is not counted: the relay's acceptance was.
+ */
+export function countReportOutcome(
+  metrics: Pick<MetricsReporter, 'count'>,
+  report: { type: 'delivered' | 'bounced' | 'complained'; bounceType?: 'hard' | 'soft' },
+  n: number,
+): void {
+  if (report.type === 'delivered' || n === 0) return;
+  const outcome = report.type === 'complained' ? 'complained' : report.bounceType === 'soft' ? 'deferred' : 'bounced';
+  metrics.count(METRIC.deliveries, [outcome, 'report', ''], n);
+}
+
 /** A settled webhook delivery, and how long after its event a success came. */
 export function countWebhookOutcome(metrics: MetricsReporter, outcome: WebhookOutcome, now = Date.now()): void {
   const label =

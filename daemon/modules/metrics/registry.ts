@@ -30,7 +30,7 @@ import {
 import { EVENT_LOOP_SAMPLE_MS, type EventLoopMonitor } from './event-loop.ts';
 import { createQueueDepthReader } from './queue-depth.ts';
 import { readResolverHealth } from '../../mta/sql/resolver-health.ts';
-import { METRICS_CHANNEL, REPORT_INTERVAL_MS, type MetricsReport } from './reporter.ts';
+import { METRICS_CHANNEL, REPORT_INTERVAL_MS, type MetricsReport, type MetricsReporter } from './reporter.ts';
 
 /**
  * The kept-report counts are a GROUP BY over a table that strangers can grow: a node reads them at most
@@ -69,6 +69,8 @@ export interface NodeMetrics {
   render(): Promise<string>;
   /** One API request: its route's pattern (not its URL: bounded labels), status and time. */
   observeRequest(method: string, route: string | undefined, statusCode: number, elapsedMs: number): void;
+  /** Counts in this thread, as a worker thread's reporter would post it (the API's report receivers). */
+  count: MetricsReporter['count'];
   /** Starts the event-loop histogram (from the moment the node serves: boot is not a stall). */
   startSampling(): void;
   close(): void;
@@ -246,17 +248,19 @@ export function createNodeMetrics(deps: NodeMetricsDeps): NodeMetrics {
     },
   });
 
+  const count = (family: string, labels: readonly string[], n = 1) => {
+    if (family === METRIC.deliveries) {
+      const [outcome, route, provider] = labels;
+      deliveries.inc({ outcome, route, provider }, n);
+    } else if (family === METRIC.webhookDeliveries) webhookDeliveries.inc({ outcome: labels[0] }, n);
+  };
+
   // The threads' posts. A report that does not fit the catalogue is dropped (and logged): a bug, not input.
   const channel = new BroadcastChannel(METRICS_CHANNEL);
   channel.onmessage = (event) => {
     const report = (event as { data: MetricsReport }).data;
     try {
-      for (const [family, labels, n] of report.counts) {
-        if (family === METRIC.deliveries) {
-          const [outcome, route, provider] = labels;
-          deliveries.inc({ outcome, route, provider }, n);
-        } else if (family === METRIC.webhookDeliveries) webhookDeliveries.inc({ outcome: labels[0] }, n);
-      }
+      for (const [family, labels, n] of report.counts) count(family, labels, n);
       for (const [family, , values] of report.observations)
         if (family === METRIC.webhookLag) for (const value of values) webhookLag.observe(value);
       if (report.gauges.length > 0) gaugeSamples.set(report.source, { at: Date.now(), samples: report.gauges });
@@ -271,6 +275,7 @@ export function createNodeMetrics(deps: NodeMetricsDeps): NodeMetrics {
   return {
     contentType: registry.contentType,
     render: () => registry.metrics(),
+    count,
     observeRequest(method, route, statusCode, elapsedMs) {
       requests.observe({ method, route: route ?? 'unmatched', status_code: statusCode }, elapsedMs / 1000);
     },
