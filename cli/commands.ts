@@ -80,6 +80,8 @@ import ProvidersLift from './commands/providers/lift.ts';
 import ProvidersRulesAdd from './commands/providers/rules/add.ts';
 import ProvidersRulesSet from './commands/providers/rules/set.ts';
 import ProvidersRulesRemove from './commands/providers/rules/remove.ts';
+import TlsReportsShow from './commands/tls-reports/show.ts';
+import TlsReportsSend from './commands/tls-reports/send.ts';
 import PlatformSettingsShow from './commands/platform/settings/show.ts';
 import PlatformSettingsSet from './commands/platform/settings/set.ts';
 import PasswordChange from './commands/password/change.ts';
@@ -216,6 +218,8 @@ export const COMMANDS = {
   'providers:rules:add': ProvidersRulesAdd,
   'providers:rules:set': ProvidersRulesSet,
   'providers:rules:remove': ProvidersRulesRemove,
+  'tls-reports:show': TlsReportsShow,
+  'tls-reports:send': TlsReportsSend,
   'platform:settings:show': PlatformSettingsShow,
   'platform:settings:set': PlatformSettingsSet,
   'password:change': PasswordChange,

@@ -34,6 +34,8 @@ test('GET gives the defaults to platform admins', async () => {
     trackClicksByDefault: false,
     spfInclude: null,
     returnPathDomain: null,
+    tlsReportOrganization: null,
+    tlsReportContact: null,
     logRetentionDays: 60,
     bodyRetentionDays: 30,
     rawMessageRetentionDays: 30,

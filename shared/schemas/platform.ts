@@ -19,6 +19,14 @@ export const PlatformSettingsBody = Type.Object({
   trackClicksByDefault: Type.Boolean(),
   spfInclude: Nullable(Hostname, { description: 'the SPF include: domain tenants are told to publish' }),
   returnPathDomain: Nullable(Hostname, { description: 'the bounce (Return-Path) domain tenants CNAME to' }),
+  // TLS-RPT (RFC 8460 §4.4): who the daily reports to other domains say they come from.
+  tlsReportOrganization: Nullable(Type.String({ minLength: 1, maxLength: 200 }), {
+    description:
+      'organization-name of the TLS reports this platform sends; null: the platform domain (PUBLIC_URL), else the EHLO name',
+  }),
+  tlsReportContact: Nullable(Type.String({ minLength: 1, maxLength: 320, pattern: '^(mailto:|https://)\\S+$' }), {
+    description: 'contact-info of the TLS reports (a mailto: or https:// URI); null: mailto: the system sender',
+  }),
   // Retention (days; see shared/schemas/retention.ts): tenants may shorten, never lengthen.
   logRetentionDays: Type.Integer({
     minimum: 1,
@@ -87,6 +95,8 @@ export const DEFAULT_PLATFORM_SETTINGS: PlatformSettings = {
   trackClicksByDefault: false,
   spfInclude: null,
   returnPathDomain: null,
+  tlsReportOrganization: null,
+  tlsReportContact: null,
   // Postal keeps 60 days of metadata and 30 of raw messages; hosted services 30–45 days.
   logRetentionDays: 60,
   bodyRetentionDays: 30,

@@ -41,7 +41,8 @@ export type AuditAction =
   | 'platform.reaction_rule_changed'
   | 'platform.reaction_lifted'
   | 'tenant.throttle_updated'
-  | 'platform.ip_pools_changed';
+  | 'platform.ip_pools_changed'
+  | 'platform.tls_report_sent';
 
 export interface AuditEntry {
   action: AuditAction;

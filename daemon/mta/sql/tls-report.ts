@@ -176,3 +176,61 @@ export async function pruneTlsReports(sql: Sql, now: Date, retentionDays: number
   await sql.count(PRUNE_SENDS, [now, retentionDays]);
   return counts;
 }
+
+const SEND_STATE = declare(
+  'tls_report_send_state',
+  `
+  SELECT report_id, outcome, finished_at, claimed_until > now() AS claimed
+    FROM tls_report_sends
+   WHERE day = $1::date AND policy_domain = $2`,
+);
+
+// A report sent again by an operator (svc tls-reports send): finished now with what this send reached;
+// the daily job then leaves the day alone.
+const RECORD_RESEND = declare(
+  'tls_report_resend',
+  `
+  INSERT INTO tls_report_sends AS s (day, policy_domain, claimed_by, claimed_until, finished_at, report_id, outcome)
+  VALUES ($1::date, $2, $3, now(), now(), $4, $5::jsonb)
+  ON CONFLICT (day, policy_domain) DO UPDATE
+     SET finished_at = now(), report_id = EXCLUDED.report_id, outcome = EXCLUDED.outcome,
+         claimed_by = EXCLUDED.claimed_by, claimed_until = now()`,
+);
+
+export interface TlsReportSendState {
+  reportId: string | null;
+  outcomes: unknown[];
+  finishedAt: Date | null;
+  /** A daemon holds it right now (the daily job is sending it). */
+  claimed: boolean;
+}
+
+/** What the daily job (or an operator) did with the (day, domain) report so far; null: never tried. */
+export async function tlsReportSendState(
+  sql: Sql,
+  report: { day: string; domain: string },
+): Promise<TlsReportSendState | null> {
+  const [row] = await sql.rows<{
+    report_id: string | null;
+    outcome: unknown;
+    finished_at: Date | null;
+    claimed: boolean;
+  }>(SEND_STATE, [report.day, report.domain]);
+  if (!row) return null;
+  return {
+    reportId: row.report_id,
+    outcomes: Array.isArray(row.outcome) ? row.outcome : [],
+    finishedAt: row.finished_at,
+    claimed: row.claimed,
+  };
+}
+
+export async function recordTlsReportResend(
+  sql: Sql,
+  report: { day: string; domain: string },
+  owner: string,
+  reportId: string,
+  outcomes: unknown[],
+): Promise<void> {
+  await sql.rows(RECORD_RESEND, [report.day, report.domain, owner, reportId, JSON.stringify(outcomes)]);
+}
