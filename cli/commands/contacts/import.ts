@@ -10,7 +10,7 @@ const LISTED_ERRORS = 20;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 export default class ContactsImport extends SvcCommand<typeof ContactsImport> {
-  static override operations = ['postContactsImport'];
+  static override operations = ['getContacts', 'postContactsImport'];
   static override summary = 'Import contacts from a CSV file, streamed to the daemon.';
   static override description =
     'The file is read as a stream and sent as the body of POST /contacts/import (text/csv): a file of any size, never ' +

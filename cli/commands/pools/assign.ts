@@ -14,9 +14,9 @@ export default class PoolsAssign extends SvcCommand<typeof PoolsAssign> {
   static override summary =
     "Send a tenant's mail from a pool; --project and --stream narrow it (the most specific assignment wins; platform admins).";
   static override examples = [
-    '<%= config.bin %> pools assign 5f0c… --pool shared-1',
-    '<%= config.bin %> pools assign 5f0c… --pool bulk-1 --stream campaign',
-    '<%= config.bin %> pools assign 5f0c… --pool shared-1 --stream campaign --remove',
+    '<%= config.bin %> pools assign "Acme Staging" --pool shared-1',
+    '<%= config.bin %> pools assign "Acme Staging" --pool bulk-1 --stream campaign',
+    '<%= config.bin %> pools assign "Acme Staging" --pool shared-1 --stream campaign --remove',
   ];
   static override showHeader = false;
   static override args = {

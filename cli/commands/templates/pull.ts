@@ -1,8 +1,13 @@
 import { Args, Flags } from '@oclif/core';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { SvcCommand } from '../../base-command.ts';
 import { CliFailure, EXIT } from '../../errors.ts';
-import { latestVersion, requireTemplate, serializeFrontMatter } from '../../services/template-files.ts';
+import {
+  latestVersion,
+  parseFrontMatter,
+  requireTemplate,
+  serializeFrontMatter,
+} from '../../services/template-files.ts';
 
 export interface PullResult {
   slug: string;
@@ -40,8 +45,17 @@ export default class TemplatesPull extends SvcCommand<typeof TemplatesPull> {
         'NOT_FOUND',
       );
     const body = (template.editorMode === 'react-email' ? version.jsx : version.htmlBody) ?? '';
+    // Sample data and the other fields only files carry (`data:`, `broadcast:`) stay when a file is pulled over.
+    const kept = this.flags.out ? await keptFields(this.flags.out) : {};
     const content = serializeFrontMatter(
-      { slug: template.slug, name: template.name, subject: version.subject, locale: version.locale },
+      {
+        ...kept,
+        slug: template.slug,
+        name: template.name,
+        subject: version.subject,
+        locale: version.locale,
+        from: template.from ?? undefined,
+      },
       body,
       template.editorMode,
     );
@@ -60,4 +74,19 @@ export default class TemplatesPull extends SvcCommand<typeof TemplatesPull> {
       content,
     };
   }
+}
+
+/** The front-matter fields of the file about to be replaced that the daemon does not keep (none when it is new). */
+async function keptFields(path: string): Promise<Record<string, string>> {
+  const source = await readFile(path, 'utf8').catch(() => null);
+  if (source === null) return {};
+  const {
+    slug: _slug,
+    name: _name,
+    subject: _subject,
+    locale: _locale,
+    from: _from,
+    ...rest
+  } = parseFrontMatter(source).fields;
+  return rest;
 }

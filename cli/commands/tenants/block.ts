@@ -6,7 +6,7 @@ import type { TenantSummary } from '../../api-types.ts';
 export default class TenantsBlock extends SvcCommand<typeof TenantsBlock> {
   static override operations = ['getTenants', 'postTenantsByTenantIdBlock'];
   static override summary = 'Block a tenant: its requests get 403 until unblocked (platform admins).';
-  static override examples = ['<%= config.bin %> tenants block 5f0c…'];
+  static override examples = ['<%= config.bin %> tenants block "Acme Staging"'];
   static override args = { id: Args.string({ description: 'tenant id or name (default: the current tenant)' }) };
 
   async run(): Promise<TenantSummary> {

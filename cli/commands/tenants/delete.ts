@@ -6,7 +6,7 @@ import { deleteTenant, tenantIdFor } from '../../services/tenant-admin.ts';
 export default class TenantsDelete extends SvcCommand<typeof TenantsDelete> {
   static override operations = ['getTenants', 'deleteTenantsByTenantId'];
   static override summary = 'Delete a tenant and everything in it (owners). Asks for --yes.';
-  static override examples = ['<%= config.bin %> tenants delete 5f0c… --yes'];
+  static override examples = ['<%= config.bin %> tenants delete "Old Shop" --yes'];
   static override args = {
     id: Args.string({ description: 'tenant id, or the name of one of your tenants', required: true }),
   };

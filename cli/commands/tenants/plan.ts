@@ -10,7 +10,7 @@ export default class TenantsPlan extends SvcCommand<typeof TenantsPlan> {
   static override operations = ['getTenants', 'patchTenantsByTenantId'];
   static override summary = "Set a tenant's plan and/or monthly limit override (platform admins).";
   static override examples = [
-    '<%= config.bin %> tenants plan pro --tenant 5f0c…',
+    '<%= config.bin %> tenants plan pro --tenant "Acme Staging"',
     '<%= config.bin %> tenants plan --monthly-limit 250000',
     '<%= config.bin %> tenants plan --monthly-limit none',
   ];

@@ -6,7 +6,7 @@ import type { TenantSummary } from '../../api-types.ts';
 export default class TenantsResumeSending extends SvcCommand<typeof TenantsResumeSending> {
   static override operations = ['getTenants', 'postTenantsByTenantIdResumeSending'];
   static override summary = 'Lift the automatic sending pause (bounce or complaint rate) of a tenant.';
-  static override examples = ['<%= config.bin %> tenants resume-sending 5f0c…'];
+  static override examples = ['<%= config.bin %> tenants resume-sending "Acme Staging"'];
   static override args = { id: Args.string({ description: 'tenant id or name (default: the current tenant)' }) };
 
   async run(): Promise<TenantSummary> {

@@ -18,8 +18,8 @@ export default class TenantsThrottle extends SvcCommand<typeof TenantsThrottle> 
     'wait in the spool (not an attempt). The hourly count is exact across nodes; the per-second pace is kept per ' +
     'node, each taking its share.';
   static override examples = [
-    '<%= config.bin %> tenants throttle 5f0c… --per-second 2 --per-hour 5000',
-    '<%= config.bin %> tenants throttle 5f0c… --per-hour none',
+    '<%= config.bin %> tenants throttle "Acme Staging" --per-second 2 --per-hour 5000',
+    '<%= config.bin %> tenants throttle "Acme Staging" --per-hour none',
     '<%= config.bin %> tenants throttle --json',
   ];
   static override args = { id: Args.string({ description: 'tenant id or name (default: the current tenant)' }) };

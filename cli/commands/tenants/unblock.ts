@@ -6,7 +6,7 @@ import type { TenantSummary } from '../../api-types.ts';
 export default class TenantsUnblock extends SvcCommand<typeof TenantsUnblock> {
   static override operations = ['getTenants', 'postTenantsByTenantIdUnblock'];
   static override summary = 'Unblock a tenant (platform admins).';
-  static override examples = ['<%= config.bin %> tenants unblock 5f0c…'];
+  static override examples = ['<%= config.bin %> tenants unblock "Acme Staging"'];
   static override args = { id: Args.string({ description: 'tenant id or name (default: the current tenant)' }) };
 
   async run(): Promise<TenantSummary> {
