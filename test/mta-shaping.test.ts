@@ -338,6 +338,15 @@ test("a tenant's hourly throttle: counted in the database, the rest waits for th
     { ids },
   );
   assert.is(spooled.n, 2, 'the reason is kept on the rows (the queue view counts them as waiting)');
+  // The logs list says it beside the status too.
+  const listed = await api({ ...world, apiKey: perHour.apiKey }, 'GET', '/emails/logs?status=QUEUED&limit=100');
+  assert.is(listed.status, 200, JSON.stringify(listed.body));
+  const waitingListed = listed.body.data.filter((l: { waiting?: unknown }) => l.waiting);
+  assert.equal(waitingListed.map((l: { id: string }) => l.id).sort(), heldLogs.map((l) => l.id).sort());
+  for (const l of waitingListed) {
+    assert.is(l.waiting.kind, 'shaping');
+    assert.is(l.waiting.reason, "the tenant's hourly throttle is reached");
+  }
 });
 
 test('Microsoft 5.7.515 pauses the tenant: new sends refused, the reaction listed while the pause lasts', async () => {

@@ -147,6 +147,12 @@ export const EmailLogSummary = Type.Object({
   error: Nullable(Type.String()),
   sentAt: Nullable(Timestamp),
   createdAt: Timestamp,
+  waiting: Type.Optional(
+    Nullable(Type.Object({ kind: Type.String(), reason: Type.String(), until: Nullable(Timestamp) }), {
+      description:
+        "direct delivery: held by a wait of ours (kind warmup, or shaping: a throttle, a suspension, a paused tenant), not by the recipient's server — why, and when it goes; null otherwise",
+    }),
+  ),
 });
 export type EmailLogSummary = Static<typeof EmailLogSummary>;
 
@@ -177,12 +183,6 @@ export const EmailLogDetail = Type.Intersect([
         'when retention removed the bodies, template data and attachment contents (the log stays until its own horizon); such a log cannot be resent',
     }),
     events: Type.Array(EmailTimelineEntry),
-    waiting: Type.Optional(
-      Nullable(Type.Object({ kind: Type.String(), reason: Type.String(), until: Nullable(Timestamp) }), {
-        description:
-          "direct delivery: held by a wait of ours (warm-up), not by the recipient's server — why, and when it goes; null otherwise",
-      }),
-    ),
     raw: Nullable(Type.String(), { description: 'the whole RFC 822 message when it was captured' }),
   }),
 ]);

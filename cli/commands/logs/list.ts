@@ -58,7 +58,13 @@ export default class LogsList extends SvcCommand<typeof LogsList> {
         rows,
         [
           { header: 'ID', value: (l) => l.id },
-          { header: 'STATUS', value: (l) => colourStatus(l.status) },
+          // A wait of ours (warm-up, throttle) is said beside the status, with when it goes.
+          {
+            header: 'STATUS',
+            value: (l) =>
+              colourStatus(l.status) +
+              (l.waiting ? ` (waiting: ${l.waiting.kind} until ${l.waiting.until ?? '?'})` : ''),
+          },
           { header: 'TO', value: (l) => recipients(l.to) },
           { header: 'SUBJECT', value: (l) => (l.subject ?? '').slice(0, 50) },
           { header: 'CREATED', value: (l) => shortDate(l.createdAt) },

@@ -13,6 +13,7 @@ import {
 } from '../../../shared/schemas/emails.ts';
 import { countLogs, findLogPage, type LogFilter, type PageWindow } from './sql/log-search.ts';
 import { logSummaryOfRow } from './sql/log-columns.ts';
+import { waitingEmails } from '../../mta/sql/spool-waits.ts';
 import { EmailEvent, EmailLog } from './model.ts';
 import { acceptSends, type SendAnswer, type SendDeps } from './service.ts';
 import type { NormalizedSend } from './validate.ts';
@@ -103,8 +104,20 @@ export async function listEmailLogs(deps: LogDeps, ctx: TenantContext, filters: 
       ]);
   const last = found.rows.at(-1);
   const total = counted.estimate ? pagedTotal(counted.total, after ? null : offset, found) : counted;
+  // Sends not past QUEUED/SENDING may be held by a wait of ours: said beside the status.
+  const waits = await waitingEmails(
+    deps.db.sql,
+    ctx.tenantId,
+    found.rows.filter((row) => row.status === 'QUEUED' || row.status === 'SENDING').map((row) => row.id),
+  );
   return {
-    data: found.rows.map(logSummaryOfRow),
+    data: found.rows.map((row) => {
+      const wait = waits.get(row.id);
+      return {
+        ...logSummaryOfRow(row),
+        ...(wait ? { waiting: { kind: wait.kind, reason: wait.reason, until: wait.until.toISOString() } } : {}),
+      };
+    }),
     meta: {
       page: after ? 1 : page,
       limit,
