@@ -5,10 +5,10 @@ import { hostname } from 'node:os';
 import type { Sequelize } from 'sequelize';
 import { selectPoolIps } from '../ip-pools/model.ts';
 import type { Config } from '../../config.ts';
-import { privateAddressKind } from '../../ehlo-name.ts';
-import { createDnsClient } from '../../mta/dns-query.ts';
+import { isFullyQualifiedName, privateAddressKind } from '../../ehlo-name.ts';
+import { createDnsClient, recordData } from '../../mta/dns-query.ts';
 import { checkEhloName } from '../../mta/ehlo-check.ts';
-import { checkReverseDns } from '../../mta/reverse-dns.ts';
+import { checkReverseDns, reverseName } from '../../mta/reverse-dns.ts';
 import { checkDnssec, checkPort25, checkResolver } from './network-checks.ts';
 import { checkPlatformRecords, checkSpf, recordsLookup } from './dns-records-checks.ts';
 import type { DoctorCheck, DoctorNode } from '../../../shared/schemas/doctor.ts';
@@ -44,6 +44,16 @@ async function reverseDnsCheck(
       message: 'Not checked: the outbound address is not known (port 25 did not open and OUTBOUND_ADDRESS is not set).',
       fix: 'Set OUTBOUND_ADDRESS to the public address mail leaves from, or fix port 25 first.',
     };
+  if (!isFullyQualifiedName(ehloName)) {
+    // No PTR can name an address literal: say what the PTR is today, and that a name comes first.
+    const found = await Promise.all(sources.map(async (ip) => `${ip}: ${await ptrOf(dns, ip)}`));
+    return {
+      name: 'reverse-dns',
+      ok: false,
+      message: `No forward-confirmed reverse DNS: the EHLO name ${ehloName} is not a name a PTR record can give (${found.join('; ')}). Gmail and Microsoft refuse mail from an address without it.`,
+      fix: `Choose a name (e.g. mail.example.com), set EHLO_NAME to it, publish its A/AAAA record pointing at ${sources.join(', ')}, and ask the owner of ${sources.join(', ')} (the hosting provider's panel, "reverse DNS") to set the PTR to that name.`,
+    };
+  }
   const results = await Promise.all(sources.map((ip) => checkReverseDns(dns, ip, ehloName)));
   const failed = results.filter((result) => !result.ok);
   if (failed.length > 0)
@@ -63,6 +73,12 @@ async function reverseDnsCheck(
       fix: 'Deliver from a public address of this host (OUTBOUND_ADDRESS), and check PTR and SPF for that address.',
     };
   return { name: 'reverse-dns', ok: true, message: found };
+}
+
+async function ptrOf(dns: ReturnType<typeof createDnsClient>, ip: string): Promise<string> {
+  const reply = await dns.query(reverseName(ip), 'PTR');
+  if (reply.kind === 'answer') return `PTR ${reply.answers.map((answer) => recordData<string>(answer)).join(', ')}`;
+  return reply.kind === 'timeout' || reply.kind === 'error' ? 'the PTR look-up failed' : 'no PTR record';
 }
 
 /** A node that runs no MTA thread checks this host only: say so, so a split deployment checks its workers. */
