@@ -483,13 +483,7 @@ test('pool addresses checked against reality: non-unicast and documentation addr
     { replacements: { poolId } },
   );
   const doctor = (config: Partial<typeof ctx.deps.config>) =>
-    checkPoolAddressesBindable({
-      ...ctx.deps,
-      config: { ...ctx.deps.config, ...config },
-      sequelize: ctx.db.sequelize,
-      embedded: false,
-      secrets: null,
-    });
+    checkPoolAddressesBindable({ config: { ...ctx.deps.config, ...config }, sequelize: ctx.db.sequelize });
   const worker = await doctor({ delivery: 'direct', role: 'worker' });
   assert.is(worker.ok, false);
   assert.match(
