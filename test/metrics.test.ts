@@ -12,6 +12,8 @@ import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { errorBodyProblem } from './helpers/error-body.ts';
 import { longestBetween, parsePrometheusText, type Exposition } from './helpers/prometheus-text.ts';
 import { waitFor } from './helpers/wait.ts';
+import { api, killAllDaemons, seedSendWorld, startChildDaemon, stopChildDaemon } from './helpers/send-daemon.ts';
+import { createServer } from 'node:net';
 import { buildApp, metricsOf } from '../daemon/app.ts';
 import { loadConfig, type Config } from '../daemon/config.ts';
 import { runSendLoop } from '../daemon/jobs/send-loop.ts';
@@ -41,6 +43,7 @@ test.before(async () => {
   });
 });
 test.after(async () => {
+  killAllDaemons();
   await ctx?.close();
   await sink?.close();
 });
@@ -299,6 +302,49 @@ test('a scrape storm costs one read of each depth statement per QUEUE_DEPTH_TTL_
   assert.equal(statements.sort(), ['mta.spool-depth', 'queue.depth', 'webhook_deliveries_depth']);
   assert.ok(answers.every((answer) => answer === answers[0]));
   assert.ok(QUEUE_DEPTH_TTL_MS <= 5_000);
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+test('a running daemon: /metrics only on METRICS_PORT, and the send worker thread’s counts reach it', async () => {
+  const metricsPort = await freePort();
+  const world = await seedSendWorld({
+    SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+    METRICS_PORT: String(metricsPort),
+    METRICS_TOKEN: TOKEN,
+  });
+  const daemon = await startChildDaemon(world);
+  try {
+    const onApi = await fetch(`${world.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.is(onApi.status, 404);
+    const listener = `http://127.0.0.1:${metricsPort}/metrics`;
+    assert.is((await fetch(listener)).status, 401);
+    const sent = await api(world, 'POST', '/emails/send', {
+      from: 'Acme <news@acme.test>',
+      to: 'thread-count@example.test',
+      subject: 'Counted in its thread',
+      textBody: 'hello',
+    });
+    assert.is(sent.status, 202, JSON.stringify(sent.body));
+    await sink.waitFor((message) => message.rcptTo.includes('thread-count@example.test'));
+    // Counted in the send-worker thread, posted to the API thread over the BroadcastChannel.
+    await waitFor('the send thread’s count is in the API thread’s registry', async () => {
+      const res = await fetch(listener, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const exposition = parsePrometheusText(await res.text());
+      return (
+        exposition.value('svc_delivery_outcomes_total', { outcome: 'delivered', route: 'relay', provider: '' }) === 1
+      );
+    });
+  } finally {
+    await stopChildDaemon(daemon);
+    await world.database.drop();
+  }
 });
 
 test('svc doctor warns (ok, with advice) when the event loop was held up, and passes when it was not', async () => {

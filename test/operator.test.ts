@@ -230,6 +230,7 @@ test('svc doctor against a misconfigured daemon: one line per check with the fix
       'queues',
       'disk',
       'event-loop',
+      'metrics',
       'ip-pools',
       'pool-bind',
     ]);
