@@ -17,6 +17,12 @@ export interface Statement {
   /** Unique across the daemon; PostgreSQL keys the prepared plan by it. */
   name: string;
   text: string;
+  /**
+   * Planned at each run with its values (force_custom_plan for that run), not once per connection:
+   * for a statement run once per many rows, whose best plan depends on how big the tables have
+   * grown since the connection first ran it (see declare's `planEachRun`).
+   */
+  planEachRun?: boolean;
 }
 
 /** A declared statement with the values of one run (for callers that run it in their transaction). */
@@ -47,8 +53,17 @@ export interface Sql {
 /** Runs declared statements in one transaction. */
 export type TransactionStatements = <T extends object>(statement: Statement, values: unknown[]) => Promise<T[]>;
 
-export function declare(name: string, text: string): Statement {
-  return { name, text };
+/**
+ * `planEachRun`: plan the statement at every run with its values instead of once per connection. A
+ * generic plan is made with the statistics of its first run, and a table empty at that moment (a new
+ * install, a bench, autovacuum off) gives every index the same one-row estimate: the planner may then
+ * pick an index on a prefix (tenant_id) and filter, reading every row of the tenant at each run for the
+ * connection's life. For a statement that runs once per up to 1,000 rows, one plan per run costs a
+ * millisecond or two, and its values (array lengths) make the estimate right (issue 51: the contacts
+ * bulk statements, measured in daemon/modules/contacts/bulk.ts).
+ */
+export function declare(name: string, text: string, options: { planEachRun?: boolean } = {}): Statement {
+  return options.planEachRun ? { name, text, planEachRun: true } : { name, text };
 }
 
 /**
@@ -67,6 +82,8 @@ export const HOT_PATH_SETTINGS = { plan_cache_mode: 'force_generic_plan', enable
 const SETTINGS = Object.entries(HOT_PATH_SETTINGS);
 const STARTUP_OPTIONS = SETTINGS.map(([name, value]) => `-c ${name}=${value}`).join(' ');
 const SET_LOCAL = SETTINGS.map(([name, value]) => `SET LOCAL ${name} = ${value}`).join('; ');
+const PLAN_EACH_RUN = 'plan_cache_mode = force_custom_plan';
+const PLAN_ONCE = `plan_cache_mode = ${HOT_PATH_SETTINGS.plan_cache_mode}`;
 
 /** Sequelize's transaction runs on one pg client: declared statements join it there. */
 export function clientOf(transaction: Transaction): pg.ClientBase {
@@ -85,13 +102,34 @@ export function createSql(url: string, options: { max: number; embedded: boolean
   pool.on('error', () => {});
   const config = (statement: Statement, values: unknown[]): pg.QueryConfig =>
     options.embedded ? { text: statement.text, values } : { name: statement.name, text: statement.text, values };
+  // A statement planned at each run (planEachRun) switches its connection to custom plans around it:
+  // on a client in a transaction with SET LOCAL (a failure rolls the setting back with the transaction),
+  // on the pool on a client of its own, given back to the pool only once it plans generically again.
+  const query = async <T extends pg.QueryResultRow>(statement: Statement, values: unknown[], runner: SqlRunner) => {
+    if (!statement.planEachRun || options.embedded) return runner.query<T>(config(statement, values));
+    if (runner !== pool) {
+      await runner.query(`SET LOCAL ${PLAN_EACH_RUN}`);
+      const result = await runner.query<T>(config(statement, values));
+      await runner.query(`SET LOCAL ${PLAN_ONCE}`);
+      return result;
+    }
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query(`SET ${PLAN_EACH_RUN}`);
+      return await client.query<T>(config(statement, values));
+    } finally {
+      await client.query(`SET ${PLAN_ONCE}`).catch((error: Error) => (broken = error));
+      client.release(broken);
+    }
+  };
   const rows = async <T extends pg.QueryResultRow>(statement: Statement, values: unknown[], runner: SqlRunner = pool) =>
-    (await runner.query<T>(config(statement, values))).rows;
+    (await query<T>(statement, values, runner)).rows;
   return {
     pool,
     rows,
     async count(statement, values, runner = pool) {
-      return (await runner.query(config(statement, values))).rowCount ?? 0;
+      return (await query(statement, values, runner)).rowCount ?? 0;
     },
     async transaction(work) {
       const client = await pool.connect();
