@@ -11,9 +11,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BENCH_DIR, ROOT_DIR, cpuTimeMs, freePort } from './children.ts';
+import { ROOT_DIR, cpuTimeMs, freePort } from './children.ts';
 import { createBenchDatabase } from './database.ts';
 import { machineInfo } from './machine.ts';
+import { resultsFile } from './results-file.ts';
 import { ensureDaemonBuild, ensureEmbeddedTemplate } from '../daemon/build.mjs';
 
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
@@ -45,13 +46,28 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[middle] : Math.round((sorted[middle - 1] + sorted[middle]) / 2);
 };
 
-/** Boots the daemon, waits for ready, optionally idles, stops it; returns what it measured. */
-async function boot(env: Record<string, string>, idle: boolean): Promise<Boot & { idleRssMb?: number }> {
+const DAEMON_ARGV = [join(ROOT_DIR, 'bin', 'svc.js'), 'daemon', 'start'];
+// The baseline of the restart on PostgreSQL (bench:check's ratio): a bare Node process with Fastify
+// answering /health/ready, spawned and probed the same way — what any Node service pays to be up.
+const BARE_FASTIFY_ARGV = [
+  '--input-type=module',
+  '-e',
+  `import Fastify from 'fastify'; const app = Fastify(); app.get('/health/ready', async () => ({ ok: true }));
+   await app.listen({ port: Number(process.env.PORT), host: process.env.HOST });
+   process.once('SIGTERM', () => app.close().then(() => process.exit(0)));`,
+];
+
+/** Boots the daemon (or `argv`), waits for ready, optionally idles, stops it; returns what it measured. */
+async function boot(
+  env: Record<string, string>,
+  idle: boolean,
+  argv: string[] = DAEMON_ARGV,
+): Promise<Boot & { idleRssMb?: number }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const load = Math.round(loadavg()[0] * 100) / 100;
   const started = performance.now();
-  const child = spawn(process.execPath, [join(ROOT_DIR, 'bin', 'svc.js'), 'daemon', 'start'], {
+  const child = spawn(process.execPath, argv, {
     cwd: ROOT_DIR,
     env: {
       PATH: process.env.PATH ?? '',
@@ -116,12 +132,17 @@ interface Series {
 }
 
 /** `runs` boots; the first one also idles to measure resident memory. `prepare` runs before each. */
-async function series(name: string, env: () => Record<string, string>, prepare?: () => void): Promise<Series> {
+async function series(
+  name: string,
+  env: () => Record<string, string>,
+  prepare?: () => void,
+  argv: string[] = DAEMON_ARGV,
+): Promise<Series> {
   const runs: Boot[] = [];
   let idleRssMb: number | null = null;
   for (let run = 0; run < RUNS; run++) {
     prepare?.();
-    const result = await boot(env(), run === 0);
+    const result = await boot(env(), run === 0, argv);
     if (result.idleRssMb !== undefined) idleRssMb = result.idleRssMb;
     delete result.idleRssMb;
     runs.push(result);
@@ -157,6 +178,7 @@ export async function benchBoot(databaseUrl: string) {
     const postgres = { DATABASE_URL: database.url, DATA_DIR: dataDir };
     await boot(postgres, false); // the first boot of this database records the secret's key-check value
     results.postgresRestart = await series('PostgreSQL restart', () => postgres);
+    results.bareFastify = await series('bare Node + Fastify', () => ({}), undefined, BARE_FASTIFY_ARGV);
 
     let embeddedDir = '';
     let fresh = 0;
@@ -192,7 +214,7 @@ export async function benchBoot(databaseUrl: string) {
     summary,
     results,
   };
-  writeFileSync(join(BENCH_DIR, 'boot-results.json'), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(resultsFile('boot-results.json'), JSON.stringify(report, null, 2) + '\n');
   console.log(JSON.stringify({ machine, loadAverageAtEnd: report.loadAverageAtEnd, summary }, null, 2));
 }
 

@@ -7,12 +7,18 @@
 //   4. the daemon stopped, the same expansion again (a second campaign to the same contacts, its
 //      job run by handleCampaignJob in this process): its own rate, without the drain beside it.
 // Goals: ≥ 5,000 contacts/s over bulk, ≥ 10,000/s from CSV, 100,000 recipients queued in ≤ 30 s.
-// LISTS_CONTACTS defaults to 100,000; results go to bench/lists-results.json.
+// The baseline, first and in the same run: bare Fastify doing one multi-row pg INSERT of each request's
+// contacts into a table shaped like contacts (bench/baseline-server.ts contacts), loaded as phase 1
+// loads the daemon; bulk and CSV are reported as ratios to it too (issue 51: the bulk API fell tenfold
+// and no figure beside it said so).
+// LISTS_CONTACTS defaults to 100,000; results go to bench/lists-results.json. LISTS_SHORT=1 (bench:check)
+// measures the baseline, the bulk API and the CSV import only.
 import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { BENCH_DIR, startDaemonProcess, type Child } from './children.ts';
+import { freePort, startChild, startDaemonProcess, type Child } from './children.ts';
+import { resultsFile } from './results-file.ts';
 import { createBenchDatabase, type BenchDatabase } from './database.ts';
 import { machineInfo } from './machine.ts';
 import pino from 'pino';
@@ -23,6 +29,7 @@ import { handleCampaignJob } from '../daemon/modules/campaigns/expand.ts';
 import { startCampaignSend } from '../daemon/modules/campaigns/send.ts';
 
 const CONTACTS = Number(process.env.LISTS_CONTACTS ?? 100_000);
+const SHORT = process.env.LISTS_SHORT === '1';
 const IN_FLIGHT = 4;
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const log = (message: string) => console.error(`[bench:lists ${new Date().toISOString().slice(11, 19)}] ${message}`);
@@ -34,7 +41,11 @@ if (!baseUrl) {
 }
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-lists-'));
 // Held outside main() so that the finally block can clean up after a failure half-way.
-const held: { database: BenchDatabase | null; daemon: Child | null } = { database: null, daemon: null };
+const held: { database: BenchDatabase | null; daemon: Child | null; baseline: Child | null } = {
+  database: null,
+  daemon: null,
+  baseline: null,
+};
 
 async function api(url: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${url}${path}`, {
@@ -47,8 +58,44 @@ async function api(url: string, key: string, method: string, path: string, body?
   return parsed;
 }
 
+/** CONTACTS contacts over POST /contacts/bulk, 1,000 a request, IN_FLIGHT requests at a time; seconds. */
+async function postContacts(url: string, key: string, prefix: string): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      for (;;) {
+        const start = next;
+        next += 1000;
+        if (start >= CONTACTS) return;
+        const contacts = Array.from({ length: Math.min(1000, CONTACTS - start) }, (_, i) => ({
+          email: `${prefix}${start + i}@example.com`,
+          firstName: `Bulk ${start + i}`,
+          optIn: true,
+          tags: ['bulk'],
+          attributes: { n: start + i },
+        }));
+        const answer = await api(url, key, 'POST', '/contacts/bulk', { contacts });
+        if (answer.failed) throw new Error(`bulk: ${answer.failed} rows failed`);
+      }
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
 async function main() {
   const database = (held.database = await createBenchDatabase(baseUrl!, JWT_SECRET, dataDir));
+  // 0. The baseline: bare Fastify + one multi-row INSERT per request, the same requests.
+  await database.db.sequelize.query(`CREATE TABLE bench_contacts (LIKE contacts INCLUDING DEFAULTS INCLUDING INDEXES)`);
+  const baselinePort = await freePort();
+  held.baseline = await startChild('baseline (contacts)', 'baseline-server.ts', ['contacts', String(baselinePort)], {
+    env: { ...process.env, DATABASE_URL: database.url },
+  });
+  const baselineSeconds = await postContacts(`http://127.0.0.1:${baselinePort}`, '', 'base');
+  await held.baseline.stop();
+  held.baseline = null;
+  log(`baseline (Fastify + multi-row INSERT): ${CONTACTS} in ${baselineSeconds.toFixed(1)} s`);
+
   const daemon = (held.daemon = await startDaemonProcess('daemon', {
     ROLE: 'all',
     DATA_DIR: dataDir,
@@ -60,27 +107,7 @@ async function main() {
   log(`daemon ready at ${url}; ${CONTACTS} contacts per phase`);
 
   // 1. Bulk API.
-  let next = 0;
-  const bulkStart = performance.now();
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      for (;;) {
-        const start = next;
-        next += 1000;
-        if (start >= CONTACTS) return;
-        const contacts = Array.from({ length: Math.min(1000, CONTACTS - start) }, (_, i) => ({
-          email: `bulk${start + i}@example.com`,
-          firstName: `Bulk ${start + i}`,
-          optIn: true,
-          tags: ['bulk'],
-          attributes: { n: start + i },
-        }));
-        const answer = await api(url, key, 'POST', '/contacts/bulk', { contacts });
-        if (answer.failed) throw new Error(`bulk: ${answer.failed} rows failed`);
-      }
-    }),
-  );
-  const bulkSeconds = (performance.now() - bulkStart) / 1000;
+  const bulkSeconds = await postContacts(url, key, 'bulk');
   log(`bulk: ${CONTACTS} in ${bulkSeconds.toFixed(1)} s`);
 
   // 2. CSV import, streamed.
@@ -103,6 +130,35 @@ async function main() {
   const csvSeconds = (performance.now() - csvStart) / 1000;
   if (imported.created !== CONTACTS) throw new Error(`csv: ${JSON.stringify(imported).slice(0, 500)}`);
   log(`csv: ${CONTACTS} (${(bytes / 1024 / 1024).toFixed(1)} MB) in ${csvSeconds.toFixed(1)} s`);
+  const baseline = {
+    label: 'bare Fastify + multi-row INSERT (1,000 rows a request, 4 in flight)',
+    seconds: round(baselineSeconds),
+    contactsPerSecond: Math.round(CONTACTS / baselineSeconds),
+  };
+  const imports = {
+    at: new Date().toISOString(),
+    machine: machineInfo(database.postgresVersion),
+    contacts: CONTACTS,
+    baseline,
+    bulkApi: {
+      seconds: round(bulkSeconds),
+      contactsPerSecond: Math.round(CONTACTS / bulkSeconds),
+      ratioToBaseline: ratioTo(bulkSeconds, baselineSeconds),
+      goal: 5000,
+    },
+    csvImport: {
+      seconds: round(csvSeconds),
+      megabytes: round(bytes / 1024 / 1024),
+      contactsPerSecond: Math.round(CONTACTS / csvSeconds),
+      ratioToBaseline: ratioTo(csvSeconds, baselineSeconds),
+      goal: 10000,
+    },
+  };
+  if (SHORT) {
+    writeFileSync(resultsFile('lists-results.json'), `${JSON.stringify(imports, null, 2)}\n`);
+    console.log(JSON.stringify(imports, null, 2));
+    return;
+  }
 
   // 3. A campaign to the CSV contacts.
   const [template] = await database.db.sequelize.query<{ id: string }>(
@@ -194,16 +250,7 @@ async function main() {
   log(`expansion alone: ${CONTACTS} recipients in ${aloneSeconds.toFixed(1)} s`);
 
   const results = {
-    at: new Date().toISOString(),
-    machine: machineInfo(database.postgresVersion),
-    contacts: CONTACTS,
-    bulkApi: { seconds: round(bulkSeconds), contactsPerSecond: Math.round(CONTACTS / bulkSeconds), goal: 5000 },
-    csvImport: {
-      seconds: round(csvSeconds),
-      megabytes: round(bytes / 1024 / 1024),
-      contactsPerSecond: Math.round(CONTACTS / csvSeconds),
-      goal: 10000,
-    },
+    ...imports,
     campaign: {
       recipients: CONTACTS,
       sendAnsweredMs: Math.round(answeredMs),
@@ -215,15 +262,18 @@ async function main() {
       expansionAloneRecipientsPerSecond: Math.round(CONTACTS / aloneSeconds),
     },
   };
-  writeFileSync(join(BENCH_DIR, 'lists-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(resultsFile('lists-results.json'), `${JSON.stringify(results, null, 2)}\n`);
   console.log(JSON.stringify(results, null, 2));
 }
 
 const round = (n: number) => Math.round(n * 10) / 10;
+/** The rate of a phase that took `seconds` over the baseline's (same count of contacts). */
+const ratioTo = (seconds: number, baselineSeconds: number) => Math.round((baselineSeconds / seconds) * 100) / 100;
 
 try {
   await main();
 } finally {
+  await held.baseline?.stop();
   await held.daemon?.stop();
   await held.database?.drop();
   rmSync(dataDir, { recursive: true, force: true });

@@ -29,6 +29,7 @@ import { startDnsServer, type TestDnsServer } from '../test/helpers/dns-server.t
 import { BENCH_DIR, freePort, startChild } from './children.ts';
 import { createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
 import { machineInfo } from './machine.ts';
+import { resultsFile } from './results-file.ts';
 import { columnFigures, SinksClient, type ColumnFigures } from './mta-figures.ts';
 import { harakaInstalled, HARAKA_HOW_TO, startHaraka } from './mta-haraka.ts';
 import { INJECT_CONNECTIONS, INJECT_REQUESTS, injectSmtp } from './mta-inject.ts';
@@ -294,7 +295,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const)
 
 try {
   const results = await main();
-  writeFileSync(join(BENCH_DIR, 'results-mta.json'), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(resultsFile('results-mta.json'), JSON.stringify(results, null, 2) + '\n');
   console.log(markdown(results));
   for (const skip of results.skipped) console.log(`\n${skip}`);
   for (const column of results.columns) for (const note of column.notes) console.log(`\n${column.label}: ${note}`);

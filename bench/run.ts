@@ -50,6 +50,7 @@ import { createBenchDatabase, SENDER_DOMAIN, vacuumAsAutovacuumWould, type Bench
 import { checkDrained, drainFigures, enqueueSends, waitedSendJobs, type DrainFigures } from './drain.ts';
 import { measureDeliveryLatency } from './latency.ts';
 import { machineInfo } from './machine.ts';
+import { checkRun, resultsFile } from './results-file.ts';
 import { evaluateGoals, markdownTable, type BenchResults, type BenchSettings } from './report.ts';
 import { startBenchSink, type BenchSink } from './sink.ts';
 import { benchWebhooks } from './webhooks.ts';
@@ -421,6 +422,8 @@ process.once('SIGINT', () => {
 
 /** An accept-only run replaces the accept figures (and their goals) and records its own machine line. */
 function writeAcceptOnly(run: AcceptOnly): void {
+  // bench:check's short run: its own file, the kept figures untouched.
+  if (checkRun()) return writeFileSync(resultsFile('results.json'), JSON.stringify(run, null, 2) + '\n');
   const file = join(BENCH_DIR, 'results.json');
   const previous = JSON.parse(readFileSync(file, 'utf8')) as BenchResults & { acceptMachine?: unknown };
   const merged = { ...previous, accept: run.accept, acceptMachine: run.machine };
@@ -438,7 +441,7 @@ function writeAcceptOnly(run: AcceptOnly): void {
 
 async function reportAll(results: BenchResults): Promise<void> {
   const file = drainOnly ? 'drain-results.json' : 'results.json';
-  writeFileSync(join(BENCH_DIR, file), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(resultsFile(file), JSON.stringify(results, null, 2) + '\n');
   console.log(markdownTable(results));
   const missed = results.goals.filter((g) => !g.met);
   if (missed.length) log(`goals missed: ${missed.map((g) => `${g.name} = ${g.value} (goal ${g.target})`).join('; ')}`);

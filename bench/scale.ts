@@ -20,10 +20,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { BENCH_DIR, startDaemonProcess, type Child } from './children.ts';
+import { startDaemonProcess, type Child } from './children.ts';
 import { autovacuumPass, createBenchDatabase, SENDER_DOMAIN, type BenchDatabase } from './database.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { machineInfo } from './machine.ts';
+import { resultsFile } from './results-file.ts';
 import { percentile } from './latency.ts';
 import { claimJobs } from '../daemon/queue/claim.ts';
 import { logChangesSince } from '../daemon/modules/emails/sql/log-stream.ts';
@@ -345,7 +346,7 @@ async function main() {
     acceptPerSecond: { emptyDatabase: acceptEmpty, withHistory: acceptSeeded },
     claim10Milliseconds: { from1000: claimSmall, [`from${BACKLOG}`]: claimLarge },
   };
-  writeFileSync(join(BENCH_DIR, 'scale-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(resultsFile('scale-results.json'), `${JSON.stringify(results, null, 2)}\n`);
   console.log(JSON.stringify(results, null, 2));
 }
 

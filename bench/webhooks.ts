@@ -27,8 +27,9 @@ import { loadSecrets } from '../daemon/secrets.ts';
 import { seal } from '../daemon/crypto/sealed.ts';
 import { DAEMON_WORKERS, startWorkers, type WorkerPool } from '../daemon/jobs/index.ts';
 import { generateWebhookSecret } from '../shared/webhooks.ts';
-import { BENCH_DIR, freePort } from './children.ts';
+import { freePort } from './children.ts';
 import { createBenchDatabase, type BenchDatabase } from './database.ts';
+import { resultsFile } from './results-file.ts';
 
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const SLOW_ANSWER_MS = 2_000;
@@ -343,7 +344,7 @@ export async function benchWebhooks(databaseUrl: string, log: (message: string) 
   if (raw !== undefined && raw !== '' && !/^\d+$/.test(raw))
     throw new Error(`BENCH_WEBHOOKS must be a whole number, got "${raw}"`);
   const results = await runWebhookBench({ databaseUrl, deliveries: raw ? Number(raw) : 20_000, log });
-  writeFileSync(join(BENCH_DIR, 'webhooks-results.json'), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(resultsFile('webhooks-results.json'), JSON.stringify(results, null, 2) + '\n');
   console.log(webhookTable(results));
   const missed = results.goals.filter((goal) => !goal.met);
   if (missed.length)

@@ -1,0 +1,129 @@
+// The logic of `npm run bench:check` (bench/check.ts): the kept ratios' file, the comparison of a run's
+// ratios against them, and the table. No bench runs here (test/bench-check.test.ts tests this file).
+//
+// A ratio is svc's figure over a baseline measured in the same run through the same path, written so
+// that higher is better (a rate over a rate; for a time, the baseline's time over svc's). A ratio more
+// than TOLERANCE below its kept value fails the check; one that is missing from the run fails it too
+// (a bench that stopped reporting it must not pass silently); one the kept file does not have yet is
+// shown as new and passes (`--update` keeps it).
+import { readFileSync, writeFileSync } from 'node:fs';
+
+/** A ratio may fall this much below its kept value (20 %) before the check fails. */
+export const TOLERANCE = 0.2;
+
+export interface KeptRatio {
+  value: number;
+  /** What it divides by what, in words. */
+  what: string;
+}
+
+export interface KeptFile {
+  /** ISO date of the run the values come from. */
+  measuredAt: string;
+  /** The machine it ran on (bench/machine.ts' line) and its load average at the start. */
+  machine: Record<string, unknown>;
+  tolerance: number;
+  ratios: Record<string, KeptRatio>;
+}
+
+/** One ratio of this run: `bench.name` → value and what it is. */
+export type RunRatios = Record<string, KeptRatio>;
+
+export type Verdict = 'ok' | 'FAIL' | 'new' | 'missing';
+
+export interface CheckRow {
+  name: string;
+  what: string;
+  kept: number | null;
+  now: number | null;
+  /** now / kept − 1 (−0.25: a quarter below), null when either is missing. */
+  change: number | null;
+  verdict: Verdict;
+}
+
+export function readKept(path: string): KeptFile {
+  const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<KeptFile>;
+  if (typeof parsed !== 'object' || parsed === null || typeof parsed.ratios !== 'object' || parsed.ratios === null)
+    throw new Error(`${path}: not a bench:check file (no "ratios" object)`);
+  for (const [name, ratio] of Object.entries(parsed.ratios)) {
+    if (typeof ratio?.value !== 'number' || !Number.isFinite(ratio.value) || ratio.value <= 0)
+      throw new Error(`${path}: ratio "${name}" has no positive number as its value`);
+  }
+  return {
+    measuredAt: String(parsed.measuredAt ?? ''),
+    machine: parsed.machine ?? {},
+    tolerance: typeof parsed.tolerance === 'number' ? parsed.tolerance : TOLERANCE,
+    ratios: parsed.ratios as Record<string, KeptRatio>,
+  };
+}
+
+export function writeKept(path: string, file: KeptFile): void {
+  const sorted = Object.fromEntries(Object.entries(file.ratios).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(path, JSON.stringify({ ...file, ratios: sorted }, null, 2) + '\n');
+}
+
+/** Each kept ratio against this run's, then the ratios only this run has. */
+export function compareRatios(kept: KeptFile, run: RunRatios, only: Set<string> | null = null): CheckRow[] {
+  const rows: CheckRow[] = [];
+  const benchOf = (name: string) => name.split('.')[0];
+  for (const [name, keptRatio] of Object.entries(kept.ratios)) {
+    // A check of some benches only (--only) leaves the others' kept ratios out.
+    if (only && !only.has(benchOf(name))) continue;
+    const now = run[name];
+    if (!now) {
+      rows.push({ name, what: keptRatio.what, kept: keptRatio.value, now: null, change: null, verdict: 'missing' });
+      continue;
+    }
+    const change = now.value / keptRatio.value - 1;
+    rows.push({
+      name,
+      what: keptRatio.what,
+      kept: keptRatio.value,
+      now: now.value,
+      change,
+      verdict: change < -kept.tolerance ? 'FAIL' : 'ok',
+    });
+  }
+  for (const [name, ratio] of Object.entries(run)) {
+    if (name in kept.ratios) continue;
+    rows.push({ name, what: ratio.what, kept: null, now: ratio.value, change: null, verdict: 'new' });
+  }
+  return rows;
+}
+
+export const failed = (rows: CheckRow[]) => rows.filter((row) => row.verdict === 'FAIL' || row.verdict === 'missing');
+
+/** The kept file after `--update`: this run's ratios over the kept ones (benches not run keep theirs). */
+export function updatedKept(kept: KeptFile | null, run: RunRatios, machine: Record<string, unknown>): KeptFile {
+  return {
+    measuredAt: new Date().toISOString(),
+    machine,
+    tolerance: kept?.tolerance ?? TOLERANCE,
+    ratios: { ...(kept?.ratios ?? {}), ...run },
+  };
+}
+
+const figure = (value: number | null) => (value === null ? '—' : value.toFixed(3));
+const percent = (value: number | null) =>
+  value === null ? '—' : `${value >= 0 ? '+' : ''}${(value * 100).toFixed(1)} %`;
+
+/** A plain-text table, one ratio a line. */
+export function formatTable(rows: CheckRow[]): string {
+  const lines = [
+    ['ratio', 'kept', 'now', 'change', 'verdict', 'what'],
+    ...rows.map((row) => [row.name, figure(row.kept), figure(row.now), percent(row.change), row.verdict, row.what]),
+  ];
+  const widths = lines[0].map((_, column) => Math.max(...lines.map((line) => line[column].length)));
+  return lines
+    .map((line) =>
+      line.map((cell, column) => (column === line.length - 1 ? cell : cell.padEnd(widths[column]))).join('  '),
+    )
+    .join('\n');
+}
+
+/** a / b rounded to 4 digits; null when either is missing or b is not positive. */
+export function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
+  if (typeof a !== 'number' || typeof b !== 'number' || !Number.isFinite(a) || !Number.isFinite(b) || b <= 0)
+    return null;
+  return Math.round((a / b) * 10_000) / 10_000;
+}

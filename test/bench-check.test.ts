@@ -1,0 +1,114 @@
+// npm run bench:check's logic (bench/check-core.ts): the kept file's format, each ratio of a run against
+// its kept value (more than 20 % below fails, a kept ratio the run no longer reports fails, a new one
+// passes), --update's file, the table. No bench runs here.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  compareRatios,
+  failed,
+  formatTable,
+  ratio,
+  readKept,
+  updatedKept,
+  writeKept,
+  type KeptFile,
+} from '../bench/check-core.ts';
+
+const kept: KeptFile = {
+  measuredAt: '2026-11-28T05:00:00.000Z',
+  machine: { nproc: 2, loadAverageAtStart: [0.4, 0.5, 0.6] },
+  tolerance: 0.2,
+  ratios: {
+    'lists.bulk': { value: 0.8, what: 'bulk ÷ Fastify + INSERT' },
+    'accept.rate': { value: 1.0, what: 'accept ÷ Fastify + INSERT' },
+    'drain.signed': { value: 2.0, what: 'drain ÷ nodemailer' },
+  },
+};
+
+test('a ratio more than 20 % below its kept value fails; 20 % below or better passes', () => {
+  const rows = compareRatios(kept, {
+    'lists.bulk': { value: 0.08, what: '' }, // the issue 51 regression: a tenth of the kept value
+    'accept.rate': { value: 0.8, what: '' }, // exactly 20 % below
+    'drain.signed': { value: 2.5, what: '' },
+  });
+  assert.equal(
+    rows.map((row) => [row.name, row.verdict]),
+    [
+      ['lists.bulk', 'FAIL'],
+      ['accept.rate', 'ok'],
+      ['drain.signed', 'ok'],
+    ],
+  );
+  assert.equal(Math.round(rows[0].change! * 100), -90);
+  assert.equal(
+    failed(rows).map((row) => row.name),
+    ['lists.bulk'],
+  );
+  assert.equal(failed(compareRatios(kept, { 'lists.bulk': { value: 0.79, what: '' } }, new Set(['lists']))), []);
+  assert.equal(failed(compareRatios(kept, { 'lists.bulk': { value: 0.63, what: '' } }, new Set(['lists']))).length, 1);
+});
+
+test('a kept ratio the run does not report fails; one only the run has is new; --only leaves the others out', () => {
+  const rows = compareRatios(
+    kept,
+    { 'lists.bulk': { value: 0.8, what: 'x' }, 'lists.csv': { value: 0.5, what: 'y' } },
+    new Set(['lists', 'accept']),
+  );
+  assert.equal(
+    rows.map((row) => [row.name, row.verdict, row.kept, row.now]),
+    [
+      ['lists.bulk', 'ok', 0.8, 0.8],
+      ['accept.rate', 'missing', 1, null],
+      ['lists.csv', 'new', null, 0.5],
+    ],
+  );
+  assert.equal(
+    failed(rows).map((row) => row.name),
+    ['accept.rate'],
+  );
+});
+
+test('the kept file: written sorted with date, machine and tolerance, read back; --update keeps benches not run', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-check-'));
+  try {
+    const path = join(dir, 'check-baseline.json');
+    const next = updatedKept(kept, { 'lists.bulk': { value: 0.9, what: 'bulk' } }, { nproc: 2 });
+    writeKept(path, next);
+    const raw = JSON.parse(readFileSync(path, 'utf8'));
+    assert.equal(Object.keys(raw), ['measuredAt', 'machine', 'tolerance', 'ratios']);
+    assert.equal(Object.keys(raw.ratios), ['accept.rate', 'drain.signed', 'lists.bulk']);
+    assert.equal(raw.ratios['lists.bulk'], { value: 0.9, what: 'bulk' });
+    assert.equal(raw.ratios['drain.signed'], { value: 2, what: 'drain ÷ nodemailer' });
+    assert.equal(raw.machine, { nproc: 2 });
+    assert.ok(!Number.isNaN(Date.parse(raw.measuredAt)));
+    assert.equal(readKept(path).ratios, raw.ratios);
+
+    writeFileSync(path, JSON.stringify({ measuredAt: 'x', ratios: { 'a.b': { value: 0, what: '' } } }));
+    assert.throws(() => readKept(path), /ratio "a\.b" has no positive number/);
+    writeFileSync(path, JSON.stringify({ figures: {} }));
+    assert.throws(() => readKept(path), /not a bench:check file/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('ratio: rounded to four digits, null when a figure is missing or the divisor is not positive', () => {
+  assert.is(ratio(2779, 2427), 1.145);
+  assert.is(ratio(undefined, 10), null);
+  assert.is(ratio(5, 0), null);
+  assert.is(ratio(null, 3), null);
+});
+
+test('the table names each ratio with kept, now, change and verdict', () => {
+  const table = formatTable(
+    compareRatios(kept, { 'lists.bulk': { value: 0.4, what: 'bulk ÷ Fastify + INSERT' } }, new Set(['lists'])),
+  );
+  const [header, line] = table.split('\n');
+  assert.match(header, /^ratio\s+kept\s+now\s+change\s+verdict\s+what$/);
+  assert.match(line, /^lists\.bulk\s+0\.800\s+0\.400\s+-50\.0 %\s+FAIL\s+bulk ÷ Fastify \+ INSERT$/);
+});
+
+test.run();
