@@ -139,6 +139,20 @@ async function eventLoopMetrics(url: string): Promise<Record<string, number>> {
   return found;
 }
 
+function eventLoopMaxMs(before: Record<string, number>, after: Record<string, number>): number | null {
+  const gauges = Object.entries(after).filter(([key]) => !key.includes('_bucket'));
+  if (gauges.length) return Math.max(...gauges.map(([, seconds]) => Math.round(seconds * 1000)));
+  const buckets = Object.entries(after)
+    .map(([key, count]) => ({ le: /le="([^"]+)"/.exec(key)?.[1], added: count - (before[key] ?? 0) }))
+    .filter((bucket): bucket is { le: string; added: number } => bucket.le !== undefined)
+    .map((bucket) => ({ le: bucket.le === '+Inf' ? Infinity : Number(bucket.le), added: bucket.added }))
+    .sort((a, b) => a.le - b.le);
+  const total = buckets.at(-1)?.added;
+  if (total === undefined) return null;
+  const first = buckets.find((bucket) => bucket.added === total);
+  return first ? first.le * 1000 : null;
+}
+
 const percentile = (sorted: number[], p: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
 const round = (ms: number) => Math.round(ms * 10) / 10;
@@ -151,6 +165,12 @@ interface Phase {
   /** The event-loop figures /metrics gave after the phase (read once before it, too, which resets the old one). */
   metricsAfter: Record<string, number>;
   metricsBefore: Record<string, number>;
+  /**
+   * The longest event-loop delay in the phase by the daemon's own figure: the max gauge where /metrics has one
+   * (the old monitor resets it at each scrape), else the upper bound of the highest histogram bucket that
+   * counted a sample during the phase; null when /metrics has neither.
+   */
+  eventLoopMaxMs: number | null;
   goalsMet: boolean;
 }
 
@@ -180,12 +200,7 @@ async function phase(
     max: round(latencies.at(-1) ?? NaN),
     failed: samples.filter((sample) => sample.status !== 200).length,
   };
-  const loopMax = Math.max(
-    ...Object.entries(metricsAfter)
-      .filter(([key]) => !key.includes('_bucket'))
-      .map(([, value]) => value * 1000),
-    0,
-  );
+  const loopMax = eventLoopMaxMs(metricsBefore, metricsAfter);
   const result: Phase = {
     name,
     statuses,
@@ -193,12 +208,13 @@ async function phase(
     health,
     metricsBefore,
     metricsAfter,
-    goalsMet: health.p99 <= GOAL_MS && health.failed === 0 && loopMax <= GOAL_MS,
+    eventLoopMaxMs: loopMax,
+    goalsMet: health.p99 <= GOAL_MS && health.failed === 0 && (loopMax === null || loopMax <= GOAL_MS),
   };
   log(
     `${name}: ${JSON.stringify(statuses)} in p50 ${result.hostileMs.p50} / max ${result.hostileMs.max} ms; ` +
       `/health p50 ${health.p50} p99 ${health.p99} max ${health.max} ms (${health.samples} polls, ${health.failed} failed); ` +
-      `metrics ${JSON.stringify(metricsAfter)}`,
+      `event loop max (daemon's figure) ${loopMax ?? 'n/a'} ms`,
   );
   return result;
 }
@@ -229,13 +245,18 @@ async function main(): Promise<void> {
     );
     const idle = await phase('idle (no hostile request)', url, 0, Buffer.alloc(0), {});
     const unauthenticated = await phase('unauthenticated', url, REQUESTS, body, {});
-    const authenticated = await phase('API key', url, REQUESTS, body, { authorization: `Bearer ${database.apiKey}` });
+    const key = { authorization: `Bearer ${database.apiKey}` };
+    const authenticated = await phase('API key', url, REQUESTS, body, key);
+    // Once more each: the first burst also pays what a daemon does once (its first use of the key, the
+    // route's error serializer compiled on first use); the second is the steady state.
+    const unauthenticatedAgain = await phase('unauthenticated, again', url, REQUESTS, body, {});
+    const authenticatedAgain = await phase('API key, again', url, REQUESTS, body, key);
     const results = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>) : {};
     results[label] = {
       machine,
       bodyBytes: body.length,
       requests: REQUESTS,
-      phases: [idle, unauthenticated, authenticated],
+      phases: [idle, unauthenticated, authenticated, unauthenticatedAgain, authenticatedAgain],
     };
     writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
     log(`wrote ${out} (${label})`);
