@@ -42,6 +42,14 @@ const NOT_RUN: Record<string, string> = {
   'svc daemon start --port 8080 --role api': 'starts a daemon',
   'DATABASE_URL=postgres://localhost/svc REDIS_URL=redis://localhost svc daemon start': 'starts a daemon',
   'svc templates preview templates/welcome.html --data \'{"name":"Ada"}\' --open': 'opens a browser',
+  'svc tls-reports show gmail.com':
+    'needs a day of TLS sessions counted (test/tls-reports-admin.test.ts seeds and runs it)',
+  'svc tls-reports show example.com --day 2026-11-27 --json':
+    'needs that day of TLS sessions counted (test/tls-reports-admin.test.ts seeds and runs it)',
+  'svc tls-reports send example.com':
+    'needs a day of TLS sessions and a TLS-RPT record (test/tls-reports-admin.test.ts)',
+  'svc tls-reports send example.com --day 2026-11-27 --json':
+    'needs that day of TLS sessions and a TLS-RPT record (test/tls-reports-admin.test.ts)',
 };
 
 /** Examples that do not run yet as printed (issue 49 §5, not finished): each is a defect of its example or command. */
