@@ -20,6 +20,7 @@ import {
   publishSenderDmarc,
 } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
+import { parsePrometheusText } from './helpers/prometheus-text.ts';
 
 let dns: TestDnsServer;
 let xHost: MxHost;
@@ -102,6 +103,15 @@ test('a message to two domains: one transaction per domain with all its RCPTs, D
   );
   const delivered = (await logOf(id)).events.filter((e) => e.type === 'delivered');
   assert.equal(delivered.flatMap((e) => e.data.recipients).sort(), ['a@x.test', 'b@x.test', 'c@y.test']);
+  // The MTA thread counted them for this node's /metrics (docs/metrics.md), under the provider it matched.
+  await waitFor('the MTA thread’s counts in /metrics', async () => {
+    const exposition = parsePrometheusText(await (await fetch(`${world.url}/metrics`)).text());
+    const direct = { outcome: 'delivered', route: 'direct', provider: 'default' };
+    return (
+      exposition.value('svc_delivery_outcomes_total', direct) === 3 &&
+      exposition.types.get('svc_mta_connections') === 'gauge'
+    );
+  });
   const db = await openWorldDatabase(world);
   try {
     assert.is(

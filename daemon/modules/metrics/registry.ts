@@ -263,7 +263,8 @@ export function createNodeMetrics(deps: NodeMetricsDeps): NodeMetrics {
       for (const [family, labels, n] of report.counts) count(family, labels, n);
       for (const [family, , values] of report.observations)
         if (family === METRIC.webhookLag) for (const value of values) webhookLag.observe(value);
-      if (report.gauges.length > 0) gaugeSamples.set(report.source, { at: Date.now(), samples: report.gauges });
+      // A post without gauges says its thread has none open now (its previous ones are over).
+      gaugeSamples.set(report.source, { at: Date.now(), samples: report.gauges });
     } catch (error) {
       deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'metrics: a report was dropped');
     }
