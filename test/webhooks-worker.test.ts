@@ -11,6 +11,7 @@ import { DAEMON_WORKERS, startWorkers, type WorkerPool } from '../daemon/jobs/in
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
 import { verifyWebhookSignature } from '../shared/webhooks.ts';
 import { nothingWithin, waitFor } from './helpers/wait.ts';
+import { parsePrometheusText, type Exposition } from './helpers/prometheus-text.ts';
 
 let ctx: TestContext;
 let receiver: Receiver;
@@ -32,6 +33,13 @@ test.after(async () => {
   await receiver?.close();
   await ctx?.close();
 });
+
+/** The app's /metrics, which the worker thread's counts reach over the threads' BroadcastChannel. */
+async function scrape(): Promise<Exposition> {
+  return parsePrometheusText((await ctx.app.inject({ method: 'GET', url: '/metrics' })).body);
+}
+const webhookOutcome = (exposition: Exposition, outcome: string) =>
+  exposition.value('svc_webhook_deliveries_total', { outcome });
 
 test('an emitted event reaches the receiver through the worker thread, signed', async () => {
   assert.ok(pool.alive());
@@ -58,6 +66,11 @@ test('an emitted event reaches the receiver through the worker thread, signed', 
     );
     return row?.status === 'succeeded';
   });
+  // Counted in the worker thread, with the lag from the event to the receiver's 2xx.
+  await waitFor('the thread’s counts in /metrics', async () => webhookOutcome(await scrape(), 'succeeded') === 1);
+  const exposition = await scrape();
+  assert.is(exposition.value('svc_webhook_delivery_lag_seconds_count'), 1);
+  assert.ok(exposition.value('svc_webhook_delivery_lag_seconds_sum')! < 60);
 });
 
 test('a failing endpoint is tried 5 times with growing gaps, then the delivery stops as failed', async () => {
@@ -92,6 +105,10 @@ test('a failing endpoint is tried 5 times with growing gaps, then the delivery s
     { type: QueryTypes.SELECT },
   );
   assert.is(failed.n, 0, 'deliveries are not jobs');
+  await waitFor('the failure in /metrics', async () => webhookOutcome(await scrape(), 'failed') === 1);
+  const exposition = await scrape();
+  assert.is(webhookOutcome(exposition, 'retried'), 4);
+  assert.is(exposition.value('svc_webhook_delivery_lag_seconds_count'), 1, 'a failure has no lag');
 });
 
 test.run();
