@@ -211,7 +211,9 @@ async function main(): Promise<number> {
   const kept: KeptFile | null = existsSync(KEPT_FILE) ? readKept(KEPT_FILE) : null;
   const rows = compareRatios(kept ?? { measuredAt: '', machine: {}, tolerance: 0.2, ratios: {} }, run, new Set(names));
   console.log(formatTable(rows));
-  if (kept) console.log(`kept: ${kept.measuredAt} ${JSON.stringify(kept.machine)}`);
+  if (kept) console.log(`kept: ${kept.measuredAt || 'never measured'} ${JSON.stringify(kept.machine)}`);
+  if (!kept || Object.keys(kept.ratios).length === 0)
+    log(`no kept ratios in ${KEPT_FILE}: nothing to compare against (keep a quiet run's with --update)`);
   if (values.update) {
     if (broken) {
       log('not updating: a bench failed to run');
