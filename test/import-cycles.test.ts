@@ -2,6 +2,12 @@
 // re-export or dynamic import() — read with the TypeScript compiler's parser, and the graph searched
 // for strongly connected components (Tarjan). A cycle fails with its files named. Type-only imports
 // count too: they are how a layer starts to lean on the one above it.
+//
+// The folders form layers (issue 50 §1, ARCHITECTURE.md "Layers"), and an import only ever points down:
+// `config`/`errors`/`logging` → `db/` → `queue/`, `render/` → `mail/` → `mta/` → `modules/` → `plugins/`,
+// `smtp/`, `jobs/` → `app.ts`, `main.ts`. What a lower layer needs from a module is handed to it at wiring
+// (a port). An arrow from a lower folder to a higher one fails with both files named, unless it is one of
+// the known arrows listed below; a listed arrow that no longer exists fails too, so the list only shrinks.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
@@ -114,6 +120,190 @@ test('no file of daemon/ imports itself around a loop', () => {
       .join(' ⇄ '),
   );
   assert.equal(cycles, [], `import cycles in daemon/:\n${cycles.join('\n')}`);
+});
+
+/**
+ * The layer of a daemon file, lowest first; undefined for a folder the order does not place yet.
+ * The files at daemon/'s root that import nothing above `config` sit with it (secrets, TLS, context,
+ * small caches); app-types.ts is the contract modules are built against (ModuleDeps) and sits with them;
+ * openapi.ts is part of the app's wiring.
+ */
+const LAYERS: Array<[number, RegExp]> = [
+  [0, /^(config|errors|logging|ehlo-name|context|secrets|tls|ttl-cache)\.ts$|^crypto\//],
+  [1, /^db\//],
+  [2, /^(queue|render)\//],
+  [3, /^mail\//],
+  [4, /^mta\//],
+  [5, /^modules\/|^app-types\.ts$/],
+  [6, /^(plugins|smtp|jobs)\//],
+  [7, /^(app|main|openapi)\.ts$|^(build|start)\.mjs$/],
+];
+
+function layerOf(path: string): number | undefined {
+  return LAYERS.find(([, pattern]) => pattern.test(path))?.[0];
+}
+
+/**
+ * Arrows that still point up, each `lower file → higher file` (paths under daemon/), with why it is not
+ * turned round yet. Remove a line when its arrow goes; never add one.
+ */
+const KNOWN_UPWARD_ARROWS: string[] = [
+  // the model registry: db/models.ts initialises every module's Sequelize models; to be wired in app.ts and the thread set-up.
+  'db/models.ts → modules/audit/model.ts',
+  'db/models.ts → modules/auth/model.ts',
+  'db/models.ts → modules/billing/model.ts',
+  'db/models.ts → modules/campaigns/model.ts',
+  'db/models.ts → modules/contacts/model.ts',
+  'db/models.ts → modules/domains/model.ts',
+  'db/models.ts → modules/emails/init-models.ts',
+  'db/models.ts → modules/platform/model.ts',
+  'db/models.ts → modules/templates/model.ts',
+  'db/models.ts → modules/tenants/model.ts',
+  'db/models.ts → modules/webhooks/model.ts',
+  // DKIM signing lives in domains/; mail/ should take the signer as a port or own the signing.
+  'mail/compose.ts → modules/domains/signing.ts',
+  // address validation lives in emails/validate.ts; the pure parser moves to mail/.
+  'mail/compose.ts → modules/emails/validate.ts',
+  // the mail resources build the DKIM cache and sender rules of domains/; to be handed in at wiring.
+  'mail/resources.ts → modules/domains/sender-rules.ts',
+  'mail/resources.ts → modules/domains/signing.ts',
+  // system mail reads the domains service; a port at wiring.
+  'mail/system-mail-job.ts → modules/domains/service.ts',
+  // system mail uses domains/names.ts and emails/validate.ts helpers; they move down.
+  'mail/system-mail.ts → modules/domains/names.ts',
+  'mail/system-mail.ts → modules/emails/validate.ts',
+  // the spool transport writes the MTA's spool from mail/; the spool insert belongs in mta/.
+  'mail/transport.ts → modules/emails/sql/spooled-log.ts',
+  'mail/transport.ts → mta/retry.ts',
+  'mail/transport.ts → mta/spooled-messages.ts',
+  'mail/transport.ts → mta/sql/spool-insert.ts',
+  'mail/transport.ts → mta/sql/spool.ts',
+  // route files read the request's principal and declare access with plugins/access.ts and plugins/auth.ts; those request helpers move below modules/.
+  'modules/auth/routes.ts → plugins/access.ts',
+  'modules/auth/routes.ts → plugins/auth.ts',
+  'modules/auth/routes.ts → plugins/rate-limit.ts',
+  'modules/billing/routes.ts → plugins/access.ts',
+  'modules/billing/routes.ts → plugins/auth.ts',
+  'modules/campaigns/routes.ts → plugins/access.ts',
+  'modules/campaigns/routes.ts → plugins/auth.ts',
+  'modules/contacts/routes.ts → plugins/access.ts',
+  'modules/contacts/routes.ts → plugins/auth.ts',
+  'modules/deliverability/routes.ts → plugins/access.ts',
+  'modules/deliverability/routes.ts → plugins/auth.ts',
+  'modules/dmarc/routes.ts → plugins/access.ts',
+  'modules/dmarc/routes.ts → plugins/auth.ts',
+  'modules/domains/routes.ts → plugins/access.ts',
+  'modules/domains/routes.ts → plugins/auth.ts',
+  'modules/emails/routes.ts → plugins/access.ts',
+  'modules/emails/routes.ts → plugins/auth.ts',
+  'modules/emails/stream-routes.ts → plugins/access.ts',
+  'modules/emails/stream-routes.ts → plugins/auth.ts',
+  'modules/health/routes.ts → plugins/access.ts',
+  'modules/inbound/kept-report-routes.ts → plugins/access.ts',
+  'modules/inbound/kept-report-routes.ts → plugins/auth.ts',
+  'modules/inbound/routes.ts → plugins/access.ts',
+  'modules/ip-pools/routes.ts → plugins/access.ts',
+  'modules/ip-pools/routes.ts → plugins/auth.ts',
+  'modules/metrics/routes.ts → plugins/access.ts',
+  'modules/outbound-queue/routes.ts → plugins/access.ts',
+  'modules/outbound-queue/routes.ts → plugins/auth.ts',
+  'modules/pages/routes.ts → plugins/access.ts',
+  'modules/pages/routes.ts → plugins/rate-limit.ts',
+  'modules/platform/routes.ts → plugins/access.ts',
+  'modules/platform/routes.ts → plugins/auth.ts',
+  'modules/projects/routes.ts → plugins/access.ts',
+  'modules/projects/routes.ts → plugins/auth.ts',
+  'modules/scheduled/routes.ts → plugins/access.ts',
+  'modules/scheduled/routes.ts → plugins/auth.ts',
+  'modules/shaping/routes.ts → plugins/access.ts',
+  'modules/shaping/routes.ts → plugins/auth.ts',
+  'modules/suppressions/routes.ts → plugins/access.ts',
+  'modules/suppressions/routes.ts → plugins/auth.ts',
+  'modules/system-mail/routes.ts → plugins/access.ts',
+  'modules/system-mail/routes.ts → plugins/auth.ts',
+  'modules/templates/routes.ts → plugins/access.ts',
+  'modules/templates/routes.ts → plugins/auth.ts',
+  'modules/templates/send-template-routes.ts → plugins/access.ts',
+  'modules/templates/send-template-routes.ts → plugins/auth.ts',
+  'modules/tenants/routes.ts → plugins/access.ts',
+  'modules/tenants/routes.ts → plugins/auth.ts',
+  'modules/tls-reports/routes.ts → plugins/access.ts',
+  'modules/tls-reports/routes.ts → plugins/auth.ts',
+  'modules/tracking/routes.ts → plugins/access.ts',
+  'modules/webhooks/routes.ts → plugins/access.ts',
+  'modules/webhooks/routes.ts → plugins/auth.ts',
+  // the webhook delivery lanes run on the jobs/ engine and wake channel; the loop moves to jobs/ (issue 50 §3).
+  'modules/webhooks/delivery-loop.ts → jobs/thread.ts',
+  'modules/webhooks/delivery-loop.ts → jobs/wake.ts',
+  'modules/webhooks/dispatcher.ts → jobs/leased-batch.ts',
+  // shaping reactions raise a webhook event of webhooks/events.ts; a port at wiring.
+  'mta/reactions.ts → modules/webhooks/events.ts',
+  // settle records outcomes with emails/outcomes.ts; a port given in jobs/mta-loop.ts.
+  'mta/settle.ts → modules/emails/outcomes.ts',
+  // errorText only; one errorText in errors.ts.
+  'mta/shaping.ts → jobs/leased-batch.ts',
+  // the shaper reads the node list of doctor/nodes.ts; a port at wiring.
+  'mta/shaping.ts → modules/doctor/nodes.ts',
+  // the spool insert writes email_logs' spooled state through emails/sql/; to be passed in.
+  'mta/sql/spool-insert.ts → modules/emails/sql/spooled-log.ts',
+  // the send drain's statements on email_logs live in emails/sql/; the drain's calls move into emails/.
+  'queue/sends.ts → modules/emails/sql/claim-sends.ts',
+  'queue/sends.ts → modules/emails/sql/log-columns.ts',
+  'queue/sends.ts → modules/emails/sql/record-outcomes.ts',
+  // the worker deps type names mail's resources; the type moves down or the job deps go to jobs/.
+  'queue/types.ts → mail/resources.ts',
+];
+
+test('every file of daemon/ has a layer', () => {
+  const unplaced = sourceFiles(DAEMON)
+    .map((file) => relative(DAEMON, file))
+    .filter((path) => layerOf(path) === undefined);
+  assert.equal(unplaced, [], `files outside the folder order (add their folder to LAYERS):\n${unplaced.join('\n')}`);
+});
+
+test('the layer order knows the folders of the architecture, lowest first', () => {
+  const order = [
+    'config.ts',
+    'db/x.ts',
+    'queue/x.ts',
+    'mail/x.ts',
+    'mta/x.ts',
+    'modules/x/y.ts',
+    'jobs/x.ts',
+    'app.ts',
+  ];
+  const layers = order.map((path) => layerOf(path)!);
+  assert.equal(
+    layers,
+    [...layers].sort((a, b) => a - b),
+  );
+  assert.equal(layerOf('render/x.ts'), layerOf('queue/x.ts'));
+  assert.equal(layerOf('plugins/x.ts'), layerOf('smtp/x.ts'));
+  assert.equal(layerOf('main.ts'), layerOf('app.ts'));
+});
+
+test('no import of daemon/ points from a lower layer to a higher one, beyond the known arrows', () => {
+  const arrows: string[] = [];
+  for (const file of sourceFiles(DAEMON)) {
+    const from = relative(DAEMON, file);
+    for (const target of importsOf(file)) {
+      const to = relative(DAEMON, target);
+      if ((layerOf(from) ?? 0) < (layerOf(to) ?? 0)) arrows.push(`${from} → ${to}`);
+    }
+  }
+  const found = [...new Set(arrows)].sort();
+  const unknown = found.filter((arrow) => !KNOWN_UPWARD_ARROWS.includes(arrow));
+  const gone = KNOWN_UPWARD_ARROWS.filter((arrow) => !found.includes(arrow));
+  assert.equal(
+    unknown,
+    [],
+    `imports that point up a layer (pass a port at wiring, or move the code down):\n${unknown.join('\n')}`,
+  );
+  assert.equal(
+    gone,
+    [],
+    `listed arrows that no longer exist (remove them from KNOWN_UPWARD_ARROWS):\n${gone.join('\n')}`,
+  );
 });
 
 test.run();
