@@ -13,6 +13,7 @@ import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
 import { EmailLog } from '../daemon/modules/emails/model.ts';
 import { Template } from '../daemon/modules/templates/model.ts';
+import { Admin } from '../daemon/modules/auth/model.ts';
 import { latestCapturedMessageTo } from '../daemon/mail/system-mail.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { parseShellCommand } from './helpers/shell-words.ts';
@@ -349,6 +350,38 @@ test('a template file too large to parse gets the size error the 195 KB one gets
   const preview = await cli.run(['templates', 'preview', join(files, 'huge.html'), '--json']);
   assert.is(preview.json.error.code, 'HTML_TOO_LARGE', preview.stdout);
   assert.match(preview.json.error.message, /^The HTML is 102[0-9]{2} KB; Gmail clips/);
+});
+
+test('a dead verification or reset link offers a form that mails a new link, not an API call', async () => {
+  const unverified = await Admin.create({ email: 'late@example.test', passwordHash: 'x', isPlatformAdmin: false });
+  const origin = new URL(ctx.config.publicUrl).origin;
+  for (const purpose of ['verify-email', 'reset-password']) {
+    const dead = await ctx.app.inject({ method: 'GET', url: `/${purpose}?token=${'x'.repeat(40)}` });
+    assert.is(dead.statusCode, 410);
+    assert.not.match(dead.body, 'POST /auth');
+    assert.not.match(dead.body, 'svc ');
+    assert.match(dead.body, `<form method="post" action="${purpose}/new-link?lang=en">`);
+    const foreign = await ctx.app.inject({
+      method: 'POST',
+      url: `/${purpose}/new-link`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://elsewhere.test' },
+      payload: 'email=late%40example.test',
+    });
+    assert.is(foreign.statusCode, 403);
+    const sent = await ctx.app.inject({
+      method: 'POST',
+      url: `/${purpose}/new-link?lang=en`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+      payload: 'email=late%40example.test',
+    });
+    assert.is(sent.statusCode, 303, sent.body);
+    assert.is(sent.headers.location, 'new-link/sent?lang=en');
+    const page = await ctx.app.inject({ method: 'GET', url: `/${purpose}/new-link/sent?lang=en` });
+    assert.match(page.body, 'a new one is on its way');
+    await runJobs(ctx, 'system');
+    const mail = await latestCapturedMessageTo(ctx.db.sequelize, unverified.email);
+    assert.match((await simpleParser(mail!.raw)).text ?? '', `/${purpose}?token=`);
+  }
 });
 
 test.run();

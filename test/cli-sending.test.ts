@@ -339,7 +339,7 @@ test('domains add prints the records; diagnose marks each record and exits 1 whi
   assert.ok(json.json.publish.length >= 2);
   const unknown = await cli.run(['domains', 'dns', 'other.example.test', '--json']);
   assert.is(unknown.code, 1);
-  assert.match(unknown.json.error.message, 'svc domains add other.example.test');
+  assert.match(unknown.json.error.message, 'node bin/svc.js domains add other.example.test');
 });
 
 test('daemon status reports readiness and queues; without credentials the queues are skipped', async () => {

@@ -159,7 +159,7 @@ test('tenants list and the dashboard show a sending warning and a pause with the
 test('tenants use without an id and without a terminal fails with a sentence instead of a picker (exit 2)', async () => {
   const run = await cli.run(['tenants', 'use']);
   assert.is(run.code, 2);
-  assert.match(run.stderr, 'svc tenants use <id|name>');
+  assert.match(run.stderr, 'node bin/svc.js tenants use <id|name>');
 });
 
 test('SVC_TENANT_ID overrides the profile tenant; another profile is empty', async () => {

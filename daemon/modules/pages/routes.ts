@@ -24,6 +24,7 @@ import {
   acceptInvitationFromPage,
   accountLinkIsLive,
   describeInvitation,
+  mailNewLink,
   resetPasswordFromPage,
   verifyEmailFromPage,
   type FormOutcome,
@@ -35,6 +36,8 @@ import {
   donePage,
   foreignFormPage,
   invitationPage,
+  NEW_LINK_PURPOSES,
+  newLinkSentPage,
   resetPasswordPage,
   verifyEmailPage,
   type FormState,
@@ -155,6 +158,35 @@ export default async function pageRoutes(app: App, deps: AppDeps): Promise<void>
 
     app.get(`${path}/done`, { config: show, schema }, async (request, reply) =>
       sendPage(reply, 200, donePage(localeOf(request), flow.purpose)),
+    );
+  }
+
+  // A dead reset or verification link's form: mails a new link through the API's own services (which
+  // answer the same whether or not the address has an account), then says so (POST-redirect-GET).
+  for (const purpose of NEW_LINK_PURPOSES) {
+    app.post(
+      `/${purpose}/new-link`,
+      { config: act, schema, bodyLimit: FORM_BODY_LIMIT_BYTES },
+      async (request, reply) => {
+        const site = request.headers['sec-fetch-site'];
+        const origin = formPostOrigin(request.headers, publicOrigin);
+        if ((site !== undefined && site !== 'same-origin') || !origin.ours)
+          return sendPage(
+            reply,
+            403,
+            foreignFormPage(localeOf(request), origin.ours ? undefined : { seen: origin.seen, expected: publicOrigin }),
+          );
+        const email = textOf(request.body, 'email').trim();
+        // A mail that cannot be sent is logged, not shown: the page says the same either way.
+        if (email)
+          await mailNewLink(pagesDeps, callerOf(request), { purpose, email }).catch((error: unknown) =>
+            request.log.error({ err: error }, 'account mail could not be sent'),
+          );
+        return reply.redirect(`new-link/sent?lang=${localeOf(request)}`, 303);
+      },
+    );
+    app.get(`/${purpose}/new-link/sent`, { config: show, schema }, async (request, reply) =>
+      sendPage(reply, 200, newLinkSentPage(localeOf(request))),
     );
   }
 

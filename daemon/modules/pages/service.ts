@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { findLiveOneTimeToken } from '../auth/tokens.ts';
-import { resetPassword, verifyEmail } from '../auth/recovery.ts';
+import { requestEmailVerification, requestPasswordReset, resetPassword, verifyEmail } from '../auth/recovery.ts';
 import { registerAdmin, type AuthCaller, type AuthDeps } from '../auth/service.ts';
 import { previewInvitation, type InvitationPreview } from '../tenants/invitations.ts';
 import { ApiError } from '../../errors.ts';
@@ -123,4 +123,18 @@ export async function acceptInvitationFromPage(
   });
   if (invalid) return invalid;
   return outcomeOf(registerAdmin(deps, caller, { ...typed, email: invitation.email, invitationToken: input.token }));
+}
+
+/**
+ * A dead link's form: a new reset or verification link for the address, by the API's own services
+ * (silent when the address has no such account).
+ */
+export async function mailNewLink(
+  deps: PagesDeps,
+  caller: AuthCaller,
+  input: { purpose: 'reset-password' | 'verify-email'; email: string },
+): Promise<void> {
+  if (input.email.length > 320 || !input.email.includes('@')) return;
+  const request = input.purpose === 'reset-password' ? requestPasswordReset : requestEmailVerification;
+  await request(deps, caller, { email: input.email });
 }

@@ -35,6 +35,8 @@ export interface PageStrings {
     done: string;
   };
   deadLink: { title: string; reset: string; verify: string; invitation: string };
+  /** The dead link's form that mails a new one (reset and verify): no API call for a person with a browser. */
+  newLink: { submit: string; sentTitle: string; sent: string };
   /** A form posted from another site: refused without a new form. `from`: `{origin}` and `{expected}` are filled in. */
   foreignForm: { title: string; text: string; from: string };
   signIn: string;
@@ -80,11 +82,16 @@ const EN: PageStrings = {
   deadLink: {
     title: 'This link no longer works',
     reset:
-      'It was already used, replaced by a newer one, or has expired (reset links last 1 hour). Ask for a new link with the command svc password forgot <your address>, or with the API: POST /auth/forgot-password.',
+      'It was already used, replaced by a newer one, or has expired (reset links last 1 hour). Give your address to get a new link.',
     verify:
-      'It was already used, replaced by a newer one, or has expired (links last 48 hours). If your address is confirmed already, there is nothing to do. Otherwise sign in and ask for a new confirmation mail (POST /auth/resend-verification-email).',
+      'It was already used, replaced by a newer one, or has expired (links last 48 hours). If your address is confirmed already, there is nothing to do. Otherwise give your address to get a new confirmation mail.',
     invitation:
       'It was already used or has expired (invitations last 7 days). Ask the person who invited you to invite you again. If you already created your account, sign in.',
+  },
+  newLink: {
+    submit: 'Send me a new link',
+    sentTitle: 'Check your mail',
+    sent: 'If that address has an account that needs this link, a new one is on its way. It replaces the old one.',
   },
   foreignForm: {
     title: 'This form did not come from this service',
@@ -134,11 +141,16 @@ const ES: PageStrings = {
   deadLink: {
     title: 'Este enlace ya no sirve',
     reset:
-      'Ya se usó, lo sustituyó otro más reciente o caducó (los enlaces de restablecimiento duran 1 hora). Pide uno nuevo con la orden svc password forgot <tu dirección>, o con la API: POST /auth/forgot-password.',
+      'Ya se usó, lo sustituyó otro más reciente o caducó (los enlaces de restablecimiento duran 1 hora). Escribe tu dirección para recibir un enlace nuevo.',
     verify:
-      'Ya se usó, lo sustituyó otro más reciente o caducó (los enlaces duran 48 horas). Si tu dirección ya está confirmada, no hay nada que hacer. Si no, inicia sesión y pide un correo de confirmación nuevo (POST /auth/resend-verification-email).',
+      'Ya se usó, lo sustituyó otro más reciente o caducó (los enlaces duran 48 horas). Si tu dirección ya está confirmada, no hay nada que hacer. Si no, escribe tu dirección para recibir un correo de confirmación nuevo.',
     invitation:
       'Ya se usó o caducó (las invitaciones duran 7 días). Pide a quien te invitó que te invite de nuevo. Si ya creaste tu cuenta, inicia sesión.',
+  },
+  newLink: {
+    submit: 'Enviarme un enlace nuevo',
+    sentTitle: 'Mira tu correo',
+    sent: 'Si esa dirección tiene una cuenta que necesita este enlace, uno nuevo va de camino. Sustituye al anterior.',
   },
   foreignForm: {
     title: 'Este formulario no viene de este servicio',

@@ -120,13 +120,36 @@ export function donePage(locale: PageLocale, purpose: FormPurpose): PageContent 
   };
 }
 
-/** An unknown, used, replaced or expired link: say so, and how to get a working one. */
+/** Flows whose dead link offers a form that mails a new link (an invitation comes from a person). */
+export const NEW_LINK_PURPOSES = ['reset-password', 'verify-email'] as const;
+export type NewLinkPurpose = (typeof NEW_LINK_PURPOSES)[number];
+
+/**
+ * An unknown, used, replaced or expired link: say so, and how to get a working one — for a reset or a
+ * verification, a form that mails a new link (relative action: it works under a proxy's path too).
+ */
 export function deadLinkPage(locale: PageLocale, purpose: FormPurpose): PageContent {
   const t = pageStrings(locale);
+  const form = (NEW_LINK_PURPOSES as readonly string[]).includes(purpose)
+    ? `<form method="post" action="${purpose}/new-link?lang=${locale}">` +
+      `<label for="email">${escapeHtml(t.email)}</label>` +
+      `<input id="email" name="email" type="email" autocomplete="email" maxlength="320" required>` +
+      `<button type="submit">${escapeHtml(t.newLink.submit)}</button></form>`
+    : '';
   return {
     lang: locale,
     title: t.deadLink.title,
-    body: `<h1>${escapeHtml(t.deadLink.title)}</h1><p>${escapeHtml(flowStrings(t, purpose).deadLink)}</p>`,
+    body: `<h1>${escapeHtml(t.deadLink.title)}</h1><p>${escapeHtml(flowStrings(t, purpose).deadLink)}</p>${form}`,
+  };
+}
+
+/** After the new-link form: the same words whether or not the address has an account (nothing to probe). */
+export function newLinkSentPage(locale: PageLocale): PageContent {
+  const t = pageStrings(locale);
+  return {
+    lang: locale,
+    title: t.newLink.sentTitle,
+    body: `<h1>${escapeHtml(t.newLink.sentTitle)}</h1><p role="status">${escapeHtml(t.newLink.sent)}</p>`,
   };
 }
 
