@@ -63,7 +63,8 @@ export async function checkResolver(
       break;
     }
   }
-  const publicOnes = config.dnsServers.filter((server) => PUBLIC_RESOLVERS.has(server.replace(/:\d+$/, '')));
+  const asked = config.dnsServers.length > 0 ? config.dnsServers : getServers();
+  const publicOnes = asked.filter((server) => PUBLIC_RESOLVERS.has(server.replace(/:\d+$/, '')));
   const found = `${resolver} answers: MX of ${domain} is ${hosts.join(', ')}${target ? ` (${target.address})` : ''}.`;
   if (publicOnes.length > 0)
     return {
