@@ -22,6 +22,7 @@ import {
   publishSenderDmarc,
 } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { Admin } from '../daemon/modules/auth/model.ts';
 import type { AccessTokenClaims } from '../daemon/context.ts';
 
@@ -30,6 +31,7 @@ let mx: MxHost;
 let world: SendWorld;
 let daemon: ChildDaemon;
 let adminToken: string;
+let cli: InProcessCli;
 
 test.before(async () => {
   // Nothing but the sender's DMARC record (send-time sender rules): every other name is NXDOMAIN.
@@ -58,9 +60,13 @@ test.before(async () => {
     await db.close();
   }
   daemon = await startChildDaemon(world);
+  const document = await (await fetch(`${world.url}/openapi.json`)).json();
+  cli = new InProcessCli(world.url, operationMatchers(document));
+  cli.writeProfile({ accessToken: adminToken, email: 'ops@example.test' });
 });
 
 test.after(async () => {
+  cli?.cleanup();
   if (daemon) await stopChildDaemon(daemon);
   killAllDaemons();
   await Promise.all([mx?.close(), dns?.close()]);
@@ -146,6 +152,13 @@ test('a resolver answering NXDOMAIN for everything: deferred with the resolver n
   assert.equal(
     (await outboundHealth()).resolverUnhealthy.map((n: { node: string }) => n.node),
     [node.node],
+  );
+  // `svc queue` says it once, above the table.
+  const listed = await cli.run(['queue']);
+  assert.is(listed.code, 0, listed.stdout + listed.stderr);
+  assert.match(
+    listed.stdout,
+    /resolver unhealthy on \S+ for .+: MX of canary\.test: NXDOMAIN — mail is deferred, not bounced/,
   );
   // And the daemon's log says it once, as it happened.
   assert.match(daemon.output(), /resolver unhealthy: mail is deferred/);
