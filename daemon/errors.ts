@@ -87,3 +87,8 @@ export const STATUS_TEXT: Record<number, string> = {
   502: 'Bad Gateway',
   503: 'Service Unavailable',
 };
+
+/** The message of anything thrown, for a log line or a stored reason (a thrown non-Error is stringified). */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,6 +1,7 @@
 // Boot order: config → secrets → worker threads start loading (role worker|all) → database
 // (embedded or external) → migrations → Redis → the threads connect, beside app.listen (role
 // api|all) → SMTP edge (role smtp|all, when a port is set). SIGTERM/SIGINT drain and stop.
+import { errorText } from './errors.ts';
 import { Redis } from 'ioredis';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, redactUrl, type Database } from './db/index.ts';
@@ -124,11 +125,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     node = await registerNode(
       db.sequelize,
       { role: config.role, redis: redis !== null, delivery: config.delivery },
-      (error) =>
-        log.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          'could not refresh this node in daemon_nodes',
-        ),
+      (error) => log.warn({ err: errorText(error) }, 'could not refresh this node in daemon_nodes'),
     );
   } catch (error) {
     // A boot that fails before the threads have a database leaves no thread or connection behind.

@@ -1,6 +1,7 @@
 // HTTPS on the API: the PEM pair named by TLS_CERT / TLS_KEY, read at boot and again on SIGHUP
 // (certbot and similar renew the files in place; a reload swaps the secure context for new
 // connections while open ones finish on the old one, so nothing is dropped).
+import { errorText } from './errors.ts';
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import type { SecureContextOptions } from 'node:tls';
@@ -38,7 +39,7 @@ export function readPemPair(
   } catch (error) {
     throw new ConfigError(
       key.variable,
-      `the key does not fit the certificate in ${cert.variable} (${error instanceof Error ? error.message : String(error)}).`,
+      `the key does not fit the certificate in ${cert.variable} (${errorText(error)}).`,
     );
   }
   return pair;
@@ -76,7 +77,7 @@ export function onHangupReload(
       log.info({ cert: file }, `${what} reloaded`);
     } catch (error) {
       log.error(
-        { err: error instanceof Error ? error.message : String(error) },
+        { err: errorText(error) },
         `${what.replace(/ certificate$/, '')} reload failed: still serving the previous certificate`,
       );
     }

@@ -1,5 +1,6 @@
 // Opens the database the config names (or the embedded one) as a Sequelize instance.
 // The daemon's API side and each worker thread open their own; they share only the URL.
+import { errorText } from '../errors.ts';
 import { Sequelize } from 'sequelize';
 import pg from 'pg';
 import { EMBEDDED_TEMPLATE_PATH, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.ts';
@@ -52,7 +53,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     await sequelize.authenticate();
   } catch (error) {
     await embedded?.stop();
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorText(error);
     throw new Error(`Cannot reach the database at ${redactUrl(url)}: ${reason}`);
   }
   const sql = createSql(url, { max: options.poolMax ?? 10, embedded: embedded !== null });

@@ -2,6 +2,7 @@
 // system-mail-worker, maintenance and campaign-worker, each in its own thread (WORKER_THREADS=separate) or all but the
 // send worker sharing one (shared, the default). A thread that dies is started again; stop() lets
 // each thread drain and give back its leases before it ends.
+import { errorText } from '../errors.ts';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import Bree from 'bree';
@@ -184,11 +185,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
       },
     })),
     errorHandler: (error, meta) => {
-      if (!stopping)
-        log.error(
-          { worker: meta.name, err: error instanceof Error ? error.message : String(error) },
-          'worker thread error',
-        );
+      if (!stopping) log.error({ worker: meta.name, err: errorText(error) }, 'worker thread error');
     },
     workerMessageHandler: ({ name, message }) => {
       const data = message as ThreadMessage;

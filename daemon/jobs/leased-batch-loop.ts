@@ -2,8 +2,9 @@
 // claims come back full and a claim still pays off, else sleep until the engine wants a claim, a
 // NOTIFY wakes the loop, or the poll runs out. On abort it stops the engine (gives back what waits,
 // lets what runs finish and commits it).
+import { errorText } from '../errors.ts';
 import type { Logger } from 'pino';
-import { errorText, type Lane, type LeasedBatchEngine } from './leased-batch.ts';
+import { type Lane, type LeasedBatchEngine } from './leased-batch.ts';
 import { onAbort } from './thread.ts';
 import type { Waker } from './wake.ts';
 

@@ -26,6 +26,7 @@
 //   const engine = createLeasedBatchEngine({ claim, extend, release?, run, commit, idOf, laneOf,
 //     newLane, …budgets });
 //   await runLeasedBatchLoop(engine, { signal, waker, pollMs, … });   // or drive engine.claim() yourself
+import { errorText } from '../errors.ts';
 import type { Logger } from 'pino';
 
 /** The items of one key (an endpoint, a destination, the relay) and how many of them may run at once. */
@@ -161,8 +162,6 @@ export interface LeasedBatchEngine<Item, L extends Lane<Item>> {
   /** Gives back what waits, lets what runs finish (at most `timeoutMs`) and commits it. */
   stop(timeoutMs: number): Promise<void>;
 }
-
-export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export function createLeasedBatchEngine<Item, Outcome, L extends Lane<Item>>(
   options: LeasedBatchOptions<Item, Outcome, L>,

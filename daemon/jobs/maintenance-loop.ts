@@ -1,6 +1,7 @@
 // The maintenance loops: put expired leases back in line, run the registered periodic tasks, and
 // work the "maintenance" queue when a handler for it exists. Run by maintenance.ts (its own thread)
 // or by background.ts (the shared thread).
+import { errorText } from '../errors.ts';
 import { reclaimExpiredLeases } from '../queue/leases.ts';
 import type { MaintenanceTask, WorkerContext } from '../queue/types.ts';
 import { JOB_HANDLERS, MAINTENANCE_TASKS } from './handlers.ts';
@@ -24,10 +25,7 @@ async function repeat(task: MaintenanceTask, runtime: ThreadRuntime): Promise<vo
     try {
       await task.run(runtime.ctx);
     } catch (error) {
-      runtime.ctx.log.error(
-        { task: task.name, err: error instanceof Error ? error.message : String(error) },
-        'maintenance task failed',
-      );
+      runtime.ctx.log.error({ task: task.name, err: errorText(error) }, 'maintenance task failed');
     }
     runtime.ctx.log.debug({ task: task.name, nextInMs: task.everyMs }, 'maintenance task ran');
     await sleep(task.everyMs, runtime.signal);

@@ -6,6 +6,7 @@
 // event, webhook, suppression, pause). Woken by the transport target's NOTIFY; the poll is the net.
 // Shaping (mta/shaping.ts) decides after routing whether a row may go now and over which provider's
 // pool; a reply that matches a reaction rule (mta/reactions.ts) is recorded with its batch.
+import { errorText } from '../errors.ts';
 import { hostname } from 'node:os';
 import type { BoundStatement } from '../db/sql.ts';
 import { recordDeliveryOutcomes, type DeliveryOutcome } from '../modules/emails/outcomes.ts';
@@ -46,7 +47,7 @@ import { recordTlsCountsStatement } from '../mta/sql/tls-report.ts';
 import { isTlsReportMail, tlsSessionsOf, type TlsSession } from '../mta/tls-report.ts';
 import { DeliverabilityTally } from '../modules/deliverability/tally.ts';
 import { flushDeliverability } from '../modules/deliverability/sql.ts';
-import { createLeasedBatchEngine, errorText, FixedLane, type Finished } from './leased-batch.ts';
+import { createLeasedBatchEngine, FixedLane, type Finished } from './leased-batch.ts';
 import { runLeasedBatchLoop } from './leased-batch-loop.ts';
 import { onAbort, type ThreadRuntime } from './thread.ts';
 import { createWaker, listenOnChannel, WakeTimer } from './wake.ts';

@@ -1,5 +1,6 @@
 // The loop of a queue worker: claim due jobs in batches, run them with bounded concurrency while
 // holding their leases, record each outcome; sleep until a NOTIFY, a free slot or the poll.
+import { errorText } from '../errors.ts';
 import type { QueueName } from '../../shared/constants.ts';
 import { backoffDelayMs } from '../queue/backoff.ts';
 import { claimJobs, extendLease } from '../queue/claim.ts';
@@ -9,10 +10,6 @@ import { onAbort, type ThreadRuntime } from './thread.ts';
 import { createWaker, listenForJobs } from './wake.ts';
 
 const CLAIM_ERROR_PAUSE_MS = 1_000;
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 export async function runQueueLoop(runtime: ThreadRuntime, queue: QueueName, handler: JobHandler): Promise<void> {
   const { ctx, tuning, signal } = runtime;

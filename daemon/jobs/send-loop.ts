@@ -5,6 +5,7 @@
 // transaction per message. A job stays leased (and its lease extended) until the statement that
 // records its outcome has run; if the process dies before, the lease expires and the job runs again
 // (at-least-once, duplicates bounded by what was in flight). One lane: the relay (or capture).
+import { errorText } from '../errors.ts';
 import { backoffDelayMs } from '../queue/backoff.ts';
 import {
   claimSends,
@@ -58,10 +59,6 @@ interface Settled {
   job: JobOutcome;
   /** Null when nothing was attempted (log gone or settled, a payload without emailId, a throw). */
   result: AttemptResult | null;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function settlementOf(batch: Array<Finished<HeldSend, Settled>>): JobSettlement {

@@ -2,6 +2,7 @@
 // own mail resources (mail/resources.ts: DKIM key cache, relay pools, render sandbox), and the
 // shutdown handshake with the pool (the pool posts 'cancel'; the thread drains, gives back its
 // leases, closes, and answers 'done').
+import { errorText } from '../errors.ts';
 import { hostname } from 'node:os';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import pino from 'pino';
@@ -118,7 +119,7 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
     port.postMessage('done' satisfies ThreadMessage);
   } catch (error) {
     // The pool sees the thread exit and starts a new one; leases held now expire and are reclaimed.
-    log.error({ err: error instanceof Error ? error.message : String(error) }, 'worker thread failed');
+    log.error({ err: errorText(error) }, 'worker thread failed');
     await closeMailResources(ctx).catch(() => {});
     await sql.close().catch(() => {});
     await sequelize.close().catch(() => {});

@@ -3,6 +3,7 @@
 // domain, deliver through the default relay (SMTP_URL, else capture). A transient failure (4xx,
 // relay unreachable) is retried with the send backoff; a permanent one fails the job, kept in
 // failed_jobs with the reason.
+import { errorText } from '../errors.ts';
 import type { JobHandler } from '../queue/types.ts';
 import { backoffDelayMs } from '../queue/backoff.ts';
 import { unseal } from '../crypto/sealed.ts';
@@ -27,7 +28,7 @@ export const handleSystemMailJob: JobHandler = async (job, ctx) => {
   } catch (error) {
     return {
       kind: 'fail',
-      error: `the system mail could not be opened: ${error instanceof Error ? error.message : String(error)}`,
+      error: `the system mail could not be opened: ${errorText(error)}`,
     };
   }
 

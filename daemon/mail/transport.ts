@@ -4,6 +4,7 @@
 //    pool does not reconnect every hundred messages;
 //  - capture: the same nodemailer pipeline (headers, MIME, DKIM) into a buffer, stored whole in
 //    captured_messages. Used when no relay is configured and for test keys: nothing leaves the machine.
+import { errorText } from '../errors.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import nodemailer, { type Transporter } from 'nodemailer';
@@ -332,7 +333,7 @@ export async function verifySmtp(
     await transport.verify();
     return { ok: true };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error), tls: relayTlsProblem(error) };
+    return { ok: false, error: errorText(error), tls: relayTlsProblem(error) };
   } finally {
     transport.close();
   }

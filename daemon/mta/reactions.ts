@@ -4,6 +4,7 @@
 // tenant whose message drew it. Matching is pure (the loop applies the match in its own process at
 // once); recording happens in the batch's transaction with the attempt that carried the reply: the
 // suspension row (or the tenant pause), and for a new one an event and webhook `delivery.reaction`.
+import { errorText } from '../errors.ts';
 import { RE2JS } from 're2js';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { emitEvent } from '../modules/webhooks/events.ts';
@@ -42,7 +43,7 @@ export function compilePattern(pattern: string): CompiledPattern {
     try {
       compiled = { ok: true, regex: RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE) };
     } catch (error) {
-      compiled = { ok: false, problem: error instanceof Error ? error.message : String(error) };
+      compiled = { ok: false, problem: errorText(error) };
     }
     if (patterns.size >= MAX_MEMO) patterns.clear();
     patterns.set(pattern, compiled);

@@ -10,9 +10,9 @@
 // Per node: connections and rates are this node's share: the provider's and tenant's figures divided by
 // the worker nodes seen in daemon_nodes (at least 1). The hourly count is exact across nodes.
 // `default` is not one provider: its shape applies to each destination domain on its own.
+import { errorText } from '../errors.ts';
 import type { Logger } from 'pino';
 import type { Sql } from '../db/sql.ts';
-import { errorText } from '../jobs/leased-batch.ts';
 import { NODE_SEEN_WITHIN_MS } from '../modules/doctor/nodes.ts';
 import type { RecipientResult, SessionOptions } from './connection.ts';
 import type { MxHost } from './mx.ts';

@@ -4,7 +4,7 @@
 // bounded so a template cannot hold the worker.
 import { Liquid } from 'liquidjs';
 import { convert } from 'html-to-text';
-import { UnprocessableError } from '../errors.ts';
+import { UnprocessableError, errorText } from '../errors.ts';
 
 export const LIQUID_LIMITS = {
   /** Characters parsed per template. */
@@ -41,7 +41,7 @@ function engineFor(part: TemplatePart): Liquid {
 }
 
 function problem(part: TemplatePart, error: unknown, phase: 'parse' | 'render'): UnprocessableError {
-  const raw = error instanceof Error ? error.message : String(error);
+  const raw = errorText(error);
   const message = raw.split('\n')[0].slice(0, 300);
   const verb = phase === 'parse' ? 'is not valid Liquid' : 'could not be rendered';
   const code = /limit exceeded/i.test(message)

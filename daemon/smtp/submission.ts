@@ -7,6 +7,7 @@
 // Limits: SIZE = the HTTP send body limit, 50 recipients (the API's), a number of open connections
 // per API key on this node, and failed AUTHs counted per client address in the sign-in limit's
 // numbers (AUTH_RATE_LIMIT_MAX per AUTH_RATE_LIMIT_WINDOW_MS) in the rate-limit store.
+import { errorText } from '../errors.ts';
 import { isIP } from 'node:net';
 import {
   SMTPServer,
@@ -193,11 +194,7 @@ async function accept(deps: SmtpDeps, session: SMTPServerSession, raw: Buffer): 
     return `Ok: queued as ${body.id}${skipped}`;
   } catch (error) {
     const reply = smtpReplyOf(error);
-    if (reply.code === 451)
-      deps.log.error(
-        { err: error instanceof Error ? error.message : String(error), tenantId: ctx.tenantId },
-        'smtp submission failed',
-      );
+    if (reply.code === 451) deps.log.error({ err: errorText(error), tenantId: ctx.tenantId }, 'smtp submission failed');
     throw smtpError(reply);
   }
 }

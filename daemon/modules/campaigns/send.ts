@@ -3,7 +3,7 @@
 // the campaign is claimed (DRAFT or SCHEDULED → SENDING) and its expansion job enqueued in ONE
 // transaction, and the request answers. The audience is expanded by the campaign worker (expand.ts):
 // a crash between the claim and the job is impossible, and a crash after it only delays the job.
-import { ConflictError, UnprocessableError } from '../../errors.ts';
+import { ConflictError, UnprocessableError, errorText } from '../../errors.ts';
 import type { TenantContext } from '../../context.ts';
 import { enqueueJob } from '../../queue/enqueue.ts';
 import { normalizeSend } from '../emails/validate.ts';
@@ -35,7 +35,7 @@ export async function startCampaignSend(
     normalizeSend({ from: body.from, to: 'recipient@example.com', subject: '-', textBody: '-' });
   } catch (error) {
     if (campaign.status === 'DRAFT' || campaign.status === 'SCHEDULED') {
-      campaign.set({ lastError: error instanceof Error ? error.message : String(error) });
+      campaign.set({ lastError: errorText(error) });
       await campaign.save();
     }
     throw error;

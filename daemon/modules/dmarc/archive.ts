@@ -5,6 +5,7 @@
 // to be kept (maxOutputLength still set). The zip's directory is read here, by hand, so that every
 // entry, its method, its sizes and its CRC are checked before its text is used. Runs in the inbound
 // reader's thread (inbound-mail/reader.ts), never on the daemon's event loop.
+import { errorText } from '../../errors.ts';
 import { crc32, createGunzip, createInflateRaw, gunzipSync, inflateRawSync } from 'node:zlib';
 
 /** Why an attachment was refused: the message is the reason the log line gives. */
@@ -43,7 +44,7 @@ function refuseNested(bytes: Uint8Array, what: string): void {
 /** zlib's failures in words: the cap, a bad checksum, a cut-off stream. */
 function inflateFailure(error: unknown, what: string, maxBytes: number, claimed: number): UnreadableReportError {
   const code = (error as { code?: string }).code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorText(error);
   if (code === 'ERR_BUFFER_TOO_LARGE')
     return new UnreadableReportError(
       `${what} inflates past the ${maxBytes}-byte limit (its header claims ${claimed} bytes)`,

@@ -1,6 +1,7 @@
 // The DMARC reports attached to one raw message, and the attachments refused with why. CPU-heavy
 // by nature (MIME, bounded decompression, XML: fast-xml-parser takes ~0.3 s per MB), so it runs in
 // the inbound reader's thread (inbound-mail/reader.ts), never on the daemon's event loop.
+import { errorText } from '../../errors.ts';
 import { parseAggregateReport, reportXml, type DmarcAggregateReport } from './parse.ts';
 
 export type AttachmentOutcome =
@@ -20,7 +21,7 @@ export async function readDmarcAttachments(raw: Buffer): Promise<AttachmentOutco
       outcomes.push({ kind: 'report', filename, report: parseAggregateReport(xml) });
     } catch (error) {
       // Ours (UnreadableReportError, with the reason) or the XML parser's: a broken attachment either way.
-      outcomes.push({ kind: 'unreadable', filename, reason: error instanceof Error ? error.message : String(error) });
+      outcomes.push({ kind: 'unreadable', filename, reason: errorText(error) });
     }
   }
   return outcomes;

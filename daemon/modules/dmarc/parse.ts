@@ -3,6 +3,7 @@
 // bytes, not the attachment's declared type, which reporters get wrong (application/octet-stream).
 // Runs in the report reader's worker thread (report-reader.ts), never on the daemon's event loop:
 // inflating and parsing megabytes of XML takes seconds of CPU.
+import { errorText } from '../../errors.ts';
 import { XMLParser } from 'fast-xml-parser';
 import { gunzipBounded, isGzip, isZip, UnreadableReportError, unzipBounded } from './archive.ts';
 
@@ -104,7 +105,7 @@ export function parseAggregateReport(xml: string): DmarcAggregateReport {
       xml,
     ) as Node;
   } catch (error) {
-    throw new UnreadableReportError(`not XML: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UnreadableReportError(`not XML: ${errorText(error)}`);
   }
   const feedback = document.feedback as Node | undefined;
   if (!feedback) throw new UnreadableReportError('no <feedback> element: not a DMARC aggregate report');

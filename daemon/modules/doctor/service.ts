@@ -1,6 +1,7 @@
 // Is this deployment ready? Each check answers (never throws) with what it found and, when it is
 // not right, the fix. The same checks serve GET /platform/doctor (a running daemon, asked remotely)
 // and `svc doctor --local` (run beside the daemon with its environment, before or after boot).
+import { errorText } from '../../errors.ts';
 import { statfs } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { Redis } from 'ioredis';
@@ -49,10 +50,6 @@ const MIGRATE_FIX =
 
 const pass = (name: string, message: string): DoctorCheck => ({ name, ok: true, message });
 const fail = (name: string, message: string, fix: string): DoctorCheck => ({ name, ok: false, message, fix });
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 function isLocalHost(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '');

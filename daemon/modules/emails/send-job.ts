@@ -3,6 +3,7 @@
 // statement (daemon/queue/sends.ts); deliverEmailLog does the same for one log (?sync=true, and
 // the single-job handler). Delivery is at-least-once: a log already past QUEUED/SENDING is not
 // sent again, and the Message-ID was fixed at accept time so a duplicate after a crash is recognisable.
+import { errorText } from '../../errors.ts';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Sql } from '../../db/sql.ts';
@@ -177,14 +178,12 @@ export async function attemptDelivery(
       linkSigningKey: deps.secrets.linkSigningKey,
       mailDomain: inboundMailDomain(deps.config),
       dkim: signing.dkim,
-      envelopeFrom: signing.returnPath
-        ? verpReturnPath(log.id, signing.returnPath, deps.secrets.linkSigningKey)
-        : null,
+      envelopeFrom: signing.returnPath ? verpReturnPath(log.id, signing.returnPath, deps.secrets.linkSigningKey) : null,
       randomBytes: deps.mailTransports.randomBytes,
     });
   } catch (error) {
     // Rendering or composing cannot succeed on a retry: the message itself is at fault.
-    const message = `the message could not be composed: ${error instanceof Error ? error.message : String(error)}`;
+    const message = `the message could not be composed: ${errorText(error)}`;
     return failed(message, {}, { error: message });
   }
   const content = rendered ? { subject: log.subject, html: log.htmlBody, text: log.textBody } : {};

@@ -2,7 +2,7 @@
 import type { AppDeps, ReadinessMemo } from '../../app-types.ts';
 import { pendingMigrations } from '../../db/migrate.ts';
 import { queueStats } from '../../queue/stats.ts';
-import { ServiceUnavailableError } from '../../errors.ts';
+import { ServiceUnavailableError, errorText } from '../../errors.ts';
 import { addDeliveryBacklog } from '../webhooks/delivery-store.ts';
 import { SYSTEM_SENDER_FIX, systemSenderStatus } from '../../mail/system-mail.ts';
 import { destinationTotals, listDestinations } from '../../mta/sql/destinations.ts';
@@ -29,7 +29,7 @@ function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
 }
 
 function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorText(error);
 }
 
 export async function checkDatabase(deps: AppDeps): Promise<{ ok: boolean; latencyMs?: number; error?: string }> {

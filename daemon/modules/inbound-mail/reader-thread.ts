@@ -3,6 +3,7 @@
 // feedback-loop report — one at a time, so
 // that a 15 MB message or a lying archive costs this thread's time and never the event loop's.
 // Answers plain data; no database, no state between messages.
+import { errorText } from '../../errors.ts';
 import { parentPort } from 'node:worker_threads';
 import { simpleParser } from 'mailparser';
 import { readDmarcAttachments } from '../dmarc/attachments.ts';
@@ -51,7 +52,7 @@ parentPort!.on('message', (request: ReaderRequest) => {
     (error: unknown) =>
       parentPort!.postMessage({
         id: request.id,
-        error: error instanceof Error ? error.message : String(error),
+        error: errorText(error),
       } satisfies ReaderResponse),
   );
 });

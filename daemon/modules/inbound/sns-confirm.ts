@@ -1,6 +1,7 @@
 // Confirming an SNS subscription means one GET to the SubscribeURL SNS sent. It runs as a job in
 // the 'webhook' queue rather than inside the request: SNS expects a quick 200, and a confirmation
 // that fails (AWS briefly unreachable) is retried with the queue's backoff instead of being lost.
+import { errorText } from '../../errors.ts';
 import type { Sequelize, Transaction } from 'sequelize';
 import { enqueueJob } from '../../queue/enqueue.ts';
 import type { JobOutcome, WorkerContext } from '../../queue/types.ts';
@@ -56,7 +57,7 @@ export async function runSnsConfirmation(
     return {
       kind: 'retry',
       delayMs: backoffDelayMs(attemptsSoFar, 30_000),
-      error: `could not reach SNS: ${error instanceof Error ? error.message : String(error)}`,
+      error: `could not reach SNS: ${errorText(error)}`,
     };
   }
 }

@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../../config.ts';
-import { STATUS_TEXT, type ApiError } from '../../errors.ts';
+import { STATUS_TEXT, type ApiError, errorText } from '../../errors.ts';
 import { refuseScrape } from './guard.ts';
 import { createEventLoopMonitor, type EventLoopMonitor } from './event-loop.ts';
 import { createNodeMetrics, type NodeMetrics, type NodeMetricsDeps } from './registry.ts';
@@ -58,7 +58,7 @@ export async function listenForMetrics(
   const server = createServer((request, response) => {
     // A request body is never read here: a scrape is a GET.
     answer(metrics, config, request, response).catch((error: unknown) => {
-      log.error({ err: error instanceof Error ? error.message : String(error) }, 'metrics listener: scrape failed');
+      log.error({ err: errorText(error) }, 'metrics listener: scrape failed');
       if (!response.headersSent)
         sendError(response, { statusCode: 500, code: 'INTERNAL', message: 'The metrics could not be read.' });
       else response.destroy();

@@ -10,6 +10,7 @@
 //   their lag, the MTA's open connections;
 // - PostgreSQL, for what every node shares: queue depths (queue-depth.ts, bounded and cached) and
 //   the inbound reports kept without effect.
+import { errorText } from '../../errors.ts';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Sequelize } from 'sequelize';
@@ -172,7 +173,7 @@ export function createNodeMetrics(deps: NodeMetricsDeps): NodeMetrics {
     try {
       return await readDepths();
     } catch (error) {
-      deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'metrics: queue depths unread');
+      deps.log.warn({ err: errorText(error) }, 'metrics: queue depths unread');
       return null;
     }
   };
@@ -214,10 +215,7 @@ export function createNodeMetrics(deps: NodeMetricsDeps): NodeMetrics {
       try {
         for (const node of await readResolverHealth(deps.db.sql)) this.set({ node: node.node }, node.healthy ? 1 : 0);
       } catch (error) {
-        deps.log.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          'metrics: resolver health unread',
-        );
+        deps.log.warn({ err: errorText(error) }, 'metrics: resolver health unread');
       }
     },
   });
@@ -233,7 +231,7 @@ export function createNodeMetrics(deps: NodeMetricsDeps): NodeMetrics {
       try {
         counts = await cachedLoad(keptCounts, 'counts', () => countKeptReports(deps.db.sequelize));
       } catch (error) {
-        deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'metrics: kept reports unread');
+        deps.log.warn({ err: errorText(error) }, 'metrics: kept reports unread');
         this.reset();
         return;
       }
@@ -266,7 +264,7 @@ export function createNodeMetrics(deps: NodeMetricsDeps): NodeMetrics {
       // A post without gauges says its thread has none open now (its previous ones are over).
       gaugeSamples.set(report.source, { at: Date.now(), samples: report.gauges });
     } catch (error) {
-      deps.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'metrics: a report was dropped');
+      deps.log.warn({ err: errorText(error) }, 'metrics: a report was dropped');
     }
   };
   // After onmessage, which refs the channel: listening must not keep the process alive.

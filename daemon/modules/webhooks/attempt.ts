@@ -2,6 +2,7 @@
 // target (url-guard), POST, and turn the answer into the delivery's next state under the spec's
 // retry rules (5 attempts, exponential backoff from WEBHOOK_RETRY_BASE_MS, 10 s timeout, 2xx
 // success, the last status kept; 410 disables the endpoint; 429 + Retry-After pauses it).
+import { errorText } from '../../errors.ts';
 import type http from 'node:http';
 import type { Config } from '../../config.ts';
 import { backoffDelayMs } from '../../queue/backoff.ts';
@@ -136,7 +137,7 @@ export async function attemptOnce(delivery: ClaimedDelivery, tools: AttemptTools
     answer = await postToTarget(target, headers, delivery.body, { agent: tools.agent?.(target) });
     if (answer.statusCode < 200 || answer.statusCode >= 300) error = describeAnswer(answer);
   } catch (caught) {
-    error = caught instanceof Error ? caught.message : String(caught);
+    error = errorText(caught);
     transportFailed = caught instanceof WebhookTransportError;
     timedOut = caught instanceof WebhookTransportError && caught.timedOut;
   }

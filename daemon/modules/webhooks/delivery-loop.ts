@@ -2,6 +2,7 @@
 // dispatcher says so) or new deliveries were written (NOTIFY on DELIVERIES_CHANNEL, fan-out.ts),
 // otherwise every poll; on shutdown, let attempts in flight finish, settle
 // them and give back what was still waiting.
+import { errorText } from '../../errors.ts';
 import { onAbort, type ThreadRuntime } from '../../jobs/thread.ts';
 import { createWaker, listenOnChannel } from '../../jobs/wake.ts';
 import { DELIVERIES_CHANNEL } from './fan-out.ts';
@@ -53,10 +54,7 @@ export async function runDeliveryLoop(
     try {
       result = await dispatcher.claim();
     } catch (error) {
-      ctx.log.warn(
-        { err: error instanceof Error ? error.message : String(error) },
-        'could not claim webhook deliveries; trying again shortly',
-      );
+      ctx.log.warn({ err: errorText(error) }, 'could not claim webhook deliveries; trying again shortly');
       await waker.wait(CLAIM_ERROR_PAUSE_MS);
       continue;
     }
