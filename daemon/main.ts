@@ -8,7 +8,7 @@ import { openDatabase, redactUrl, type Database } from './db/index.ts';
 import { migrateUp } from './db/migrate.ts';
 
 import { readTlsPair, reloadTlsOnHangup } from './tls.ts';
-import { registerNode, type NodeRegistration } from './modules/doctor/nodes.ts';
+import { registerNode, type NodeRegistration } from './db/nodes.ts';
 import { checkSecretAgainstDatabase, loadSecrets } from './secrets.ts';
 import { buildApp, metricsOf, REDACTED_LOG_PATHS } from './app.ts';
 import { startMetricsListener, type MetricsListener } from './modules/metrics/listener.ts';

@@ -240,8 +240,6 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   'mta/reactions.ts → modules/webhooks/events.ts',
   // settle records outcomes with emails/outcomes.ts; a port given in jobs/mta-loop.ts.
   'mta/settle.ts → modules/emails/outcomes.ts',
-  // the shaper reads the node list of doctor/nodes.ts; a port at wiring.
-  'mta/shaping.ts → modules/doctor/nodes.ts',
   // the spool insert writes email_logs' spooled state through emails/sql/; to be passed in.
   'mta/sql/spool-insert.ts → modules/emails/sql/spooled-log.ts',
   // the send drain's statements on email_logs live in emails/sql/; the drain's calls move into emails/.

@@ -13,7 +13,7 @@
 import { errorText } from '../errors.ts';
 import type { Logger } from 'pino';
 import type { Sql } from '../db/sql.ts';
-import { NODE_SEEN_WITHIN_MS } from '../modules/doctor/nodes.ts';
+import { NODE_SEEN_WITHIN_MS } from '../db/nodes.ts';
 import type { RecipientResult, SessionOptions } from './connection.ts';
 import type { MxHost } from './mx.ts';
 import { DEFAULT_POOL_LIMITS, DestinationPool } from './pool.ts';

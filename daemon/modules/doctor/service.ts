@@ -12,7 +12,7 @@ import { pendingMigrations } from '../../db/migrate.ts';
 import { smtpSettingsFromUrl, verifySmtp } from '../../mail/transport.ts';
 import { queueStats } from '../../queue/stats.ts';
 import { SYSTEM_SENDER_FIX, systemSenderStatus } from '../../mail/system-mail.ts';
-import { seenNodes } from './nodes.ts';
+import { seenNodes } from '../../db/nodes.ts';
 import { checkPoolAddressesBindable } from './pool-bind.ts';
 import { createDnsClient } from '../../mta/dns-query.ts';
 import { checkReverseDns } from '../../mta/reverse-dns.ts';

@@ -18,7 +18,7 @@ import { compilePattern } from '../../mta/reactions.ts';
 import { getTenantThrottle, liveWorkerNodes, setTenantThrottle } from '../../mta/sql/throttles.ts';
 import { assertThrottleApplies } from './throttle-delivery.ts';
 import { recordAudit } from '../audit/service.ts';
-import { NODE_SEEN_WITHIN_MS } from '../doctor/nodes.ts';
+import { NODE_SEEN_WITHIN_MS } from '../../db/nodes.ts';
 import { Tenant } from '../tenants/model.ts';
 import type { Sql } from '../../db/sql.ts';
 import type {

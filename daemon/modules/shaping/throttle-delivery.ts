@@ -8,7 +8,7 @@
 // answering node's own DELIVERY decides.
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
-import { seenNodes } from '../doctor/nodes.ts';
+import { seenNodes } from '../../db/nodes.ts';
 import { ConflictError } from '../../errors.ts';
 
 const WORKER_ROLES = new Set(['worker', 'all']);

@@ -1,10 +1,11 @@
 // The registry of running daemons (table daemon_nodes): each node upserts its row at boot,
 // refreshes it every NODE_HEARTBEAT_MS and deletes it on a clean stop; a node that died simply
-// stops being "seen". `svc doctor` reads it to tell one node from several.
+// stops being "seen". `svc doctor` reads it to tell one node from several, and the shaper divides its
+// rates by the nodes seen. It lives in db/ because both the MTA and the modules read it.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import type { Config, Role } from '../../config.ts';
+import type { Config, Role } from '../config.ts';
 
 export const NODE_HEARTBEAT_MS = 30_000;
 /** A node not seen for this long is counted as gone. */
