@@ -88,12 +88,12 @@ test('a typo names the closest command, with spaces (exit 2); --json gets the er
   assert.match(sned.stderr, 'Did you mean `node bin/svc.js send`?');
   const tenant = await cli.run(['tenant', 'list']);
   assert.is(tenant.code, 2);
-  assert.match(tenant.stderr, '"tenant list" is not a svc command. Did you mean `svc tenants list`?');
+  assert.match(tenant.stderr, '"tenant list" is not a svc command. Did you mean `node bin/svc.js tenants list`?');
   assert.not.match(tenant.stderr, ':list');
   const json = await cli.run(['tmplates', 'push', '--json']);
   assert.is(json.code, 2);
   assert.is(json.json.error.code, 'COMMAND_NOT_FOUND');
-  assert.match(json.json.error.message, 'svc templates push');
+  assert.match(json.json.error.message, 'node bin/svc.js templates push');
 });
 
 test('push takes many files and folders with SVC_API_KEY alone; --publish publishes each', async () => {

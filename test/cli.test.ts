@@ -35,7 +35,7 @@ test('commands refuse to act before anyone signed in, naming the next step (exit
   const run = await cli.run(['whoami', '--json']);
   assert.is(run.code, 3);
   assert.is(run.json.error.code, 'NOT_SIGNED_IN');
-  assert.match(run.json.error.message, 'svc login');
+  assert.match(run.json.error.message, 'node bin/svc.js login');
 });
 
 test('register creates the first admin, signs in and creates the tenant; the profile file is 0600', async () => {
@@ -229,7 +229,7 @@ test('when the refresh fails too: "Your session has expired: run svc login" and 
   editProfile({ accessToken: 'not-a-valid-token', refreshToken: 'not-a-valid-refresh-token-0123456789' });
   const run = await cli.run(['tenants', 'list', '--json']);
   assert.is(run.code, 3);
-  assert.is(run.json.error.message, 'Your session has expired: run `svc login`.');
+  assert.is(run.json.error.message, 'Your session has expired: run `node bin/svc.js login`.');
   assert.is(profile().accessToken, undefined, 'dead tokens are forgotten');
 });
 
