@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mergeSpf, parseSpf, termAuthorises } from '../daemon/modules/domains/spf.ts';
-import { domainAndParents, normalizeDomainName, senderDomainOf } from '../daemon/modules/domains/names.ts';
+import { domainAndParents, normalizeDomainName, senderDomainOf } from '../daemon/mail/domain-names.ts';
 import { defaultSpfMechanism } from '../daemon/modules/domains/sending-settings.ts';
 import { ValidationError } from '../daemon/errors.ts';
 

@@ -169,8 +169,7 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   'mail/resources.ts → modules/domains/signing.ts',
   // system mail reads the domains service; a port at wiring.
   'mail/system-mail-job.ts → modules/domains/service.ts',
-  // system mail uses domains/names.ts and emails/validate.ts helpers; they move down.
-  'mail/system-mail.ts → modules/domains/names.ts',
+  // system mail uses emails/validate.ts's address parser; it moves down.
   'mail/system-mail.ts → modules/emails/validate.ts',
   // the spool transport writes the MTA's spool from mail/; the spool insert belongs in mta/.
   'mail/transport.ts → modules/emails/sql/spooled-log.ts',

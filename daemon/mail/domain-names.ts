@@ -1,7 +1,8 @@
-// Turning what a person typed into the one ASCII form a domain is stored and looked up under.
+// Turning what a person typed into the one ASCII form a domain is stored and looked up under. In mail/
+// because composing and system mail need it as much as the domains module does.
 import { isIP } from 'node:net';
 import { domainToASCII, domainToUnicode } from 'node:url';
-import { ValidationError } from '../../errors.ts';
+import { ValidationError } from '../errors.ts';
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 

@@ -17,7 +17,7 @@ import { seal } from '../crypto/sealed.ts';
 import { enqueueJob } from '../queue/enqueue.ts';
 import { getPlatformSettings } from '../db/platform-settings.ts';
 import { systemMailDomain } from './addresses.ts';
-import { domainAndParents, senderDomainOf } from '../modules/domains/names.ts';
+import { domainAndParents, senderDomainOf } from './domain-names.ts';
 import { parseMailbox } from '../modules/emails/validate.ts';
 
 export interface SystemMailDeps {

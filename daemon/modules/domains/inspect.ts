@@ -20,7 +20,7 @@ import {
 } from './records.ts';
 import type { SendingDnsSettings } from './sending-settings.ts';
 import { evaluateSpf, isSpfRecord, mergeSpf, parseSpf, SPF_LOOKUP_LIMIT } from './spf.ts';
-import { domainAndParents } from './names.ts';
+import { domainAndParents } from '../../mail/domain-names.ts';
 
 export interface RecordInspection {
   status: RecordStatus;

@@ -19,7 +19,7 @@ import { dmarcValue } from './records.ts';
 import { loadSendingDnsSettings, type SendingDnsSettings } from './sending-settings.ts';
 import type { DkimSigningCache } from './signing.ts';
 import { createDnsClient, minimumTtl, recordData, type DnsClient } from '../../mta/dns-query.ts';
-import { domainAndParents } from './names.ts';
+import { domainAndParents } from '../../mail/domain-names.ts';
 
 /** A DMARC look-up waits this long per name: the send waits on it when the cache misses. */
 export const DMARC_LOOKUP_TIMEOUT_MS = 2_000;

@@ -9,7 +9,7 @@ import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { DiagnosisBody, DnsRecord, DomainBody, VerifyDomainBody } from '../../../shared/schemas/domains.ts';
 import { Domain, type DriftEntry, type RecordChecks } from './model.ts';
 import { generateDkimKey } from './keys.ts';
-import { normalizeDomainName, unicodeDomainName } from './names.ts';
+import { normalizeDomainName, unicodeDomainName } from '../../mail/domain-names.ts';
 import { createDnsLookup } from './dns-lookup.ts';
 import { inspectDomain, onlyResolverTrouble, passesVerification, type Inspection } from './inspect.ts';
 import { expectedRecords } from './records.ts';

@@ -5,7 +5,7 @@ import type { Secrets } from '../../secrets.ts';
 import { TtlCache } from '../../ttl-cache.ts';
 import { Domain } from './model.ts';
 import { openDkimSigningKey } from './keys.ts';
-import { domainAndParents, senderDomainOf } from './names.ts';
+import { domainAndParents, senderDomainOf } from '../../mail/domain-names.ts';
 
 export interface DkimSigningOptions {
   domainName: string;

@@ -8,7 +8,7 @@ import { unseal } from '../../crypto/sealed.ts';
 import type { Secrets } from '../../secrets.ts';
 import type { SmtpSettings } from '../../mail/transport.ts';
 import { openDkimSigningKey } from '../domains/keys.ts';
-import { domainAndParents, senderDomainOf } from '../domains/names.ts';
+import { domainAndParents, senderDomainOf } from '../../mail/domain-names.ts';
 import { returnPathName } from '../../mail/addresses.ts';
 import type { DkimSigningOptions } from '../domains/signing.ts';
 import { cachedLoad, TtlCache } from '../../ttl-cache.ts';

@@ -28,7 +28,7 @@ import { ApiError, ConflictError, ForbiddenError, UnauthorizedError, Unprocessab
 import { removeJob, wakeQueueWithSql } from '../../queue/enqueue.ts';
 import { clientOf } from '../../db/sql.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
-import { domainAndParents, senderDomainOf } from '../domains/names.ts';
+import { domainAndParents, senderDomainOf } from '../../mail/domain-names.ts';
 import { suppressedAmong } from '../suppressions/service.ts';
 import { projectExists, projectSmtpSettings } from '../projects/service.ts';
 import { enforceSenderRules } from '../domains/sender-rules.ts';

@@ -18,7 +18,7 @@ import type { Statement } from '../../db/sql.ts';
 import { readResolverHealth } from '../../mta/sql/resolver-health.ts';
 import { readSourceFaults } from '../../mta/sql/source-faults.ts';
 import { recordAudit, type AuditAction } from '../audit/service.ts';
-import { normalizeDomainName } from '../domains/names.ts';
+import { normalizeDomainName } from '../../mail/domain-names.ts';
 import { activeReactionBodies } from '../shaping/service.ts';
 import type {
   HoldDestinationBody,
