@@ -3,7 +3,7 @@
 // bench/check-baseline.json (bench/check-core.ts). Exits 1 when a ratio falls more than 20 % below its
 // kept value (or a kept ratio is no longer reported), 2 on a bench that fails to run.
 // `npm run bench:check -- --update` writes this run's ratios as the kept ones; `--only lists,accept`
-// runs some benches only. Each bench runs as its own child process, in its short form (the sizes
+// runs some benches only; `--kept <file>` reads (and updates) another file than bench/check-baseline.json. Each bench runs as its own child process, in its short form (the sizes
 // below), and writes its results to a temporary file (BENCH_RESULTS_FILE) instead of the one kept in
 // bench/. Too noisy for CI (bench/README.md § bench:check): run it on a quiet machine, before
 // resolving any change to a hot path.
@@ -84,7 +84,7 @@ export const SHORT_BENCHES: Record<string, ShortBench> = {
   },
   drain: {
     argv: ['bench/run.ts', '--drain'],
-    env: { BENCH_SENDS: '4000', BENCH_LATENCY_SECONDS: '3', BENCH_WARMUP: '0' },
+    env: { BENCH_SENDS: '3000', BENCH_LATENCY_SECONDS: '3', BENCH_WARMUP: '0' },
     ratios: (r) =>
       collect('drain', [
         [
@@ -177,7 +177,10 @@ async function runShort(name: string, bench: ShortBench, dir: string): Promise<u
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { update: { type: 'boolean' }, only: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { update: { type: 'boolean' }, only: { type: 'string' }, kept: { type: 'string' } },
+  });
+  const keptFile = values.kept ?? KEPT_FILE;
   const names = values.only ? values.only.split(',').map((n) => n.trim()) : Object.keys(SHORT_BENCHES);
   const unknown = names.filter((n) => !(n in SHORT_BENCHES));
   if (unknown.length) {
@@ -208,19 +211,19 @@ async function main(): Promise<number> {
     rmSync(dir, { recursive: true, force: true });
   }
   machine.loadAverageAtEnd = loadavg().map((l) => Math.round(l * 100) / 100);
-  const kept: KeptFile | null = existsSync(KEPT_FILE) ? readKept(KEPT_FILE) : null;
+  const kept: KeptFile | null = existsSync(keptFile) ? readKept(keptFile) : null;
   const rows = compareRatios(kept ?? { measuredAt: '', machine: {}, tolerance: 0.2, ratios: {} }, run, new Set(names));
   console.log(formatTable(rows));
   if (kept) console.log(`kept: ${kept.measuredAt || 'never measured'} ${JSON.stringify(kept.machine)}`);
   if (!kept || Object.keys(kept.ratios).length === 0)
-    log(`no kept ratios in ${KEPT_FILE}: nothing to compare against (keep a quiet run's with --update)`);
+    log(`no kept ratios in ${keptFile}: nothing to compare against (keep a quiet run's with --update)`);
   if (values.update) {
     if (broken) {
       log('not updating: a bench failed to run');
       return 2;
     }
-    writeKept(KEPT_FILE, updatedKept(kept, run, machine));
-    log(`wrote ${KEPT_FILE}`);
+    writeKept(keptFile, updatedKept(kept, run, machine));
+    log(`wrote ${keptFile}`);
     return 0;
   }
   if (broken) return 2;
