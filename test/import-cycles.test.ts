@@ -162,15 +162,11 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   'db/models.ts → modules/webhooks/model.ts',
   // DKIM signing lives in domains/; mail/ should take the signer as a port or own the signing.
   'mail/compose.ts → modules/domains/signing.ts',
-  // address validation lives in emails/validate.ts; the pure parser moves to mail/.
-  'mail/compose.ts → modules/emails/validate.ts',
   // the mail resources build the DKIM cache and sender rules of domains/; to be handed in at wiring.
   'mail/resources.ts → modules/domains/sender-rules.ts',
   'mail/resources.ts → modules/domains/signing.ts',
   // system mail reads the domains service; a port at wiring.
   'mail/system-mail-job.ts → modules/domains/service.ts',
-  // system mail uses emails/validate.ts's address parser; it moves down.
-  'mail/system-mail.ts → modules/emails/validate.ts',
   // the spool transport writes the MTA's spool from mail/; the spool insert belongs in mta/.
   'mail/transport.ts → modules/emails/sql/spooled-log.ts',
   'mail/transport.ts → mta/retry.ts',

@@ -11,8 +11,16 @@ import { markPrintableAsciiBodies } from './encoded-parts.ts';
 import type { RandomBytes } from './random-pool.ts';
 import { UNSUBSCRIBE_MAILBOX } from './addresses.ts';
 import type { DkimSigningOptions } from '../modules/domains/signing.ts';
-import { bareAddress } from '../modules/emails/validate.ts';
-import type { NormalizedAttachment } from '../modules/emails/validate.ts';
+import { bareAddress } from './mailboxes.ts';
+
+/** An attachment as the send request normalised it (emails/validate.ts) and compose attaches it. */
+export interface NormalizedAttachment {
+  filename: string;
+  /** base64 */
+  content: string;
+  contentType: string | null;
+  size: number;
+}
 
 /** Headers the DKIM signature covers: nodemailer's defaults plus the RFC 8058 pair. */
 export const DKIM_SIGNED_HEADERS =

@@ -18,7 +18,7 @@ import { enqueueJob } from '../queue/enqueue.ts';
 import { getPlatformSettings } from '../db/platform-settings.ts';
 import { systemMailDomain } from './addresses.ts';
 import { domainAndParents, senderDomainOf } from './domain-names.ts';
-import { parseMailbox } from '../modules/emails/validate.ts';
+import { parseMailbox } from './mailboxes.ts';
 
 export interface SystemMailDeps {
   sequelize: Sequelize;

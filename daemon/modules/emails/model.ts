@@ -8,7 +8,7 @@ import {
   type Sequelize,
 } from 'sequelize';
 import type { EmailStatus } from '../../../shared/constants.ts';
-import type { NormalizedAttachment } from './validate.ts';
+import type { NormalizedAttachment } from '../../mail/compose.ts';
 
 export class EmailLog extends Model<InferAttributes<EmailLog>, InferCreationAttributes<EmailLog>> {
   declare id: CreationOptional<string>;

@@ -21,7 +21,7 @@ import { suppressAddress } from '../suppressions/service.ts';
 import type { SystemMailDeps } from '../../mail/system-mail.ts';
 import { EmailLog } from './model.ts';
 import { evaluateSendingRisk } from './sending-risk.ts';
-import { bareAddress } from './validate.ts';
+import { bareAddress } from '../../mail/mailboxes.ts';
 import { countDeliveryOutcome, DeliverabilityTally } from '../deliverability/tally.ts';
 import { flushDeliverability } from '../deliverability/sql.ts';
 

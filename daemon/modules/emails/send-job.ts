@@ -26,7 +26,7 @@ import { classifyDeliveryError, type RelayTarget } from '../../mail/transport.ts
 import type { MailResources } from '../../mail/resources.ts';
 import { HARD_BOUNCE_CODES, inboundMailDomain, verpReturnPath } from '../../mail/addresses.ts';
 import { renderTemplateForSend } from '../templates/render.ts';
-import type { NormalizedAttachment } from './validate.ts';
+import type { NormalizedAttachment } from '../../mail/compose.ts';
 import { outcomeEventRows, recordDeliveryOutcome, type DeliveryOutcome } from './outcomes.ts';
 import { createSendContextCache, type SendContextCache } from './send-context.ts';
 

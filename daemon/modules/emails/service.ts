@@ -50,7 +50,8 @@ import {
   type AnswerBody,
   type StoredAnswer,
 } from './idempotency.ts';
-import { normalizedBareAddress, recipientsOf, type NormalizedSend } from './validate.ts';
+import { normalizedBareAddress } from '../../mail/mailboxes.ts';
+import { recipientsOf, type NormalizedSend } from './validate.ts';
 import type { BatchAccepted, SendAccepted } from '../../../shared/schemas/emails.ts';
 import { awaitSyncVerdict } from './sync-verdict.ts';
 

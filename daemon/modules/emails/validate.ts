@@ -1,21 +1,14 @@
 // Step 2 of the pipeline: a send request becomes a NormalizedSend, or a 400 naming each bad field.
 // Header injection is refused outright (CR/LF in any address or header value), custom headers are
 // allow-listed, and attachments are decoded to check their real size.
-import addressparser from 'nodemailer/lib/addressparser/index.js';
 import { MAX_RECIPIENTS_PER_SEND } from '../../../shared/constants.ts';
 import { ValidationError, type ErrorDetail } from '../../errors.ts';
+import type { NormalizedAttachment } from '../../mail/compose.ts';
+import { addressSizeProblem, LINE_BREAK, normalizedBareAddress, parseMailbox } from '../../mail/mailboxes.ts';
 
 export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
 /** Per-route body limit of send and batch: 10 MB of attachments grow by a third in base64. */
 export const SEND_BODY_LIMIT_BYTES = 15 * 1024 * 1024;
-
-export interface NormalizedAttachment {
-  filename: string;
-  /** base64 */
-  content: string;
-  contentType: string | null;
-  size: number;
-}
 
 /** One message to accept. Every path into the pipeline (send, batch, resend, scheduled, templates) builds these. */
 export interface NormalizedSend {
@@ -64,11 +57,6 @@ export interface SendInput {
   attachments?: { filename: string; content: string; contentType?: string }[];
 }
 
-// dot-atom local part or a quoted string, then a domain of labels (or an address literal).
-const ADDRESS =
-  /^(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*|"(?:[^"\\\r\n]|\\.)*")@(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}|localhost|\[[0-9a-fA-F:.]+\])$/;
-const LINE_BREAK = /[\r\n]/;
-
 const ALLOWED_HEADERS = new Set([
   'list-id',
   'in-reply-to',
@@ -96,60 +84,6 @@ export function isAllowedCustomHeader(name: string): boolean {
 function list(value: string | string[] | undefined): string[] {
   if (value === undefined) return [];
   return Array.isArray(value) ? value : [value];
-}
-
-export interface ParsedAddress {
-  name: string;
-  address: string;
-  formatted: string;
-}
-
-/** RFC 5321 §4.5.3.1 size limits, in octets. */
-const MAX_LOCAL_PART_OCTETS = 64;
-const MAX_DOMAIN_OCTETS = 255;
-/** A reverse or forward path is the address in angle brackets: 256 octets, so 254 for the address. */
-const MAX_PATH_OCTETS = 256;
-
-/** Why an address breaks RFC 5321's size limits, or null when it fits. */
-export function addressSizeProblem(address: string): string | null {
-  const at = address.lastIndexOf('@');
-  const octets = (text: string) => Buffer.byteLength(text, 'utf8');
-  if (octets(address.slice(0, at)) > MAX_LOCAL_PART_OCTETS)
-    return `has a local part longer than ${MAX_LOCAL_PART_OCTETS} octets (RFC 5321)`;
-  if (octets(address.slice(at + 1)) > MAX_DOMAIN_OCTETS)
-    return `has a domain longer than ${MAX_DOMAIN_OCTETS} octets (RFC 5321)`;
-  if (octets(address) + 2 > MAX_PATH_OCTETS)
-    return `is longer than the ${MAX_PATH_OCTETS} octets of an SMTP path (RFC 5321)`;
-  return null;
-}
-
-// `a@b` or `Words <a@b>` with nothing the address parser would change (no quotes, comments, commas,
-// groups, encoded words, runs of spaces): it answers exactly these parts, so they are taken as they
-// are. The parser was ~5 % of the accept path's CPU; every other form still goes through it.
-const SIMPLE_MAILBOX =
-  /^(?:([A-Za-z0-9]+(?: [A-Za-z0-9]+)*) <([A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+)>|([A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+))$/;
-
-/** The address parser's reading of one mailbox string (flattened groups). */
-export function mailboxParts(input: string): { name: string; address: string }[] {
-  const simple = SIMPLE_MAILBOX.exec(input);
-  if (simple) return [{ name: simple[1] ?? '', address: simple[2] ?? simple[3] }];
-  return addressparser(input, { flatten: true });
-}
-
-/** One mailbox (`a@b` or `Name <a@b>`); null when it is not exactly one valid address. */
-export function parseMailbox(input: string): ParsedAddress | null {
-  if (LINE_BREAK.test(input)) return null;
-  const parsed = mailboxParts(input);
-  if (parsed.length !== 1) return null;
-  const { name, address } = parsed[0];
-  if (!address || !ADDRESS.test(address) || address.length > 320) return null;
-  const formatted = name ? `"${name.replace(/(["\\])/g, '\\$1')}" <${address}>` : address;
-  return { name, address, formatted };
-}
-
-/** The lower-cased bare address of a mailbox string (for suppression and log look-ups). */
-export function bareAddress(mailbox: string): string {
-  return (parseMailbox(mailbox)?.address ?? mailbox).toLowerCase();
 }
 
 function addresses(field: string, values: string[], details: ErrorDetail[]): string[] {
@@ -265,20 +199,6 @@ export function normalizeSend(input: SendInput, options: { requireSubject?: bool
     trackOpens: input.trackOpens ?? null,
     trackClicks: input.trackClicks ?? null,
   };
-}
-
-const PLAIN_ADDRESS = /^[^\s"<>()]+@[^\s"<>()]+$/;
-const FORMATTED_MAILBOX = /^"(?:[^"\\]|\\.)*" <([^\s"<>()]+@[^\s"<>()]+)>$/;
-
-/**
- * Bare, lower-cased address of a mailbox in the form normalizeSend writes (`a@b` or `"Name" <a@b>`)
- * without running the address parser again (the send path asks for every recipient several times);
- * anything else goes through bareAddress.
- */
-export function normalizedBareAddress(mailbox: string): string {
-  if (PLAIN_ADDRESS.test(mailbox)) return mailbox.toLowerCase();
-  const formatted = FORMATTED_MAILBOX.exec(mailbox);
-  return formatted ? formatted[1].toLowerCase() : bareAddress(mailbox);
 }
 
 /** Every recipient of a send, bare and lower-cased. */

@@ -13,7 +13,7 @@ import {
   RETURN_PATH_LABEL,
   UNSUBSCRIBE_MAILBOX,
 } from '../../mail/addresses.ts';
-import { bareAddress } from '../emails/validate.ts';
+import { bareAddress } from '../../mail/mailboxes.ts';
 import { senderOfLog } from '../emails/sql/lookups.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
 

@@ -6,7 +6,7 @@
 // send pipeline's recordDeliveryOutcome, so every path counts the same way.
 import type { Database } from '../../db/index.ts';
 import { logRecipients, recordDeliveryOutcome, type OutcomeDeps } from '../emails/outcomes.ts';
-import { bareAddress } from '../emails/validate.ts';
+import { bareAddress } from '../../mail/mailboxes.ts';
 import { insertKeptReport } from './kept-reports.ts';
 import { logsOfReport } from '../emails/sql/lookups.ts';
 import { countReportOutcome } from '../metrics/count.ts';

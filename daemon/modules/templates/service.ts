@@ -5,7 +5,7 @@ import type { Sequelize } from 'sequelize';
 import type { AppDeps } from '../../app-types.ts';
 import type { TenantContext } from '../../context.ts';
 import { ConflictError, UnprocessableError, ValidationError } from '../../errors.ts';
-import { parseMailbox } from '../emails/validate.ts';
+import { parseMailbox } from '../../mail/mailboxes.ts';
 import { projectExists } from '../projects/service.ts';
 import type {
   CreateTemplateBody,
