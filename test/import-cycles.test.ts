@@ -241,8 +241,6 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   'queue/sends.ts → modules/emails/sql/claim-sends.ts',
   'queue/sends.ts → modules/emails/sql/log-columns.ts',
   'queue/sends.ts → modules/emails/sql/record-outcomes.ts',
-  // the worker deps type names mail's resources; the type moves down or the job deps go to jobs/.
-  'queue/types.ts → mail/resources.ts',
 ];
 
 test('every file of daemon/ has a layer', () => {

@@ -3,7 +3,7 @@
 //   a periodic task for the maintenance thread.
 // A queue without a handler is not claimed: its jobs wait until the handler ships.
 import type { QueueName } from '../../shared/constants.ts';
-import type { JobHandler, MaintenanceTask } from '../queue/types.ts';
+import type { JobHandler, MaintenanceTask } from '../mail/worker-context.ts';
 import type { ThreadRuntime } from './thread.ts';
 
 /** Queues drained by a loop of their own (batched claim and outcome statements) instead of a handler. */

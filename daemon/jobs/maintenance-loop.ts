@@ -3,7 +3,7 @@
 // or by background.ts (the shared thread).
 import { errorText } from '../errors.ts';
 import { reclaimExpiredLeases } from '../queue/leases.ts';
-import type { MaintenanceTask, WorkerContext } from '../queue/types.ts';
+import type { MaintenanceTask, WorkerContext } from '../mail/worker-context.ts';
 import { JOB_HANDLERS, MAINTENANCE_TASKS } from './handlers.ts';
 import { runQueueLoop } from './queue-loop.ts';
 import { sleep, type ThreadRuntime } from './thread.ts';

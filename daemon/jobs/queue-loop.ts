@@ -5,7 +5,8 @@ import type { QueueName } from '../../shared/constants.ts';
 import { backoffDelayMs } from '../queue/backoff.ts';
 import { claimJobs, extendLease } from '../queue/claim.ts';
 import { completeJob, failJob, retryJob } from '../queue/finish.ts';
-import type { JobHandler, JobOutcome, JobRow } from '../queue/types.ts';
+import type { JobOutcome, JobRow } from '../queue/types.ts';
+import type { JobHandler } from '../mail/worker-context.ts';
 import { onAbort, type ThreadRuntime } from './thread.ts';
 import { createWaker, listenForJobs } from './wake.ts';
 

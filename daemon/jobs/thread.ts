@@ -12,7 +12,7 @@ import { initModels } from '../db/models.ts';
 import { createSql } from '../db/sql.ts';
 import { closeMailResources, createMailResources } from '../mail/resources.ts';
 import { releaseJobs } from '../queue/claim.ts';
-import type { WorkerContext } from '../queue/types.ts';
+import type { WorkerContext } from '../mail/worker-context.ts';
 import type { QueueTuning } from './tuning.ts';
 import { createMetricsReporter, type MetricsReporter } from '../modules/metrics/reporter.ts';
 

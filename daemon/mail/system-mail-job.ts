@@ -4,7 +4,7 @@
 // relay unreachable) is retried with the send backoff; a permanent one fails the job, kept in
 // failed_jobs with the reason.
 import { errorText } from '../errors.ts';
-import type { JobHandler } from '../queue/types.ts';
+import type { JobHandler } from './worker-context.ts';
 import { backoffDelayMs } from '../queue/backoff.ts';
 import { unseal } from '../crypto/sealed.ts';
 import { returnPathFor } from '../modules/domains/service.ts';

@@ -12,7 +12,7 @@ import { getPlatformSettings } from '../db/platform-settings.ts';
 import { isFullyQualifiedName } from '../ehlo-name.ts';
 import { sendSystemMail, resolveSystemSender, type SystemMailDeps, type SystemSender } from '../mail/system-mail.ts';
 import { systemMailDomain } from '../mail/addresses.ts';
-import type { WorkerContext } from '../queue/types.ts';
+import type { WorkerContext } from '../mail/worker-context.ts';
 import { createDnsClient, type DnsClient } from './dns-query.ts';
 import {
   claimTlsReport,

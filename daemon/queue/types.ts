@@ -1,11 +1,6 @@
 // The contract between the queue (claiming, leases, retries) and the code that does the work.
-// A handler gets a claimed job and says what happened; the queue does the bookkeeping.
-import type { Sequelize } from 'sequelize';
-import type { Sql } from '../db/sql.ts';
-import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
-import type { Secrets } from '../secrets.ts';
-import type { MailResources } from '../mail/resources.ts';
+// A handler gets a claimed job and says what happened; the queue does the bookkeeping. The handler's
+// and a worker thread's types are in mail/worker-context.ts: a thread's context holds mail resources.
 import type { QueueName } from '../../shared/constants.ts';
 
 export interface JobRow {
@@ -26,27 +21,6 @@ export type JobOutcome =
   | { kind: 'retry'; delayMs: number; error: string }
   /** Give up now; the error is kept. */
   | { kind: 'fail'; error: string };
-
-/** A worker thread's connections, logger and mail resources (jobs/thread.ts creates them). */
-export interface WorkerContext extends MailResources {
-  config: Config;
-  secrets: Secrets;
-  sequelize: Sequelize;
-  /** Plain `pg` for the hot paths (daemon/db/sql.ts). */
-  sql: Sql;
-  log: Logger;
-  /** Identifies this worker in lease columns (thread and process). */
-  workerId: string;
-}
-
-export type JobHandler = (job: JobRow, ctx: WorkerContext) => Promise<JobOutcome>;
-
-/** Periodic work run by the maintenance worker (reclaiming leases, pruning, re-verifying). */
-export interface MaintenanceTask {
-  name: string;
-  everyMs: number;
-  run(ctx: WorkerContext): Promise<void>;
-}
 
 export interface EnqueueJobOptions {
   queue: QueueName;

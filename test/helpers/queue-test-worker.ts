@@ -5,7 +5,7 @@
 import { QueryTypes } from 'sequelize';
 import { runQueueLoop } from '../../daemon/jobs/queue-loop.ts';
 import { runWorkerThread, sleep } from '../../daemon/jobs/thread.ts';
-import type { JobHandler } from '../../daemon/queue/types.ts';
+import type { JobHandler } from '../../daemon/mail/worker-context.ts';
 import type { QueueName } from '../../shared/constants.ts';
 
 const recordRun: JobHandler = async (job, ctx) => {

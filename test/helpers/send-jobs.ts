@@ -2,7 +2,8 @@
 import { QueryTypes } from 'sequelize';
 import pino from 'pino';
 import type { TestContext } from './context.ts';
-import type { JobRow, WorkerContext } from '../../daemon/queue/types.ts';
+import type { JobRow } from '../../daemon/queue/types.ts';
+import type { WorkerContext } from '../../daemon/mail/worker-context.ts';
 import { handleSendJob } from '../../daemon/modules/emails/send-job.ts';
 import { handleScheduledJob } from '../../daemon/modules/scheduled/service.ts';
 import { handleSystemMailJob } from '../../daemon/mail/system-mail-job.ts';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { QueryTypes } from 'sequelize';
 import type { TestContext } from './context.ts';
-import type { WorkerContext } from '../../daemon/queue/types.ts';
+import type { WorkerContext } from '../../daemon/mail/worker-context.ts';
 import type { DeliveryOutcome } from '../../daemon/modules/webhooks/attempt.ts';
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from '../../daemon/modules/webhooks/dispatcher.ts';
 

@@ -2,7 +2,7 @@
 // their creator pressed send (the same claim and expansion job as POST /campaigns/{id}/send).
 // The claim makes two workers on two daemons unable to start one twice.
 import { ApiError } from '../../errors.ts';
-import type { MaintenanceTask, WorkerContext } from '../../queue/types.ts';
+import type { MaintenanceTask, WorkerContext } from '../../mail/worker-context.ts';
 import { dueCampaigns } from './model.ts';
 import { startCampaignSend } from './send.ts';
 

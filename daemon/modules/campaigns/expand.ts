@@ -22,7 +22,8 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import { ApiError, ForbiddenError, UnprocessableError } from '../../errors.ts';
 import type { TenantContext } from '../../context.ts';
 import { wakeQueue } from '../../queue/enqueue.ts';
-import type { JobOutcome, JobRow, WorkerContext } from '../../queue/types.ts';
+import type { JobOutcome, JobRow } from '../../queue/types.ts';
+import type { WorkerContext } from '../../mail/worker-context.ts';
 import {
   checkReferences,
   messageIdFor,

@@ -2,7 +2,7 @@
 // or SPF include silently sends mail to spam. Each run checks the domains whose last check is over a
 // day old; a record whose state changed is kept as drift on the domain and logged.
 import { Op } from 'sequelize';
-import type { MaintenanceTask, WorkerContext } from '../../queue/types.ts';
+import type { MaintenanceTask, WorkerContext } from '../../mail/worker-context.ts';
 import { Domain } from './model.ts';
 import { checkAndStore, type DomainDeps } from './service.ts';
 

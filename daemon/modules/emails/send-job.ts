@@ -8,7 +8,8 @@ import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Sql } from '../../db/sql.ts';
 import type { Secrets } from '../../secrets.ts';
-import type { JobHandler, JobOutcome } from '../../queue/types.ts';
+import type { JobOutcome } from '../../queue/types.ts';
+import type { JobHandler } from '../../mail/worker-context.ts';
 import { backoffDelayMs } from '../../queue/backoff.ts';
 import {
   markSending,

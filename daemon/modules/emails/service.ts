@@ -22,7 +22,7 @@ import type { Transaction } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
 import type { Database } from '../../db/index.ts';
-import type { WorkerContext } from '../../queue/types.ts';
+import type { WorkerContext } from '../../mail/worker-context.ts';
 import type { TenantContext } from '../../context.ts';
 import { ApiError, ConflictError, ForbiddenError, UnauthorizedError, UnprocessableError } from '../../errors.ts';
 import { removeJob, wakeQueueWithSql } from '../../queue/enqueue.ts';

@@ -4,7 +4,8 @@
 import { errorText } from '../../errors.ts';
 import type { Sequelize, Transaction } from 'sequelize';
 import { enqueueJob } from '../../queue/enqueue.ts';
-import type { JobOutcome, WorkerContext } from '../../queue/types.ts';
+import type { JobOutcome } from '../../queue/types.ts';
+import type { WorkerContext } from '../../mail/worker-context.ts';
 import { backoffDelayMs } from '../../queue/backoff.ts';
 import { isAmazonSubscribeUrl } from './service.ts';
 

@@ -18,7 +18,7 @@ import { allOverrides, platformPolicy, type Overrides } from './service.ts';
 import { removeBodiesSql } from '../emails/sql/remove-bodies.ts';
 import { logTagRowsSql } from '../emails/sql/insert-logs.ts';
 import type { RetentionKind, RetentionPolicy } from '../../../shared/schemas/retention.ts';
-import type { WorkerContext } from '../../queue/types.ts';
+import type { WorkerContext } from '../../mail/worker-context.ts';
 
 export const RETENTION_BATCH = 5000;
 const MAX_BATCHES = 100;

@@ -4,7 +4,7 @@ import type { AppDeps } from '../../app-types.ts';
 import { ApiError, ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import type { TenantContext } from '../../context.ts';
 import { enqueueJob, removeJob } from '../../queue/enqueue.ts';
-import type { JobHandler } from '../../queue/types.ts';
+import type { JobHandler } from '../../mail/worker-context.ts';
 import { DEFAULT_SCHEDULE_TIMEZONE, type ScheduleEmailBody } from '../../../shared/schemas/scheduled.ts';
 import { acceptSends, workerSendDeps, type SendDeps } from '../emails/service.ts';
 import { normalizeSend, type SendInput } from '../emails/validate.ts';

@@ -2,7 +2,7 @@
 // them from webhook_deliveries, see dispatcher.ts); the queue still carries the SES receiver's SNS
 // subscription confirmations (inbound/sns-confirm.ts), outbound HTTP calls too. A delivery job left
 // by an older daemon only makes its delivery due now.
-import type { JobHandler } from '../../queue/types.ts';
+import type { JobHandler } from '../../mail/worker-context.ts';
 import { runSnsConfirmation, SNS_CONFIRM_JOB } from '../inbound/sns-confirm.ts';
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
