@@ -113,7 +113,7 @@ export const SHORT_BENCHES: Record<string, ShortBench> = {
   },
   search: {
     argv: ['bench/scale.ts'],
-    env: { SCALE_LOGS: '10000', SCALE_SAMPLES: '20', SCALE_BACKLOG: '10000', ACCEPT_SECONDS: '2' },
+    env: { SCALE_LOGS: '10000', SCALE_SAMPLES: '50', SCALE_BACKLOG: '10000', ACCEPT_SECONDS: '2' },
     ratios: (r) =>
       collect('search', [
         ...SEARCHES.map((name): [string, number | null, string] => [
