@@ -53,7 +53,7 @@ import {
 import { normalizedBareAddress } from '../../mail/mailboxes.ts';
 import { recipientsOf, type NormalizedSend } from './validate.ts';
 import type { BatchAccepted, SendAccepted } from '../../../shared/schemas/emails.ts';
-import { awaitSyncVerdict } from './sync-verdict.ts';
+import { awaitSyncVerdict, type SyncAnswer } from './sync-verdict.ts';
 
 /**
  * The send pipeline's deps: the routes pass their ModuleDeps, the SMTP server and workers their own.
@@ -101,12 +101,6 @@ export interface AcceptOptions {
    */
   inTransaction?: (transaction: Transaction, body: SendAccepted | BatchAccepted) => Promise<void>;
 }
-
-/**
- * A sync send's result: a relay's SENT or FAILED; with direct delivery what the recipient's server said
- * (DELIVERED, BOUNCED, or QUEUED with its deferral) or QUEUED with why (sync-verdict.ts).
- */
-export type SyncAnswer = Pick<SendAccepted, 'status' | 'error' | 'deferred' | 'waiting' | 'message'>;
 
 export interface SendAnswer {
   /** The answer body in the requested shape (the stored one for a replay). */

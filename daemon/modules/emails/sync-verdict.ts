@@ -5,7 +5,13 @@
 // SENT never stands for "we tried". Polls the log by its key: the MTA may run on another node.
 import type { Sql } from '../../db/sql.ts';
 import { SYNC_VERDICT, type SyncVerdictRow } from './sql/sync-verdict.ts';
-import type { SyncAnswer } from './service.ts';
+import type { SendAccepted } from '../../../shared/schemas/emails.ts';
+
+/**
+ * A sync send's result: a relay's SENT or FAILED; with direct delivery what the recipient's server said
+ * (DELIVERED, BOUNCED, or QUEUED with its deferral) or QUEUED with why (sync-verdict.ts).
+ */
+export type SyncAnswer = Pick<SendAccepted, 'status' | 'error' | 'deferred' | 'waiting' | 'message'>;
 
 const POLL_MS = 100;
 
