@@ -3,7 +3,7 @@
 // (explicitly none on public routes), the X-Tenant-Id header on tenant-scoped operations, and the
 // response headers every answer carries (rate limit; quota on tenant-scoped ones; Retry-After on 429),
 // and the error body as a `$ref` to one component (`components.schemas.ErrorBody`) instead of a copy.
-import type { Access } from './plugins/access.ts';
+import type { Access } from './access.ts';
 
 const ERROR_BODY_ID = 'ErrorBody';
 

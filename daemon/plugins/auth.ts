@@ -13,15 +13,9 @@ import { resolveApiKey } from '../modules/auth/credentials.ts';
 import type { TenantStateCache } from '../modules/tenants/state-cache.ts';
 import { sessionIsLive } from '../modules/auth/tokens.ts';
 import { TENANT_HEADER, type MemberRole } from '../../shared/constants.ts';
-import {
-  apiKeyTenantContext,
-  roleAtLeast,
-  type AccessTokenClaims,
-  type Principal,
-  type TenantContext,
-} from '../context.ts';
+import { apiKeyTenantContext, roleAtLeast, type AccessTokenClaims } from '../context.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../modules/auth/token-lifetimes.ts';
-import { defaultRoleFor, type Access } from './access.ts';
+import { defaultRoleFor, type Access } from '../access.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -166,24 +160,6 @@ async function enforce(request: FastifyRequest, rule: Access): Promise<void> {
     testMode: false,
     ip: request.ip,
   };
-}
-
-/** The tenant context of a tenant route; the access rule guarantees it is there. */
-export function tenantOf(request: FastifyRequest): TenantContext {
-  if (!request.tenant) throw new Error(`route ${request.routeOptions.url} has no tenant access rule`);
-  return request.tenant;
-}
-
-/** The signed-in admin's id on a session route. */
-export function adminIdOf(request: FastifyRequest): string {
-  const principal = request.principal;
-  if (principal?.kind !== 'admin') throw new UnauthorizedError();
-  return principal.adminId;
-}
-
-export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new UnauthorizedError();
-  return request.principal;
 }
 
 async function authPlugin(

@@ -2,8 +2,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { adminIdOf, principalOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { adminIdOf, principalOf } from '../../access.ts';
 import { authRateLimit } from '../../plugins/rate-limit.ts';
 import { ErrorBody, OkBody } from '../../../shared/schemas/common.ts';
 import {

@@ -3,8 +3,8 @@
 import { Type } from '@sinclair/typebox';
 import type { App, AppDeps } from '../../app-types.ts';
 import { ServiceUnavailableError } from '../../errors.ts';
-import { access } from '../../plugins/access.ts';
-import { adminIdOf, tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { adminIdOf, tenantOf } from '../../access.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import {
   BillingPlan,

@@ -1,7 +1,7 @@
 // Campaigns (spec §4 "Campaigns"): API key with campaigns:read / campaigns:write, or JWT.
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody, IdParams } from '../../../shared/schemas/common.ts';
 import {
   Campaign,

@@ -1,7 +1,7 @@
 // Contacts and contact tags (spec §4 "Contacts"): API key with contacts:read / contacts:write, or JWT.
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody, OkBody } from '../../../shared/schemas/common.ts';
 import {
   AddTagsBody,

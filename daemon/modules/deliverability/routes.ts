@@ -1,8 +1,8 @@
 // Per-destination deliverability of the tenant, and of every tenant for platform admins (issue 29,
 // docs/mta.md "Sender rules and deliverability").
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody, TenantHeaders } from '../../../shared/schemas/common.ts';
 import {
   DeliverabilityBody,

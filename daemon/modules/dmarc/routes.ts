@@ -1,7 +1,7 @@
 // DMARC aggregate reports of a sending domain, as received at the service's rua address.
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody, IdParams, PageQuery, Paged, TenantHeaders } from '../../../shared/schemas/common.ts';
 import { DmarcReportBody } from '../../../shared/schemas/dmarc.ts';
 import { listDmarcReports } from './service.ts';

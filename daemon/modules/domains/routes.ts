@@ -1,7 +1,7 @@
 // Sending domains (JWT only): register, list, DNS records and their state, verify, diagnose, delete.
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody, IdParams, OkBody, PageQuery, Paged, TenantHeaders } from '../../../shared/schemas/common.ts';
 import { CreateDomainDto, DiagnosisBody, DomainBody, VerifyDomainBody } from '../../../shared/schemas/domains.ts';
 import { createDomain, deleteDomain, diagnoseDomain, getDomainDns, listDomains, verifyDomain } from './service.ts';

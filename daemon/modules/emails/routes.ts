@@ -1,8 +1,8 @@
 // Emails (spec §4 "Emails"): send, batch, logs, log detail, resend. API key with email:send /
 // email:read, or JWT. Send and batch take bodies up to 15 MB (attachments); everything else 1 MB.
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody, IdParams } from '../../../shared/schemas/common.ts';
 import {
   BatchAccepted,

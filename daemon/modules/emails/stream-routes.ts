@@ -4,8 +4,9 @@
 import { Type } from '@sinclair/typebox';
 import type { ServerResponse } from 'node:http';
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { credentialStillValid, tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { credentialStillValid } from '../../plugins/auth.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { LOG_STREAM_HEARTBEAT_MS, logStreamStart, parseLastEventId, runLogStream } from './log-stream.ts';
 

@@ -1,6 +1,6 @@
 // Health checks: liveness, readiness (database, migrations, workers), and each dependency.
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
+import { access } from '../../access.ts';
 import { checkDatabase, checkQueues, checkReadiness, checkRedis } from './service.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { DatabaseHealth, Liveness, QueuesHealth, Readiness, RedisHealth } from '../../../shared/schemas/health.ts';

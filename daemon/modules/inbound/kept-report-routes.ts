@@ -1,8 +1,8 @@
 // GET /platform/inbound-reports (platform admins): bounce and complaint reports kept without effect,
 // newest first. Their counts are in GET /metrics (modules/metrics).
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { adminIdOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { adminIdOf } from '../../access.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { KeptReportsPage, KeptReportsQuery } from '../../../shared/schemas/inbound-reports.ts';
 import { readKeptReports } from './kept-report-service.ts';

@@ -4,7 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
+import { access } from '../../access.ts';
 import { ServiceUnavailableError, UnauthorizedError, ValidationError } from '../../errors.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { InboundAck, InboundQuery, SmtpDsnBody, SnsEnvelopeBody } from '../../../shared/schemas/webhooks.ts';

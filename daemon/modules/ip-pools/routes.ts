@@ -2,8 +2,8 @@
 // source addresses, their warm-up schedule and progress, and which tenants send from them.
 import type { FastifyRequest } from 'fastify';
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { adminIdOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { adminIdOf } from '../../access.ts';
 import { ErrorBody, OkBody } from '../../../shared/schemas/common.ts';
 import {
   AssignIpPoolBody,

@@ -3,7 +3,7 @@
 // their own listener (listener.ts) on an internal address.
 import { Type } from '@sinclair/typebox';
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
+import { access } from '../../access.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { refuseScrape } from './guard.ts';
 

@@ -1,8 +1,8 @@
 // The outbound MTA's queue per destination (platform admins only): GET /platform/queue and the retry,
 // hold and release actions on one destination domain (`svc queue`, docs/mta.md "Visibility").
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { adminIdOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { adminIdOf } from '../../access.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import {
   HoldDestinationBody,

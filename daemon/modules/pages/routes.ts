@@ -5,7 +5,7 @@
 // API: hidden from /openapi.json, whose /auth operations do the same work for programs.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
+import { access } from '../../access.ts';
 import { authRateLimit } from '../../plugins/rate-limit.ts';
 import { sendPage, type PageContent } from '../../render/html-page.ts';
 import { callerOf } from '../auth/routes.ts';

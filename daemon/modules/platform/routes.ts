@@ -1,7 +1,7 @@
 // GET/PATCH /platform/settings (platform admins only).
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { adminIdOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { adminIdOf } from '../../access.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { PlatformSettingsBody, UpdatePlatformSettingsBody } from '../../../shared/schemas/platform.ts';
 import { readPlatformSettings, updatePlatformSettings } from './service.ts';

@@ -1,8 +1,8 @@
 // Projects (spec §4 "Projects"): API key with projects:read / projects:write, or JWT.
 import { Type } from '@sinclair/typebox';
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody, IdParams, OkBody } from '../../../shared/schemas/common.ts';
 import { CreateProjectBody, Project, UpdateProjectBody, VerifySmtpResult } from '../../../shared/schemas/projects.ts';
 import { createProject, deleteProject, getProject, listProjects, updateProject, verifyProjectSmtp } from './service.ts';

@@ -1,7 +1,7 @@
 // Scheduled emails (spec §4 "Scheduled emails"): email:send to create and cancel, email:read to list.
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody, IdParams } from '../../../shared/schemas/common.ts';
 import { ScheduledEmail, ScheduledPage, ScheduledQuery, ScheduleEmailBody } from '../../../shared/schemas/scheduled.ts';
 import { SEND_BODY_LIMIT_BYTES } from '../emails/validate.ts';

@@ -2,8 +2,8 @@
 // reaction rules and the reactions in force, per-tenant throttles.
 import type { FastifyRequest } from 'fastify';
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { adminIdOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { adminIdOf } from '../../access.ts';
 import { ErrorBody, OkBody } from '../../../shared/schemas/common.ts';
 import {
   CreateProviderBody,

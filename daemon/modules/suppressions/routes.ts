@@ -1,7 +1,7 @@
 // Suppressions (spec §4 "Suppressions"): API key with suppressions:read / suppressions:write, or JWT.
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody, IdParams, OkBody } from '../../../shared/schemas/common.ts';
 import {
   CreateSuppressionBody,

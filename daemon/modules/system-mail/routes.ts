@@ -1,7 +1,7 @@
 // GET /platform/system-mail[/{id}]: system mail captured when no relay is configured (platform admins only).
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { adminIdOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { adminIdOf } from '../../access.ts';
 import { ErrorBody, IdParams, Paged } from '../../../shared/schemas/common.ts';
 import { SystemMailMessage, SystemMailQuery, SystemMailSummary } from '../../../shared/schemas/system-mail.ts';
 import { listSystemMail, readSystemMail } from './service.ts';

@@ -5,8 +5,8 @@
 // over /templates/:id in Fastify's router, whatever the order of registration.
 import { Type } from '@sinclair/typebox';
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody, OkBody } from '../../../shared/schemas/common.ts';
 import {
   CreateTemplateBody,

@@ -1,8 +1,8 @@
 // POST /emails/send-template: the published version of a template, by slug and locale, through the
 // one send pipeline (./send-template.ts). API key with email:send, or JWT.
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { SendAccepted, SendQuery } from '../../../shared/schemas/emails.ts';
 import { SendTemplateBody } from '../../../shared/schemas/templates.ts';

@@ -2,8 +2,8 @@
 // audit log. Admin sessions only (API keys get 403); the tenant comes from the path.
 import type { FastifyRequest } from 'fastify';
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { principalOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { principalOf } from '../../access.ts';
 import { DefaultPageQuery, ErrorBody, OkBody, Paged } from '../../../shared/schemas/common.ts';
 import {
   ApiKeyBody,

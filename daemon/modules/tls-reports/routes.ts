@@ -1,8 +1,8 @@
 // TLS reports this platform sends (platform admins only; docs/mta.md "TLS reporting").
 import type { FastifyRequest } from 'fastify';
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { adminIdOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { adminIdOf } from '../../access.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { TlsReportParams, TlsReportPreviewBody, TlsReportSentBody } from '../../../shared/schemas/tls-reports.ts';
 import { previewTlsReport, resendTlsReport } from './service.ts';

@@ -3,7 +3,7 @@
 // no redirect); GET only shows a page with a button, because mail scanners prefetch links.
 import { Type } from '@sinclair/typebox';
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
+import { access } from '../../access.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { escapeHtml, sendPage } from '../../render/html-page.ts';
 import { recordClick, recordOpen, unsubscribe, unsubscribeTarget } from './service.ts';

@@ -1,8 +1,8 @@
 // Outbound webhook endpoints (spec §4 "Webhooks"): API key with webhooks:manage, or JWT.
 // The provider receivers (/webhooks/ses, /webhooks/smtp-dsn) live in modules/inbound.
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../plugins/access.ts';
-import { tenantOf } from '../../plugins/auth.ts';
+import { access } from '../../access.ts';
+import { tenantOf } from '../../access.ts';
 import { ErrorBody, IdParams, OkBody } from '../../../shared/schemas/common.ts';
 import {
   CreateWebhookEndpointBody,

@@ -1,7 +1,11 @@
-// Who may call a route, declared next to the route in its `config.access`.
-// The auth plugin reads it: credentials → principal → tenant → membership or key → scope → role.
-import type { ApiKeyScope, MemberRole } from '../../shared/constants.ts';
-import type { Principal, TenantContext } from '../context.ts';
+// Who may call a route, declared next to the route in its `config.access`, and what a route reads of
+// who called it (tenantOf, adminIdOf, principalOf). The auth plugin (plugins/auth.ts) fills it in:
+// credentials → principal → tenant → membership or key → scope → role. Below modules/ so route files
+// need nothing from plugins/ (the folders' layers, ARCHITECTURE.md).
+import type { FastifyRequest } from 'fastify';
+import type { ApiKeyScope, MemberRole } from '../shared/constants.ts';
+import type { Principal, TenantContext } from './context.ts';
+import { UnauthorizedError } from './errors.ts';
 
 export type Access =
   /** No credentials needed (health, public auth, tracking, unsubscribe, inbound receivers). */
@@ -33,6 +37,24 @@ export const access = {
 /** Viewers read; changing anything takes a developer unless the route asks for more. */
 export function defaultRoleFor(method: string): MemberRole {
   return method === 'GET' || method === 'HEAD' ? 'viewer' : 'developer';
+}
+
+/** The tenant context of a tenant route; the access rule guarantees it is there. */
+export function tenantOf(request: FastifyRequest): TenantContext {
+  if (!request.tenant) throw new Error(`route ${request.routeOptions.url} has no tenant access rule`);
+  return request.tenant;
+}
+
+/** The signed-in admin's id on a session route. */
+export function adminIdOf(request: FastifyRequest): string {
+  const principal = request.principal;
+  if (principal?.kind !== 'admin') throw new UnauthorizedError();
+  return principal.adminId;
+}
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new UnauthorizedError();
+  return request.principal;
 }
 
 declare module 'fastify' {
