@@ -5,12 +5,12 @@
 // examples before it made. What cannot run in a test is listed with the reason; nothing else is skipped.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { addVerifiedDomain, createAdmin, createTenant } from './helpers/fixtures.ts';
+import { addMember, addVerifiedDomain, createAdmin, createTenant } from './helpers/fixtures.ts';
 import { listen } from './helpers/svc-cli.ts';
 import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { parseShellCommand } from './helpers/shell-words.ts';
@@ -54,20 +54,12 @@ const NOT_RUN: Record<string, string> = {
 
 /** Examples that do not run yet as printed (issue 49 §5, not finished): each is a defect of its example or command. */
 const NOT_YET = new Set<string>([
-  'svc templates push templates/*.html --publish --json',
   'svc templates publish welcome --version 3',
   'svc templates publish welcome --locale fr --json',
-  'svc templates check templates/*.html --data @sample.json --json',
-  'svc domains add mail.acme.com --json',
   'svc domains verify mail.acme.com',
   'svc domains diagnose mail.acme.com',
   'svc domains diagnose mail.acme.com --json',
-  'svc domains dmarc acme.com',
-  'svc domains dmarc acme.com --json',
-  'svc domains dmarc acme.com --page 2',
   'svc webhooks replay 5e0a… 9c4d…',
-  'svc suppressions add ada@example.com --reason complaint',
-  'svc suppressions remove 7d1e…',
   'svc campaigns show 5e0a…',
   'svc campaigns send 5e0a… --from "Acme <news@acme.example>"',
   'svc campaigns send 5e0a… --from news@acme.example --json --detach',
@@ -77,22 +69,7 @@ const NOT_YET = new Set<string>([
   'svc doctor',
   'svc doctor --json',
   'DATABASE_URL=postgres://db/svc JWT_SECRET=… SMTP_URL=smtp://relay:587 svc doctor --local',
-  'svc pools --pool shared-1 --json',
-  'svc pools create shared-1 --address 203.0.113.10=out1.example.com',
-  'svc pools add-address shared-1 203.0.113.10 --ehlo out1.example.com',
-  'svc pools add-address shared-1 203.0.113.11 --ehlo out2.example.com --weight 2 --warm',
-  'svc pools set-address shared-1 203.0.113.10 --weight 3',
-  'svc pools set-address shared-1 203.0.113.10 --warmup-start 2026-11-01',
-  'svc pools set-address shared-1 203.0.113.10 --warm',
-  'svc pools remove-address shared-1 203.0.113.10',
-  'svc pools assign "Acme Staging" --pool shared-1 --stream campaign --remove',
-  'svc pools schedule shared-1 --file schedule.json',
-  'svc pools rename shared-1 --description "EU tenants"',
-  'svc pools delete old-pool',
   'DATABASE_URL=postgres://svc@db/svc svc db migrate',
-  'svc api postEmailsLogsByIdResend --param id=0b6c…',
-  'svc members role ada@example.com admin',
-  'svc members remove ada@example.com',
   'svc tenants throttle "Acme Staging" --per-second 2 --per-hour 5000',
   'svc providers lift 8d1e…',
   'svc tls-reports show gmail.com',
@@ -107,34 +84,30 @@ const NOT_YET = new Set<string>([
   'svc projects verify-smtp 1d2e…',
   'svc contacts list --cursor "$NEXT" --json',
   'svc contacts show user-42',
-  'svc contacts tag user-42 vip beta',
   'svc contacts tag user-42 beta --remove',
   'svc contacts tags create vip --description "paying customers"',
-  'svc contacts tags update vip --description ""',
-  'svc contacts tags delete beta',
   'svc billing set-plan pro --stripe-price-id price_1Pq…',
   'svc billing set-plan legacy --no-active',
   'svc billing subscription',
   'svc billing checkout pro --success-url https://app.example.com/ok --cancel-url https://app.example.com/',
   'svc billing portal --return-url https://app.example.com/billing',
-  'svc templates update welcome --from "Acme <hello@acme.test>"',
-  'svc templates delete old-promo --yes',
   'svc templates delete welcome --version 4',
-  'svc templates duplicate welcome',
-  'svc templates unpublish welcome',
   'svc templates unpublish welcome --locale fr',
-  'svc templates tag welcome',
   'svc templates tag welcome onboarding transactional',
-  'svc templates tag welcome onboarding --remove',
-  'svc campaigns create "March news" --template newsletter --tag subscribers',
-  'svc campaigns create "Launch" --template launch --schedule 2026-12-01T09:00:00Z --from news@acme.com --json',
-  'svc campaigns coverage 4e2a…',
   'svc send-batch receipts.json',
-  'jq -c .people export.json | svc contacts bulk - --json',
   'svc platform mail --to ada@example.com --latest',
   'svc platform mail 6a1d… --raw',
   'svc queue retry gmail.com',
 ]);
+
+/** `templates/*.html` → the files it names in the current folder, as the shell expands it; other words as they are. */
+function expandGlob(word: string): string[] {
+  const star = /^([^*]*\/)?([^/*]*)\*([^/*]*)$/.exec(word);
+  if (!star) return [word];
+  const [, dir = '', prefix, suffix] = star;
+  const names = readdirSync(dir || '.').filter((name) => name.startsWith(prefix) && name.endsWith(suffix));
+  return names.length ? names.sort().map((name) => dir + name) : [word];
+}
 
 /** Placeholder → the id it stands for, read when the example runs. */
 type Resolver = (sql: (text: string) => Promise<string | undefined>) => Promise<string | undefined>;
@@ -158,6 +131,14 @@ function prepareFiles(): void {
     '/*\n---\nslug: receipt\nsubject: "Your receipt {{ order }}"\nfrom: shop@acme.test\ndata: {"order":"A-1"}\n---\n*/\n' +
       "import { Html, Text } from '@react-email/components';\nexport default function Receipt({ order }: { order: string }) {\n  return <Html><Text>Order {order}</Text></Html>;\n}\n",
   );
+  const template = (slug: string, subject: string) =>
+    file(
+      `templates/${slug}.html`,
+      `---\nslug: ${slug}\nsubject: "${subject}"\nfrom: Acme <news@acme.com>\n---\n<p>${subject}</p>\n`,
+    );
+  template('newsletter', 'March news');
+  template('launch', 'We launched');
+  template('old-promo', "Last year's sale");
   file('report.html', '<p>The report</p>\n');
   file('order.json', '{"order":"A-1"}\n');
   file('sample.json', '{"name":"Ada","order":"A-1"}\n');
@@ -191,6 +172,8 @@ interface Runnable {
   input?: string;
   /** `… || echo "not yet"`: a failure is part of the example. */
   mayFail: boolean;
+  /** `… > file`: the file standard output goes to. */
+  out?: string;
 }
 
 function runnable(example: string): Runnable {
@@ -202,9 +185,10 @@ function runnable(example: string): Runnable {
     input = 'correct horse battery staple';
     if (pipeIn[1].startsWith("echo '")) input = pipeIn[1].slice(6, -1);
     if (pipeIn[1].startsWith('cat ')) input = 'FILE:' + pipeIn[1].slice(4);
-    if (pipeIn[1].startsWith('jq ')) input = JSON.stringify({ email: 'jq@example.com' });
+    if (pipeIn[1].startsWith('jq ')) input = JSON.stringify([{ email: 'jq@example.com' }]); // jq -c .people export.json
     line = pipeIn[2];
   }
+  const out = / > (\S+)$/.exec(line)?.[1];
   line = line.replace(/ \| jq .*$/, '').replace(/ > \S+$/, '');
   if (/ \|\| echo /.test(line)) {
     mayFail = true;
@@ -212,7 +196,7 @@ function runnable(example: string): Runnable {
   }
   const { env, words } = parseShellCommand(line);
   assert.is(words[0], 'svc', example);
-  return { words: words.slice(1), env, input, mayFail };
+  return { words: words.slice(1), env, input, mayFail, out };
 }
 
 test.before(async () => {
@@ -224,6 +208,10 @@ test.before(async () => {
   await createTenant(operator.id, 'Acme Staging');
   await createTenant(operator.id, 'Old Shop');
   await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, tenantId, 'acme.test');
+  await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, tenantId, 'acme.com');
+  // The member the `svc members` examples change the role of and remove.
+  const ada = await createAdmin(ctx.app, { email: 'ada@example.com' });
+  await addMember(tenantId, ada.id, 'developer');
   cli.writeProfile({ accessToken: operator.token, tenantId, tenantName: 'Acme' });
   cli.writeProfile({ accessToken: operator.token, tenantId, tenantName: 'Acme' }, 'prod');
   prepareFiles();
@@ -233,8 +221,16 @@ test.before(async () => {
   try {
     const pushed = await cli.run(['templates', 'push', 'templates/', 'emails/receipt.tsx', '--publish', '--json']);
     assert.is(pushed.code, 0, pushed.stdout + pushed.stderr);
-    const pool = await cli.run(['pools', 'create', 'bulk-1', '--json']);
-    assert.is(pool.code, 0, pool.stdout + pool.stderr);
+    // What the examples name and do not make themselves: the pools bulk-1 and old-pool, the tag subscribers.
+    for (const words of [
+      ['pools', 'create', 'bulk-1'],
+      ['pools', 'create', 'old-pool'],
+      ['contacts', 'tags', 'create', 'subscribers'],
+      ['contacts', 'upsert', 'sub@example.com', '--tag', 'subscribers', '--opt-in'],
+    ]) {
+      const made = await cli.run([...words, '--json']);
+      assert.is(made.code, 0, made.stdout + made.stderr);
+    }
   } finally {
     process.chdir(cwd);
   }
@@ -287,19 +283,40 @@ test('every example of every command runs as printed', async () => {
   const cwd = process.cwd();
   process.chdir(folder);
   try {
-    // What moves the session runs last: a new tenant becomes the current one, logging out ends the session.
+    // Examples run in the order of the help, except that what removes or renames a thing runs after what
+    // uses it (`templates update welcome --slug welcome-v2` would leave no `welcome` for the examples after
+    // it), and what moves the session runs last: a new tenant becomes the current one, logging out ends it.
     const last = ['tenants:create', 'register', 'login', 'logout'];
-    const rank = (id: string) => last.indexOf(id) + 1;
-    const order = Object.entries(COMMANDS).sort(([a], [b]) => rank(a) - rank(b));
-    for (const [id, command] of order) {
-      for (const raw of (command as { examples?: (string | { command: string })[] }).examples ?? []) {
-        const example = (typeof raw === 'string' ? raw : raw.command).replace(/<%= config\.bin %>/g, 'svc');
+    // (A suppression removed is no thing the later examples name: those run in the order of the help.)
+    const removes = /^svc (?!suppressions).*( (delete|remove|erase)\b| --remove\b)/;
+    const renames = / --slug | --name customers|^svc pools rename \S+ [a-z]/;
+    const phase = (id: string, example: string) =>
+      last.includes(id) ? 3 + last.indexOf(id) : renames.test(example) ? 2 : removes.test(example) ? 1 : 0;
+    const examples = Object.entries(COMMANDS).flatMap(([id, command]) =>
+      ((command as { examples?: (string | { command: string })[] }).examples ?? []).map((raw) => ({
+        id,
+        example: (typeof raw === 'string' ? raw : raw.command).replace(/<%= config\.bin %>/g, 'svc'),
+      })),
+    );
+    examples.sort((a, b) => phase(a.id, a.example) - phase(b.id, b.example));
+    for (const { id, example } of examples) {
+      {
         if (example in NOT_RUN) continue;
         const run = runnable(example);
         const words: string[] = [];
         for (const word of run.words) {
           const resolve = byCommand[id]?.[word] ?? placeholders[word];
-          words.push(resolve ? ((await resolve(one)) ?? `(no id for ${word})`) : word);
+          if (resolve) {
+            words.push((await resolve(one)) ?? `(no id for ${word})`);
+            continue;
+          }
+          // A placeholder inside a word (`--param id=0b6c…`); a documentation address (RFC 5737) stands for
+          // an address of the machine: a loopback one here. A glob is expanded, as the shell does.
+          let text = word;
+          for (const [key, value] of Object.entries(placeholders))
+            if (text.includes(key)) text = text.replace(key, (await value(one)) ?? `(no id for ${key})`);
+          text = text.replace(/\b203\.0\.113\.(\d+)\b/g, (_, n: string) => `127.0.0.${100 + Number(n)}`);
+          words.push(...expandGlob(text));
         }
         const input = run.input?.startsWith('FILE:')
           ? (await import('node:fs')).readFileSync(join(folder, run.input.slice(5)), 'utf8')
@@ -312,11 +329,21 @@ test('every example of every command runs as printed', async () => {
           failures.push(`${example}\n    → ${(error as Error).message}`);
           continue;
         }
+        if (run.out) writeFileSync(join(folder, run.out), result.stdout);
         if (result.code !== 0 && !run.mayFail && !NOT_YET.has(example))
           failures.push(
             `${example}\n    (${words.join(' ')}) → exit ${result.code}: ${(result.stderr + result.stdout).trim().split('\n').slice(-4).join(' | ')}`,
           );
         if (result.code === 0 && NOT_YET.has(example)) nowRunning.push(example);
+        if (process.env.SHOW_NOT_YET && result.code !== 0 && NOT_YET.has(example))
+          console.log(
+            `NY ${example}\n    → exit ${result.code}: ${(result.stderr + result.stdout)
+              .split('\n')
+              .filter((l) => l.trim() && !l.startsWith('svc ·'))
+              .slice(0, 4)
+              .join(' | ')
+              .slice(0, 300)}`,
+          );
       }
     }
   } finally {

@@ -108,6 +108,9 @@ export class InProcessCli extends CliWorld {
       const exit = (error as { oclif?: { exit?: number } }).oclif?.exit;
       code = exit ?? Number(process.exitCode ?? 1);
       if (exit === undefined && !process.exitCode) stderr += String((error as Error).stack ?? error);
+      // What oclif prints of an error that carries its exit code, as the real binary shows it.
+      else if (exit !== undefined && (error as Error).message && !/^EEXIT/.test((error as Error).message))
+        stderr += `${(error as Error).message}\n`;
     } finally {
       globalThis.fetch = realFetch;
       Object.defineProperty(process, 'stdin', realStdin);

@@ -8,7 +8,7 @@ export default class DomainsAdd extends SvcCommand<typeof DomainsAdd> {
   static override summary = 'Register a sending domain and print the DNS records to publish.';
   static override examples = [
     '<%= config.bin %> domains add mail.acme.com',
-    '<%= config.bin %> domains add mail.acme.com --json',
+    '<%= config.bin %> domains add news.acme.com --json',
   ];
   static override args = { domain: Args.string({ description: 'domain name', required: true }) };
 

@@ -10,7 +10,7 @@ export default class MembersInvite extends SvcCommand<typeof MembersInvite> {
   static override description =
     'The invitation mail links to the sign-up page; with a terminal only, `svc register --invitation <token>` joins too.';
   static override examples = [
-    '<%= config.bin %> members invite ada@example.com --role developer',
+    '<%= config.bin %> members invite grace@example.com --role developer',
     '<%= config.bin %> members invite ops@example.com --role admin --json',
   ];
   static override args = { email: Args.string({ description: 'e-mail address', required: true }) };

@@ -16,7 +16,7 @@ export default class PoolsAssign extends SvcCommand<typeof PoolsAssign> {
   static override examples = [
     '<%= config.bin %> pools assign "Acme Staging" --pool shared-1',
     '<%= config.bin %> pools assign "Acme Staging" --pool bulk-1 --stream campaign',
-    '<%= config.bin %> pools assign "Acme Staging" --pool shared-1 --stream campaign --remove',
+    '<%= config.bin %> pools assign "Acme Staging" --pool bulk-1 --stream campaign --remove',
   ];
   static override showHeader = false;
   static override args = {

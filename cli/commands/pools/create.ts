@@ -8,7 +8,7 @@ export default class PoolsCreate extends SvcCommand<typeof PoolsCreate> {
   static override summary = 'Create an IP pool (platform admins); add addresses with `svc pools add-address`.';
   static override examples = [
     '<%= config.bin %> pools create shared-1',
-    '<%= config.bin %> pools create shared-1 --address 203.0.113.10=out1.example.com',
+    '<%= config.bin %> pools create eu-1 --address 203.0.113.20=out3.example.com',
   ];
   static override showHeader = false;
   static override args = { name: Args.string({ description: 'name of the pool', required: true }) };

@@ -11,7 +11,7 @@ export default class Pools extends SvcCommand<typeof Pools> {
   static override description =
     'In a terminal it shows the pools screen (refreshed every 5 s, warm-up bars per provider); without one, or with --json, it prints one snapshot. ' +
     'Counts are per UTC day; an address without a ceiling is warm.';
-  static override examples = ['<%= config.bin %> pools', '<%= config.bin %> pools --pool shared-1 --json'];
+  static override examples = ['<%= config.bin %> pools', '<%= config.bin %> pools --pool bulk-1 --json'];
   static override showHeader = false;
   static override flags = {
     pool: Flags.string({ description: 'only this pool (name or id)' }),

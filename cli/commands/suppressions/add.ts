@@ -8,7 +8,7 @@ export default class SuppressionsAdd extends SvcCommand<typeof SuppressionsAdd> 
   static override summary = 'Stop sending to an address.';
   static override examples = [
     '<%= config.bin %> suppressions add ada@example.com',
-    '<%= config.bin %> suppressions add ada@example.com --reason complaint',
+    '<%= config.bin %> suppressions add grace@example.com --reason complaint',
   ];
   static override args = { email: Args.string({ description: 'address to suppress', required: true }) };
   static override flags = {
