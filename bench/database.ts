@@ -6,7 +6,7 @@ import pg from 'pg';
 import { QueryTypes, type Sequelize } from 'sequelize';
 import { openDatabase, type Database } from '../daemon/db/index.ts';
 import { migrateUp } from '../daemon/db/migrate.ts';
-import { initModels } from '../daemon/db/models.ts';
+import { initModels } from '../daemon/modules/models.ts';
 import { loadSecrets } from '../daemon/secrets.ts';
 import { generateDkimKey } from '../daemon/modules/domains/keys.ts';
 import { generateApiKey } from '../daemon/modules/auth/api-key-format.ts';

@@ -10,7 +10,7 @@ import requestBodyPlugin, { NO_BODY_LIMIT_BYTES } from './plugins/request-body.t
 import { ApiError } from './errors.ts';
 import authPlugin from './plugins/auth.ts';
 import rateLimitPlugin from './plugins/rate-limit.ts';
-import { initModels } from './db/models.ts';
+import { initModels } from './modules/models.ts';
 import { isHealthPoll } from './logging.ts';
 import { ErrorBody } from '../shared/schemas/common.ts';
 import type { TlsPair } from './tls.ts';

@@ -13,7 +13,7 @@ import { checkSecretAgainstDatabase, loadSecrets } from './secrets.ts';
 import { buildApp, metricsOf, REDACTED_LOG_PATHS } from './app.ts';
 import { startMetricsListener, type MetricsListener } from './modules/metrics/listener.ts';
 import { startWorkers, type WorkerPool } from './jobs/index.ts';
-import { initModels } from './db/models.ts';
+import { initModels } from './modules/models.ts';
 import { smtpEdgeConfigured, startSmtpEdge, type SmtpEdge } from './smtp/edge.ts';
 import type { App, AppDeps } from './app-types.ts';
 import { DkimSigningCache } from './modules/domains/signing.ts';

@@ -5,7 +5,7 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
 import { enqueueJob } from '../daemon/queue/index.ts';
-import { initModels } from '../daemon/db/models.ts';
+import { initModels } from '../daemon/modules/models.ts';
 import { buildApp } from '../daemon/app.ts';
 import { connectSequelize } from '../daemon/db/index.ts';
 import type { App, AppDeps } from '../daemon/app-types.ts';

@@ -7,7 +7,7 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createWorld } from './helpers/fixtures.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
 import { buildApp } from '../daemon/app.ts';
-import { initModels } from '../daemon/db/models.ts';
+import { initModels } from '../daemon/modules/models.ts';
 
 let ctx: TestContext;
 test.before(async () => {

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
-import { initModels } from '../daemon/db/models.ts';
+import { initModels } from '../daemon/modules/models.ts';
 
 let ctx: TestContext;
 

@@ -8,7 +8,7 @@ import { parentPort, threadId, workerData } from 'node:worker_threads';
 import pino from 'pino';
 import type { Config } from '../config.ts';
 import { connectSequelize } from '../db/index.ts';
-import { initModels } from '../db/models.ts';
+import { initModels } from '../modules/models.ts';
 import { createSql } from '../db/sql.ts';
 import { closeMailResources, createMailResources } from '../mail/resources.ts';
 import { releaseJobs } from '../queue/claim.ts';

@@ -14,7 +14,7 @@ import { QueryTypes } from 'sequelize';
 import { loadConfig } from '../../daemon/config.ts';
 import { openDatabase, type Database } from '../../daemon/db/index.ts';
 import { migrateUp } from '../../daemon/db/migrate.ts';
-import { initModels } from '../../daemon/db/models.ts';
+import { initModels } from '../../daemon/modules/models.ts';
 import { loadSecrets } from '../../daemon/secrets.ts';
 import { Admin } from '../../daemon/modules/auth/model.ts';
 import { generateDkimKey } from '../../daemon/modules/domains/keys.ts';

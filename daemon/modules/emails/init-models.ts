@@ -1,4 +1,4 @@
-// The send pipeline's models in one call, so the shared registry (daemon/db/models.ts) has one line for them.
+// The send pipeline's models in one call, so the shared registry (daemon/modules/models.ts) has one line for them.
 import type { Sequelize } from 'sequelize';
 import { initEmailModels } from './model.ts';
 import { initSuppressionModels } from '../suppressions/model.ts';
