@@ -176,10 +176,6 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   'mta/settle.ts → modules/emails/outcomes.ts',
   // the spool insert writes email_logs' spooled state through emails/sql/; to be passed in.
   'mta/sql/spool-insert.ts → modules/emails/sql/spooled-log.ts',
-  // the send drain's statements on email_logs live in emails/sql/; the drain's calls move into emails/.
-  'queue/sends.ts → modules/emails/sql/claim-sends.ts',
-  'queue/sends.ts → modules/emails/sql/log-columns.ts',
-  'queue/sends.ts → modules/emails/sql/record-outcomes.ts',
 ];
 
 test('every file of daemon/ has a layer', () => {

@@ -1,4 +1,4 @@
-// The batched drain (daemon/jobs/send-loop.ts on daemon/queue/sends.ts): sends accepted through the
+// The batched drain (daemon/jobs/send-loop.ts on daemon/modules/emails/drain.ts): sends accepted through the
 // API are claimed with their logs, delivered to a real SMTP server, and their outcomes recorded a
 // batch at a time — log status, timeline, events with their webhook fan-out, job deletion or retry.
 import { test } from 'uvu';
@@ -12,7 +12,7 @@ import { runSendLoop } from '../daemon/jobs/send-loop.ts';
 import { DEFAULT_TUNING } from '../daemon/jobs/tuning.ts';
 import type { ThreadData, ThreadRuntime } from '../daemon/jobs/thread.ts';
 import { createMetricsReporter } from '../daemon/modules/metrics/reporter.ts';
-import { claimSends, extendSendLeases, recordSendOutcomes } from '../daemon/queue/sends.ts';
+import { claimSends, extendSendLeases, recordSendOutcomes } from '../daemon/modules/emails/drain.ts';
 import { RECORD_OUTCOMES, UNCHANGED_LOG_FIELDS } from '../daemon/modules/emails/sql/record-outcomes.ts';
 import { CLAIM_SENDS } from '../daemon/modules/emails/sql/claim-sends.ts';
 import { waitFor } from './helpers/wait.ts';

@@ -13,7 +13,7 @@ import {
   recordSendOutcomes,
   type ClaimedSend,
   type JobSettlement,
-} from '../queue/sends.ts';
+} from '../modules/emails/drain.ts';
 import {
   attemptDelivery,
   jobOutcomeOf,

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { EmailStatus, EventType } from '../../../shared/constants.ts';
-import type { OutcomeEvent, TimelineRow } from '../../queue/sends.ts';
+import type { OutcomeEvent, TimelineRow } from './drain.ts';
 import {
   NO_JOBS,
   RECORD_OUTCOMES,
@@ -56,7 +56,7 @@ export function emailEventData(log: EventLog, extra: Record<string, unknown> = {
 }
 
 /**
- * recordEmailOutcomeEvent's rows as data, for the drain's batch statement (daemon/queue/sends.ts):
+ * recordEmailOutcomeEvent's rows as data, for the drain's batch statement (daemon/modules/emails/drain.ts):
  * the timeline row and the event with the payload its webhook endpoints receive. The event's id and
  * time are fixed here so that the payload carries the very values the events row stores.
  */

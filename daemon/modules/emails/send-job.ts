@@ -1,6 +1,6 @@
 // One delivery attempt of an email log: render, compose, deliver, and say what to record. The drain
 // (daemon/jobs/send-loop.ts) claims logs in batches and records the attempts of a batch in one
-// statement (daemon/queue/sends.ts); deliverEmailLog does the same for one log (?sync=true, and
+// statement (daemon/modules/emails/drain.ts); deliverEmailLog does the same for one log (?sync=true, and
 // the single-job handler). Delivery is at-least-once: a log already past QUEUED/SENDING is not
 // sent again, and the Message-ID was fixed at accept time so a duplicate after a crash is recognisable.
 import { errorText } from '../../errors.ts';
@@ -19,7 +19,7 @@ import {
   type RawSendLog,
   type SendOutcomes,
   type TimelineRow,
-} from '../../queue/sends.ts';
+} from './drain.ts';
 import { UNCHANGED_LOG_FIELDS } from './sql/record-outcomes.ts';
 import { RESTORE_SENT } from './sql/claim-sends.ts';
 import { composeMessage, isCampaignSend, type ComposableEmail } from '../../mail/compose.ts';

@@ -3,7 +3,7 @@
 // webhook outcomes (webhooks/delivery-loop.ts). Each is called once a batch is recorded, so what is
 // counted is what the database says happened.
 import type { AttemptResult } from '../emails/send-job.ts';
-import type { RawSendLog } from '../../queue/sends.ts';
+import type { RawSendLog } from '../emails/drain.ts';
 import type { DeliveryOutcome as MtaOutcome } from '../emails/outcomes.ts';
 import type { DeliveryOutcome as WebhookOutcome } from '../webhooks/attempt.ts';
 import { METRIC, type DeliveryOutcomeLabel } from './catalogue.ts';

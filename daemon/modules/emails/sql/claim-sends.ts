@@ -1,4 +1,4 @@
-// The drain's claim (daemon/queue/sends.ts): due send jobs leased together with their logs, read in
+// The drain's claim (daemon/modules/emails/drain.ts): due send jobs leased together with their logs, read in
 // the same statement; and the marking of one log SENDING for a send without a job.
 //
 // The claim does not write the logs: the lease on the job is what keeps a log from being sent twice,
@@ -7,7 +7,7 @@
 // update of each log, and with every index of email_logs (two GIN among them) to change it cost as
 // much as the outcome's own.
 // A log is found by a LATERAL look-up on its id per claimed job: by its form a nested loop of
-// primary-key lookups whatever the table's statistics say (see daemon/queue/sends.ts).
+// primary-key lookups whatever the table's statistics say (see daemon/modules/emails/drain.ts).
 import { declare } from '../../../db/sql.ts';
 import { SEND_LOG_COLUMNS } from './log-columns.ts';
 

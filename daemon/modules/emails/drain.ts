@@ -1,12 +1,13 @@
 // The drain's calls, on plain `pg` (daemon/db/sql.ts), in the manner of graphile-worker's
 // getJobs / completeJobs: one statement claims a batch of send jobs together with their email logs,
 // one statement records what happened to a batch. The statements live with their table:
-// daemon/modules/emails/sql/claim-sends.ts and record-outcomes.ts (the jobs' part: ./sql/). There is no per-message transaction: each
-// statement is atomic on its own, and at-least-once holds because a job leaves the table only in the
-// statement that records its log's outcome (a kill -9 in between leaves the lease to expire and the
-// job to run again; the log, still QUEUED, is sent again — duplicates are bounded by what was in
-// flight, and the Message-ID fixed at accept time makes them recognisable). The claim reads the logs
-// without writing them; each log is written once, with its outcome.
+// ./sql/claim-sends.ts and record-outcomes.ts (the jobs' part: daemon/queue/sql/). In emails/, not
+// queue/, because its statements are email_logs' (queue/ sits below the modules). There is no
+// per-message transaction: each statement is atomic on its own, and at-least-once holds because a job
+// leaves the table only in the statement that records its log's outcome (a kill -9 in between leaves
+// the lease to expire and the job to run again; the log, still QUEUED, is sent again — duplicates are
+// bounded by what was in flight, and the Message-ID fixed at accept time makes them recognisable). The
+// claim reads the logs without writing them; each log is written once, with its outcome.
 //
 // email_logs and email_events may be partitioned by month (primary key (id, created_at)): nothing
 // relies on ON CONFLICT (id) there. A log is found by joining on its id row by row (claim) or on its
@@ -14,20 +15,14 @@
 // whatever the table's statistics say. With `id = ANY(…)` and the hash join an unnest invites, a
 // table never analysed yet (a new month's partition, autovacuum behind or off) was read whole by
 // every statement: 40,000 logs made each record statement 70–85 ms and held the drain to ~400 msg/s.
-import type { Sql, SqlRunner } from '../db/sql.ts';
-import { CLAIM_SENDS, MARK_SENDING } from '../modules/emails/sql/claim-sends.ts';
-import type { RawSendLog } from '../modules/emails/sql/log-columns.ts';
-import { RECORD_OUTCOMES, recordOutcomesValues, type SendOutcomes } from '../modules/emails/sql/record-outcomes.ts';
-import { EXTEND_LEASES } from './sql/claim.ts';
+import type { Sql, SqlRunner } from '../../db/sql.ts';
+import { CLAIM_SENDS, MARK_SENDING } from './sql/claim-sends.ts';
+import type { RawSendLog } from './sql/log-columns.ts';
+import { RECORD_OUTCOMES, recordOutcomesValues, type SendOutcomes } from './sql/record-outcomes.ts';
+import { EXTEND_LEASES } from '../../queue/sql/claim.ts';
 
-export type { RawSendLog } from '../modules/emails/sql/log-columns.ts';
-export type {
-  LogOutcome,
-  TimelineRow,
-  OutcomeEvent,
-  JobSettlement,
-  SendOutcomes,
-} from '../modules/emails/sql/record-outcomes.ts';
+export type { RawSendLog } from './sql/log-columns.ts';
+export type { LogOutcome, TimelineRow, OutcomeEvent, JobSettlement, SendOutcomes } from './sql/record-outcomes.ts';
 
 export interface ClaimedSend {
   jobId: string;
