@@ -8,11 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
-import {
-  recordDeliveryOutcome,
-  recordDeliveryOutcomes,
-  type DeliveryOutcome,
-} from '../daemon/modules/emails/outcomes.ts';
+import type { DeliveryOutcome } from '../daemon/mail/delivery-outcome.ts';
+import { recordDeliveryOutcome, recordDeliveryOutcomes } from '../daemon/modules/emails/outcomes.ts';
 import { DeliverabilityTally } from '../daemon/modules/deliverability/tally.ts';
 
 let ctx: TestContext;

@@ -172,8 +172,6 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   'modules/webhooks/dispatcher.ts → jobs/leased-batch.ts',
   // shaping reactions raise a webhook event of webhooks/events.ts; a port at wiring.
   'mta/reactions.ts → modules/webhooks/events.ts',
-  // settle records outcomes with emails/outcomes.ts; a port given in jobs/mta-loop.ts.
-  'mta/settle.ts → modules/emails/outcomes.ts',
   // the spool insert writes email_logs' spooled state through emails/sql/; to be passed in.
   'mta/sql/spool-insert.ts → modules/emails/sql/spooled-log.ts',
 ];

@@ -9,7 +9,8 @@
 import { errorText } from '../errors.ts';
 import { hostname } from 'node:os';
 import type { BoundStatement } from '../db/sql.ts';
-import { recordDeliveryOutcomes, type DeliveryOutcome } from '../modules/emails/outcomes.ts';
+import type { DeliveryOutcome } from '../mail/delivery-outcome.ts';
+import { recordDeliveryOutcomes } from '../modules/emails/outcomes.ts';
 import type { TimelineRow } from '../modules/emails/sql/record-outcomes.ts';
 import type { RecipientResult } from '../mta/connection.ts';
 import { createDnsClient } from '../mta/dns-query.ts';

@@ -2,7 +2,7 @@
 // and bounced recipients are done (their outcomes go through emails/outcomes.ts), deferred ones stay
 // in the row for the next try at retry.ts's time, or bounce once that try would pass the row's expiry.
 // Pure: the loop (jobs/mta-loop.ts) writes what this answers in one transaction per batch.
-import type { DeliveryOutcome } from '../modules/emails/outcomes.ts';
+import type { DeliveryOutcome } from '../mail/delivery-outcome.ts';
 import type { RecipientResult } from './connection.ts';
 import { deferredByError } from './outcome.ts';
 import { nextAttempt } from './retry.ts';

@@ -1,6 +1,7 @@
 // What happens to a message after it left: the log's timeline, the webhook event, suppressions
 // and the sending-risk check (sending-risk.ts: warning, pause). The send worker and the provider
 // receivers (inbound area) both record outcomes here, so every path counts the same way.
+import type { DeliveryOutcome } from '../../mail/delivery-outcome.ts';
 import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { EmailStatus, EventType } from '../../../shared/constants.ts';
@@ -101,28 +102,6 @@ export async function recordEmailOutcomeEvent(
     { tenantId: log.tenantId, type, emailId: log.id, data: emailEventData(log, extra) },
     transaction,
   );
-}
-
-export interface DeliveryOutcome {
-  tenantId: string;
-  emailId: string;
-  type: 'delivered' | 'bounced' | 'complained';
-  /**
-   * hard bounces (and complaints) suppress the recipient; soft and policy (refused for the sender's
-   * sake: spam, reputation, DMARC — the outbound MTA's mta/outcome.ts) bounces do not. Policy bounces
-   * count toward the tenant's pause as hard bounces do.
-   */
-  bounceType?: 'hard' | 'soft' | 'policy';
-  /** A soft bounce that ends the send (direct delivery: mailbox full, or expired) rather than a timeline note. */
-  final?: boolean;
-  /**
-   * The recipients concerned, already matched against the send (inbound/service.ts does it for
-   * reports); absent: every recipient of the log (the relay refused the whole message).
-   */
-  recipients?: string[];
-  diagnostic?: string | null;
-  /** The provider whose MX hosts the MTA talked to (mta/providers.ts); absent: told by the recipient's domain. */
-  provider?: string;
 }
 
 /** What recording did: whether the log exists, and the recipients this outcome was new for. */

@@ -28,7 +28,8 @@ import type { MailResources } from '../../mail/resources.ts';
 import { HARD_BOUNCE_CODES, inboundMailDomain, verpReturnPath } from '../../mail/addresses.ts';
 import { renderTemplateForSend } from '../templates/render.ts';
 import type { NormalizedAttachment } from '../../mail/compose.ts';
-import { outcomeEventRows, recordDeliveryOutcome, type DeliveryOutcome } from './outcomes.ts';
+import type { DeliveryOutcome } from '../../mail/delivery-outcome.ts';
+import { outcomeEventRows, recordDeliveryOutcome } from './outcomes.ts';
 import { createSendContextCache, type SendContextCache } from './send-context.ts';
 
 /** The relay pools deliver, the sandbox renders a React Email template. */

@@ -4,7 +4,7 @@
 // counted is what the database says happened.
 import type { AttemptResult } from '../emails/send-job.ts';
 import type { RawSendLog } from '../emails/drain.ts';
-import type { DeliveryOutcome as MtaOutcome } from '../emails/outcomes.ts';
+import type { DeliveryOutcome as MtaOutcome } from '../../mail/delivery-outcome.ts';
 import type { DeliveryOutcome as WebhookOutcome } from '../webhooks/attempt.ts';
 import { METRIC, type DeliveryOutcomeLabel } from './catalogue.ts';
 import type { MetricsReporter } from './reporter.ts';
