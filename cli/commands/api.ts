@@ -22,7 +22,7 @@ export default class Api extends SvcCommand<typeof Api> {
     '<%= config.bin %> api getTemplatesTags',
     '<%= config.bin %> api postEmailsLogsByIdResend --param id=0b6c…',
     '<%= config.bin %> api postEmailsBatch --body @batch.json',
-    'echo \'{"name":"vip"}\' | <%= config.bin %> api postContactTags --body -',
+    'echo \'{"name":"partners"}\' | <%= config.bin %> api postContactTags --body -',
   ];
   static override showHeader = false;
   static override args = { operationId: Args.string({ description: 'operationId (see --list)' }) };
