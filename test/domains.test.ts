@@ -8,7 +8,8 @@ import { addMember, createAdmin, createApiKey, createWorld } from './helpers/fix
 import { startDnsServer, publishRecords, type TestDnsServer } from './helpers/dns-server.ts';
 import { Domain } from '../daemon/modules/domains/model.ts';
 import { unseal } from '../daemon/crypto/sealed.ts';
-import { isVerifiedSenderDomain, returnPathFor } from '../daemon/modules/domains/service.ts';
+import { isVerifiedSenderDomain } from '../daemon/modules/domains/service.ts';
+import { returnPathFor } from '../daemon/mail/addresses.ts';
 import { reverifyDueDomains } from '../daemon/modules/domains/maintenance.ts';
 
 let ctx: TestContext;

@@ -153,8 +153,6 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   // the mail resources build the DKIM cache and sender rules of domains/; to be handed in at wiring.
   'mail/resources.ts → modules/domains/sender-rules.ts',
   'mail/resources.ts → modules/domains/signing.ts',
-  // system mail reads the domains service; a port at wiring.
-  'mail/system-mail-job.ts → modules/domains/service.ts',
   // the spool transport writes the MTA's spool from mail/; the spool insert belongs in mta/.
   'mail/transport.ts → modules/emails/sql/spooled-log.ts',
   'mail/transport.ts → mta/retry.ts',

@@ -1,11 +1,26 @@
 // Mail addressing, in one place: the service's own mail domain, the fixed mailboxes there
 // (List-Unsubscribe's mailto, the DMARC `rua` address, the feedback loop), the VERP return path each
 // send carries (`bounce-<email id>-<tag>@bounces.<verified domain>`, built by the send job and
-// recognised by the inbound SMTP listener), the return-path label customers publish, and which SMTP
-// answers are hard bounces. Infrastructure: it imports no module, so modules and mail/ may both use it.
+// recognised by the inbound SMTP listener), the return-path label customers publish and whether a send
+// may use it (returnPathFor), and which SMTP answers are hard bounces. Infrastructure: it imports no
+// module, so modules and mail/ may both use it.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
+import type { Sequelize } from 'sequelize';
 import type { Config } from '../config.ts';
+import { getPlatformSettings } from '../db/platform-settings.ts';
+
+/**
+ * The port to a tenant's verified sender domains (modules/domains/signing.ts's DkimSigningCache is the
+ * one given at wiring): mail/ reads whether a domain's return-path record checked out without
+ * importing the domains module.
+ */
+export interface VerifiedDomains {
+  verifiedDomain(
+    tenantId: string,
+    domain: string,
+  ): Promise<{ name: string; recordChecks?: { returnPath?: { status: string } } } | null>;
+}
 
 export const UNSUBSCRIBE_MAILBOX = 'unsubscribe';
 export const DMARC_MAILBOX = 'dmarc-reports';
@@ -54,6 +69,23 @@ export function verpReturnPath(emailId: string, returnPathDomain: string, linkSi
 
 export function returnPathName(domainName: string): string {
   return `${RETURN_PATH_LABEL}.${domainName}`;
+}
+
+/**
+ * The domain for the envelope sender (Return-Path) of mail from `fromDomain`: `bounces.<verified domain>`
+ * when the platform routes bounces through customer domains and the last check found that record
+ * published; else null (the relay's own envelope sender is used).
+ */
+export async function returnPathFor(
+  deps: { sequelize: Sequelize; dkimSigning: VerifiedDomains },
+  tenantId: string,
+  fromDomain: string,
+): Promise<string | null> {
+  const domain = await deps.dkimSigning.verifiedDomain(tenantId, fromDomain);
+  if (!domain || domain.recordChecks?.returnPath?.status !== 'verified') return null;
+  // The platform may have stopped routing bounces through customer domains since the last check.
+  if (!(await getPlatformSettings(deps.sequelize)).returnPathDomain) return null;
+  return returnPathName(domain.name);
 }
 
 /** The host part of the fallback sender: PUBLIC_URL's host name, or localhost for a bare IP. */

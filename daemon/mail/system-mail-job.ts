@@ -7,7 +7,7 @@ import { errorText } from '../errors.ts';
 import type { JobHandler } from './worker-context.ts';
 import { backoffDelayMs } from '../queue/backoff.ts';
 import { unseal } from '../crypto/sealed.ts';
-import { returnPathFor } from '../modules/domains/service.ts';
+import { returnPathFor } from './addresses.ts';
 import { DKIM_SIGNED_HEADERS } from './compose.ts';
 import { classifyDeliveryError } from './transport.ts';
 import { relayTlsProblem } from './relay-tls.ts';

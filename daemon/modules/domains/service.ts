@@ -1,6 +1,6 @@
 // Sending domains of a tenant: register (with a new DKIM key), list, check DNS, diagnose, delete,
 // and the questions the send pipeline asks (is this sender verified? which return path?).
-import { UniqueConstraintError, type Sequelize } from 'sequelize';
+import { UniqueConstraintError } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { TenantContext } from '../../context.ts';
 import type { Database } from '../../db/index.ts';
@@ -16,8 +16,6 @@ import { expectedRecords } from './records.ts';
 import { loadSendingDnsSettings, type SendingDnsSettings } from './sending-settings.ts';
 import type { DkimSigningCache } from './signing.ts';
 import { senderRulesOfInspection, type SenderRules } from './sender-rules.ts';
-import { returnPathName } from '../../mail/addresses.ts';
-import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { findPage } from '../../db/paging.ts';
 
 export interface DomainDeps {
@@ -214,21 +212,4 @@ export async function isVerifiedSenderDomain(
   domain: string,
 ): Promise<boolean> {
   return (await deps.dkimSigning.verifiedDomain(tenantId, domain)) !== null;
-}
-
-/**
- * The domain for the envelope sender (Return-Path) of mail from `fromDomain`: `bounces.<verified domain>`
- * when the platform routes bounces through customer domains and the last check found that record
- * published; else null (the relay's own envelope sender is used).
- */
-export async function returnPathFor(
-  deps: { sequelize: Sequelize; dkimSigning: DkimSigningCache },
-  tenantId: string,
-  fromDomain: string,
-): Promise<string | null> {
-  const domain = await deps.dkimSigning.verifiedDomain(tenantId, fromDomain);
-  if (!domain || domain.recordChecks?.returnPath?.status !== 'verified') return null;
-  // The platform may have stopped routing bounces through customer domains since the last check.
-  if (!(await getPlatformSettings(deps.sequelize)).returnPathDomain) return null;
-  return returnPathName(domain.name);
 }

@@ -1,6 +1,6 @@
 // The addresses the inbound SMTP listener takes mail for, and nothing else (an open relay or a
 // catch-all would collect spam): the VERP return path of each send, `bounce-<email id>-<tag>@bounces.
-// <verified domain>` (see mail/addresses.ts and domains' returnPathFor), and three fixed mailboxes at the
+// <verified domain>` (see mail/addresses.ts and its returnPathFor), and three fixed mailboxes at the
 // service's mail domain — List-Unsubscribe's mailto, the DMARC `rua` address, and the feedback-loop
 // address ARF complaints are registered with (their names live in mail/addresses.ts).
 import type { Sequelize } from 'sequelize';
