@@ -168,8 +168,6 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   'modules/webhooks/delivery-loop.ts → jobs/thread.ts',
   'modules/webhooks/delivery-loop.ts → jobs/wake.ts',
   'modules/webhooks/dispatcher.ts → jobs/leased-batch.ts',
-  // shaping reactions raise a webhook event of webhooks/events.ts; a port at wiring.
-  'mta/reactions.ts → modules/webhooks/events.ts',
   // the spool insert writes email_logs' spooled state through emails/sql/; to be passed in.
   'mta/sql/spool-insert.ts → modules/emails/sql/spooled-log.ts',
 ];

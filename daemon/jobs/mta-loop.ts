@@ -12,6 +12,7 @@ import type { BoundStatement } from '../db/sql.ts';
 import type { DeliveryOutcome } from '../mail/delivery-outcome.ts';
 import { recordDeliveryOutcomes } from '../modules/emails/outcomes.ts';
 import type { TimelineRow } from '../modules/emails/sql/record-outcomes.ts';
+import { emitEvent } from '../modules/webhooks/events.ts';
 import type { RecipientResult } from '../mta/connection.ts';
 import { createDnsClient } from '../mta/dns-query.ts';
 import { RouteCache } from '../mta/mx.ts';
@@ -318,7 +319,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
         const provider = settlement.provider ?? undefined;
         if (provider) tally.sawProvider(settlement.domain, provider);
         for (const outcome of settlement.outcomes) outcomes.push({ ...outcome, provider });
-        if (settlement.reaction) await recordReaction(sequelize, settlement.reaction, transaction);
+        if (settlement.reaction) await recordReaction(sequelize, settlement.reaction, transaction, emitEvent);
         const { deferral } = settlement;
         // A wait of ours sent nothing: the log stays QUEUED, with a `waiting` row saying why and until when.
         const ours = deferral?.wait ?? null;

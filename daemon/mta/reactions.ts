@@ -7,7 +7,6 @@
 import { errorText } from '../errors.ts';
 import { RE2JS } from 're2js';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { emitEvent } from '../modules/webhooks/events.ts';
 import type { RecipientResult } from './connection.ts';
 import { enhancedCodeOf } from './outcome.ts';
 import { DEFAULT_PROVIDER_KEY } from './providers.ts';
@@ -92,6 +91,16 @@ export function reactionTo(
 }
 
 /**
+ * Raises a tenant's event and its webhooks in the caller's transaction: webhooks/events.ts's emitEvent,
+ * handed in by jobs/mta-loop.ts (a port: mta/ sits below the modules and imports none).
+ */
+export type EmitEvent = (
+  sequelize: Sequelize,
+  event: { tenantId: string; type: 'delivery.reaction'; emailId: string | null; data: Record<string, unknown> },
+  transaction: Transaction,
+) => Promise<unknown>;
+
+/**
  * Records a reaction in the caller's transaction. Only a new one (not already in force: the other
  * rows in flight drew the same reply) becomes an event and webhook for the tenant whose mail drew it;
  * system mail has no tenant to tell.
@@ -100,6 +109,7 @@ export async function recordReaction(
   sequelize: Sequelize,
   reaction: ReactionRecord,
   transaction: Transaction,
+  emitEvent: EmitEvent,
 ): Promise<boolean> {
   const statement = recordReactionStatement(reaction);
   const rows = await sequelize.query<{ id: string; until: Date | null }>(statement.text, {
