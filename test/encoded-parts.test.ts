@@ -9,7 +9,7 @@ import type Mail from 'nodemailer/lib/mailer';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { textTransferEncoding, withEncodedTextParts } from '../daemon/mail/encoded-parts.ts';
 import { composeMessage, type ComposableEmail } from '../daemon/mail/compose.ts';
-import type { DkimSigningOptions } from '../daemon/modules/domains/signing.ts';
+import type { DkimSigningOptions } from '../daemon/mail/compose.ts';
 import { MailTransports } from '../daemon/mail/transport.ts';
 import { hashRelaxedBodyNatively } from '../daemon/mail/dkim-body-hash.ts';
 import { builtByNodemailer as built, fixedSignedMessage } from './helpers/fixed-message.ts';

@@ -3,6 +3,7 @@
 // with List-Unsubscribe-Post (RFC 8058),
 // a visible unsubscribe link in the body of campaign mail, custom headers, attachments, the fixed
 // Message-ID, and the DKIM key of the verified domain, which signs both List-Unsubscribe headers.
+import type { KeyObject } from 'node:crypto';
 import type Mail from 'nodemailer/lib/mailer';
 import { convert as htmlToText } from 'html-to-text';
 import { signLinkToken } from './link-tokens.ts';
@@ -10,8 +11,15 @@ import { applyTracking } from './tracking.ts';
 import { markPrintableAsciiBodies } from './encoded-parts.ts';
 import type { RandomBytes } from './random-pool.ts';
 import { UNSUBSCRIBE_MAILBOX } from './addresses.ts';
-import type { DkimSigningOptions } from '../modules/domains/signing.ts';
 import { bareAddress } from './mailboxes.ts';
+
+/** The key a message is signed with (modules/domains/signing.ts opens it from the verified domain). */
+export interface DkimSigningOptions {
+  domainName: string;
+  keySelector: string;
+  /** Parsed once (keys.ts openDkimSigningKey): never the PEM text, which each signature would parse again. */
+  privateKey: KeyObject;
+}
 
 /** An attachment as the send request normalised it (emails/validate.ts) and compose attaches it. */
 export interface NormalizedAttachment {

@@ -1,18 +1,11 @@
 // What the send pipeline needs to DKIM-sign a message: the verified domain's key in nodemailer's
 // `dkim` option shape. Keys are kept briefly in memory so a burst of sends opens each key once.
-import type { KeyObject } from 'node:crypto';
+import type { DkimSigningOptions } from '../../mail/compose.ts';
 import type { Secrets } from '../../secrets.ts';
 import { TtlCache } from '../../ttl-cache.ts';
 import { Domain } from './model.ts';
 import { openDkimSigningKey } from './keys.ts';
 import { domainAndParents, senderDomainOf } from '../../mail/domain-names.ts';
-
-export interface DkimSigningOptions {
-  domainName: string;
-  keySelector: string;
-  /** Parsed once (keys.ts openDkimSigningKey): never the PEM text, which each signature would parse again. */
-  privateKey: KeyObject;
-}
 
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX_ENTRIES = 1000;

@@ -10,7 +10,7 @@ import type { SmtpSettings } from '../../mail/transport.ts';
 import { openDkimSigningKey } from '../domains/keys.ts';
 import { domainAndParents, senderDomainOf } from '../../mail/domain-names.ts';
 import { returnPathName } from '../../mail/addresses.ts';
-import type { DkimSigningOptions } from '../domains/signing.ts';
+import type { DkimSigningOptions } from '../../mail/compose.ts';
 import { cachedLoad, TtlCache } from '../../ttl-cache.ts';
 
 const CACHE_TTL_MS = 60_000;
