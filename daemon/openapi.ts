@@ -1,5 +1,5 @@
 // What /openapi.json says beyond each route's own schema, decided once from the route's access rule
-// (plugins/access.ts), so no route can forget it: a unique operationId, the security requirement
+// (access.ts), so no route can forget it: a unique operationId, the security requirement
 // (explicitly none on public routes), the X-Tenant-Id header on tenant-scoped operations, and the
 // response headers every answer carries (rate limit; quota on tenant-scoped ones; Retry-After on 429),
 // and the error body as a `$ref` to one component (`components.schemas.ErrorBody`) instead of a copy.
