@@ -34,6 +34,18 @@ export const access = {
   }),
 };
 
+/**
+ * Route config for the sign-in family: 15 attempts per 15 minutes per address (AUTH_RATE_LIMIT_MAX per
+ * AUTH_RATE_LIMIT_WINDOW_MS), counted by the rate-limit plugin (plugins/rate-limit.ts).
+ */
+export function authRateLimit(options: { authMax: number; authWindowMs: number }) {
+  return {
+    max: options.authMax,
+    timeWindow: options.authWindowMs,
+    keyGenerator: (request: FastifyRequest) => `auth:${request.ip}`,
+  };
+}
+
 /** Viewers read; changing anything takes a developer unless the route asks for more. */
 export function defaultRoleFor(method: string): MemberRole {
   return method === 'GET' || method === 'HEAD' ? 'viewer' : 'developer';

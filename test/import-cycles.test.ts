@@ -157,11 +157,9 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   'mail/transport.ts → mta/spooled-messages.ts',
   'mail/transport.ts → mta/sql/spool-insert.ts',
   'mail/transport.ts → mta/sql/spool.ts',
-  // the log stream asks plugins/auth.ts whether its credential still holds, and two route files take the sign-in rate
-  // limit of plugins/rate-limit.ts; both to be handed in as ports at registration.
-  'modules/auth/routes.ts → plugins/rate-limit.ts',
+  // the log stream asks plugins/auth.ts whether its credential still holds (credentialStillValid needs the auth
+  // plugin's JWT verifier); to be handed in as a port at registration.
   'modules/emails/stream-routes.ts → plugins/auth.ts',
-  'modules/pages/routes.ts → plugins/rate-limit.ts',
   // the webhook delivery lanes run on the jobs/ engine and wake channel; the loop moves to jobs/ (issue 50 §3).
   'modules/webhooks/delivery-loop.ts → jobs/thread.ts',
   'modules/webhooks/delivery-loop.ts → jobs/wake.ts',

@@ -29,15 +29,6 @@ export function clientKey(request: FastifyRequest): string {
   return `ip:${request.ip}`;
 }
 
-/** Route config for the sign-in family: 15 attempts per 15 minutes per address. */
-export function authRateLimit(options: Pick<RateLimitOptions, 'authMax' | 'authWindowMs'>) {
-  return {
-    max: options.authMax,
-    timeWindow: options.authWindowMs,
-    keyGenerator: (request: FastifyRequest) => `auth:${request.ip}`,
-  };
-}
-
 interface StoreState {
   current: number;
   ttl: number;

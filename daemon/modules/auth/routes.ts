@@ -2,9 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../access.ts';
-import { adminIdOf, principalOf } from '../../access.ts';
-import { authRateLimit } from '../../plugins/rate-limit.ts';
+import { access, adminIdOf, authRateLimit, principalOf } from '../../access.ts';
 import { ErrorBody, OkBody } from '../../../shared/schemas/common.ts';
 import {
   ChangePasswordBody,

@@ -5,8 +5,7 @@
 // API: hidden from /openapi.json, whose /auth operations do the same work for programs.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App, AppDeps } from '../../app-types.ts';
-import { access } from '../../access.ts';
-import { authRateLimit } from '../../plugins/rate-limit.ts';
+import { access, authRateLimit } from '../../access.ts';
 import { sendPage, type PageContent } from '../../render/html-page.ts';
 import { callerOf } from '../auth/routes.ts';
 import type { AuthCaller } from '../auth/service.ts';
