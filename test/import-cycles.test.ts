@@ -152,7 +152,6 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   'mail/resources.ts → modules/domains/sender-rules.ts',
   'mail/resources.ts → modules/domains/signing.ts',
   // the spool transport writes the MTA's spool from mail/; the spool insert belongs in mta/.
-  'mail/transport.ts → modules/emails/sql/spooled-log.ts',
   'mail/transport.ts → mta/retry.ts',
   'mail/transport.ts → mta/spooled-messages.ts',
   'mail/transport.ts → mta/sql/spool-insert.ts',
@@ -164,8 +163,6 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   'modules/webhooks/delivery-loop.ts → jobs/thread.ts',
   'modules/webhooks/delivery-loop.ts → jobs/wake.ts',
   'modules/webhooks/dispatcher.ts → jobs/leased-batch.ts',
-  // the spool insert writes email_logs' spooled state through emails/sql/; to be passed in.
-  'mta/sql/spool-insert.ts → modules/emails/sql/spooled-log.ts',
 ];
 
 test('every file of daemon/ has a layer', () => {

@@ -25,7 +25,7 @@ import type { SpoolStream } from '../mta/sql/spool.ts';
 import { SpoolWriter } from '../mta/sql/spool-insert.ts';
 import { SpooledMessageAnnouncer } from '../mta/spooled-messages.ts';
 import { createRandomPool, type RandomBytes } from './random-pool.ts';
-import type { SpooledLog } from '../modules/emails/sql/spooled-log.ts';
+import type { SpooledLog } from './spooled-log.ts';
 
 export type { BuiltMessage };
 
@@ -60,7 +60,7 @@ export interface CaptureOwner {
   /** For the spool: the log's project and stream, by which the MTA picks the IP pool (docs/mta.md). */
   projectId?: string | null;
   stream?: SpoolStream;
-  /** For the spool: what the log records as the message is spooled (emails/sql/spooled-log.ts). */
+  /** For the spool: what the log records as the message is spooled (mail/spooled-log.ts). */
   log?: SpooledLog;
 }
 

@@ -2,7 +2,7 @@
 // per destination domain of a signed message, its id chosen by the caller (announced to the MTA thread
 // before the insert, mta/spooled-messages.ts); ON CONFLICT: a send job run again after a crash spools
 // nothing twice. Each row keeps what the send's log records of the attempt, written with the log's
-// first outcome (emails/sql/spooled-log.ts): the log is not written here.
+// first outcome (modules/emails/sql/spooled-log.ts): the log is not written here.
 //
 // A send thread spools each message it builds as it finishes it, a dozen at a time in flight. One
 // statement each held a connection per message in flight (39 PostgreSQL backends for one send thread in
@@ -12,12 +12,8 @@
 import { declare, type Sql } from '../../db/sql.ts';
 import { createGroupCommit, type GroupCommit } from '../../db/group-commit.ts';
 import { SPOOL_CHANNEL, type SpoolRecipient, type SpoolStream } from './spool.ts';
-import {
-  SPOOLED_LOG_COLUMNS,
-  spooledLogArraysSql,
-  spooledLogValues,
-  type SpooledLog,
-} from '../../modules/emails/sql/spooled-log.ts';
+import type { SpooledLog } from '../../mail/spooled-log.ts';
+import { SPOOLED_LOG_COLUMNS, spooledLogArraysSql, spooledLogValues } from './spooled-log-columns.ts';
 
 /**
  * The rows of one or more messages (one statement for a message alone and for a group): $1–$4 per row (its

@@ -10,20 +10,6 @@
 import { declare } from '../../../db/sql.ts';
 
 /**
- * What the spool's statement keeps for the log of the message it spools, as RECORD_OUTCOMES' LogOutcome
- * names them (createdAt is the log's partition key; subject, html and text a template's rendered content,
- * absent: the log's own), the attempt as it counts it, and the headers sent.
- */
-export interface SpooledLog {
-  createdAt: string;
-  subject?: string | null;
-  html?: string | null;
-  text?: string | null;
-  attempt: number | null;
-  sentHeaders: string;
-}
-
-/**
  * A log's attempts after an outcome that ends attempt `attempt` (LogOutcome.attempt; null: counted before,
  * unchanged): one more, or the attempt itself where runs a crash lost make it greater. `log` is the
  * alias of email_logs in the statement. (Here rather than beside RECORD_OUTCOMES, whose module imports
@@ -31,29 +17,6 @@ export interface SpooledLog {
  */
 export function countedAttemptsSql(log: string, attempt: string): string {
   return `CASE WHEN ${attempt} IS NULL THEN ${log}.attempts ELSE GREATEST(${log}.attempts + 1, ${attempt}) END`;
-}
-
-/** The spool's columns that hold a SpooledLog (migration 0440): each one's parameter type and value. */
-const SPOOLED_LOG_FIELDS: ReadonlyArray<{ column: string; type: string; of: (log: SpooledLog) => unknown }> = [
-  { column: 'log_created_at', type: 'timestamptz', of: (log) => log.createdAt },
-  { column: 'log_attempt', type: 'int', of: (log) => log.attempt },
-  { column: 'log_sent_headers', type: 'text', of: (log) => log.sentHeaders },
-  { column: 'log_subject', type: 'text', of: (log) => log.subject },
-  { column: 'log_html', type: 'text', of: (log) => log.html },
-  { column: 'log_text', type: 'text', of: (log) => log.text },
-];
-
-/** The spool's columns that hold a SpooledLog, in spooledLogValues' order. */
-export const SPOOLED_LOG_COLUMNS = SPOOLED_LOG_FIELDS.map((field) => field.column);
-
-/** SpooledLog's values in SPOOLED_LOG_COLUMNS' order (all null for mail without a log). */
-export function spooledLogValues(log: SpooledLog | null): unknown[] {
-  return SPOOLED_LOG_FIELDS.map((field) => (log ? (field.of(log) ?? null) : null));
-}
-
-/** The fields as arrays (one entry per message), from parameter `first` on, cast as the spool's INSERT unnests them. */
-export function spooledLogArraysSql(first: number): string {
-  return SPOOLED_LOG_FIELDS.map((field, index) => `$${first + index}::${field.type}[]`).join(', ');
 }
 
 /**
