@@ -8,7 +8,7 @@ import finiteNumbersPlugin from './plugins/finite-numbers.ts';
 import jsonBodyPlugin from './plugins/json-body.ts';
 import requestBodyPlugin, { NO_BODY_LIMIT_BYTES } from './plugins/request-body.ts';
 import { ApiError } from './errors.ts';
-import authPlugin from './plugins/auth.ts';
+import authPlugin, { credentialStillValid } from './plugins/auth.ts';
 import rateLimitPlugin from './plugins/rate-limit.ts';
 import { initModels } from './modules/models.ts';
 import { isHealthPoll } from './logging.ts';
@@ -270,7 +270,10 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(scheduledRoutes, deps);
   await app.register(trackingRoutes, deps);
   await app.register(pageRoutes, deps);
-  await app.register(emailLogStreamRoutes, deps);
+  await app.register(emailLogStreamRoutes, {
+    ...deps,
+    credentialStillValid: (request) => credentialStillValid(app, tenantState, request),
+  });
   await app.register(templateRoutes, deps);
   await app.register(sendTemplateRoutes, deps);
   return app;

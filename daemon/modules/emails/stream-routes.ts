@@ -2,11 +2,10 @@
 // The stream itself (backlog, polling, framing, revalidation) is ./log-stream.ts; this file opens
 // the response and ends open streams when the app closes.
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { App, ModuleDeps } from '../../app-types.ts';
-import { access } from '../../access.ts';
-import { credentialStillValid } from '../../plugins/auth.ts';
-import { tenantOf } from '../../access.ts';
+import { access, tenantOf } from '../../access.ts';
 import { ErrorBody } from '../../../shared/schemas/common.ts';
 import { LOG_STREAM_HEARTBEAT_MS, logStreamStart, parseLastEventId, runLogStream } from './log-stream.ts';
 
@@ -16,7 +15,15 @@ const StreamQuery = Type.Object({
   ),
 });
 
-export default async function emailLogStreamRoutes(app: App, deps: ModuleDeps): Promise<void> {
+/**
+ * The module's deps and a port to the auth plugin: whether the credential a request came with still
+ * holds (plugins/auth.ts's credentialStillValid, handed in by app.ts; modules/ import nothing of plugins/).
+ */
+export interface LogStreamDeps extends ModuleDeps {
+  credentialStillValid(request: FastifyRequest): Promise<boolean>;
+}
+
+export default async function emailLogStreamRoutes(app: App, deps: LogStreamDeps): Promise<void> {
   const open = new Set<ServerResponse>();
   // A stream never ends on its own; without this, app.close() would wait for every tail to quit.
   app.addHook('preClose', async () => {
@@ -63,7 +70,7 @@ export default async function emailLogStreamRoutes(app: App, deps: ModuleDeps): 
       const stream = runLogStream(deps, ctx, {
         start,
         sink: { write: (text) => response.write(text), end: () => response.end() },
-        credentialStillValid: () => credentialStillValid(app, deps.tenantState, request),
+        credentialStillValid: () => deps.credentialStillValid(request),
         log: request.log,
       });
       response.on('close', () => {
