@@ -8,6 +8,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { QueryTypes } from 'sequelize';
@@ -71,10 +73,6 @@ const NOT_YET = new Set<string>([
   'svc tenants throttle "Acme Staging" --per-second 2 --per-hour 5000',
   'printf "%s\\n%s\\n" "$OLD" "$NEW" | svc password change --password-stdin',
   'svc projects verify-smtp 1d2e…',
-  'svc billing set-plan legacy --no-active',
-  'svc billing subscription',
-  'svc billing checkout pro --success-url https://app.example.com/ok --cancel-url https://app.example.com/',
-  'svc billing portal --return-url https://app.example.com/billing',
   'svc queue retry gmail.com',
 ]);
 
@@ -92,6 +90,46 @@ type Resolver = (sql: (text: string) => Promise<string | undefined>) => Promise<
 
 let ctx: TestContext;
 let dns: TestDnsServer;
+let stripe: Server;
+
+/** Stripe's API as the billing examples reach it (test/billing.test.ts plays all of it): the sessions it opens. */
+function startStripeStandIn(): Promise<Server> {
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      const form = new URLSearchParams(body);
+      const kind =
+        request.url === '/v1/checkout/sessions'
+          ? 'checkout'
+          : request.url === '/v1/billing_portal/sessions'
+            ? 'portal'
+            : null;
+      response.writeHead(kind ? 200 : 404, { 'content-type': 'application/json', 'request-id': 'req_standin' });
+      response.end(
+        JSON.stringify(
+          kind === 'checkout'
+            ? {
+                id: 'cs_test_1',
+                object: 'checkout.session',
+                status: 'open',
+                url: 'https://checkout.stripe.com/c/pay/cs_test_1',
+                success_url: form.get('success_url'),
+              }
+            : kind === 'portal'
+              ? {
+                  id: 'bps_test_1',
+                  object: 'billing_portal.session',
+                  customer: form.get('customer'),
+                  url: 'https://billing.stripe.com/p/session/test_1',
+                }
+              : { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${request.url})` } },
+        ),
+      );
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
 let cli: InProcessCli;
 let tenantId: string;
 const folder = mkdtempSync(join(tmpdir(), 'svc-examples-'));
@@ -198,8 +236,15 @@ test.before(async () => {
   }
   dns.zone.txt.set('_spf.svc.acme.com', ['v=spf1 ip4:127.0.0.1 -all']); // the platform's own SPF record
   // A node configured as `svc doctor` asks: a shared JWT secret, an https public URL on a real domain.
+  stripe = await startStripeStandIn();
   ctx = await createTestContext({
-    env: { DNS_SERVERS: dns.address, JWT_SECRET: randomBytes(32).toString('hex'), PUBLIC_URL: 'https://svc.acme.com' },
+    env: {
+      STRIPE_SECRET_KEY: 'sk_test_standin',
+      STRIPE_API_BASE: `http://127.0.0.1:${(stripe.address() as AddressInfo).port}`,
+      DNS_SERVERS: dns.address,
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      PUBLIC_URL: 'https://svc.acme.com',
+    },
   });
   const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
   cli = new InProcessCli(await listen(ctx), operationMatchers(document));
@@ -272,6 +317,7 @@ test.after(async () => {
   rmSync(folder, { recursive: true, force: true });
   await ctx?.close();
   await dns?.close();
+  await new Promise((resolve) => stripe?.close(resolve));
 });
 
 test('every example of every command runs as printed', async () => {
@@ -334,6 +380,14 @@ test('every example of every command runs as printed', async () => {
       const endpoint = await one(newest('webhook_endpoints'));
       const sent = await cli.run(['webhooks', 'test', endpoint ?? '(none)', '--json']);
       assert.is(sent.code, 0, sent.stdout + sent.stderr);
+    },
+    // The checkout completed: Stripe's webhook recorded the tenant's customer, which the portal opens for.
+    'svc billing portal --return-url https://app.example.com/billing': async () => {
+      await ctx.db.sequelize.query(
+        `INSERT INTO subscriptions (tenant_id, plan_slug, status, stripe_customer_id, stripe_subscription_id)
+         VALUES (:tenantId, 'pro', 'active', 'cus_test_1', 'sub_test_1') ON CONFLICT (tenant_id) DO NOTHING`,
+        { replacements: { tenantId } },
+      );
     },
     'svc domains verify mail.acme.com': async () => {
       const records = await cli.run(['domains', 'dns', 'mail.acme.com', '--json']);

@@ -10,7 +10,7 @@ export default class BillingSetPlan extends SvcCommand<typeof BillingSetPlan> {
   static override summary = "Set a plan's Stripe price, AI token grant or availability (platform admins).";
   static override examples = [
     '<%= config.bin %> billing set-plan pro --stripe-price-id price_1Pq…',
-    '<%= config.bin %> billing set-plan legacy --no-active',
+    '<%= config.bin %> billing set-plan starter --no-active',
   ];
   static override args = { plan: Args.string({ description: 'plan slug', required: true }) };
   static override flags = {
