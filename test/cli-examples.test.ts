@@ -21,6 +21,7 @@ import { publishRecords, startDnsServer, type TestDnsServer } from './helpers/dn
 import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { parseShellCommand } from './helpers/shell-words.ts';
 import { COMMANDS } from '../cli/commands.ts';
+import { hashPassword } from '../daemon/modules/auth/passwords.ts';
 
 /** Examples a test cannot run as printed, and why. */
 const NOT_RUN: Record<string, string> = {
@@ -71,7 +72,6 @@ const NOT_YET = new Set<string>([
   'svc doctor',
   'svc doctor --json',
   'svc tenants throttle "Acme Staging" --per-second 2 --per-hour 5000',
-  'printf "%s\\n%s\\n" "$OLD" "$NEW" | svc password change --password-stdin',
   'svc projects verify-smtp 1d2e…',
   'svc queue retry gmail.com',
 ]);
@@ -88,6 +88,7 @@ function expandGlob(word: string): string[] {
 /** Placeholder → the id it stands for, read when the example runs. */
 type Resolver = (sql: (text: string) => Promise<string | undefined>) => Promise<string | undefined>;
 
+const OPERATOR_PASSWORD = 'correct horse battery staple';
 let ctx: TestContext;
 let dns: TestDnsServer;
 let stripe: Server;
@@ -205,6 +206,8 @@ function runnable(example: string): Runnable {
   if (pipeIn) {
     input = 'correct horse battery staple';
     if (pipeIn[1].startsWith("echo '")) input = pipeIn[1].slice(6, -1);
+    // The shell variables the examples pipe in: the operator's current password and a new one.
+    if (pipeIn[1] === 'printf "%s\\n%s\\n" "$OLD" "$NEW"') input = `${OPERATOR_PASSWORD}\nnew horse battery staple\n`;
     if (pipeIn[1].startsWith('cat ')) input = 'FILE:' + pipeIn[1].slice(4);
     if (pipeIn[1].startsWith('jq ')) input = JSON.stringify([{ email: 'jq@example.com' }]); // jq -c .people export.json
     line = pipeIn[2];
@@ -249,6 +252,9 @@ test.before(async () => {
   const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
   cli = new InProcessCli(await listen(ctx), operationMatchers(document));
   const operator = await createAdmin(ctx.app, { email: 'operator@example.com', platformAdmin: true });
+  await ctx.db.sequelize.query('UPDATE admins SET password_hash = :hash WHERE id = :id', {
+    replacements: { hash: await hashPassword(OPERATOR_PASSWORD), id: operator.id },
+  });
   tenantId = await createTenant(operator.id, 'Acme');
   await createTenant(operator.id, 'Acme Staging');
   await createTenant(operator.id, 'Old Shop');
@@ -404,7 +410,7 @@ test('every example of every command runs as printed', async () => {
     // Examples run in the order of the help, except that what removes or renames a thing runs after what
     // uses it (`templates update welcome --slug welcome-v2` would leave no `welcome` for the examples after
     // it), and what moves the session runs last: a new tenant becomes the current one, logging out ends it.
-    const last = ['tenants:create', 'register', 'login', 'logout'];
+    const last = ['tenants:create', 'register', 'login', 'password:change', 'logout'];
     const removes = /^svc (?!suppressions).* (delete|remove|erase)\b/;
     const renames = / --slug | --name customers|^svc pools rename \S+ [a-z]/;
     const phase = (id: string, example: string) => {
