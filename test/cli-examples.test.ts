@@ -71,9 +71,14 @@ const NOT_YET = new Set<string>([
   'svc daemon status',
   'svc doctor',
   'svc doctor --json',
+  // Throttles and the outbound queue belong to direct delivery; this daemon delivers through a relay
+  // (with DELIVERY=direct this test did not finish: not looked into yet). test/mta-shaping-admin.test.ts runs
+  // `svc tenants throttle` on a direct-delivery daemon.
   'svc tenants throttle "Acme Staging" --per-second 2 --per-hour 5000',
-  'svc projects verify-smtp 1d2e…',
   'svc queue retry gmail.com',
+  // Needs a relay answering at smtp.example.com:587 (the host the `projects create` example names), and the
+  // `projects update 1d2e… --no-smtp` example before it removes the project's SMTP settings.
+  'svc projects verify-smtp 1d2e…',
 ]);
 
 /** `templates/*.html` → the files it names in the current folder, as the shell expands it; other words as they are. */
@@ -428,52 +433,51 @@ test('every example of every command runs as printed', async () => {
     );
     examples.sort((a, b) => phase(a.id, a.example) - phase(b.id, b.example));
     for (const { id, example } of examples) {
-      {
-        if (example in NOT_RUN) continue;
-        await prepare[example]?.();
-        const run = runnable(example);
-        const words: string[] = [];
-        for (const word of run.words) {
-          const resolve = byCommand[id]?.[word] ?? placeholders[word];
-          if (resolve) {
-            words.push((await resolve(one)) ?? `(no id for ${word})`);
-            continue;
-          }
-          // A placeholder inside a word (`--param id=0b6c…`); a documentation address (RFC 5737) stands for
-          // an address of the machine: a loopback one here. A glob is expanded, as the shell does.
-          let text = word;
-          for (const [key, value] of Object.entries(placeholders))
-            if (text.includes(key)) text = text.replace(key, (await value(one)) ?? `(no id for ${key})`);
-          text = text.replace(/\b203\.0\.113\.(\d+)\b/g, (_, n: string) => `127.0.0.${100 + Number(n)}`);
-          words.push(...expandGlob(text));
-        }
-        const input = run.input?.startsWith('FILE:')
-          ? (await import('node:fs')).readFileSync(join(folder, run.input.slice(5)), 'utf8')
-          : run.input;
-        ran++;
-        let result;
-        try {
-          result = await cli.run(words, { env: run.env, ...(input !== undefined ? { input } : {}) });
-        } catch (error) {
-          failures.push(`${example}\n    → ${(error as Error).message}`);
+      if (example in NOT_RUN) continue;
+      await prepare[example]?.();
+      const run = runnable(example);
+      const words: string[] = [];
+      for (const word of run.words) {
+        const resolve = byCommand[id]?.[word] ?? placeholders[word];
+        if (resolve) {
+          words.push((await resolve(one)) ?? `(no id for ${word})`);
           continue;
         }
-        if (run.out) writeFileSync(join(folder, run.out), result.stdout);
-        if (result.code !== 0 && !run.mayFail && !NOT_YET.has(example))
-          failures.push(
-            `${example}\n    (${words.join(' ')}) → exit ${result.code}: ${(result.stderr + result.stdout).trim().split('\n').slice(-4).join(' | ')}`,
-          );
-        if (result.code === 0 && NOT_YET.has(example)) nowRunning.push(example);
-        if (process.env.SHOW_NOT_YET && result.code !== 0 && NOT_YET.has(example))
-          console.log(
-            `NY ${example}\n    → exit ${result.code}: ${(result.stderr + result.stdout)
-              .split('\n')
-              .filter((l) => l.trim() && !l.startsWith('svc ·') && (!example.includes('doctor') || /✗|fix/.test(l)))
-              .slice(0, 9)
-              .join(' | ')
-              .slice(0, 1500)}`,
-          );
+        // A placeholder inside a word (`--param id=0b6c…`); a documentation address (RFC 5737) stands for
+        // an address of the machine: a loopback one here. A glob is expanded, as the shell does.
+        let text = word;
+        for (const [key, value] of Object.entries(placeholders))
+          if (text.includes(key)) text = text.replace(key, (await value(one)) ?? `(no id for ${key})`);
+        text = text.replace(/\b203\.0\.113\.(\d+)\b/g, (_, n: string) => `127.0.0.${100 + Number(n)}`);
+        words.push(...expandGlob(text));
       }
+      const input = run.input?.startsWith('FILE:')
+        ? (await import('node:fs')).readFileSync(join(folder, run.input.slice(5)), 'utf8')
+        : run.input;
+      ran++;
+      let result;
+      try {
+        result = await cli.run(words, { env: run.env, ...(input !== undefined ? { input } : {}) });
+      } catch (error) {
+        failures.push(`${example}\n    → ${(error as Error).message}`);
+        continue;
+      }
+      if (run.out) writeFileSync(join(folder, run.out), result.stdout);
+      if (result.code !== 0 && !run.mayFail && !NOT_YET.has(example))
+        failures.push(
+          `${example}\n    (${words.join(' ')}) → exit ${result.code}: ${(result.stderr + result.stdout).trim().split('\n').slice(-4).join(' | ')}`,
+        );
+      if (result.code === 0 && NOT_YET.has(example)) nowRunning.push(example);
+      // SHOW_NOT_YET=1 TEST_VERBOSE=1: why each example of NOT_YET fails, to work the list down.
+      if (process.env.SHOW_NOT_YET && result.code !== 0 && NOT_YET.has(example))
+        console.log(
+          `NY ${example}\n    → exit ${result.code}: ${(result.stderr + result.stdout)
+            .split('\n')
+            .filter((l) => l.trim() && !l.startsWith('svc ·') && (!example.includes('doctor') || /✗|fix/.test(l)))
+            .slice(0, 9)
+            .join(' | ')
+            .slice(0, 1500)}`,
+        );
     }
   } finally {
     process.chdir(cwd);
