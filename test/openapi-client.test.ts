@@ -74,7 +74,7 @@ if (sent.error) {
   console.log(JSON.stringify({ failed: code, message: sent.error.message }));
   process.exit(1);
 }
-const status: 'QUEUED' | 'SENT' | 'FAILED' = sent.data.status;
+const status: 'QUEUED' | 'SENT' | 'FAILED' | 'DELIVERED' | 'BOUNCED' = sent.data.status;
 const rateLimitReset = sent.response.headers.get('x-ratelimit-reset');
 
 const log = await client.GET('/emails/logs/{id}', { params: { path: { id: sent.data.id }, header: { 'x-tenant-id': tenantId } } });
