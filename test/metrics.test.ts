@@ -252,6 +252,16 @@ test('delivery counters grow with what the send worker recorded: relayed recipie
   const reported = await scrape();
   assert.is(reported.value('svc_delivery_outcomes_total', { outcome: 'complained', route: 'report', provider: '' }), 1);
   assert.is(reported.value('svc_delivery_outcomes_total', labels('delivered')), 3);
+  // A sync send is delivered in the API's own thread: it counts there, at once.
+  const synced = await ctx.app.inject({
+    method: 'POST',
+    url: '/emails/send?sync=true',
+    headers: world.asKey,
+    payload: { from: 'Acme <news@acme.test>', to: ['five@example.test'], subject: 'Sync', textBody: 'hello' },
+  });
+  assert.is(synced.json().status, 'SENT', synced.body);
+  const afterSync = await scrape();
+  assert.is(afterSync.value('svc_delivery_outcomes_total', labels('delivered')), 4);
   // The deferred send's retry is a scheduled job of the send queue, read from the database.
   await waitFor('the depth is read again', async () => {
     const exposition = await scrape();

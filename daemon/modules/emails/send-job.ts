@@ -38,6 +38,12 @@ export interface DeliveryDeps extends Pick<MailResources, 'mailTransports' | 're
   sql: Sql;
   config: Config;
   secrets: Secrets;
+  /**
+   * Counts a recorded attempt on this node's /metrics (a sync send in the API thread; the drain counts its
+   * own batches in jobs/send-loop.ts). A port, so that this file does not import metrics/count.ts, which
+   * reads its types.
+   */
+  countAttempt?: (log: RawSendLog, result: AttemptResult) => void;
 }
 
 export interface DeliveryAttempt {
@@ -331,6 +337,7 @@ export async function deliverEmailLog(
   const result = await attemptDelivery(deps, createSendContextCache(deps.sql, deps.secrets), sendLogOf(raw), attempt);
   await recordSendOutcomes(deps.sql, '', outcomesOf([result], { done: [], retry: [], fail: [] }));
   await recordBounces(deps, result);
+  deps.countAttempt?.(raw, result);
   return result.status;
 }
 

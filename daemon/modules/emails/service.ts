@@ -42,6 +42,7 @@ import {
 } from './insert-accepted.ts';
 import type { AcceptGroups } from './accept-groups.ts';
 import type { MailResources } from '../../mail/resources.ts';
+import type { MetricsReporter } from '../metrics/reporter.ts';
 import {
   claimKey,
   completeKey,
@@ -68,6 +69,8 @@ export interface SendDeps extends MailResources {
   tenantState?: TenantStateCache;
   /** Group commit of concurrent plain sends (absent: each send is its own statement). */
   acceptGroups?: AcceptGroups;
+  /** This node's /metrics, where a sync send's outcome is counted (absent in worker threads: no sync sends). */
+  metrics?: Pick<MetricsReporter, 'count'>;
 }
 
 /** A worker thread's send deps: its own mail resources, no tenant-state cache, no group commit. */
@@ -480,6 +483,8 @@ async function finish(
   if (sends.length > 0 && !insert.runAt) wakeQueueWithSql(deps.db.sql, 'send');
   if (!decision.sync) return answer;
   const { deliverEmailLog } = await import('./send-job.ts');
+  const { countRelayAttempt } = await import('../metrics/count.ts');
+  const metrics = deps.metrics;
   const delivered = await deliverEmailLog(
     {
       ...deps.db,
@@ -487,6 +492,7 @@ async function finish(
       secrets: deps.secrets,
       mailTransports: deps.mailTransports,
       reactEmailSandbox: deps.reactEmailSandbox,
+      countAttempt: metrics ? (log, result) => countRelayAttempt(metrics, log, result) : undefined,
     },
     sends[0].id,
     { attemptsSoFar: 0, maxAttempts: 1 },

@@ -10,7 +10,11 @@ import { METRIC, type DeliveryOutcomeLabel } from './catalogue.ts';
 import type { MetricsReporter } from './reporter.ts';
 
 /** One relay (or capture) attempt of a log: every recipient gets one outcome. */
-export function countRelayAttempt(metrics: MetricsReporter, log: RawSendLog, result: AttemptResult): void {
+export function countRelayAttempt(
+  metrics: Pick<MetricsReporter, 'count'>,
+  log: RawSendLog,
+  result: AttemptResult,
+): void {
   // Handed to the outbound MTA's spool: not an outcome yet (the MTA counts it when it delivers).
   if (result.log === null) return;
   const recipients = log.to_addresses.length + log.cc_addresses.length + log.bcc_addresses.length;
