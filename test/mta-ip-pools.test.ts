@@ -20,6 +20,7 @@ import {
   type ChildDaemon,
   type SendWorld,
   publishSenderDmarc,
+  signInAdmin,
 } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
 import { Admin } from '../daemon/modules/auth/model.ts';
@@ -77,13 +78,7 @@ test.before(async () => {
     await db.close();
   }
   daemon = await startChildDaemon(world);
-  const login = await fetch(`${world.url}/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'pools@example.test', password: ADMIN_PASSWORD }),
-  });
-  adminToken = ((await login.json()) as { accessToken: string }).accessToken;
-  assert.ok(adminToken, 'the platform admin signed in');
+  adminToken = await signInAdmin(world, 'pools@example.test', ADMIN_PASSWORD);
 });
 
 test.after(async () => {
@@ -92,17 +87,9 @@ test.after(async () => {
   await Promise.all([mx?.close(), dns?.close()]);
 });
 
-async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${world.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${adminToken}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
+/** A platform admin's call on the daemon. */
+function admin(method: string, path: string, body?: unknown): ReturnType<typeof api> {
+  return api(world, method, path, body, adminToken);
 }
 
 async function send(to: string, extra: Record<string, unknown> = {}): Promise<string> {

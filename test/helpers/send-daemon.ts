@@ -208,11 +208,13 @@ export async function api(
   method: string,
   path: string,
   body?: unknown,
+  /** Another bearer than the world's API key (an admin's access token: signInAdmin); '' sends none. */
+  bearer: string = world.apiKey,
 ): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(`${world.url}${path}`, {
     method,
     headers: {
-      authorization: `Bearer ${world.apiKey}`,
+      ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -225,6 +227,14 @@ export async function api(
     // not JSON: keep the text
   }
   return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/** Signs an admin in on the world's daemon; resolves to the access token. */
+export async function signInAdmin(world: SendWorld, email: string, password: string): Promise<string> {
+  const login = await api(world, 'POST', '/auth/login', { email, password }, '');
+  const token = (login.body as { accessToken?: string } | null)?.accessToken;
+  if (!token) throw new Error(`${email} could not sign in: ${login.status} ${JSON.stringify(login.body)}`);
+  return token;
 }
 
 /**
