@@ -82,6 +82,8 @@ export interface ShaperOptions {
   session: SessionOptions;
   /** Asks the loop for a claim at `at` (ms), when a given-back row falls due (jobs/wake.ts WakeTimer). */
   wakeAt: (at: number) => void;
+  /** The clock (ms since the epoch) the pacing and reactions read: the real one unless a test advances its own. */
+  now?: () => number;
 }
 
 const shipped = (): ProviderRule[] =>
@@ -117,7 +119,11 @@ export class Shaper {
   /** Rows given back with a pacer slot: they go at once when they come back. */
   private readonly reservations = new Map<string, number>();
 
-  constructor(private readonly options: ShaperOptions) {}
+  private readonly now: () => number;
+
+  constructor(private readonly options: ShaperOptions) {
+    this.now = options.now ?? Date.now;
+  }
 
   /** Reads rules, reactions in force, throttles, paused tenants and live nodes. Keeps the last on failure. */
   async refresh(): Promise<void> {
@@ -145,7 +151,7 @@ export class Shaper {
     } catch (error) {
       log.warn({ err: errorText(error) }, 'could not reload the shaping rules; keeping the last ones');
     }
-    const now = Date.now();
+    const now = this.now();
     // A local copy stands in for its row until the batch records it; once the database had time to, a copy
     // the database no longer has in force was lifted by an admin (DELETE /platform/reactions/{id}).
     const inForce = (copy: ActiveSuspension) =>
@@ -176,7 +182,7 @@ export class Shaper {
   }
 
   /** When a suspension of this destination (or its whole provider) ends; 0 when there is none. */
-  suspendedUntil(providerKey: string | null, domain: string, now = Date.now()): number {
+  suspendedUntil(providerKey: string | null, domain: string, now = this.now()): number {
     let until = 0;
     for (const s of this.active(now))
       if (s.kind === 'suspend' && this.concerns(s, providerKey, domain)) until = Math.max(until, s.until.getTime());
@@ -242,7 +248,7 @@ export class Shaper {
     hosts: readonly MxHost[],
     session: SessionOptions = this.options.session,
   ): Promise<Admission> {
-    const now = Date.now();
+    const now = this.now();
     if (row.tenantId && this.paused.has(row.tenantId))
       return this.later(now + PAUSED_TENANT_RECHECK_MS, "the tenant's sending is paused");
     const provider = this.providerOf(hosts);
@@ -291,7 +297,7 @@ export class Shaper {
     if (rule.action === 'pause_tenant') {
       if (reaction.tenantId) this.paused.add(reaction.tenantId);
     } else {
-      const now = Date.now();
+      const now = this.now();
       this.local.push({
         at: now,
         suspension: {
