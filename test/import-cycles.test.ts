@@ -159,11 +159,6 @@ const KNOWN_UPWARD_ARROWS: string[] = [
   'mail/transport.ts → mta/spooled-messages.ts',
   'mail/transport.ts → mta/sql/spool-insert.ts',
   'mail/transport.ts → mta/sql/spool.ts',
-  // the webhook delivery lanes run on the jobs/ engine and wake channel; left to issue 50 §3 (one claim loop),
-  // which reworks these files: the loop moves to jobs/ or the engine moves down.
-  'modules/webhooks/delivery-loop.ts → jobs/thread.ts',
-  'modules/webhooks/delivery-loop.ts → jobs/wake.ts',
-  'modules/webhooks/dispatcher.ts → jobs/leased-batch.ts',
 ];
 
 test('every file of daemon/ has a layer', () => {

@@ -6,9 +6,9 @@ import * as assert from 'uvu/assert';
 import pg from 'pg';
 import pino from 'pino';
 import { createTestContext, createTestDatabase, type TestContext, type TestDatabase } from './helpers/context.ts';
-import { createLeasedBatchEngine, FixedLane } from '../daemon/jobs/leased-batch.ts';
-import { runLeasedBatchLoop } from '../daemon/jobs/leased-batch-loop.ts';
-import { createWaker } from '../daemon/jobs/wake.ts';
+import { createLeasedBatchEngine, FixedLane } from '../daemon/queue/leased-batch.ts';
+import { runLeasedBatchLoop } from '../daemon/queue/leased-batch-loop.ts';
+import { createWaker } from '../daemon/queue/wake.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const ROWS = 400;

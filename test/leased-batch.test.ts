@@ -1,4 +1,4 @@
-// The leased-batch engine (daemon/jobs/leased-batch.ts) on its own, with fake claim, extend, release,
+// The leased-batch engine (daemon/queue/leased-batch.ts) on its own, with fake claim, extend, release,
 // run and commit functions: lanes bound what runs per key, outcomes are committed in groups one
 // statement at a time, a failed commit keeps its items held and is tried again, a crash is left to
 // the lease, a paused lane gives its waiting items back, and stop gives back what waits.
@@ -11,9 +11,9 @@ import {
   type Finished,
   type LaneRooms,
   type LeasedBatchOptions,
-} from '../daemon/jobs/leased-batch.ts';
-import { runLeasedBatchLoop } from '../daemon/jobs/leased-batch-loop.ts';
-import { createWaker } from '../daemon/jobs/wake.ts';
+} from '../daemon/queue/leased-batch.ts';
+import { runLeasedBatchLoop } from '../daemon/queue/leased-batch-loop.ts';
+import { createWaker } from '../daemon/queue/wake.ts';
 import { waitFor } from './helpers/wait.ts';
 
 interface Item {

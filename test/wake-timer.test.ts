@@ -1,10 +1,10 @@
-// WakeTimer (jobs/wake.ts): a loop is woken when each time it was given comes — a deferred message's
+// WakeTimer (queue/wake.ts): a loop is woken when each time it was given comes — a deferred message's
 // retry, a row shaping gave back — so the row is claimed when due, not at the next poll. Times that fall
 // in one slot share a wake; a later time is not dropped because an earlier one is armed; close()
 // cancels what is armed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { WakeTimer, type Waker } from '../daemon/jobs/wake.ts';
+import { WakeTimer, type Waker } from '../daemon/queue/wake.ts';
 
 function countingWaker(): Waker & { wakes: number[] } {
   const wakes: number[] = [];

@@ -7,8 +7,8 @@ import { claimJobs, extendLease } from '../queue/claim.ts';
 import { completeJob, failJob, retryJob } from '../queue/finish.ts';
 import type { JobOutcome, JobRow } from '../queue/types.ts';
 import type { JobHandler } from '../mail/worker-context.ts';
-import { onAbort, type ThreadRuntime } from './thread.ts';
-import { createWaker, listenForJobs } from './wake.ts';
+import type { ThreadRuntime } from './thread.ts';
+import { createWaker, listenForJobs, onAbort } from '../queue/wake.ts';
 
 const CLAIM_ERROR_PAUSE_MS = 1_000;
 

@@ -1,4 +1,4 @@
-// The send worker's loop, batched (issue 13), on the leased-batch engine (leased-batch.ts): claim a
+// The send worker's loop, batched (issue 13), on the leased-batch engine (queue/leased-batch.ts): claim a
 // batch of send jobs with their logs in one statement, deliver them concurrently (the SMTP pool
 // bounds how many are on the wire), and record the outcomes of whatever finished meanwhile in one
 // statement — group commit: while one write runs, the next batch of outcomes gathers. No
@@ -26,10 +26,10 @@ import {
 import { createSendContextCache } from '../modules/emails/send-context.ts';
 import { countRelayAttempt } from '../modules/metrics/count.ts';
 import type { JobOutcome } from '../queue/types.ts';
-import { createLeasedBatchEngine, FixedLane, type Finished } from './leased-batch.ts';
-import { runLeasedBatchLoop } from './leased-batch-loop.ts';
+import { createLeasedBatchEngine, FixedLane, type Finished } from '../queue/leased-batch.ts';
+import { runLeasedBatchLoop } from '../queue/leased-batch-loop.ts';
 import type { ThreadRuntime } from './thread.ts';
-import { createWaker, listenForJobs } from './wake.ts';
+import { createWaker, listenForJobs } from '../queue/wake.ts';
 
 const CLAIM_ERROR_PAUSE_MS = 1_000;
 /** Outcomes written by one statement at most (its arrays stay a few hundred kB). */

@@ -14,6 +14,7 @@ import { closeMailResources, createMailResources } from '../mail/resources.ts';
 import { releaseJobs } from '../queue/claim.ts';
 import type { WorkerContext } from '../mail/worker-context.ts';
 import type { QueueTuning } from './tuning.ts';
+import { onAbort } from '../queue/wake.ts';
 import { createMetricsReporter, type MetricsReporter } from '../modules/metrics/reporter.ts';
 
 /** What the pool hands a thread. Plain data only: it crosses the thread boundary by copy. */
@@ -125,36 +126,6 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
     await sequelize.close().catch(() => {});
     process.exit(1);
   }
-}
-
-// Every loop of a thread waits on the one shutdown signal, and the background thread runs a dozen
-// of them at once (each maintenance task sleeps on it): one 'abort' listener per waiter passed
-// Node's limit of 10 and printed MaxListenersExceededWarning at every boot. Waiters register here
-// instead, and each signal carries a single listener that calls them all.
-const abortCallbacks = new WeakMap<AbortSignal, Set<() => void>>();
-
-/** Calls `callback` once when `signal` aborts (at once when it already has); the returned function unregisters it. */
-export function onAbort(signal: AbortSignal, callback: () => void): () => void {
-  if (signal.aborted) {
-    callback();
-    return () => {};
-  }
-  let callbacks = abortCallbacks.get(signal);
-  if (!callbacks) {
-    const registered = new Set<() => void>();
-    abortCallbacks.set(signal, registered);
-    signal.addEventListener(
-      'abort',
-      () => {
-        abortCallbacks.delete(signal);
-        for (const registeredCallback of registered) registeredCallback();
-      },
-      { once: true },
-    );
-    callbacks = registered;
-  }
-  callbacks.add(callback);
-  return () => callbacks.delete(callback);
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */

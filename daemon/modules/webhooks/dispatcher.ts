@@ -1,7 +1,8 @@
-// The webhook worker's dispatcher, on the leased-batch engine (jobs/leased-batch.ts). It claims due
-// deliveries in batches (SKIP LOCKED, leased), sorts them into one lane per endpoint, and starts each
-// lane's attempts up to that lane's adaptive limit (endpoint-lane.ts). Outcomes are settled in
-// batches: whatever finished while the previous settle statement ran goes in the next one.
+// The webhook worker's dispatcher, on the leased-batch engine (queue/leased-batch.ts; the claim loop
+// around it is wired in jobs/webhook-loops.ts). It claims due deliveries in batches (SKIP LOCKED,
+// leased), sorts them into one lane per endpoint, and starts each lane's attempts up to that lane's
+// adaptive limit (endpoint-lane.ts). Outcomes are settled in batches: whatever finished while the
+// previous settle statement ran goes in the next one.
 //
 // Nothing is shared between endpoints but the claim statement, and it gives each lane only its own
 // room (free slots plus a small waiting allowance): a slow endpoint's backlog stays in the table
@@ -14,7 +15,7 @@ import { unseal } from '../../crypto/sealed.ts';
 import { attemptOnce, skippedOutcome, type ClaimedDelivery, type DeliveryOutcome } from './attempt.ts';
 import { settleOutcomes, type DeliveryDeps } from './delivery.ts';
 import { claimDeliveries, extendDeliveryLeases, releaseDeliveries } from './delivery-store.ts';
-import { createLeasedBatchEngine } from '../../jobs/leased-batch.ts';
+import { createLeasedBatchEngine } from '../../queue/leased-batch.ts';
 import { EndpointLane, newLaneRoom } from './endpoint-lane.ts';
 
 export interface DispatcherOptions {
@@ -34,6 +35,8 @@ export interface DispatcherOptions {
 export interface Dispatcher {
   /** Claims what is due (up to the free room) and starts it; answers how many were claimed. */
   claim(): Promise<{ claimed: number; requested: number }>;
+  /** Whether a claim would take anything now. */
+  claimPaysOff(): boolean;
   /** Resolves when nothing is held and every outcome is settled. */
   idle(): Promise<void>;
   /** Called when a claim could pay off again (a lane ran dry, room freed, a retry fell due). */
@@ -122,6 +125,7 @@ export function createDispatcher(deps: DeliveryDeps & { log: Logger }, options: 
 
   return {
     claim: () => engine.claim(),
+    claimPaysOff: () => engine.claimPaysOff(),
     idle: () => engine.idle(),
     onWantsClaim: (listener) => engine.onWantsClaim(listener),
     lanes() {

@@ -74,7 +74,7 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
     this.slowStartBelow = ceiling;
   }
 
-  /** The engine's name for the lane's key (jobs/leased-batch.ts). */
+  /** The engine's name for the lane's key (queue/leased-batch.ts). */
   get key(): string {
     return this.endpointId;
   }
@@ -100,7 +100,7 @@ export class EndpointLane<D extends LaneDelivery = LaneDelivery> {
     return Math.max(0, this.freeSlots(now) + this.waitingCap() - this.waiting.length);
   }
 
-  /** Fewer deliveries wait than one round of its limit: a claim would keep it busy (jobs/leased-batch.ts). */
+  /** Fewer deliveries wait than one round of its limit: a claim would keep it busy (queue/leased-batch.ts). */
   runningLow(): boolean {
     return this.waiting.length < Math.floor(this.limit);
   }

@@ -1,7 +1,9 @@
 // The leased-batch engine: the one way a worker thread takes rows from a table-backed queue and
-// works them. Its users: the send drain (jobs/send-loop.ts, one lane: the relay), the webhook
-// dispatcher (modules/webhooks/dispatcher.ts, one lane per endpoint) and, next, the outbound MTA's
-// per-destination queues (one lane per destination domain).
+// works them. Its users, each wired by a loop in jobs/: the send drain (jobs/send-loop.ts, one lane:
+// the relay), the webhook dispatcher (modules/webhooks/dispatcher.ts, one lane per endpoint, run by
+// jobs/webhook-loops.ts), the outbound MTA (jobs/mta-loop.ts, one lane per destination domain:
+// mta/lane.ts) and the other queues' jobs (jobs/queue-loop.ts, one lane). It sits in queue/, below
+// the modules that use it: it knows no module, only the functions its user hands it.
 //
 // What it does, the same for every user:
 // - claim: one statement takes up to `claimBatch` rows under a lease (the user's SKIP LOCKED query),

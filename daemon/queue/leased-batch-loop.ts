@@ -5,8 +5,7 @@
 import { errorText } from '../errors.ts';
 import type { Logger } from 'pino';
 import { type Lane, type LeasedBatchEngine } from './leased-batch.ts';
-import { onAbort } from './thread.ts';
-import type { Waker } from './wake.ts';
+import { onAbort, type Waker } from './wake.ts';
 
 export interface LeasedBatchLoopOptions {
   signal: AbortSignal;
@@ -27,14 +26,17 @@ export interface LeasedBatchLoopOptions {
   drainTimeoutMs: number;
 }
 
+/** What the loop drives: an engine, or a user's face of one (the webhook dispatcher). */
+export type ClaimingEngine = Pick<
+  LeasedBatchEngine<unknown, Lane<unknown>>,
+  'claim' | 'claimPaysOff' | 'onWantsClaim' | 'stop'
+>;
+
 /** Claims while claims come back full and room is left; else sleeps until woken or the poll. Stops the engine on abort. */
-export async function runLeasedBatchLoop<Item, L extends Lane<Item>>(
-  engine: LeasedBatchEngine<Item, L>,
-  options: LeasedBatchLoopOptions,
-): Promise<void> {
+export async function runLeasedBatchLoop(engine: ClaimingEngine, options: LeasedBatchLoopOptions): Promise<void> {
   const { signal, waker } = options;
   engine.onWantsClaim(() => waker.wake());
-  // One shared abort listener per signal (thread.ts): every loop of a thread adds its own callback.
+  // One shared abort listener per signal (wake.ts): every loop of a thread adds its own callback.
   const stopListening = onAbort(signal, () => waker.wake());
   try {
     while (!signal.aborted) {

@@ -1,5 +1,5 @@
-// Wakes a worker loop early: on a NOTIFY for its queue, when a job slot frees up, or at shutdown.
-// A wake that arrives while the loop is busy is remembered, so no notification is lost.
+// Wakes a worker loop early: on a NOTIFY for its queue, when a job slot frees up, or at shutdown
+// (onAbort). A wake that arrives while the loop is busy is remembered, so no notification is lost.
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { QueueName } from '../../shared/constants.ts';
@@ -147,4 +147,34 @@ export function listenOnChannel(
       client = null;
     },
   };
+}
+
+// Every loop of a thread waits on the one shutdown signal, and the background thread runs a dozen
+// of them at once (each maintenance task sleeps on it): one 'abort' listener per waiter passed
+// Node's limit of 10 and printed MaxListenersExceededWarning at every boot. Waiters register here
+// instead, and each signal carries a single listener that calls them all.
+const abortCallbacks = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `callback` once when `signal` aborts (at once when it already has); the returned function unregisters it. */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  if (signal.aborted) {
+    callback();
+    return () => {};
+  }
+  let callbacks = abortCallbacks.get(signal);
+  if (!callbacks) {
+    const registered = new Set<() => void>();
+    abortCallbacks.set(signal, registered);
+    signal.addEventListener(
+      'abort',
+      () => {
+        abortCallbacks.delete(signal);
+        for (const registeredCallback of registered) registeredCallback();
+      },
+      { once: true },
+    );
+    callbacks = registered;
+  }
+  callbacks.add(callback);
+  return () => callbacks.delete(callback);
 }
