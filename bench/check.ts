@@ -13,6 +13,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { errorText } from '../daemon/errors.ts';
 import { BENCH_DIR, ROOT_DIR } from './children.ts';
 import { machineInfo } from './machine.ts';
 import {
@@ -204,7 +205,7 @@ async function main(): Promise<number> {
         Object.assign(run, SHORT_BENCHES[name].ratios(await runShort(name, SHORT_BENCHES[name], dir)));
       } catch (error) {
         broken = true;
-        log(error instanceof Error ? error.message : String(error));
+        log(errorText(error));
       }
     }
   } finally {

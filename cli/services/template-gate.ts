@@ -4,6 +4,7 @@
 import { Liquid } from 'liquidjs';
 import { parse as parseHtml } from 'parse5';
 import { LIQUID_LIMITS, renderLiquid, textFromHtml, type TemplatePart } from '../../daemon/render/liquid.ts';
+import { errorText } from '../../daemon/errors.ts';
 import type { SvcClient } from '../client.ts';
 import type { DomainBody } from '../../shared/schemas/domains.ts';
 import { ApiRequestError, CliFailure, EXIT } from '../errors.ts';
@@ -199,7 +200,7 @@ export async function lintTemplate(client: SvcClient, { file, data, domains }: L
       used = variablesUsed(source);
     } catch (reason) {
       parses = false;
-      error('LIQUID_INVALID', `${part}: ${(reason instanceof Error ? reason.message : String(reason)).split('\n')[0]}`);
+      error('LIQUID_INVALID', `${part}: ${errorText(reason).split('\n')[0]}`);
       continue;
     }
     for (const variable of used) {
@@ -217,7 +218,7 @@ export async function lintTemplate(client: SvcClient, { file, data, domains }: L
     rendered = await renderFile(client, file, data);
   } catch (reason) {
     if (reason instanceof ApiRequestError && reason.status >= 500) throw reason;
-    error('RENDER_FAILED', reason instanceof Error ? reason.message : String(reason));
+    error('RENDER_FAILED', errorText(reason));
     return findings;
   }
 

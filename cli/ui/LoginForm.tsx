@@ -5,6 +5,7 @@
 import React, { useRef, useState } from 'react';
 import { Box, Text, useInput } from 'ink';
 import { TextInput, feedForm } from './TextInput.tsx';
+import { errorText } from '../../daemon/errors.ts';
 
 export type CredentialsOutcome = 'signed-in' | 'needs-code';
 
@@ -44,7 +45,7 @@ export function LoginForm({ baseUrl, initialEmail, submitCredentials, submitCode
 
   const failed = (back: Step, clear: Field) => (reason: unknown) => {
     setField(clear, '');
-    setError(reason instanceof Error ? reason.message : String(reason));
+    setError(errorText(reason));
     setStep(back);
   };
 

@@ -3,6 +3,7 @@
 // answer that arrives after the screen moved on (a newer load started, or the screen closed) is
 // dropped, so a slow older answer never overwrites a newer one.
 import { useCallback, useEffect, useState } from 'react';
+import { errorText } from '../../daemon/errors.ts';
 
 export interface Polled<T> {
   /** The last answer; null until the first arrives. */
@@ -20,7 +21,7 @@ export function usePolling<T>(load: () => Promise<T>, refreshMs: number, initial
     let live = true;
     load().then(
       (next) => live && (setValue(next), setFailure(null)),
-      (error: unknown) => live && setFailure(error instanceof Error ? error.message : String(error)),
+      (error: unknown) => live && setFailure(errorText(error)),
     );
     const timer = setTimeout(() => setTick((count) => count + 1), refreshMs);
     return () => {
