@@ -29,15 +29,34 @@ export const FEEDBACK_MAILBOX = 'fbl';
 /** The label under a customer's domain that bounces are routed through: `bounces.<domain>`. */
 export const RETURN_PATH_LABEL = 'bounces';
 
+const VERP_TAG_HEX_CHARS = 16;
 /**
  * The local part of a VERP return path: the email id, then its tag. The email id alone is no secret (it
  * is each message's X-Service-Email-Id, in every webhook and API answer), so the address carries an
  * HMAC of it under a key derived from the daemon secret: only the service can write a return path, and
  * a bounce counts only at one it wrote. 64 bits: each guess costs an SMTP transaction. 60 characters,
  * inside the 64 a local part may have (RFC 5321 §4.5.3.1.1); lower-case hex, which mail systems keep.
+ * The tag is optional in the pattern: a report's return path without one still names its send when read
+ * (emailIdNamedByReturnPath); a bounce is accepted only with a tag that holds (emailIdOfReturnPath).
  */
-export const VERP = /^bounce-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-([0-9a-f]{16})$/;
-const VERP_TAG_HEX_CHARS = 16;
+const VERP = /^bounce-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:-([0-9a-f]{16}))?$/;
+
+/** A return path's local part read, its tag not checked: the email id it names and its tag (null without one). */
+function parseReturnPath(localPart: string): { emailId: string; tag: string | null } | null {
+  const match = VERP.exec(localPart.toLowerCase());
+  return match ? { emailId: match[1], tag: match[2] ?? null } : null;
+}
+
+/**
+ * The email id a whole return path names (`<bounce-<id>[-<tag>]@…>`, brackets allowed), its tag not
+ * checked: for reading a report whose own signature or arrival is what is trusted (an ARF report's
+ * Original-Mail-From), never for accepting a bounce (emailIdOfReturnPath).
+ */
+export function emailIdNamedByReturnPath(address: string): string | null {
+  const bare = address.trim().replace(/^<(.*)>$/, '$1');
+  const at = bare.lastIndexOf('@');
+  return at > 0 ? (parseReturnPath(bare.slice(0, at))?.emailId ?? null) : null;
+}
 
 /** The key of return-path tags, derived from the link-signing key so that it is used for nothing else. */
 function verpKey(linkSigningKey: Buffer): Buffer {
@@ -53,10 +72,10 @@ function verpTag(linkSigningKey: Buffer, emailId: string): string {
 
 /** The email id a return path's local part names, when the service wrote it (its tag holds); else null. */
 export function emailIdOfReturnPath(localPart: string, linkSigningKey: Buffer): string | null {
-  const match = VERP.exec(localPart.toLowerCase());
-  if (!match) return null;
-  const expected = Buffer.from(verpTag(linkSigningKey, match[1]));
-  return timingSafeEqual(Buffer.from(match[2]), expected) ? match[1] : null;
+  const parsed = parseReturnPath(localPart);
+  if (!parsed?.tag) return null;
+  const expected = Buffer.from(verpTag(linkSigningKey, parsed.emailId));
+  return timingSafeEqual(Buffer.from(parsed.tag), expected) ? parsed.emailId : null;
 }
 
 /** RCPT answers that say the recipient does not exist: hard bounces (the recipient is suppressed). */

@@ -1,5 +1,6 @@
 // Delivery reports read into the provider receivers' ProviderReport: a DSN (RFC 3464), a plain
 // non-delivery report as MTAs without DSN support write them, and an ARF complaint (RFC 5965).
+import { emailIdNamedByReturnPath } from '../../mail/addresses.ts';
 import type { ProviderReport } from '../inbound/service.ts';
 import { first, parseFieldBlocks, parseFields, type Fields, type ReportMessage } from './mime.ts';
 
@@ -119,11 +120,11 @@ export function readArf(report: ReportMessage): ProviderReport | null {
     .filter((address): address is string => address !== null);
   // Original-Mail-From is our VERP return path when the reporter kept it: the most direct id.
   // (Read for the id only: the report's signature, or the return path it came to, is what is trusted.)
-  const verp = /^<?bounce-([0-9a-f-]{36})(?:-[0-9a-f]{16})?@/i.exec(first(fields, 'original-mail-from') ?? '');
+  const verpEmailId = emailIdNamedByReturnPath(first(fields, 'original-mail-from') ?? '');
   const identity = originalIdentity(report);
   return {
     ...identity,
-    ...(verp && UUID.test(verp[1]) ? { emailId: verp[1].toLowerCase() } : {}),
+    ...(verpEmailId ? { emailId: verpEmailId } : {}),
     type: 'complained',
     recipients: [...new Set(recipients)],
     diagnostic: first(fields, 'feedback-type') ?? 'abuse',
