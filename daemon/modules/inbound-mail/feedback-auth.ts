@@ -14,7 +14,7 @@ import { first, type Fields } from './mime.ts';
 export type FeedbackSigner = { verified: true; signer: string } | { verified: false; reason: string };
 
 /** A DNS resolver in the shape mailauth calls (`resolve(name, rrtype)`), on the configured servers. */
-function mailauthResolver(dnsServers: string[]) {
+export function mailauthResolver(dnsServers: string[]) {
   const resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: 1 });
   if (dnsServers.length > 0) resolver.setServers(dnsServers);
   return (name: string, rrtype: string) => resolver.resolve(name, rrtype);

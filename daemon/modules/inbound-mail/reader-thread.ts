@@ -10,6 +10,7 @@ import { readDmarcAttachments } from '../dmarc/attachments.ts';
 import { readReport, type ReportMessage } from './mime.ts';
 import { checkDkimSignatures } from './feedback-auth.ts';
 import { withStorableText } from '../../db/storable-text.ts';
+import { readRouted } from '../inbound-routing/parse.ts';
 import { READ_PART_MAX_CHARS, type ReaderRequest, type ReaderResponse, type ReadMessage } from './reader.ts';
 
 /** Unsubscribe tokens (link-tokens.ts: base64url of iv · tag · ciphertext) are long; words this long are candidates. */
@@ -43,12 +44,19 @@ async function run(request: ReaderRequest): Promise<ReadMessage> {
       wanted.feedbackSignatures && report.reportType === 'feedback-report'
         ? await checkDkimSignatures(raw, wanted.feedbackSignatures.dnsServers)
         : null,
+    routed: wanted.routed ? await readRouted(raw, wanted.routed) : null,
   });
 }
 
+/** The routed message's bytes go back moved, not copied (each owns its buffer: parse.ts). */
+const transferred = (result: ReadMessage): ArrayBuffer[] =>
+  result.routed
+    ? [result.routed.rawGzip, ...result.routed.attachments.map((a) => a.content)].map((b) => b.buffer as ArrayBuffer)
+    : [];
+
 parentPort!.on('message', (request: ReaderRequest) => {
   run(request).then(
-    (result) => parentPort!.postMessage({ id: request.id, result } satisfies ReaderResponse),
+    (result) => parentPort!.postMessage({ id: request.id, result } satisfies ReaderResponse, transferred(result)),
     (error: unknown) =>
       parentPort!.postMessage({
         id: request.id,

@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AttachmentOutcome } from '../dmarc/attachments.ts';
 import type { DkimSignatures } from './feedback-auth.ts';
 import type { ReportMessage } from './mime.ts';
+import type { RoutedRead, RoutedWanted } from '../inbound-routing/parse.ts';
 
 /** What to read besides the report structure, decided by the recipients before the message is sent over. */
 export interface ReadWanted {
@@ -20,6 +21,8 @@ export interface ReadWanted {
   unsubscribeTokens: boolean;
   /** When set and the message is an ARF report: its DKIM signatures checked, keys looked up on these servers. */
   feedbackSignatures: { dnsServers: string[] } | null;
+  /** When a tenant's route took a recipient: the session's facts for the verdicts (inbound-routing/parse.ts). */
+  routed: RoutedWanted | null;
 }
 export interface ReadMessage {
   /** The message's header and MIME leaf parts (mime.ts readReport), each body cut at READ_PART_MAX_CHARS. */
@@ -28,6 +31,8 @@ export interface ReadMessage {
   unsubscribeTokens: string[] | null;
   /** Only for an ARF report when `wanted.feedbackSignatures` was set (feedback-auth.ts judges them). */
   feedbackSignatures: DkimSignatures | null;
+  /** The parsed form, verdicts, cleaned gzipped source and attachment bytes, when `wanted.routed` was set. */
+  routed: RoutedRead | null;
 }
 export interface ReaderRequest {
   id: number;

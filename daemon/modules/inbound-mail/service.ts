@@ -130,6 +130,7 @@ export async function handleInboundMessage(deps: InboundMailDeps, message: Inbou
     unsubscribeTokens: kinds.has('unsubscribe'),
     // An ARF report away from a return path counts only when signed (applyFeedbackLoopReport).
     feedbackSignatures: bounce ? null : { dnsServers: deps.config.dnsServers },
+    routed: null,
   });
   const report = read.report;
 
