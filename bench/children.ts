@@ -114,7 +114,8 @@ export async function startDaemonProcess(
 ): Promise<Child> {
   const env = { ...BENCH_DAEMON_DEFAULTS, PORT: String(await freePort()), ...given };
   const argv = [...(options.nodeArgs ?? []), join(ROOT_DIR, 'bin', 'svc.js'), 'daemon', 'start'];
-  if (env.ROLE === 'worker') {
+  // A worker node or an SMTP edge (ROLE=smtp) serves no HTTP: ready when it says so.
+  if (env.ROLE === 'worker' || env.ROLE === 'smtp') {
     return spawnChild(
       name,
       argv,

@@ -5,10 +5,12 @@
 // one client), and get_mx answers the MX of each domain from the bench DNS server (a real MX and A
 // query there, as svc makes). Outbound is Haraka's own (its default concurrency, no connection reuse
 // in Haraka 3), no DKIM plugin: the messages come signed. Retries after `retrySeconds` (its minimum is 5 s).
+// STARTTLS with the bench's pair (bench/mta-tls.ts): Haraka's tls plugin, as every SMTP column offers it.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { portTakesConnections, spawnPeer, waitForPeerReady } from './children.ts';
+import type { BenchTls } from './mta-tls.ts';
 
 export const HARAKA_BENCH_DIR = process.env.HARAKA_BENCH_DIR ?? '/tmp/haraka-bench';
 const harakaRoot = () => join(HARAKA_BENCH_DIR, 'node_modules', 'Haraka');
@@ -55,7 +57,12 @@ exports.hook_get_mx = async function (next, hmail, domain) {
 };
 `;
 
-export async function startHaraka(port: number, dnsServer: string, retrySeconds: number): Promise<HarakaInstance> {
+export async function startHaraka(
+  port: number,
+  dnsServer: string,
+  retrySeconds: number,
+  tls: BenchTls,
+): Promise<HarakaInstance> {
   const base = mkdtempSync(join(tmpdir(), 'svc-bench-haraka-'));
   // Haraka's own defaults (connection.ini and the rest, as `haraka -i` installs them), then the bench's.
   cpSync(join(harakaRoot(), 'config'), join(base, 'config'), { recursive: true });
@@ -63,7 +70,10 @@ export async function startHaraka(port: number, dnsServer: string, retrySeconds:
   mkdirSync(join(base, 'queue'));
   const config = (name: string, text: string) => writeFileSync(join(base, 'config', name), text);
   config('smtp.ini', `listen=127.0.0.1:${port}\n`);
-  config('plugins', 'bench_relay\nbench_mx\n');
+  config('plugins', 'tls\nbench_relay\nbench_mx\n');
+  // Where the tls plugin looks by default (config/tls_key.pem, config/tls_cert.pem).
+  cpSync(tls.keyFile, join(base, 'config', 'tls_key.pem'));
+  cpSync(tls.certFile, join(base, 'config', 'tls_cert.pem'));
   config('log.ini', '[main]\nlevel=warn\n');
   config('me', 'haraka.mta-bench.test\n');
   config(

@@ -1,7 +1,9 @@
-// The one injector of each column of `npm run bench:mta`: presigned messages over SMTP to Postfix or
-// Haraka (a nodemailer pool of INJECT_CONNECTIONS connections), or the message parts over the API to
-// svc (POST /emails/batch, 100 recipients a request, INJECT_REQUESTS requests in flight). Each accepted
-// message's accept time is kept by its Message-ID, for the accept → received latency.
+// The one injector of each column of `npm run bench:mta`: whole messages over SMTP to Postfix, Haraka
+// or svc's submission port (a nodemailer pool of INJECT_CONNECTIONS connections, each upgraded with
+// STARTTLS, as an application's SMTP settings do; AUTH where the server asks for it: svc), or the
+// message parts over the API to svc (POST /emails/batch, 100 recipients a request, INJECT_REQUESTS
+// requests in flight). Each accepted message's accept time is kept by its Message-ID, for the
+// accept → received latency.
 import { performance } from 'node:perf_hooks';
 import nodemailer from 'nodemailer';
 import {
@@ -14,7 +16,7 @@ import {
   type PresignedMessage,
 } from './mta-message.ts';
 
-export const INJECT_CONNECTIONS = 4;
+export const INJECT_CONNECTIONS = 10;
 export const INJECT_REQUESTS = 4;
 const BATCH_SIZE = 100;
 
@@ -25,22 +27,42 @@ export interface Injection {
   /** Message-ID → epoch ms it was accepted. */
   acceptedAt: Map<string, number>;
   failures: number;
+  /** The first refusal's text, to say why submissions failed. */
+  firstError?: string;
 }
 
 const now = () => performance.timeOrigin + performance.now();
 
-export async function injectSmtp(port: number, messages: PresignedMessage[]): Promise<Injection> {
+export interface SmtpInjectOptions {
+  /** AUTH PLAIN after STARTTLS (svc's submission port: an API key as the password). */
+  auth?: { user: string; pass: string };
+  /**
+   * The Message-ID the receiver will see, from the 250 reply: svc's submission sets its own
+   * (`queued as <id>` → `<id@domain>`); Postfix and Haraka keep the message's.
+   */
+  messageIdOf?: (response: string, message: PresignedMessage) => string;
+}
+
+export async function injectSmtp(
+  port: number,
+  messages: PresignedMessage[],
+  options: SmtpInjectOptions = {},
+): Promise<Injection> {
   const transport = nodemailer.createTransport({
     pool: true,
     host: '127.0.0.1',
     port,
     secure: false,
-    ignoreTLS: true,
+    requireTLS: true,
+    // The bench's self-signed pair (bench/mta-tls.ts), the same for every column.
+    tls: { rejectUnauthorized: false },
+    ...(options.auth ? { auth: { ...options.auth, method: 'PLAIN' } } : {}),
     maxConnections: INJECT_CONNECTIONS,
     maxMessages: Infinity,
   });
   const acceptedAt = new Map<string, number>();
   let failures = 0;
+  let firstError: string | undefined;
   const startedAt = now();
   let next = 0;
   // INJECT_CONNECTIONS senders, each sending its next message when the last one was accepted.
@@ -48,17 +70,21 @@ export async function injectSmtp(port: number, messages: PresignedMessage[]): Pr
     while (next < messages.length) {
       const message = messages[next++];
       try {
-        await transport.sendMail({ envelope: { from: MTA_BENCH_ENVELOPE_FROM, to: [message.to] }, raw: message.raw });
-        acceptedAt.set(message.messageId, now());
-      } catch {
+        const info = await transport.sendMail({
+          envelope: { from: MTA_BENCH_ENVELOPE_FROM, to: [message.to] },
+          raw: message.raw,
+        });
+        acceptedAt.set(options.messageIdOf?.(info.response, message) ?? message.messageId, now());
+      } catch (error) {
         failures++;
+        firstError ??= (error as Error).message;
       }
     }
   };
   await Promise.all(Array.from({ length: INJECT_CONNECTIONS }, sender));
   const finishedAt = now();
   transport.close();
-  return { startedAt, finishedAt, acceptedAt, failures };
+  return { startedAt, finishedAt, acceptedAt, failures, firstError };
 }
 
 export async function injectApi(baseUrl: string, apiKey: string, run: string, count: number): Promise<Injection> {

@@ -5,11 +5,13 @@
 // (port 53), not the bench DNS server on its random port, so it makes no MX look-ups at all, an
 // advantage to Postfix that the report states. The retry timers are shortened to svc's
 // (SEND_RETRY_BASE_MS of the bench) so the 451-deferred messages come back as soon in both columns.
+// smtpd offers STARTTLS with the bench's pair (bench/mta-tls.ts), as every SMTP column does.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DESTINATIONS } from './mta-message.ts';
+import type { BenchTls } from './mta-tls.ts';
 
 export const POSTFIX_BIN = '/usr/sbin/postfix';
 
@@ -43,10 +45,16 @@ discard   unix  -       -       n       -       -       discard
 anvil     unix  -       -       n       -       1       anvil
 scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
+tlsmgr    unix  -       -       n       1000?   1       tlsmgr
 `;
 
 /** `milter`: a signing milter (OpenDKIM, bench/mta-opendkim.ts) for what smtpd receives; none by default. */
-export function startPostfix(port: number, retrySeconds: number, milter: string | null = null): PostfixInstance {
+export function startPostfix(
+  port: number,
+  retrySeconds: number,
+  tls: BenchTls,
+  milter: string | null = null,
+): PostfixInstance {
   const base = mkdtempSync(join(tmpdir(), 'svc-bench-postfix-'));
   // Postfix's daemons run as the postfix user: they must reach the queue under this directory.
   chmodSync(base, 0o755);
@@ -83,7 +91,9 @@ transport_maps = texthash:${join(conf, 'transport')}
 maillog_file = ${join(base, 'postfix.log')}
 maillog_file_prefixes = ${base}
 smtp_tls_security_level = none
-smtpd_tls_security_level = none
+smtpd_tls_security_level = may
+smtpd_tls_cert_file = ${tls.certFile}
+smtpd_tls_key_file = ${tls.keyFile}
 message_size_limit = 52428800
 biff = no
 append_dot_mydomain = no

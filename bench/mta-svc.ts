@@ -1,12 +1,16 @@
-// The svc column of `npm run bench:mta`: the daemon as production runs it (NODE_ENV=production), an
+// The svc columns of `npm run bench:mta`: the daemon as production runs it (NODE_ENV=production), an
 // API node and a worker node (ROLE=worker) on the bench database, rate limits in Redis, DELIVERY=direct
 // with DNS_SERVERS pointing at the bench DNS server, the verified sending domain's DKIM key (the send
-// worker signs each message). One injector posts POST /emails/batch (100 recipients a request).
+// worker signs each message). The batch-API column posts POST /emails/batch (100 recipients a
+// request); the submission column adds an SMTP edge node (ROLE=smtp, the STARTTLS submission port
+// with the bench's pair) fed whole unsigned messages by the SMTP injector the peers get.
 import { loadavg } from 'node:os';
 import { QueryTypes, type Sequelize } from 'sequelize';
-import { cpuTimeMs, startDaemonProcess, type Child } from './children.ts';
+import { cpuTimeMs, freePort, startDaemonProcess, type Child } from './children.ts';
 import { columnFigures, type ColumnFigures, type SinksClient } from './mta-figures.ts';
-import { injectApi } from './mta-inject.ts';
+import { injectApi, injectSmtp, type Injection } from './mta-inject.ts';
+import type { PresignedMessage } from './mta-message.ts';
+import type { BenchTls } from './mta-tls.ts';
 
 export interface SvcSetup {
   databaseUrl: string;
@@ -17,14 +21,18 @@ export interface SvcSetup {
   apiKey: string;
   retryBaseMs: number;
   logLevel: string;
-  /** Extra node flags for both nodes (BENCH_CPU_PROF). */
+  /** Extra node flags for every node (BENCH_CPU_PROF). */
   nodeArgs: string[];
+  /** Given: an SMTP edge node (ROLE=smtp) offers submission with this pair. */
+  submissionTls: BenchTls | null;
   log(message: string): void;
 }
 
 export interface SvcNodes {
   api: Child;
   worker: Child;
+  /** The SMTP edge node and its STARTTLS submission port, when asked for. */
+  smtp: { node: Child; port: number } | null;
   url: string;
   stop(): Promise<void>;
 }
@@ -32,7 +40,7 @@ export interface SvcNodes {
 const loadAverage = () => loadavg().map((l) => Math.round(l * 100) / 100);
 
 export async function startSvcNodes(setup: SvcSetup): Promise<SvcNodes> {
-  const start = async (role: 'api' | 'worker') => {
+  const start = async (role: 'api' | 'worker' | 'smtp', extra: Record<string, string> = {}) => {
     // As an operator starts it: bin/svc.js daemon start, the compiled build.
     return startDaemonProcess(
       `svc daemon (ROLE=${role})`,
@@ -48,18 +56,31 @@ export async function startSvcNodes(setup: SvcSetup): Promise<SvcNodes> {
         SEND_RETRY_BASE_MS: String(setup.retryBaseMs),
         LOG_LEVEL: setup.logLevel,
         SMTP_URL: '',
+        ...extra,
       },
       { nodeArgs: setup.nodeArgs },
     );
   };
   const api = await start('api');
   const worker = await start('worker');
+  let smtp: SvcNodes['smtp'] = null;
+  if (setup.submissionTls) {
+    const port = await freePort();
+    const node = await start('smtp', {
+      SMTP_SUBMISSION_PORT: String(port),
+      SMTP_SUBMISSION_HOST: '127.0.0.1',
+      SMTP_SUBMISSION_TLS_CERT: setup.submissionTls.certFile,
+      SMTP_SUBMISSION_TLS_KEY: setup.submissionTls.keyFile,
+    });
+    smtp = { node, port };
+  }
   return {
     api,
     worker,
+    smtp,
     url: api.readyText,
     async stop() {
-      await Promise.all([api.stop(), worker.stop()]);
+      await Promise.all([api.stop(), worker.stop(), smtp?.node.stop()]);
     },
   };
 }
@@ -87,16 +108,61 @@ export async function svcColumn(
   sequelize: Sequelize,
   stallMs: number,
 ): Promise<ColumnFigures> {
+  setup.log(`${label}: ${count} messages through POST /emails/batch`);
+  return measured(label, count, [nodes.api, nodes.worker], sinks, setup, sequelize, stallMs, () =>
+    injectApi(nodes.url, setup.apiKey, run, count),
+  );
+}
+
+/** svc's Message-ID for a submission, from `250 … queued as <email id>` (emails/service.ts messageIdFor). */
+function submittedMessageId(response: string, message: PresignedMessage): string {
+  const id = /queued as (\S+)/.exec(response)?.[1];
+  if (!id) throw new Error(`svc's submission answered without an email id: ${response}`);
+  return `<${id}@${/@([^>]+)>$/.exec(message.messageId)?.[1] ?? 'localhost'}>`;
+}
+
+/**
+ * One svc run of whole messages over SMTP submission (STARTTLS, AUTH PLAIN with the bench's API key),
+ * by the injector and with the messages the peers get; svc signs each one.
+ */
+export async function svcSubmissionColumn(
+  label: string,
+  messages: PresignedMessage[],
+  nodes: SvcNodes,
+  sinks: SinksClient,
+  setup: SvcSetup,
+  sequelize: Sequelize,
+  stallMs: number,
+): Promise<ColumnFigures> {
+  if (!nodes.smtp) throw new Error('the submission column needs the SMTP edge node (setup.submissionTls)');
+  const port = nodes.smtp.port;
+  setup.log(`${label}: ${messages.length} unsigned messages over SMTP submission`);
+  return measured(label, messages.length, [nodes.smtp.node, nodes.worker], sinks, setup, sequelize, stallMs, () =>
+    injectSmtp(port, messages, { auth: { user: 'svc', pass: setup.apiKey }, messageIdOf: submittedMessageId }),
+  );
+}
+
+/** Injects, waits for the sinks, and gives the figures with the CPU the busy nodes spent per message. */
+async function measured(
+  label: string,
+  count: number,
+  busy: Child[],
+  sinks: SinksClient,
+  setup: SvcSetup,
+  sequelize: Sequelize,
+  stallMs: number,
+  inject: () => Promise<Injection>,
+): Promise<ColumnFigures> {
   await sinks.reset();
   const loadAverageBefore = loadAverage();
-  const pids = [nodes.api.process.pid!, nodes.worker.process.pid!];
+  const pids = busy.map((child) => child.process.pid!);
   const cpuBefore = pids.map(cpuTimeMs);
-  setup.log(`${label}: ${count} messages through POST /emails/batch`);
-  const injecting = injectApi(nodes.url, setup.apiKey, run, count);
-  // The sinks are watched while the injector runs: an injection error surfaces at once.
-  const injection = await injecting;
+  const injection = await inject();
   setup.log(`  accepted in ${Math.round(injection.finishedAt - injection.startedAt)} ms; waiting for the sinks`);
-  const stats = await sinks.waitForUnique(count, stallMs, (s) => setup.log(`  ${s.unique} received`));
+  if (injection.failures) setup.log(`  ${injection.failures} refused, the first: ${injection.firstError}`);
+  const stats = await sinks.waitForUnique(count - injection.failures, stallMs, (s) =>
+    setup.log(`  ${s.unique} received`),
+  );
   const cpuAfter = pids.map(cpuTimeMs);
   const cpu =
     cpuBefore.every((v) => v !== null) && cpuAfter.every((v) => v !== null)
@@ -107,7 +173,7 @@ export async function svcColumn(
     cpuMsPerMessage: cpu === null ? null : Math.round((cpu / count) * 100) / 100,
     loadAverageBefore,
     loadAverageAfter: loadAverage(),
-    notes: injection.failures ? [`${injection.failures} recipients rejected by the API`] : [],
+    notes: injection.failures ? [`${injection.failures} refused (${injection.firstError ?? 'by the API'})`] : [],
   });
   await settled(sequelize);
   return figures;

@@ -5,16 +5,19 @@
 // DKIM-signed, one recipient each, spread evenly over the ten domains, one injector per column:
 //   svc      the daemon (API node + worker node, NODE_ENV=production, DELIVERY=direct) signs each
 //            message itself; sent with POST /emails/batch;
+//   svc (SMTP submission)  the same nodes and an SMTP edge node (ROLE=smtp) fed the unsigned messages
+//            by the peers' injector (STARTTLS, AUTH PLAIN with the API key); svc signs each one;
 //   Postfix  Debian's package, a separate instance with the default qmgr, fed the same messages
 //            signed beforehand over SMTP; routed by transport_maps (no MX look-ups: said in the table);
 //   Haraka   from /tmp/haraka-bench when installed there, fed like Postfix, MX from the bench DNS;
 //   Postfix + OpenDKIM  the same Postfix fed the messages unsigned, OpenDKIM (Debian's opendkim) signing
 //            each one as its milter: the signing svc does, done the way a Postfix operator does it.
-// Each column is timed from the first submission to the last message received (deferred ones retried
+// Every SMTP column is injected alike: INJECT_CONNECTIONS connections, each upgraded with STARTTLS
+// (the bench's one self-signed pair, bench/mta-tls.ts). Each column is timed from the first submission to the last message received (deferred ones retried
 // after RETRY_SECONDS in every column). For svc a control run with all ten MX hosts fast gives the cost
 // of the slow and deferring domains to the eight others (their completion time with vs without).
 //
-// Flags: --messages N (20000), --only svc|postfix|haraka|opendkim. Environment: DATABASE_URL (required),
+// Flags: --messages N (20000), --only svc|submission|postfix|haraka|opendkim. Environment: DATABASE_URL (required),
 // BENCH_REDIS_URL / REDIS_URL (redis://127.0.0.1:6379), BENCH_LOG_LEVEL (warn), BENCH_CPU_PROF=1,
 // HARAKA_BENCH_DIR (/tmp/haraka-bench). Writes bench/results-mta.json.
 import { execFileSync } from 'node:child_process';
@@ -36,7 +39,8 @@ import { INJECT_CONNECTIONS, INJECT_REQUESTS, injectSmtp } from './mta-inject.ts
 import { DESTINATIONS, NORMAL_DOMAINS, presignMessages, type PresignedMessage } from './mta-message.ts';
 import { opendkimInstalled, OPENDKIM_HOW_TO, startOpenDkim } from './mta-opendkim.ts';
 import { postfixInstalled, startPostfix } from './mta-postfix.ts';
-import { startSvcNodes, svcColumn, type SvcSetup } from './mta-svc.ts';
+import { startSvcNodes, svcColumn, svcSubmissionColumn, type SvcSetup } from './mta-svc.ts';
+import { writeBenchTls } from './mta-tls.ts';
 
 const { values: flags } = parseArgs({
   options: { messages: { type: 'string', default: '20000' }, only: { type: 'string' } },
@@ -44,8 +48,8 @@ const { values: flags } = parseArgs({
 const messages = Number(flags.messages);
 if (!Number.isInteger(messages) || messages < 10) throw new Error(`--messages must be a whole number ≥ 10`);
 const only = flags.only ?? null;
-if (only !== null && !['svc', 'postfix', 'haraka', 'opendkim'].includes(only))
-  throw new Error(`--only takes svc, postfix, haraka or opendkim, got "${only}"`);
+if (only !== null && !['svc', 'submission', 'postfix', 'haraka', 'opendkim'].includes(only))
+  throw new Error(`--only takes svc, submission, postfix, haraka or opendkim, got "${only}"`);
 const wanted = (column: string) => only === null || only === column;
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -95,6 +99,7 @@ async function smtpColumn(
   const loadAverageBefore = loadAverage();
   log(`${label}: ${presigned.length} presigned messages over SMTP (${INJECT_CONNECTIONS} connections)`);
   const injection = await injectSmtp(port, presigned);
+  if (injection.failures) log(`  ${injection.failures} refused, the first: ${injection.firstError}`);
   log(`  accepted in ${Math.round(injection.finishedAt - injection.startedAt)} ms; waiting for the sinks`);
   const stats = await sinks.waitForUnique(presigned.length - injection.failures, STALL_MS, (s) =>
     log(`  ${s.unique} received`),
@@ -107,16 +112,25 @@ async function smtpColumn(
   });
 }
 
+/** The faster of the peers that sign (Postfix + OpenDKIM) or get signed messages (Haraka): §2's yardstick. */
+function fasterSigningPeer(columns: ColumnFigures[]): ColumnFigures | null {
+  const peers = columns.filter((c) => c.label === 'Postfix + OpenDKIM' || c.label === 'Haraka');
+  return peers.sort((a, b) => b.messagesPerSecond - a.messagesPerSecond)[0] ?? null;
+}
+
 function markdown(results: MtaResults): string {
   const postfix = results.columns.find((c) => c.label === 'Postfix');
+  const peer = fasterSigningPeer(results.columns);
   const rows = results.columns.map((c) => {
-    const ratio = postfix ? `${(c.messagesPerSecond / postfix.messagesPerSecond).toFixed(2)}×` : '–';
+    const times = (base: ColumnFigures | null | undefined) =>
+      base ? `${(c.messagesPerSecond / base.messagesPerSecond).toFixed(2)}×` : '–';
+    const ratio = `${times(postfix)} | ${times(peer)}`;
     const ms = (v: number | null) => (v === null ? '–' : `${v}`);
     return `| ${c.label}${c.version ? ` ${c.version}` : ''} | ${c.messagesPerSecond} | ${ratio} | ${c.seconds} | ${c.normalDomainsSeconds} | ${ms(c.latencyP50Ms)} | ${ms(c.latencyP99Ms)} | ${Math.round(c.averageMessageBytes / 1024)} KB | ${c.signed === c.messages ? 'all' : `${c.signed} of ${c.messages}`} | ${c.loadAverageBefore[0]} → ${c.loadAverageAfter[0]} |`;
   });
   return [
-    '| column | msg/s | × Postfix | total s | 8 normal domains s | p50 ms | p99 ms | size | DKIM-signed | load (1 min) |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    `| column | msg/s | × Postfix | × ${peer?.label ?? 'faster signing peer'} | total s | 8 normal domains s | p50 ms | p99 ms | size | DKIM-signed | load (1 min) |`,
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
 }
@@ -134,13 +148,26 @@ async function main(): Promise<MtaResults> {
   cleanups.push(() => database.drop());
   machine.postgres = database.postgresVersion;
 
+  // One pair for every SMTP column's STARTTLS.
+  const tls = writeBenchTls();
+  cleanups.push(() => tls.remove());
   const columns: ColumnFigures[] = [];
   const skipped: string[] = [];
   let isolation: MtaResults['isolation'] = null;
   const behaviours = DESTINATIONS.map((d) => d.behaviour);
   const allFast = DESTINATIONS.map(() => 'fast' as const);
 
-  if (wanted('svc')) {
+  const wantSubmission = wanted('submission');
+  // Unsigned for svc's submission and Postfix + OpenDKIM (signed beforehand for Postfix and Haraka).
+  let unsignedMessages: PresignedMessage[] | null = null;
+  const unsigned = async () => {
+    if (!unsignedMessages) {
+      log(`composing ${messages} messages, unsigned, for svc's submission and Postfix + OpenDKIM (not timed)`);
+      unsignedMessages = await presignMessages('u', messages, null);
+    }
+    return unsignedMessages;
+  };
+  if (wanted('svc') || wantSubmission) {
     const setup: SvcSetup = {
       databaseUrl: database.url,
       dataDir,
@@ -152,33 +179,37 @@ async function main(): Promise<MtaResults> {
       logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
       nodeArgs:
         process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(BENCH_DIR, 'profiles')}`] : [],
+      submissionTls: wantSubmission ? tls : null,
       log,
     };
     const nodes = await startSvcNodes(setup);
     cleanups.push(() => nodes.stop());
     const sequelize = database.db.sequelize;
-    // A warm-up (not measured: JIT, pools, caches), then the control run: a database that has grown by
-    // one run can only slow the measured one.
-    await sinks.behave(allFast);
-    await svcColumn(
-      'svc warm-up',
-      'w',
-      Math.min(500, Math.ceil(messages / 10)),
-      nodes,
-      sinks,
-      setup,
-      sequelize,
-      STALL_MS,
-    );
-    const control = await svcColumn('svc, all ten MX fast', 'c', messages, nodes, sinks, setup, sequelize, STALL_MS);
-    await sinks.behave(behaviours);
-    const svc = await svcColumn('svc', 's', messages, nodes, sinks, setup, sequelize, STALL_MS);
-    columns.push(svc, control);
-    isolation = {
-      withSlowAndDeferring: svc.normalDomainsSeconds,
-      allFast: control.normalDomainsSeconds,
-      cost: Math.round((svc.normalDomainsSeconds / control.normalDomainsSeconds - 1) * 1000) / 1000,
-    };
+    const warmUpCount = Math.min(500, Math.ceil(messages / 10));
+    if (wanted('svc')) {
+      // A warm-up (not measured: JIT, pools, caches), then the control run: a database that has grown by
+      // one run can only slow the measured one.
+      await sinks.behave(allFast);
+      await svcColumn('svc warm-up', 'w', warmUpCount, nodes, sinks, setup, sequelize, STALL_MS);
+      const control = await svcColumn('svc, all ten MX fast', 'c', messages, nodes, sinks, setup, sequelize, STALL_MS);
+      await sinks.behave(behaviours);
+      const svc = await svcColumn('svc', 's', messages, nodes, sinks, setup, sequelize, STALL_MS);
+      columns.push(svc, control);
+      isolation = {
+        withSlowAndDeferring: svc.normalDomainsSeconds,
+        allFast: control.normalDomainsSeconds,
+        cost: Math.round((svc.normalDomainsSeconds / control.normalDomainsSeconds - 1) * 1000) / 1000,
+      };
+    }
+    if (wantSubmission) {
+      // Its own warm-up (the edge's JIT and parser), on other recipients than the measured messages.
+      await sinks.behave(behaviours);
+      const warmUp = await presignMessages('v', warmUpCount, null);
+      await svcSubmissionColumn('svc submission warm-up', warmUp, nodes, sinks, setup, sequelize, STALL_MS);
+      columns.push(
+        await svcSubmissionColumn('svc (SMTP submission)', await unsigned(), nodes, sinks, setup, sequelize, STALL_MS),
+      );
+    }
     await nodes.stop();
   }
 
@@ -198,7 +229,7 @@ async function main(): Promise<MtaResults> {
     log(`signing ${messages} messages beforehand for Postfix and Haraka (not timed)`);
     const presigned = await presignMessages('p', messages, key);
     if (wantPostfix) {
-      const postfix = startPostfix(await freePort(), RETRY_SECONDS);
+      const postfix = startPostfix(await freePort(), RETRY_SECONDS, tls);
       try {
         columns.push(
           await smtpColumn('Postfix', postfix.version, postfix.port, presigned, sinks, [
@@ -211,17 +242,15 @@ async function main(): Promise<MtaResults> {
       }
     }
     if (wantOpenDkim) {
-      log(`composing ${messages} messages, unsigned, for Postfix + OpenDKIM (not timed)`);
-      const unsigned = await presignMessages('u', messages, null);
       const opendkim = await startOpenDkim(key);
-      const postfix = startPostfix(await freePort(), RETRY_SECONDS, opendkim.milter);
+      const postfix = startPostfix(await freePort(), RETRY_SECONDS, tls, opendkim.milter);
       try {
         columns.push(
           await smtpColumn(
             'Postfix + OpenDKIM',
             `${postfix.version} + ${opendkim.version}`,
             postfix.port,
-            unsigned,
+            await unsigned(),
             sinks,
             [
               'OpenDKIM signs each message as Postfix receives it (relaxed/relaxed, rsa-sha256, the same key and header fields as svc); routed like Postfix',
@@ -234,7 +263,7 @@ async function main(): Promise<MtaResults> {
       }
     }
     if (wantHaraka) {
-      const haraka = await startHaraka(await freePort(), dns.address, RETRY_SECONDS);
+      const haraka = await startHaraka(await freePort(), dns.address, RETRY_SECONDS, tls);
       try {
         columns.push(
           await smtpColumn('Haraka', haraka.version, haraka.port, presigned, sinks, [
@@ -250,6 +279,8 @@ async function main(): Promise<MtaResults> {
 
   const svc = columns.find((c) => c.label === 'svc');
   const postfix = columns.find((c) => c.label === 'Postfix');
+  const submission = columns.find((c) => c.label === 'svc (SMTP submission)');
+  const peer = fasterSigningPeer(columns);
   const goals: MtaResults['goals'] = [
     {
       goal: 'svc ≥ 1.0 × Postfix messages/s',
@@ -260,6 +291,14 @@ async function main(): Promise<MtaResults> {
       goal: 'svc ≥ 278 messages/s (1,000,000/hour)',
       met: svc ? svc.messagesPerSecond >= 278 : null,
       figure: svc ? `${svc.messagesPerSecond}/s` : 'not measured',
+    },
+    {
+      goal: 'svc over SMTP submission ≥ 2.5 × the faster of Postfix + OpenDKIM and Haraka',
+      met: submission && peer ? submission.messagesPerSecond >= 2.5 * peer.messagesPerSecond : null,
+      figure:
+        submission && peer
+          ? `${(submission.messagesPerSecond / peer.messagesPerSecond).toFixed(2)}× ${peer.label} (${submission.messagesPerSecond} / ${peer.messagesPerSecond} msg/s)`
+          : 'not measured',
     },
     {
       goal: 'slow + deferring domains cost the 8 others ≤ 10 %',
