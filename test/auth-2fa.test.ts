@@ -2,8 +2,8 @@
 // disable with a code, and wrong codes counting against the auth rate limit.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { authenticator } from 'otplib';
 import { createTestContext, type TestContext } from './helpers/context.ts';
+import { TotpClock } from './helpers/totp-clock.ts';
 import { Admin, AuthToken } from '../daemon/modules/auth/model.ts';
 import { AuditEvent } from '../daemon/modules/audit/model.ts';
 import { hashToken } from '../daemon/modules/auth/tokens.ts';
@@ -21,25 +21,15 @@ const EMAIL = 'two@example.test';
 const PASSWORD = 'correct horse battery';
 let accessToken = '';
 let secret = '';
-let baseTime = 0;
+// The app (in this process) reads Date.now for the TOTP step: pinned 1 s into a step, the file stays in it
+// instead of waiting for the next step (it runs in well under the 29 s left).
+const clock = new TotpClock();
+test.before(() => clock.pin());
+test.after(() => clock.restore());
 
-/** A code of the step `offset` steps from the base time. */
-function code(offset: number): string {
-  return authenticator.clone({ epoch: baseTime + offset * 30_000 }).generate(secret);
-}
+/** A code of the step `offset` steps from the pinned one. */
+const code = (offset: number): string => clock.code(secret, offset);
 const auth = () => ({ authorization: `Bearer ${accessToken}` });
-
-const realNow = Date.now;
-test.before(async () => {
-  // A controlled clock instead of waiting for the next step: the app (in this process) reads
-  // Date.now for the TOTP step, so it runs from 1 s into a 30 s step and the file stays in it.
-  const offset = (realNow() % 30_000) - 1_000;
-  Date.now = () => realNow() - offset;
-  baseTime = Date.now();
-});
-test.after(() => {
-  Date.now = realNow;
-});
 
 test('setup: register and sign in', async () => {
   assert.is(
@@ -99,7 +89,7 @@ test('verify: a wrong code is 400 and audited; a right code turns 2FA on and rec
   assert.is(admin!.totpEnabled, true);
   assert.is(admin!.totpPendingSecret, null);
   assert.is(unseal(ctx.deps.secrets.encryptionKey, admin!.totpSecret!), secret);
-  assert.is(Number(admin!.totpLastStep), Math.floor(baseTime / 30_000) - 1);
+  assert.is(Number(admin!.totpLastStep), clock.step - 1);
   assert.is(await AuditEvent.count({ where: { action: 'auth.2fa_enabled' } }), 1);
   assert.ok((await AuditEvent.count({ where: { action: 'auth.2fa_failed' } })) >= 1);
   const again = await ctx.app.inject({ method: 'POST', url: '/auth/2fa/enable', headers: auth() });
@@ -139,7 +129,7 @@ test('login with 2FA on answers a challenge (stored hashed); the used code is re
   assert.type(ok.json().accessToken, 'string');
   assert.type(ok.json().refreshToken, 'string');
   const admin = await Admin.findOne({ where: { email: EMAIL } });
-  assert.is(Number(admin!.totpLastStep), Math.floor(baseTime / 30_000));
+  assert.is(Number(admin!.totpLastStep), clock.step);
 
   const challengeAgain = await ctx.app.inject({
     method: 'POST',

@@ -2,9 +2,9 @@
 // and turning 2FA on and off from the CLI.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { authenticator } from 'otplib';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { CliWorld, listen } from './helpers/svc-cli.ts';
+import { TotpClock } from './helpers/totp-clock.ts';
 import { Admin } from '../daemon/modules/auth/model.ts';
 
 let ctx: TestContext;
@@ -56,15 +56,10 @@ test('tenants create takes the name as an argument; tenants use takes a name (an
   assert.is(ambiguous.json.error.code, 'AMBIGUOUS_NAME');
 });
 
-/**
- * Waits, if need be, until at least 10 s of the current 30-second TOTP step remain: a code made for the
- * step before (or after) is then still within the daemon's window when the command reaches it, however
- * slow the machine (a code made 2 s before a step ends was two steps old on arrival in a loaded CI run).
- */
-async function awayFromStepEnd(): Promise<void> {
-  const left = 30_000 - (Date.now() % 30_000);
-  if (left < 10_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
-}
+// The daemon (in this process) reads its TOTP step from a pinned clock, so each code is made for a known
+// step instead of waiting for a step's end; each is pinned again, as the `svc` runs between take seconds.
+const clock = new TotpClock();
+test.after.each(() => clock.restore());
 
 test('2fa enable prints the otpauth URL without a terminal, --code finishes it; login then needs a code; disable turns it off', async () => {
   const off = await cli.run(['2fa', 'status', '--json']);
@@ -80,27 +75,25 @@ test('2fa enable prints the otpauth URL without a terminal, --code finishes it; 
 
   const wrong = await cli.run(['2fa', 'enable', '--code', '000000', '--json']);
   assert.is(wrong.code, 1, wrong.stdout);
-  await awayFromStepEnd();
-  const previous = authenticator.clone({ epoch: Date.now() - 30_000 }).generate(secret);
-  const on = await cli.run(['2fa', 'enable', '--code', previous, '--json']);
+  clock.pin();
+  const on = await cli.run(['2fa', 'enable', '--code', clock.code(secret, -1), '--json']);
   assert.is(on.code, 0, on.stdout + on.stderr);
   assert.is(on.json.enabled, true);
   assert.equal((await cli.run(['2fa', 'status', '--json'])).json, { enabled: true, pending: false });
 
   const noCode = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--json'], { input: PASSWORD });
   assert.is(noCode.code, 2);
-  await awayFromStepEnd();
+  clock.pin();
   const signedIn = await cli.run(
-    ['login', '--email', EMAIL, '--password-stdin', '--code', authenticator.generate(secret), '--json'],
+    ['login', '--email', EMAIL, '--password-stdin', '--code', clock.code(secret, 0), '--json'],
     { input: PASSWORD },
   );
   assert.is(signedIn.code, 0, signedIn.stdout + signedIn.stderr);
 
   const missing = await cli.run(['2fa', 'disable', '--json']);
   assert.is(missing.code, 2);
-  await awayFromStepEnd();
-  const next = authenticator.clone({ epoch: Date.now() + 30_000 }).generate(secret);
-  const disabled = await cli.run(['2fa', 'disable', '--code', next, '--json']);
+  clock.pin();
+  const disabled = await cli.run(['2fa', 'disable', '--code', clock.code(secret, 1), '--json']);
   assert.is(disabled.code, 0, disabled.stdout + disabled.stderr);
   assert.equal((await cli.run(['2fa', 'status', '--json'])).json, { enabled: false, pending: false });
 });

@@ -1,0 +1,32 @@
+// TOTP time without waiting for a step's end: the daemon under test runs in this process and reads
+// Date.now for the TOTP step (daemon/modules/auth/totp.ts), so a test pins this process's clock 1 s into
+// a step of its choosing and makes its codes for that step, or the one either side (the daemon's window).
+import { authenticator } from 'otplib';
+
+const STEP_MS = 30_000;
+
+export class TotpClock {
+  private readonly realNow = Date.now;
+  /** The step the clock is pinned to: the real one when the clock was made. */
+  readonly step = Math.floor(Date.now() / STEP_MS);
+
+  /**
+   * Sets this process's clock 1 s into `this.step`, running on at the real rate from there: whatever
+   * follows has 29 s before the daemon sees the next step. Pin again before each command that takes a
+   * code when a test runs longer than that (it may set the clock back by what has run since).
+   */
+  pin(): void {
+    const from = this.realNow();
+    const at = this.step * STEP_MS + 1_000;
+    Date.now = () => at + (this.realNow() - from);
+  }
+
+  /** The code of `secret` for the step `offset` steps from the pinned one (-1, 0 and 1 are in the window). */
+  code(secret: string, offset: number): string {
+    return authenticator.clone({ epoch: (this.step + offset) * STEP_MS + 1_000 }).generate(secret);
+  }
+
+  restore(): void {
+    Date.now = this.realNow;
+  }
+}
