@@ -17,6 +17,10 @@ export const API_KEY_SCOPES = [
   'campaigns:write',
   'projects:read',
   'projects:write',
+  /** Inbound routing (issue 52): read routes, received messages and the tenant's inbound address. */
+  'inbound:read',
+  /** Inbound routing: create, change and remove routes, replay messages, rotate the inbound address. */
+  'inbound:write',
 ] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
@@ -35,12 +39,18 @@ export const EMAIL_EVENT_TYPES = [
   'email.bounced',
   'email.complained',
   'email.failed',
+  // An inbound message answered this send (its In-Reply-To or References name the send's Message-ID):
+  // issue 52 §3, inbound-routing/reply-link.ts.
+  'email.replied',
   'contact.unsubscribed',
   // Not about one email: the tenant's complaint or hard-bounce rate passed the warning (or pause) level.
   'tenant.sending_at_risk',
   // The outbound MTA reacted to a provider's reply to this tenant's mail: a provider (or destination)
   // suspended or slowed for a while, or the tenant's sending paused (docs/mta.md "Shaping and reactions").
   'delivery.reaction',
+  // A message for one of the tenant's inbound routes (docs/inbound.md): the parsed message, delivered
+  // to the route's endpoint only.
+  'inbound.received',
 ] as const;
 export type EventType = (typeof EMAIL_EVENT_TYPES)[number];
 
