@@ -150,7 +150,7 @@ export async function checkReferences(
   fresh: boolean,
 ): Promise<string[] | null> {
   for (const projectId of new Set(requests.map((r) => r.projectId).filter((p): p is string => p !== null))) {
-    if (!(await projectExists(ctx.tenantId, projectId)))
+    if (!(await projectExists(deps.db.sequelize, ctx.tenantId, projectId)))
       throw new UnprocessableError(`projectId ${projectId} names no project of this tenant.`, 'UNKNOWN_PROJECT');
   }
   // Verified domains are required only when mail really leaves: not for test keys, not in capture mode.
@@ -190,7 +190,10 @@ async function directlyDeliveredSenderDomains(
   for (const request of requests) {
     const projectId = request.projectId;
     if (projectId !== null && !relayed.has(projectId))
-      relayed.set(projectId, (await projectSmtpSettings(ctx.tenantId, projectId, deps.secrets)) !== null);
+      relayed.set(
+        projectId,
+        (await projectSmtpSettings(deps.db.sequelize, ctx.tenantId, projectId, deps.secrets)) !== null,
+      );
     if (projectId === null || !relayed.get(projectId)) domains.add(request.fromAddress.split('@')[1]);
   }
   return [...domains];

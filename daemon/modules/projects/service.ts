@@ -5,7 +5,9 @@ import { NotFoundError } from '../../errors.ts';
 import type { TenantContext } from '../../context.ts';
 import { seal, unseal } from '../../crypto/sealed.ts';
 import { verifySmtp, type SmtpSettings } from '../../mail/transport.ts';
-import { Project } from './model.ts';
+import type { Project } from './model.ts';
+import { modelsOf } from '../models.ts';
+import type { Sequelize } from 'sequelize';
 
 export interface ProjectSmtpInput {
   host: string;
@@ -55,16 +57,19 @@ function smtpColumns(secrets: Secrets, smtp: ProjectSmtpInput | null) {
   };
 }
 
-async function findOwned(ctx: TenantContext, id: string): Promise<Project> {
-  const row = await Project.findOne({ where: { id, tenantId: ctx.tenantId } });
+async function findOwned(deps: ProjectDeps, ctx: TenantContext, id: string): Promise<Project> {
+  const row = await modelsOf(deps.db.sequelize).Project.findOne({ where: { id, tenantId: ctx.tenantId } });
   if (!row) throw new NotFoundError('The project');
   return row;
 }
 
-export type ProjectDeps = Pick<AppDeps, 'secrets'>;
+export type ProjectDeps = Pick<AppDeps, 'db' | 'secrets'>;
 
-export async function listProjects(_deps: ProjectDeps, ctx: TenantContext): Promise<ProjectView[]> {
-  const rows = await Project.findAll({ where: { tenantId: ctx.tenantId }, order: [['createdAt', 'ASC']] });
+export async function listProjects(deps: ProjectDeps, ctx: TenantContext): Promise<ProjectView[]> {
+  const rows = await modelsOf(deps.db.sequelize).Project.findAll({
+    where: { tenantId: ctx.tenantId },
+    order: [['createdAt', 'ASC']],
+  });
   return rows.map(view);
 }
 
@@ -74,7 +79,7 @@ export async function createProject(
   input: { name: string; smtp?: ProjectSmtpInput },
 ): Promise<ProjectView> {
   return view(
-    await Project.create({
+    await modelsOf(deps.db.sequelize).Project.create({
       tenantId: ctx.tenantId,
       name: input.name,
       ...smtpColumns(deps.secrets, input.smtp ?? null),
@@ -82,8 +87,8 @@ export async function createProject(
   );
 }
 
-export async function getProject(_deps: ProjectDeps, ctx: TenantContext, input: { id: string }): Promise<ProjectView> {
-  return view(await findOwned(ctx, input.id));
+export async function getProject(deps: ProjectDeps, ctx: TenantContext, input: { id: string }): Promise<ProjectView> {
+  return view(await findOwned(deps, ctx, input.id));
 }
 
 export async function updateProject(
@@ -92,7 +97,7 @@ export async function updateProject(
   input: { id: string; body: { name?: string; smtp?: ProjectSmtpInput | null } },
 ): Promise<ProjectView> {
   const { id, body } = input;
-  const row = await findOwned(ctx, id);
+  const row = await findOwned(deps, ctx, id);
   if (body.name !== undefined) row.name = body.name;
   if (body.smtp !== undefined) {
     // A changed relay without a new password keeps the stored one (clients never see it to resend it).
@@ -104,18 +109,19 @@ export async function updateProject(
   return view(row);
 }
 
-export async function deleteProject(_deps: ProjectDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
-  const row = await findOwned(ctx, input.id);
+export async function deleteProject(deps: ProjectDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
+  const row = await findOwned(deps, ctx, input.id);
   await row.destroy();
 }
 
 /** The project's relay settings with the password unsealed; null when it has none. */
 export async function projectSmtpSettings(
+  sequelize: Sequelize,
   tenantId: string,
   projectId: string,
   secrets: Secrets,
 ): Promise<SmtpSettings | null> {
-  const row = await Project.findOne({ where: { id: projectId, tenantId } });
+  const row = await modelsOf(sequelize).Project.findOne({ where: { id: projectId, tenantId } });
   if (!row || !row.smtpHost) return null;
   return {
     host: row.smtpHost,
@@ -127,8 +133,8 @@ export async function projectSmtpSettings(
 }
 
 /** True when the project exists in the tenant (a send naming another tenant's project is refused). */
-export async function projectExists(tenantId: string, projectId: string): Promise<boolean> {
-  return (await Project.count({ where: { id: projectId, tenantId } })) > 0;
+export async function projectExists(sequelize: Sequelize, tenantId: string, projectId: string): Promise<boolean> {
+  return (await modelsOf(sequelize).Project.count({ where: { id: projectId, tenantId } })) > 0;
 }
 
 export async function verifyProjectSmtp(
@@ -137,10 +143,14 @@ export async function verifyProjectSmtp(
   input: { id: string },
 ): Promise<{ ok: boolean; error?: string }> {
   const { id } = input;
-  await findOwned(ctx, id);
-  const settings = await projectSmtpSettings(ctx.tenantId, id, deps.secrets);
+  await findOwned(deps, ctx, id);
+  const settings = await projectSmtpSettings(deps.db.sequelize, ctx.tenantId, id, deps.secrets);
   if (!settings) return { ok: false, error: 'This project has no SMTP settings; sends use the default relay.' };
   const result = await verifySmtp(settings);
-  if (result.ok) await Project.update({ smtpVerifiedAt: new Date() }, { where: { id, tenantId: ctx.tenantId } });
+  if (result.ok)
+    await modelsOf(deps.db.sequelize).Project.update(
+      { smtpVerifiedAt: new Date() },
+      { where: { id, tenantId: ctx.tenantId } },
+    );
   return result;
 }

@@ -13,7 +13,8 @@ import type {
   TemplateListQuery,
   UpdateTemplateBody,
 } from '../../../shared/schemas/templates.ts';
-import { Template, TemplateTagLink, TemplateVersion } from './model.ts';
+import type { Template, TemplateVersion } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { checkVersionContent } from './content.ts';
 import { detailOf, findTemplate, summariesOf } from './views.ts';
 import { findPage } from '../../db/paging.ts';
@@ -33,8 +34,12 @@ function slugTaken(slug: string): ConflictError {
   return new ConflictError(`A template with slug "${slug}" already exists in this tenant.`, 'SLUG_TAKEN');
 }
 
-async function checkProject(tenantId: string, projectId: string | null | undefined): Promise<void> {
-  if (projectId && !(await projectExists(tenantId, projectId))) {
+async function checkProject(
+  sequelize: Sequelize,
+  tenantId: string,
+  projectId: string | null | undefined,
+): Promise<void> {
+  if (projectId && !(await projectExists(sequelize, tenantId, projectId))) {
     throw new UnprocessableError(`projectId ${projectId} names no project of this tenant.`, 'UNKNOWN_PROJECT');
   }
 }
@@ -43,10 +48,12 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-/** What the template services take; they use the global models today. */
+/** What the template services take: the connection their models are bound to. */
 export type TemplateDeps = Pick<AppDeps, 'db'>;
 
-export async function listTemplates(_deps: TemplateDeps, ctx: TenantContext, query: TemplateListQuery) {
+export async function listTemplates(deps: TemplateDeps, ctx: TenantContext, query: TemplateListQuery) {
+  const { sequelize } = deps.db;
+  const { Template } = modelsOf(sequelize);
   const where: WhereOptions<Template>[] = [{ tenantId: ctx.tenantId }];
   if (query.projectId) where.push({ projectId: query.projectId });
   if (query.editorMode) where.push({ editorMode: query.editorMode });
@@ -55,7 +62,6 @@ export async function listTemplates(_deps: TemplateDeps, ctx: TenantContext, que
     where.push({ [Op.or]: [{ name: { [Op.iLike]: pattern } }, { slug: { [Op.iLike]: pattern } }] });
   }
   if (query.status) {
-    const sequelize = Template.sequelize as Sequelize;
     const publishedIds = sequelize.literal(
       `(SELECT template_id FROM template_versions WHERE published_at IS NOT NULL AND tenant_id = ${sequelize.escape(ctx.tenantId)})`,
     );
@@ -71,12 +77,12 @@ export async function listTemplates(_deps: TemplateDeps, ctx: TenantContext, que
       ],
     },
     query,
-    summariesOf,
+    (rows) => summariesOf(sequelize, rows),
   );
 }
 
 export async function createTemplate(
-  _deps: TemplateDeps,
+  deps: TemplateDeps,
   ctx: TenantContext,
   body: CreateTemplateBody,
 ): Promise<TemplateDetail> {
@@ -87,9 +93,10 @@ export async function createTemplate(
     jsx: body.jsx ?? null,
   };
   await checkVersionContent(body.editorMode, content);
-  await checkProject(ctx.tenantId, body.projectId);
+  await checkProject(deps.db.sequelize, ctx.tenantId, body.projectId);
   const locale = body.locale ?? DEFAULT_TEMPLATE_LOCALE;
-  const sequelize = Template.sequelize as Sequelize;
+  const { sequelize } = deps.db;
+  const { Template, TemplateVersion } = modelsOf(sequelize);
   try {
     const template = await sequelize.transaction(async (transaction) => {
       const created = await Template.create(
@@ -111,7 +118,7 @@ export async function createTemplate(
       );
       return created;
     });
-    return detailOf(template);
+    return detailOf(sequelize, template);
   } catch (error) {
     if (error instanceof UniqueConstraintError) throw slugTaken(body.slug);
     throw error;
@@ -119,22 +126,22 @@ export async function createTemplate(
 }
 
 export async function getTemplate(
-  _deps: TemplateDeps,
+  deps: TemplateDeps,
   ctx: TenantContext,
   input: { id: string },
 ): Promise<TemplateDetail> {
   const { id } = input;
-  return detailOf(await findTemplate(ctx.tenantId, id));
+  return detailOf(deps.db.sequelize, await findTemplate(deps.db.sequelize, ctx.tenantId, id));
 }
 
 export async function updateTemplate(
-  _deps: TemplateDeps,
+  deps: TemplateDeps,
   ctx: TenantContext,
   input: { id: string; body: UpdateTemplateBody },
 ): Promise<TemplateDetail> {
   const { id, body } = input;
-  const template = await findTemplate(ctx.tenantId, id);
-  await checkProject(ctx.tenantId, body.projectId);
+  const template = await findTemplate(deps.db.sequelize, ctx.tenantId, id);
+  await checkProject(deps.db.sequelize, ctx.tenantId, body.projectId);
   try {
     await template.update({
       ...(body.name !== undefined ? { name: body.name } : {}),
@@ -147,20 +154,23 @@ export async function updateTemplate(
     if (error instanceof UniqueConstraintError) throw slugTaken(body.slug ?? template.slug);
     throw error;
   }
-  return detailOf(template);
+  return detailOf(deps.db.sequelize, template);
 }
 
-export async function deleteTemplate(_deps: TemplateDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
+export async function deleteTemplate(deps: TemplateDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
   const { id } = input;
-  const template = await findTemplate(ctx.tenantId, id);
+  const template = await findTemplate(deps.db.sequelize, ctx.tenantId, id);
   await template.destroy();
 }
 
-async function freeCopySlug(tenantId: string, slug: string): Promise<string> {
+async function freeCopySlug(sequelize: Sequelize, tenantId: string, slug: string): Promise<string> {
   const base = `${slug.slice(0, 90)}-copy`;
   const taken = new Set(
     (
-      await Template.findAll({ where: { tenantId, slug: { [Op.like]: `${escapeLike(base)}%` } }, attributes: ['slug'] })
+      await modelsOf(sequelize).Template.findAll({
+        where: { tenantId, slug: { [Op.like]: `${escapeLike(base)}%` } },
+        attributes: ['slug'],
+      })
     ).map((t) => t.slug),
   );
   if (!taken.has(base)) return base;
@@ -169,13 +179,14 @@ async function freeCopySlug(tenantId: string, slug: string): Promise<string> {
 
 /** A new draft template: same settings and tags, the latest version of each locale as version 1, 2 … */
 export async function duplicateTemplate(
-  _deps: TemplateDeps,
+  deps: TemplateDeps,
   ctx: TenantContext,
   input: { id: string },
 ): Promise<TemplateDetail> {
   const { id } = input;
-  const source = await findTemplate(ctx.tenantId, id);
-  const sequelize = Template.sequelize as Sequelize;
+  const { sequelize } = deps.db;
+  const { Template, TemplateTagLink, TemplateVersion } = modelsOf(sequelize);
+  const source = await findTemplate(sequelize, ctx.tenantId, id);
   const versions = await TemplateVersion.findAll({
     where: { templateId: source.id, tenantId: ctx.tenantId },
     order: [['version', 'DESC']],
@@ -184,7 +195,7 @@ export async function duplicateTemplate(
   for (const v of versions) if (!latestPerLocale.has(v.locale)) latestPerLocale.set(v.locale, v);
   const links = await TemplateTagLink.findAll({ where: { templateId: source.id } });
   // Outside the transaction: the embedded database has a single connection, which the transaction holds.
-  const slug = await freeCopySlug(ctx.tenantId, source.slug);
+  const slug = await freeCopySlug(sequelize, ctx.tenantId, source.slug);
   const copy = await sequelize.transaction(async (transaction) => {
     const created = await Template.create(
       {
@@ -221,5 +232,5 @@ export async function duplicateTemplate(
       await TemplateTagLink.create({ templateId: created.id, tagId: link.tagId }, { transaction });
     return created;
   });
-  return detailOf(copy);
+  return detailOf(sequelize, copy);
 }

@@ -1,20 +1,18 @@
 // Versions of a template: numbered 1, 2, 3 …; each has a locale; at most one published per locale
 // (publishing another unpublishes the previous, in one transaction). A published version is frozen:
 // change it by creating a new version (a copy of the latest) and publishing that.
-import { Op, type Sequelize, type Transaction } from 'sequelize';
+import { Op, type Transaction } from 'sequelize';
 import type { TenantContext } from '../../context.ts';
 import type { TemplateDeps } from './service.ts';
+import type { AppDeps } from '../../app-types.ts';
 import { ConflictError } from '../../errors.ts';
 import type { CreateVersionBody, TemplateVersionView, UpdateVersionBody } from '../../../shared/schemas/templates.ts';
-import { Template, TemplateVersion } from './model.ts';
+import type { Template } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { checkVersionContent } from './content.ts';
 import { findTemplate, findVersion, versionView } from './views.ts';
 import { renderVersion, type RenderedVersion } from './render.ts';
 import type { ReactEmailSandbox } from '../../render/react-email/sandbox.ts';
-
-function sequelizeOf(): Sequelize {
-  return TemplateVersion.sequelize as Sequelize;
-}
 
 async function touch(template: Template, transaction?: Transaction): Promise<void> {
   template.changed('updatedAt', true);
@@ -22,13 +20,14 @@ async function touch(template: Template, transaction?: Transaction): Promise<voi
 }
 
 export async function createVersion(
-  _deps: TemplateDeps,
+  deps: TemplateDeps,
   ctx: TenantContext,
   input: { templateId: string; body?: CreateVersionBody },
 ): Promise<TemplateVersionView> {
   const { templateId, body } = input;
-  const template = await findTemplate(ctx.tenantId, templateId);
-  const created = await sequelizeOf().transaction(async (transaction) => {
+  const { Template, TemplateVersion } = modelsOf(deps.db.sequelize);
+  const template = await findTemplate(deps.db.sequelize, ctx.tenantId, templateId);
+  const created = await deps.db.sequelize.transaction(async (transaction) => {
     // Serialises concurrent creations so version numbers stay unique and gapless per template.
     await Template.findOne({ where: { id: template.id }, lock: transaction.LOCK.UPDATE, transaction });
     const latest = await TemplateVersion.findOne({
@@ -57,22 +56,22 @@ export async function createVersion(
 }
 
 export async function getVersion(
-  _deps: TemplateDeps,
+  deps: TemplateDeps,
   ctx: TenantContext,
   input: { templateId: string; versionId: string },
 ): Promise<TemplateVersionView> {
   const { templateId, versionId } = input;
-  return versionView(await findVersion(ctx.tenantId, templateId, versionId));
+  return versionView(await findVersion(deps.db.sequelize, ctx.tenantId, templateId, versionId));
 }
 
 export async function updateVersion(
-  _deps: TemplateDeps,
+  deps: TemplateDeps,
   ctx: TenantContext,
   input: { templateId: string; versionId: string; body: UpdateVersionBody },
 ): Promise<TemplateVersionView> {
   const { templateId, versionId, body } = input;
-  const template = await findTemplate(ctx.tenantId, templateId);
-  const version = await findVersion(ctx.tenantId, templateId, versionId);
+  const template = await findTemplate(deps.db.sequelize, ctx.tenantId, templateId);
+  const version = await findVersion(deps.db.sequelize, ctx.tenantId, templateId, versionId);
   if (version.publishedAt) {
     throw new ConflictError(
       'A published version cannot be changed: create a new version (POST /templates/{id}/versions), edit it and publish it, or unpublish this one first.',
@@ -92,16 +91,16 @@ export async function updateVersion(
 }
 
 export async function deleteVersion(
-  _deps: TemplateDeps,
+  deps: TemplateDeps,
   ctx: TenantContext,
   input: { templateId: string; versionId: string },
 ): Promise<void> {
   const { templateId, versionId } = input;
-  const template = await findTemplate(ctx.tenantId, templateId);
-  const version = await findVersion(ctx.tenantId, templateId, versionId);
+  const template = await findTemplate(deps.db.sequelize, ctx.tenantId, templateId);
+  const version = await findVersion(deps.db.sequelize, ctx.tenantId, templateId, versionId);
   if (version.publishedAt)
     throw new ConflictError('The published version cannot be deleted: unpublish it first.', 'VERSION_PUBLISHED');
-  const count = await TemplateVersion.count({ where: { templateId: template.id } });
+  const count = await modelsOf(deps.db.sequelize).TemplateVersion.count({ where: { templateId: template.id } });
   if (count <= 1)
     throw new ConflictError(
       'The only version of a template cannot be deleted: delete the template instead.',
@@ -112,16 +111,17 @@ export async function deleteVersion(
 }
 
 export async function publishVersion(
-  _deps: TemplateDeps,
+  deps: TemplateDeps,
   ctx: TenantContext,
   input: { templateId: string; versionId: string },
 ): Promise<TemplateVersionView> {
   const { templateId, versionId } = input;
-  const template = await findTemplate(ctx.tenantId, templateId);
-  const version = await findVersion(ctx.tenantId, templateId, versionId);
+  const template = await findTemplate(deps.db.sequelize, ctx.tenantId, templateId);
+  const version = await findVersion(deps.db.sequelize, ctx.tenantId, templateId, versionId);
   // The content was checked when saved; check again so a version saved before a rule changed cannot go live broken.
   await checkVersionContent(template.editorMode, version);
-  await sequelizeOf().transaction(async (transaction) => {
+  const { Template, TemplateVersion } = modelsOf(deps.db.sequelize);
+  await deps.db.sequelize.transaction(async (transaction) => {
     await Template.findOne({ where: { id: template.id }, lock: transaction.LOCK.UPDATE, transaction });
     await TemplateVersion.update(
       { publishedAt: null },
@@ -142,13 +142,13 @@ export async function publishVersion(
 }
 
 export async function unpublishVersion(
-  _deps: TemplateDeps,
+  deps: TemplateDeps,
   ctx: TenantContext,
   input: { templateId: string; versionId: string },
 ): Promise<TemplateVersionView> {
   const { templateId, versionId } = input;
-  const template = await findTemplate(ctx.tenantId, templateId);
-  const version = await findVersion(ctx.tenantId, templateId, versionId);
+  const template = await findTemplate(deps.db.sequelize, ctx.tenantId, templateId);
+  const version = await findVersion(deps.db.sequelize, ctx.tenantId, templateId, versionId);
   if (version.publishedAt) {
     await version.update({ publishedAt: null });
     await touch(template);
@@ -157,12 +157,12 @@ export async function unpublishVersion(
 }
 
 export async function previewVersion(
-  deps: { reactEmailSandbox: ReactEmailSandbox },
+  deps: Pick<AppDeps, 'db'> & { reactEmailSandbox: ReactEmailSandbox },
   ctx: TenantContext,
   input: { templateId: string; versionId: string; data: Record<string, unknown> },
 ): Promise<RenderedVersion> {
   const { templateId, versionId, data } = input;
-  const template = await findTemplate(ctx.tenantId, templateId);
-  const version = await findVersion(ctx.tenantId, templateId, versionId);
+  const template = await findTemplate(deps.db.sequelize, ctx.tenantId, templateId);
+  const version = await findVersion(deps.db.sequelize, ctx.tenantId, templateId, versionId);
   return renderVersion(deps.reactEmailSandbox, template.editorMode, version, data);
 }

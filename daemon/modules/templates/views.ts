@@ -1,6 +1,6 @@
 // Rows → the JSON shapes of shared/schemas/templates.ts, and the look-ups every template service
 // needs (always scoped to the tenant: another tenant's row is simply not found).
-import { Op } from 'sequelize';
+import { Op, type Sequelize } from 'sequelize';
 import { NotFoundError } from '../../errors.ts';
 import type {
   TemplateDetail,
@@ -8,7 +8,8 @@ import type {
   TemplateTagView,
   TemplateVersionView,
 } from '../../../shared/schemas/templates.ts';
-import { Template, TemplateTag, TemplateTagLink, TemplateVersion } from './model.ts';
+import type { Template, TemplateTag, TemplateVersion } from './model.ts';
+import { modelsOf } from '../models.ts';
 
 export function versionView(version: TemplateVersion): TemplateVersionView {
   return {
@@ -54,19 +55,28 @@ export function summaryView(template: Template, facts: VersionFacts, tags: Templ
   };
 }
 
-export async function findTemplate(tenantId: string, id: string): Promise<Template> {
-  const template = await Template.findOne({ where: { id, tenantId } });
+export async function findTemplate(sequelize: Sequelize, tenantId: string, id: string): Promise<Template> {
+  const template = await modelsOf(sequelize).Template.findOne({ where: { id, tenantId } });
   if (!template) throw new NotFoundError('Template');
   return template;
 }
 
-export async function findVersion(tenantId: string, templateId: string, versionId: string): Promise<TemplateVersion> {
-  const version = await TemplateVersion.findOne({ where: { id: versionId, templateId, tenantId } });
+export async function findVersion(
+  sequelize: Sequelize,
+  tenantId: string,
+  templateId: string,
+  versionId: string,
+): Promise<TemplateVersion> {
+  const version = await modelsOf(sequelize).TemplateVersion.findOne({ where: { id: versionId, templateId, tenantId } });
   if (!version) throw new NotFoundError('Template version');
   return version;
 }
 
-export async function tagsOfTemplates(templateIds: string[]): Promise<Map<string, TemplateTag[]>> {
+export async function tagsOfTemplates(
+  sequelize: Sequelize,
+  templateIds: string[],
+): Promise<Map<string, TemplateTag[]>> {
+  const { TemplateTag, TemplateTagLink } = modelsOf(sequelize);
   const byTemplate = new Map<string, TemplateTag[]>(templateIds.map((id) => [id, []]));
   if (templateIds.length === 0) return byTemplate;
   const links = await TemplateTagLink.findAll({ where: { templateId: { [Op.in]: templateIds } } });
@@ -82,12 +92,12 @@ export async function tagsOfTemplates(templateIds: string[]): Promise<Map<string
   return byTemplate;
 }
 
-export async function versionFacts(templateIds: string[]): Promise<Map<string, VersionFacts>> {
+export async function versionFacts(sequelize: Sequelize, templateIds: string[]): Promise<Map<string, VersionFacts>> {
   const facts = new Map<string, VersionFacts>(
     templateIds.map((id) => [id, { latestVersion: 0, publishedLocales: [] }]),
   );
   if (templateIds.length === 0) return facts;
-  const rows = await TemplateVersion.findAll({
+  const rows = await modelsOf(sequelize).TemplateVersion.findAll({
     where: { templateId: { [Op.in]: templateIds } },
     attributes: ['templateId', 'version', 'locale', 'publishedAt'],
   });
@@ -100,17 +110,17 @@ export async function versionFacts(templateIds: string[]): Promise<Map<string, V
   return facts;
 }
 
-export async function summariesOf(templates: Template[]): Promise<TemplateSummary[]> {
+export async function summariesOf(sequelize: Sequelize, templates: Template[]): Promise<TemplateSummary[]> {
   const ids = templates.map((t) => t.id);
-  const [facts, tags] = await Promise.all([versionFacts(ids), tagsOfTemplates(ids)]);
+  const [facts, tags] = await Promise.all([versionFacts(sequelize, ids), tagsOfTemplates(sequelize, ids)]);
   return templates.map((t) =>
     summaryView(t, facts.get(t.id) ?? { latestVersion: 0, publishedLocales: [] }, tags.get(t.id) ?? []),
   );
 }
 
-export async function detailOf(template: Template): Promise<TemplateDetail> {
-  const [summary] = await summariesOf([template]);
-  const versions = await TemplateVersion.findAll({
+export async function detailOf(sequelize: Sequelize, template: Template): Promise<TemplateDetail> {
+  const [summary] = await summariesOf(sequelize, [template]);
+  const versions = await modelsOf(sequelize).TemplateVersion.findAll({
     where: { templateId: template.id, tenantId: template.tenantId },
     order: [['version', 'DESC']],
   });
