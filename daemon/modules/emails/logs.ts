@@ -1,5 +1,5 @@
 // Reading the email logs of a tenant, and resending one (a new send through the whole pipeline).
-import { cast, col, Op, QueryTypes, where, type Sequelize } from 'sequelize';
+import { Op, QueryTypes, type Sequelize } from 'sequelize';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../../db/keyset.ts';
 import type { TenantContext } from '../../context.ts';
@@ -8,13 +8,15 @@ import {
   EXACT_LOG_TOTAL,
   MAX_LOG_OFFSET,
   type EmailLogDetail,
+  type EmailReply,
   type EmailLogSummary,
   type LogsPage,
 } from '../../../shared/schemas/emails.ts';
 import { countLogs, findLogPage, type LogFilter, type PageWindow } from './sql/log-search.ts';
 import { logSummaryOfRow } from './sql/log-columns.ts';
 import { waitingEmails } from '../../mta/sql/spool-waits.ts';
-import { EmailEvent, EmailLog } from './model.ts';
+import { EmailEvent, type EmailLog } from './model.ts';
+import { findTenantLog, sameTenant } from './sql/log-records.ts';
 import { acceptSends, type SendAnswer, type SendDeps } from './service.ts';
 import type { NormalizedSend } from './validate.ts';
 import type { EmailStatus } from '../../../shared/constants.ts';
@@ -148,16 +150,8 @@ export function pagedTotal(
 /** What the log readers take; they use the global models today. */
 export type LogDeps = Pick<AppDeps, 'db'>;
 
-/**
- * The tenant's condition compared as text: no index can serve it, so the planner probes the primary
- * key (or the email_id index) and filters the one row. Compared as a uuid, on a partition whose
- * statistics lag (logs written faster than autovacuum analyzes) it ANDed a bitmap of the tenant's
- * whole (tenant_id, created_at) index with the key's: 68 ms per log at 300,000 logs (issue 27).
- */
-const sameTenant = (tenantId: string) => where(cast(col('tenant_id'), 'text'), tenantId);
-
 async function ownedLog(ctx: TenantContext, id: string): Promise<EmailLog> {
-  const log = await EmailLog.findOne({ where: { id, [Op.and]: [sameTenant(ctx.tenantId)] } });
+  const log = await findTenantLog(ctx.tenantId, id);
   if (!log) throw new NotFoundError('The email log');
   return log;
 }
@@ -197,6 +191,8 @@ export async function getEmailLog(deps: LogDeps, ctx: TenantContext, input: { id
     resentFrom: log.resentFrom ?? null,
     bodiesRemovedAt: log.bodiesRemovedAt ? log.bodiesRemovedAt.toISOString() : null,
     events: events.map((e) => ({ type: e.type, data: e.data, createdAt: e.createdAt.toISOString() })),
+    // The `replied` rows inbound-routing/reply-link.ts records, each naming its inbound message.
+    replies: events.flatMap((e) => (e.type === 'replied' ? [e.data.reply as EmailReply] : [])),
     waiting: waitingOf(log.status, events),
     raw: captured[0]?.raw ?? null,
   };

@@ -3,7 +3,7 @@
 // receivers (inbound area) both record outcomes here, so every path counts the same way.
 import type { DeliveryOutcome } from '../../mail/delivery-outcome.ts';
 import { randomUUID } from 'node:crypto';
-import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import type { EmailStatus, EventType } from '../../../shared/constants.ts';
 import type { OutcomeEvent, TimelineRow } from './drain.ts';
 import {
@@ -15,12 +15,14 @@ import {
 } from './sql/record-outcomes.ts';
 import { lockOutcomeLogs, type OutcomeLogRow } from './sql/lookups.ts';
 import { APPLY_SPOOLED_LOGS } from './sql/spooled-log.ts';
+import { claimRecipientOutcomes, failedRecipients, type RecipientOutcomeKind } from './sql/recipient-outcomes.ts';
 import { sequelizeStatements, type TransactionStatements } from '../../db/sql.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { buildWebhookPayload, WEBHOOK_MAX_ATTEMPTS } from '../webhooks/fan-out.ts';
 import { suppressAddress } from '../suppressions/service.ts';
 import type { SystemMailDeps } from '../../mail/system-mail.ts';
-import { EmailLog } from './model.ts';
+import type { EmailLog } from './model.ts';
+import { lockLogForOutcome, writeOutcomeStatus } from './sql/log-records.ts';
 import { evaluateSendingRisk } from './sending-risk.ts';
 import { bareAddress } from '../../mail/mailboxes.ts';
 import { countDeliveryOutcome, DeliverabilityTally } from '../deliverability/tally.ts';
@@ -115,13 +117,7 @@ export type OutcomeDeps = SystemMailDeps;
 
 const STATUS_OF = { delivered: 'DELIVERED', bounced: 'BOUNCED', complained: 'COMPLAINED' } as const;
 const EVENT_OF = { delivered: 'email.delivered', bounced: 'email.bounced', complained: 'email.complained' } as const;
-/**
- * The row each outcome leaves in recipient_outcomes: a policy refusal counts as a hard bounce toward the
- * pause (it is not suppressed); a final soft bounce (mailbox full, expired in the spool) ends the send
- * for that recipient without counting toward the pause.
- */
-type RecipientOutcomeKind = 'hard_bounce' | 'soft_bounce' | 'undelivered' | 'complaint';
-
+/** The row of recipient_outcomes an outcome leaves (RecipientOutcomeKind says how each counts). */
 function recipientOutcomeKind(outcome: DeliveryOutcome): RecipientOutcomeKind {
   if (outcome.type === 'complained') return 'complaint';
   switch (outcome.bounceType ?? 'hard') {
@@ -138,29 +134,6 @@ export function logRecipients(log: Pick<EmailLog, 'toAddresses' | 'ccAddresses' 
   return [...new Set([...log.toAddresses, ...(log.ccAddresses ?? []), ...(log.bccAddresses ?? [])].map(bareAddress))];
 }
 
-/** Records (send, recipient, kind) once; answers the recipients that were not recorded yet. */
-async function claimRecipientOutcomes(
-  sequelize: Sequelize,
-  log: EmailLog,
-  kind: RecipientOutcomeKind,
-  recipients: string[],
-  transaction: Transaction,
-): Promise<string[]> {
-  if (recipients.length === 0) return [];
-  const rows = await sequelize.query<{ recipient: string }>(
-    `INSERT INTO recipient_outcomes (tenant_id, email_id, recipient, kind)
-     SELECT :tenantId, :emailId, r, :kind FROM unnest(ARRAY[:recipients]::text[]) AS r
-     ON CONFLICT (email_id, recipient, kind) DO NOTHING RETURNING recipient`,
-    {
-      replacements: { tenantId: log.tenantId, emailId: log.id, kind, recipients },
-      type: QueryTypes.SELECT,
-      transaction,
-    },
-  );
-  const fresh = new Set(rows.map((row) => row.recipient));
-  return recipients.filter((recipient) => fresh.has(recipient));
-}
-
 /**
  * The send's status after a hard bounce or complaint: BOUNCED or COMPLAINED only once every
  * recipient has bounced or complained (COMPLAINED when any complained). Before that the message
@@ -171,32 +144,11 @@ async function statusAfterFailures(
   log: EmailLog,
   transaction: Transaction,
 ): Promise<'BOUNCED' | 'COMPLAINED' | null> {
-  const rows = await sequelize.query<{ recipient: string; kind: string }>(
-    `SELECT recipient, kind FROM recipient_outcomes WHERE email_id = :emailId AND kind IN ('hard_bounce', 'undelivered', 'complaint')`,
-    { replacements: { emailId: log.id }, type: QueryTypes.SELECT, transaction },
-  );
+  const rows = await failedRecipients(sequelize, log.id, transaction);
   const failed = new Set(rows.map((row) => row.recipient));
   if (!logRecipients(log).every((recipient) => failed.has(recipient))) return null;
   return rows.some((row) => row.kind === 'complaint') ? 'COMPLAINED' : 'BOUNCED';
 }
-
-/**
- * The columns an outcome reads (recipients, status, the event's payload): not the bodies, which are
- * up to megabytes each and would be fetched and parsed for every outcome (the MTA records one per message).
- */
-const OUTCOME_LOG_ATTRIBUTES: string[] = [
-  'id',
-  'tenantId',
-  'messageId',
-  'toAddresses',
-  'ccAddresses',
-  'bccAddresses',
-  'subject',
-  'tags',
-  'metadata',
-  'status',
-  'error',
-];
 
 /**
  * The send's status after a delivery report, or null to leave it: a later, weaker report (delivered
@@ -222,12 +174,7 @@ export async function recordDeliveryOutcome(
 ): Promise<RecordedOutcome> {
   const { sequelize } = deps;
   const work = async (tx: Transaction): Promise<RecordedOutcome> => {
-    const log = await EmailLog.findOne({
-      attributes: OUTCOME_LOG_ATTRIBUTES,
-      where: { id: outcome.emailId, tenantId: outcome.tenantId },
-      transaction: tx,
-      lock: tx.LOCK.UPDATE,
-    });
+    const log = await lockLogForOutcome(outcome.tenantId, outcome.emailId, tx);
     if (!log) return { found: false, applied: [] };
     const named = outcome.recipients?.map(bareAddress) ?? logRecipients(log);
     let recipients = named;
@@ -236,12 +183,18 @@ export async function recordDeliveryOutcome(
       status = statusAfterDelivery(log.status);
     } else {
       const kind = recipientOutcomeKind(outcome);
-      recipients = await claimRecipientOutcomes(sequelize, log, kind, [...new Set(named)], tx);
+      recipients = await claimRecipientOutcomes(
+        sequelize,
+        { tenantId: log.tenantId, emailId: log.id },
+        kind,
+        [...new Set(named)],
+        tx,
+      );
       if (recipients.length === 0) return { found: true, applied: [] };
       // A soft bounce (4.x.x: the receiver may still take it) is a timeline note, not the send's state.
       status = kind === 'soft_bounce' ? null : await statusAfterFailures(sequelize, log, tx);
     }
-    if (status) await log.update({ status, error: outcome.diagnostic ?? log.error }, { transaction: tx });
+    if (status) await writeOutcomeStatus(log, status, outcome.diagnostic ?? log.error, tx);
     await recordEmailOutcomeEvent(
       sequelize,
       log,

@@ -1,9 +1,9 @@
 // The SQL of /platform/ip-pools (tables of migrations 0370–0373). Plain statements through Sequelize's
 // query with replacements: a handful of rows per admin action.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { IP_POOLS_CHANNEL, standingsByKey, warmupStandingsStatement } from '../../mta/sql/pools.ts';
+import { standingsByKey, warmupStandingsStatement } from '../../mta/sql/pools.ts';
 import type { WarmupStanding } from '../../mta/warmup.ts';
-import { SPOOL_CHANNEL } from '../../mta/sql/spool.ts';
+import { wakePoolWaitsStatement } from '../../mta/sql/spool-waits.ts';
 import type { MailStream, WarmupSchedule } from '../../../shared/schemas/ip-pools.ts';
 
 export interface PoolRow {
@@ -275,18 +275,11 @@ export async function projectOfTenant(sequelize: Sequelize, tenantId: string, pr
 }
 
 /**
- * After any change to a pool: the MTA loops of every node drop what they cached of pools (NOTIFY
- * IP_POOLS_CHANNEL), and rows waiting for warm-up room in this pool become due now (the change may
- * have made room), the loop woken.
+ * After any change to a pool: the MTA loops of every node drop what they cached of pools, and rows
+ * waiting for warm-up room in this pool become due now, the loop woken (the spool's statement is its
+ * home's, mta/sql/spool-waits.ts).
  */
 export async function announcePoolChange(sequelize: Sequelize, poolId: string, options: Options): Promise<void> {
-  await select(
-    sequelize,
-    `WITH woken AS (
-       UPDATE mta_spool SET run_at = now(), warmup_wait_pool = NULL
-        WHERE warmup_wait_pool = :poolId AND state IN ('queued', 'deferred') RETURNING id)
-     SELECT count(*) AS n, pg_notify('${IP_POOLS_CHANNEL}', :poolId), pg_notify('${SPOOL_CHANNEL}', '') FROM woken`,
-    { poolId },
-    options,
-  );
+  const { statement, values } = wakePoolWaitsStatement(poolId);
+  await sequelize.query(statement.text, { bind: values, type: QueryTypes.SELECT, transaction: options.transaction });
 }

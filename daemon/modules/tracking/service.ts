@@ -4,7 +4,7 @@ import type { Secrets } from '../../secrets.ts';
 import { readLinkToken } from '../../mail/link-tokens.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { suppressAddress } from '../suppressions/service.ts';
-import { EmailLog } from '../emails/model.ts';
+import { findLogIn, findLogOfLink } from '../emails/sql/log-records.ts';
 import { recordEmailEvent, recordEmailOutcomeEvent } from '../emails/outcomes.ts';
 
 export interface TrackingDeps {
@@ -23,7 +23,7 @@ export async function recordOpen(deps: TrackingDeps, visitor: LinkVisitor, input
   const { userAgent } = visitor;
   const content = readLinkToken(deps.secrets.linkSigningKey, token, 'o');
   if (!content) return;
-  const log = await EmailLog.findByPk(content.e);
+  const log = await findLogOfLink(content.e);
   if (!log) return;
   await deps.db.sequelize.transaction((tx) =>
     recordEmailOutcomeEvent(
@@ -46,7 +46,7 @@ export async function recordClick(
   const { userAgent } = visitor;
   const content = readLinkToken(deps.secrets.linkSigningKey, token, 'c');
   if (!content || !/^https?:\/\//i.test(content.u)) return null;
-  const log = await EmailLog.findByPk(content.e);
+  const log = await findLogOfLink(content.e);
   if (log) {
     await deps.db.sequelize.transaction((tx) =>
       recordEmailOutcomeEvent(
@@ -90,7 +90,7 @@ export async function unsubscribe(
       tx,
     );
     if (!added) return;
-    const log = await EmailLog.findOne({ where: { id: content.e, tenantId: content.t }, transaction: tx });
+    const log = await findLogIn(content.t, content.e, tx);
     if (log)
       await recordEmailEvent(
         deps.db.sequelize,

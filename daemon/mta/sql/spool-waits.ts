@@ -1,6 +1,8 @@
 // Which of a tenant's sends wait on a wait of ours (warm-up, a throttle, a suspension: mta_spool's
 // warmup_wait_pool and wait_reason, migrations 0375, 0456–0457), for the logs list (issue 49 §4).
-import { declare, type Sql } from '../../db/sql.ts';
+import { declare, type BoundStatement, type Sql } from '../../db/sql.ts';
+import { IP_POOLS_CHANNEL } from './pools.ts';
+import { SPOOL_CHANNEL } from './spool.ts';
 
 const WAITING_EMAILS = declare(
   'mta_spool_waiting_emails',
@@ -30,4 +32,20 @@ export async function waitingEmails(sql: Sql, tenantId: string, emailIds: string
   for (const row of rows)
     waits.set(row.email_id, { kind: row.warmup ? 'warmup' : 'shaping', reason: row.reason ?? '', until: row.until });
   return waits;
+}
+
+// Rows waiting for warm-up room in pool $1 become due now, and every node's MTA loop hears of it: it drops
+// what it cached of pools (IP_POOLS_CHANNEL) and is woken (SPOOL_CHANNEL).
+const WAKE_POOL_WAITS = declare(
+  'mta_spool_wake_pool_waits',
+  `
+  WITH woken AS (
+    UPDATE mta_spool SET run_at = now(), warmup_wait_pool = NULL
+     WHERE warmup_wait_pool = $1 AND state IN ('queued', 'deferred') RETURNING id)
+  SELECT count(*) AS n, pg_notify('${IP_POOLS_CHANNEL}', $1::text), pg_notify('${SPOOL_CHANNEL}', '') FROM woken`,
+);
+
+/** After a change to pool `poolId` (the admin API's, in its transaction): the change may have made room. */
+export function wakePoolWaitsStatement(poolId: string): BoundStatement {
+  return { statement: WAKE_POOL_WAITS, values: [poolId] };
 }
