@@ -216,6 +216,7 @@ test('LogTail: live entries with status, status filter, pause, detail view, quit
           resentFrom: null,
           bodiesRemovedAt: null,
           events: [{ type: 'email.failed', data: {}, createdAt: '2026-05-01T09:00:02.000Z' }],
+          replies: [],
           raw: null,
         } as EmailLogDetail;
       }}

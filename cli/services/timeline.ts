@@ -25,6 +25,15 @@ export function timelineDetail(type: string, data: TimelineData): string {
     case 'failed':
       parts.push(text(data.diagnostic) ?? text(data.error) ?? '');
       break;
+    case 'replied': {
+      const reply = (data.reply ?? {}) as TimelineData;
+      parts.push(
+        `from ${text(reply.from) ?? '?'}`,
+        text(reply.subject) ?? '',
+        `inbound ${text(reply.inboundId) ?? '?'}`,
+      );
+      break;
+    }
     case 'spooled':
       parts.push('handed to the outbound MTA (not yet tried)');
       break;

@@ -162,6 +162,15 @@ export const EmailTimelineEntry = Type.Object({
   createdAt: Timestamp,
 });
 
+/** An inbound message linked to this send as its reply (issue 52 §3), from the log's `replied` events. */
+export const EmailReply = Type.Object({
+  inboundId: Uuid,
+  from: Nullable(Type.String({ description: "the reply's From address" })),
+  subject: Nullable(Type.String()),
+  receivedAt: Timestamp,
+});
+export type EmailReply = Static<typeof EmailReply>;
+
 export const EmailLogDetail = Type.Intersect([
   EmailLogSummary,
   Type.Object({
@@ -183,6 +192,10 @@ export const EmailLogDetail = Type.Intersect([
         'when retention removed the bodies, template data and attachment contents (the log stays until its own horizon); such a log cannot be resent',
     }),
     events: Type.Array(EmailTimelineEntry),
+    replies: Type.Array(EmailReply, {
+      description:
+        'inbound messages that answer this send (In-Reply-To or References name its Message-ID), oldest first',
+    }),
     raw: Nullable(Type.String(), { description: 'the whole RFC 822 message when it was captured' }),
   }),
 ]);

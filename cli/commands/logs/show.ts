@@ -47,6 +47,14 @@ export default class LogsShow extends SvcCommand<typeof LogsShow> {
         this.log(`  ${shortDate(event.createdAt)}  ${event.type}${detail ? `  ${chalk.dim(detail)}` : ''}`);
       }
     }
+    if (log.replies?.length) {
+      this.log(chalk.bold('\nReplies'));
+      for (const reply of log.replies) {
+        this.log(
+          `  ${shortDate(reply.receivedAt)}  ${reply.from ?? '?'}  ${reply.subject ?? ''}  ${chalk.dim(reply.inboundId)}`,
+        );
+      }
+    }
     const body = this.flags.html ? log.bodyHtml : (log.bodyText ?? log.bodyHtml);
     if (body) this.log(`\n${chalk.bold(this.flags.html ? 'HTML body' : 'Body')}\n${body}`);
     return log;
