@@ -20,6 +20,7 @@
 import type pg from 'pg';
 import { declare, type Sql, type Statement } from '../../db/sql.ts';
 import { insertQueuedLogsSql } from '../emails/sql/insert-logs.ts';
+import { noneSuppressedSql } from '../suppressions/sql/suppressions.ts';
 import type { Audience } from '../../../shared/schemas/campaigns.ts';
 
 /** A published version, as the chunk statement picks it per contact (id and its own locale). */
@@ -104,7 +105,7 @@ function chunkText(audience: Audience): string {
   ), kept AS (
     SELECT v.*, gen_random_uuid() AS log_id FROM versioned v
      WHERE v.version IS NOT NULL
-       AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.tenant_id = $1 AND s.email = lower(v.email))
+       AND ${noneSuppressedSql('$1', { one: 'lower(v.email)' })}
   ), wanted AS (
     SELECT count(*)::int AS n FROM kept
   ), reserved AS (

@@ -19,7 +19,7 @@ import { claimRecipientOutcomes, failedRecipients, type RecipientOutcomeKind } f
 import { sequelizeStatements, type TransactionStatements } from '../../db/sql.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { buildWebhookPayload, WEBHOOK_MAX_ATTEMPTS } from '../webhooks/fan-out.ts';
-import { suppressAddress } from '../suppressions/service.ts';
+import { suppressAddress } from '../suppressions/sql/suppressions.ts';
 import type { SystemMailDeps } from '../../mail/system-mail.ts';
 import type { EmailLog } from './model.ts';
 import { lockLogForOutcome, writeOutcomeStatus } from './sql/log-records.ts';

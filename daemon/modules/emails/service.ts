@@ -29,7 +29,7 @@ import { removeJob, wakeQueueWithSql } from '../../queue/enqueue.ts';
 import { clientOf } from '../../db/sql.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
 import { domainAndParents, senderDomainOf } from '../../mail/domain-names.ts';
-import { suppressedAmong } from '../suppressions/service.ts';
+import { suppressedAmong } from '../suppressions/sql/suppressions.ts';
 import { projectExists, projectSmtpSettings } from '../projects/service.ts';
 import { enforceSenderRules } from '../domains/sender-rules.ts';
 import { quotaCap, quotaHeaders, quotaOfRow, wouldExceedQuota, type QuotaStatus } from '../quota/service.ts';

@@ -1,11 +1,11 @@
 // Suppression list: checked on every send, filled by hand and automatically (hard bounces,
-// complaints, unsubscribes). Addresses are compared lower-cased.
-import { Op, QueryTypes, type Sequelize, type Transaction, type WhereOptions } from 'sequelize';
+// complaints, unsubscribes). Addresses are compared lower-cased. The statements, with the send's
+// check and the automatic entries, are the table's home's (sql/suppressions.ts).
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { AppDeps } from '../../app-types.ts';
 import type { TenantContext } from '../../context.ts';
-import { Suppression, type SuppressionReason } from './model.ts';
-import { findPage } from '../../db/paging.ts';
+import type { Suppression, SuppressionReason } from './model.ts';
+import { findSuppression, findSuppressionPage, insertSuppression, removeSuppression } from './sql/suppressions.ts';
 
 export interface SuppressionView {
   id: string;
@@ -27,55 +27,6 @@ function view(row: Suppression): SuppressionView {
   };
 }
 
-/** The subset of `addresses` (lower-cased) that the tenant suppresses. One query. */
-export async function suppressedAmong(
-  sequelize: Sequelize,
-  tenantId: string,
-  addresses: string[],
-  transaction?: Transaction,
-): Promise<Set<string>> {
-  if (addresses.length === 0) return new Set();
-  const rows = await sequelize.query<{ email: string }>(
-    `SELECT email FROM suppressions WHERE tenant_id = :tenantId AND email IN (:addresses)`,
-    {
-      replacements: { tenantId, addresses: [...new Set(addresses.map((a) => a.toLowerCase()))] },
-      type: QueryTypes.SELECT,
-      transaction,
-    },
-  );
-  return new Set(rows.map((r) => r.email));
-}
-
-/** Adds (or keeps) a suppression; used by bounces, complaints and unsubscribes inside their transaction. */
-export async function suppressAddress(
-  sequelize: Sequelize,
-  entry: {
-    tenantId: string;
-    email: string;
-    reason: SuppressionReason;
-    emailId?: string | null;
-    detail?: string | null;
-  },
-  transaction?: Transaction,
-): Promise<boolean> {
-  const rows = await sequelize.query(
-    `INSERT INTO suppressions (tenant_id, email, reason, email_id, detail) VALUES (:tenantId, :email, :reason, :emailId, :detail)
-     ON CONFLICT (tenant_id, email) DO NOTHING RETURNING id`,
-    {
-      replacements: {
-        tenantId: entry.tenantId,
-        email: entry.email.toLowerCase(),
-        reason: entry.reason,
-        emailId: entry.emailId ?? null,
-        detail: entry.detail?.slice(0, 1000) ?? null,
-      },
-      type: QueryTypes.SELECT,
-      transaction,
-    },
-  );
-  return rows.length > 0;
-}
-
 /** What the suppression routes' services take; they use the global models today. */
 export type SuppressionDeps = Pick<AppDeps, 'db'>;
 
@@ -84,21 +35,7 @@ export async function listSuppressions(
   ctx: TenantContext,
   query: { page?: number; limit?: number; email?: string; reason?: SuppressionReason },
 ) {
-  const where: WhereOptions<Suppression> = { tenantId: ctx.tenantId };
-  if (query.email) Object.assign(where, { email: query.email.toLowerCase() });
-  if (query.reason) Object.assign(where, { reason: query.reason });
-  return findPage(
-    Suppression,
-    {
-      where,
-      order: [
-        ['createdAt', 'DESC'],
-        ['id', 'ASC'],
-      ],
-    },
-    query,
-    (rows) => rows.map(view),
-  );
+  return findSuppressionPage(ctx.tenantId, query, view);
 }
 
 export async function createSuppression(
@@ -107,13 +44,11 @@ export async function createSuppression(
   body: { email: string; reason: SuppressionReason },
 ): Promise<SuppressionView> {
   const email = body.email.toLowerCase();
-  const existing = await Suppression.findOne({ where: { tenantId: ctx.tenantId, email } });
+  const existing = await findSuppression(ctx.tenantId, email);
   if (existing)
     throw new ConflictError(`${email} is already suppressed (reason: ${existing.reason}).`, 'ALREADY_SUPPRESSED');
   try {
-    return view(
-      await Suppression.create({ tenantId: ctx.tenantId, email, reason: body.reason, detail: 'added through the API' }),
-    );
+    return view(await insertSuppression(ctx.tenantId, email, body.reason));
   } catch (error) {
     if ((error as { name?: string }).name === 'SequelizeUniqueConstraintError')
       throw new ConflictError(`${email} is already suppressed.`, 'ALREADY_SUPPRESSED');
@@ -126,7 +61,7 @@ export async function deleteSuppressionByEmail(
   ctx: TenantContext,
   input: { email: string },
 ): Promise<void> {
-  const removed = await Suppression.destroy({ where: { tenantId: ctx.tenantId, email: input.email.toLowerCase() } });
+  const removed = await removeSuppression(ctx.tenantId, { email: input.email.toLowerCase() });
   if (removed === 0) throw new NotFoundError('A suppression for this address');
 }
 
@@ -135,6 +70,6 @@ export async function deleteSuppressionById(
   ctx: TenantContext,
   input: { id: string },
 ): Promise<void> {
-  const removed = await Suppression.destroy({ where: { tenantId: ctx.tenantId, id: { [Op.eq]: input.id } } });
+  const removed = await removeSuppression(ctx.tenantId, { id: input.id });
   if (removed === 0) throw new NotFoundError('The suppression');
 }

@@ -3,7 +3,7 @@ import type { Database } from '../../db/index.ts';
 import type { Secrets } from '../../secrets.ts';
 import { readLinkToken } from '../../mail/link-tokens.ts';
 import { emitEvent } from '../webhooks/events.ts';
-import { suppressAddress } from '../suppressions/service.ts';
+import { suppressAddress } from '../suppressions/sql/suppressions.ts';
 import { findLogIn, findLogOfLink } from '../emails/sql/log-records.ts';
 import { recordEmailEvent, recordEmailOutcomeEvent } from '../emails/outcomes.ts';
 

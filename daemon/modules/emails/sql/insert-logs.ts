@@ -5,6 +5,7 @@
 // are written beside it as rows of email_log_tags (migration 0430), which the tag search walks.
 import { declare } from '../../../db/sql.ts';
 import { insertJobsSql } from '../../../queue/sql/enqueue.ts';
+import { noneSuppressedSql } from '../../suppressions/sql/suppressions.ts';
 
 /** What the source CTE of insertQueuedLogsSql yields, by these names (status is QUEUED, updated_at = created_at). */
 export const NEW_LOG_COLUMNS = `id, tenant_id, api_key_id, project_id, message_id, from_address, to_addresses, cc_addresses,
@@ -79,7 +80,7 @@ export const INSERT_ACCEPTED = declare(
        AND (SELECT c.started_at FROM quota_cycles c WHERE c.tenant_id = t.id) IS NOT DISTINCT FROM $13::timestamptz
        AND (NOT $17::boolean OR (t.status = 'active' AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $2::uuid AND k.tenant_id = t.id AND k.revoked_at IS NULL)))
        AND ($14::text[] IS NULL OR EXISTS (SELECT 1 FROM domains d WHERE d.tenant_id = t.id AND d.status = 'verified' AND d.name = ANY($14::text[])))
-       AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.tenant_id = t.id AND s.email = ANY($15::text[]))
+       AND ${noneSuppressedSql('t.id', { any: '$15::text[]' })}
   ), reserved AS (
     INSERT INTO quota_usage (tenant_id, cycle_start, shard, used)
     SELECT $1::uuid, $7::timestamptz, 0, $5::int FROM guard WHERE $5::int > 0 AND $5::int <= $6::int
