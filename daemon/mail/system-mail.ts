@@ -46,6 +46,11 @@ export interface SystemRawMail {
   raw: string;
   /** Header fields the DKIM signature covers beyond the usual ones (TLS-Report-Domain …). */
   signHeaders?: string[];
+  /**
+   * The envelope sender, when the caller chose it: a forward's SRS address (inbound-routing/forward.ts),
+   * which reverses to the original sender. Else the platform's return path, as for all system mail.
+   */
+  envelopeFrom?: string;
 }
 
 /** What a system job carries once unsealed: the mail and the local part of its fixed Message-ID. */

@@ -1,0 +1,176 @@
+// Issue 52 §2, the forward action: a routed message re-sent through the system-mail queue and a real
+// SMTP relay (the sink), its envelope sender rewritten with SRS at the platform's return-path domain
+// (and reversed back to the original sender; tampered or stale addresses are not), the platform's
+// DKIM signature on top, and the original dkimpy signature still verifying underneath (both checked
+// against the test DNS server). A null sender is forwarded with the platform's own return path.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { generateKeyPairSync } from 'node:crypto';
+import { createTestContext, type TestContext } from './helpers/context.ts';
+import { createAdmin, createTenant } from './helpers/fixtures.ts';
+import { publishRecords, splitTxt, startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
+import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
+import { runJobs } from './helpers/send-jobs.ts';
+import { dkimPython, dkimpySign, dkimVerify } from './helpers/dkim-verify.ts';
+import { createInboundReader, ownedChunk, type InboundReader } from '../daemon/modules/inbound-mail/reader.ts';
+import { checkDkimSignatures } from '../daemon/modules/inbound-mail/feedback-auth.ts';
+import { forwardInbound } from '../daemon/modules/inbound-routing/forward.ts';
+import { srsForward, srsReverse, SRS_MAX_AGE_DAYS } from '../daemon/modules/inbound-routing/srs.ts';
+
+const PLATFORM_DOMAIN = 'svc-platform.com';
+const RETURN_PATH_DOMAIN = 'rp.svc-platform.com';
+let ctx: TestContext;
+let dns: TestDnsServer;
+let sink: SmtpSink;
+let reader: InboundReader;
+let python: string;
+let senderKey: string;
+
+test.before(async () => {
+  python = dkimPython();
+  dns = await startDnsServer();
+  sink = await startSmtpSink();
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const p = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+  dns.zone.txt.set('s1._domainkey.sender.test', [splitTxt(`v=DKIM1; k=rsa; p=${p}`)]);
+  senderKey = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  dns.zone.txt.set(`_spf.${PLATFORM_DOMAIN}`, ['v=spf1 ip4:127.0.0.1 -all']);
+  ctx = await createTestContext({
+    env: {
+      SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+      DNS_SERVERS: dns.address,
+      PUBLIC_URL: 'https://svc-platform.com',
+    },
+  });
+  // The platform's sender, verified with the /domains flow, so that system mail (and forwards) are signed.
+  const admin = await createAdmin(ctx.app, { platformAdmin: true, email: 'ops@svc-platform.com' });
+  const tenantId = await createTenant(admin.id, 'Platform');
+  const headers = { authorization: `Bearer ${admin.token}`, 'x-tenant-id': tenantId };
+  const patched = await ctx.app.inject({
+    method: 'PATCH',
+    url: '/platform/settings',
+    headers,
+    payload: { defaultFromAddress: `no-reply@${PLATFORM_DOMAIN}`, returnPathDomain: RETURN_PATH_DOMAIN },
+  });
+  assert.is(patched.statusCode, 200, patched.body);
+  const created = await ctx.app.inject({
+    method: 'POST',
+    url: '/domains',
+    headers,
+    payload: { name: PLATFORM_DOMAIN },
+  });
+  assert.is(created.statusCode, 201, created.body);
+  publishRecords(dns.zone, created.json().records);
+  const verified = await ctx.app.inject({ method: 'POST', url: `/domains/${created.json().id}/verify`, headers });
+  assert.is(verified.json().status, 'verified', verified.body);
+  reader = createInboundReader();
+});
+
+test.after(async () => {
+  await reader?.close();
+  await ctx?.close();
+  await sink?.close();
+  await dns?.close();
+});
+
+test('SRS: the address reverses to the sender; a changed hash, another key or an old day does not', () => {
+  const key = Buffer.alloc(32, 7);
+  const now = Date.UTC(2026, 10, 29);
+  const address = srsForward(key, 'Alice.Smith@Sender.Test', RETURN_PATH_DOMAIN, now);
+  assert.match(address, /^SRS0=[a-z2-7]{8}=[a-z2-7]{2}=sender\.test=Alice\.Smith@rp\.svc-platform\.com$/);
+  const local = address.slice(0, address.lastIndexOf('@'));
+  assert.is(srsReverse(key, local, now), 'Alice.Smith@sender.test');
+  // Mail systems may change the case of a local part.
+  assert.is(srsReverse(key, local.toLowerCase(), now + 86_400_000), 'alice.smith@sender.test');
+  assert.is(srsReverse(key, local.replace('=sender.test=', '=evil.test='), now), null);
+  assert.is(srsReverse(Buffer.alloc(32, 8), local, now), null);
+  assert.is(srsReverse(key, local, now + (SRS_MAX_AGE_DAYS + 1) * 86_400_000), null);
+  assert.is(srsReverse(key, 'bounce-123', now), null);
+});
+
+async function storedSource(raw: string, mailFrom: string | null): Promise<Uint8Array> {
+  const read = await reader.read([ownedChunk(Buffer.from(raw))], {
+    dmarc: false,
+    unsubscribeTokens: false,
+    feedbackSignatures: null,
+    routed: {
+      authservId: 'mx.svc-platform.com',
+      dnsServers: [dns.address],
+      clientIp: '192.0.2.10',
+      heloName: 'mail.sender.test',
+      mailFrom,
+    },
+  });
+  return read.routed!.rawGzip;
+}
+
+const ORIGINAL = [
+  'From: Alice <alice@sender.test>',
+  'To: support@acme.test',
+  'Subject: Please forward me',
+  'Message-ID: <fwd-1@sender.test>',
+  'Date: Mon, 04 Mar 2024 10:05:00 +0100',
+  '',
+  'Hello, this goes on to the helpdesk.',
+  '',
+].join('\r\n');
+
+test('a forward: SRS envelope at the return-path domain, the platform signature on top, the original one verifying', async () => {
+  const signed = await dkimpySign(python, ORIGINAL, { domain: 'sender.test', selector: 's1', privateKey: senderKey });
+  const rawGzip = await storedSource(signed, 'alice@sender.test');
+  const queued = await forwardInbound(
+    { sequelize: ctx.db.sequelize, config: ctx.config, secrets: ctx.deps.secrets },
+    { tenantId: 'tenant-1' },
+    { inboundId: 'inbound-1', to: 'Desk <desk@helpdesk.test>', rawGzip, mailFrom: 'alice@sender.test' },
+  );
+  assert.equal(await runJobs(ctx, 'system'), ['done']);
+  const received = await sink.waitFor((m) => m.rcptTo.includes('desk@helpdesk.test'));
+  assert.is(received.mailFrom, queued.envelopeFrom);
+  assert.match(received.mailFrom, /^SRS0=.+=sender\.test=alice@rp\.svc-platform\.com$/);
+  const local = received.mailFrom.slice(0, received.mailFrom.lastIndexOf('@'));
+  assert.is(srsReverse(ctx.deps.secrets.linkSigningKey, local), 'alice@sender.test');
+
+  // dkimpy checks the top signature, the platform's; mailauth reports each.
+  assert.is(await dkimVerify(python, dns.address, received.raw), 'pass');
+  const signatures = await checkDkimSignatures(Buffer.from(received.raw), [dns.address]);
+  assert.ok('results' in signatures, JSON.stringify(signatures));
+  assert.equal(
+    signatures.results.map((r) => [r.signingDomain, r.result]),
+    [
+      [PLATFORM_DOMAIN, 'pass'],
+      ['sender.test', 'pass'],
+    ],
+  );
+  assert.match(received.raw, /Authentication-Results: mx\.svc-platform\.com;/);
+  assert.ok(received.raw.includes('Hello, this goes on to the helpdesk.'));
+});
+
+test('a null sender is forwarded with the platform return path, never an SRS of nothing', async () => {
+  const rawGzip = await storedSource(ORIGINAL.replace('Please forward me', 'Undeliverable'), null);
+  const queued = await forwardInbound(
+    { sequelize: ctx.db.sequelize, config: ctx.config, secrets: ctx.deps.secrets },
+    { tenantId: 'tenant-1' },
+    { inboundId: 'inbound-2', to: 'desk2@helpdesk.test', rawGzip, mailFrom: null },
+  );
+  assert.is(queued.envelopeFrom, null);
+  assert.equal(await runJobs(ctx, 'system'), ['done']);
+  const received = await sink.waitFor((m) => m.rcptTo.includes('desk2@helpdesk.test'));
+  assert.not.match(received.mailFrom, /^SRS0=/);
+  assert.ok(received.mailFrom.endsWith(PLATFORM_DOMAIN), received.mailFrom);
+});
+
+test('a forward address that is no address is refused before anything is queued', async () => {
+  try {
+    await forwardInbound(
+      { sequelize: ctx.db.sequelize, config: ctx.config, secrets: ctx.deps.secrets },
+      { tenantId: 'tenant-1' },
+      { inboundId: 'inbound-3', to: 'not an address', rawGzip: new Uint8Array(), mailFrom: null },
+    );
+    assert.unreachable('it should have thrown');
+  } catch (error) {
+    assert.match((error as Error).message, /is no address/);
+  }
+  assert.equal(await runJobs(ctx, 'system'), []);
+});
+
+test.run();
