@@ -20,6 +20,7 @@ import { DkimSigningCache } from './modules/domains/signing.ts';
 import { assertPortFree, createDaemonLogger } from './logging.ts';
 import { createDnsClient } from './mta/dns-query.ts';
 import { ehloWarnings } from './mta/ehlo-check.ts';
+import { SHAPING_CHANNEL } from './mta/sql/providers.ts';
 
 // start.mjs takes these from the bundled main.js, so that the ConfigError it checks is the one thrown.
 export { ConfigError, loadConfig };
@@ -126,6 +127,8 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
       db.sequelize,
       { role: config.role, redis: redis !== null, delivery: config.delivery },
       (error) => log.warn({ err: errorText(error) }, 'could not refresh this node in daemon_nodes'),
+      // A worker node's arrival and clean departure change every MTA loop's share of the shaping figures.
+      runsWorkers ? SHAPING_CHANNEL : undefined,
     );
   } catch (error) {
     // A boot that fails before the threads have a database leaves no thread or connection behind.

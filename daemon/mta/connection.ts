@@ -71,6 +71,9 @@ export function demandKeyOf(demand: TlsDemand): string {
   ].join('|');
 }
 
+/** How long a QUIT may take to close its socket before it is destroyed. */
+const QUIT_CLOSE_MS = 5_000;
+
 export class SmtpSession {
   messagesSent = 0;
   /** An RFC 8460 result type this session's TLS failed with while delivery went on (`reportOnly`). */
@@ -79,6 +82,8 @@ export class SmtpSession {
   broken = false;
   private pending: ((error: unknown) => void) | null = null;
   private closeListeners: (() => void)[] = [];
+  /** After QUIT: the pool's place is given back when the socket has closed, not at nodemailer's 'end'. */
+  private quitting = false;
 
   private constructor(
     private readonly connection: SMTPConnection,
@@ -167,7 +172,7 @@ export class SmtpSession {
     const pending = this.pending;
     this.pending = null;
     pending?.(error);
-    this.notifyClosed();
+    if (!this.quitting) this.notifyClosed();
   }
 
   /** Tells the pool once that this session no longer counts toward its connections. */
@@ -238,13 +243,30 @@ export class SmtpSession {
     return typeof last === 'string' && /^421[ -]/.test(last.trim()) ? last.trim() : null;
   }
 
-  /** QUIT when the session is healthy, else just close. */
+  /**
+   * QUIT when the session is healthy, else just close. After a QUIT the session still counts toward the
+   * pool's connections until its socket has closed: the MX host counts it until then, and a session the
+   * pool opened meanwhile was one over the provider's limit there (two nodes at 5 were seen at 6).
+   */
   close(): void {
     const wasBroken = this.broken;
     this.broken = true;
-    if (wasBroken) this.connection.close();
-    else this.connection.quit();
-    this.notifyClosed();
+    const socket = this.tlsSocket() as TLSSocket | undefined;
+    if (wasBroken || !socket || socket.destroyed) {
+      if (wasBroken) this.connection.close();
+      else this.connection.quit();
+      this.notifyClosed();
+      return;
+    }
+    this.quitting = true;
+    // A peer that never answers QUIT nor closes does not keep the place for long.
+    const timer = setTimeout(() => socket.destroy(), QUIT_CLOSE_MS);
+    timer.unref();
+    socket.once('close', () => {
+      clearTimeout(timer);
+      this.notifyClosed();
+    });
+    this.connection.quit();
   }
 }
 

@@ -81,6 +81,13 @@ export class DestinationPool {
     const raised = limits.maxConnections > this.limits.maxConnections;
     this.limits = limits;
     if (raised) for (const waiter of this.waiters.splice(0)) waiter();
+    // Idle sessions above a lowered limit close now: an idle session is still a connection the MX host
+    // counts, and the node that joined (its share taken from this one) may open its own at once.
+    for (let excess = this.open - limits.maxConnections; excess > 0 && this.idle.length > 0; excess--) {
+      const [surplus] = this.idle.splice(0, 1);
+      clearTimeout(surplus.timer);
+      surplus.session.close();
+    }
   }
 
   /** Sessions open now (in use or idle). */

@@ -16,7 +16,7 @@ import type { Sql } from '../db/sql.ts';
 import { NODE_SEEN_WITHIN_MS } from '../db/nodes.ts';
 import type { RecipientResult, SessionOptions } from './connection.ts';
 import type { MxHost } from './mx.ts';
-import { DEFAULT_POOL_LIMITS, DestinationPool } from './pool.ts';
+import { DEFAULT_POOL_LIMITS, DestinationPool, type PoolLimits } from './pool.ts';
 import { DEFAULT_PROVIDER_KEY, DEFAULT_PROVIDERS, providerOf } from './providers.ts';
 import { reactionTo } from './reactions.ts';
 import { loadProviderRules, type ProviderRule } from './sql/providers.ts';
@@ -36,8 +36,12 @@ import {
   type TenantThrottle,
 } from './sql/throttles.ts';
 
-/** Rules, suspensions and throttles are read again this often, and at once on a NOTIFY. */
-export const SHAPING_REFRESH_MS = 30_000;
+/**
+ * Rules, suspensions, throttles and the live nodes are read again this often, and at once on a NOTIFY
+ * (a change, a node joining or leaving cleanly): a killed node, which says nothing, is seen gone at the
+ * first reload 30 s after its last heartbeat (db/nodes.ts).
+ */
+export const SHAPING_REFRESH_MS = 10_000;
 /** A row due within this long waits in its lane; a later one is given back until its time. */
 const MAX_PACE_WAIT_MS = 2_000;
 /**
@@ -114,6 +118,8 @@ export class Shaper {
   private paused = new Set<string>();
   private nodes = 1;
   private readonly pools = new Map<string, DestinationPool>();
+  /** What each pool's limits were last computed from: a reload (another node, an edit) applies them again at once. */
+  private readonly poolShapes = new Map<string, { providerKey: string; factor: number }>();
   private readonly providerPacers = new Map<string, Pacer>();
   private readonly tenantPacers = new Map<string, Pacer>();
   /** Rows given back with a pacer slot: they go at once when they come back. */
@@ -146,7 +152,13 @@ export class Shaper {
       this.suspensions = suspensions;
       this.throttles = new Map(throttles.map((throttle) => [throttle.tenantId, throttle]));
       this.paused = new Set(paused);
+      const nodesChanged = nodes !== this.nodes;
       this.nodes = nodes;
+      // A node joined or left (it NOTIFYs at either, db/nodes.ts), or a rule changed: every open pool takes
+      // its new share now, not at its next message, so two nodes' sessions never add up past the figure.
+      if (nodesChanged)
+        log.info({ workerNodes: nodes }, 'worker nodes changed; this node uses its share of every shaping figure');
+      if (nodesChanged || changed.length > 0) this.reshapePools();
       await pruneHourlyCounts(sql);
     } catch (error) {
       log.warn({ err: errorText(error) }, 'could not reload the shaping rules; keeping the last ones');
@@ -212,12 +224,26 @@ export class Shaper {
     const sourceKey = `${key}|${session.localAddress ?? ''}|${session.ehloName}`;
     let pool = this.pools.get(sourceKey);
     if (!pool) this.pools.set(sourceKey, (pool = new DestinationPool(DEFAULT_POOL_LIMITS, session)));
-    pool.setLimits({
+    this.poolShapes.set(sourceKey, { providerKey: provider.key, factor });
+    pool.setLimits(this.limitsOf(provider, factor));
+    return pool;
+  }
+
+  /** This node's share of a provider's connections (rounded down: the nodes' sum never passes the figure). */
+  private limitsOf(provider: ProviderRule, factor: number): PoolLimits {
+    return {
       ...DEFAULT_POOL_LIMITS,
       maxConnections: Math.max(1, Math.floor((provider.maxConnections * factor) / this.nodes)),
       maxMessagesPerConnection: provider.maxMessagesPerConnection,
-    });
-    return pool;
+    };
+  }
+
+  private reshapePools(): void {
+    for (const [sourceKey, pool] of this.pools) {
+      const shape = this.poolShapes.get(sourceKey);
+      const provider = shape && this.providers.find((rule) => rule.key === shape.providerKey);
+      if (shape && provider) pool.setLimits(this.limitsOf(provider, shape.factor));
+    }
   }
 
   private pacer(pacers: Map<string, Pacer>, key: string, perMs: number | null): Pacer | null {
@@ -323,6 +349,7 @@ export class Shaper {
       if (poolKey.startsWith(`${key}|`)) {
         pool.close();
         this.pools.delete(poolKey);
+        this.poolShapes.delete(poolKey);
       }
     this.providerPacers.delete(key);
   }
@@ -341,5 +368,6 @@ export class Shaper {
   close(): void {
     for (const pool of this.pools.values()) pool.close();
     this.pools.clear();
+    this.poolShapes.clear();
   }
 }

@@ -64,7 +64,8 @@ const PRUNE_HOURLY = declare(
 const LIVE_WORKER_NODES = declare(
   'mta_live_worker_nodes',
   `SELECT count(*)::int AS nodes FROM daemon_nodes
-    WHERE role IN ('worker', 'all') AND last_seen_at > now() - $1::int * interval '1 millisecond'`,
+    WHERE role IN ('worker', 'all') AND delivery IS DISTINCT FROM 'relay'
+      AND last_seen_at > now() - $1::int * interval '1 millisecond'`,
 );
 
 interface ThrottleRow {
@@ -116,7 +117,7 @@ export async function pruneHourlyCounts(sql: Sql): Promise<void> {
   await sql.count(PRUNE_HOURLY, []);
 }
 
-/** Worker nodes seen within `seenWithinMs` (at least 1: this one). */
+/** Worker nodes that run the MTA (not a relaying one), seen within `seenWithinMs` (at least 1: this one). */
 export async function liveWorkerNodes(sql: Sql, seenWithinMs: number): Promise<number> {
   const [row] = await sql.rows<{ nodes: number }>(LIVE_WORKER_NODES, [seenWithinMs]);
   return Math.max(1, row?.nodes ?? 1);
