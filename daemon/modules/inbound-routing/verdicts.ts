@@ -6,7 +6,7 @@
 // an application (or a filter after a forward) reading it would trust a verdict we never gave. So every
 // such header is removed before the message is stored or forwarded, and ours is put on top (RFC 8601
 // §5: a receiver removes the instances naming itself that it did not add).
-import type { AuthResult, InboundAuth } from '../../../shared/schemas/inbound-message.ts';
+import { AUTH_RESULTS, type AuthResult, type InboundAuth } from '../../../shared/schemas/inbound-message.ts';
 import { mailauthResolver } from '../inbound-mail/feedback-auth.ts';
 
 export interface SessionFacts {
@@ -19,16 +19,7 @@ export interface SessionFacts {
   mailFrom: string | null;
 }
 
-const RESULTS = new Set<AuthResult>([
-  'pass',
-  'fail',
-  'softfail',
-  'neutral',
-  'none',
-  'temperror',
-  'permerror',
-  'policy',
-]);
+const RESULTS = new Set<AuthResult>(AUTH_RESULTS);
 /** mailauth's words mapped onto RFC 8601's (`neutral` for anything it coins beyond them). */
 const asResult = (value: unknown): AuthResult => {
   const word = String(value ?? 'none').toLowerCase();
