@@ -4,7 +4,7 @@
 // node does not hold fails each connection with EADDRNOTAVAIL. The first is refused whatever the node;
 // the second is checked by binding a socket to the address (port 0: the system picks a free port) on the
 // node that adds it, by `svc doctor` on each node (modules/doctor/pool-bind.ts), and by the MTA loop,
-// which stops using an address it cannot bind (jobs/mta-loop.ts).
+// which stops using an address it cannot bind (mta/attempt.ts).
 import { BlockList, createServer, isIP } from 'node:net';
 import { hostname } from 'node:os';
 

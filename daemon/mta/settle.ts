@@ -1,7 +1,7 @@
 // What one attempt of a spool row means, per recipient, for the row and for the email log: delivered
 // and bounced recipients are done (their outcomes go through emails/outcomes.ts), deferred ones stay
 // in the row for the next try at retry.ts's time, or bounce once that try would pass the row's expiry.
-// Pure: the loop (jobs/mta-loop.ts) writes what this answers in one transaction per batch.
+// Pure: the batch commit (commit.ts) writes what this answers in one transaction per batch.
 import type { DeliveryOutcome } from '../mail/delivery-outcome.ts';
 import type { RecipientResult } from './connection.ts';
 import { deferredByError } from './outcome.ts';

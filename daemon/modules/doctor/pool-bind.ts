@@ -1,7 +1,7 @@
 // Doctor check: every IP pool address can be bound on this node (issue 48 §5). Pool addresses are
 // stored once for all nodes, and each worker node that delivers directly sends from them: an address
 // missing from this host's interfaces fails every connection with EADDRNOTAVAIL (the MTA loop then skips
-// it, jobs/mta-loop.ts). Run `svc doctor --local` on each worker node to check that node; GET
+// it, mta/attempt.ts). Run `svc doctor --local` on each worker node to check that node; GET
 // /platform/doctor checks the node that answers.
 import { hostname } from 'node:os';
 import type { Sequelize } from 'sequelize';

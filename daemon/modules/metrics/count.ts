@@ -1,5 +1,5 @@
 // What each delivery path counts (catalogue.ts), as pure functions of what the path already has: the
-// relay drain's attempt results (jobs/send-loop.ts), the MTA's settlements (jobs/mta-loop.ts), the
+// relay drain's attempt results (jobs/send-loop.ts), the MTA's settlements (mta/commit.ts), the
 // webhook outcomes (jobs/webhook-loops.ts). Each is called once a batch is recorded, so what is
 // counted is what the database says happened.
 import type { AttemptResult } from '../emails/send-job.ts';
