@@ -1,39 +1,25 @@
-// The loop of a queue worker: claim due jobs in batches, run them with bounded concurrency while
-// holding their leases, record each outcome; sleep until a NOTIFY, a free slot or the poll.
+// The loop of a queue worker, on the leased-batch engine (queue/leased-batch.ts) like the send drain,
+// the webhook lanes and the MTA: claim due jobs in batches, run them with bounded concurrency (one lane
+// of `concurrency` slots) while holding their leases, record each outcome; sleep until a NOTIFY, a
+// free slot or the poll (queue/leased-batch-loop.ts).
 import { errorText } from '../errors.ts';
 import type { QueueName } from '../../shared/constants.ts';
 import { backoffDelayMs } from '../queue/backoff.ts';
 import { claimJobs, extendLease } from '../queue/claim.ts';
 import { completeJob, failJob, retryJob } from '../queue/finish.ts';
+import { createLeasedBatchEngine, FixedLane } from '../queue/leased-batch.ts';
+import { runLeasedBatchLoop } from '../queue/leased-batch-loop.ts';
 import type { JobOutcome, JobRow } from '../queue/types.ts';
+import { createWaker, listenForJobs } from '../queue/wake.ts';
 import type { JobHandler } from '../mail/worker-context.ts';
 import type { ThreadRuntime } from './thread.ts';
-import { createWaker, listenForJobs, onAbort } from '../queue/wake.ts';
 
 const CLAIM_ERROR_PAUSE_MS = 1_000;
 
 export async function runQueueLoop(runtime: ThreadRuntime, queue: QueueName, handler: JobHandler): Promise<void> {
   const { ctx, tuning, signal } = runtime;
   const { sequelize, log, workerId } = ctx;
-  const inFlight = new Map<string, Promise<void>>();
-  const waker = createWaker();
-  onAbort(signal, () => waker.wake());
-  const listener = runtime.embedded ? null : listenForJobs(runtime.data.databaseUrl, queue, waker, log);
-  const pollMs = runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs;
-
-  const leaseTimer = setInterval(
-    () => {
-      const ids = [...inFlight.keys()];
-      extendLease(sequelize, ids, workerId, tuning.leaseMs).then(
-        (held) => {
-          if (held.length < ids.length)
-            log.warn({ lost: ids.filter((id) => !held.includes(id)) }, 'lost the lease of running jobs');
-        },
-        (error) => log.warn({ err: errorText(error) }, 'could not extend leases'),
-      );
-    },
-    Math.max(50, Math.floor(tuning.leaseMs / 3)),
-  );
+  const noun = `${queue} jobs`;
 
   const record = async (job: JobRow, outcome: JobOutcome) => {
     switch (outcome.kind) {
@@ -54,62 +40,76 @@ export async function runQueueLoop(runtime: ThreadRuntime, queue: QueueName, han
     }
   };
 
-  const run = async (job: JobRow) => {
-    let outcome: JobOutcome;
+  const run = async (job: JobRow): Promise<JobOutcome> => {
     try {
-      outcome = await handler(job, ctx);
+      return await handler(job, ctx);
     } catch (error) {
       // A handler that throws did not decide: treat it as transient and back off.
-      outcome = { kind: 'retry', delayMs: backoffDelayMs(job.attempts, tuning.retryBaseMs), error: errorText(error) };
-    }
-    try {
-      await record(job, outcome);
-    } catch (error) {
-      log.error(
-        { job: job.id, err: errorText(error) },
-        'could not record the outcome; the job runs again after its lease',
-      );
+      return { kind: 'retry', delayMs: backoffDelayMs(job.attempts, tuning.retryBaseMs), error: errorText(error) };
     }
   };
 
+  const engine = createLeasedBatchEngine<JobRow, JobOutcome, FixedLane<JobRow>>({
+    log,
+    noun,
+    leaseMs: tuning.leaseMs,
+    claimBatch: tuning.batchSize,
+    maxActive: tuning.concurrency,
+    // A slot is free again once its job's outcome is recorded, as each job's statements are its own.
+    maxHeld: tuning.concurrency,
+    maxAnswered: Infinity,
+    extendsAnswered: true,
+    claimAt: 1,
+    commitBatchMax: Infinity,
+    commitLingerMs: 0,
+    commitLingerBelow: 0,
+    commitRetryMs: CLAIM_ERROR_PAUSE_MS,
+    idleLaneMs: Infinity,
+    idOf: (job) => job.id,
+    laneOf: () => queue,
+    newLane: (key) => new FixedLane<JobRow>(key, tuning.concurrency),
+    newLaneRoom: tuning.concurrency,
+    claim: (want) => claimJobs(sequelize, queue, workerId, want, tuning.leaseMs),
+    extend: async (jobs) =>
+      (
+        await extendLease(
+          sequelize,
+          jobs.map((job) => job.id),
+          workerId,
+          tuning.leaseMs,
+        )
+      ).length,
+    run,
+    // Never throws: each job's outcome is written by its own statements, side by side, and one that
+    // cannot be written is left to its lease (the job runs again).
+    commit: async (batch) => {
+      await Promise.all(
+        batch.map(({ item: job, outcome }) =>
+          record(job, outcome).catch((error: unknown) =>
+            log.error(
+              { job: job.id, err: errorText(error) },
+              'could not record the outcome; the job runs again after its lease',
+            ),
+          ),
+        ),
+      );
+    },
+  });
+
+  const waker = createWaker();
+  const listener = runtime.embedded ? null : listenForJobs(runtime.data.databaseUrl, queue, waker, log);
   try {
-    while (!signal.aborted) {
-      const free = tuning.concurrency - inFlight.size;
-      let claimed: JobRow[] = [];
-      if (free > 0) {
-        try {
-          claimed = await claimJobs(sequelize, queue, workerId, Math.min(free, tuning.batchSize), tuning.leaseMs);
-        } catch (error) {
-          log.warn({ err: errorText(error) }, 'could not claim jobs; trying again shortly');
-          await waker.wait(CLAIM_ERROR_PAUSE_MS);
-          continue;
-        }
-        for (const job of claimed) {
-          const running = run(job).finally(() => {
-            inFlight.delete(job.id);
-            waker.wake();
-          });
-          inFlight.set(job.id, running);
-        }
-      }
-      // A full batch means more may be due: claim again at once. Otherwise sleep until woken.
-      if (
-        claimed.length > 0 &&
-        claimed.length === Math.min(free, tuning.batchSize) &&
-        inFlight.size < tuning.concurrency
-      )
-        continue;
-      await waker.wait(pollMs);
-    }
-    if (inFlight.size > 0) {
-      log.info({ running: inFlight.size }, 'draining in-flight jobs');
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, tuning.drainTimeoutMs)));
-      await Promise.race([Promise.allSettled(inFlight.values()), timeout]);
-      clearTimeout(timer);
-    }
+    await runLeasedBatchLoop(engine, {
+      signal,
+      waker,
+      log,
+      noun,
+      pollMs: runtime.embedded ? tuning.embeddedPollMs : tuning.pollMs,
+      claimGapMs: 0,
+      claimErrorPauseMs: CLAIM_ERROR_PAUSE_MS,
+      drainTimeoutMs: tuning.drainTimeoutMs,
+    });
   } finally {
-    clearInterval(leaseTimer);
     await listener?.close();
   }
 }
