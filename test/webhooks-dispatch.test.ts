@@ -10,8 +10,9 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { createTestDispatcher, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { emitEvent } from '../daemon/modules/webhooks/events.ts';
-import { buildWebhookPayload, DELIVERIES_CHANNEL, FAN_OUT_EVENTS } from '../daemon/modules/webhooks/fan-out.ts';
-import { claimDeliveries, settleDeliveries } from '../daemon/modules/webhooks/delivery-store.ts';
+import { buildWebhookPayload, DELIVERIES_CHANNEL } from '../daemon/modules/webhooks/fan-out.ts';
+import { FAN_OUT_EVENTS } from '../daemon/modules/webhooks/sql/fan-out.ts';
+import { claimDeliveries, settleDeliveries } from '../daemon/modules/webhooks/sql/delivery-store.ts';
 import {
   EndpointLane,
   INITIAL_IN_FLIGHT,

@@ -1,12 +1,12 @@
 // Queue depth and the age of the oldest due item, per queue, for /metrics. The queues are rows of
 // PostgreSQL shared by every node, so they are read from it at scrape time (every node answers the
 // same figures) by three bounded statements, one per table in its home: jobs (queue/sql/depth.ts),
-// the MTA's spool (mta/sql/spool-depth.ts) and webhook deliveries (webhooks/backlog-depth.ts). The
+// the MTA's spool (mta/sql/spool-depth.ts) and webhook deliveries (webhooks/sql/backlog-depth.ts). The
 // answer is kept QUEUE_DEPTH_TTL_MS: a scrape storm costs one read per node per interval.
 import type { Sql } from '../../db/sql.ts';
 import { JOBS_DEPTH, type RawQueueDepth } from '../../queue/sql/depth.ts';
 import { SPOOL_DEPTH } from '../../mta/sql/spool-depth.ts';
-import { WEBHOOK_DELIVERIES_DEPTH } from '../webhooks/backlog-depth.ts';
+import { WEBHOOK_DELIVERIES_DEPTH } from '../webhooks/sql/backlog-depth.ts';
 import { QUEUES } from '../../../shared/constants.ts';
 import { cachedLoad, TtlCache } from '../../ttl-cache.ts';
 

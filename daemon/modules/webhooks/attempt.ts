@@ -12,7 +12,7 @@ import { FAST_ANSWER_MS, retryAfterMs, type AnswerKind } from './endpoint-lane.t
 import { postToTarget, WebhookTransportError, type PostResult } from './http-post.ts';
 import type { DeliveryTarget } from './url-guard.ts';
 
-/** A delivery as a claim returns it (delivery-store.ts): what one attempt needs. */
+/** A delivery as a claim returns it (sql/delivery-store.ts): what one attempt needs. */
 export interface ClaimedDelivery {
   id: string;
   /** created_at as PostgreSQL prints it (microseconds kept): with the id, the primary key. */
@@ -31,7 +31,7 @@ export interface ClaimedDelivery {
 
 export interface DeliveryOutcome {
   deliveryId: string;
-  /** The delivery's created_at as PostgreSQL prints it: with the id, its primary key (see delivery-store.ts). */
+  /** The delivery's created_at as PostgreSQL prints it: with the id, its primary key (see sql/delivery-store.ts). */
   deliveryCreatedAt: string;
   endpointId: string;
   /** False when the delivery was settled without a request (its endpoint is off). */

@@ -4,6 +4,7 @@
 // by an older daemon only makes its delivery due now.
 import type { JobHandler } from '../../mail/worker-context.ts';
 import { runSnsConfirmation, SNS_CONFIRM_JOB } from '../inbound/sns-confirm.ts';
+import { makeQueuedDeliveryDue } from './sql/deliveries.ts';
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -13,9 +14,6 @@ export const handleWebhookJob: JobHandler = async (job, ctx) => {
   if (typeof deliveryId !== 'string' || !UUID_PATTERN.test(deliveryId)) {
     return { kind: 'fail', error: `webhook job ${job.id} has no valid deliveryId in its payload` };
   }
-  await ctx.sequelize.query(
-    `UPDATE webhook_deliveries SET due_at = now() WHERE id = :id AND status = 'pending' AND due_at IS NULL`,
-    { replacements: { id: deliveryId } },
-  );
+  await makeQueuedDeliveryDue(ctx.sequelize, deliveryId);
   return { kind: 'done' };
 };

@@ -1,5 +1,5 @@
 // Settling attempts (shared by the worker's dispatcher and the API's test events): the batch
-// statement of delivery-store.ts, then a mail to the owners of every endpoint it switched off.
+// statement of sql/delivery-store.ts, then a mail to the owners of every endpoint it switched off.
 // Also the synchronous `test` action: one attempt, made by the request itself.
 import { QueryTypes, type Sequelize } from 'sequelize';
 import type { Logger } from 'pino';
@@ -9,10 +9,10 @@ import type { Secrets } from '../../secrets.ts';
 import { unseal } from '../../crypto/sealed.ts';
 import { sendSystemMail } from '../../mail/system-mail.ts';
 import { attemptOnce, skippedOutcome, type DeliveryOutcome } from './attempt.ts';
-import { AUTO_DISABLE_AFTER_FAILURES, claimDelivery, settleDeliveries } from './delivery-store.ts';
+import { AUTO_DISABLE_AFTER_FAILURES, claimDelivery, settleDeliveries } from './sql/delivery-store.ts';
 import { resolveDeliveryTarget } from './url-guard.ts';
 
-export { AUTO_DISABLE_AFTER_FAILURES } from './delivery-store.ts';
+export { AUTO_DISABLE_AFTER_FAILURES } from './sql/delivery-store.ts';
 export { buildDeliveryHeaders } from './attempt.ts';
 
 export interface DeliveryDeps {

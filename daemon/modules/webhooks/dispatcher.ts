@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { unseal } from '../../crypto/sealed.ts';
 import { attemptOnce, skippedOutcome, type ClaimedDelivery, type DeliveryOutcome } from './attempt.ts';
 import { settleOutcomes, type DeliveryDeps } from './delivery.ts';
-import { claimDeliveries, extendDeliveryLeases, releaseDeliveries } from './delivery-store.ts';
+import { claimDeliveries, extendDeliveryLeases, releaseDeliveries } from './sql/delivery-store.ts';
 import { createLeasedBatchEngine } from '../../queue/leased-batch.ts';
 import { EndpointLane, newLaneRoom } from './endpoint-lane.ts';
 

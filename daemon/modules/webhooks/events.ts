@@ -11,7 +11,8 @@
 // transaction), so an event nobody listens to costs one statement; the deliveries are a second.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { EventType } from '../../../shared/constants.ts';
-import { fanOutEvent, targetEndpointsWhere, type OutboxEvent } from './fan-out.ts';
+import { targetEndpointsWhere, type OutboxEvent } from './fan-out.ts';
+import { fanOutEvent } from './sql/fan-out.ts';
 
 export interface EmittedEvent {
   tenantId: string;

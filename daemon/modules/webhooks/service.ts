@@ -11,7 +11,8 @@ import type {
   WebhookEndpoint,
   WebhookPayload,
 } from '../../../shared/schemas/webhooks.ts';
-import { WebhookDeliveryRecord, WebhookEndpointRecord } from './model.ts';
+import { WebhookEndpointRecord, type WebhookDeliveryRecord } from './model.ts';
+import { findDelivery, findDeliveryPage, findEndpointDelivery, insertReplay } from './sql/deliveries.ts';
 import { parseEndpointUrl, privateTargetsAllowed, resolveDeliveryTarget, UnsafeWebhookUrlError } from './url-guard.ts';
 import { emitTestEvent } from './events.ts';
 import { attemptDelivery } from './delivery.ts';
@@ -141,19 +142,7 @@ export async function listDeliveries(
 ): Promise<Page<WebhookDelivery>> {
   const { endpointId, ...query } = input;
   await findEndpoint(ctx, endpointId);
-  const where = { tenantId: ctx.tenantId, endpointId };
-  return findPage(
-    WebhookDeliveryRecord,
-    {
-      where,
-      order: [
-        ['createdAt', 'DESC'],
-        ['id', 'ASC'],
-      ],
-    },
-    query,
-    (rows) => rows.map(toDeliveryDto),
-  );
+  return findDeliveryPage(ctx.tenantId, endpointId, query, toDeliveryDto);
 }
 
 /**
@@ -167,9 +156,7 @@ export async function replayDelivery(
 ): Promise<WebhookDelivery> {
   const { endpointId, deliveryId } = input;
   const endpoint = await findEndpoint(ctx, endpointId);
-  const original = await WebhookDeliveryRecord.findOne({
-    where: { id: deliveryId, endpointId, tenantId: ctx.tenantId },
-  });
+  const original = await findEndpointDelivery(ctx.tenantId, endpointId, deliveryId);
   if (!original) throw new NotFoundError('Webhook delivery');
   if (!endpoint.enabled) {
     throw new ConflictError(
@@ -177,16 +164,7 @@ export async function replayDelivery(
       'ENDPOINT_DISABLED',
     );
   }
-  // due_at defaults to now(): the webhook worker picks it up at its next claim.
-  const replay = await WebhookDeliveryRecord.create({
-    tenantId: ctx.tenantId,
-    endpointId,
-    eventId: original.eventId,
-    eventType: original.eventType,
-    payload: original.payload,
-    replayOf: original.id,
-  });
-  return toDeliveryDto(replay);
+  return toDeliveryDto(await insertReplay(original));
 }
 
 /** Sends a `test` event to the endpoint now (one attempt, no retries) and answers with the result. */
@@ -202,7 +180,7 @@ export async function sendTestEvent(
     emitTestEvent(sequelize, { tenantId: ctx.tenantId, endpointId }, transaction),
   );
   await attemptDelivery({ sequelize, sql, config: deps.config, secrets: deps.secrets }, deliveryId);
-  const row = await WebhookDeliveryRecord.findByPk(deliveryId);
+  const row = await findDelivery(deliveryId);
   if (!row) throw new NotFoundError('Webhook delivery');
   return toDeliveryDto(row);
 }

@@ -1,5 +1,5 @@
 // Recording what a batch of delivery attempts did, in ONE statement (the drain, daemon/modules/emails/drain.ts):
-// the logs' status, their timeline rows, the events with their webhook fan-out (webhooks/fan-out.ts),
+// the logs' status, their timeline rows, the events with their webhook fan-out (webhooks/sql/fan-out.ts),
 // and the jobs (the queue's settle CTEs, daemon/queue/sql/settle.ts: deleted, retried or moved to
 // failed_jobs — only those the worker still holds). A batch statement (daemon/db/batch.ts): each
 // batch is named with its columns, so adding a column is one entry below and its use in the text.
@@ -7,7 +7,8 @@
 // A log is found on its whole key, id and created_at, row by row: the plan is a nested loop of
 // primary-key lookups whatever the table's statistics say (see daemon/modules/emails/drain.ts).
 import { declareBatch } from '../../../db/batch.ts';
-import { DELIVERIES_CHANNEL, FAN_OUT_COLUMNS, fanOutEventsSql } from '../../webhooks/fan-out.ts';
+import { DELIVERIES_CHANNEL } from '../../webhooks/fan-out.ts';
+import { FAN_OUT_COLUMNS, fanOutEventsSql } from '../../webhooks/sql/fan-out.ts';
 import { SETTLE_BATCHES, SETTLED_COUNTS, failRow, retryRow, settleJobsCtes } from '../../../queue/sql/settle.ts';
 import { spooledLogSet } from './spooled-log.ts';
 

@@ -10,8 +10,8 @@
 // month), never by id alone. By id alone, on a partition without statistics yet (a new month, or
 // the first minute of a burst) the planner took the partial due index for `status = 'pending'` and
 // read all of it for every row: a settle of 400 outcomes took 670 ms with 100,000 entries in it.
-import { declare, type Sql } from '../../db/sql.ts';
-import type { ClaimedDelivery, DeliveryOutcome } from './attempt.ts';
+import { declare, type Sql } from '../../../db/sql.ts';
+import type { ClaimedDelivery, DeliveryOutcome } from '../attempt.ts';
 
 /** After this many failed attempts in a row (across deliveries) the endpoint is switched off. */
 export const AUTO_DISABLE_AFTER_FAILURES = 20;

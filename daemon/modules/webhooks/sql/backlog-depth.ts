@@ -2,7 +2,7 @@
 // Bounded whatever the backlog, unlike delivery-store.ts's BACKLOG (/health/queues): each count stops
 // at $1 rows of the partial index webhook_deliveries_due_idx, and the oldest due delivery is its first
 // entry. A held delivery's due_at is its lease's end (delivery-store.ts): due and held are told apart by it.
-import { declare } from '../../db/sql.ts';
+import { declare } from '../../../db/sql.ts';
 
 export const WEBHOOK_DELIVERIES_DEPTH = declare(
   'webhook_deliveries_depth',

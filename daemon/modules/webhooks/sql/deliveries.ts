@@ -1,0 +1,65 @@
+// The statements on webhook_deliveries that go through its Sequelize model (WebhookDeliveryRecord,
+// ../model.ts) — the API's list, replay and test delivery, a row at a time — and the one left for the
+// queue's old delivery jobs. The worker's claim, leases and settle are plain SQL beside them
+// (delivery-store.ts), the fan-out too (fan-out.ts): this folder is the table's home (test/sql-homes.test.ts).
+import type { Sequelize } from 'sequelize';
+import { WebhookDeliveryRecord } from '../model.ts';
+import { findPage, type Page } from '../../../db/paging.ts';
+
+/** A page of an endpoint's deliveries, newest first, each mapped by `view`. */
+export function findDeliveryPage<T>(
+  tenantId: string,
+  endpointId: string,
+  query: { page?: number; limit?: number },
+  view: (row: WebhookDeliveryRecord) => T,
+): Promise<Page<T>> {
+  return findPage(
+    WebhookDeliveryRecord,
+    {
+      where: { tenantId, endpointId },
+      order: [
+        ['createdAt', 'DESC'],
+        ['id', 'ASC'],
+      ],
+    },
+    query,
+    (rows) => rows.map(view),
+  );
+}
+
+/** Delivery `id` to endpoint `endpointId` of tenant `tenantId`, or null. */
+export function findEndpointDelivery(
+  tenantId: string,
+  endpointId: string,
+  id: string,
+): Promise<WebhookDeliveryRecord | null> {
+  return WebhookDeliveryRecord.findOne({ where: { id, endpointId, tenantId } });
+}
+
+/**
+ * A new delivery of `original`'s payload (same event id, `replayOf` pointing at it). due_at defaults to
+ * now(): the webhook worker picks it up at its next claim.
+ */
+export function insertReplay(original: WebhookDeliveryRecord): Promise<WebhookDeliveryRecord> {
+  return WebhookDeliveryRecord.create({
+    tenantId: original.tenantId,
+    endpointId: original.endpointId,
+    eventId: original.eventId,
+    eventType: original.eventType,
+    payload: original.payload,
+    replayOf: original.id,
+  });
+}
+
+/** A delivery by its id (one the caller made and attempted itself: a test event's). */
+export function findDelivery(id: string): Promise<WebhookDeliveryRecord | null> {
+  return WebhookDeliveryRecord.findByPk(id);
+}
+
+/** A delivery an older daemon queued as a job, made due now (the webhook worker claims it). */
+export async function makeQueuedDeliveryDue(sequelize: Sequelize, id: string): Promise<void> {
+  await sequelize.query(
+    `UPDATE webhook_deliveries SET due_at = now() WHERE id = :id AND status = 'pending' AND due_at IS NULL`,
+    { replacements: { id } },
+  );
+}
