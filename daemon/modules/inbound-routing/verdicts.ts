@@ -40,6 +40,36 @@ interface MailauthOutcome {
   headers: string;
 }
 
+/**
+ * Answers kept this long in the reader's thread: a burst from one sender (a newsletter's replies, a
+ * bench) asks the same SPF, DMARC and key records for every message, and the thread reads one message at
+ * a time, so each round trip is the listener's wait. Short, so that a record changed (a key rotated, a
+ * policy tightened) counts within seconds. Failures (time-outs, SERVFAIL) are not kept; NXDOMAIN and
+ * NODATA are, being answers.
+ */
+const DNS_CACHE_MS = 5_000;
+const DNS_CACHE_MAX_ENTRIES = 5_000;
+type Lookup = (name: string, rrtype: string) => Promise<unknown>;
+const dnsCache = new Map<string, { expires: number; answer: Promise<unknown> }>();
+const ANSWERED_EMPTY = new Set(['ENOTFOUND', 'ENODATA']);
+
+function cachedResolver(dnsServers: string[], resolve: Lookup): Lookup {
+  const servers = dnsServers.join(',');
+  return (name, rrtype) => {
+    const key = `${servers} ${rrtype} ${name.toLowerCase()}`;
+    const now = Date.now();
+    const hit = dnsCache.get(key);
+    if (hit && hit.expires > now) return hit.answer;
+    if (dnsCache.size >= DNS_CACHE_MAX_ENTRIES) dnsCache.clear();
+    const answer = resolve(name, rrtype);
+    dnsCache.set(key, { expires: now + DNS_CACHE_MS, answer });
+    answer.catch((error: NodeJS.ErrnoException) => {
+      if (!ANSWERED_EMPTY.has(error.code ?? '') && dnsCache.get(key)?.answer === answer) dnsCache.delete(key);
+    });
+    return answer;
+  };
+}
+
 /** The verdicts and the header lines to put on top of the message (Received-SPF and our Authentication-Results). */
 export async function computeVerdicts(
   raw: Buffer,
@@ -54,7 +84,7 @@ export async function computeVerdicts(
       helo: facts.heloName,
       sender: facts.mailFrom ?? undefined,
       mta: facts.authservId,
-      resolver: mailauthResolver(facts.dnsServers) as never,
+      resolver: cachedResolver(facts.dnsServers, mailauthResolver(facts.dnsServers)) as never,
       disableBimi: true,
     })) as unknown as MailauthOutcome;
   } catch (error) {
