@@ -84,7 +84,7 @@ export interface ShaperOptions {
   sql: Sql;
   log: Logger;
   session: SessionOptions;
-  /** Asks the loop for a claim at `at` (ms), when a given-back row falls due (jobs/wake.ts WakeTimer). */
+  /** Asks the loop for a claim at `at` (ms), when a given-back row falls due (queue/wake.ts WakeTimer). */
   wakeAt: (at: number) => void;
   /** The clock (ms since the epoch) the pacing and reactions read: the real one unless a test advances its own. */
   now?: () => number;
