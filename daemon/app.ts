@@ -30,6 +30,7 @@ import systemMailRoutes from './modules/system-mail/routes.ts';
 import webhookRoutes from './modules/webhooks/routes.ts';
 import inboundRoutes from './modules/inbound/routes.ts';
 import keptReportRoutes from './modules/inbound/kept-report-routes.ts';
+import inboundRoutingRoutes from './modules/inbound-routing/routes.ts';
 import domainRoutes from './modules/domains/routes.ts';
 import dmarcRoutes from './modules/dmarc/routes.ts';
 import deliverabilityRoutes from './modules/deliverability/routes.ts';
@@ -258,6 +259,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(webhookRoutes, deps);
   await app.register(inboundRoutes, deps);
   await app.register(keptReportRoutes, deps);
+  await app.register(inboundRoutingRoutes, deps);
   await app.register(domainRoutes, deps);
   await app.register(dmarcRoutes, deps);
   await app.register(deliverabilityRoutes, deps);

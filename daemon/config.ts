@@ -55,6 +55,10 @@ export interface Config {
   smtpInboundPort: number;
   /** Address the inbound SMTP listener binds to. */
   smtpInboundHost: string;
+  /** The platform inbound domain of the tenants' token addresses; null: `inbound.<mail domain>` (docs/inbound.md). */
+  inboundDomain: string | null;
+  /** The host a tenant's inbound domain must name in its MX; null: the mail domain (PUBLIC_URL's host). */
+  inboundMxHost: string | null;
   role: Role;
   logLevel: string;
   queueStuckAfterMs: number;
@@ -253,6 +257,8 @@ export function loadConfig(env: Env = process.env): Config {
     inboundWebhookToken: text(env, 'INBOUND_WEBHOOK_TOKEN'),
     smtpInboundPort: integer(env, 'SMTP_INBOUND_PORT', 0, 0, 65535),
     smtpInboundHost: text(env, 'SMTP_INBOUND_HOST') ?? host,
+    inboundDomain: text(env, 'INBOUND_DOMAIN')?.toLowerCase().replace(/\.$/, '') ?? null,
+    inboundMxHost: text(env, 'INBOUND_MX_HOST')?.toLowerCase().replace(/\.$/, '') ?? null,
     role,
     logLevel: oneOf(
       env,

@@ -14,7 +14,9 @@ export const PARTITIONED_TABLES = [
   'events',
   'webhook_deliveries',
 ] as const;
-export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
+/** Partitioned from their creation (migration 0471): the messages inbound routes took (issue 52). */
+export const INBOUND_PARTITIONED_TABLES = ['inbound_messages'] as const;
+export type PartitionedTable = (typeof PARTITIONED_TABLES)[number] | (typeof INBOUND_PARTITIONED_TABLES)[number];
 
 /**
  * Tables whose rows belong to a history table's rows (a log's tags, migration 0430), partitioned by
@@ -27,6 +29,7 @@ export const MONTHLY_COMPANIONS: Record<PartitionedTable, readonly string[]> = {
   captured_messages: [],
   events: [],
   webhook_deliveries: [],
+  inbound_messages: ['inbound_attachments'],
 };
 
 /** How many months ahead of the current one partitions exist (created by migration and maintenance). */

@@ -10,7 +10,11 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { RandomBytes } from './random-pool.ts';
 
 export type LinkToken =
-  { k: 'o'; e: string } | { k: 'c'; e: string; u: string } | { k: 'u'; e: string; t: string; a: string };
+  | { k: 'o'; e: string }
+  | { k: 'c'; e: string; u: string }
+  | { k: 'u'; e: string; t: string; a: string }
+  /** An inbound message's stored attachment (tenant, attachment id, expiry in Unix seconds): issue 52. */
+  | { k: 'a'; t: string; i: string; x: number };
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;

@@ -1,14 +1,30 @@
 // The inbound SMTP listener (SMTP_INBOUND_PORT; the operator maps port 25 to it): the MX of the
-// return-path domain and of the service's mail domain. It takes mail only for the service's own
-// addresses (inbound-mail/addresses.ts) and hands each message to inbound-mail/service.ts before it
-// answers 250, so a sender whose message we could not record (database down) gets a 451 and retries.
-// No AUTH: this is where the Internet delivers to us. STARTTLS when a certificate is given.
+// return-path domain, of the service's mail domain, of the platform inbound domain and of tenants'
+// inbound domains. At RCPT TO it asks one question, "who takes this address?": the service's own
+// addresses first (inbound-mail/addresses.ts), then the tenants' routes (inbound-routing/route-cache.ts);
+// what nobody takes is refused in the session (550, no bounce afterwards), a refuse route answers its
+// 550, and a sender past its rate or a tenant past its day gets a 451 (inbound-limits.ts). The message
+// is read once in the reader thread for both, then handed to inbound-mail/service.ts and stored for the
+// routes (inbound-routing/receive.ts) before the 250, so a sender whose message we could not record
+// (database down) gets a 451 and retries. No AUTH: this is where the Internet delivers to us.
+// STARTTLS when a certificate is given.
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
+import type { Redis } from 'ioredis';
 import type { AppDeps } from '../app-types.ts';
 import { SEND_BODY_LIMIT_BYTES } from '../modules/emails/validate.ts';
 import { classifyRecipient, type InboundRecipient } from '../modules/inbound-mail/addresses.ts';
-import { handleInboundMessage, type InboundMailDeps } from '../modules/inbound-mail/service.ts';
+import {
+  handleInboundMessage,
+  reportsWanted,
+  type InboundMailDeps,
+  type InboundOutcome,
+} from '../modules/inbound-mail/service.ts';
 import { createInboundReader, ownedChunk, UnreadableMessageError } from '../modules/inbound-mail/reader.ts';
+import { systemMailDomain } from '../mail/addresses.ts';
+import { createRouteCache, type RouteCache, type RoutedRecipient } from '../modules/inbound-routing/route-cache.ts';
+import { platformInboundDomain } from '../modules/inbound-routing/service.ts';
+import { storeRoutedMessage } from '../modules/inbound-routing/receive.ts';
+import { createInboundLimits } from './inbound-limits.ts';
 
 /** As large as a message the HTTP API accepts: a DSN returning one of our sends in full must fit. */
 export const INBOUND_MAX_MESSAGE_BYTES = SEND_BODY_LIMIT_BYTES;
@@ -17,15 +33,26 @@ const MAX_RECIPIENTS = 20;
 
 export interface InboundServerDeps {
   config: AppDeps['config'];
-  db: Pick<AppDeps['db'], 'sequelize'>;
+  db: Pick<AppDeps['db'], 'sequelize' | 'url' | 'embedded'>;
   secrets: Pick<AppDeps['secrets'], 'linkSigningKey' | 'encryptionKey'>;
   log: { info(details: object, message: string): void; warn(details: object, message: string): void };
   /** This node's /metrics: complaints and bounces applied (modules/inbound/service.ts). */
   metrics?: InboundMailDeps['metrics'];
+  /** Where the rate limits count (every node sees the same counts); null or absent: this process. */
+  redis?: Redis | null;
+  redisPrefix?: string;
 }
 
 interface InboundSession extends SMTPServerSession {
+  /** The service's own addresses among the recipients. */
   recipients?: InboundRecipient[];
+  /** The recipients a tenant's route took. */
+  routed?: RoutedRecipient[];
+}
+
+/** The text of the 550 for an address nobody takes (no route, no mailbox of ours). */
+export function noMailboxText(address: string): string {
+  return `<${address}>: this server receives only bounces, complaints, unsubscribes and DMARC reports for its own addresses, and mail its tenants route; no such mailbox here.`;
 }
 
 function smtpError(message: string, responseCode: number): Error & { responseCode: number } {
@@ -39,9 +66,21 @@ export function createInboundServer(
   const { sequelize } = deps.db;
   // Messages are parsed in a thread of this listener's own (started at the first message, ended with it).
   const reader = createInboundReader();
+  // Started at the first recipient that is not ours (it opens a LISTEN connection), closed with the server.
+  let routeCache: Promise<RouteCache> | null = null;
+  const routes = () =>
+    (routeCache ??= createRouteCache({
+      sequelize,
+      platformDomain: platformInboundDomain(deps.config),
+      listenUrl: deps.db.embedded ? null : deps.db.url,
+      onListenError: (error) => deps.log.warn({ err: error.message }, 'inbound routes: LISTEN connection lost'),
+    }));
+  const limits = createInboundLimits({ redis: deps.redis ?? null, namespace: deps.redisPrefix ?? 'svc:' });
+  // Our Authentication-Results name us by the mail domain; one naming it in a message is a forgery.
+  const authservId = systemMailDomain(deps.config);
   const server: SMTPServer = new SMTPServer({
     name: new URL(deps.config.publicUrl).hostname || undefined,
-    banner: 'inbound mail for bounces, complaints, unsubscribes and DMARC reports',
+    banner: 'inbound mail for the service and its tenants',
     authOptional: true,
     disabledCommands: options.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : {}),
@@ -52,25 +91,33 @@ export function createInboundServer(
 
     onMailFrom(_address, session: InboundSession, callback) {
       session.recipients = [];
+      session.routed = [];
       callback();
     },
 
     onRcptTo(address: SMTPServerAddress, session: InboundSession, callback) {
       const recipients = (session.recipients ??= []);
-      if (recipients.length >= MAX_RECIPIENTS) return callback(smtpError('Too many recipients for this service.', 452));
-      classifyRecipient(sequelize, deps.config, deps.secrets.linkSigningKey, address.address).then(
-        (recipient) => {
-          if (!recipient) {
-            return callback(
-              smtpError(
-                `<${address.address}>: this server receives only bounces, complaints, unsubscribes and DMARC reports for its own addresses; no such mailbox here.`,
-                550,
-              ),
-            );
-          }
-          recipients.push(recipient);
-          callback();
-        },
+      const routed = (session.routed ??= []);
+      if (recipients.length + routed.length >= MAX_RECIPIENTS)
+        return callback(smtpError('Too many recipients for this service.', 452));
+      const decide = async (): Promise<Error | null> => {
+        const ours = await classifyRecipient(sequelize, deps.config, deps.secrets.linkSigningKey, address.address);
+        if (ours) {
+          recipients.push(ours);
+          return null;
+        }
+        const taken = await (await routes()).resolve(address.address);
+        if (!taken) return smtpError(noMailboxText(address.address), 550);
+        if (taken.route.action === 'refuse')
+          return smtpError(taken.route.refuse_message ?? `<${address.address}>: this address accepts no mail.`, 550);
+        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
+        const refusal = await limits.refusal({ mailFrom, clientIp: session.remoteAddress }, taken);
+        if (refusal) return smtpError(refusal, 451);
+        routed.push(taken);
+        return null;
+      };
+      decide().then(
+        (refusal) => callback(refusal ?? undefined),
         (error: Error) => {
           deps.log.warn({ err: error.message }, 'inbound RCPT lookup failed');
           callback(smtpError('Temporary failure looking up the recipient, try again later.', 451));
@@ -95,16 +142,60 @@ export function createInboundServer(
           );
         }
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
-        handleInboundMessage(
-          { sequelize, config: deps.config, secrets: deps.secrets, log: deps.log, reader, metrics: deps.metrics },
-          { mailFrom, recipients: session.recipients ?? [], chunks },
-        ).then(
-          (outcome) => {
+        const recipients = session.recipients ?? [];
+        const routed = session.routed ?? [];
+        const mailDeps = {
+          sequelize,
+          config: deps.config,
+          secrets: deps.secrets,
+          log: deps.log,
+          reader,
+          metrics: deps.metrics,
+        };
+        const receive = async (): Promise<{ reports: InboundOutcome | null; stored: number }> => {
+          // Read once, in the reader's thread, for our addresses and the routes together.
+          const read = await reader.read(chunks, {
+            ...reportsWanted(deps.config, recipients),
+            routed:
+              routed.length > 0
+                ? {
+                    authservId,
+                    dnsServers: deps.config.dnsServers,
+                    clientIp: session.remoteAddress,
+                    heloName: session.hostNameAppearsAs,
+                    mailFrom,
+                  }
+                : null,
+          });
+          const reports =
+            recipients.length > 0
+              ? await handleInboundMessage(mailDeps, { mailFrom, recipients, chunks: [] }, read)
+              : null;
+          if (routed.length === 0 || !read.routed) return { reports, stored: 0 };
+          const stored = await storeRoutedMessage(
+            mailDeps,
+            { mailFrom, clientIp: session.remoteAddress, size: bytes },
+            routed,
+            read.routed,
+          );
+          // Counted once stored: a refused or failed message costs the sender nothing.
+          await limits
+            .count(
+              { mailFrom, clientIp: session.remoteAddress },
+              stored.map((s) => s.tenantId),
+            )
+            .catch((error: Error) => deps.log.warn({ err: error.message }, 'inbound limits: not counted'));
+          return { reports, stored: stored.length };
+        };
+        receive().then(
+          ({ reports, stored }) => {
+            const outcome = reports ?? { handled: 'routed', count: stored };
             deps.log.info(
-              { from: mailFrom, to: session.envelope.rcptTo.map((r) => r.address), ...outcome },
+              { from: mailFrom, to: session.envelope.rcptTo.map((r) => r.address), ...outcome, routed: stored },
               'inbound mail received',
             );
-            callback(null, `Accepted: ${outcome.handled}${outcome.count ? ` (${outcome.count})` : ''}`);
+            const routedText = reports && stored ? `, routed (${stored})` : '';
+            callback(null, `Accepted: ${outcome.handled}${outcome.count ? ` (${outcome.count})` : ''}${routedText}`);
           },
           (error: Error) => {
             if (error instanceof UnreadableMessageError) {
@@ -121,7 +212,10 @@ export function createInboundServer(
     },
   });
   server.on('error', (error) => deps.log.warn({ err: error.message }, 'inbound SMTP connection error'));
-  server.server.once('close', () => void reader.close());
+  server.server.once('close', () => {
+    void reader.close();
+    void routeCache?.then((cache) => cache.close());
+  });
   return server;
 }
 

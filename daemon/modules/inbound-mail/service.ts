@@ -11,7 +11,7 @@ import { insertKeptReport } from '../inbound/kept-reports.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { unsubscribe } from '../tracking/service.ts';
 import { receiveAggregateReports, type DmarcLog } from '../dmarc/service.ts';
-import type { InboundReader, ReadMessage } from './reader.ts';
+import type { InboundReader, ReadMessage, ReadWanted } from './reader.ts';
 import type { InboundRecipient } from './addresses.ts';
 import { readArf, readDsn, readPlainNdr } from './reports.ts';
 import { recipientsOfLog } from '../emails/sql/lookups.ts';
@@ -120,18 +120,31 @@ async function applyFeedbackLoopReport(
 const NOT_AT_RETURN_PATH =
   'it is a delivery report that did not come to the return path the service wrote for a send (bounce-<email id>-<tag>@…), where alone bounces count';
 
-export async function handleInboundMessage(deps: InboundMailDeps, message: InboundMessage): Promise<InboundOutcome> {
-  const kinds = new Set(message.recipients.map((r) => r.kind));
-  const bounce = message.recipients.find(
-    (r): r is Extract<InboundRecipient, { kind: 'bounce' }> => r.kind === 'bounce',
-  );
-  const read = await deps.reader.read(message.chunks, {
+/** What the reader must read for these of our recipients (the listener adds what routed recipients need). */
+export function reportsWanted(config: Pick<Config, 'dnsServers'>, recipients: InboundRecipient[]): ReadWanted {
+  const kinds = new Set(recipients.map((r) => r.kind));
+  return {
     dmarc: kinds.has('dmarc'),
     unsubscribeTokens: kinds.has('unsubscribe'),
     // An ARF report away from a return path counts only when signed (applyFeedbackLoopReport).
-    feedbackSignatures: bounce ? null : { dnsServers: deps.config.dnsServers },
+    feedbackSignatures: kinds.has('bounce') ? null : { dnsServers: config.dnsServers },
     routed: null,
-  });
+  };
+}
+
+/**
+ * `read`: the message as the listener already had it read (with reportsWanted's parts), when it was
+ * read once for these recipients and for tenants' routes together (smtp/inbound.ts).
+ */
+export async function handleInboundMessage(
+  deps: InboundMailDeps,
+  message: InboundMessage,
+  alreadyRead?: ReadMessage,
+): Promise<InboundOutcome> {
+  const bounce = message.recipients.find(
+    (r): r is Extract<InboundRecipient, { kind: 'bounce' }> => r.kind === 'bounce',
+  );
+  const read = alreadyRead ?? (await deps.reader.read(message.chunks, reportsWanted(deps.config, message.recipients)));
   const report = read.report;
 
   // What the content is decides first: a complaint or a DSN may arrive at any of our addresses.

@@ -10,6 +10,7 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import {
   dropPartitionsBefore,
   ensurePartitions,
+  INBOUND_PARTITIONED_TABLES,
   PARTITIONED_TABLES,
   type PartitionedTable,
 } from '../../db/partitions.ts';
@@ -17,6 +18,7 @@ import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { allOverrides, platformPolicy, type Overrides } from './service.ts';
 import { removeBodiesSql } from '../emails/sql/remove-bodies.ts';
 import { logTagRowsSql } from '../emails/sql/insert-logs.ts';
+import { inboundAttachmentsGoneSql } from '../inbound-routing/sql/retention.ts';
 import type { RetentionKind, RetentionPolicy } from '../../../shared/schemas/retention.ts';
 import type { WorkerContext } from '../../mail/worker-context.ts';
 
@@ -31,6 +33,8 @@ export const TABLE_HORIZON: Record<PartitionedTable, RetentionKind> = {
   captured_messages: 'rawMessagesDays',
   events: 'eventsDays',
   webhook_deliveries: 'webhookDeliveriesDays',
+  // The raw source of a received message, kept like a captured one.
+  inbound_messages: 'rawMessagesDays',
 };
 
 /**
@@ -81,6 +85,9 @@ async function inBatches(
 function deleteStatement(table: PartitionedTable, where: string): string {
   // (id, created_at) is the primary key; ctid would not do (it repeats across partitions).
   const rows = `DELETE FROM ${table} WHERE (id, created_at) IN (SELECT id, created_at FROM ${table} WHERE ${where} LIMIT :batch)`;
+  // A received message's stored attachments (MONTHLY_COMPANIONS) go with it.
+  if (table === 'inbound_messages')
+    return `WITH gone AS (${rows} RETURNING id, created_at), ${inboundAttachmentsGoneSql('gone')} SELECT id FROM gone`;
   if (table !== 'email_logs') return `${rows} RETURNING id`;
   // A log's tags (MONTHLY_COMPANIONS) go with it, each by its primary key.
   return `WITH gone AS (${rows} RETURNING id, tenant_id, tags, created_at),
@@ -106,7 +113,7 @@ export async function enforceRetention(sequelize: Sequelize, now = new Date()): 
   const cutoff = (days: number) => new Date(now.getTime() - days * DAY_MS);
   const report: RetentionReport = { partitionsCreated: [], partitionsDropped: [], rowsDeleted: {}, bodiesRemoved: 0 };
 
-  for (const table of PARTITIONED_TABLES) {
+  for (const table of [...PARTITIONED_TABLES, ...INBOUND_PARTITIONED_TABLES]) {
     const kind = TABLE_HORIZON[table];
     report.partitionsCreated.push(...(await ensurePartitions(sequelize, table, now)));
     report.partitionsDropped.push(...(await dropPartitionsBefore(sequelize, table, cutoff(platform[kind]))));

@@ -73,6 +73,22 @@ export async function emitEvent(sequelize: Sequelize, event: EmittedEvent, trans
 }
 
 /**
+ * An event for one endpoint of the tenant, due at once, in the caller's transaction: an inbound
+ * route's message goes to the route's endpoint only, not to every endpoint subscribed to its type
+ * (modules/inbound-routing/receive.ts). Answers the event id; no delivery when the endpoint is gone.
+ */
+export async function emitEventToEndpoint(
+  sequelize: Sequelize,
+  event: EmittedEvent,
+  endpointId: string,
+  transaction: Transaction,
+): Promise<string> {
+  const recorded = await insertEvent(sequelize, event, transaction, endpointId);
+  if (recorded.hasTargets) await fanOutEvent(sequelize, recorded.event, transaction, { onlyEndpointId: endpointId });
+  return recorded.event.id;
+}
+
+/**
  * A `test` event for one endpoint, whatever it subscribes to. Its delivery is not queued: the caller
  * makes the single attempt itself and reports the result.
  */

@@ -1,0 +1,134 @@
+// A tenant's inbound domains (issue 52): added pending, verified when their MX names the service's
+// inbound host (INBOUND_MX_HOST, else the mail domain). The check explains what is wrong: no MX, an
+// MX elsewhere, or ours beside other hosts (mail would split between them: warned, still verified
+// when ours is the most preferred). One tenant receives on a name: the first to verify it.
+import type { Config } from '../../config.ts';
+import type { TenantContext } from '../../context.ts';
+import { ConflictError, NotFoundError } from '../../errors.ts';
+import { createDnsLookup, type DnsLookup } from '../domains/dns-lookup.ts';
+import type { InboundDomain, InboundDomainsPage } from '../../../shared/schemas/inbound.ts';
+import { inboundMxHost, type InboundServiceDeps } from './service.ts';
+import {
+  deleteDomain as deleteDomainRow,
+  domainRow,
+  insertDomain,
+  listDomains as listDomainRows,
+  recordCheck,
+  type InboundDomainRow,
+} from './sql/domains.ts';
+
+export type InboundDomainDeps = InboundServiceDeps & { config: Pick<Config, 'dnsServers'> };
+
+const iso = (date: Date | null) => (date ? new Date(date).toISOString() : null);
+
+function toDomainDto(deps: InboundDomainDeps, row: InboundDomainRow): InboundDomain {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    expectedMx: inboundMxHost(deps.config),
+    mxFound: row.mx_found,
+    explanation: row.explanation,
+    checkedAt: iso(row.checked_at),
+    verifiedAt: iso(row.verified_at),
+    createdAt: iso(row.created_at)!,
+  };
+}
+
+/** What the MX records of `name` say about receiving there; verified when ours is the most preferred. */
+export async function diagnoseInboundMx(
+  dns: DnsLookup,
+  name: string,
+  expected: string,
+): Promise<{ verified: boolean; mxFound: string[]; explanation: string | null }> {
+  const publish = `publish "${name}. MX 10 ${expected}."`;
+  const answer = await dns.mx(name);
+  if (answer.kind !== 'ok') {
+    const why =
+      answer.kind === 'timeout' || answer.kind === 'error'
+        ? `the MX look-up of ${name} failed (${answer.kind === 'error' ? answer.code : 'timeout'}): try again later`
+        : `${name} has no MX record: ${publish}`;
+    return { verified: false, mxFound: [], explanation: why };
+  }
+  const sorted = [...answer.values].sort((a, b) => a.priority - b.priority);
+  const hosts = sorted.map((mx) => mx.exchange);
+  const ours = sorted.filter((mx) => mx.exchange === expected);
+  if (ours.length === 0)
+    return {
+      verified: false,
+      mxFound: hosts,
+      explanation: `the MX of ${name} names ${hosts.join(', ')}, not ${expected}: ${publish}`,
+    };
+  const others = sorted.filter((mx) => mx.exchange !== expected);
+  if (others.length === 0) return { verified: true, mxFound: hosts, explanation: null };
+  const preferred = ours[0].priority <= sorted[0].priority;
+  const split = `${name} also has MX ${others.map((mx) => `${mx.priority} ${mx.exchange}`).join(', ')}: senders may deliver there instead, and those messages never reach your routes`;
+  return preferred
+    ? { verified: true, mxFound: hosts, explanation: `warning: ${split}` }
+    : {
+        verified: false,
+        mxFound: hosts,
+        explanation: `${split}; ${expected} must be the most preferred (lowest number)`,
+      };
+}
+
+export async function addInboundDomain(
+  deps: InboundDomainDeps,
+  ctx: TenantContext,
+  name: string,
+): Promise<InboundDomain> {
+  const row = await insertDomain(deps.db.sequelize, ctx.tenantId, name.toLowerCase().replace(/\.$/, ''));
+  if (!row) throw new ConflictError(`${name} is already an inbound domain of this tenant.`, 'DUPLICATE_DOMAIN');
+  return toDomainDto(deps, row);
+}
+
+export async function listInboundDomains(
+  deps: InboundDomainDeps,
+  ctx: TenantContext,
+  query: { page?: number; limit?: number },
+): Promise<InboundDomainsPage> {
+  const page = query.page ?? 1;
+  const limit = query.limit ?? 20;
+  const { rows, total } = await listDomainRows(deps.db.sequelize, ctx.tenantId, { limit, offset: (page - 1) * limit });
+  return {
+    data: rows.map((row) => toDomainDto(deps, row)),
+    meta: { page, limit, total, totalPages: Math.ceil(total / limit) },
+  };
+}
+
+export async function getInboundDomain(
+  deps: InboundDomainDeps,
+  ctx: TenantContext,
+  id: string,
+): Promise<InboundDomain> {
+  const row = await domainRow(deps.db.sequelize, ctx.tenantId, id);
+  if (!row) throw new NotFoundError('Inbound domain');
+  return toDomainDto(deps, row);
+}
+
+export async function verifyInboundDomain(
+  deps: InboundDomainDeps,
+  ctx: TenantContext,
+  id: string,
+): Promise<InboundDomain> {
+  const row = await domainRow(deps.db.sequelize, ctx.tenantId, id);
+  if (!row) throw new NotFoundError('Inbound domain');
+  const check = await diagnoseInboundMx(
+    createDnsLookup({ servers: deps.config.dnsServers }),
+    row.name,
+    inboundMxHost(deps.config),
+  );
+  try {
+    const updated = await recordCheck(deps.db.sequelize, ctx.tenantId, id, check);
+    if (!updated) throw new NotFoundError('Inbound domain');
+    return toDomainDto(deps, updated);
+  } catch (error) {
+    if ((error as { parent?: { code?: string } }).parent?.code === '23505')
+      throw new ConflictError(`${row.name} already receives mail for another tenant.`, 'DOMAIN_TAKEN');
+    throw error;
+  }
+}
+
+export async function deleteInboundDomain(deps: InboundDomainDeps, ctx: TenantContext, id: string): Promise<void> {
+  if (!(await deleteDomainRow(deps.db.sequelize, ctx.tenantId, id))) throw new NotFoundError('Inbound domain');
+}

@@ -1,0 +1,185 @@
+// A routed message after DATA (docs/inbound.md "Storing and delivering"): before the SMTP 250, one
+// inbound_messages row per routed recipient, with the gzipped source, and for a webhook route the
+// `inbound.received` event and its delivery row for the route's endpoint (the webhook outbox), all in
+// ONE transaction. A crash after the 250 loses nothing: the rows are committed and the webhook worker
+// delivers (and retries) from them; a crash before it leaves nothing and the sender retries on its
+// 451. A forward route's message is queued for sending in that same transaction (forward.ts, the
+// durable system-mail queue). Attachments larger than the route's inline size are stored beside the message and named by a
+// signed URL valid ATTACHMENT_URL_TTL_S. Knows no SMTP.
+import { randomUUID } from 'node:crypto';
+import type { Sequelize } from 'sequelize';
+import type { Config } from '../../config.ts';
+import type { Secrets } from '../../secrets.ts';
+import type { InboundAttachment, InboundParsedMessage } from '../../../shared/schemas/inbound-message.ts';
+import type { InboundEventEnvelope, InboundMessageStatus } from '../../../shared/schemas/inbound.ts';
+import { emitEventToEndpoint } from '../webhooks/events.ts';
+import { signLinkToken } from '../../mail/link-tokens.ts';
+import type { RoutedRead } from './parse.ts';
+import type { RoutedRecipient } from './route-cache.ts';
+import { insertInboundAttachment, insertInboundMessage } from './sql/messages.ts';
+import { linkReply, recordReply } from './reply-link.ts';
+import { forwardInbound } from './forward.ts';
+
+/** How long the URL of a large attachment opens it. */
+export const ATTACHMENT_URL_TTL_S = 24 * 60 * 60;
+
+export interface ReceiveDeps {
+  sequelize: Sequelize;
+  config: Config;
+  secrets: Pick<Secrets, 'linkSigningKey' | 'encryptionKey'>;
+}
+
+export interface RoutedEnvelope {
+  mailFrom: string | null;
+  clientIp: string | null;
+  /** Bytes of the message as it arrived. */
+  size: number;
+}
+
+export interface StoredInbound {
+  id: string;
+  tenantId: string;
+  recipient: RoutedRecipient;
+  status: InboundMessageStatus;
+  eventId: string | null;
+}
+
+/** The public URL of a stored attachment (routes.ts serves it), signed with the link key. */
+export function attachmentUrl(
+  deps: Pick<ReceiveDeps, 'config' | 'secrets'>,
+  tenantId: string,
+  attachmentId: string,
+  nowMs = Date.now(),
+): string {
+  const token = signLinkToken(deps.secrets.linkSigningKey, {
+    k: 'a',
+    t: tenantId,
+    i: attachmentId,
+    x: Math.floor(nowMs / 1000) + ATTACHMENT_URL_TTL_S,
+  });
+  return `${deps.config.publicUrl.replace(/\/$/, '')}/inbound/attachments/${token}`;
+}
+
+/** Attachments without content: what is stored in `parsed` (the source keeps the bytes). */
+function withoutContent(parsed: InboundParsedMessage): InboundParsedMessage {
+  return { ...parsed, attachments: parsed.attachments.map(({ content: _content, url: _url, ...meta }) => meta) };
+}
+
+function statusOf(recipient: RoutedRecipient): InboundMessageStatus {
+  switch (recipient.route.action) {
+    case 'webhook':
+      return recipient.route.endpoint_id ? 'received' : 'stored';
+    case 'store':
+      return 'stored';
+    case 'forward':
+      // Queued for sending in the transaction that stores it (forward.ts).
+      return 'forwarded';
+    case 'refuse':
+      // Refused at RCPT TO: never stored.
+      return 'received';
+  }
+}
+
+/**
+ * Stores the message for each routed recipient and queues its webhooks, in one transaction; a reply
+ * to a send of the recipient's tenant is linked there too (`email.replied` on the send, reply-link.ts).
+ */
+export async function storeRoutedMessage(
+  deps: ReceiveDeps,
+  envelope: RoutedEnvelope,
+  recipients: RoutedRecipient[],
+  read: RoutedRead,
+): Promise<StoredInbound[]> {
+  const parsed = read.parsed;
+  const contentOf = new Map(read.attachments.map((a) => [a.sha256, a.content]));
+  const stored = withoutContent(parsed);
+  return deps.sequelize.transaction(async (transaction) => {
+    const done: StoredInbound[] = [];
+    for (const recipient of recipients) {
+      const id = randomUUID();
+      const createdAt = new Date();
+      const link = await linkReply(deps, { tenantId: recipient.tenantId }, parsed, transaction);
+      const status = statusOf(recipient);
+      const route = recipient.route;
+      let eventId: string | null = null;
+      let attachments: InboundAttachment[] = stored.attachments;
+      if (route.action === 'webhook' && route.endpoint_id) {
+        // Larger than the route inlines: kept beside the message, named by a signed URL.
+        attachments = [];
+        for (const meta of stored.attachments) {
+          const content = contentOf.get(meta.sha256);
+          if (!content) attachments.push(meta);
+          else if (meta.size <= route.max_inline_attachment_bytes)
+            attachments.push({ ...meta, content: Buffer.from(content).toString('base64') });
+          else {
+            const attachmentId = randomUUID();
+            await insertInboundAttachment(
+              deps.sequelize,
+              {
+                id: attachmentId,
+                createdAt,
+                tenantId: recipient.tenantId,
+                inboundId: id,
+                sha256: meta.sha256,
+                content,
+              },
+              transaction,
+            );
+            attachments.push({ ...meta, url: attachmentUrl(deps, recipient.tenantId, attachmentId) });
+          }
+        }
+        const envelopeData: InboundEventEnvelope = {
+          inboundId: id,
+          routeId: route.id,
+          mailFrom: envelope.mailFrom,
+          recipient: recipient.address,
+          mailboxHash: recipient.mailboxHash,
+          inReplyTo: link,
+          inReplyToHeader: parsed.inReplyTo,
+        };
+        eventId = await emitEventToEndpoint(
+          deps.sequelize,
+          { tenantId: recipient.tenantId, type: 'inbound.received', data: { ...stored, attachments, ...envelopeData } },
+          route.endpoint_id,
+          transaction,
+        );
+      }
+      await insertInboundMessage(
+        deps.sequelize,
+        id,
+        {
+          createdAt,
+          tenantId: recipient.tenantId,
+          routeId: route.id,
+          action: route.action,
+          status,
+          mailFrom: envelope.mailFrom,
+          recipient: recipient.address,
+          mailboxHash: recipient.mailboxHash,
+          clientIp: envelope.clientIp,
+          fromAddress: parsed.from.address || null,
+          subject: parsed.subject || null,
+          messageId: parsed.messageId,
+          size: envelope.size,
+          rawGzip: read.rawGzip,
+          parsed: stored,
+          replyEmailId: link?.emailId ?? null,
+          replyMessageId: link?.messageId ?? null,
+          eventId,
+        },
+        transaction,
+      );
+      if (route.action === 'forward' && route.forward_to)
+        await forwardInbound(
+          deps,
+          { tenantId: recipient.tenantId },
+          { inboundId: id, to: route.forward_to, rawGzip: read.rawGzip, mailFrom: envelope.mailFrom },
+          transaction,
+        );
+      if (link)
+        await recordReply(deps, { tenantId: recipient.tenantId, emailId: link.emailId, inboundId: id }, transaction);
+      done.push({ id, tenantId: recipient.tenantId, recipient, status, eventId });
+    }
+    return done;
+  });
+}
