@@ -11,12 +11,13 @@ import { createInboundServer } from './inbound.ts';
 import { createMetricsReporter } from '../modules/metrics/reporter.ts';
 import { createTenantStateCache } from '../modules/tenants/state-cache.ts';
 import { closeMailResources, createMailResources, type MailResources } from '../mail/resources.ts';
+import { createAcceptGroups } from '../modules/emails/accept-groups.ts';
 
 /**
- * What the edge is given; it makes its own cache of keys and tenant state, and its own mail resources
- * (with the API's DKIM key cache when given one: both in one process).
+ * What the edge is given; it makes its own cache of keys and tenant state, its own group commit of
+ * accepts, and its own mail resources (with the API's DKIM key cache when given one: both in one process).
  */
-export type SmtpEdgeDeps = Omit<SmtpDeps, 'tenantState' | keyof MailResources> &
+export type SmtpEdgeDeps = Omit<SmtpDeps, 'tenantState' | 'acceptGroups' | keyof MailResources> &
   Partial<Pick<MailResources, 'dkimSigning'>>;
 
 export interface SmtpListener {
@@ -76,7 +77,7 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
     onListenError: (error) => log.warn({ err: error.message }, 'SMTP edge: tenant state LISTEN lost, retrying'),
   });
   const mail = createMailResources(config, base.secrets, base.dkimSigning, log);
-  const deps: SmtpDeps = { ...base, ...mail, config, tenantState };
+  const deps: SmtpDeps = { ...base, ...mail, config, tenantState, acceptGroups: createAcceptGroups(base.db.sql) };
   const metrics = createMetricsReporter();
   const state = createSubmissionState(deps);
   const servers: SMTPServer[] = [];

@@ -7,6 +7,7 @@
 import type { AddressObject, EmailAddress, ParsedMail } from 'mailparser';
 import { ApiError, ValidationError } from '../errors.ts';
 import { unstorablePart } from '../db/storable-text.ts';
+import { bodyStartOf, headerValue, simpleBodyOf } from './submission-body.ts';
 import {
   isAllowedCustomHeader,
   normalizeSend,
@@ -33,13 +34,6 @@ function mailboxes(field: AddressObject | AddressObject[] | undefined): EmailAdd
 
 const formatted = (entry: EmailAddress) =>
   entry.name ? `"${entry.name.replace(/(["\\])/g, '\\$1')}" <${entry.address}>` : (entry.address ?? '');
-
-function headerValue(line: string): string {
-  return line
-    .slice(line.indexOf(':') + 1)
-    .replace(/\r?\n[ \t]+/g, ' ')
-    .trim();
-}
 
 /** The message's own headers the send API would accept too (X-*, List-Id, References …); others are the service's to set. */
 function customHeaders(parsed: ParsedMail): Record<string, string> {
@@ -89,20 +83,24 @@ export function submissionOf(parsed: ParsedMail, envelope: { mailFrom: string | 
   return { send: normalizeSend(input), idempotencyKey };
 }
 
+// skipHtmlToText: an HTML-only message stays HTML-only (the pipeline derives no text part either).
+const PARSER_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true };
+
 export async function parseSubmission(
   raw: Buffer,
   envelope: { mailFrom: string | null; rcptTo: string[] },
 ): Promise<Submission> {
-  // skipHtmlToText: an HTML-only message stays HTML-only (the pipeline derives no text part either).
   // Loaded on first use: mailparser and its charsets cost ≈ 0.3 s of every boot otherwise (docs/boot.md).
   const { simpleParser } = await import('mailparser');
-  const parsed = await simpleParser(raw, {
-    skipHtmlToText: true,
-    skipTextToHtml: true,
-    skipTextLinks: true,
-    skipImageLinks: true,
-  });
-  return submissionOf(parsed, envelope);
+  // mailparser reads the header block (addresses, encoded words: its reading is kept); a body of a
+  // simple shape is read straight from the bytes (./submission-body.ts), anything else by mailparser.
+  const bodyStart = bodyStartOf(raw);
+  if (bodyStart !== -1) {
+    const head = await simpleParser(raw.subarray(0, bodyStart), PARSER_OPTIONS);
+    const body = simpleBodyOf(raw, bodyStart, head.headerLines);
+    if (body) return submissionOf({ ...head, text: body.text, html: body.html ?? false, attachments: [] }, envelope);
+  }
+  return submissionOf(await simpleParser(raw, PARSER_OPTIONS), envelope);
 }
 
 const MAX_REPLY_CHARS = 450;

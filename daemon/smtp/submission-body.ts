@@ -1,0 +1,215 @@
+// The text and HTML of a submitted message read straight from its bytes, for the shapes nearly every
+// application sends: one text/plain or text/html part, or a multipart/alternative of such parts, in
+// UTF-8 or US-ASCII, 7bit/8bit, quoted-printable or base64. mailparser streams every body through a
+// chain of transforms with an event-loop turn per chunk: on bench:mta's 100 KB message it was ~40 %
+// of the SMTP edge's CPU and most of its garbage (docs/smtp.md "Performance"). For these shapes the
+// answer is exactly mailparser's (test/smtp-submission-body.test.ts compares both on a corpus);
+// anything else (attachments, nested multiparts, other charsets, format=flowed, a part without a
+// Content-Type, malformed base64 …) answers null and the caller parses the whole message with
+// mailparser as before.
+
+export interface SimpleBody {
+  /** As mailparser's `text` and `html` with skipHtmlToText and skipTextToHtml: undefined when absent. */
+  text: string | undefined;
+  html: string | undefined;
+}
+
+/** A Content-Type value and the parameters this reader needs, lower-cased names. */
+interface ContentType {
+  value: string;
+  params: Map<string, string>;
+}
+
+/** A header field's value after its colon, unfolded and trimmed (`Name: a\r\n b` → `a b`). */
+export function headerValue(field: string): string {
+  return field
+    .slice(field.indexOf(':') + 1)
+    .replace(/\r?\n[ \t]+/g, ' ')
+    .trim();
+}
+
+/** `type/sub; name=value; name="quoted value"` (RFC 2045 §5.1); null when it does not read plainly. */
+export function readContentType(header: string | undefined): ContentType | null {
+  if (header === undefined) return null;
+  const [value, ...rest] = header.split(';');
+  const params = new Map<string, string>();
+  for (const part of rest) {
+    if (part.trim() === '') continue;
+    const equals = part.indexOf('=');
+    if (equals === -1) return null;
+    const name = part.slice(0, equals).trim().toLowerCase();
+    let raw = part.slice(equals + 1).trim();
+    // RFC 2231 continuations and charsets (name*=, name*0=) are mailparser's to read.
+    if (name.includes('*')) return null;
+    if (raw.startsWith('"')) {
+      if (!raw.endsWith('"') || raw.length < 2 || raw.slice(1, -1).includes('"')) return null;
+      raw = raw.slice(1, -1);
+    }
+    params.set(name, raw);
+  }
+  return { value: value.trim().toLowerCase(), params };
+}
+
+/** Header fields of a part: lower-cased names, unfolded values; null on a line that is no field. */
+export function readPartHeaders(block: string): Map<string, string> | null {
+  const fields = new Map<string, string>();
+  for (const field of block.split(/\r?\n(?![ \t])/)) {
+    if (field === '') continue;
+    const colon = field.indexOf(':');
+    if (colon <= 0) return null;
+    const name = field.slice(0, colon).trim().toLowerCase();
+    // A field given twice is mailparser's to reconcile.
+    if (fields.has(name)) return null;
+    fields.set(name, headerValue(field));
+  }
+  return fields;
+}
+
+const hexValue = (code: number) =>
+  code >= 48 && code <= 57
+    ? code - 48
+    : code >= 65 && code <= 70
+      ? code - 55
+      : code >= 97 && code <= 102
+        ? code - 87
+        : -1;
+
+/**
+ * Quoted-printable as libqp decodes it (mailparser's decoder): whitespace at line ends dropped, soft
+ * breaks removed, `=XX` decoded, any other `=` kept as it is.
+ */
+export function decodeQuotedPrintable(body: Buffer): Buffer {
+  const input = body
+    .toString('latin1')
+    .replace(/(^|[^ \t])[ \t]+(?=[\n\r\u2028\u2029]|$)/g, '$1')
+    .replace(/[=](?:\r?\n|$)/g, '');
+  const out = Buffer.allocUnsafe(input.length);
+  let at = 0;
+  for (let i = 0; i < input.length; i++) {
+    const code = input.charCodeAt(i);
+    if (code === 61 /* = */) {
+      const high = hexValue(input.charCodeAt(i + 1));
+      const low = hexValue(input.charCodeAt(i + 2));
+      if (high >= 0 && low >= 0) {
+        out[at++] = (high << 4) | low;
+        i += 2;
+        continue;
+      }
+    }
+    out[at++] = code;
+  }
+  return out.subarray(0, at);
+}
+
+const WELL_FORMED_BASE64 = /^[A-Za-z0-9+/\r\n]*(?:={0,2})[\r\n]*$/;
+
+/** A leaf's decoded text as mailparser gives it (newlines as \n), or null when it must parse it. */
+function leafText(headers: Map<string, string>, body: Buffer, root: boolean): string | null {
+  if (headers.has('content-disposition')) return null;
+  const type = readContentType(headers.get('content-type') ?? (root ? 'text/plain' : undefined));
+  if (!type || (type.value !== 'text/plain' && type.value !== 'text/html')) return null;
+  if ((type.params.get('format') ?? '').toLowerCase() === 'flowed') return null;
+  const charset = (type.params.get('charset') ?? 'utf-8').toLowerCase().replace(/[^a-z0-9]+/g, '');
+  if (!['ascii', 'usascii', 'utf8'].includes(charset)) return null;
+  const encoding = (headers.get('content-transfer-encoding') ?? '').toLowerCase();
+  let decoded = body;
+  if (encoding === 'quoted-printable') decoded = decodeQuotedPrintable(body);
+  else if (encoding === 'base64') {
+    const text = body.toString('latin1');
+    if (!WELL_FORMED_BASE64.test(text)) return null;
+    decoded = Buffer.from(text, 'base64');
+  } else if (!['', '7bit', '8bit', 'binary'].includes(encoding)) return null;
+  return decoded.toString().replace(/\r?\n/g, '\n');
+}
+
+/** Where a header block ends: the index of the body's first byte, or -1. */
+export function bodyStartOf(raw: Buffer): number {
+  const crlf = raw.indexOf('\r\n\r\n');
+  const lf = raw.indexOf('\n\n');
+  if (crlf === -1 && lf === -1) return -1;
+  if (crlf !== -1 && (lf === -1 || crlf < lf)) return crlf + 4;
+  return lf + 2;
+}
+
+/**
+ * The parts of a multipart body between its delimiter lines (RFC 2046 §5.1.1), each without the line
+ * break that belongs to the next delimiter; null without a close delimiter.
+ */
+function splitMultipart(body: Buffer, boundary: string): Buffer[] | null {
+  const open = Buffer.from(`--${boundary}`);
+  const parts: Buffer[] = [];
+  let partStart = -1;
+  let lineStart = 0;
+  while (lineStart < body.length) {
+    let lineEnd = body.indexOf(10, lineStart);
+    if (lineEnd === -1) lineEnd = body.length;
+    const contentEnd = lineEnd > lineStart && body[lineEnd - 1] === 13 ? lineEnd - 1 : lineEnd;
+    const line = body.subarray(lineStart, contentEnd);
+    if (line.length >= open.length && line.subarray(0, open.length).equals(open)) {
+      const rest = line.subarray(open.length).toString('latin1');
+      const close = rest === '--';
+      if (!close && rest !== '') return null;
+      if (partStart !== -1) {
+        // The line break before the delimiter is the delimiter's.
+        let end = lineStart;
+        if (end > partStart && body[end - 1] === 10) end--;
+        if (end > partStart && body[end - 1] === 13) end--;
+        parts.push(body.subarray(partStart, end));
+      }
+      if (close) return parts;
+      partStart = lineEnd + 1;
+    }
+    lineStart = lineEnd + 1;
+  }
+  return null;
+}
+
+/**
+ * The text and HTML of a message of a simple shape, or null. `headerLines` are the message's own
+ * fields as mailparser read them (its header parsing is kept whatever the body): `{ key, line }`.
+ */
+export function simpleBodyOf(
+  raw: Buffer,
+  bodyStart: number,
+  headerLines: ReadonlyArray<{ key: string; line: string }>,
+): SimpleBody | null {
+  const rootHeaders = new Map<string, string>();
+  for (const { key, line } of headerLines) {
+    if (key !== 'content-type' && key !== 'content-transfer-encoding' && key !== 'content-disposition') continue;
+    if (rootHeaders.has(key)) return null;
+    rootHeaders.set(key, headerValue(line));
+  }
+  const body = raw.subarray(bodyStart);
+  const type = readContentType(rootHeaders.get('content-type') ?? 'text/plain');
+  if (!type) return null;
+  if (type.value === 'text/plain' || type.value === 'text/html') {
+    const content = leafText(rootHeaders, body, true);
+    if (content === null) return null;
+    if (content === '') return { text: undefined, html: undefined };
+    // The root HTML part with no text gives an empty text (skipHtmlToText), as mailparser.
+    return type.value === 'text/plain' ? { text: content, html: undefined } : { text: '', html: content };
+  }
+  const boundary = type.params.get('boundary');
+  if (type.value !== 'multipart/alternative' || !boundary) return null;
+  if (rootHeaders.has('content-transfer-encoding') || rootHeaders.has('content-disposition')) return null;
+  const parts = splitMultipart(body, boundary);
+  if (!parts || parts.length === 0) return null;
+  const texts: string[] = [];
+  const htmls: string[] = [];
+  for (const part of parts) {
+    const start = bodyStartOf(part);
+    // A part whose body is empty: mailsplit gives it the delimiter's line break; left to mailparser.
+    if (start === -1 || start === part.length) return null;
+    const partHeaders = readPartHeaders(part.subarray(0, start).toString('latin1'));
+    if (!partHeaders || !partHeaders.has('content-type')) return null;
+    const content = leafText(partHeaders, part.subarray(start), false);
+    if (content === null) return null;
+    if (content === '') continue;
+    if (readContentType(partHeaders.get('content-type'))!.value === 'text/plain') texts.push(content);
+    else htmls.push(content);
+  }
+  return {
+    text: texts.length ? texts.join('\n') : undefined,
+    html: htmls.length ? htmls.join('<br/>\n') : undefined,
+  };
+}
