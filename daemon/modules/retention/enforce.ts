@@ -10,15 +10,15 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import {
   dropPartitionsBefore,
   ensurePartitions,
-  INBOUND_PARTITIONED_TABLES,
   PARTITIONED_TABLES,
   type PartitionedTable,
 } from '../../db/partitions.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { allOverrides, platformPolicy, type Overrides } from './service.ts';
-import { removeBodiesSql } from '../emails/sql/remove-bodies.ts';
-import { logTagRowsSql } from '../emails/sql/insert-logs.ts';
-import { inboundAttachmentsGoneSql } from '../inbound-routing/sql/retention.ts';
+import { agedRowsSql, expiredHistoryRowsSql } from '../../db/expiry.ts';
+import { deleteExpiredLogsSql, removeBodiesSql } from '../emails/sql/retention.ts';
+import { deleteAgedOutcomesSql } from '../emails/sql/recipient-outcomes.ts';
+import { deleteExpiredDeliveriesSql } from '../webhooks/sql/deliveries.ts';
 import type { RetentionKind, RetentionPolicy } from '../../../shared/schemas/retention.ts';
 import type { WorkerContext } from '../../mail/worker-context.ts';
 
@@ -33,8 +33,6 @@ export const TABLE_HORIZON: Record<PartitionedTable, RetentionKind> = {
   captured_messages: 'rawMessagesDays',
   events: 'eventsDays',
   webhook_deliveries: 'webhookDeliveriesDays',
-  // The raw source of a received message, kept like a captured one.
-  inbound_messages: 'rawMessagesDays',
 };
 
 /**
@@ -51,10 +49,9 @@ const AGED_TABLES = [
   { table: 'ip_warmup_counts', column: 'day', kind: 'logsDays', perTenant: false },
 ] as const;
 
-function agedDeleteStatement(table: string, where: string): string {
-  // Plain tables: a row's ctid is unique within them, and `ctid = ANY(ARRAY(…))` is a TID scan of the
-  // batch (`ctid IN (subquery)` would join against a scan of the whole table for each batch).
-  return `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${table} WHERE ${where} LIMIT :batch)) RETURNING 1 AS id`;
+/** The batched delete of an aged table's rows: a hot table's is its home's (test/sql-homes.test.ts). */
+function agedDeleteStatement(table: (typeof AGED_TABLES)[number]['table'], where: string): string {
+  return table === 'recipient_outcomes' ? deleteAgedOutcomesSql(where) : agedRowsSql(table, where);
 }
 
 export interface RetentionReport {
@@ -82,18 +79,21 @@ async function inBatches(
   return total;
 }
 
+/**
+ * The batched delete of a history table's rows matching `where`, answering their ids. A hot table's is
+ * its home's (test/sql-homes.test.ts): a log goes with its tags there.
+ */
 function deleteStatement(table: PartitionedTable, where: string): string {
-  // (id, created_at) is the primary key; ctid would not do (it repeats across partitions).
-  const rows = `DELETE FROM ${table} WHERE (id, created_at) IN (SELECT id, created_at FROM ${table} WHERE ${where} LIMIT :batch)`;
-  // A received message's stored attachments (MONTHLY_COMPANIONS) go with it.
-  if (table === 'inbound_messages')
-    return `WITH gone AS (${rows} RETURNING id, created_at), ${inboundAttachmentsGoneSql('gone')} SELECT id FROM gone`;
-  if (table !== 'email_logs') return `${rows} RETURNING id`;
-  // A log's tags (MONTHLY_COMPANIONS) go with it, each by its primary key.
-  return `WITH gone AS (${rows} RETURNING id, tenant_id, tags, created_at),
-    tags_gone AS (DELETE FROM email_log_tags t USING (${logTagRowsSql('gone')}) AS g
-      WHERE (t.tenant_id, t.tag, t.created_at, t.id) = (g.tenant_id, g.tag, g.created_at, g.id))
-    SELECT id FROM gone`;
+  switch (table) {
+    case 'email_logs':
+      return deleteExpiredLogsSql(where);
+    case 'webhook_deliveries':
+      return deleteExpiredDeliveriesSql(where);
+    case 'email_events':
+    case 'captured_messages':
+    case 'events':
+      return `${expiredHistoryRowsSql(table, where)} RETURNING id`;
+  }
 }
 
 /** Tenants whose override of `kind` is shorter than the platform's, with their horizon. */
@@ -113,7 +113,7 @@ export async function enforceRetention(sequelize: Sequelize, now = new Date()): 
   const cutoff = (days: number) => new Date(now.getTime() - days * DAY_MS);
   const report: RetentionReport = { partitionsCreated: [], partitionsDropped: [], rowsDeleted: {}, bodiesRemoved: 0 };
 
-  for (const table of [...PARTITIONED_TABLES, ...INBOUND_PARTITIONED_TABLES]) {
+  for (const table of PARTITIONED_TABLES) {
     const kind = TABLE_HORIZON[table];
     report.partitionsCreated.push(...(await ensurePartitions(sequelize, table, now)));
     report.partitionsDropped.push(...(await dropPartitionsBefore(sequelize, table, cutoff(platform[kind]))));

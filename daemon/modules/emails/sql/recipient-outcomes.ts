@@ -45,3 +45,12 @@ export function failedRecipients(
     { replacements: { emailId }, type: QueryTypes.SELECT, transaction },
   );
 }
+
+/**
+ * Deletes at most :batch rows matching `where` (retention: they age with the logs), answering one row
+ * each. A plain table: a row's ctid is unique, and `ctid = ANY(ARRAY(…))` is a TID scan of the batch
+ * (`ctid IN (subquery)` would join against a scan of the whole table for each batch).
+ */
+export function deleteAgedOutcomesSql(where: string): string {
+  return `DELETE FROM recipient_outcomes WHERE ctid = ANY(ARRAY(SELECT ctid FROM recipient_outcomes WHERE ${where} LIMIT :batch)) RETURNING 1 AS id`;
+}

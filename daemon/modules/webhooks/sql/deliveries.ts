@@ -63,3 +63,11 @@ export async function makeQueuedDeliveryDue(sequelize: Sequelize, id: string): P
     { replacements: { id } },
   );
 }
+
+/**
+ * Deletes at most :batch deliveries matching `where` (retention, run with its replacements), answering
+ * their ids. (id, created_at) is the primary key; ctid would not do (it repeats across partitions).
+ */
+export function deleteExpiredDeliveriesSql(where: string): string {
+  return `DELETE FROM webhook_deliveries WHERE (id, created_at) IN (SELECT id, created_at FROM webhook_deliveries WHERE ${where} LIMIT :batch) RETURNING id`;
+}
