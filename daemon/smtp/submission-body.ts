@@ -74,29 +74,61 @@ const hexValue = (code: number) =>
         ? code - 87
         : -1;
 
+const SPACE = 32;
+const TAB = 9;
+const CR = 13;
+const LF = 10;
+const EQUALS = 61;
+
 /**
- * Quoted-printable as libqp decodes it (mailparser's decoder): whitespace at line ends dropped, soft
- * breaks removed, `=XX` decoded, any other `=` kept as it is.
+ * Quoted-printable as libqp decodes it (mailparser's decoder), in two passes over the bytes as libqp
+ * makes them over a string: spaces and tabs before a line break or the end dropped and soft breaks
+ * (`=` before CRLF, LF or the end) removed; then `=XX` decoded, any other `=` kept as it is. Over
+ * bytes: libqp's regular expressions and per-character string reads were ~30 % of the edge's CPU.
  */
 export function decodeQuotedPrintable(body: Buffer): Buffer {
-  const input = body
-    .toString('latin1')
-    .replace(/(^|[^ \t])[ \t]+(?=[\n\r\u2028\u2029]|$)/g, '$1')
-    .replace(/[=](?:\r?\n|$)/g, '');
-  const out = Buffer.allocUnsafe(input.length);
+  const length = body.length;
+  const joined = Buffer.allocUnsafe(length);
+  let size = 0;
+  for (let i = 0; i < length; i++) {
+    const byte = body[i];
+    if (byte === SPACE || byte === TAB) {
+      let end = i;
+      while (end < length && (body[end] === SPACE || body[end] === TAB)) end++;
+      // A run before a line break or the end goes; any other is kept.
+      if (end < length && body[end] !== CR && body[end] !== LF) {
+        body.copy(joined, size, i, end);
+        size += end - i;
+      }
+      i = end - 1;
+    } else if (byte === EQUALS) {
+      // A soft break once the whitespace before line breaks is gone: `=` ws* (end | LF | CR ws* LF).
+      let next = i + 1;
+      while (next < length && (body[next] === SPACE || body[next] === TAB)) next++;
+      if (next === length) break;
+      if (body[next] === CR) {
+        let after = next + 1;
+        while (after < length && (body[after] === SPACE || body[after] === TAB)) after++;
+        if (after < length && body[after] === LF) next = after;
+      }
+      if (body[next] === LF) i = next;
+      else joined[size++] = byte;
+    } else joined[size++] = byte;
+  }
+  const out = Buffer.allocUnsafe(size);
   let at = 0;
-  for (let i = 0; i < input.length; i++) {
-    const code = input.charCodeAt(i);
-    if (code === 61 /* = */) {
-      const high = hexValue(input.charCodeAt(i + 1));
-      const low = hexValue(input.charCodeAt(i + 2));
+  for (let i = 0; i < size; i++) {
+    const byte = joined[i];
+    if (byte === EQUALS && i < size - 2) {
+      const high = hexValue(joined[i + 1]);
+      const low = hexValue(joined[i + 2]);
       if (high >= 0 && low >= 0) {
         out[at++] = (high << 4) | low;
         i += 2;
         continue;
       }
     }
-    out[at++] = code;
+    out[at++] = byte;
   }
   return out.subarray(0, at);
 }
@@ -119,7 +151,8 @@ function leafText(headers: Map<string, string>, body: Buffer, root: boolean): st
     if (!WELL_FORMED_BASE64.test(text)) return null;
     decoded = Buffer.from(text, 'base64');
   } else if (!['', '7bit', '8bit', 'binary'].includes(encoding)) return null;
-  return decoded.toString().replace(/\r?\n/g, '\n');
+  const text = decoded.toString();
+  return decoded.includes(CR) ? text.replace(/\r?\n/g, '\n') : text;
 }
 
 /** Where a header block ends: the index of the body's first byte, or -1. */
@@ -139,29 +172,30 @@ function splitMultipart(body: Buffer, boundary: string): Buffer[] | null {
   const open = Buffer.from(`--${boundary}`);
   const parts: Buffer[] = [];
   let partStart = -1;
-  let lineStart = 0;
-  while (lineStart < body.length) {
-    let lineEnd = body.indexOf(10, lineStart);
+  // Straight to each occurrence of the delimiter (a line-by-line walk cost a Buffer per line).
+  for (let from = 0; ;) {
+    const at = body.indexOf(open, from);
+    if (at === -1) return null;
+    from = at + 1;
+    if (at > 0 && body[at - 1] !== LF) continue;
+    let lineEnd = body.indexOf(LF, at);
     if (lineEnd === -1) lineEnd = body.length;
-    const contentEnd = lineEnd > lineStart && body[lineEnd - 1] === 13 ? lineEnd - 1 : lineEnd;
-    const line = body.subarray(lineStart, contentEnd);
-    if (line.length >= open.length && line.subarray(0, open.length).equals(open)) {
-      const rest = line.subarray(open.length).toString('latin1');
-      const close = rest === '--';
-      if (!close && rest !== '') return null;
-      if (partStart !== -1) {
-        // The line break before the delimiter is the delimiter's.
-        let end = lineStart;
-        if (end > partStart && body[end - 1] === 10) end--;
-        if (end > partStart && body[end - 1] === 13) end--;
-        parts.push(body.subarray(partStart, end));
-      }
-      if (close) return parts;
-      partStart = lineEnd + 1;
+    const contentEnd = body[lineEnd - 1] === CR ? lineEnd - 1 : lineEnd;
+    const rest = body.toString('latin1', at + open.length, contentEnd);
+    const close = rest === '--';
+    // A delimiter with padding or more after it is mailparser's to judge.
+    if (!close && rest !== '') return null;
+    if (partStart !== -1) {
+      // The line break before the delimiter is the delimiter's.
+      let end = at;
+      if (end > partStart && body[end - 1] === LF) end--;
+      if (end > partStart && body[end - 1] === CR) end--;
+      parts.push(body.subarray(partStart, end));
     }
-    lineStart = lineEnd + 1;
+    if (close) return parts;
+    partStart = lineEnd + 1;
+    from = partStart;
   }
-  return null;
 }
 
 /**
