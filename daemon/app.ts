@@ -214,7 +214,11 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
       url,
     }),
   });
-  await app.register(authPlugin, { jwtSecret: deps.secrets.jwtSecret, cache: tenantState });
+  await app.register(authPlugin, {
+    jwtSecret: deps.secrets.jwtSecret,
+    cache: tenantState,
+    sequelize: deps.db.sequelize,
+  });
   app.addHook('onSend', async (request, reply) => {
     // This node's own changes to tenants and keys apply from its next request on: what it cached is
     // dropped before the answer of a successful write by an admin session leaves. API keys cannot
@@ -274,7 +278,8 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
   await app.register(pageRoutes, deps);
   await app.register(emailLogStreamRoutes, {
     ...deps,
-    credentialStillValid: (request) => credentialStillValid(app, tenantState, request),
+    credentialStillValid: (request) =>
+      credentialStillValid(app, { cache: tenantState, sequelize: deps.db.sequelize }, request),
   });
   await app.register(templateRoutes, deps);
   await app.register(sendTemplateRoutes, deps);

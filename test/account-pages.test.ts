@@ -74,8 +74,8 @@ function assertPageHeaders(res: { headers: Record<string, unknown>; body: string
 test('every page, the unsubscribe page included, has the strict headers and no outside asset', async () => {
   const owner = await createAdmin(ctx.app, { email: 'owner@example.test' });
   const tenantId = await createTenant(owner.id, 'Acme');
-  const resetToken = await createOneTimeToken(admin.id, 'reset-password');
-  const verifyToken = await createOneTimeToken(admin.id, 'verify-email');
+  const resetToken = await createOneTimeToken(ctx.db.sequelize, admin.id, 'reset-password');
+  const verifyToken = await createOneTimeToken(ctx.db.sequelize, admin.id, 'verify-email');
   const invitation = await ctx.db.sequelize.transaction((transaction) =>
     inviteByEmail({ sequelize: ctx.db.sequelize, config: ctx.config, secrets: ctx.deps.secrets }, transaction, {
       tenantId,
@@ -130,7 +130,7 @@ test('mail links carry the language of the mail, and the page speaks it; else Ac
   const mail = await latestCapturedMessageTo(ctx.db.sequelize, admin.email);
   assert.match((await simpleParser(mail!.raw)).text ?? '', /reset-password\?token=[A-Za-z0-9_-]+&lang=es/);
 
-  const token = await createOneTimeToken(admin.id, 'reset-password');
+  const token = await createOneTimeToken(ctx.db.sequelize, admin.id, 'reset-password');
   const byLink = await get(`/reset-password?token=${token}&lang=es`, { 'accept-language': 'en' });
   assert.match(byLink.body, /<html lang="es">.*Elige una contraseña nueva/s);
   const byBrowser = await get(`/reset-password?token=${token}`, { 'accept-language': 'fr, es;q=0.8, en;q=0.5' });
@@ -140,7 +140,7 @@ test('mail links carry the language of the mail, and the page speaks it; else Ac
 });
 
 test('a POST without the cookie, with another link’s guard, another form’s, or an expired one: 403, nothing changes', async () => {
-  const token = await createOneTimeToken(admin.id, 'reset-password');
+  const token = await createOneTimeToken(ctx.db.sequelize, admin.id, 'reset-password');
   const page = await get(`/reset-password?token=${token}`);
   const { cookie, guard } = formOf(page);
   const before = await passwordHashNow();
@@ -153,7 +153,7 @@ test('a POST without the cookie, with another link’s guard, another form’s, 
 
   const nonce = cookie.split('=')[1];
   const key = formGuardKey(ctx.deps.secrets.linkSigningKey);
-  const otherToken = await createOneTimeToken(admin.id, 'verify-email');
+  const otherToken = await createOneTimeToken(ctx.db.sequelize, admin.id, 'verify-email');
   const wrongGuards = {
     'another link': issueFormGuard({ key, purpose: 'reset-password', linkToken: otherToken, nonce }),
     'another form': issueFormGuard({ key, purpose: 'verify-email', linkToken: token, nonce }),
@@ -189,7 +189,7 @@ test('a POST without the cookie, with another link’s guard, another form’s, 
 });
 
 test('a POST with a valid cookie and guard from another origin (Origin, else Referer) is refused with 403 saying why; nothing changes', async () => {
-  const token = await createOneTimeToken(admin.id, 'reset-password');
+  const token = await createOneTimeToken(ctx.db.sequelize, admin.id, 'reset-password');
   const page = await get(`/reset-password?token=${token}`);
   assert.is(page.headers['referrer-policy'], 'same-origin', 'so the browser sends a real Origin to its own page');
   const { cookie, guard } = formOf(page);
@@ -253,7 +253,7 @@ test('a guard holds in its one spelling only (base64url leaves spare bits in the
 });
 
 test('bad input answers the form again with the API’s rule, in the page’s language, never a 500', async () => {
-  const token = await createOneTimeToken(admin.id, 'reset-password');
+  const token = await createOneTimeToken(ctx.db.sequelize, admin.id, 'reset-password');
   const url = `/reset-password?token=${token}&lang=es`;
   const { cookie, guard } = formOf(await get(url));
   const send = (fields: Record<string, string>) => post(url, { token, guard, ...fields }, { cookie });
@@ -288,7 +288,7 @@ test('bad input answers the form again with the API’s rule, in the page’s la
 
 test('verify-email: the GET never uses the link; the POST does, once; a dead link says what to do', async () => {
   await Admin.update({ emailVerifiedAt: null }, { where: { id: admin.id } });
-  const token = await createOneTimeToken(admin.id, 'verify-email');
+  const token = await createOneTimeToken(ctx.db.sequelize, admin.id, 'verify-email');
   const url = `/verify-email?token=${token}`;
   for (let i = 0; i < 3; i++) assert.is((await get(url)).statusCode, 200, 'a scanner may open it any number of times');
   assert.is((await Admin.findByPk(admin.id))!.emailVerifiedAt, null);

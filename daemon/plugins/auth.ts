@@ -5,6 +5,7 @@
 // test/auth-before-body.test.ts fails if this ever moves after parsing).
 import fp from 'fastify-plugin';
 import fastifyJwt from '@fastify/jwt';
+import type { Sequelize } from 'sequelize';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ForbiddenError, UnauthorizedError, ValidationError } from '../errors.ts';
 import { findMembershipWithTenantStatus } from '../modules/tenants/model.ts';
@@ -26,7 +27,18 @@ function bearerOf(request: FastifyRequest): string | null {
   return match ? match[1] : '';
 }
 
-async function resolvePrincipal(app: FastifyInstance, cache: TenantStateCache, request: FastifyRequest): Promise<void> {
+/** Where a credential is checked: the API keys' and tenants' cache, and the connection the sign-ins are kept in. */
+export interface CredentialSources {
+  cache: TenantStateCache;
+  sequelize: Sequelize;
+}
+
+async function resolvePrincipal(
+  app: FastifyInstance,
+  sources: CredentialSources,
+  request: FastifyRequest,
+): Promise<void> {
+  const { cache } = sources;
   const token = bearerOf(request);
   if (token === null) return;
   if (token === '') {
@@ -63,7 +75,7 @@ async function resolvePrincipal(app: FastifyInstance, cache: TenantStateCache, r
   }
   // Signing out (logout, logout-all, password change or reset, refresh-token reuse) ends the
   // sign-in's access tokens at once, not 15 minutes later.
-  if (typeof claims.sid === 'string' && !(await sessionIsLive(claims.sid))) {
+  if (typeof claims.sid === 'string' && !(await sessionIsLive(sources.sequelize, claims.sid))) {
     request.authFailure = 'This sign-in has ended (signed out or revoked): sign in again.';
     return;
   }
@@ -82,11 +94,11 @@ async function resolvePrincipal(app: FastifyInstance, cache: TenantStateCache, r
  */
 export async function credentialStillValid(
   app: FastifyInstance,
-  cache: TenantStateCache,
+  sources: CredentialSources,
   request: FastifyRequest,
 ): Promise<boolean> {
   const probe = { headers: request.headers, principal: undefined, authFailure: undefined } as unknown as FastifyRequest;
-  await resolvePrincipal(app, cache, probe);
+  await resolvePrincipal(app, sources, probe);
   return probe.principal !== undefined && probe.principal !== null;
 }
 
@@ -162,10 +174,7 @@ async function enforce(request: FastifyRequest, rule: Access): Promise<void> {
   };
 }
 
-async function authPlugin(
-  app: FastifyInstance,
-  options: { jwtSecret: string; cache: TenantStateCache },
-): Promise<void> {
+async function authPlugin(app: FastifyInstance, options: { jwtSecret: string } & CredentialSources): Promise<void> {
   await app.register(fastifyJwt, {
     secret: options.jwtSecret,
     sign: { algorithm: 'HS256', expiresIn: ACCESS_TOKEN_TTL_SECONDS },
@@ -176,7 +185,7 @@ async function authPlugin(
   app.decorateRequest('authFailure', null);
   app.decorateRequest('tenant', null);
   app.addHook('onRequest', async (request) => {
-    await resolvePrincipal(app, options.cache, request);
+    await resolvePrincipal(app, options, request);
   });
   app.addHook('preParsing', async (request) => {
     if (request.is404) return;

@@ -1,9 +1,8 @@
 // Writes and reads the security audit log. Callers pass their transaction, so a change and its
 // audit row are committed together or not at all.
 import type { AppDeps } from '../../app-types.ts';
-import { Op, type Transaction } from 'sequelize';
-import { AuditEvent } from './model.ts';
-import { Membership } from '../tenants/model.ts';
+import { Op, type Sequelize, type Transaction } from 'sequelize';
+import { modelsOf } from '../models.ts';
 import type { AuditEventBody } from '../../../shared/schemas/tenants.ts';
 import { findPage } from '../../db/paging.ts';
 
@@ -54,8 +53,8 @@ export interface AuditEntry {
   metadata?: Record<string, unknown>;
 }
 
-export async function recordAudit(entry: AuditEntry, transaction?: Transaction): Promise<void> {
-  await AuditEvent.create(
+export async function recordAudit(sequelize: Sequelize, entry: AuditEntry, transaction?: Transaction): Promise<void> {
+  await modelsOf(sequelize).AuditEvent.create(
     {
       action: entry.action,
       tenantId: entry.tenantId ?? null,
@@ -74,11 +73,12 @@ export async function recordAudit(entry: AuditEntry, transaction?: Transaction):
  * password changes) of the people who are currently its members.
  */
 export async function listTenantAuditEvents(
-  _deps: Pick<AppDeps, 'db'>,
+  deps: Pick<AppDeps, 'db'>,
   _actor: { adminId: string },
   input: { tenantId: string; page: number; limit: number },
 ) {
   const { tenantId, page, limit } = input;
+  const { AuditEvent, Membership } = modelsOf(deps.db.sequelize);
   const members = await Membership.findAll({ where: { tenantId }, attributes: ['adminId'] });
   const memberIds = members.map((m) => m.adminId);
   const where = {

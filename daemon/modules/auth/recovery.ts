@@ -5,7 +5,8 @@
 // A reset changes the password and ends every session; it leaves two-factor authentication on.
 import { QueryTypes } from 'sequelize';
 import type { AppDeps } from '../../app-types.ts';
-import { Admin } from './model.ts';
+import { modelsOf } from '../models.ts';
+import type { Admin } from './model.ts';
 import { hashPassword } from './passwords.ts';
 import { createOneTimeToken, findLiveOneTimeToken, hashToken, newOpaqueToken, revokeSessions } from './tokens.ts';
 import { ONE_TIME_TOKEN_TTL_MS } from './token-lifetimes.ts';
@@ -44,7 +45,7 @@ async function mailAccountLink(
   kind: 'reset-password' | 'verify-email',
   acceptLanguage?: string,
 ): Promise<void> {
-  const token = await createOneTimeToken(admin.id, kind);
+  const token = await createOneTimeToken(deps.db.sequelize, admin.id, kind);
   const locale = pickMailLocale(acceptLanguage);
   const mail = composeAccountMail(kind, locale, accountLink(deps.config.publicUrl, kind, token, locale));
   await sendSystemMail(systemMailDeps(deps), { to: admin.email, ...mail });
@@ -110,15 +111,16 @@ export async function resetPassword(
   const { sequelize } = deps.db;
   const passwordHash = await hashPassword(input.newPassword);
   const done = await sequelize.transaction(async (transaction) => {
-    const row = await findLiveOneTimeToken(input.token, 'reset-password', transaction);
+    const row = await findLiveOneTimeToken(deps.db.sequelize, input.token, 'reset-password', transaction);
     if (!row) return false;
     await row.update({ usedAt: new Date() }, { transaction });
     // Receiving the reset link proves the address too.
-    const admin = await Admin.findByPk(row.adminId, { transaction });
+    const admin = await modelsOf(deps.db.sequelize).Admin.findByPk(row.adminId, { transaction });
     if (!admin) return false;
     await admin.update({ passwordHash, emailVerifiedAt: admin.emailVerifiedAt ?? new Date() }, { transaction });
-    const revoked = await revokeSessions(admin.id, { transaction });
+    const revoked = await revokeSessions(deps.db.sequelize, admin.id, { transaction });
     await recordAudit(
+      deps.db.sequelize,
       { action: 'auth.password_reset', adminId: admin.id, ip: origin.ip, metadata: { revokedSessions: revoked } },
       transaction,
     );
@@ -140,7 +142,7 @@ export async function requestOwnEmailVerification(
   deps: RecoveryDeps,
   caller: AdminCaller,
 ): Promise<{ alreadyVerified: boolean }> {
-  const admin = await Admin.findByPk(caller.adminId);
+  const admin = await modelsOf(deps.db.sequelize).Admin.findByPk(caller.adminId);
   if (!admin) return { alreadyVerified: false };
   if (admin.emailVerifiedAt !== null) return { alreadyVerified: true };
   await mailAccountLink(deps, admin, 'verify-email', caller.language);
@@ -149,11 +151,18 @@ export async function requestOwnEmailVerification(
 
 export async function verifyEmail(deps: RecoveryDeps, origin: AuthCaller, input: { token: string }): Promise<void> {
   const done = await deps.db.sequelize.transaction(async (transaction) => {
-    const row = await findLiveOneTimeToken(input.token, 'verify-email', transaction);
+    const row = await findLiveOneTimeToken(deps.db.sequelize, input.token, 'verify-email', transaction);
     if (!row) return false;
     await row.update({ usedAt: new Date() }, { transaction });
-    await Admin.update({ emailVerifiedAt: new Date() }, { where: { id: row.adminId }, transaction });
-    await recordAudit({ action: 'auth.email_verified', adminId: row.adminId, ip: origin.ip }, transaction);
+    await modelsOf(deps.db.sequelize).Admin.update(
+      { emailVerifiedAt: new Date() },
+      { where: { id: row.adminId }, transaction },
+    );
+    await recordAudit(
+      deps.db.sequelize,
+      { action: 'auth.email_verified', adminId: row.adminId, ip: origin.ip },
+      transaction,
+    );
     return true;
   });
   if (!done) throw invalidToken('verification');

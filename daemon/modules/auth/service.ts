@@ -1,13 +1,13 @@
 // Sign-in and sessions: registration, password login (with the 2FA challenge), refresh-token
 // rotation with reuse detection, logout, password change, /auth/me.
-import type { Transaction } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
 import type { AppDeps } from '../../app-types.ts';
-import { Admin } from './model.ts';
+import type { Admin } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import { createOneTimeToken, findRefreshToken, issueRefreshToken, revokeFamily, revokeSessions } from './tokens.ts';
 import { recordAudit } from '../audit/service.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
-import { Membership, Tenant } from '../tenants/model.ts';
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts';
 import type { AccessTokenClaims } from '../../context.ts';
 import { ACCESS_TOKEN_TTL_SECONDS } from './token-lifetimes.ts';
@@ -51,8 +51,12 @@ export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export function findAdminByEmail(email: string, transaction?: Transaction): Promise<Admin | null> {
-  return Admin.findOne({ where: { email: normaliseEmail(email) }, transaction });
+export function findAdminByEmail(
+  sequelize: Sequelize,
+  email: string,
+  transaction?: Transaction,
+): Promise<Admin | null> {
+  return modelsOf(sequelize).Admin.findOne({ where: { email: normaliseEmail(email) }, transaction });
 }
 
 export function adminSummary(admin: Admin): AdminSummary {
@@ -61,7 +65,9 @@ export function adminSummary(admin: Admin): AdminSummary {
 
 export async function registrationStatus(deps: AuthDeps, _caller: AuthCaller): Promise<RegistrationStatus> {
   const [hasAdmins, settings] = await Promise.all([
-    Admin.count().then((n) => n > 0),
+    modelsOf(deps.db.sequelize)
+      .Admin.count()
+      .then((n) => n > 0),
     getPlatformSettings(deps.db.sequelize),
   ]);
   return { open: !hasAdmins || settings.registrationOpen, hasAdmins };
@@ -83,21 +89,21 @@ export async function registerAdmin(
       ? await findLiveInvitation(deps.db.sequelize, input.invitationToken, email, transaction)
       : null;
     if (input.invitationToken && !invitation) throw invalidInvitation();
-    const first = (await Admin.count({ transaction })) === 0;
+    const first = (await modelsOf(deps.db.sequelize).Admin.count({ transaction })) === 0;
     if (!first && !invitation && !(await getPlatformSettings(deps.db.sequelize, transaction)).registrationOpen) {
       throw new ForbiddenError(
         'Registration is closed on this service: ask a platform administrator to add you.',
         'REGISTRATION_CLOSED',
       );
     }
-    if (await findAdminByEmail(email, transaction)) {
+    if (await findAdminByEmail(deps.db.sequelize, email, transaction)) {
       throw new ConflictError(
         'An account with this e-mail address already exists: sign in or reset its password.',
         'EMAIL_TAKEN',
       );
     }
     // The invitation arrived at this address: that proves it.
-    const admin = await Admin.create(
+    const admin = await modelsOf(deps.db.sequelize).Admin.create(
       {
         email,
         passwordHash,
@@ -108,6 +114,7 @@ export async function registerAdmin(
       { transaction },
     );
     await recordAudit(
+      deps.db.sequelize,
       {
         action: 'auth.registered',
         adminId: admin.id,
@@ -127,8 +134,8 @@ async function startSession(
   origin: RequestOrigin,
   transaction?: Transaction,
 ): Promise<TokenPair> {
-  const refresh = await issueRefreshToken(admin.id, { userAgent: origin.userAgent, transaction });
-  await recordAudit({ action: 'auth.login', adminId: admin.id, ip: origin.ip }, transaction);
+  const refresh = await issueRefreshToken(deps.db.sequelize, admin.id, { userAgent: origin.userAgent, transaction });
+  await recordAudit(deps.db.sequelize, { action: 'auth.login', adminId: admin.id, ip: origin.ip }, transaction);
   return sessionTokens(deps, admin, refresh.token, refresh.familyId);
 }
 
@@ -142,12 +149,12 @@ export async function login(
   origin: AuthCaller,
   input: { email: string; password: string },
 ): Promise<LoginAnswer> {
-  const admin = await findAdminByEmail(input.email);
+  const admin = await findAdminByEmail(deps.db.sequelize, input.email);
   const ok = admin
     ? await verifyPassword(input.password, admin.passwordHash)
     : await verifyAgainstDummy(input.password);
   if (!admin || !ok) {
-    await recordAudit({
+    await recordAudit(deps.db.sequelize, {
       action: 'auth.login_failed',
       adminId: admin?.id ?? null,
       ip: origin.ip,
@@ -156,7 +163,7 @@ export async function login(
     throw new UnauthorizedError(BAD_CREDENTIALS, 'INVALID_CREDENTIALS');
   }
   if (admin.totpEnabled) {
-    const challengeToken = await createOneTimeToken(admin.id, 'login-challenge');
+    const challengeToken = await createOneTimeToken(deps.db.sequelize, admin.id, 'login-challenge');
     return { twoFactorRequired: true, challengeToken };
   }
   return startSession(deps, admin, origin);
@@ -183,11 +190,12 @@ export async function refreshSession(
 ): Promise<TokenPair> {
   const { refreshToken } = input;
   const outcome = await deps.db.sequelize.transaction(async (transaction) => {
-    const row = await findRefreshToken(refreshToken, transaction);
+    const row = await findRefreshToken(deps.db.sequelize, refreshToken, transaction);
     if (!row) return { error: BAD_REFRESH } as const;
     if (row.revokedAt !== null) {
-      const revoked = await revokeFamily(row.familyId, transaction);
+      const revoked = await revokeFamily(deps.db.sequelize, row.familyId, transaction);
       await recordAudit(
+        deps.db.sequelize,
         {
           action: 'auth.refresh_reuse',
           adminId: row.adminId,
@@ -201,9 +209,9 @@ export async function refreshSession(
       } as const;
     }
     if (row.expiresAt.getTime() <= Date.now()) return { error: BAD_REFRESH } as const;
-    const admin = await Admin.findByPk(row.adminId, { transaction });
+    const admin = await modelsOf(deps.db.sequelize).Admin.findByPk(row.adminId, { transaction });
     if (!admin) return { error: BAD_REFRESH } as const;
-    const next = await issueRefreshToken(admin.id, {
+    const next = await issueRefreshToken(deps.db.sequelize, admin.id, {
       familyId: row.familyId,
       userAgent: origin.userAgent,
       transaction,
@@ -218,28 +226,33 @@ export async function refreshSession(
 
 /** The session family to act on: the one named by a refresh token the client sent, else the access token's. */
 async function sessionFamilyOf(
+  sequelize: Sequelize,
   adminId: string,
   sessionId: string | null,
   refreshToken?: string,
 ): Promise<string | null> {
   if (refreshToken) {
-    const row = await findRefreshToken(refreshToken);
+    const row = await findRefreshToken(sequelize, refreshToken);
     if (row && row.adminId === adminId) return row.familyId;
   }
   return sessionId;
 }
 
 /** Ends the sign-in the access token belongs to (its refresh-token family). */
-export async function logout(_deps: AuthDeps, caller: AdminCaller): Promise<number> {
+export async function logout(deps: AuthDeps, caller: AdminCaller): Promise<number> {
   const { sessionId } = caller;
-  return sessionId ? revokeFamily(sessionId) : 0;
+  return sessionId ? revokeFamily(deps.db.sequelize, sessionId) : 0;
 }
 
 export async function logoutAll(deps: AuthDeps, origin: AdminCaller): Promise<number> {
   const { adminId } = origin;
   return deps.db.sequelize.transaction(async (transaction) => {
-    const count = await revokeSessions(adminId, { transaction });
-    await recordAudit({ action: 'auth.logout_all', adminId, ip: origin.ip, metadata: { revoked: count } }, transaction);
+    const count = await revokeSessions(deps.db.sequelize, adminId, { transaction });
+    await recordAudit(
+      deps.db.sequelize,
+      { action: 'auth.logout_all', adminId, ip: origin.ip, metadata: { revoked: count } },
+      transaction,
+    );
     return count;
   });
 }
@@ -254,10 +267,10 @@ export async function changePassword(
   input: { currentPassword: string; newPassword: string; refreshToken?: string },
 ): Promise<number> {
   const { adminId } = session;
-  const admin = await Admin.findByPk(adminId);
+  const admin = await modelsOf(deps.db.sequelize).Admin.findByPk(adminId);
   if (!admin) throw new UnauthorizedError();
   if (!(await verifyPassword(input.currentPassword, admin.passwordHash))) {
-    await recordAudit({
+    await recordAudit(deps.db.sequelize, {
       action: 'auth.login_failed',
       adminId,
       ip: session.ip,
@@ -266,11 +279,12 @@ export async function changePassword(
     throw new ForbiddenError('The current password is wrong.', 'WRONG_PASSWORD');
   }
   const passwordHash = await hashPassword(input.newPassword);
-  const keep = await sessionFamilyOf(adminId, session.sessionId, input.refreshToken);
+  const keep = await sessionFamilyOf(deps.db.sequelize, adminId, session.sessionId, input.refreshToken);
   return deps.db.sequelize.transaction(async (transaction) => {
     await admin.update({ passwordHash }, { transaction });
-    const revoked = await revokeSessions(adminId, { keepFamilyId: keep, transaction });
+    const revoked = await revokeSessions(deps.db.sequelize, adminId, { keepFamilyId: keep, transaction });
     await recordAudit(
+      deps.db.sequelize,
       { action: 'auth.password_changed', adminId, ip: session.ip, metadata: { revokedSessions: revoked } },
       transaction,
     );
@@ -278,8 +292,9 @@ export async function changePassword(
   });
 }
 
-export async function describeAdmin(_deps: AuthDeps, caller: AdminCaller): Promise<MeAnswer> {
+export async function describeAdmin(deps: AuthDeps, caller: AdminCaller): Promise<MeAnswer> {
   const { adminId } = caller;
+  const { Admin, Membership, Tenant } = modelsOf(deps.db.sequelize);
   const admin = await Admin.findByPk(adminId);
   if (!admin) throw new UnauthorizedError('This account no longer exists.');
   const memberships = await Membership.findAll({ where: { adminId }, order: [['createdAt', 'ASC']] });

@@ -3,7 +3,8 @@
 // fast hash is enough and a look-up by hash is safe.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Op, type Sequelize, type Transaction } from 'sequelize';
-import { AuthToken, RefreshToken, type AuthTokenPurpose } from './model.ts';
+import type { AuthToken, AuthTokenPurpose, RefreshToken } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { ONE_TIME_TOKEN_TTL_MS, REFRESH_TOKEN_TTL_MS } from './token-lifetimes.ts';
 
 export function newOpaqueToken(): string {
@@ -21,11 +22,12 @@ export interface IssuedRefreshToken {
 }
 
 export async function issueRefreshToken(
+  sequelize: Sequelize,
   adminId: string,
   options: { familyId?: string; userAgent?: string | null; transaction?: Transaction } = {},
 ): Promise<IssuedRefreshToken> {
   const token = newOpaqueToken();
-  const row = await RefreshToken.create(
+  const row = await modelsOf(sequelize).RefreshToken.create(
     {
       adminId,
       familyId: options.familyId ?? randomUUID(),
@@ -40,6 +42,7 @@ export async function issueRefreshToken(
 
 /** Revokes every live refresh token of the admin, except those of `keepFamilyId`. Returns how many. */
 export async function revokeSessions(
+  sequelize: Sequelize,
   adminId: string,
   options: { keepFamilyId?: string | null; transaction?: Transaction } = {},
 ): Promise<number> {
@@ -48,20 +51,27 @@ export async function revokeSessions(
     revokedAt: { [Op.is]: null },
     ...(options.keepFamilyId ? { familyId: { [Op.ne]: options.keepFamilyId } } : {}),
   };
-  const [count] = await RefreshToken.update({ revokedAt: new Date() }, { where, transaction: options.transaction });
+  const [count] = await modelsOf(sequelize).RefreshToken.update(
+    { revokedAt: new Date() },
+    { where, transaction: options.transaction },
+  );
   return count;
 }
 
-export async function revokeFamily(familyId: string, transaction?: Transaction): Promise<number> {
-  const [count] = await RefreshToken.update(
+export async function revokeFamily(sequelize: Sequelize, familyId: string, transaction?: Transaction): Promise<number> {
+  const [count] = await modelsOf(sequelize).RefreshToken.update(
     { revokedAt: new Date() },
     { where: { familyId, revokedAt: { [Op.is]: null } }, transaction },
   );
   return count;
 }
 
-export async function findRefreshToken(token: string, transaction?: Transaction): Promise<RefreshToken | null> {
-  return RefreshToken.findOne({
+export async function findRefreshToken(
+  sequelize: Sequelize,
+  token: string,
+  transaction?: Transaction,
+): Promise<RefreshToken | null> {
+  return modelsOf(sequelize).RefreshToken.findOne({
     where: { tokenHash: hashToken(token) },
     transaction,
     lock: transaction ? transaction.LOCK.UPDATE : undefined,
@@ -70,18 +80,19 @@ export async function findRefreshToken(token: string, transaction?: Transaction)
 
 /** A new single-use token; earlier unused ones of the same purpose for this admin stop working. */
 export async function createOneTimeToken(
+  sequelize: Sequelize,
   adminId: string,
   purpose: AuthTokenPurpose,
   transaction?: Transaction,
 ): Promise<string> {
   const token = newOpaqueToken();
   if (purpose !== 'login-challenge') {
-    await AuthToken.update(
+    await modelsOf(sequelize).AuthToken.update(
       { usedAt: new Date() },
       { where: { adminId, purpose, usedAt: { [Op.is]: null } }, transaction },
     );
   }
-  await AuthToken.create(
+  await modelsOf(sequelize).AuthToken.create(
     { adminId, purpose, tokenHash: hashToken(token), expiresAt: new Date(Date.now() + ONE_TIME_TOKEN_TTL_MS[purpose]) },
     { transaction },
   );
@@ -90,11 +101,12 @@ export async function createOneTimeToken(
 
 /** The live token row (locked inside a transaction), or null when unknown, used or expired. */
 export async function findLiveOneTimeToken(
+  sequelize: Sequelize,
   token: string,
   purpose: AuthTokenPurpose,
   transaction?: Transaction,
 ): Promise<AuthToken | null> {
-  return AuthToken.findOne({
+  return modelsOf(sequelize).AuthToken.findOne({
     where: { tokenHash: hashToken(token), purpose, usedAt: { [Op.is]: null }, expiresAt: { [Op.gt]: new Date() } },
     transaction,
     lock: transaction ? transaction.LOCK.UPDATE : undefined,
@@ -102,8 +114,8 @@ export async function findLiveOneTimeToken(
 }
 
 /** Whether the sign-in (refresh-token family) still has a live, unexpired token. */
-export async function sessionIsLive(familyId: string): Promise<boolean> {
-  const row = await RefreshToken.findOne({
+export async function sessionIsLive(sequelize: Sequelize, familyId: string): Promise<boolean> {
+  const row = await modelsOf(sequelize).RefreshToken.findOne({
     where: { familyId, revokedAt: { [Op.is]: null }, expiresAt: { [Op.gt]: new Date() } },
     attributes: ['id'],
   });

@@ -2,7 +2,8 @@
 // second step of a 2FA login. Secrets are sealed at rest; every accepted code moves
 // admins.totp_last_step forward, and a code of that step or an earlier one is refused (no replay).
 import type { Sequelize, Transaction } from 'sequelize';
-import { Admin } from './model.ts';
+import type { Admin } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { newTotpSecret, matchTotpStep, otpauthUrl } from './totp.ts';
 import { findLiveOneTimeToken } from './tokens.ts';
 import {
@@ -26,8 +27,8 @@ function wrongCode(): ApiError {
   return new ApiError(400, 'INVALID_TWO_FACTOR_CODE', WRONG_CODE, [{ field: 'body.code', message: 'not accepted' }]);
 }
 
-async function lockedAdmin(adminId: string, transaction: Transaction): Promise<Admin> {
-  const admin = await Admin.findByPk(adminId, { transaction, lock: transaction.LOCK.UPDATE });
+async function lockedAdmin(sequelize: Sequelize, adminId: string, transaction: Transaction): Promise<Admin> {
+  const admin = await modelsOf(sequelize).Admin.findByPk(adminId, { transaction, lock: transaction.LOCK.UPDATE });
   if (!admin) throw new UnauthorizedError('This account no longer exists.');
   return admin;
 }
@@ -41,11 +42,13 @@ function acceptStep(admin: Admin, sealedSecret: string, code: string, encryption
 }
 
 export async function twoFactorStatus(
-  _deps: AuthDeps,
+  deps: AuthDeps,
   caller: AdminCaller,
 ): Promise<{ enabled: boolean; pending: boolean }> {
   const { adminId } = caller;
-  const admin = await Admin.findByPk(adminId, { attributes: ['totpEnabled', 'totpPendingSecret'] });
+  const admin = await modelsOf(deps.db.sequelize).Admin.findByPk(adminId, {
+    attributes: ['totpEnabled', 'totpPendingSecret'],
+  });
   if (!admin) throw new UnauthorizedError('This account no longer exists.');
   return { enabled: admin.totpEnabled, pending: admin.totpPendingSecret !== null };
 }
@@ -56,7 +59,7 @@ export async function startTwoFactor(
   caller: AdminCaller,
 ): Promise<{ secret: string; otpauthUrl: string }> {
   const { adminId } = caller;
-  const admin = await Admin.findByPk(adminId);
+  const admin = await modelsOf(deps.db.sequelize).Admin.findByPk(adminId);
   if (!admin) throw new UnauthorizedError('This account no longer exists.');
   if (admin.totpEnabled) {
     throw new ConflictError(
@@ -90,7 +93,7 @@ export async function confirmTwoFactor(deps: AuthDeps, origin: AdminCaller, inpu
         { totpSecret: admin.totpPendingSecret, totpPendingSecret: null, totpEnabled: true, totpLastStep: step },
         { transaction },
       );
-      await recordAudit({ action: 'auth.2fa_enabled', adminId, ip: origin.ip }, transaction);
+      await recordAudit(deps.db.sequelize, { action: 'auth.2fa_enabled', adminId, ip: origin.ip }, transaction);
       return { fail: false };
     },
     origin,
@@ -113,7 +116,7 @@ export async function disableTwoFactor(deps: AuthDeps, origin: AdminCaller, inpu
         { totpSecret: null, totpPendingSecret: null, totpEnabled: false, totpLastStep: step },
         { transaction },
       );
-      await recordAudit({ action: 'auth.2fa_disabled', adminId, ip: origin.ip }, transaction);
+      await recordAudit(deps.db.sequelize, { action: 'auth.2fa_disabled', adminId, ip: origin.ip }, transaction);
       return { fail: false };
     },
     origin,
@@ -131,10 +134,10 @@ async function withAdmin(
   origin: RequestOrigin,
 ): Promise<void> {
   const { fail } = await sequelize.transaction(async (transaction) =>
-    change(await lockedAdmin(adminId, transaction), transaction),
+    change(await lockedAdmin(sequelize, adminId, transaction), transaction),
   );
   if (fail) {
-    await recordAudit({ action: 'auth.2fa_failed', adminId, ip: origin.ip });
+    await recordAudit(sequelize, { action: 'auth.2fa_failed', adminId, ip: origin.ip });
     throw wrongCode();
   }
 }
@@ -147,9 +150,14 @@ export async function verifyTwoFactorLogin(
 ): Promise<TokenPair> {
   type Outcome = { tokens: TokenPair } | { error: 'challenge' } | { error: 'code'; adminId: string };
   const outcome = await deps.db.sequelize.transaction(async (transaction): Promise<Outcome> => {
-    const challenge = await findLiveOneTimeToken(input.challengeToken, 'login-challenge', transaction);
+    const challenge = await findLiveOneTimeToken(
+      deps.db.sequelize,
+      input.challengeToken,
+      'login-challenge',
+      transaction,
+    );
     if (!challenge) return { error: 'challenge' as const };
-    const admin = await lockedAdmin(challenge.adminId, transaction);
+    const admin = await lockedAdmin(deps.db.sequelize, challenge.adminId, transaction);
     if (!admin.totpEnabled || admin.totpSecret === null) return { error: 'challenge' as const };
     const step = acceptStep(admin, admin.totpSecret, input.code, deps.secrets.encryptionKey);
     if (step === null) {
@@ -171,7 +179,7 @@ export async function verifyTwoFactorLogin(
       'INVALID_CHALLENGE',
     );
   }
-  await recordAudit({
+  await recordAudit(deps.db.sequelize, {
     action: 'auth.2fa_failed',
     adminId: outcome.adminId,
     ip: origin.ip,

@@ -23,7 +23,7 @@ export const CANCELLED_SEND_ERROR = 'the campaign was cancelled before this mess
 
 export async function cancelCampaign(deps: CampaignDeps, ctx: TenantContext, input: { id: string }): Promise<Campaign> {
   const { sequelize } = deps.db;
-  const campaign = await findCampaign(ctx.tenantId, input.id);
+  const campaign = await findCampaign(deps, ctx.tenantId, input.id);
   const cancelled = await sequelize.transaction(async (transaction) => {
     // Waits for a chunk committing right now (it updates this row), then reads the status it left.
     const [row] = await sequelize.query<{ status: string; started_at: Date | null }>(

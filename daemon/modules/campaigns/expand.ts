@@ -38,7 +38,8 @@ import { normalizeSend, type NormalizedSend } from '../emails/validate.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
 import { resolvePublishedVersion } from '../templates/render.ts';
 import { QUOTA_HARD_STOP_RATIO, quotaCap, quotaStatus, tenantSendingState } from '../quota/service.ts';
-import { CampaignRow, publishedLocales, templateSlug } from './model.ts';
+import { publishedLocales, templateSlug, type CampaignRow } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { writeChunk, type ChunkPlan, type ChunkVersion } from './chunk.ts';
 
 export const CONTACTS_PER_CHUNK = 2000;
@@ -118,7 +119,9 @@ async function planRun(run: Run, campaign: CampaignRow): Promise<ChunkPlan> {
 async function expandChunk(run: Run, limit: number): Promise<Step> {
   const { sequelize } = run.deps.db;
   if (!run.plan) {
-    const campaign = await CampaignRow.findOne({ where: { id: run.campaignId, tenantId: run.tenantId } });
+    const campaign = await modelsOf(sequelize).CampaignRow.findOne({
+      where: { id: run.campaignId, tenantId: run.tenantId },
+    });
     if (!campaign || campaign.status !== 'SENDING') return 'stopped';
     run.plan = await planRun(run, campaign);
     run.sender = senderOf(campaign);

@@ -29,7 +29,7 @@ export async function startCampaignSend(
 ): Promise<Campaign> {
   const { sequelize } = deps.db;
   const { body } = input;
-  const campaign = await findCampaign(ctx.tenantId, input.id);
+  const campaign = await findCampaign(deps, ctx.tenantId, input.id);
   try {
     // The pipeline's own sender check, with a well-formed stand-in message so that only `from` can fail.
     normalizeSend({ from: body.from, to: 'recipient@example.com', subject: '-', textBody: '-' });

@@ -14,7 +14,8 @@ import type {
 } from '../../../shared/schemas/campaigns.ts';
 import { normalizeSend } from '../emails/validate.ts';
 import { countContacts, countContactsByLocale, type ContactFilter } from '../contacts/model.ts';
-import { CampaignRow, findTenantTemplate, publishedLocales } from './model.ts';
+import { findTenantTemplate, publishedLocales, type CampaignRow } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { findPage } from '../../db/paging.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -63,8 +64,8 @@ export interface CampaignDeps {
   db: Pick<Database, 'sequelize'>;
 }
 
-export async function findCampaign(tenantId: string, id: string): Promise<CampaignRow> {
-  const row = UUID.test(id) ? await CampaignRow.findOne({ where: { tenantId, id } }) : null;
+export async function findCampaign(deps: CampaignDeps, tenantId: string, id: string): Promise<CampaignRow> {
+  const row = UUID.test(id) ? await modelsOf(deps.db.sequelize).CampaignRow.findOne({ where: { tenantId, id } }) : null;
   if (!row) throw new NotFoundError(`Campaign "${id}"`);
   return row;
 }
@@ -95,7 +96,7 @@ export async function createCampaign(
       'TEMPLATE_NOT_FOUND',
     );
   }
-  const row = await CampaignRow.create({
+  const row = await modelsOf(sequelize).CampaignRow.create({
     tenantId: ctx.tenantId,
     name: body.name,
     templateId: body.templateId,
@@ -109,10 +110,10 @@ export async function createCampaign(
   return toCampaign(row);
 }
 
-export async function listCampaigns(_deps: CampaignDeps, ctx: TenantContext, query: CampaignListQuery) {
+export async function listCampaigns(deps: CampaignDeps, ctx: TenantContext, query: CampaignListQuery) {
   const where = { tenantId: ctx.tenantId, ...(query.status ? { status: query.status } : {}) };
   return findPage(
-    CampaignRow,
+    modelsOf(deps.db.sequelize).CampaignRow,
     {
       where,
       order: [
@@ -130,7 +131,7 @@ export async function getCampaign(
   ctx: TenantContext,
   input: { id: string },
 ): Promise<CampaignDetail> {
-  const row = await findCampaign(ctx.tenantId, input.id);
+  const row = await findCampaign(deps, ctx.tenantId, input.id);
   return {
     ...toCampaign(row),
     audienceSize: await countContacts(deps.db.sequelize, audienceFilter(ctx.tenantId, row.audience ?? {})),
@@ -150,7 +151,7 @@ export async function localeCoverage(
   input: { id: string },
 ): Promise<LocaleCoverage[]> {
   const { sequelize } = deps.db;
-  const row = await findCampaign(ctx.tenantId, input.id);
+  const row = await findCampaign(deps, ctx.tenantId, input.id);
   const template = await findTenantTemplate(sequelize, ctx.tenantId, row.templateId);
   const published = template ? await publishedLocales(sequelize, ctx.tenantId, template.id) : new Set<string>();
   const defaultLocale = (template?.defaultLocale ?? 'en').toLowerCase();

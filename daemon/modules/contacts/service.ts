@@ -14,7 +14,6 @@ import {
   type UpsertContactBody,
 } from '../../../shared/schemas/contacts.ts';
 import {
-  ContactRow,
   countContacts,
   ensureTags,
   findContactPage,
@@ -23,8 +22,10 @@ import {
   replaceTagLinks,
   tagNamesOf,
   unlinkTag,
+  type ContactRow,
   type KeysetPosition,
 } from './model.ts';
+import { modelsOf } from '../models.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -53,42 +54,55 @@ async function present(sequelize: Sequelize, row: ContactRow, transaction?: Tran
   return toContact(row, tags.get(row.id) ?? []);
 }
 
-function findByEmail(tenantId: string, email: string, transaction?: Transaction): Promise<ContactRow | null> {
-  return ContactRow.findOne({
+function findByEmail(
+  sequelize: Sequelize,
+  tenantId: string,
+  email: string,
+  transaction?: Transaction,
+): Promise<ContactRow | null> {
+  return modelsOf(sequelize).ContactRow.findOne({
     where: { tenantId, [Op.and]: [sqlWhere(fn('lower', col('email')), email.toLowerCase())] },
     transaction,
   });
 }
 
 /** A contact by its id or, failing that, by its externalId. Another tenant's contact is not found. */
-async function findByRef(tenantId: string, ref: string, transaction?: Transaction): Promise<ContactRow> {
+async function findByRef(
+  sequelize: Sequelize,
+  tenantId: string,
+  ref: string,
+  transaction?: Transaction,
+): Promise<ContactRow> {
   const byId = UUID.test(ref)
-    ? await ContactRow.findOne({ where: { tenantId, id: ref.toLowerCase() }, transaction })
+    ? await modelsOf(sequelize).ContactRow.findOne({ where: { tenantId, id: ref.toLowerCase() }, transaction })
     : null;
-  const row = byId ?? (await ContactRow.findOne({ where: { tenantId, externalId: ref }, transaction }));
+  const row =
+    byId ?? (await modelsOf(sequelize).ContactRow.findOne({ where: { tenantId, externalId: ref }, transaction }));
   if (!row) throw new NotFoundError(`Contact "${ref}"`);
   return row;
 }
 
 async function assertEmailFree(
+  sequelize: Sequelize,
   tenantId: string,
   email: string,
   exceptId: string,
   transaction?: Transaction,
 ): Promise<void> {
-  const other = await findByEmail(tenantId, email, transaction);
+  const other = await findByEmail(sequelize, tenantId, email, transaction);
   if (other && other.id !== exceptId) {
     throw new ConflictError(`Another contact (${other.id}) already has the address ${email}.`, 'CONTACT_EMAIL_TAKEN');
   }
 }
 
 async function assertExternalIdFree(
+  sequelize: Sequelize,
   tenantId: string,
   externalId: string,
   exceptId: string,
   transaction?: Transaction,
 ): Promise<void> {
-  const other = await ContactRow.findOne({ where: { tenantId, externalId }, transaction });
+  const other = await modelsOf(sequelize).ContactRow.findOne({ where: { tenantId, externalId }, transaction });
   if (other && other.id !== exceptId) {
     throw new ConflictError(
       `Another contact (${other.id}) already has the externalId "${externalId}".`,
@@ -105,12 +119,12 @@ async function upsertInTransaction(
 ): Promise<{ row: ContactRow; created: boolean }> {
   let row =
     body.externalId !== undefined
-      ? await ContactRow.findOne({ where: { tenantId, externalId: body.externalId }, transaction })
+      ? await modelsOf(sequelize).ContactRow.findOne({ where: { tenantId, externalId: body.externalId }, transaction })
       : null;
   if (row) {
-    await assertEmailFree(tenantId, body.email, row.id, transaction);
+    await assertEmailFree(sequelize, tenantId, body.email, row.id, transaction);
   } else {
-    row = await findByEmail(tenantId, body.email, transaction);
+    row = await findByEmail(sequelize, tenantId, body.email, transaction);
     if (row && body.externalId !== undefined && row.externalId !== null && row.externalId !== body.externalId) {
       throw new ConflictError(
         `The address ${body.email} belongs to the contact with externalId "${row.externalId}", not "${body.externalId}".`,
@@ -135,7 +149,7 @@ async function upsertInTransaction(
     row.changed('updatedAt', true);
     await row.save({ transaction });
   } else {
-    row = await ContactRow.create({ tenantId, ...fields }, { transaction });
+    row = await modelsOf(sequelize).ContactRow.create({ tenantId, ...fields }, { transaction });
   }
   if (body.tags !== undefined) {
     await replaceTagLinks(
@@ -229,7 +243,7 @@ export async function listContacts(
 export async function getContact(deps: ContactDeps, ctx: TenantContext, input: { ref: string }): Promise<Contact> {
   const { sequelize } = deps.db;
   const { ref } = input;
-  return present(sequelize, await findByRef(ctx.tenantId, ref));
+  return present(sequelize, await findByRef(sequelize, ctx.tenantId, ref));
 }
 
 export async function patchContact(
@@ -241,10 +255,10 @@ export async function patchContact(
   const { ref, body } = input;
   return withUniqueRetry(() =>
     sequelize.transaction(async (transaction) => {
-      const row = await findByRef(ctx.tenantId, ref, transaction);
-      if (body.email !== undefined) await assertEmailFree(ctx.tenantId, body.email, row.id, transaction);
+      const row = await findByRef(sequelize, ctx.tenantId, ref, transaction);
+      if (body.email !== undefined) await assertEmailFree(sequelize, ctx.tenantId, body.email, row.id, transaction);
       if (body.externalId !== undefined && body.externalId !== null) {
-        await assertExternalIdFree(ctx.tenantId, body.externalId, row.id, transaction);
+        await assertExternalIdFree(sequelize, ctx.tenantId, body.externalId, row.id, transaction);
       }
       const { tags, ...fields } = body;
       row.set(fields);
@@ -277,7 +291,7 @@ export async function addContactTags(
   const { sequelize } = deps.db;
   const { ref, tags } = input;
   return sequelize.transaction(async (transaction) => {
-    const row = await findByRef(ctx.tenantId, ref, transaction);
+    const row = await findByRef(sequelize, ctx.tenantId, ref, transaction);
     await linkTags(sequelize, row.id, await ensureTags(sequelize, ctx.tenantId, tags, transaction), transaction);
     await touch(row, transaction);
     return present(sequelize, row, transaction);
@@ -293,7 +307,7 @@ export async function removeContactTag(
   const { sequelize } = deps.db;
   const { ref, tag } = input;
   return sequelize.transaction(async (transaction) => {
-    const row = await findByRef(ctx.tenantId, ref, transaction);
+    const row = await findByRef(sequelize, ctx.tenantId, ref, transaction);
     if ((await unlinkTag(sequelize, ctx.tenantId, row.id, tag, transaction)) > 0) await touch(row, transaction);
     return present(sequelize, row, transaction);
   });
@@ -308,7 +322,7 @@ export async function eraseContact(
   const { sequelize } = deps.db;
   const { ref } = input;
   return sequelize.transaction(async (transaction) => {
-    const row = await findByRef(ctx.tenantId, ref, transaction);
+    const row = await findByRef(sequelize, ctx.tenantId, ref, transaction);
     await row.destroy({ transaction });
     await recordErasure(
       sequelize,

@@ -4,7 +4,8 @@ import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { TenantContext } from '../../context.ts';
 import type { ContactDeps } from './service.ts';
 import type { ContactTag, CreateContactTagBody, UpdateContactTagBody } from '../../../shared/schemas/contacts.ts';
-import { ContactTagRow, listTagsWithCounts, type TagWithCount } from './model.ts';
+import { listTagsWithCounts, type TagWithCount } from './model.ts';
+import { modelsOf } from '../models.ts';
 
 function toTag(tag: TagWithCount): ContactTag {
   return { ...tag, createdAt: tag.createdAt.toISOString(), updatedAt: tag.updatedAt.toISOString() };
@@ -32,7 +33,11 @@ export async function createContactTag(
 ): Promise<ContactTag> {
   const { sequelize } = deps.db;
   try {
-    await ContactTagRow.create({ tenantId: ctx.tenantId, name: body.name, description: body.description ?? null });
+    await modelsOf(sequelize).ContactTagRow.create({
+      tenantId: ctx.tenantId,
+      name: body.name,
+      description: body.description ?? null,
+    });
   } catch (error) {
     if (error instanceof UniqueConstraintError) throw duplicate(body.name);
     throw error;
@@ -48,10 +53,11 @@ export async function updateContactTag(
 ): Promise<ContactTag> {
   const { sequelize } = deps.db;
   const { name, body } = input;
-  const tag = await ContactTagRow.findOne({ where: { tenantId: ctx.tenantId, name } });
+  const tag = await modelsOf(sequelize).ContactTagRow.findOne({ where: { tenantId: ctx.tenantId, name } });
   if (!tag) throw new NotFoundError(`Contact tag "${name}"`);
   if (body.name !== undefined && body.name !== name) {
-    if (await ContactTagRow.findOne({ where: { tenantId: ctx.tenantId, name: body.name } })) throw duplicate(body.name);
+    if (await modelsOf(sequelize).ContactTagRow.findOne({ where: { tenantId: ctx.tenantId, name: body.name } }))
+      throw duplicate(body.name);
     tag.name = body.name;
   }
   if (body.description !== undefined) tag.description = body.description;
@@ -65,12 +71,12 @@ export async function updateContactTag(
 }
 
 export async function deleteContactTag(
-  _deps: ContactDeps,
+  deps: ContactDeps,
   ctx: TenantContext,
   input: { name: string },
 ): Promise<{ ok: true }> {
   const { name } = input;
-  const removed = await ContactTagRow.destroy({ where: { tenantId: ctx.tenantId, name } });
+  const removed = await modelsOf(deps.db.sequelize).ContactTagRow.destroy({ where: { tenantId: ctx.tenantId, name } });
   if (removed === 0) throw new NotFoundError(`Contact tag "${name}"`);
   return { ok: true };
 }

@@ -223,7 +223,7 @@ export async function createIpPool(
       if (!(await insertAddress(sequelize, values, { transaction })))
         throw new ConflictError(`${values.ip} already belongs to an IP pool.`);
     }
-    await recordAudit(audit(actor, 'pool_created', { poolId, name: body.name }), transaction);
+    await recordAudit(deps.db.sequelize, audit(actor, 'pool_created', { poolId, name: body.name }), transaction);
     return poolId;
   });
   return getIpPool(deps, id, now);
@@ -241,7 +241,11 @@ export async function updateIpPool(
     if (result === 'missing') throw new NotFoundError('The IP pool');
     if (result === 'name-taken') throw new ConflictError(`An IP pool named ${body.name} already exists.`);
     await announcePoolChange(sequelize, poolId, { transaction });
-    await recordAudit(audit(actor, 'pool_updated', { poolId, fields: Object.keys(body) }), transaction);
+    await recordAudit(
+      deps.db.sequelize,
+      audit(actor, 'pool_updated', { poolId, fields: Object.keys(body) }),
+      transaction,
+    );
   });
   broadcastPoolChange();
   return getIpPool(deps, poolId);
@@ -256,7 +260,7 @@ export async function deleteIpPool(deps: IpPoolDeps, actor: IpPoolActor, poolId:
       throw new ConflictError(`The IP pool is assigned ${assigned} time(s): remove its assignments first.`);
     if (!(await deletePoolRow(sequelize, poolId, { transaction }))) throw new NotFoundError('The IP pool');
     await announcePoolChange(sequelize, poolId, { transaction });
-    await recordAudit(audit(actor, 'pool_deleted', { poolId }), transaction);
+    await recordAudit(deps.db.sequelize, audit(actor, 'pool_deleted', { poolId }), transaction);
   });
   broadcastPoolChange();
 }
@@ -276,7 +280,11 @@ export async function addIpPoolAddress(
     const id = await insertAddress(sequelize, values, { transaction });
     if (!id) throw new ConflictError(`${values.ip} already belongs to an IP pool.`);
     await announcePoolChange(sequelize, poolId, { transaction });
-    await recordAudit(audit(actor, 'address_added', { poolId, addressId: id, ip: values.ip }), transaction);
+    await recordAudit(
+      deps.db.sequelize,
+      audit(actor, 'address_added', { poolId, addressId: id, ip: values.ip }),
+      transaction,
+    );
   });
   broadcastPoolChange();
   return getIpPool(deps, poolId, now);
@@ -305,7 +313,11 @@ export async function updateIpPoolAddress(
     if (!(await updateAddressRow(sequelize, poolId, addressId, changes, { transaction })))
       throw new NotFoundError('The address');
     await announcePoolChange(sequelize, poolId, { transaction });
-    await recordAudit(audit(actor, 'address_updated', { poolId, addressId, fields: Object.keys(body) }), transaction);
+    await recordAudit(
+      deps.db.sequelize,
+      audit(actor, 'address_updated', { poolId, addressId, fields: Object.keys(body) }),
+      transaction,
+    );
   });
   broadcastPoolChange();
   return getIpPool(deps, poolId, now);
@@ -321,7 +333,7 @@ export async function removeIpPoolAddress(
   await sequelize.transaction(async (transaction) => {
     if (!(await deleteAddressRow(sequelize, poolId, addressId, { transaction })))
       throw new NotFoundError('The address');
-    await recordAudit(audit(actor, 'address_removed', { poolId, addressId }), transaction);
+    await recordAudit(deps.db.sequelize, audit(actor, 'address_removed', { poolId, addressId }), transaction);
   });
   broadcastPoolChange();
 }
@@ -345,6 +357,7 @@ export async function assignIpPool(
     );
     await announcePoolChange(sequelize, poolId, { transaction });
     await recordAudit(
+      deps.db.sequelize,
       { ...audit(actor, 'assigned', { poolId, assignmentId: id, ...body }), tenantId: body.tenantId },
       transaction,
     );
@@ -364,7 +377,7 @@ export async function unassignIpPool(
     if (!(await deleteAssignmentRow(sequelize, poolId, assignmentId, { transaction })))
       throw new NotFoundError('The assignment');
     await announcePoolChange(sequelize, poolId, { transaction });
-    await recordAudit(audit(actor, 'unassigned', { poolId, assignmentId }), transaction);
+    await recordAudit(deps.db.sequelize, audit(actor, 'unassigned', { poolId, assignmentId }), transaction);
   });
   broadcastPoolChange();
 }
@@ -382,7 +395,11 @@ export async function setIpPoolSchedule(
     if ((await updatePoolRow(sequelize, poolId, { schedule }, { transaction })) === 'missing')
       throw new NotFoundError('The IP pool');
     await announcePoolChange(sequelize, poolId, { transaction });
-    await recordAudit(audit(actor, schedule ? 'schedule_set' : 'schedule_reset', { poolId }), transaction);
+    await recordAudit(
+      deps.db.sequelize,
+      audit(actor, schedule ? 'schedule_set' : 'schedule_reset', { poolId }),
+      transaction,
+    );
   });
   broadcastPoolChange();
   return getIpPool(deps, poolId);

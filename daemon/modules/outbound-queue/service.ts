@@ -142,6 +142,7 @@ async function act<T extends object>(
       transaction,
     });
     await recordAudit(
+      deps.db.sequelize,
       { action, adminId: actor.adminId, ip: actor.ip, target: String(values[0]), metadata: metadata(row) },
       transaction,
     );
@@ -213,6 +214,7 @@ export async function releaseDestination(
     });
     if (row.released === 0) return false;
     await recordAudit(
+      deps.db.sequelize,
       {
         action: 'platform.queue_released',
         adminId: actor.adminId,

@@ -30,11 +30,13 @@ function plausibleToken(token: string): boolean {
 }
 
 export async function accountLinkIsLive(
-  _deps: PagesDeps,
+  deps: PagesDeps,
   _caller: AuthCaller,
   input: { purpose: 'reset-password' | 'verify-email'; token: string },
 ): Promise<boolean> {
-  return plausibleToken(input.token) && (await findLiveOneTimeToken(input.token, input.purpose)) !== null;
+  return (
+    plausibleToken(input.token) && (await findLiveOneTimeToken(deps.db.sequelize, input.token, input.purpose)) !== null
+  );
 }
 
 export async function describeInvitation(

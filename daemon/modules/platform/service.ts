@@ -2,7 +2,7 @@
 // infrastructure: db/platform-settings.ts.
 import type { AppDeps } from '../../app-types.ts';
 import type { AdminContext } from '../../context.ts';
-import { PlatformSetting } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { recordAudit } from '../audit/service.ts';
 import { getPlatformSettings, PLATFORM_SETTING_KEYS } from '../../db/platform-settings.ts';
 import type { PlatformSettings, UpdatePlatformSettings } from '../../../shared/schemas/platform.ts';
@@ -25,10 +25,11 @@ export async function updatePlatformSettings(
       const value = changes[key];
       if (value === undefined) continue;
       // null means "not set": the row goes and the default (null for every nullable setting) applies.
-      if (value === null) await PlatformSetting.destroy({ where: { key }, transaction });
-      else await PlatformSetting.upsert({ key, value }, { transaction });
+      if (value === null) await modelsOf(sequelize).PlatformSetting.destroy({ where: { key }, transaction });
+      else await modelsOf(sequelize).PlatformSetting.upsert({ key, value }, { transaction });
     }
     await recordAudit(
+      deps.db.sequelize,
       {
         action: 'platform.settings_updated',
         adminId: actor.adminId,

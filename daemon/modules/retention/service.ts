@@ -78,7 +78,10 @@ export async function getTenantRetention(
 ): Promise<TenantRetentionBody> {
   const { sequelize } = deps.db;
   const { tenantId } = input;
-  await requireTenantRole(tenantId, actor, 'viewer', { platformAdminMayRead: true, allowBlocked: true });
+  await requireTenantRole(deps.db.sequelize, tenantId, actor, 'viewer', {
+    platformAdminMayRead: true,
+    allowBlocked: true,
+  });
   return present(sequelize, tenantId);
 }
 
@@ -90,7 +93,7 @@ export async function updateTenantRetention(
 ): Promise<TenantRetentionBody> {
   const { sequelize } = deps.db;
   const { tenantId, body: changes } = input;
-  await requireTenantRole(tenantId, actor, 'admin');
+  await requireTenantRole(deps.db.sequelize, tenantId, actor, 'admin');
   const platform = platformPolicy(await getPlatformSettings(sequelize));
   const kinds = RETENTION_KINDS.filter((kind) => changes[kind] !== undefined);
   const tooLong = kinds.filter((kind) => (changes[kind] ?? 0) > platform[kind]);
@@ -113,6 +116,7 @@ export async function updateTenantRetention(
       { replacements, transaction },
     );
     await recordAudit(
+      deps.db.sequelize,
       {
         action: 'tenant.retention_updated',
         tenantId,

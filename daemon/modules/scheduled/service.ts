@@ -9,7 +9,8 @@ import { DEFAULT_SCHEDULE_TIMEZONE, type ScheduleEmailBody } from '../../../shar
 import { acceptSends, workerSendDeps, type SendDeps } from '../emails/service.ts';
 import { normalizeSend, type SendInput } from '../emails/validate.ts';
 import { checkInlineLiquid, renderInlineLiquid } from '../emails/inline-liquid.ts';
-import { ScheduledEmail, type ScheduledStatus } from './model.ts';
+import type { ScheduledEmail, ScheduledStatus } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { findPage } from '../../db/paging.ts';
 
 export function scheduledJobKey(id: string): string {
@@ -109,7 +110,7 @@ export async function scheduleEmail(deps: ScheduledDeps, ctx: TenantContext, bod
   normalizeSend(request); // refuse a bad request now rather than at sendAt
   checkInlineLiquid(request);
   return sequelize.transaction(async (tx) => {
-    const row = await ScheduledEmail.create(
+    const row = await modelsOf(sequelize).ScheduledEmail.create(
       {
         tenantId: ctx.tenantId,
         apiKeyId: ctx.apiKeyId,
@@ -137,13 +138,13 @@ export async function scheduleEmail(deps: ScheduledDeps, ctx: TenantContext, bod
 }
 
 export async function listScheduledEmails(
-  _deps: ScheduledDeps,
+  deps: ScheduledDeps,
   ctx: TenantContext,
   query: { page?: number; limit?: number; status?: ScheduledStatus },
 ) {
   const where = { tenantId: ctx.tenantId, ...(query.status ? { status: query.status } : {}) };
   return findPage(
-    ScheduledEmail,
+    modelsOf(deps.db.sequelize).ScheduledEmail,
     {
       where,
       order: [
@@ -159,7 +160,7 @@ export async function listScheduledEmails(
 export async function cancelScheduledEmail(deps: ScheduledDeps, ctx: TenantContext, input: { id: string }) {
   const { sequelize } = deps.db;
   return sequelize.transaction(async (tx) => {
-    const row = await ScheduledEmail.findOne({
+    const row = await modelsOf(sequelize).ScheduledEmail.findOne({
       where: { id: input.id, tenantId: ctx.tenantId },
       transaction: tx,
       lock: tx.LOCK.UPDATE,
@@ -183,7 +184,7 @@ export async function cancelScheduledEmail(deps: ScheduledDeps, ctx: TenantConte
 
 /** Runs a due scheduled email through the pipeline; PENDING → SENT (accepted) or FAILED (refused). */
 export async function runScheduledEmail(deps: SendDeps, id: string): Promise<void> {
-  const row = await ScheduledEmail.findByPk(id);
+  const row = await modelsOf(deps.db.sequelize).ScheduledEmail.findByPk(id);
   if (!row || row.status !== 'PENDING') return;
   const ctx: TenantContext = {
     tenantId: row.tenantId,

@@ -19,7 +19,7 @@ import { getTenantThrottle, liveWorkerNodes, setTenantThrottle } from '../../mta
 import { assertThrottleApplies } from './throttle-delivery.ts';
 import { recordAudit } from '../audit/service.ts';
 import { NODE_SEEN_WITHIN_MS } from '../../db/nodes.ts';
-import { Tenant } from '../tenants/model.ts';
+import { modelsOf } from '../models.ts';
 import type { Sql } from '../../db/sql.ts';
 import type {
   ActiveReactionBody,
@@ -83,7 +83,7 @@ export async function updateProvider(
     maxMessagesPerConnection: changes.maxMessagesPerConnection ?? current.maxMessagesPerConnection,
     messagesPerMinute: changes.messagesPerMinute === undefined ? current.messagesPerMinute : changes.messagesPerMinute,
   });
-  await recordAudit({
+  await recordAudit(deps.db.sequelize, {
     action: 'platform.provider_updated',
     adminId: actor.adminId,
     ip: actor.ip,
@@ -102,7 +102,7 @@ export async function createProvider(
   if (await findProvider(deps, input.key))
     throw new ConflictError(`A provider "${input.key}" exists: change it with PUT.`);
   await saveProviderRule(deps.db.sql, { ...input, messagesPerMinute: input.messagesPerMinute ?? null });
-  await recordAudit({
+  await recordAudit(deps.db.sequelize, {
     action: 'platform.provider_updated',
     adminId: actor.adminId,
     ip: actor.ip,
@@ -205,7 +205,7 @@ export async function createReactionRule(
   };
   await checkRule(deps, rule);
   const id = await saveReactionRule(deps.db.sql, null, rule);
-  await recordAudit({
+  await recordAudit(deps.db.sequelize, {
     action: 'platform.reaction_rule_changed',
     adminId: actor.adminId,
     ip: actor.ip,
@@ -229,7 +229,7 @@ export async function updateReactionRule(
     if (value !== undefined) (rule as unknown as Record<string, unknown>)[key] = value;
   await checkRule(deps, rule);
   await saveReactionRule(deps.db.sql, id, rule);
-  await recordAudit({
+  await recordAudit(deps.db.sequelize, {
     action: 'platform.reaction_rule_changed',
     adminId: actor.adminId,
     ip: actor.ip,
@@ -246,7 +246,7 @@ export async function removeReactionRule(
   input: { ruleId: string },
 ): Promise<{ ok: true }> {
   if (!(await deleteReactionRule(deps.db.sql, input.ruleId))) throw new NotFoundError('Reaction rule');
-  await recordAudit({
+  await recordAudit(deps.db.sequelize, {
     action: 'platform.reaction_rule_changed',
     adminId: actor.adminId,
     ip: actor.ip,
@@ -274,7 +274,7 @@ export async function liftReaction(
     );
   const { lifted, due } = await liftSuspension(deps.db.sql, input.reactionId);
   if (!lifted) throw new NotFoundError('Reaction in force');
-  await recordAudit({
+  await recordAudit(deps.db.sequelize, {
     action: 'platform.reaction_lifted',
     adminId: actor.adminId,
     ip: actor.ip,
@@ -284,13 +284,14 @@ export async function liftReaction(
   return { id: input.reactionId, rowsDue: due };
 }
 
-async function requireTenant(tenantId: string): Promise<void> {
-  if (!(await Tenant.findByPk(tenantId, { attributes: ['id'] }))) throw new NotFoundError('Tenant');
+async function requireTenant(deps: ShapingDeps, tenantId: string): Promise<void> {
+  if (!(await modelsOf(deps.db.sequelize).Tenant.findByPk(tenantId, { attributes: ['id'] })))
+    throw new NotFoundError('Tenant');
 }
 
-export async function readTenantThrottle(_deps: ShapingDeps, input: { tenantId: string }): Promise<TenantThrottleBody> {
-  await requireTenant(input.tenantId);
-  return getTenantThrottle(_deps.db.sql, input.tenantId);
+export async function readTenantThrottle(deps: ShapingDeps, input: { tenantId: string }): Promise<TenantThrottleBody> {
+  await requireTenant(deps, input.tenantId);
+  return getTenantThrottle(deps.db.sql, input.tenantId);
 }
 
 export async function changeTenantThrottle(
@@ -298,12 +299,12 @@ export async function changeTenantThrottle(
   actor: Actor,
   input: { tenantId: string; throttle: SetTenantThrottleBody },
 ): Promise<TenantThrottleBody> {
-  await requireTenant(input.tenantId);
+  await requireTenant(deps, input.tenantId);
   const { messagesPerSecond, messagesPerHour } = input.throttle;
   if (messagesPerSecond !== null || messagesPerHour !== null)
     await assertThrottleApplies(deps.db.sequelize, deps.config);
   await setTenantThrottle(deps.db.sql, { tenantId: input.tenantId, ...input.throttle });
-  await recordAudit({
+  await recordAudit(deps.db.sequelize, {
     action: 'tenant.throttle_updated',
     tenantId: input.tenantId,
     adminId: actor.adminId,

@@ -1,8 +1,9 @@
 // API keys of a tenant: created and rotated by developers and up; the whole key is returned once
 // and only its hash is stored. Rotation keeps the id, name and scopes and kills the old secret
 // at once; revocation keeps the row (with revokedAt) for the audit trail.
-import { Op, type Transaction } from 'sequelize';
-import { ApiKey } from './model.ts';
+import { Op, type Sequelize, type Transaction } from 'sequelize';
+import type { ApiKey } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { requireTenantRole, type Actor, type TenantDeps } from './service.ts';
 import { generateApiKey } from '../auth/api-key-format.ts';
 import { recordAudit } from '../audit/service.ts';
@@ -45,9 +46,9 @@ export async function createApiKey(
   const scopes = checkScopes(body.scopes);
   const environment = body.environment ?? 'live';
   return sequelize.transaction(async (transaction) => {
-    await requireTenantRole(tenantId, actor, 'developer', { transaction });
+    await requireTenantRole(deps.db.sequelize, tenantId, actor, 'developer', { transaction });
     const generated = generateApiKey(environment);
-    const row = await ApiKey.create(
+    const row = await modelsOf(sequelize).ApiKey.create(
       {
         tenantId,
         name: body.name.trim(),
@@ -60,6 +61,7 @@ export async function createApiKey(
       { transaction },
     );
     await recordAudit(
+      deps.db.sequelize,
       {
         action: 'api_key.created',
         tenantId,
@@ -76,15 +78,15 @@ export async function createApiKey(
 
 /** Live (unrevoked) keys, newest first; never the key or its hash. */
 export async function listApiKeys(
-  _deps: TenantDeps,
+  deps: TenantDeps,
   actor: Actor,
   input: { tenantId: string; page: number; limit: number },
 ) {
   const { tenantId, page, limit } = input;
-  await requireTenantRole(tenantId, actor, 'viewer', { allowBlocked: true });
+  await requireTenantRole(deps.db.sequelize, tenantId, actor, 'viewer', { allowBlocked: true });
   const where = { tenantId, revokedAt: { [Op.is]: null } };
   return findPage(
-    ApiKey,
+    modelsOf(deps.db.sequelize).ApiKey,
     {
       where,
       order: [
@@ -97,8 +99,13 @@ export async function listApiKeys(
   );
 }
 
-async function liveKeyOf(tenantId: string, apiKeyId: string, transaction: Transaction): Promise<ApiKey> {
-  const row = await ApiKey.findOne({
+async function liveKeyOf(
+  sequelize: Sequelize,
+  tenantId: string,
+  apiKeyId: string,
+  transaction: Transaction,
+): Promise<ApiKey> {
+  const row = await modelsOf(sequelize).ApiKey.findOne({
     where: { id: apiKeyId, tenantId, revokedAt: { [Op.is]: null } },
     transaction,
     lock: transaction.LOCK.UPDATE,
@@ -116,12 +123,13 @@ export async function rotateApiKey(
   const { tenantId, apiKeyId } = input;
   // The API nodes drop the old prefix from their caches (tenants/state-cache.ts).
   const { body } = await sequelize.transaction(async (transaction) => {
-    await requireTenantRole(tenantId, actor, 'developer', { transaction });
-    const row = await liveKeyOf(tenantId, apiKeyId, transaction);
+    await requireTenantRole(deps.db.sequelize, tenantId, actor, 'developer', { transaction });
+    const row = await liveKeyOf(deps.db.sequelize, tenantId, apiKeyId, transaction);
     const oldPrefix = row.prefix;
     const generated = generateApiKey(row.environment);
     await row.update({ prefix: generated.prefix, keyHash: generated.keyHash, lastUsedAt: null }, { transaction });
     await recordAudit(
+      deps.db.sequelize,
       {
         action: 'api_key.rotated',
         tenantId,
@@ -146,10 +154,11 @@ export async function revokeApiKey(
   const { tenantId, apiKeyId } = input;
   // The API nodes drop the key from their caches (tenants/state-cache.ts).
   await sequelize.transaction(async (transaction) => {
-    await requireTenantRole(tenantId, actor, 'developer', { transaction });
-    const row = await liveKeyOf(tenantId, apiKeyId, transaction);
+    await requireTenantRole(deps.db.sequelize, tenantId, actor, 'developer', { transaction });
+    const row = await liveKeyOf(deps.db.sequelize, tenantId, apiKeyId, transaction);
     await row.update({ revokedAt: new Date() }, { transaction });
     await recordAudit(
+      deps.db.sequelize,
       {
         action: 'api_key.revoked',
         tenantId,

@@ -92,6 +92,7 @@ export async function inviteByEmail(
     transaction,
   );
   await recordAudit(
+    deps.sequelize,
     {
       action: 'member.invited',
       tenantId: input.tenantId,
@@ -170,6 +171,7 @@ export async function acceptInvitation(
     { replacements: { tenantId: invitation.tenantId, adminId, role: invitation.role }, transaction },
   );
   await recordAudit(
+    sequelize,
     {
       action: 'member.added',
       tenantId: invitation.tenantId,

@@ -1,9 +1,10 @@
 // Members of a tenant and their roles. Admins manage members; only owners grant, change or take
 // away the owner role; the last owner can neither leave nor be demoted; anyone may leave.
-import { Op, type Transaction } from 'sequelize';
-import { Membership } from './model.ts';
+import { Op, type Sequelize, type Transaction } from 'sequelize';
+import type { Membership } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { requireTenantRole, type TenantDeps, type Actor } from './service.ts';
-import { Admin } from '../auth/model.ts';
+import type { Admin } from '../auth/model.ts';
 import { normaliseEmail } from '../auth/service.ts';
 import { recordAudit } from '../audit/service.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors.ts';
@@ -11,7 +12,6 @@ import type { MemberRole } from '../../../shared/constants.ts';
 import type { InvitationBody, MemberBody } from '../../../shared/schemas/tenants.ts';
 import { inviteByEmail } from './invitations.ts';
 import { assertMayMailStrangers } from './invitation-limits.ts';
-import { Tenant } from './model.ts';
 import { findPage } from '../../db/paging.ts';
 
 function memberBody(membership: Membership, admin: Admin): MemberBody {
@@ -29,8 +29,8 @@ function onlyOwnersHandleOwners(actorRole: MemberRole | null): void {
     throw new ForbiddenError('Only owners may grant, change or remove the owner role.', 'ROLE_REQUIRED');
 }
 
-async function lockedOwnerCount(tenantId: string, transaction: Transaction): Promise<number> {
-  const owners = await Membership.findAll({
+async function lockedOwnerCount(sequelize: Sequelize, tenantId: string, transaction: Transaction): Promise<number> {
+  const owners = await modelsOf(sequelize).Membership.findAll({
     where: { tenantId, role: 'owner' },
     transaction,
     lock: transaction.LOCK.UPDATE,
@@ -39,12 +39,13 @@ async function lockedOwnerCount(tenantId: string, transaction: Transaction): Pro
 }
 
 export async function listMembers(
-  _deps: TenantDeps,
+  deps: TenantDeps,
   actor: Actor,
   input: { tenantId: string; page: number; limit: number },
 ) {
+  const { Admin, Membership } = modelsOf(deps.db.sequelize);
   const { tenantId, page, limit } = input;
-  await requireTenantRole(tenantId, actor, 'viewer', { allowBlocked: true });
+  await requireTenantRole(deps.db.sequelize, tenantId, actor, 'viewer', { allowBlocked: true });
   return findPage(
     Membership,
     {
@@ -78,8 +79,9 @@ export async function addMember(
 ): Promise<{ member: MemberBody } | { invitation: InvitationBody }> {
   const { tenantId, body } = input;
   const { sequelize } = deps.db;
+  const { Admin, Membership, Tenant } = modelsOf(sequelize);
   return sequelize.transaction(async (transaction) => {
-    const { role: actorRole } = await requireTenantRole(tenantId, actor, 'admin', { transaction });
+    const { role: actorRole } = await requireTenantRole(deps.db.sequelize, tenantId, actor, 'admin', { transaction });
     if (body.role === 'owner') onlyOwnersHandleOwners(actorRole);
     const email = normaliseEmail(body.email);
     const admin = await Admin.findOne({ where: { email }, transaction });
@@ -109,6 +111,7 @@ export async function addMember(
       );
     const membership = await Membership.create({ tenantId, adminId: admin.id, role: body.role }, { transaction });
     await recordAudit(
+      deps.db.sequelize,
       {
         action: 'member.added',
         tenantId,
@@ -129,9 +132,10 @@ export async function changeMemberRole(
   input: { tenantId: string; targetAdminId: string; role: MemberRole },
 ): Promise<MemberBody> {
   const { sequelize } = deps.db;
+  const { Admin, Membership } = modelsOf(sequelize);
   const { tenantId, targetAdminId, role } = input;
   return sequelize.transaction(async (transaction) => {
-    const { role: actorRole } = await requireTenantRole(tenantId, actor, 'admin', { transaction });
+    const { role: actorRole } = await requireTenantRole(deps.db.sequelize, tenantId, actor, 'admin', { transaction });
     const membership = await Membership.findOne({
       where: { tenantId, adminId: targetAdminId },
       transaction,
@@ -140,12 +144,17 @@ export async function changeMemberRole(
     const admin = membership ? await Admin.findByPk(targetAdminId, { transaction }) : null;
     if (!membership || !admin) throw new NotFoundError('Member');
     if (membership.role === 'owner' || role === 'owner') onlyOwnersHandleOwners(actorRole);
-    if (membership.role === 'owner' && role !== 'owner' && (await lockedOwnerCount(tenantId, transaction)) <= 1) {
+    if (
+      membership.role === 'owner' &&
+      role !== 'owner' &&
+      (await lockedOwnerCount(deps.db.sequelize, tenantId, transaction)) <= 1
+    ) {
       throw new ConflictError('This is the last owner: make another member owner first.', 'LAST_OWNER');
     }
     const previous = membership.role;
     await membership.update({ role }, { transaction });
     await recordAudit(
+      deps.db.sequelize,
       {
         action: 'member.role_changed',
         tenantId,
@@ -167,13 +176,20 @@ export async function removeMember(
   input: { tenantId: string; targetAdminId: string },
 ): Promise<void> {
   const { sequelize } = deps.db;
+  const { Membership } = modelsOf(sequelize);
   const { tenantId, targetAdminId } = input;
   await sequelize.transaction(async (transaction) => {
     const leaving = targetAdminId === actor.adminId;
-    const { role: actorRole } = await requireTenantRole(tenantId, actor, leaving ? 'viewer' : 'admin', {
-      transaction,
-      allowBlocked: leaving,
-    });
+    const { role: actorRole } = await requireTenantRole(
+      deps.db.sequelize,
+      tenantId,
+      actor,
+      leaving ? 'viewer' : 'admin',
+      {
+        transaction,
+        allowBlocked: leaving,
+      },
+    );
     const membership = await Membership.findOne({
       where: { tenantId, adminId: targetAdminId },
       transaction,
@@ -182,7 +198,7 @@ export async function removeMember(
     if (!membership) throw new NotFoundError('Member');
     if (membership.role === 'owner') {
       if (!leaving) onlyOwnersHandleOwners(actorRole);
-      if ((await lockedOwnerCount(tenantId, transaction)) <= 1) {
+      if ((await lockedOwnerCount(deps.db.sequelize, tenantId, transaction)) <= 1) {
         throw new ConflictError(
           'This is the last owner: make another member owner first, or delete the tenant.',
           'LAST_OWNER',
@@ -191,6 +207,7 @@ export async function removeMember(
     }
     await membership.destroy({ transaction });
     await recordAudit(
+      deps.db.sequelize,
       {
         action: 'member.removed',
         tenantId,

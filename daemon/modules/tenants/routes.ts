@@ -66,7 +66,7 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
     const tenantId = (request.params as { tenantId?: string } | undefined)?.tenantId;
     const principal = request.principal;
     if (!tenantId || !UUID.test(tenantId) || principal?.kind !== 'admin' || principal.isPlatformAdmin) return;
-    await assertMember(tenantId.toLowerCase(), principal.adminId);
+    await assertMember(deps.db.sequelize, tenantId.toLowerCase(), principal.adminId);
   });
 
   app.post(
@@ -380,7 +380,7 @@ export default async function tenantRoutes(app: App, deps: AppDeps): Promise<voi
     },
     async (request) => {
       const actor = actorOf(request);
-      await requireTenantRole(request.params.tenantId, actor, 'owner', { allowBlocked: true });
+      await requireTenantRole(deps.db.sequelize, request.params.tenantId, actor, 'owner', { allowBlocked: true });
       return listTenantAuditEvents(deps, actor, { tenantId: request.params.tenantId, ...pageOf(request.query) });
     },
   );

@@ -3,7 +3,8 @@
 // only knows the X-Tenant-Id header).
 import { Op, type Sequelize, type Transaction } from 'sequelize';
 import type { AppDeps } from '../../app-types.ts';
-import { Membership, Tenant } from './model.ts';
+import type { Tenant } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { recordAudit } from '../audit/service.ts';
 import { roleAtLeast } from '../../context.ts';
 import { ForbiddenError, NotFoundError } from '../../errors.ts';
@@ -35,11 +36,13 @@ export interface TenantAccess {
  * when `platformAdminMayRead` is set. A blocked tenant only answers reads.
  */
 export async function requireTenantRole(
+  sequelize: Sequelize,
   tenantId: string,
   actor: Actor,
   needed: MemberRole,
   options: { platformAdminMayRead?: boolean; transaction?: Transaction; allowBlocked?: boolean } = {},
 ): Promise<TenantAccess> {
+  const { Membership, Tenant } = modelsOf(sequelize);
   const [tenant, membership] = await Promise.all([
     Tenant.findByPk(tenantId, { transaction: options.transaction }),
     Membership.findOne({ where: { tenantId, adminId: actor.adminId }, transaction: options.transaction }),
@@ -59,8 +62,11 @@ export async function requireTenantRole(
 }
 
 /** Early refusal for non-members, before the body is even validated (so they learn nothing from 400s). */
-export async function assertMember(tenantId: string, adminId: string): Promise<void> {
-  const membership = await Membership.findOne({ where: { tenantId, adminId }, attributes: ['role'] });
+export async function assertMember(sequelize: Sequelize, tenantId: string, adminId: string): Promise<void> {
+  const membership = await modelsOf(sequelize).Membership.findOne({
+    where: { tenantId, adminId },
+    attributes: ['role'],
+  });
   if (!membership) throw new ForbiddenError('You are not a member of this tenant.', 'NOT_A_MEMBER');
 }
 
@@ -83,9 +89,11 @@ export function tenantBody(tenant: Tenant, role: MemberRole | null): TenantBody 
 export async function createTenant(deps: TenantDeps, actor: Actor, input: { name: string }): Promise<TenantBody> {
   const { sequelize } = deps.db;
   return sequelize.transaction(async (transaction) => {
+    const { Membership, Tenant } = modelsOf(sequelize);
     const tenant = await Tenant.create({ name: input.name.trim(), plan: 'free' }, { transaction });
     await Membership.create({ tenantId: tenant.id, adminId: actor.adminId, role: 'owner' }, { transaction });
     await recordAudit(
+      sequelize,
       { action: 'tenant.created', tenantId: tenant.id, adminId: actor.adminId, ip: actor.ip, target: tenant.id },
       transaction,
     );
@@ -94,7 +102,8 @@ export async function createTenant(deps: TenantDeps, actor: Actor, input: { name
 }
 
 /** Only the tenants the admin is a member of (platform admins included: they see others by id). */
-export async function listTenants(_deps: TenantDeps, actor: Actor, input: { page: number; limit: number }) {
+export async function listTenants(deps: TenantDeps, actor: Actor, input: { page: number; limit: number }) {
+  const { Membership, Tenant } = modelsOf(deps.db.sequelize);
   const { adminId } = actor;
   const { page, limit } = input;
   const memberships = await Membership.findAll({ where: { adminId }, attributes: ['tenantId', 'role'] });
@@ -114,9 +123,9 @@ export async function listTenants(_deps: TenantDeps, actor: Actor, input: { page
   );
 }
 
-export async function getTenant(_deps: TenantDeps, actor: Actor, input: { tenantId: string }): Promise<TenantBody> {
+export async function getTenant(deps: TenantDeps, actor: Actor, input: { tenantId: string }): Promise<TenantBody> {
   const { tenantId } = input;
-  const { tenant, role } = await requireTenantRole(tenantId, actor, 'viewer', {
+  const { tenant, role } = await requireTenantRole(deps.db.sequelize, tenantId, actor, 'viewer', {
     platformAdminMayRead: true,
     allowBlocked: true,
   });
@@ -139,10 +148,16 @@ export async function updateTenant(
     );
   }
   return sequelize.transaction(async (transaction) => {
-    const { tenant, role } = await requireTenantRole(tenantId, actor, changes.name !== undefined ? 'admin' : 'viewer', {
-      platformAdminMayRead: billing && changes.name === undefined,
-      transaction,
-    });
+    const { tenant, role } = await requireTenantRole(
+      sequelize,
+      tenantId,
+      actor,
+      changes.name !== undefined ? 'admin' : 'viewer',
+      {
+        platformAdminMayRead: billing && changes.name === undefined,
+        transaction,
+      },
+    );
     await tenant.update(
       {
         ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
@@ -152,6 +167,7 @@ export async function updateTenant(
       { transaction },
     );
     await recordAudit(
+      sequelize,
       {
         action: 'tenant.updated',
         tenantId,
@@ -171,7 +187,10 @@ export async function deleteTenant(deps: TenantDeps, actor: Actor, input: { tena
   const { sequelize } = deps.db;
   const { tenantId } = input;
   await sequelize.transaction(async (transaction) => {
-    const { tenant } = await requireTenantRole(tenantId, actor, 'owner', { transaction, allowBlocked: false });
+    const { tenant } = await requireTenantRole(sequelize, tenantId, actor, 'owner', {
+      transaction,
+      allowBlocked: false,
+    });
     await tenant.destroy({ transaction });
   });
 }
@@ -182,11 +201,13 @@ async function setStatus(
   actor: Actor,
   status: 'active' | 'blocked',
 ): Promise<TenantBody> {
+  const { Membership, Tenant } = modelsOf(sequelize);
   const body = await sequelize.transaction(async (transaction) => {
     const tenant = await Tenant.findByPk(tenantId, { transaction, lock: transaction.LOCK.UPDATE });
     if (!tenant) throw new NotFoundError('Tenant');
     await tenant.update({ status }, { transaction });
     await recordAudit(
+      sequelize,
       {
         action: status === 'blocked' ? 'tenant.blocked' : 'tenant.unblocked',
         tenantId,
@@ -219,10 +240,11 @@ export async function resumeSending(deps: TenantDeps, actor: Actor, input: { ten
   const { sequelize } = deps.db;
   const { tenantId } = input;
   return sequelize.transaction(async (transaction) => {
-    const { tenant, role } = await requireTenantRole(tenantId, actor, 'admin', { transaction });
+    const { tenant, role } = await requireTenantRole(sequelize, tenantId, actor, 'admin', { transaction });
     const wasPaused = tenant.sendingPausedAt !== null;
     await tenant.update({ sendingPausedAt: null, sendingPausedReason: null }, { transaction });
     await recordAudit(
+      sequelize,
       {
         action: 'tenant.sending_resumed',
         tenantId,

@@ -100,7 +100,7 @@ export async function resendTlsReport(
     { item: key, report, rua, sender, submitter, dns },
   );
   await recordTlsReportResend(deps.db.sql, key, `admin:${actor.adminId}`, report['report-id'], outcomes);
-  await recordAudit({
+  await recordAudit(deps.db.sequelize, {
     action: 'platform.tls_report_sent',
     adminId: actor.adminId,
     ip: actor.ip,
