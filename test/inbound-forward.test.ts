@@ -14,7 +14,8 @@ import { runJobs } from './helpers/send-jobs.ts';
 import { dkimPython, dkimpySign, dkimVerify } from './helpers/dkim-verify.ts';
 import { createInboundReader, ownedChunk, type InboundReader } from '../daemon/modules/inbound-mail/reader.ts';
 import { checkDkimSignatures } from '../daemon/modules/inbound-mail/feedback-auth.ts';
-import { forwardInbound } from '../daemon/modules/inbound-routing/forward.ts';
+import { forwardInbound, inboundAuthservId } from '../daemon/modules/inbound-routing/forward.ts';
+import { mailauthResolver } from '../daemon/modules/inbound-mail/feedback-auth.ts';
 import { srsForward, srsReverse, SRS_MAX_AGE_DAYS } from '../daemon/modules/inbound-routing/srs.ts';
 
 const PLATFORM_DOMAIN = 'svc-platform.com';
@@ -94,7 +95,7 @@ async function storedSource(raw: string, mailFrom: string | null): Promise<Uint8
     unsubscribeTokens: false,
     feedbackSignatures: null,
     routed: {
-      authservId: 'mx.svc-platform.com',
+      authservId: inboundAuthservId(ctx.config),
       dnsServers: [dns.address],
       clientIp: '192.0.2.10',
       heloName: 'mail.sender.test',
@@ -141,9 +142,46 @@ test('a forward: SRS envelope at the return-path domain, the platform signature 
       ['sender.test', 'pass'],
     ],
   );
-  assert.match(received.raw, /Authentication-Results: mx\.svc-platform\.com;/);
+  assert.match(received.raw, /\r\nAuthentication-Results: svc-platform\.com;/);
   assert.ok(received.raw.includes('Hello, this goes on to the helpdesk.'));
+
+  // ARC: i=1 sealed by the platform over our verdicts at receipt, and the chain validates.
+  const arc1 = await arcOf(received.raw);
+  assert.equal(arc1, { result: 'pass', i: 1, sealer: PLATFORM_DOMAIN });
+  assert.match(received.raw, /ARC-Authentication-Results: i=1; svc-platform\.com;\r?\n? *dkim=pass/);
+
+  // The forward arrives at a second route of ours and is forwarded on: the chain that arrived passed,
+  // so the next seal is i=2 with cv=pass, and the whole chain still validates.
+  const again = await storedSource(received.raw, received.mailFrom);
+  await forwardInbound(
+    { sequelize: ctx.db.sequelize, config: ctx.config, secrets: ctx.deps.secrets },
+    { tenantId: 'tenant-1' },
+    { inboundId: 'inbound-1b', to: 'desk-b@helpdesk.test', rawGzip: again, mailFrom: received.mailFrom },
+  );
+  assert.equal(await runJobs(ctx, 'system'), ['done']);
+  const second = await sink.waitFor((m) => m.rcptTo.includes('desk-b@helpdesk.test'));
+  assert.equal(await arcOf(second.raw), { result: 'pass', i: 2, sealer: PLATFORM_DOMAIN });
+  assert.match(second.raw, /ARC-Seal: i=2; .*cv=pass/s);
 });
+
+/** mailauth's ARC verdict on a received message, its keys from the test DNS server. */
+async function arcOf(raw: string) {
+  const { authenticate } = await import('mailauth');
+  const result = await authenticate(Buffer.from(raw), {
+    ip: '127.0.0.1',
+    helo: 'relay.test',
+    sender: 'x@relay.test',
+    mta: 'receiver.test',
+    resolver: mailauthResolver([dns.address]) as never,
+    disableBimi: true,
+  });
+  const arc = result.arc as unknown as {
+    status: { result: string };
+    i: number;
+    signature?: { signingDomain?: string };
+  };
+  return { result: arc.status.result, i: arc.i, sealer: arc.signature?.signingDomain ?? null };
+}
 
 test('a null sender is forwarded with the platform return path, never an SRS of nothing', async () => {
   const rawGzip = await storedSource(ORIGINAL.replace('Please forward me', 'Undeliverable'), null);

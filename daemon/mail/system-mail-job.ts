@@ -11,6 +11,7 @@ import { returnPathFor } from './addresses.ts';
 import { DKIM_SIGNED_HEADERS } from './compose.ts';
 import { classifyDeliveryError } from './transport.ts';
 import { relayTlsProblem } from './relay-tls.ts';
+import { arcSealed } from './arc-seal.ts';
 import {
   platformSigningTenant,
   resolveSystemSender,
@@ -47,9 +48,12 @@ export const handleSystemMailJob: JobHandler = async (job, ctx) => {
     : [null, null];
 
   const signed = 'raw' in mail ? [DKIM_SIGNED_HEADERS, ...(mail.signHeaders ?? [])].join(':') : DKIM_SIGNED_HEADERS;
+  // A forward is sealed with the key that signs it, so that the seal and the signature name one domain.
+  const sealed =
+    'raw' in mail && mail.arcSeal && dkim ? await arcSealed(Buffer.from(mail.raw, 'base64'), dkim, mail.arcSeal) : null;
   const message: Mail.Options = {
     ...('raw' in mail
-      ? { raw: Buffer.from(mail.raw, 'base64') }
+      ? { raw: sealed ?? Buffer.from(mail.raw, 'base64') }
       : {
           from: sender.from,
           to: mail.to,

@@ -19,6 +19,7 @@ import { getPlatformSettings } from '../db/platform-settings.ts';
 import { systemMailDomain } from './addresses.ts';
 import { domainAndParents, senderDomainOf } from './domain-names.ts';
 import { parseMailbox } from './mailboxes.ts';
+import type { ArcSealRequest } from './arc-seal.ts';
 
 export interface SystemMailDeps {
   sequelize: Sequelize;
@@ -51,6 +52,8 @@ export interface SystemRawMail {
    * which reverses to the original sender. Else the platform's return path, as for all system mail.
    */
   envelopeFrom?: string;
+  /** ARC-seal it with the platform's key before signing (a forward: arc-seal.ts), saying this. */
+  arcSeal?: ArcSealRequest;
 }
 
 /** What a system job carries once unsealed: the mail and the local part of its fixed Message-ID. */

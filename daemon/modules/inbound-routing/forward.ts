@@ -8,9 +8,10 @@
 // servers: SPF passes at the receiver, and a bounce to it names the original sender. A message that
 // came with the null sender (a bounce) is forwarded with the platform's own return path, never with a
 // made-up sender a second bounce could go to.
-// ARC sealing is not done: a seal must carry the chain's verdict as computed at receipt with a key the
-// platform publishes for it, which the stored message does not keep; receivers judge the forward by
-// the original signature and ours.
+// It is ARC-sealed (RFC 8617, mail/arc-seal.ts) with the same platform key, the seal carrying the
+// Authentication-Results we wrote at receipt: i=1 with cv=none when no chain arrived, the next instance
+// with cv=pass when the chain that arrived validated. A chain that arrived broken is not sealed (a seal
+// over cv=fail only says the chain is dead), nor is a message whose verdicts we never wrote.
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { Sequelize, Transaction } from 'sequelize';
@@ -21,7 +22,9 @@ import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { systemMailDomain } from '../../mail/addresses.ts';
 import { parseMailbox } from '../../mail/mailboxes.ts';
 import { sendSystemMail } from '../../mail/system-mail.ts';
+import type { ArcSealRequest } from '../../mail/arc-seal.ts';
 import { srsForward } from './srs.ts';
+import { ourAuthResults } from './verdicts.ts';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -44,6 +47,20 @@ export interface ForwardInput {
 /** The domain of SRS addresses: the platform's return-path domain (its MX and SPF are ours), else the system mail domain. */
 export async function srsDomain(deps: Pick<ForwardDeps, 'sequelize' | 'config'>): Promise<string> {
   return (await getPlatformSettings(deps.sequelize)).returnPathDomain ?? systemMailDomain(deps.config);
+}
+
+/** The authserv-id of the Authentication-Results the inbound listener writes (and removes when forged). */
+export function inboundAuthservId(config: Pick<Config, 'publicUrl'>): string {
+  return systemMailDomain(config);
+}
+
+/** What the ARC seal of a forward says, from our Authentication-Results on the stored message; null: no seal. */
+export function arcSealRequest(raw: Buffer, authservId: string): ArcSealRequest | null {
+  const authResults = ourAuthResults(raw, authservId);
+  if (authResults === null) return null;
+  const arc = /(?:^|;)\s*arc=([a-z]+)/i.exec(authResults)?.[1]?.toLowerCase() ?? 'none';
+  if (arc !== 'none' && arc !== 'pass') return null;
+  return { authResults, cv: arc };
 }
 
 /**
@@ -71,6 +88,7 @@ export async function forwardInbound(
       subject: `forward of inbound message ${input.inboundId} (tenant ${ctx.tenantId})`,
       raw: raw.toString('base64'),
       envelopeFrom,
+      arcSeal: arcSealRequest(raw, inboundAuthservId(deps.config)) ?? undefined,
     },
     transaction,
   );

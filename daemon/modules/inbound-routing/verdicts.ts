@@ -160,30 +160,44 @@ export function authservIdOf(value: string): string {
   return id.toLowerCase();
 }
 
+/** The top-level header's fields as written (each with its continuation lines and line end), and the rest. */
+function headerFieldsOf(raw: Buffer): { fields: string[]; rest: string } {
+  const text = raw.toString('latin1');
+  const end = /\r?\n\r?\n/.exec(text);
+  const headEnd = end ? end.index + end[0].length : text.length;
+  // Each field: its first line and the continuation lines (starting with a space or a tab) after it.
+  const fields: string[] = [];
+  for (const line of text.slice(0, headEnd).split(/(?<=\n)/)) {
+    if (fields.length > 0 && /^[ \t]/.test(line)) fields[fields.length - 1] += line;
+    else fields.push(line);
+  }
+  return { fields, rest: text.slice(headEnd) };
+}
+
+/** The value of an Authentication-Results field naming `authservId`, or null for any other field. */
+function ourAuthResultsValue(field: string, authservId: string): string | null {
+  const match = /^authentication-results[ \t]*:([\s\S]*)$/i.exec(field);
+  return match && authservIdOf(match[1]) === authservId.toLowerCase() ? match[1] : null;
+}
+
 /**
  * The raw message without the Authentication-Results fields of its header that name `authservId`
  * (whatever their case or comments), and how many were removed. Only the top-level header is read:
  * a message attached inside is left as it was written. Bytes are kept as they are (latin1 round trip).
  */
 export function withoutOurAuthResults(raw: Buffer, authservId: string): { raw: Buffer; removed: number } {
-  const text = raw.toString('latin1');
-  const end = /\r?\n\r?\n/.exec(text);
-  const headEnd = end ? end.index + end[0].length : text.length;
-  const head = text.slice(0, headEnd);
-  const ours = authservId.toLowerCase();
-  // Each field: its first line and the continuation lines (starting with a space or a tab) after it.
-  const fields: string[] = [];
-  for (const line of head.split(/(?<=\n)/)) {
-    if (fields.length > 0 && /^[ \t]/.test(line)) fields[fields.length - 1] += line;
-    else fields.push(line);
-  }
-  let removed = 0;
-  const kept = fields.filter((field) => {
-    const match = /^authentication-results[ \t]*:([\s\S]*)$/i.exec(field);
-    if (!match || authservIdOf(match[1]) !== ours) return true;
-    removed++;
-    return false;
-  });
+  const { fields, rest } = headerFieldsOf(raw);
+  const kept = fields.filter((field) => ourAuthResultsValue(field, authservId) === null);
+  const removed = fields.length - kept.length;
   if (removed === 0) return { raw, removed };
-  return { raw: Buffer.from(kept.join('') + text.slice(headEnd), 'latin1'), removed };
+  return { raw: Buffer.from(kept.join('') + rest, 'latin1'), removed };
+}
+
+/** The value of the first Authentication-Results naming `authservId` (ours, on a stored message), folding kept; null when none. */
+export function ourAuthResults(raw: Buffer, authservId: string): string | null {
+  for (const field of headerFieldsOf(raw).fields) {
+    const value = ourAuthResultsValue(field, authservId);
+    if (value !== null) return value.replace(/^[ \t]+/, '').replace(/\r?\n$/, '');
+  }
+  return null;
 }
