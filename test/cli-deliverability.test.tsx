@@ -16,6 +16,7 @@ import { sparkline } from '../cli/services/deliverability-report.ts';
 import { DeliverabilityTally } from '../daemon/modules/deliverability/tally.ts';
 import { flushDeliverability } from '../daemon/modules/deliverability/sql.ts';
 import type { DeliverabilityBody } from '../shared/schemas/deliverability.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
 let cli: InProcessCli;
@@ -142,8 +143,7 @@ test('the chart screen: a block per provider with its sparklines and coloured co
   assert.match(frame, ' delivered █▄');
   assert.match(frame, '  problems ▁▁');
   stdin.write('q');
-  await new Promise((resolve) => setTimeout(resolve, 30));
-  assert.ok(exited);
+  await waitFor('q to leave the screen', () => exited);
   unmount();
 });
 

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addMember, createAdmin, createApiKey, createWorld } from './helpers/fixtures.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
 let world: Awaited<ReturnType<typeof createWorld>>;
@@ -456,7 +457,9 @@ test('GET /contacts filters and walks to the end with the cursor', async () => {
     ['walk3@example.com'],
   );
 
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  // `since` is later than every write above: the clock has moved past the millisecond this line began in.
+  const lastWrite = Date.now();
+  await waitFor('the clock to pass the last write', () => Date.now() > lastWrite, { intervalMs: 1 });
   const since = new Date().toISOString();
   await ctx.app.inject({
     method: 'PUT',

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase } from './helpers/context.ts';
-import { cleanEnv, killDaemonProcesses, startDaemonProcess } from './helpers/daemon-process.ts';
+import { cleanEnv, killDaemonProcesses, startDaemonProcess, waitForReady } from './helpers/daemon-process.ts';
 import { sleep } from '../daemon/jobs/thread.ts';
 import { MAINTENANCE_TASKS } from '../daemon/jobs/handlers.ts';
 import { DAEMON_START_FLAGS } from '../daemon/start.mjs';
@@ -87,17 +87,6 @@ const readOnly = (code: string) => (command: string[]) => [
   ...command,
 ];
 
-/** Polls /health/ready until it answers 200 (the workers start after the listener). */
-async function waitForReady(url: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const response = await fetch(`${url}/health/ready`);
-    if (response.status === 200) return;
-    if (Date.now() > deadline) throw new Error(`the daemon did not become ready: ${await response.text()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 test('from a read-only code directory without a build: builds into DATA_DIR, boots with no warning, SIGTERM exits 0', async () => {
   const code = installCopy('no-build');
   const database = await createTestDatabase();
@@ -111,7 +100,7 @@ test('from a read-only code directory without a build: builds into DATA_DIR, boo
       [],
       { bin: join(code, 'bin/svc.js'), wrap: readOnly(code) },
     );
-    await waitForReady(daemon.url);
+    await waitForReady(daemon);
     // Every maintenance task has run once and gone to sleep on the shutdown signal: the moment the
     // 11th abort listener used to print MaxListenersExceededWarning.
     const tasks = ['reclaim-expired-leases', ...MAINTENANCE_TASKS.map((task) => task.name)];
@@ -145,7 +134,7 @@ test('`npm run build` at install: the daemon runs that build from the read-only 
       ['--role', 'api'],
       { bin: join(code, 'bin/svc.js'), wrap: readOnly(code) },
     );
-    await waitForReady(daemon.url);
+    await waitForReady(daemon);
     daemon.child.kill('SIGTERM');
     assert.is(await daemon.exit, 0, daemon.output());
     assert.not.ok(existsSync(join(database.dataDir, 'build')), 'the install build was used');

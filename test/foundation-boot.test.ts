@@ -8,23 +8,24 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase } from './helpers/context.ts';
-import { killDaemonProcesses, startDaemonProcess, SVC_BIN } from './helpers/daemon-process.ts';
+import {
+  killDaemonProcesses,
+  startDaemonProcess,
+  SVC_BIN,
+  waitForReady,
+  type DaemonProcess,
+} from './helpers/daemon-process.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const SVC = SVC_BIN;
 const children = new Set<ChildProcess>();
 const startDaemon = startDaemonProcess;
 
-async function waitReady(url: string): Promise<{ status: number; body: Record<string, any> }> {
-  const deadline = Date.now() + 90_000;
-  let last = { status: 0, body: {} as Record<string, any> };
-  while (Date.now() < deadline) {
-    const res = await fetch(`${url}/health/ready`);
-    last = { status: res.status, body: (await res.json()) as Record<string, any> };
-    if (res.status === 200) return last;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return last;
+/** /health/ready's answer once it is 200 (within 90 s). */
+async function waitReady(daemon: DaemonProcess): Promise<{ status: number; body: Record<string, any> }> {
+  await waitForReady(daemon, 90_000);
+  const res = await fetch(`${daemon.url}/health/ready`);
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 
 test.after(() => {
@@ -34,7 +35,7 @@ test.after(() => {
 
 async function bootAndStop(env: Record<string, string>) {
   const daemon = await startDaemon(env);
-  const ready = await waitReady(daemon.url);
+  const ready = await waitReady(daemon);
   assert.is(ready.status, 200, JSON.stringify(ready.body));
   assert.is(ready.body.status, 'ready');
   assert.ok(ready.body.checks.workers.ok);
@@ -86,7 +87,7 @@ test('--role api serves HTTP without worker threads and is ready', async () => {
       { DATA_DIR: database.dataDir, ...(database.url ? { DATABASE_URL: database.url } : {}) },
       ['--role', 'api'],
     );
-    const ready = await waitReady(daemon.url);
+    const ready = await waitReady(daemon);
     assert.is(ready.status, 200);
     assert.equal(ready.body.checks.workers, { ok: true, role: 'api', names: [] });
     assert.not.match(daemon.output(), /worker threads started/);

@@ -61,8 +61,16 @@ function stall(ms: number): void {
   while (performance.now() < until);
 }
 
-/** Lets the samplers' timers fire (and record the stall) before the next read. */
-const nextTicks = () => new Promise((resolve) => setTimeout(resolve, 50));
+/** Waits until the app's event-loop histogram and recent max hold a stall of `seconds` (read without a request). */
+async function stallSampled(since: Exposition, seconds: number): Promise<void> {
+  await waitFor(`a stall of ${seconds} s in the event-loop metrics`, async () => {
+    const now = parsePrometheusText(await metricsOf(ctx.app)!.render());
+    return (
+      longestBetween(since, now, 'svc_event_loop_delay_seconds') >= seconds &&
+      (now.value('svc_event_loop_delay_recent_max_seconds') ?? 0) >= seconds
+    );
+  });
+}
 
 /** An app on the test database with some settings of its own (closed by the caller). */
 function appWith(settings: Partial<Config>) {
@@ -72,7 +80,7 @@ function appWith(settings: Partial<Config>) {
 test('a scrape changes nothing: a stall stays in the event-loop histogram and the recent max, scrape after scrape', async () => {
   const before = await scrape();
   stall(300);
-  await nextTicks();
+  await stallSampled(before, 0.25);
   const first = await scrape();
   const second = await scrape();
   for (const after of [first, second]) {
@@ -362,14 +370,14 @@ test('svc doctor warns (ok, with advice) when the event loop was held up, and pa
   try {
     const deps = { config: ctx.config, secrets: null, sequelize: ctx.db.sequelize, redis: null, embedded: false };
     eventLoop.reset();
-    await nextTicks();
+    await waitFor('a first sample of the event loop', () => eventLoop.recent().meanMs > 0);
     const quiet = (await runDoctor({ ...deps, eventLoop })).checks.find((check) => check.name === 'event-loop')!;
     // Quiet or not depends on the host's load too: only its shape is asserted here.
     assert.is(quiet.ok, true);
     assert.match(quiet.message, /p99 \d+ ms, max \d+ ms over the last minute or two/);
 
     stall(EVENT_LOOP_MAX_WARN_MS + 50);
-    await nextTicks();
+    await waitFor('the stall to be sampled', () => eventLoop.recent().maxMs >= EVENT_LOOP_MAX_WARN_MS);
     const held = (await runDoctor({ ...deps, eventLoop })).checks.find((check) => check.name === 'event-loop')!;
     assert.is(held.ok, true);
     assert.match(

@@ -7,7 +7,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createRunTable, count, enqueueRange, TEST_WORKER_MODULE } from './helpers/queue-test.ts';
-import { waitFor } from './helpers/wait.ts';
+import { nothingWithin, waitFor } from './helpers/wait.ts';
 import {
   claimJobs,
   completeJob,
@@ -343,7 +343,9 @@ test('threads started before their database wait for its URL, then work; one res
     tuning: { leaseMs: 1_500, reclaimEveryMs: 250, embeddedPollMs: 100, pollMs: 500, concurrency: 5, batchSize: 5 },
   });
   await enqueueRange(sequelize, 't-early', 4000, 4003, { crashOnFirstAttempt: true, workMs: 50 });
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  // Nothing may happen here: 1.5 s is time for the threads to load and, had they a URL, to claim (they poll
+  // every 100 ms); no state of theirs says "waiting for the URL" to wait on instead.
+  await nothingWithin(1_500);
   assert.is(
     await count(sequelize, `SELECT count(*) FROM jobs WHERE queue = 't-early' AND locked_by IS NOT NULL`),
     0,

@@ -9,6 +9,7 @@ import { createAdmin } from './helpers/fixtures.ts';
 import { buildApp } from '../daemon/app.ts';
 import { batchOf } from '../daemon/plugins/rate-limit-batched-store.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const LIMIT = 400;
 const REQUESTS = 1_000;
@@ -19,15 +20,6 @@ test.before(async () => {
 test.after(async () => {
   await ctx?.close();
 });
-
-/** Polls until `check` holds (no bare sleeps), for at most `ms`. */
-async function until(check: () => Promise<boolean>, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 test('two nodes on one Redis admit the limit, at most one batch more, and Redis counts every request once', async () => {
   const redis = ctx.deps.redis;
@@ -64,7 +56,10 @@ test('two nodes on one Redis admit the limit, at most one batch more, and Redis 
     );
     // Every request reaches the shared counter once, within a flush.
     const key = `${ctx.deps.redisPrefix}rl:admin:${owner.id}`;
-    await until(async () => Number(await redis.get(key)) === REQUESTS);
+    await waitFor('Redis to count every request', async () => Number(await redis.get(key)) === REQUESTS, {
+      timeoutMs: 5_000,
+      intervalMs: 10,
+    });
     const ttl = await redis.pttl(key);
     assert.ok(ttl > 0 && ttl <= 600_000, `the window's TTL is ${ttl}`);
   } finally {

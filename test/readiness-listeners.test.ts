@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { connect } from 'node:net';
 import { freePort } from './helpers/swaks.ts';
 import { killAllDaemons, seedSendWorld, spawnChildDaemon, type SendWorld } from './helpers/send-daemon.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let world: SendWorld;
 
@@ -47,11 +48,14 @@ test('the SMTP ports take connections before the API listens', async () => {
   world = await seedSendWorld({ SMTP_SUBMISSION_PORT: String(submission), SMTP_INBOUND_PORT: String(inbound) });
   const daemon = spawnChildDaemon(world);
   try {
-    const deadline = Date.now() + 60_000;
-    while (!(await apiAnswers(world.url))) {
-      assert.is(daemon.child.exitCode, null, daemon.output());
-      assert.ok(Date.now() < deadline, `the API did not listen within 60 s\n${daemon.output()}`);
-    }
+    await waitFor(
+      'the API to listen',
+      async () => {
+        assert.is(daemon.child.exitCode, null, daemon.output());
+        return apiAnswers(world.url);
+      },
+      { timeoutMs: 60_000, intervalMs: 0, details: daemon.output },
+    );
     const [submissionBanner, inboundBanner] = await Promise.all([banner(submission), banner(inbound)]);
     assert.match(submissionBanner, /^220 /, submissionBanner);
     assert.match(inboundBanner, /^220 /, inboundBanner);

@@ -21,6 +21,7 @@ import { openSmtp, plainAuth, swaks } from './helpers/smtp-client.ts';
 import { startSmtpEdge, type SmtpEdge } from '../daemon/smtp/edge.ts';
 import { insecureAuthAllowed } from '../daemon/smtp/submission.ts';
 import { selfSignedPair } from '../daemon/smtp/tls.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
 let sink: SmtpSink;
@@ -403,12 +404,16 @@ test('limits: 50 recipients and 15 MB per message, failed AUTHs throttled per ad
     held.session.close();
     // The slot comes back once the server has seen the connection close.
     let again = await signIn(world.key.key);
-    for (let tries = 0; again.reply.code !== 235 && tries < 50; tries += 1) {
-      again.session.close();
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      again = await signIn(world.key.key);
-    }
-    assert.is(again.reply.code, 235, again.reply.text);
+    await waitFor(
+      'the closed connection to give its slot back',
+      async () => {
+        if (again.reply.code === 235) return true;
+        again.session.close();
+        again = await signIn(world.key.key);
+        return again.reply.code === 235;
+      },
+      { timeoutMs: 5_000, intervalMs: 20 },
+    );
     again.session.close();
 
     for (let n = 0; n < 2; n += 1) {

@@ -388,12 +388,16 @@ test('two workers on one database: each delivery is attempted once', async () =>
   await emitMany(tenantId, 'email.delivered', 150);
   const a = createTestDispatcher(ctx, { workerId: 'worker-a', claimBatch: 20 });
   const b = createTestDispatcher(ctx, { workerId: 'worker-b', claimBatch: 20 });
-  const work = async (dispatcher: typeof a) => {
-    while ((await statusesOf(endpoint.id)).succeeded !== 150) {
-      await dispatcher.claim();
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  };
+  const work = (dispatcher: typeof a) =>
+    waitFor(
+      'the 150 deliveries to succeed',
+      async () => {
+        if ((await statusesOf(endpoint.id)).succeeded === 150) return true;
+        await dispatcher.claim();
+        return false;
+      },
+      { timeoutMs: 60_000, intervalMs: 5 },
+    );
   await Promise.all([work(a), work(b)]);
   await Promise.all([a.idle(), b.idle()]);
   await Promise.all([a.stop(1_000), b.stop(1_000)]);

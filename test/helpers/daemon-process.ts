@@ -2,6 +2,7 @@
 // OS picks; answers once it listens (http or https).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from './wait.ts';
 
 export const SVC_BIN = fileURLToPath(new URL('../../bin/svc.js', import.meta.url));
 const children = new Set<ChildProcess>();
@@ -71,4 +72,29 @@ export async function startDaemonProcess(
 /** Kills every daemon a test file started and did not stop (test.after). */
 export function killDaemonProcesses(): void {
   for (const child of children) child.kill('SIGKILL');
+}
+
+/**
+ * Resolves once the daemon's /health/ready answers 200 (its workers start after the listener); fails at
+ * once, with its output, if it exits first, and with its output after `timeoutMs`.
+ */
+export async function waitForReady(
+  daemon: Pick<DaemonProcess, 'url' | 'output' | 'exit'>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  let exited: number | null | undefined;
+  void daemon.exit.then((code) => (exited = code));
+  await waitFor(
+    `${daemon.url}/health/ready to answer 200`,
+    async () => {
+      if (exited !== undefined)
+        throw new Error(`the daemon exited (${exited}) before it was ready:\n${daemon.output()}`);
+      const status = await fetch(`${daemon.url}/health/ready`).then(
+        (res) => res.status,
+        () => 0,
+      );
+      return status === 200;
+    },
+    { timeoutMs, intervalMs: 100, details: daemon.output },
+  );
 }

@@ -20,6 +20,7 @@ import { Admin } from '../../daemon/modules/auth/model.ts';
 import { generateDkimKey } from '../../daemon/modules/domains/keys.ts';
 import { createApiKey, createTenant } from './fixtures.ts';
 import { createTestDatabase, type TestDatabase } from './context.ts';
+import { waitForReady } from './daemon-process.ts';
 
 const SVC = fileURLToPath(new URL('../../bin/svc.js', import.meta.url));
 export const SENDING_DOMAIN = 'acme.test';
@@ -175,22 +176,13 @@ export function spawnChildDaemon(world: SendWorld): ChildDaemon {
 /** Starts `svc daemon start` on the world's database and resolves once /health/ready answers 200. */
 export async function startChildDaemon(world: SendWorld, timeoutMs = 60_000): Promise<ChildDaemon> {
   const daemon = spawnChildDaemon(world);
-  let exited = false;
-  void daemon.exit.then(() => (exited = true));
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (exited) throw new Error(`the daemon exited before it was ready:\n${daemon.output()}`);
-    if (Date.now() > deadline) {
-      daemon.child.kill('SIGKILL');
-      throw new Error(`the daemon was not ready within ${timeoutMs} ms:\n${daemon.output()}`);
-    }
-    const status = await fetch(`${world.url}/health/ready`).then(
-      (res) => res.status,
-      () => 0,
-    );
-    if (status === 200) return daemon;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+  try {
+    await waitForReady(daemon, timeoutMs);
+  } catch (error) {
+    daemon.child.kill('SIGKILL');
+    throw error;
   }
+  return daemon;
 }
 
 /** SIGTERM, then the exit code (SIGKILL after `graceMs` so a hung daemon cannot hang the test). */
