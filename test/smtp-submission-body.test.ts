@@ -206,10 +206,12 @@ test('quoted-printable bodies of random bytes give the text mailparser gives', a
     'Subject: qp',
     'Content-Type: text/plain; charset=utf-8',
   ];
-  for (let n = 0; n < 300; n++) {
+  // Every other body has no lone CR: the decoder then goes line by line, otherwise byte by byte.
+  for (let n = 0; n < 400; n++) {
+    const from = n % 2 ? pieces : pieces.filter((piece) => piece !== '\r');
     const body = Array.from(
       { length: 1 + Math.floor(random() * 40) },
-      () => pieces[Math.floor(random() * pieces.length)],
+      () => from[Math.floor(random() * from.length)],
     ).join('');
     const raw = Buffer.concat([
       crlf([...head, 'Content-Transfer-Encoding: quoted-printable', '', '']),
