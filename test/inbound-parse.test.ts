@@ -10,7 +10,7 @@ import { gunzipSync } from 'node:zlib';
 import { stripReply } from '../daemon/modules/inbound-routing/reply-text.ts';
 import { authservIdOf, withoutOurAuthResults } from '../daemon/modules/inbound-routing/verdicts.ts';
 import { createInboundReader, ownedChunk, type InboundReader } from '../daemon/modules/inbound-mail/reader.ts';
-import type { RoutedWanted } from '../daemon/modules/inbound-routing/parse.ts';
+import { parseMessage, type RoutedWanted } from '../daemon/modules/inbound-routing/parse.ts';
 import { startDnsServer, splitTxt, type TestDnsServer } from './helpers/dns-server.ts';
 import { dkimPython, dkimpySign } from './helpers/dkim-verify.ts';
 
@@ -131,6 +131,32 @@ test('other languages, a trailing ">" block, and what is not history', () => {
   // "wrote:" in the reply itself, naming no time or address, is not a header.
   assert.equal(stripReply('Here is what he wrote:\nsomething').strippedText, 'Here is what he wrote:\nsomething');
   assert.equal(stripReply('Just text.'), { strippedText: 'Just text.', strippedSignature: null });
+});
+
+test('HTML-only replies: the gmail_quote of Gmail and the divRplyFwdMsg of Outlook under its <hr>', async () => {
+  const none = { result: 'none' } as const;
+  const auth = {
+    spf: { ...none, domain: null, clientIp: '192.0.2.1', explanation: null },
+    dkim: { ...none, signatures: [] },
+    dmarc: { ...none, domain: null, policy: null },
+    arc: { ...none, instance: 0, sealer: null },
+  };
+  const html = (body: string) =>
+    Buffer.from(`From: a@sender.test\r\nSubject: Re: hi\r\nContent-Type: text/html; charset=UTF-8\r\n\r\n${body}\r\n`);
+  const gmail = await parseMessage(
+    html(
+      '<div dir="ltr">Sounds great, see you then!</div><br><div class="gmail_quote"><div dir="ltr" class="gmail_attr">On Mon, Mar 4, 2024 at 10:02 AM Shop &lt;<a href="mailto:s@shop.test">s@shop.test</a>&gt; wrote:<br></div><blockquote class="gmail_quote"><div>Can we meet?</div></blockquote></div>',
+    ),
+    auth,
+  );
+  assert.is(gmail.parsed.strippedText, 'Sounds great, see you then!');
+  const outlook = await parseMessage(
+    html(
+      '<div>Approved.</div><div id="appendonsend"></div><hr style="display:inline-block;width:98%"><div id="divRplyFwdMsg" dir="ltr"><font face="Calibri, sans-serif"><b>From:</b> Shop &lt;s@shop.test&gt;<br><b>Sent:</b> Monday, March 4, 2024 10:02 AM<br><b>To:</b> a@outlook.com<br><b>Subject:</b> hi</font></div><div>Can we meet?</div>',
+    ),
+    auth,
+  );
+  assert.is(outlook.parsed.strippedText, 'Approved.');
 });
 
 // --- Authentication-Results ------------------------------------------------------------------------

@@ -131,7 +131,10 @@ async function swaksData(from: string, to: string, raw: string) {
   return swaks(inbound.port, ['--from', from, '--to', to, '--data', `@${path}`]);
 }
 
-type Delivered = InboundParsedMessage & { inboundId: string; inReplyTo: { emailId: string; messageId: string } | null };
+type Delivered = Omit<InboundParsedMessage, 'inReplyTo'> & {
+  inboundId: string;
+  inReplyTo: { emailId: string; messageId: string } | null;
+};
 
 async function deliveredPayload(inboundId: string): Promise<Delivered> {
   await runDueDeliveries(ctx);

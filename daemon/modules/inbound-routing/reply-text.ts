@@ -4,7 +4,8 @@
 // - a header line "On <date>, <name> wrote:" in the client's language (Gmail wraps it over two or three
 //   lines when the name and address are long; Apple Mail writes "On 3 Mar 2024, at 10:00, … wrote:"),
 // - Outlook's "-----Original Message-----" or its block of "From:/Sent:/To:/Subject:" lines (localised,
-//   often under a line of underscores), Android's "-------- Original message --------",
+//   often under a rule of underscores, or of dashes where an HTML-only reply's <hr> became text),
+//   Android's "-------- Original message --------",
 // - lines quoted with ">" to the end of the message (a reply interleaved with quotes is kept whole:
 //   cutting at its first quote would drop the answers written between them).
 // The signature is what follows the last "-- " line (RFC 3676 §4.3) when it is short, or a client's
@@ -22,7 +23,8 @@ const ORIGINAL_MESSAGE =
 const OUTLOOK_FROM = /^\s*\*?(?:From|De|Von|Van|Da|Från|Od|От)\s*\*?\s*:\s*\S/i;
 const OUTLOOK_SENT =
   /^\s*\*?(?:Sent|Date|Envoyé|Gesendet|Datum|Enviado|Fecha|Inviato|Data|Verzonden|Skickat|Wysłano|Отправлено|Дата)\s*\*?\s*:\s*\S/i;
-const UNDERSCORES = /^\s*_{10,}\s*$/;
+/** The rule above Outlook's block: underscores in its text part, dashes where its HTML's <hr> became text. */
+const SEPARATOR = /^\s*(?:_{10,}|-{10,})\s*$/;
 const MOBILE_SIGNATURE =
   /^(?:Sent from my .{1,40}|Sent from (?:Mail|Outlook|Yahoo Mail) for .{1,30}|Get Outlook for .{1,30}|Sent from Outlook|Envoyé de mon .{1,40}|Von meinem .{1,40} gesendet|Enviado desde mi .{1,40}|Inviato da .{1,40}|Verzonden vanaf mijn .{1,40})$/i;
 /** A "-- " delimiter further from the end than this is not a signature's (a long text with a dashed line). */
@@ -56,7 +58,9 @@ function historyStart(lines: string[]): number {
     const line = lines[i];
     if (ORIGINAL_MESSAGE.test(line)) return i;
     if (OUTLOOK_FROM.test(line) && lines.slice(i + 1, i + 5).some((next) => OUTLOOK_SENT.test(next))) {
-      return i > 0 && UNDERSCORES.test(lines[i - 1]) ? i - 1 : i;
+      let above = i - 1;
+      while (above >= 0 && isBlank(lines[above])) above--;
+      return above >= 0 && SEPARATOR.test(lines[above]) ? above : i;
     }
     const wrote = wroteHeaderStart(lines, i);
     if (wrote >= 0) return wrote;
