@@ -10,7 +10,7 @@ import { gunzipSync } from 'node:zlib';
 import { stripReply } from '../daemon/modules/inbound-routing/reply-text.ts';
 import { authservIdOf, withoutOurAuthResults } from '../daemon/modules/inbound-routing/verdicts.ts';
 import { createInboundReader, ownedChunk, type InboundReader } from '../daemon/modules/inbound-mail/reader.ts';
-import { parseMessage, type RoutedWanted } from '../daemon/modules/inbound-routing/parse.ts';
+import { MAX_ATTACHMENTS, parseMessage, type RoutedWanted } from '../daemon/modules/inbound-routing/parse.ts';
 import { startDnsServer, splitTxt, type TestDnsServer } from './helpers/dns-server.ts';
 import { dkimPython, dkimpySign } from './helpers/dkim-verify.ts';
 
@@ -157,6 +157,27 @@ test('HTML-only replies: the gmail_quote of Gmail and the divRplyFwdMsg of Outlo
     auth,
   );
   assert.is(outlook.parsed.strippedText, 'Approved.');
+});
+
+test('bounded: the first MAX_ATTACHMENTS attachments are listed, the header list and values cut', async () => {
+  const parts = Array.from(
+    { length: MAX_ATTACHMENTS + 20 },
+    (_, i) =>
+      `--b\r\nContent-Type: text/plain; name="f${i}.txt"\r\nContent-Disposition: attachment\r\n\r\nfile ${i}\r\n`,
+  );
+  const raw = Buffer.from(
+    `From: a@sender.test\r\nX-Long: ${'x'.repeat(20_000)}\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n${parts.join('')}--b--\r\n`,
+  );
+  const { parsed, attachments } = await parseMessage(raw, {
+    spf: { result: 'none', domain: null, clientIp: '192.0.2.1', explanation: null },
+    dkim: { result: 'none', signatures: [] },
+    dmarc: { result: 'none', domain: null, policy: null },
+    arc: { result: 'none', instance: 0, sealer: null },
+  });
+  assert.is(parsed.attachments.length, MAX_ATTACHMENTS);
+  assert.is(parsed.attachments[0].filename, 'f0.txt');
+  assert.is(attachments.length, MAX_ATTACHMENTS);
+  assert.is(parsed.headers.find((h) => h.name === 'X-Long')!.value.length, 16 * 1024);
 });
 
 // --- Authentication-Results ------------------------------------------------------------------------

@@ -91,12 +91,14 @@ export const InboundParsedMessage = Type.Object({
   messageId: Nullable(Type.String({ description: 'Message-ID with its angle brackets' })),
   inReplyTo: Nullable(Type.String({ description: 'In-Reply-To (the first id), with its angle brackets' })),
   references: Type.Array(Type.String(), { description: 'References, oldest first, with angle brackets' }),
-  text: Type.String({ description: 'the plain text body (from the HTML when there is no text part)' }),
-  html: Nullable(Type.String()),
+  text: Type.String({
+    description: 'the plain text body (from the HTML when there is no text part), cut at 2 MiB characters',
+  }),
+  html: Nullable(Type.String({ description: 'the HTML body, cut at 2 MiB characters; the raw source has all' })),
   strippedText: Type.String({ description: 'the text without quoted history and signature' }),
   strippedSignature: Nullable(Type.String({ description: 'the signature cut from the reply, when one was found' })),
   headers: Type.Array(InboundHeader),
-  attachments: Type.Array(InboundAttachment),
+  attachments: Type.Array(InboundAttachment, { description: 'the first 500 attachments; the raw source has all' }),
   auth: InboundAuth,
 });
 export type InboundParsedMessage = Static<typeof InboundParsedMessage>;

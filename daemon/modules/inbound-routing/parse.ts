@@ -31,6 +31,11 @@ const MAX_REPLY_SCAN_CHARS = 256 * 1024;
 /** Header fields listed; an honest message has a few dozen. */
 const MAX_HEADERS = 500;
 const MAX_HEADER_VALUE_CHARS = 16 * 1024;
+/**
+ * Attachments listed (and their bytes sent back); a message of thousands of tiny parts would otherwise
+ * become a webhook body the event loop serialises for seconds. The stored source keeps them all.
+ */
+export const MAX_ATTACHMENTS = 500;
 
 function addresses(field: AddressObject | AddressObject[] | undefined): InboundAddress[] {
   const objects = field === undefined ? [] : Array.isArray(field) ? field : [field];
@@ -76,7 +81,7 @@ export async function parseMessage(
   const text = (mail.text ?? '').slice(0, MAX_BODY_CHARS);
   const { strippedText, strippedSignature } = stripReply(text.slice(0, MAX_REPLY_SCAN_CHARS));
   const contents = new Map<string, Uint8Array>();
-  const attachments = mail.attachments.map((attachment) => {
+  const attachments = mail.attachments.slice(0, MAX_ATTACHMENTS).map((attachment) => {
     const sha256 = attachment.checksum || createHash('sha256').update(attachment.content).digest('hex');
     // Its own buffer, so that the thread can transfer it rather than copy (mailparser's may be pooled).
     if (!contents.has(sha256)) contents.set(sha256, new Uint8Array(attachment.content));
