@@ -6,7 +6,7 @@ import type { AppDeps } from '../../app-types.ts';
 import type { TenantContext } from '../../context.ts';
 import { NotFoundError } from '../../errors.ts';
 import type { DmarcReportBody, DmarcSource } from '../../../shared/schemas/dmarc.ts';
-import { insertReport, ownersOfDomain, tenantHasDomain, pageOfReports, recordsOf, type RecordRow } from './model.ts';
+import { insertReport, ownersOfDomain, tenantHasDomain, pageOfReports, recordsOf, type RecordRow } from './sql.ts';
 import type { AttachmentOutcome } from './attachments.ts';
 
 export interface DmarcLog {

@@ -3,7 +3,7 @@
 // else the address the port-25 probe left from (the system's choice, as the MTA's sessions get it).
 import { hostname } from 'node:os';
 import type { Sequelize } from 'sequelize';
-import { selectPoolIps } from '../ip-pools/model.ts';
+import { selectPoolIps } from '../ip-pools/sql.ts';
 import type { Config } from '../../config.ts';
 import { isFullyQualifiedName, privateAddressKind } from '../../ehlo-name.ts';
 import { createDnsClient, recordData } from '../../mta/dns-query.ts';

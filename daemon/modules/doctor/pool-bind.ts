@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import { bindProblem } from '../../mta/bindable-address.ts';
-import { selectPoolIps } from '../ip-pools/model.ts';
+import { selectPoolIps } from '../ip-pools/sql.ts';
 import type { DoctorCheck } from '../../../shared/schemas/doctor.ts';
 
 const NAME = 'pool-bind';

@@ -7,7 +7,7 @@ import type { Config } from '../../config.ts';
 import { getPlatformSettings } from '../../db/platform-settings.ts';
 import { dmarcReportAddress } from '../../mail/addresses.ts';
 import { privateAddressKind } from '../../ehlo-name.ts';
-import { selectPoolIps } from '../ip-pools/model.ts';
+import { selectPoolIps } from '../ip-pools/sql.ts';
 
 export interface SendingDnsSettings {
   /**

@@ -39,7 +39,7 @@ import {
   upsertAssignment,
   announcePoolChange,
   type AddressRow,
-} from './model.ts';
+} from './sql.ts';
 import type {
   AssignIpPoolBody,
   CreateIpPoolAddressBody,
