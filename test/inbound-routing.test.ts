@@ -16,7 +16,9 @@ import { freePort, swaks } from './helpers/swaks.ts';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { runDueDeliveries, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
-import { startInboundServer } from '../daemon/smtp/inbound.ts';
+import { Sequelize } from 'sequelize';
+import { createInboundServer, startInboundServer } from '../daemon/smtp/inbound.ts';
+import { enforceRetention } from '../daemon/modules/retention/enforce.ts';
 import { verifyWebhookSignature } from '../shared/webhooks.ts';
 
 let ctx: TestContext;
@@ -347,6 +349,62 @@ test('store route and the token address: kept for the API, searchable, paged by 
   assert.match(old.output, /<\*\* 550/);
   const fresh = await send([`${newToken}+late@inbound.mail.example.test`]);
   assert.match(fresh.output, /<-  250 /, fresh.output);
+});
+
+test('forward route: the message is queued for sending in the transaction that stores it', async () => {
+  await addRoute({ address: 'fwd@support.acme.example', action: 'forward', forwardTo: 'desk@elsewhere.example' });
+  const run = await send(['fwd@support.acme.example'], ['--header', 'Subject: pass it on']);
+  assert.match(run.output, /<-  250 Accepted: routed \(1\)/, run.output);
+  const [row] = await q<{ id: string; status: string }>(
+    `SELECT id, status FROM inbound_messages WHERE recipient = 'fwd@support.acme.example'`,
+  );
+  assert.is(row.status, 'forwarded');
+  const jobs = await q<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'system'`);
+  assert.ok(jobs[0].n >= 1, 'a system-mail job carries the forward');
+});
+
+test('a database that cannot answer gives 451 at RCPT TO, never 250 nor 550', async () => {
+  const dead = new Sequelize('postgres://svc@127.0.0.1:1/none', {
+    dialect: 'postgres',
+    logging: false,
+    pool: { max: 1, acquire: 2000 },
+  });
+  const server = createInboundServer({
+    config: ctx.config,
+    db: { sequelize: dead, url: 'postgres://svc@127.0.0.1:1/none', embedded: true },
+    secrets: ctx.deps.secrets,
+    log: { info: () => {}, warn: () => {} },
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  try {
+    const run = await swaks(port, ['--from', 'ann@sender.example', '--to', 'someone@support.acme.example']);
+    assert.match(run.output, /<\*\* 451 Temporary failure looking up the recipient/, run.output);
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await dead.close();
+  }
+});
+
+test('retention: messages past the raw-message horizon go, with their stored attachments', async () => {
+  const [old] = await q<{ id: string }>(
+    `INSERT INTO inbound_messages (tenant_id, action, status, recipient, size, raw_gzip, parsed, created_at)
+     VALUES (:t, 'store', 'stored', 'old@support.acme.example', 1, '\\x00', '{}', now() - interval '400 days')
+     RETURNING id`,
+    { t: world.tenantId },
+  );
+  await ctx.db.sequelize.query(
+    // The message's own created_at (a JS Date would lose its microseconds), as receive.ts writes both.
+    `INSERT INTO inbound_attachments (created_at, tenant_id, inbound_id, sha256, content)
+     SELECT created_at, tenant_id, id, 'x', '\\x00' FROM inbound_messages WHERE id = :id`,
+    { replacements: { id: old.id } },
+  );
+  const report = await enforceRetention(ctx.db.sequelize);
+  assert.ok(report.rowsDeleted.inbound_messages >= 1, JSON.stringify(report));
+  assert.equal(await q(`SELECT id FROM inbound_messages WHERE id = :id`, { id: old.id }), []);
+  assert.equal(await q(`SELECT id FROM inbound_attachments WHERE inbound_id = :id`, { id: old.id }), []);
+  const kept = await q<{ n: number }>(`SELECT count(*)::int AS n FROM inbound_messages`);
+  assert.ok(kept[0].n > 0, 'recent messages stay');
 });
 
 test.run();
