@@ -24,7 +24,8 @@ import { machineInfo } from './machine.ts';
 import pino from 'pino';
 import { loadConfig } from '../daemon/config.ts';
 import { loadSecrets } from '../daemon/secrets.ts';
-import { closeMailResources, createMailResources } from '../daemon/mail/resources.ts';
+import { closeMailResources } from '../daemon/mail/resources.ts';
+import { createMailResources } from '../daemon/modules/mail-resources.ts';
 import { handleCampaignJob } from '../daemon/modules/campaigns/expand.ts';
 import { startCampaignSend } from '../daemon/modules/campaigns/send.ts';
 

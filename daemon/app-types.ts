@@ -13,8 +13,7 @@ import type { Database } from './db/index.ts';
 import type { Secrets } from './secrets.ts';
 import type { TenantStateCache } from './modules/tenants/state-cache.ts';
 import type { AcceptGroups } from './modules/emails/accept-groups.ts';
-import type { MailResources } from './mail/resources.ts';
-import type { DkimSigningCache } from './modules/domains/signing.ts';
+import type { DkimKeys, MailResources } from './mail/resources.ts';
 import type { EventLoopMonitor } from './modules/metrics/event-loop.ts';
 import type { NodeMetrics } from './modules/metrics/registry.ts';
 
@@ -36,12 +35,12 @@ export interface AppDeps {
   /** Reports whether the worker threads are alive; absent on an api-only node. */
   workers?: { alive(): boolean; names(): string[] };
   /** The DKIM key cache the SMTP edge of this process shares (main.ts); absent: buildApp makes its own. */
-  dkimSigning?: DkimSigningCache;
+  dkimSigning?: DkimKeys;
 }
 
 /** What buildApp hands its modules: the app's deps and the state buildApp creates for them. */
 export interface ModuleDeps extends AppDeps, MailResources {
-  dkimSigning: DkimSigningCache;
+  dkimSigning: DkimKeys;
   /** API keys and tenant state, cached per app and invalidated across nodes (tenants/state-cache.ts). */
   tenantState: TenantStateCache;
   /** Group commit of this node's concurrent plain sends (emails/accept-groups.ts). */

@@ -49,7 +49,8 @@ import sendTemplateRoutes from './modules/templates/send-template-routes.ts';
 import { createTenantStateCache } from './modules/tenants/state-cache.ts';
 import { createAcceptGroups } from './modules/emails/accept-groups.ts';
 import { createReadinessMemo } from './modules/health/service.ts';
-import { closeMailResources, createMailResources } from './mail/resources.ts';
+import { closeMailResources } from './mail/resources.ts';
+import { createMailResources } from './modules/mail-resources.ts';
 import { quotaHeaders, quotaOfRow } from './modules/quota/service.ts';
 import { createLazySchemas, type LazySchemas } from './plugins/lazy-schemas.ts';
 

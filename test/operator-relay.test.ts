@@ -16,7 +16,8 @@ import { runSvc } from './helpers/svc-cli.ts';
 import { makeSelfSignedPair } from './helpers/certificates.ts';
 import { handleSystemMailJob } from '../daemon/mail/system-mail-job.ts';
 import { sendSystemMail } from '../daemon/mail/system-mail.ts';
-import { closeMailResources, createMailResources } from '../daemon/mail/resources.ts';
+import { closeMailResources } from '../daemon/mail/resources.ts';
+import { createMailResources } from '../daemon/modules/mail-resources.ts';
 import { claimJobs } from '../daemon/queue/index.ts';
 import { loadConfig } from '../daemon/config.ts';
 

@@ -10,7 +10,8 @@ import { createSubmissionServer, createSubmissionState, insecureAuthAllowed, typ
 import { createInboundServer } from './inbound.ts';
 import { createMetricsReporter } from '../modules/metrics/reporter.ts';
 import { createTenantStateCache } from '../modules/tenants/state-cache.ts';
-import { closeMailResources, createMailResources, type MailResources } from '../mail/resources.ts';
+import { closeMailResources, type MailResources } from '../mail/resources.ts';
+import { createMailResources } from '../modules/mail-resources.ts';
 import { createAcceptGroups } from '../modules/emails/accept-groups.ts';
 
 /**

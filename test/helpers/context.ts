@@ -12,7 +12,8 @@ import { migrateUp } from '../../daemon/db/migrate.ts';
 import { loadSecrets } from '../../daemon/secrets.ts';
 import { buildApp } from '../../daemon/app.ts';
 import type { App, AppDeps } from '../../daemon/app-types.ts';
-import { closeMailResources, createMailResources, type MailResources } from '../../daemon/mail/resources.ts';
+import { closeMailResources, type MailResources } from '../../daemon/mail/resources.ts';
+import { createMailResources } from '../../daemon/modules/mail-resources.ts';
 
 export interface TestContext {
   app: App;

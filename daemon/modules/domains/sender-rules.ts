@@ -17,7 +17,7 @@ import type { DiagnosisProblem, SenderRuleCheck, SenderRulesReport } from '../..
 import type { Inspection } from './inspect.ts';
 import { dmarcValue } from './records.ts';
 import { loadSendingDnsSettings, type SendingDnsSettings } from './sending-settings.ts';
-import type { DkimSigningCache } from './signing.ts';
+import type { DkimKeys, DmarcAnswers, DmarcLookup } from '../../mail/resources.ts';
 import { createDnsClient, minimumTtl, recordData, type DnsClient } from '../../mta/dns-query.ts';
 import { domainAndParents } from '../../mail/domain-names.ts';
 
@@ -30,16 +30,6 @@ export const DMARC_MISSING_CACHE_MS = 60_000;
 /** …and a look-up that failed this long, so a silent resolver does not slow every send. */
 export const DMARC_TROUBLE_CACHE_MS = 30_000;
 const CACHE_MAX_ENTRIES = 5_000;
-
-export type DmarcLookup =
-  /** One usable v=DMARC1 record at `name`. */
-  | { kind: 'found'; name: string; record: string }
-  /** No DMARC record at the domain or any parent. */
-  | { kind: 'missing' }
-  /** Records receivers ignore: several at one name, or no valid p= policy. */
-  | { kind: 'unusable'; name: string; records: string[]; reason: string }
-  /** The resolver did not answer (time-out, SERVFAIL…): unknown, never a refusal. */
-  | { kind: 'unknown'; name: string; reason: string };
 
 const isDmarcRecord = (txt: string) => /^v\s*=\s*DMARC1\s*(;|$)/i.test(txt.trim());
 
@@ -71,8 +61,8 @@ export interface SenderRulesOptions {
   onLookupTrouble?: (details: { domain: string; name: string; reason: string }) => void;
 }
 
-/** Per app or worker thread (mail/resources.ts): the DMARC answers of sender domains, kept by TTL. */
-export class SenderRules {
+/** Per app or worker thread (modules/mail-resources.ts): the DMARC answers of sender domains, kept by TTL. */
+export class SenderRules implements DmarcAnswers {
   private readonly dns: DnsClient;
   // Promises are kept, so the sends that miss together share one look-up.
   private readonly kept = new Map<string, { answer: Promise<TimedLookup>; expiresAt: number }>();
@@ -147,8 +137,8 @@ export const SENDER_RULES_CODE = 'SENDER_RULES_NOT_MET';
 export interface SenderRulesDeps {
   db: { sequelize: Sequelize };
   config: Pick<Config, 'publicUrl' | 'smtpInboundPort'>;
-  dkimSigning: DkimSigningCache;
-  senderRules: SenderRules;
+  dkimSigning: Pick<DkimKeys, 'verifiedDomain'>;
+  senderRules: Pick<DmarcAnswers, 'dmarc'>;
 }
 
 /**

@@ -14,8 +14,8 @@ import { createDnsLookup } from './dns-lookup.ts';
 import { inspectDomain, onlyResolverTrouble, passesVerification, type Inspection } from './inspect.ts';
 import { expectedRecords } from './records.ts';
 import { loadSendingDnsSettings, type SendingDnsSettings } from './sending-settings.ts';
-import type { DkimSigningCache } from './signing.ts';
-import { senderRulesOfInspection, type SenderRules } from './sender-rules.ts';
+import { senderRulesOfInspection } from './sender-rules.ts';
+import type { DkimKeys, DmarcAnswers } from '../../mail/resources.ts';
 import { findPage } from '../../db/paging.ts';
 
 export interface DomainDeps {
@@ -25,9 +25,9 @@ export interface DomainDeps {
   /** Per-query DNS time-out (tests shorten it). */
   dnsTimeoutMs?: number;
   /** Told when a tenant's domains change, so this app or thread signs with the new state at once. */
-  dkimSigning: DkimSigningCache;
+  dkimSigning: Pick<DkimKeys, 'forget'>;
   /** The send path's DMARC answers: a diagnosis forgets the domain's, so a record just published counts. */
-  senderRules?: SenderRules;
+  senderRules?: Pick<DmarcAnswers, 'forget'>;
 }
 
 function toBody(domain: Domain, settings: SendingDnsSettings): DomainBody {
@@ -207,7 +207,7 @@ export async function deleteDomain(deps: DomainDeps, ctx: TenantContext, input: 
 
 /** May the tenant send as `domain` (an address or a bare domain)? True for a verified domain or a subdomain of one. */
 export async function isVerifiedSenderDomain(
-  deps: { dkimSigning: DkimSigningCache },
+  deps: { dkimSigning: Pick<DkimKeys, 'verifiedDomain'> },
   tenantId: string,
   domain: string,
 ): Promise<boolean> {

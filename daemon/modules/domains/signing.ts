@@ -1,6 +1,7 @@
 // What the send pipeline needs to DKIM-sign a message: the verified domain's key in nodemailer's
 // `dkim` option shape. Keys are kept briefly in memory so a burst of sends opens each key once.
 import type { DkimSigningOptions } from '../../mail/compose.ts';
+import type { DkimKeys } from '../../mail/resources.ts';
 import type { Secrets } from '../../secrets.ts';
 import { TtlCache } from '../../ttl-cache.ts';
 import { Domain } from './model.ts';
@@ -13,9 +14,9 @@ const CACHE_MAX_ENTRIES = 1000;
 /**
  * The verified domains and opened DKIM keys of the tenants this app (or worker thread) sends for,
  * each kept for CACHE_TTL_MS. Created by buildApp, the SMTP edge and each worker thread
- * (mail/resources.ts); `forget` drops a tenant's entries when its domains change here.
+ * (modules/mail-resources.ts); `forget` drops a tenant's entries when its domains change here.
  */
-export class DkimSigningCache {
+export class DkimSigningCache implements DkimKeys {
   private readonly keys = new TtlCache<DkimSigningOptions | null>(CACHE_TTL_MS, CACHE_MAX_ENTRIES);
   // Every send asks which verified domain covers its sender, twice (accepting it, then delivering it):
   // kept as briefly as the keys, and forgotten with them when the tenant's domains change.
