@@ -1,9 +1,12 @@
 // CPU per message split by stage, from the CPU profiles `BENCH_CPU_PROF=1 npm run bench:mta` writes
 // (bench/profiles/, one file per process or thread): the table of docs/smtp.md "Performance".
 //
-//   node --import tsx bench/profile-stages.ts --messages N <file.cpuprofile>...
+//   node --import tsx bench/profile-stages.ts --messages N [--cpu-ms M] <file.cpuprofile>...
 //
-// N is every message the profiled processes handled (the warm-up's included). Each sample goes to the
+// N is every message the profiled processes handled (the warm-up's included). The profiler samples on
+// the wall clock: on a loaded machine a process waiting for a core is sampled too, in what it was
+// doing. --cpu-ms M scales the stages to M ms per message in all (the CPU the bench read from /proc
+// for these processes, its cpuMsPerMessage), keeping their shares. Each sample goes to the
 // stage of the deepest frame of its stack that belongs to one (a Buffer.concat called by the MIME
 // parser is parsing); samples in none are "runtime". The daemon runs its build (.build/): esbuild
 // bundles whose `// path` comments say which source each line came from. Module loading (boot)
@@ -39,7 +42,7 @@ const STAGES: [stage: string, source: RegExp][] = [
   ['SMTP session (commands, DATA stream)', /node_modules\/smtp-server\//],
   [
     'message parse (MIME → send)',
-    /node_modules\/(mailparser|@zone-eu\/mailsplit|libqp|libmime|libbase64|iconv-lite|encoding-japanese|punycode)|addressparser|daemon\/smtp\/submission-message|daemon\/smtp\/mime-/,
+    /node_modules\/(mailparser|@zone-eu\/mailsplit|libqp|libmime|libbase64|iconv-lite|encoding-japanese|punycode)|addressparser|daemon\/smtp\/submission-(message|body)/,
   ],
   [
     'validation (normalizeSend)',
@@ -128,12 +131,12 @@ function stagesOf(profile: Profile): Map<string, number> {
 }
 
 const { values, positionals } = parseArgs({
-  options: { messages: { type: 'string' } },
+  options: { messages: { type: 'string' }, 'cpu-ms': { type: 'string' } },
   allowPositionals: true,
 });
 const messages = Number(values.messages);
 if (!Number.isInteger(messages) || messages < 1 || positionals.length === 0) {
-  console.error('usage: node --import tsx bench/profile-stages.ts --messages N <file.cpuprofile>...');
+  console.error('usage: node --import tsx bench/profile-stages.ts --messages N [--cpu-ms M] <file.cpuprofile>...');
   process.exit(2);
 }
 const totals = new Map<string, number>();
@@ -144,7 +147,10 @@ for (const file of positionals) {
 totals.delete('idle');
 totals.delete('boot');
 const order = [...STAGES.map(([stage]) => stage), RUNTIME, 'native (program)', 'GC'];
-const sum = [...totals.values()].reduce((a, b) => a + b, 0);
+const sampled = [...totals.values()].reduce((a, b) => a + b, 0);
+const scale = values['cpu-ms'] ? (Number(values['cpu-ms']) * messages) / sampled : 1;
+for (const [stage, ms] of totals) totals.set(stage, ms * scale);
+const sum = sampled * scale;
 console.log('| stage | CPU ms per message | share |');
 console.log('|---|---|---|');
 for (const stage of order) {
