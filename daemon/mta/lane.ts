@@ -16,6 +16,10 @@ export const NEW_DESTINATION_ROOM = DEFAULT_POOL_LIMITS.maxConnections + WAITING
  * each (its provider's pool, shaping.ts, may hold them to fewer connections); none while a reaction
  * suspends it (the engine gives its waiting rows back until then, and the claim skips it). Its
  * connections are shaping's, kept per provider and source address (IP pools, source-address.ts).
+ *
+ * Once its provider is known, it runs and keeps waiting no more than this node's share of the provider's
+ * connections allows (and twice that waiting): rows beyond it would only wait here while another worker
+ * node, idle, could send them (issue 51 §4: a node that joined took nothing of a 300-row backlog).
  */
 export class DestinationLane extends FixedLane<SpooledRow> {
   /** Its provider, once a row of it has been routed. */
@@ -23,9 +27,15 @@ export class DestinationLane extends FixedLane<SpooledRow> {
 
   constructor(
     key: string,
-    private readonly shaper: Pick<Shaper, 'suspendedUntil'>,
+    private readonly shaper: Pick<Shaper, 'suspendedUntil' | 'connectionShare'>,
   ) {
     super(key, DEFAULT_POOL_LIMITS.maxConnections, WAITING_PER_DESTINATION);
+  }
+
+  /** Rows on the wire at once: this node's connections to the destination, once its provider is known. */
+  private slots(): number {
+    if (this.provider === null) return this.limit;
+    return Math.min(this.limit, this.shaper.connectionShare(this.provider, this.key));
   }
 
   override paused(now = Date.now()): boolean {
@@ -34,10 +44,17 @@ export class DestinationLane extends FixedLane<SpooledRow> {
   }
 
   override freeSlots(): number {
-    return this.paused() ? 0 : super.freeSlots();
+    return this.paused() ? 0 : Math.max(0, this.slots() - this.inFlight);
   }
 
   override room(): number {
-    return this.paused() ? 0 : super.room();
+    if (this.paused()) return 0;
+    const slots = this.slots();
+    const waitingCap = Math.min(this.waitingCap, 2 * slots);
+    return Math.max(0, slots - this.inFlight + waitingCap - this.waiting.length);
+  }
+
+  override runningLow(): boolean {
+    return this.waiting.length < this.slots();
   }
 }

@@ -229,6 +229,16 @@ export class Shaper {
     return pool;
   }
 
+  /**
+   * This node's connections to a destination of a provider (its lane runs no more rows at once), with a
+   * slow-down in force; the shipped figure of DEFAULT_POOL_LIMITS when the provider is not known.
+   */
+  connectionShare(providerKey: string, domain: string): number {
+    const provider = this.providers.find((rule) => rule.key === providerKey);
+    if (!provider) return DEFAULT_POOL_LIMITS.maxConnections;
+    return this.limitsOf(provider, this.slowFactor(providerKey, domain, this.now())).maxConnections;
+  }
+
   /** This node's share of a provider's connections (rounded down: the nodes' sum never passes the figure). */
   private limitsOf(provider: ProviderRule, factor: number): PoolLimits {
     return {
