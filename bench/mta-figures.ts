@@ -24,14 +24,23 @@ export class SinksClient {
   reset = () => this.call('POST', '/reset');
   behave = (behaviours: SinkBehaviour[]) => this.call('POST', '/behaviours', behaviours);
 
-  /** Waits until `count` distinct messages arrived; gives up when nothing arrives for `stallMs`. */
-  async waitForUnique(count: number, stallMs: number, progress: (stats: SinkStats) => void): Promise<SinkStats> {
+  /**
+   * Waits until `count` distinct messages arrived; gives up when nothing arrives for `stallMs`. `during`
+   * sees every poll's counts (every 250 ms), `progress` one every 10 s.
+   */
+  async waitForUnique(
+    count: number,
+    stallMs: number,
+    progress: (stats: SinkStats) => void,
+    during?: (stats: SinkStats) => void,
+  ): Promise<SinkStats> {
     let last = -1;
     let lastChange = Date.now();
     let lastReport = 0;
     for (;;) {
       const stats = await this.stats();
       if (stats.unique >= count) return stats;
+      during?.(stats);
       if (stats.unique !== last) {
         last = stats.unique;
         lastChange = Date.now();
@@ -67,6 +76,11 @@ export interface ColumnFigures {
   /** 451s the deferring sink gave (each retried). */
   deferrals: number;
   perDomainSeconds: Record<string, number | null>;
+  /** Counted at the sinks: the most connections one MX host had open at once, the most messages one carried. */
+  maxConnectionsPerMx: number;
+  maxMessagesPerConnection: number;
+  /** Messages per EHLO name: per node when the worker nodes say different names. */
+  byHelo: Record<string, number>;
   /** CPU of the measured processes per message (Linux; svc: API and worker nodes), when known. */
   cpuMsPerMessage: number | null;
   loadAverageBefore: number[];
@@ -117,6 +131,9 @@ export function columnFigures(
     perDomainSeconds: Object.fromEntries(
       domains.map(([name, d]) => [name, d.last === null ? null : round((d.last - injection.startedAt) / 1000, 2)]),
     ),
+    maxConnectionsPerMx: Math.max(...domains.map(([, d]) => d.maxConnections)),
+    maxMessagesPerConnection: Math.max(...domains.map(([, d]) => d.maxMessagesPerConnection)),
+    byHelo: stats.byHelo,
     ...extra,
   };
 }

@@ -6,6 +6,8 @@
 //   fast   answers at once;
 //   slow   answers the end of DATA after SLOW_DATA_MS;
 //   defer  answers 451 to the first RCPT of every tenth new recipient (its retry is taken).
+// Each sink also counts the connections it has open at once, the messages each connection carried and
+// the messages per EHLO name (which node sent them, when several worker nodes say different names).
 // A small HTTP server on 127.0.0.1 reports the counts (GET /stats, GET /arrivals) and takes
 // POST /reset and POST /behaviours (a JSON array, one behaviour per sink, in address order).
 // argv: a JSON array of { address, domain, behaviour }. Prints "ready <http port>".
@@ -27,6 +29,9 @@ export interface DomainStats {
   first: number | null;
   last: number | null;
   deferredRcpts: number;
+  /** The most connections open at once, and the most messages one connection carried (since the reset). */
+  maxConnections: number;
+  maxMessagesPerConnection: number;
 }
 
 export interface SinkStats {
@@ -36,6 +41,8 @@ export interface SinkStats {
   /** Messages whose header has a DKIM-Signature field. */
   signed: number;
   byDomain: Record<string, DomainStats>;
+  /** Messages per EHLO name the client said. */
+  byHelo: Record<string, number>;
 }
 
 const SLOW_DATA_MS = 200;
@@ -52,20 +59,33 @@ let arrivals: Map<string, number>;
 /** Recipients the deferring sinks have seen (their second RCPT is taken). */
 let seenRcpts: Set<string>;
 let newRcpts: number;
+/** Connections open now per sink (kept across a reset: they are still open). */
+const open = new Map<string, number>();
 function reset(): void {
-  stats = { total: 0, unique: 0, duplicates: 0, signed: 0, byDomain: {} };
+  stats = { total: 0, unique: 0, duplicates: 0, signed: 0, byDomain: {}, byHelo: {} };
   for (const spec of specs)
-    stats.byDomain[spec.domain] = { count: 0, bytes: 0, first: null, last: null, deferredRcpts: 0 };
+    stats.byDomain[spec.domain] = {
+      count: 0,
+      bytes: 0,
+      first: null,
+      last: null,
+      deferredRcpts: 0,
+      maxConnections: open.get(spec.domain) ?? 0,
+      maxMessagesPerConnection: 0,
+    };
   arrivals = new Map();
   seenRcpts = new Set();
   newRcpts = 0;
 }
 reset();
 
-function received(spec: SinkSpec, message: Buffer): void {
+function received(spec: SinkSpec, message: Buffer, session: { helo: string; messages: number }): void {
   const at = now();
   const domain = stats.byDomain[spec.domain];
   domain.count++;
+  session.messages++;
+  domain.maxMessagesPerConnection = Math.max(domain.maxMessagesPerConnection, session.messages);
+  stats.byHelo[session.helo] = (stats.byHelo[session.helo] ?? 0) + 1;
   domain.bytes += message.length;
   domain.first ??= at;
   domain.last = at;
@@ -97,6 +117,12 @@ function serve(spec: SinkSpec, socket: Socket): void {
   let scanFrom = 0;
   let waiting = false;
   let rcpts = 0;
+  const session = { helo: '', messages: 0 };
+  const opened = (open.get(spec.domain) ?? 0) + 1;
+  open.set(spec.domain, opened);
+  const domainStats = stats.byDomain[spec.domain];
+  domainStats.maxConnections = Math.max(domainStats.maxConnections, opened);
+  socket.once('close', () => open.set(spec.domain, (open.get(spec.domain) ?? 1) - 1));
   const reply = (line: string) => socket.write(`${line}\r\n`);
 
   const advance = (): void => {
@@ -116,14 +142,14 @@ function serve(spec: SinkSpec, socket: Socket): void {
         if (spec.behaviour === 'slow') {
           waiting = true;
           setTimeout(() => {
-            received(spec, message);
+            received(spec, message, session);
             reply('250 2.0.0 queued');
             waiting = false;
             advance();
           }, SLOW_DATA_MS);
           return;
         }
-        received(spec, message);
+        received(spec, message, session);
         reply('250 2.0.0 queued');
         continue;
       }
@@ -132,6 +158,7 @@ function serve(spec: SinkSpec, socket: Socket): void {
       const line = input.subarray(0, newline).toString('latin1');
       input = input.subarray(newline + 2);
       const verb = line.slice(0, 4).toUpperCase();
+      if (verb === 'EHLO' || verb === 'HELO') session.helo = line.slice(5).trim();
       if (verb === 'EHLO') reply(`250-${spec.address}\r\n250-PIPELINING\r\n250-8BITMIME\r\n250 SIZE 52428800`);
       else if (verb === 'HELO') reply(`250 ${spec.address}`);
       else if (verb === 'MAIL') {

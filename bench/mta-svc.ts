@@ -11,6 +11,7 @@ import { columnFigures, type ColumnFigures, type SinksClient } from './mta-figur
 import { injectApi, injectSmtp, type Injection } from './mta-inject.ts';
 import type { PresignedMessage } from './mta-message.ts';
 import type { BenchTls } from './mta-tls.ts';
+import type { SinkStats } from './mta-sinks.ts';
 
 export interface SvcSetup {
   databaseUrl: string;
@@ -39,28 +40,35 @@ export interface SvcNodes {
 
 const loadAverage = () => loadavg().map((l) => Math.round(l * 100) / 100);
 
+/** One node as an operator starts it: bin/svc.js daemon start, the compiled build. */
+export function startSvcNode(
+  setup: SvcSetup,
+  role: 'api' | 'worker' | 'smtp',
+  extra: Record<string, string> = {},
+): Promise<Child> {
+  return startDaemonProcess(
+    `svc daemon (ROLE=${role})`,
+    {
+      ROLE: role,
+      DATA_DIR: setup.dataDir,
+      DATABASE_URL: setup.databaseUrl,
+      JWT_SECRET: setup.jwtSecret,
+      REDIS_URL: setup.redisUrl,
+      DELIVERY: 'direct',
+      DNS_SERVERS: setup.dnsServer,
+      EHLO_NAME: 'mta.bench.example',
+      SEND_RETRY_BASE_MS: String(setup.retryBaseMs),
+      LOG_LEVEL: setup.logLevel,
+      SMTP_URL: '',
+      ...extra,
+    },
+    { nodeArgs: setup.nodeArgs },
+  );
+}
+
 export async function startSvcNodes(setup: SvcSetup): Promise<SvcNodes> {
-  const start = async (role: 'api' | 'worker' | 'smtp', extra: Record<string, string> = {}) => {
-    // As an operator starts it: bin/svc.js daemon start, the compiled build.
-    return startDaemonProcess(
-      `svc daemon (ROLE=${role})`,
-      {
-        ROLE: role,
-        DATA_DIR: setup.dataDir,
-        DATABASE_URL: setup.databaseUrl,
-        JWT_SECRET: setup.jwtSecret,
-        REDIS_URL: setup.redisUrl,
-        DELIVERY: 'direct',
-        DNS_SERVERS: setup.dnsServer,
-        EHLO_NAME: 'mta.bench.example',
-        SEND_RETRY_BASE_MS: String(setup.retryBaseMs),
-        LOG_LEVEL: setup.logLevel,
-        SMTP_URL: '',
-        ...extra,
-      },
-      { nodeArgs: setup.nodeArgs },
-    );
-  };
+  const start = (role: 'api' | 'worker' | 'smtp', extra: Record<string, string> = {}) =>
+    startSvcNode(setup, role, extra);
   const api = await start('api');
   const worker = await start('worker');
   let smtp: SvcNodes['smtp'] = null;
@@ -142,8 +150,11 @@ export async function svcSubmissionColumn(
   );
 }
 
-/** Injects, waits for the sinks, and gives the figures with the CPU the busy nodes spent per message. */
-async function measured(
+/**
+ * Injects, waits for the sinks, and gives the figures with the CPU the busy nodes spent per message.
+ * `during` sees the sinks' counts while the run goes (bench/mta-nodes.ts kills a node there).
+ */
+export async function measured(
   label: string,
   count: number,
   busy: Child[],
@@ -152,6 +163,7 @@ async function measured(
   sequelize: Sequelize,
   stallMs: number,
   inject: () => Promise<Injection>,
+  during?: (stats: SinkStats) => void,
 ): Promise<ColumnFigures> {
   await sinks.reset();
   const loadAverageBefore = loadAverage();
@@ -160,8 +172,11 @@ async function measured(
   const injection = await inject();
   setup.log(`  accepted in ${Math.round(injection.finishedAt - injection.startedAt)} ms; waiting for the sinks`);
   if (injection.failures) setup.log(`  ${injection.failures} refused, the first: ${injection.firstError}`);
-  const stats = await sinks.waitForUnique(count - injection.failures, stallMs, (s) =>
-    setup.log(`  ${s.unique} received`),
+  const stats = await sinks.waitForUnique(
+    count - injection.failures,
+    stallMs,
+    (s) => setup.log(`  ${s.unique} received`),
+    during,
   );
   const cpuAfter = pids.map(cpuTimeMs);
   const cpu =

@@ -17,9 +17,12 @@
 // after RETRY_SECONDS in every column). For svc a control run with all ten MX hosts fast gives the cost
 // of the slow and deferring domains to the eight others (their completion time with vs without).
 //
-// Flags: --messages N (20000), --only svc|submission|postfix|haraka|opendkim. Environment: DATABASE_URL (required),
+// Flags: --messages N (20000), --only svc|submission|postfix|haraka|opendkim, --nodes 2 (after the svc
+// column, the same messages through two worker nodes, and again with one of them killed mid-run:
+// bench/mta-nodes.ts). Environment: DATABASE_URL (required),
 // BENCH_REDIS_URL / REDIS_URL (redis://127.0.0.1:6379), BENCH_LOG_LEVEL (warn), BENCH_CPU_PROF=1,
-// HARAKA_BENCH_DIR (/tmp/haraka-bench). Writes bench/results-mta.json.
+// HARAKA_BENCH_DIR (/tmp/haraka-bench). Writes bench/results-mta.json (with --nodes 2:
+// bench/results-mta-nodes.json, so that a two-node run leaves the peers' figures as they were).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -40,11 +43,18 @@ import { DESTINATIONS, NORMAL_DOMAINS, presignMessages, type PresignedMessage } 
 import { opendkimInstalled, OPENDKIM_HOW_TO, startOpenDkim } from './mta-opendkim.ts';
 import { postfixInstalled, startPostfix } from './mta-postfix.ts';
 import { startSvcNodes, svcColumn, svcSubmissionColumn, type SvcSetup } from './mta-svc.ts';
+import { nodeGoals, twoNodeColumns, type NodesFigures } from './mta-nodes.ts';
 import { writeBenchTls } from './mta-tls.ts';
 
 const { values: flags } = parseArgs({
-  options: { messages: { type: 'string', default: '20000' }, only: { type: 'string' } },
+  options: {
+    messages: { type: 'string', default: '20000' },
+    only: { type: 'string' },
+    nodes: { type: 'string', default: '1' },
+  },
 });
+const workerNodes = Number(flags.nodes);
+if (workerNodes !== 1 && workerNodes !== 2) throw new Error(`--nodes takes 1 or 2, got "${flags.nodes}"`);
 const messages = Number(flags.messages);
 if (!Number.isInteger(messages) || messages < 10) throw new Error(`--messages must be a whole number ≥ 10`);
 const only = flags.only ?? null;
@@ -74,6 +84,8 @@ interface MtaResults {
   isolation: { withSlowAndDeferring: number; allFast: number; cost: number } | null;
   skipped: string[];
   goals: { goal: string; met: boolean | null; figure: string }[];
+  /** --nodes 2: the two-node figures beside the one-node column (bench/mta-nodes.ts). */
+  nodes?: NodesFigures | null;
 }
 
 async function startDns(): Promise<TestDnsServer> {
@@ -154,6 +166,7 @@ async function main(): Promise<MtaResults> {
   const columns: ColumnFigures[] = [];
   const skipped: string[] = [];
   let isolation: MtaResults['isolation'] = null;
+  let nodesFigures: NodesFigures | null = null;
   const behaviours = DESTINATIONS.map((d) => d.behaviour);
   const allFast = DESTINATIONS.map(() => 'fast' as const);
 
@@ -195,6 +208,11 @@ async function main(): Promise<MtaResults> {
       await sinks.behave(behaviours);
       const svc = await svcColumn('svc', 's', messages, nodes, sinks, setup, sequelize, STALL_MS);
       columns.push(svc, control);
+      if (workerNodes === 2) {
+        const shared = await twoNodeColumns(messages, nodes, svc, sinks, setup, sequelize, STALL_MS);
+        columns.push(...shared.columns);
+        nodesFigures = shared.figures;
+      }
       isolation = {
         withSlowAndDeferring: svc.normalDomainsSeconds,
         allFast: control.normalDomainsSeconds,
@@ -306,7 +324,9 @@ async function main(): Promise<MtaResults> {
       figure: isolation ? `${(isolation.cost * 100).toFixed(1)} %` : 'not measured',
     },
   ];
+  if (nodesFigures) goals.push(...nodeGoals(nodesFigures));
   return {
+    nodes: nodesFigures,
     machine: { ...machine, loadAverageAtEnd: loadAverage() },
     settings: {
       messages,
@@ -316,6 +336,7 @@ async function main(): Promise<MtaResults> {
       smtpInjectorConnections: INJECT_CONNECTIONS,
       apiInjectorRequestsInFlight: INJECT_REQUESTS,
       only,
+      workerNodes,
       uptime: execFileSync('uptime').toString().trim(),
     },
     columns,
@@ -334,14 +355,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const)
 
 try {
   const results = await main();
-  writeFileSync(resultsFile('results-mta.json'), JSON.stringify(results, null, 2) + '\n');
+  const file = resultsFile(workerNodes === 2 ? 'results-mta-nodes.json' : 'results-mta.json');
+  writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
   console.log(markdown(results));
   for (const skip of results.skipped) console.log(`\n${skip}`);
   for (const column of results.columns) for (const note of column.notes) console.log(`\n${column.label}: ${note}`);
   console.log('');
   for (const goal of results.goals)
     console.log(`${goal.met === null ? '–' : goal.met ? '✓' : '✗'} ${goal.goal}: ${goal.figure}`);
-  console.log(`\n${results.settings.uptime}; bench/results-mta.json written`);
+  console.log(`\n${results.settings.uptime}; ${file} written`);
 } finally {
   await cleanUp();
 }
