@@ -3,6 +3,7 @@
 // and publishes them in /openapi.json, the CLI types its client with them.
 import { Type, type Static } from '@sinclair/typebox';
 import { EmailAddress, Nullable, OneOf, PageQuery, Paged, PlainName, Timestamp, Uuid } from './common.ts';
+import { InboundParsedMessage } from './inbound-message.ts';
 
 export const INBOUND_ROUTE_ACTIONS = ['webhook', 'forward', 'store', 'refuse'] as const;
 export type InboundRouteActionKind = (typeof INBOUND_ROUTE_ACTIONS)[number];
@@ -122,9 +123,8 @@ export type InboundMessageSummary = Static<typeof InboundMessageSummary>;
 export const InboundMessageDetail = Type.Composite([
   InboundMessageSummary,
   Type.Object({
-    parsed: Type.Record(Type.String(), Type.Unknown(), {
-      description: 'the parsed message as the webhook carries it (shared/schemas/inbound-message.ts)',
-    }),
+    /** As the webhook carried it, without attachment contents (the raw source keeps them). */
+    parsed: InboundParsedMessage,
     error: Nullable(Type.String({ description: 'why the last delivery or forward failed' })),
   }),
 ]);

@@ -15,6 +15,7 @@ import type {
   InboundMessageSummary,
   InboundReplayAnswer,
 } from '../../../shared/schemas/inbound.ts';
+import type { InboundParsedMessage } from '../../../shared/schemas/inbound-message.ts';
 import { emitEventToEndpoint } from '../webhooks/events.ts';
 import {
   eventDataOf,
@@ -85,7 +86,7 @@ export async function getMessage(
 ): Promise<InboundMessageDetail> {
   const row = await messageRow(deps.db.sequelize, ctx.tenantId, id);
   if (!row) throw new NotFoundError('Inbound message');
-  return { ...toMessageSummary(row), parsed: row.parsed, error: row.error };
+  return { ...toMessageSummary(row), parsed: row.parsed as unknown as InboundParsedMessage, error: row.error };
 }
 
 /** The source as stored (our Authentication-Results on top, forged ones of ours removed). */
