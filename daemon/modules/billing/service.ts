@@ -3,8 +3,7 @@ import type Stripe from 'stripe';
 import type { AppDeps } from '../../app-types.ts';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
 import type { AdminContext, TenantContext } from '../../context.ts';
-import { Admin } from '../auth/model.ts';
-import { Tenant } from '../tenants/model.ts';
+import { modelsOf } from '../models.ts';
 import type {
   BillingPlan,
   CheckoutBody,
@@ -12,7 +11,7 @@ import type {
   Subscription,
   UpdateBillingPlanBody,
 } from '../../../shared/schemas/billing.ts';
-import { BillingPlanRow, SubscriptionRow, aiTokenBalance } from './model.ts';
+import { aiTokenBalance, type BillingPlanRow } from './model.ts';
 import { paymentProviderError } from './stripe-client.ts';
 
 /** A subscription in one of these states already bills the tenant: plan changes go through the portal. */
@@ -34,11 +33,11 @@ export type BillingDeps = Pick<AppDeps, 'db' | 'config'>;
 export type StripeBillingDeps = BillingDeps & { stripe: Stripe };
 
 export async function listPlans(
-  _deps: BillingDeps,
+  deps: BillingDeps,
   _ctx: TenantContext,
   options: { includeInactive: boolean },
 ): Promise<{ data: BillingPlan[] }> {
-  const rows = await BillingPlanRow.findAll({
+  const rows = await modelsOf(deps.db.sequelize).BillingPlanRow.findAll({
     where: options.includeInactive ? {} : { active: true },
     order: [
       ['sortOrder', 'ASC'],
@@ -49,15 +48,17 @@ export async function listPlans(
 }
 
 export async function updatePlan(
-  _deps: BillingDeps,
+  deps: BillingDeps,
   _ctx: AdminContext,
   input: { slug: string; body: UpdateBillingPlanBody },
 ): Promise<BillingPlan> {
   const { slug, body } = input;
-  const row = await BillingPlanRow.findByPk(slug);
+  const row = await modelsOf(deps.db.sequelize).BillingPlanRow.findByPk(slug);
   if (!row) throw new NotFoundError(`Plan "${slug}"`);
   if (body.stripePriceId) {
-    const other = await BillingPlanRow.findOne({ where: { stripePriceId: body.stripePriceId } });
+    const other = await modelsOf(deps.db.sequelize).BillingPlanRow.findOne({
+      where: { stripePriceId: body.stripePriceId },
+    });
     if (other && other.slug !== slug)
       throw new ConflictError(
         `The price ${body.stripePriceId} is already the price of the ${other.slug} plan.`,
@@ -77,7 +78,7 @@ export async function createCheckoutSession(
   body: CheckoutBody,
 ): Promise<{ url: string }> {
   const { stripe } = deps;
-  const plan = await BillingPlanRow.findByPk(body.planSlug);
+  const plan = await modelsOf(deps.db.sequelize).BillingPlanRow.findByPk(body.planSlug);
   if (!plan || !plan.active) {
     throw new ValidationError(`There is no plan "${body.planSlug}"; GET /billing/plans lists them.`, [
       { field: 'planSlug', message: 'is not an active plan' },
@@ -89,14 +90,16 @@ export async function createCheckoutSession(
       'PLAN_NOT_PURCHASABLE',
     );
   }
-  const current = await SubscriptionRow.findByPk(ctx.tenantId);
+  const current = await modelsOf(deps.db.sequelize).SubscriptionRow.findByPk(ctx.tenantId);
   if (current && current.stripeSubscriptionId && LIVE_STATUSES.has(current.status)) {
     throw new ConflictError(
       'This tenant already has a subscription; change or cancel it in the billing portal (POST /billing/portal).',
       'SUBSCRIPTION_EXISTS',
     );
   }
-  const admin = ctx.adminId ? await Admin.findByPk(ctx.adminId, { attributes: ['email'] }) : null;
+  const admin = ctx.adminId
+    ? await modelsOf(deps.db.sequelize).Admin.findByPk(ctx.adminId, { attributes: ['email'] })
+    : null;
   const metadata = { tenantId: ctx.tenantId, planSlug: plan.slug };
   let session: Stripe.Checkout.Session;
   try {
@@ -128,7 +131,7 @@ export async function createPortalSession(
 ): Promise<{ url: string }> {
   const { stripe } = deps;
   const dashboardUrl = `${deps.config.publicUrl}/dashboard`;
-  const current = await SubscriptionRow.findByPk(ctx.tenantId);
+  const current = await modelsOf(deps.db.sequelize).SubscriptionRow.findByPk(ctx.tenantId);
   if (!current?.stripeCustomerId) {
     throw new ConflictError(
       'This tenant has no Stripe customer yet: subscribe first with POST /billing/checkout.',
@@ -149,8 +152,8 @@ export async function createPortalSession(
 export async function getSubscription(deps: BillingDeps, ctx: TenantContext): Promise<Subscription> {
   const { sequelize } = deps.db;
   const [row, tenant, balance] = await Promise.all([
-    SubscriptionRow.findByPk(ctx.tenantId),
-    Tenant.findByPk(ctx.tenantId, { attributes: ['plan'] }),
+    modelsOf(deps.db.sequelize).SubscriptionRow.findByPk(ctx.tenantId),
+    modelsOf(deps.db.sequelize).Tenant.findByPk(ctx.tenantId, { attributes: ['plan'] }),
     aiTokenBalance(sequelize, ctx.tenantId),
   ]);
   return {

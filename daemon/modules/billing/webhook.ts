@@ -3,9 +3,16 @@ import Stripe from 'stripe';
 import type { Sequelize, Transaction } from 'sequelize';
 import type { StripeBillingDeps } from './service.ts';
 import { ValidationError } from '../../errors.ts';
-import { Tenant } from '../tenants/model.ts';
+import type { Tenant } from '../tenants/model.ts';
+import { modelsOf } from '../models.ts';
 import { resetQuotaCycle } from '../quota/service.ts';
-import { BillingPlanRow, SubscriptionRow, claimBillingEvent, grantAiTokens, recordBillingOutcome } from './model.ts';
+import {
+  claimBillingEvent,
+  grantAiTokens,
+  recordBillingOutcome,
+  type BillingPlanRow,
+  type SubscriptionRow,
+} from './model.ts';
 import { paymentProviderError } from './stripe-client.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -51,21 +58,33 @@ export function verifyStripeEvent(
   }
 }
 
-async function existingTenant(candidate: string | null | undefined, transaction: Transaction): Promise<string | null> {
+async function existingTenant(
+  sequelize: Sequelize,
+  candidate: string | null | undefined,
+  transaction: Transaction,
+): Promise<string | null> {
   if (!candidate || !UUID.test(candidate)) return null;
-  const tenant = await Tenant.findByPk(candidate.toLowerCase(), { attributes: ['id'], transaction });
+  const tenant = await modelsOf(sequelize).Tenant.findByPk(candidate.toLowerCase(), {
+    attributes: ['id'],
+    transaction,
+  });
   return tenant?.id ?? null;
 }
 
 /** The plan a subscription bills: its first item's price, else the plan named in our own metadata. */
 async function planOf(
+  sequelize: Sequelize,
   subscription: Stripe.Subscription | null,
   metadataSlug: string | undefined,
   transaction: Transaction,
 ): Promise<BillingPlanRow | null> {
   const priceId = subscription?.items.data[0]?.price.id;
-  const byPrice = priceId ? await BillingPlanRow.findOne({ where: { stripePriceId: priceId }, transaction }) : null;
-  return byPrice ?? (metadataSlug ? await BillingPlanRow.findByPk(metadataSlug, { transaction }) : null);
+  const byPrice = priceId
+    ? await modelsOf(sequelize).BillingPlanRow.findOne({ where: { stripePriceId: priceId }, transaction })
+    : null;
+  return (
+    byPrice ?? (metadataSlug ? await modelsOf(sequelize).BillingPlanRow.findByPk(metadataSlug, { transaction }) : null)
+  );
 }
 
 function periodOf(subscription: Stripe.Subscription | null) {
@@ -76,8 +95,13 @@ function periodOf(subscription: Stripe.Subscription | null) {
   };
 }
 
-async function setTenantPlan(tenantId: string, plan: string, transaction: Transaction): Promise<void> {
-  await Tenant.update({ plan: plan as Tenant['plan'] }, { where: { id: tenantId }, transaction });
+async function setTenantPlan(
+  sequelize: Sequelize,
+  tenantId: string,
+  plan: string,
+  transaction: Transaction,
+): Promise<void> {
+  await modelsOf(sequelize).Tenant.update({ plan: plan as Tenant['plan'] }, { where: { id: tenantId }, transaction });
 }
 
 async function applyCheckoutCompleted(
@@ -88,9 +112,13 @@ async function applyCheckoutCompleted(
   transaction: Transaction,
 ): Promise<Outcome> {
   if (session.mode !== 'subscription') return ignored('not a subscription checkout');
-  const tenantId = await existingTenant(session.client_reference_id ?? session.metadata?.tenantId, transaction);
+  const tenantId = await existingTenant(
+    sequelize,
+    session.client_reference_id ?? session.metadata?.tenantId,
+    transaction,
+  );
   if (!tenantId) return ignored('no tenant of ours in client_reference_id');
-  const plan = await planOf(subscription, session.metadata?.planSlug, transaction);
+  const plan = await planOf(sequelize, subscription, session.metadata?.planSlug, transaction);
   if (!plan) return ignored('the price is not one of our plans', tenantId);
   const fields = {
     planSlug: plan.slug,
@@ -100,8 +128,8 @@ async function applyCheckoutCompleted(
     cancelAtPeriodEnd: subscription?.cancel_at_period_end ?? false,
     ...periodOf(subscription),
   };
-  await SubscriptionRow.upsert({ tenantId, ...fields }, { transaction });
-  await setTenantPlan(tenantId, plan.slug, transaction);
+  await modelsOf(sequelize).SubscriptionRow.upsert({ tenantId, ...fields }, { transaction });
+  await setTenantPlan(sequelize, tenantId, plan.slug, transaction);
   await grantAiTokens(
     sequelize,
     { tenantId, tokens: plan.aiTokens, reason: 'checkout', planSlug: plan.slug, stripeEventId: event.id },
@@ -111,16 +139,19 @@ async function applyCheckoutCompleted(
 }
 
 async function subscriptionRowFor(
+  sequelize: Sequelize,
   stripeSubscriptionId: string | null,
   customerId: string | null,
   transaction: Transaction,
 ): Promise<SubscriptionRow | null> {
   const bySubscription = stripeSubscriptionId
-    ? await SubscriptionRow.findOne({ where: { stripeSubscriptionId }, transaction })
+    ? await modelsOf(sequelize).SubscriptionRow.findOne({ where: { stripeSubscriptionId }, transaction })
     : null;
   return (
     bySubscription ??
-    (customerId ? await SubscriptionRow.findOne({ where: { stripeCustomerId: customerId }, transaction }) : null)
+    (customerId
+      ? await modelsOf(sequelize).SubscriptionRow.findOne({ where: { stripeCustomerId: customerId }, transaction })
+      : null)
   );
 }
 
@@ -131,9 +162,9 @@ async function applyInvoicePaid(
   transaction: Transaction,
 ): Promise<Outcome> {
   const details = invoice.parent?.subscription_details ?? null;
-  const row = await subscriptionRowFor(idOf(details?.subscription), idOf(invoice.customer), transaction);
+  const row = await subscriptionRowFor(sequelize, idOf(details?.subscription), idOf(invoice.customer), transaction);
   // The first invoice may arrive before checkout.session.completed: our metadata names the tenant.
-  const tenantId = row?.tenantId ?? (await existingTenant(details?.metadata?.tenantId, transaction));
+  const tenantId = row?.tenantId ?? (await existingTenant(sequelize, details?.metadata?.tenantId, transaction));
   if (!tenantId) return ignored('the invoice belongs to no tenant of ours');
   await resetQuotaCycle(sequelize, tenantId, new Date(event.created * 1000), transaction);
   if (row) {
@@ -145,7 +176,7 @@ async function applyInvoicePaid(
     }
     await row.save({ transaction });
     if (invoice.billing_reason === 'subscription_cycle') {
-      const plan = await BillingPlanRow.findByPk(row.planSlug, { transaction });
+      const plan = await modelsOf(sequelize).BillingPlanRow.findByPk(row.planSlug, { transaction });
       if (plan)
         await grantAiTokens(
           sequelize,
@@ -158,19 +189,20 @@ async function applyInvoicePaid(
 }
 
 async function applySubscriptionChange(
+  sequelize: Sequelize,
   subscription: Stripe.Subscription,
   deleted: boolean,
   transaction: Transaction,
 ): Promise<Outcome> {
-  const row = await subscriptionRowFor(subscription.id, idOf(subscription.customer), transaction);
+  const row = await subscriptionRowFor(sequelize, subscription.id, idOf(subscription.customer), transaction);
   if (!row) return ignored('unknown subscription');
   if (deleted) {
     row.set({ status: 'canceled', planSlug: 'free', cancelAtPeriodEnd: false });
     await row.save({ transaction });
-    await setTenantPlan(row.tenantId, 'free', transaction);
+    await setTenantPlan(sequelize, row.tenantId, 'free', transaction);
     return { tenantId: row.tenantId, outcome: 'subscription ended; back on free', handled: true };
   }
-  const plan = await planOf(subscription, subscription.metadata?.planSlug, transaction);
+  const plan = await planOf(sequelize, subscription, subscription.metadata?.planSlug, transaction);
   row.set({
     status: subscription.status,
     cancelAtPeriodEnd: subscription.cancel_at_period_end,
@@ -178,7 +210,7 @@ async function applySubscriptionChange(
   });
   if (plan) row.planSlug = plan.slug;
   await row.save({ transaction });
-  if (plan) await setTenantPlan(row.tenantId, plan.slug, transaction);
+  if (plan) await setTenantPlan(sequelize, row.tenantId, plan.slug, transaction);
   return { tenantId: row.tenantId, outcome: `subscription ${subscription.status}`, handled: true };
 }
 
@@ -210,9 +242,9 @@ export async function applyStripeEvent(deps: StripeBillingDeps, event: Stripe.Ev
     } else if (event.type === 'invoice.paid') {
       outcome = await applyInvoicePaid(sequelize, event, event.data.object, transaction);
     } else if (event.type === 'customer.subscription.updated') {
-      outcome = await applySubscriptionChange(event.data.object, false, transaction);
+      outcome = await applySubscriptionChange(sequelize, event.data.object, false, transaction);
     } else if (event.type === 'customer.subscription.deleted') {
-      outcome = await applySubscriptionChange(event.data.object, true, transaction);
+      outcome = await applySubscriptionChange(sequelize, event.data.object, true, transaction);
     } else {
       outcome = ignored(`${event.type} is not used`);
     }

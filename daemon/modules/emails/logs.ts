@@ -15,7 +15,8 @@ import {
 import { countLogs, findLogPage, type LogFilter, type PageWindow } from './sql/log-search.ts';
 import { logSummaryOfRow } from './sql/log-columns.ts';
 import { waitingEmails } from '../../mta/sql/spool-waits.ts';
-import { EmailEvent, type EmailLog } from './model.ts';
+import type { EmailLog } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { findTenantLog, sameTenant } from './sql/log-records.ts';
 import { acceptSends, type SendAnswer, type SendDeps } from './service.ts';
 import type { NormalizedSend } from './validate.ts';
@@ -147,20 +148,24 @@ export function pagedTotal(
   return { total: Math.max(estimated, seen + 1), estimate: true };
 }
 
-/** What the log readers take; they use the global models today. */
+/** What the log readers take: the connection their models are bound to. */
 export type LogDeps = Pick<AppDeps, 'db'>;
 
-async function ownedLog(ctx: TenantContext, id: string): Promise<EmailLog> {
-  const log = await findTenantLog(ctx.tenantId, id);
+async function ownedLog(
+  deps: { db: Pick<LogDeps['db'], 'sequelize'> },
+  ctx: TenantContext,
+  id: string,
+): Promise<EmailLog> {
+  const log = await findTenantLog(deps.db.sequelize, ctx.tenantId, id);
   if (!log) throw new NotFoundError('The email log');
   return log;
 }
 
 export async function getEmailLog(deps: LogDeps, ctx: TenantContext, input: { id: string }): Promise<EmailLogDetail> {
   const { id } = input;
-  const log = await ownedLog(ctx, id);
+  const log = await ownedLog(deps, ctx, id);
   const [events, captured] = await Promise.all([
-    EmailEvent.findAll({
+    modelsOf(deps.db.sequelize).EmailEvent.findAll({
       where: { emailId: log.id, [Op.and]: [sameTenant(ctx.tenantId)] },
       order: [['createdAt', 'ASC']],
     }),
@@ -244,7 +249,7 @@ export function sendOfLog(log: EmailLog): NormalizedSend {
 
 export async function resendEmailLog(deps: SendDeps, ctx: TenantContext, input: { id: string }): Promise<SendAnswer> {
   const { id } = input;
-  const log = await ownedLog(ctx, id);
+  const log = await ownedLog(deps, ctx, id);
   if (log.bodiesRemovedAt) {
     throw new ConflictError(
       'The bodies of this email were removed by the retention policy: it cannot be resent.',

@@ -174,7 +174,7 @@ export async function recordDeliveryOutcome(
 ): Promise<RecordedOutcome> {
   const { sequelize } = deps;
   const work = async (tx: Transaction): Promise<RecordedOutcome> => {
-    const log = await lockLogForOutcome(outcome.tenantId, outcome.emailId, tx);
+    const log = await lockLogForOutcome(sequelize, outcome.tenantId, outcome.emailId, tx);
     if (!log) return { found: false, applied: [] };
     const named = outcome.recipients?.map(bareAddress) ?? logRecipients(log);
     let recipients = named;

@@ -57,7 +57,7 @@ export async function recordReply(
   if (!transaction) return deps.sequelize.transaction((own) => recordReply(deps, input, own));
   const message = await messageRow(deps.sequelize, input.tenantId, input.inboundId, transaction);
   if (!message) return false;
-  const log = await lockLogForOutcome(input.tenantId, input.emailId, transaction);
+  const log = await lockLogForOutcome(deps.sequelize, input.tenantId, input.emailId, transaction);
   if (!log) return false;
   const reply: ReplySummary = {
     inboundId: message.id,

@@ -31,24 +31,24 @@ function view(row: Suppression): SuppressionView {
 export type SuppressionDeps = Pick<AppDeps, 'db'>;
 
 export async function listSuppressions(
-  _deps: SuppressionDeps,
+  deps: SuppressionDeps,
   ctx: TenantContext,
   query: { page?: number; limit?: number; email?: string; reason?: SuppressionReason },
 ) {
-  return findSuppressionPage(ctx.tenantId, query, view);
+  return findSuppressionPage(deps.db.sequelize, ctx.tenantId, query, view);
 }
 
 export async function createSuppression(
-  _deps: SuppressionDeps,
+  deps: SuppressionDeps,
   ctx: TenantContext,
   body: { email: string; reason: SuppressionReason },
 ): Promise<SuppressionView> {
   const email = body.email.toLowerCase();
-  const existing = await findSuppression(ctx.tenantId, email);
+  const existing = await findSuppression(deps.db.sequelize, ctx.tenantId, email);
   if (existing)
     throw new ConflictError(`${email} is already suppressed (reason: ${existing.reason}).`, 'ALREADY_SUPPRESSED');
   try {
-    return view(await insertSuppression(ctx.tenantId, email, body.reason));
+    return view(await insertSuppression(deps.db.sequelize, ctx.tenantId, email, body.reason));
   } catch (error) {
     if ((error as { name?: string }).name === 'SequelizeUniqueConstraintError')
       throw new ConflictError(`${email} is already suppressed.`, 'ALREADY_SUPPRESSED');
@@ -57,19 +57,19 @@ export async function createSuppression(
 }
 
 export async function deleteSuppressionByEmail(
-  _deps: SuppressionDeps,
+  deps: SuppressionDeps,
   ctx: TenantContext,
   input: { email: string },
 ): Promise<void> {
-  const removed = await removeSuppression(ctx.tenantId, { email: input.email.toLowerCase() });
+  const removed = await removeSuppression(deps.db.sequelize, ctx.tenantId, { email: input.email.toLowerCase() });
   if (removed === 0) throw new NotFoundError('A suppression for this address');
 }
 
 export async function deleteSuppressionById(
-  _deps: SuppressionDeps,
+  deps: SuppressionDeps,
   ctx: TenantContext,
   input: { id: string },
 ): Promise<void> {
-  const removed = await removeSuppression(ctx.tenantId, { id: input.id });
+  const removed = await removeSuppression(deps.db.sequelize, ctx.tenantId, { id: input.id });
   if (removed === 0) throw new NotFoundError('The suppression');
 }

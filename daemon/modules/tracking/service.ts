@@ -23,7 +23,7 @@ export async function recordOpen(deps: TrackingDeps, visitor: LinkVisitor, input
   const { userAgent } = visitor;
   const content = readLinkToken(deps.secrets.linkSigningKey, token, 'o');
   if (!content) return;
-  const log = await findLogOfLink(content.e);
+  const log = await findLogOfLink(deps.db.sequelize, content.e);
   if (!log) return;
   await deps.db.sequelize.transaction((tx) =>
     recordEmailOutcomeEvent(
@@ -46,7 +46,7 @@ export async function recordClick(
   const { userAgent } = visitor;
   const content = readLinkToken(deps.secrets.linkSigningKey, token, 'c');
   if (!content || !/^https?:\/\//i.test(content.u)) return null;
-  const log = await findLogOfLink(content.e);
+  const log = await findLogOfLink(deps.db.sequelize, content.e);
   if (log) {
     await deps.db.sequelize.transaction((tx) =>
       recordEmailOutcomeEvent(
@@ -90,7 +90,7 @@ export async function unsubscribe(
       tx,
     );
     if (!added) return;
-    const log = await findLogIn(content.t, content.e, tx);
+    const log = await findLogIn(deps.db.sequelize, content.t, content.e, tx);
     if (log)
       await recordEmailEvent(
         deps.db.sequelize,

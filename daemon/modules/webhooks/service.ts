@@ -11,7 +11,8 @@ import type {
   WebhookEndpoint,
   WebhookPayload,
 } from '../../../shared/schemas/webhooks.ts';
-import { WebhookEndpointRecord, type WebhookDeliveryRecord } from './model.ts';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { findDelivery, findDeliveryPage, findEndpointDelivery, insertReplay } from './sql/deliveries.ts';
 import { parseEndpointUrl, privateTargetsAllowed, resolveDeliveryTarget, UnsafeWebhookUrlError } from './url-guard.ts';
 import { emitTestEvent } from './events.ts';
@@ -75,7 +76,7 @@ export async function createEndpoint(
 ): Promise<CreatedWebhookEndpoint> {
   const url = await checkEndpointUrl(body.url, deps.config);
   const secret = body.secret ?? generateWebhookSecret();
-  const row = await WebhookEndpointRecord.create({
+  const row = await modelsOf(deps.db.sequelize).WebhookEndpointRecord.create({
     tenantId: ctx.tenantId,
     url,
     // The route's schema already restricted events to known types.
@@ -86,12 +87,12 @@ export async function createEndpoint(
 }
 
 export async function listEndpoints(
-  _deps: WebhookServiceDeps,
+  deps: WebhookServiceDeps,
   ctx: TenantContext,
   query: { page?: number; limit?: number },
 ): Promise<Page<WebhookEndpoint>> {
   return findPage(
-    WebhookEndpointRecord,
+    modelsOf(deps.db.sequelize).WebhookEndpointRecord,
     {
       where: { tenantId: ctx.tenantId },
       order: [
@@ -104,29 +105,31 @@ export async function listEndpoints(
   );
 }
 
-async function findEndpoint(ctx: TenantContext, id: string): Promise<WebhookEndpointRecord> {
-  const row = await WebhookEndpointRecord.findOne({ where: { id, tenantId: ctx.tenantId } });
+async function findEndpoint(deps: WebhookServiceDeps, ctx: TenantContext, id: string): Promise<WebhookEndpointRecord> {
+  const row = await modelsOf(deps.db.sequelize).WebhookEndpointRecord.findOne({
+    where: { id, tenantId: ctx.tenantId },
+  });
   if (!row) throw new NotFoundError('Webhook endpoint');
   return row;
 }
 
 export async function deleteEndpoint(
-  _deps: WebhookServiceDeps,
+  deps: WebhookServiceDeps,
   ctx: TenantContext,
   input: { id: string },
 ): Promise<void> {
-  const row = await findEndpoint(ctx, input.id);
+  const row = await findEndpoint(deps, ctx, input.id);
   // Deliveries go with it (ON DELETE CASCADE); their queued jobs then find nothing and finish.
   await row.destroy();
 }
 
 /** Switches an endpoint on or off. Switching on clears the failure streak that may have disabled it. */
 export async function toggleEndpoint(
-  _deps: WebhookServiceDeps,
+  deps: WebhookServiceDeps,
   ctx: TenantContext,
   input: { id: string },
 ): Promise<WebhookEndpoint> {
-  const row = await findEndpoint(ctx, input.id);
+  const row = await findEndpoint(deps, ctx, input.id);
   if (row.enabled) {
     await row.update({ enabled: false, disabledReason: 'manual', disabledAt: new Date() });
   } else {
@@ -136,13 +139,13 @@ export async function toggleEndpoint(
 }
 
 export async function listDeliveries(
-  _deps: WebhookServiceDeps,
+  deps: WebhookServiceDeps,
   ctx: TenantContext,
   input: { endpointId: string; page?: number; limit?: number },
 ): Promise<Page<WebhookDelivery>> {
   const { endpointId, ...query } = input;
-  await findEndpoint(ctx, endpointId);
-  return findDeliveryPage(ctx.tenantId, endpointId, query, toDeliveryDto);
+  await findEndpoint(deps, ctx, endpointId);
+  return findDeliveryPage(deps.db.sequelize, ctx.tenantId, endpointId, query, toDeliveryDto);
 }
 
 /**
@@ -150,13 +153,13 @@ export async function listDeliveries(
  * `replayOf` pointing at the original), delivered by the webhook worker with the usual retries.
  */
 export async function replayDelivery(
-  _deps: WebhookServiceDeps,
+  deps: WebhookServiceDeps,
   ctx: TenantContext,
   input: { endpointId: string; deliveryId: string },
 ): Promise<WebhookDelivery> {
   const { endpointId, deliveryId } = input;
-  const endpoint = await findEndpoint(ctx, endpointId);
-  const original = await findEndpointDelivery(ctx.tenantId, endpointId, deliveryId);
+  const endpoint = await findEndpoint(deps, ctx, endpointId);
+  const original = await findEndpointDelivery(deps.db.sequelize, ctx.tenantId, endpointId, deliveryId);
   if (!original) throw new NotFoundError('Webhook delivery');
   if (!endpoint.enabled) {
     throw new ConflictError(
@@ -164,7 +167,7 @@ export async function replayDelivery(
       'ENDPOINT_DISABLED',
     );
   }
-  return toDeliveryDto(await insertReplay(original));
+  return toDeliveryDto(await insertReplay(deps.db.sequelize, original));
 }
 
 /** Sends a `test` event to the endpoint now (one attempt, no retries) and answers with the result. */
@@ -175,12 +178,12 @@ export async function sendTestEvent(
 ): Promise<WebhookDelivery> {
   const { endpointId } = input;
   const { sequelize, sql } = deps.db;
-  await findEndpoint(ctx, endpointId);
+  await findEndpoint(deps, ctx, endpointId);
   const { deliveryId } = await sequelize.transaction((transaction) =>
     emitTestEvent(sequelize, { tenantId: ctx.tenantId, endpointId }, transaction),
   );
   await attemptDelivery({ sequelize, sql, config: deps.config, secrets: deps.secrets }, deliveryId);
-  const row = await findDelivery(deliveryId);
+  const row = await findDelivery(deps.db.sequelize, deliveryId);
   if (!row) throw new NotFoundError('Webhook delivery');
   return toDeliveryDto(row);
 }

@@ -2,8 +2,9 @@
 // time, read whole as a model — a log's page and resend, an outcome a provider reports, a tracked open,
 // click or unsubscribe. The hot paths' plain SQL on the same table sits beside them in this folder, the
 // table's home (test/sql-homes.test.ts): callers ask these functions, never the model.
-import { cast, col, Op, where, type Transaction } from 'sequelize';
-import { EmailLog } from '../model.ts';
+import { cast, col, Op, where, type Sequelize, type Transaction } from 'sequelize';
+import type { EmailLog } from '../model.ts';
+import { modelsOf } from '../../models.ts';
 import type { EmailStatus } from '../../../../shared/constants.ts';
 
 /**
@@ -15,8 +16,8 @@ import type { EmailStatus } from '../../../../shared/constants.ts';
 export const sameTenant = (tenantId: string) => where(cast(col('tenant_id'), 'text'), tenantId);
 
 /** Log `id` of tenant `tenantId`, or null (another tenant's is not found either). */
-export function findTenantLog(tenantId: string, id: string): Promise<EmailLog | null> {
-  return EmailLog.findOne({ where: { id, [Op.and]: [sameTenant(tenantId)] } });
+export function findTenantLog(sequelize: Sequelize, tenantId: string, id: string): Promise<EmailLog | null> {
+  return modelsOf(sequelize).EmailLog.findOne({ where: { id, [Op.and]: [sameTenant(tenantId)] } });
 }
 
 /**
@@ -39,11 +40,12 @@ const OUTCOME_LOG_ATTRIBUTES: string[] = [
 
 /** The log an outcome is for, locked FOR UPDATE in `transaction` until it is recorded; null when gone. */
 export function lockLogForOutcome(
+  sequelize: Sequelize,
   tenantId: string,
   emailId: string,
   transaction: Transaction,
 ): Promise<EmailLog | null> {
-  return EmailLog.findOne({
+  return modelsOf(sequelize).EmailLog.findOne({
     attributes: OUTCOME_LOG_ATTRIBUTES,
     where: { id: emailId, tenantId },
     transaction,
@@ -62,11 +64,16 @@ export async function writeOutcomeStatus(
 }
 
 /** A log by its id alone, for a signed link (the token names it; its signature is the credential). */
-export function findLogOfLink(emailId: string): Promise<EmailLog | null> {
-  return EmailLog.findByPk(emailId);
+export function findLogOfLink(sequelize: Sequelize, emailId: string): Promise<EmailLog | null> {
+  return modelsOf(sequelize).EmailLog.findByPk(emailId);
 }
 
 /** Log `emailId` of tenant `tenantId` in `transaction` (an unsubscribe's timeline row and event). */
-export function findLogIn(tenantId: string, emailId: string, transaction: Transaction): Promise<EmailLog | null> {
-  return EmailLog.findOne({ where: { id: emailId, tenantId }, transaction });
+export function findLogIn(
+  sequelize: Sequelize,
+  tenantId: string,
+  emailId: string,
+  transaction: Transaction,
+): Promise<EmailLog | null> {
+  return modelsOf(sequelize).EmailLog.findOne({ where: { id: emailId, tenantId }, transaction });
 }

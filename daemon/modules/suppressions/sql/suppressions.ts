@@ -3,7 +3,8 @@
 // the automatic entries of bounces, complaints and unsubscribes (suppressAddress), and the API's list,
 // add and remove through the Sequelize model. Addresses are stored and compared lower-cased.
 import { Op, QueryTypes, type Sequelize, type Transaction, type WhereOptions } from 'sequelize';
-import { Suppression, type SuppressionReason } from '../model.ts';
+import type { Suppression, SuppressionReason } from '../model.ts';
+import { modelsOf } from '../../models.ts';
 import { findPage, type Page } from '../../../db/paging.ts';
 
 /**
@@ -66,6 +67,7 @@ export async function suppressAddress(
 
 /** A page of the tenant's suppressions, newest first, each mapped by `view`. */
 export function findSuppressionPage<T>(
+  sequelize: Sequelize,
   tenantId: string,
   query: { page?: number; limit?: number; email?: string; reason?: SuppressionReason },
   view: (row: Suppression) => T,
@@ -74,7 +76,7 @@ export function findSuppressionPage<T>(
   if (query.email) Object.assign(where, { email: query.email.toLowerCase() });
   if (query.reason) Object.assign(where, { reason: query.reason });
   return findPage(
-    Suppression,
+    modelsOf(sequelize).Suppression,
     {
       where,
       order: [
@@ -88,18 +90,27 @@ export function findSuppressionPage<T>(
 }
 
 /** The tenant's suppression of `email` (lower-cased), or null. */
-export function findSuppression(tenantId: string, email: string): Promise<Suppression | null> {
-  return Suppression.findOne({ where: { tenantId, email } });
+export function findSuppression(sequelize: Sequelize, tenantId: string, email: string): Promise<Suppression | null> {
+  return modelsOf(sequelize).Suppression.findOne({ where: { tenantId, email } });
 }
 
 /** A suppression added by hand (`email` lower-cased); throws Sequelize's unique error when one exists. */
-export function insertSuppression(tenantId: string, email: string, reason: SuppressionReason): Promise<Suppression> {
-  return Suppression.create({ tenantId, email, reason, detail: 'added through the API' });
+export function insertSuppression(
+  sequelize: Sequelize,
+  tenantId: string,
+  email: string,
+  reason: SuppressionReason,
+): Promise<Suppression> {
+  return modelsOf(sequelize).Suppression.create({ tenantId, email, reason, detail: 'added through the API' });
 }
 
 /** Removes the tenant's suppression by address (`email` lower-cased) or id; answers how many went. */
-export function removeSuppression(tenantId: string, which: { email: string } | { id: string }): Promise<number> {
-  return Suppression.destroy({
+export function removeSuppression(
+  sequelize: Sequelize,
+  tenantId: string,
+  which: { email: string } | { id: string },
+): Promise<number> {
+  return modelsOf(sequelize).Suppression.destroy({
     where: 'email' in which ? { tenantId, email: which.email } : { tenantId, id: { [Op.eq]: which.id } },
   });
 }

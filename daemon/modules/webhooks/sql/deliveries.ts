@@ -3,18 +3,20 @@
 // queue's old delivery jobs. The worker's claim, leases and settle are plain SQL beside them
 // (delivery-store.ts), the fan-out too (fan-out.ts): this folder is the table's home (test/sql-homes.test.ts).
 import type { Sequelize } from 'sequelize';
-import { WebhookDeliveryRecord } from '../model.ts';
+import type { WebhookDeliveryRecord } from '../model.ts';
+import { modelsOf } from '../../models.ts';
 import { findPage, type Page } from '../../../db/paging.ts';
 
 /** A page of an endpoint's deliveries, newest first, each mapped by `view`. */
 export function findDeliveryPage<T>(
+  sequelize: Sequelize,
   tenantId: string,
   endpointId: string,
   query: { page?: number; limit?: number },
   view: (row: WebhookDeliveryRecord) => T,
 ): Promise<Page<T>> {
   return findPage(
-    WebhookDeliveryRecord,
+    modelsOf(sequelize).WebhookDeliveryRecord,
     {
       where: { tenantId, endpointId },
       order: [
@@ -29,19 +31,20 @@ export function findDeliveryPage<T>(
 
 /** Delivery `id` to endpoint `endpointId` of tenant `tenantId`, or null. */
 export function findEndpointDelivery(
+  sequelize: Sequelize,
   tenantId: string,
   endpointId: string,
   id: string,
 ): Promise<WebhookDeliveryRecord | null> {
-  return WebhookDeliveryRecord.findOne({ where: { id, endpointId, tenantId } });
+  return modelsOf(sequelize).WebhookDeliveryRecord.findOne({ where: { id, endpointId, tenantId } });
 }
 
 /**
  * A new delivery of `original`'s payload (same event id, `replayOf` pointing at it). due_at defaults to
  * now(): the webhook worker picks it up at its next claim.
  */
-export function insertReplay(original: WebhookDeliveryRecord): Promise<WebhookDeliveryRecord> {
-  return WebhookDeliveryRecord.create({
+export function insertReplay(sequelize: Sequelize, original: WebhookDeliveryRecord): Promise<WebhookDeliveryRecord> {
+  return modelsOf(sequelize).WebhookDeliveryRecord.create({
     tenantId: original.tenantId,
     endpointId: original.endpointId,
     eventId: original.eventId,
@@ -52,8 +55,8 @@ export function insertReplay(original: WebhookDeliveryRecord): Promise<WebhookDe
 }
 
 /** A delivery by its id (one the caller made and attempted itself: a test event's). */
-export function findDelivery(id: string): Promise<WebhookDeliveryRecord | null> {
-  return WebhookDeliveryRecord.findByPk(id);
+export function findDelivery(sequelize: Sequelize, id: string): Promise<WebhookDeliveryRecord | null> {
+  return modelsOf(sequelize).WebhookDeliveryRecord.findByPk(id);
 }
 
 /** A delivery an older daemon queued as a job, made due now (the webhook worker claims it). */
