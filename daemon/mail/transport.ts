@@ -4,8 +4,10 @@
 //    pool does not reconnect every hundred messages;
 //  - capture: the same nodemailer pipeline (headers, MIME, DKIM) into a buffer, stored whole in
 //    captured_messages. Used when no relay is configured and for test keys: nothing leaves the machine.
+// And direct delivery (DELIVERY=direct): the message built and signed the same way is handed to the
+// outbound MTA's spool through a port given at wiring (SpoolPort, mta/spooler.ts): mail/ imports no MTA.
 import { errorText } from '../errors.ts';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
@@ -20,10 +22,7 @@ import { withEncodedTextParts } from './encoded-parts.ts';
 import { withCrlfLineEnds } from './line-ends.ts';
 import { bufferTransport, type BuiltMessage } from './buffer-transport.ts';
 import { sendPrebuilt, type SmtpRecipientError } from './prebuilt-send.ts';
-import { DEFAULT_DELIVERY_EXPIRY_HOURS } from '../mta/retry.ts';
-import type { SpoolStream } from '../mta/sql/spool.ts';
-import { SpoolWriter } from '../mta/sql/spool-insert.ts';
-import { SpooledMessageAnnouncer } from '../mta/spooled-messages.ts';
+import type { MailStream } from '../../shared/schemas/ip-pools.ts';
 import { createRandomPool, type RandomBytes } from './random-pool.ts';
 import type { SpooledLog } from './spooled-log.ts';
 
@@ -59,9 +58,28 @@ export interface CaptureOwner {
   emailId: string | null;
   /** For the spool: the log's project and stream, by which the MTA picks the IP pool (docs/mta.md). */
   projectId?: string | null;
-  stream?: SpoolStream;
+  stream?: MailStream;
   /** For the spool: what the log records as the message is spooled (mail/spooled-log.ts). */
   log?: SpooledLog;
+}
+
+/** A message built and signed for direct delivery, as the outbound MTA's spool takes it. */
+export interface SpoolRequest {
+  owner: CaptureOwner;
+  envelopeFrom: string;
+  /** The envelope's recipients (To, Cc and Bcc). */
+  recipients: string[];
+  message: Buffer;
+}
+
+/**
+ * The outbound MTA's spool (mta/spooler.ts), given to MailTransports at wiring (modules/mail-resources.ts):
+ * mail/ hands a signed message over and knows nothing of the MTA. Answers the rows added (fewer than the
+ * destinations when a send run again after a crash had spooled them already).
+ */
+export interface SpoolPort {
+  spool(request: SpoolRequest): Promise<{ added: number; destinations: number }>;
+  close(): void;
 }
 
 const INSERT_CAPTURED = declare(
@@ -130,14 +148,14 @@ export class MailTransports {
   private defaultTarget: RelayTarget | null = null;
   /** Builds messages into buffers (buffer-transport.ts) for capture, the spool and the relays. */
   private messageBuilder: Transporter | null = null;
-  /** Hands each spooled message to this process's MTA thread in memory (mta/spooled-messages.ts). */
-  private readonly spooled = new SpooledMessageAnnouncer();
-  /** The spool's group commit per database handle (a thread has one). */
-  private readonly spoolWriters = new WeakMap<Sql, SpoolWriter>();
   /** Random bytes for what each message needs a few of: its MIME boundary here, its link tokens' IVs in compose. */
   readonly randomBytes: RandomBytes = createRandomPool();
 
-  constructor(private readonly config: TransportConfig) {
+  /** `spooler`: the outbound MTA's spool, for DELIVERY=direct (absent: a direct target is refused). */
+  constructor(
+    private readonly config: TransportConfig,
+    private readonly spooler?: SpoolPort,
+  ) {
     // nodemailer's DKIM signer, in this thread, hashes bodies at native speed (dkim-body-hash.ts) and its
     // MIME nodes remember normalised header names (header-keys.ts); each throws here, at startup, if
     // nodemailer's internals are not what it replaces.
@@ -211,34 +229,17 @@ export class MailTransports {
   }
 
   /**
-   * Builds and signs the message once and spools it for the outbound MTA, one row per recipient domain
-   * (the MTA finds the MX hosts; this learns nothing about them). Wakes the MTA loop.
+   * Builds and signs the message once and hands it to the outbound MTA's spool (the port given at wiring),
+   * which writes a row per recipient domain and wakes the MTA loop.
    */
   async spool(message: Mail.Options, owner: CaptureOwner): Promise<DeliveryResult> {
+    if (!this.spooler) throw new Error('direct delivery needs the MTA spool, which these transports were not given');
     const info = await this.build(message);
-    const byDomain = new Map<string, string[]>();
-    for (const address of info.envelope.to) {
-      const domain = recipientDomain(address);
-      byDomain.set(domain, [...(byDomain.get(domain) ?? []), address]);
-    }
-    const ids = [...byDomain.keys()].map(() => randomUUID());
-    this.spooled.announce(ids, info.message);
-    let writer = this.spoolWriters.get(owner.sql);
-    if (!writer) {
-      writer = new SpoolWriter(owner.sql);
-      this.spoolWriters.set(owner.sql, writer);
-    }
-    const rows = await writer.spool({
-      ids,
-      tenantId: owner.tenantId,
-      emailId: owner.emailId,
-      projectId: owner.projectId ?? null,
-      stream: owner.stream ?? 'transactional',
+    const { added, destinations } = await this.spooler.spool({
+      owner,
       envelopeFrom: info.envelope.from || '',
+      recipients: info.envelope.to,
       message: info.message,
-      expiryHours: this.config.deliveryExpiryHours ?? DEFAULT_DELIVERY_EXPIRY_HOURS,
-      byDomain,
-      log: owner.log ?? null,
     });
     return {
       messageId: info.messageId,
@@ -247,7 +248,7 @@ export class MailTransports {
       spooled: true,
       accepted: info.envelope.to,
       rejected: [],
-      response: `spooled for ${byDomain.size} destination(s)${rows < byDomain.size ? ' (already spooled)' : ''}`,
+      response: `spooled for ${destinations} destination(s)${added < destinations ? ' (already spooled)' : ''}`,
     };
   }
 
@@ -278,7 +279,7 @@ export class MailTransports {
 
   /** Closes every pooled relay connection (the owner's shutdown). */
   close(): void {
-    this.spooled.close();
+    this.spooler?.close();
     for (const transport of this.pools.values()) transport.close();
     this.pools.clear();
   }

@@ -7,6 +7,7 @@ import type { Secrets } from '../secrets.ts';
 import type { DkimKeys, MailResources } from '../mail/resources.ts';
 import { MailTransports, type TransportConfig } from '../mail/transport.ts';
 import { ReactEmailSandbox } from '../render/react-email/sandbox.ts';
+import { MtaSpooler } from '../mta/spooler.ts';
 import { SenderRules } from './domains/sender-rules.ts';
 import { DkimSigningCache } from './domains/signing.ts';
 
@@ -28,7 +29,8 @@ export function createMailResources(
   });
   return {
     dkimSigning,
-    mailTransports: new MailTransports(config),
+    // Direct delivery's spool, handed to mail/ as a port (mail/transport.ts's SpoolPort).
+    mailTransports: new MailTransports(config, new MtaSpooler(config.deliveryExpiryHours)),
     reactEmailSandbox: new ReactEmailSandbox(),
     senderRules,
   };
