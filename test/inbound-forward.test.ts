@@ -5,13 +5,12 @@
 // against the test DNS server). A null sender is forwarded with the platform's own return path.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { generateKeyPairSync } from 'node:crypto';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createTenant } from './helpers/fixtures.ts';
-import { publishRecords, splitTxt, startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
+import { publishRecords, startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
 import { runJobs } from './helpers/send-jobs.ts';
-import { dkimPython, dkimpySign, dkimVerify } from './helpers/dkim-verify.ts';
+import { dkimPython, dkimpySign, dkimVerify, publishedDkimKey } from './helpers/dkim-verify.ts';
 import { createInboundReader, ownedChunk, type InboundReader } from '../daemon/modules/inbound-mail/reader.ts';
 import { checkDkimSignatures } from '../daemon/modules/inbound-mail/feedback-auth.ts';
 import { forwardInbound, inboundAuthservId } from '../daemon/modules/inbound-routing/forward.ts';
@@ -31,10 +30,7 @@ test.before(async () => {
   python = dkimPython();
   dns = await startDnsServer();
   sink = await startSmtpSink();
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const p = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
-  dns.zone.txt.set('s1._domainkey.sender.test', [splitTxt(`v=DKIM1; k=rsa; p=${p}`)]);
-  senderKey = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  senderKey = publishedDkimKey(dns.zone, 'sender.test', 's1');
   dns.zone.txt.set(`_spf.${PLATFORM_DOMAIN}`, ['v=spf1 ip4:127.0.0.1 -all']);
   ctx = await createTestContext({
     env: {

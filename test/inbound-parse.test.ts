@@ -5,14 +5,14 @@
 // DKIM records the test DNS server serves (pass, a tampered body's fail, a forged header's removal).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { stripReply } from '../daemon/modules/inbound-routing/reply-text.ts';
 import { authservIdOf, withoutOurAuthResults } from '../daemon/modules/inbound-routing/verdicts.ts';
 import { createInboundReader, ownedChunk, type InboundReader } from '../daemon/modules/inbound-mail/reader.ts';
 import { MAX_ATTACHMENTS, parseMessage, type RoutedWanted } from '../daemon/modules/inbound-routing/parse.ts';
-import { startDnsServer, splitTxt, type TestDnsServer } from './helpers/dns-server.ts';
-import { dkimPython, dkimpySign } from './helpers/dkim-verify.ts';
+import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
+import { dkimPython, dkimpySign, publishedDkimKey } from './helpers/dkim-verify.ts';
 
 const AUTHSERV = 'mx.svc.test';
 let dns: TestDnsServer;
@@ -23,12 +23,9 @@ let senderKey: string;
 test.before(async () => {
   python = dkimPython();
   dns = await startDnsServer();
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const p = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
-  dns.zone.txt.set('s1._domainkey.sender.test', [splitTxt(`v=DKIM1; k=rsa; p=${p}`)]);
+  senderKey = publishedDkimKey(dns.zone, 'sender.test', 's1');
   dns.zone.txt.set('sender.test', ['v=spf1 ip4:192.0.2.10 -all']);
   dns.zone.txt.set('_dmarc.sender.test', ['v=DMARC1; p=reject']);
-  senderKey = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   reader = createInboundReader();
 });
 test.after(async () => {

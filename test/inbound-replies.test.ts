@@ -7,7 +7,7 @@
 // - another tenant's route receiving a message that names that send links nothing.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,9 +15,9 @@ import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { freePort, swaks } from './helpers/swaks.ts';
-import { splitTxt, startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
+import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { runDueDeliveries, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
-import { dkimPython, dkimpySign } from './helpers/dkim-verify.ts';
+import { dkimPython, dkimpySign, publishedDkimKey } from './helpers/dkim-verify.ts';
 import { listen } from './helpers/svc-cli.ts';
 import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { startInboundServer } from '../daemon/smtp/inbound.ts';
@@ -36,13 +36,10 @@ test.before(async () => {
   python = dkimPython();
   dns = await startDnsServer();
   receiver = await startReceiver();
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const p = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
-  dns.zone.txt.set('s1._domainkey.sender.test', [splitTxt(`v=DKIM1; k=rsa; p=${p}`)]);
+  senderKey = publishedDkimKey(dns.zone, 'sender.test', 's1');
   // swaks connects from 127.0.0.1, which the sender's SPF lists.
   dns.zone.txt.set('sender.test', ['v=spf1 ip4:127.0.0.1 -all']);
   dns.zone.txt.set('_dmarc.sender.test', ['v=DMARC1; p=reject']);
-  senderKey = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   ctx = await createTestContext({
     env: {
       PUBLIC_URL: 'http://mail.example.test',

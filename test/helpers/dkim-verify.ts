@@ -1,6 +1,8 @@
 // DKIM verification as a receiving server does it: dkimpy (python3-dkim) with its key looked up in the
 // test DNS server (dnspython over UDP). Installed by .ci/run; a missing peer fails with how to install it.
 import { spawn, spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { splitTxt, type TestZone } from './dns-server.ts';
 
 const DKIM_VERIFY_PY = `
 import sys, dkim, dns.message, dns.query, dns.rdatatype
@@ -90,4 +92,15 @@ export async function dkimpySign(
   });
   if (result.status !== 0) throw new Error(`dkimpy could not sign: ${result.stderr}`);
   return `${result.stdout.replace(/\r?\n/g, '\r\n')}${raw}`;
+}
+
+/**
+ * A sender's DKIM key as a mail provider has one: a new 2048-bit RSA pair whose public half is published
+ * at `<selector>._domainkey.<domain>` in the test zone. Answers the private key (PEM) for dkimpySign.
+ */
+export function publishedDkimKey(zone: TestZone, domain: string, selector: string): string {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const p = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+  zone.txt.set(`${selector}._domainkey.${domain}`, [splitTxt(`v=DKIM1; k=rsa; p=${p}`)]);
+  return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 }
