@@ -1,6 +1,7 @@
 // The inbound reader's thread (reader.ts starts it): every parse of a stranger's raw message — MIME
 // of a report, DMARC attachments, the tokens in an unsubscribe mail, the DKIM signatures of a
-// feedback-loop report — one at a time, so
+// feedback-loop report, and for a tenant's route the parsed message, its verdicts and its gzipped
+// source (inbound-routing/parse.ts) — one at a time, so
 // that a 15 MB message or a lying archive costs this thread's time and never the event loop's.
 // Answers plain data; no database, no state between messages.
 import { errorText } from '../../errors.ts';
