@@ -10,11 +10,16 @@ export const MTA_BENCH_FROM = 'Bench News <news@bench.example>';
 export const MTA_BENCH_ENVELOPE_FROM = 'bounces@bench.example';
 export const MTA_BENCH_SUBJECT = 'Your weekly report';
 
+/**
+ * The first of the ten loopback sink addresses: 127.0.0.100 unless BENCH_MTA_SINK_BASE says another (two
+ * bench:mta runs at once on one box, each on its own ten addresses).
+ */
+const SINK_BASE = Number(process.env.BENCH_MTA_SINK_BASE ?? 100);
 /** Ten destinations on loopback MX hosts; the ninth answers DATA slowly, the tenth defers 10 %. */
 export const DESTINATIONS = Array.from({ length: 10 }, (_, index) => ({
   domain:
     index === 8 ? 'slow.mta-bench.test' : index === 9 ? 'defer.mta-bench.test' : `fast${index + 1}.mta-bench.test`,
-  address: `127.0.0.${100 + index}`,
+  address: `127.0.0.${SINK_BASE + index}`,
   behaviour: (index === 8 ? 'slow' : index === 9 ? 'defer' : 'fast') as 'fast' | 'slow' | 'defer',
 }));
 export const NORMAL_DOMAINS = DESTINATIONS.filter((d) => d.behaviour === 'fast').map((d) => d.domain);

@@ -204,16 +204,20 @@ async function main(): Promise<MtaResults> {
       // one run can only slow the measured one.
       await sinks.behave(allFast);
       await svcColumn('svc warm-up', 'w', warmUpCount, nodes, sinks, setup, sequelize, STALL_MS);
-      const control = await svcColumn('svc, all ten MX fast', 'c', messages, nodes, sinks, setup, sequelize, STALL_MS);
+      // --nodes 2 compares nodes, not destinations: the control run is left out (no isolation figure).
+      const control =
+        workerNodes === 2
+          ? null
+          : await svcColumn('svc, all ten MX fast', 'c', messages, nodes, sinks, setup, sequelize, STALL_MS);
       await sinks.behave(behaviours);
       const svc = await svcColumn('svc', 's', messages, nodes, sinks, setup, sequelize, STALL_MS);
-      columns.push(svc, control);
+      columns.push(svc, ...(control ? [control] : []));
       if (workerNodes === 2) {
         const shared = await twoNodeColumns(messages, nodes, svc, sinks, setup, sequelize, STALL_MS);
         columns.push(...shared.columns);
         nodesFigures = shared.figures;
       }
-      isolation = {
+      isolation = control && {
         withSlowAndDeferring: svc.normalDomainsSeconds,
         allFast: control.normalDomainsSeconds,
         cost: Math.round((svc.normalDomainsSeconds / control.normalDomainsSeconds - 1) * 1000) / 1000,
