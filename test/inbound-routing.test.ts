@@ -407,4 +407,20 @@ test('retention: messages past the raw-message horizon go, with their stored att
   assert.ok(kept[0].n > 0, 'recent messages stay');
 });
 
+test("a message larger than the recipient's plan takes is refused at the end of DATA (552), nothing stored", async () => {
+  await addRoute({ address: 'big@support.acme.example', action: 'store' });
+  const file = join(scratch, 'big.bin');
+  writeFileSync(file, randomBytes(6 * 1024 * 1024));
+  const run = await send(
+    ['big@support.acme.example'],
+    ['--attach-type', 'application/octet-stream', '--attach', `@${file}`],
+  );
+  assert.match(
+    run.output,
+    /<\*\* 552 Message exceeds the 5242880 bytes its recipient accepts/,
+    run.output.slice(-2000),
+  );
+  assert.equal(await q(`SELECT id FROM inbound_messages WHERE recipient = 'big@support.acme.example'`), []);
+});
+
 test.run();

@@ -14,6 +14,21 @@ export const INBOUND_MESSAGES_PER_IP_PER_MINUTE = 600;
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
 
+/**
+ * The largest routed message a plan takes (the listener's SIZE, 15 MB, is the most any takes): a free
+ * tenant's stored sources stay small while a paying one receives what the HTTP API would send.
+ */
+const MAX_ROUTED_MESSAGE_BYTES_BY_PLAN: Record<PlanSlug, number> = {
+  free: 5 * 1024 * 1024,
+  starter: 10 * 1024 * 1024,
+  pro: 15 * 1024 * 1024,
+  business: 15 * 1024 * 1024,
+};
+
+export function maxRoutedMessageBytes(plan: string): number {
+  return MAX_ROUTED_MESSAGE_BYTES_BY_PLAN[plan as PlanSlug] ?? MAX_ROUTED_MESSAGE_BYTES_BY_PLAN.free;
+}
+
 /** Messages a tenant may receive in a day: as many as its plan sends in a month (free: 100). */
 export function dailyInboundLimit(plan: string): number {
   return (PLANS[plan as PlanSlug] ?? PLANS.free).monthlyEmails;

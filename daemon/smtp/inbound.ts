@@ -24,7 +24,7 @@ import { systemMailDomain } from '../mail/addresses.ts';
 import { createRouteCache, type RouteCache, type RoutedRecipient } from '../modules/inbound-routing/route-cache.ts';
 import { platformInboundDomain } from '../modules/inbound-routing/service.ts';
 import { storeRoutedMessage } from '../modules/inbound-routing/receive.ts';
-import { createInboundLimits } from './inbound-limits.ts';
+import { createInboundLimits, maxRoutedMessageBytes } from './inbound-limits.ts';
 
 /** As large as a message the HTTP API accepts: a DSN returning one of our sends in full must fit. */
 export const INBOUND_MAX_MESSAGE_BYTES = SEND_BODY_LIMIT_BYTES;
@@ -144,6 +144,10 @@ export function createInboundServer(
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
         const recipients = session.recipients ?? [];
         const routed = session.routed ?? [];
+        // The smallest plan among the routed recipients' tenants decides for the message.
+        const planLimit = Math.min(...routed.map((r) => maxRoutedMessageBytes(r.plan)));
+        if (bytes > planLimit)
+          return callback(smtpError(`Message exceeds the ${planLimit} bytes its recipient accepts.`, 552));
         const mailDeps = {
           sequelize,
           config: deps.config,
