@@ -54,6 +54,9 @@ async function settingsOf(runner: { query: pg.ClientBase['query'] }) {
 test('the plain pool plans generically with sequential scans off; Sequelize’s own queries keep the defaults', async () => {
   if (ctx.db.embedded) return; // PGlite serves every client from one session: statements run unnamed there.
   assert.equal(await settingsOf(ctx.db.sql.pool), { plan_cache_mode: 'force_generic_plan', enable_seqscan: 'off' });
+  // No LLVM compile for a statement the disabled sequential scan costs above 10¹⁰ (db/sql.ts).
+  const { rows } = await ctx.db.sql.pool.query<{ jit: string }>(`SELECT current_setting('jit') AS jit`);
+  assert.is(rows[0].jit, 'off');
   const sequelizeSettings = () =>
     ctx.db.sequelize.query<{ plan_cache_mode: string; enable_seqscan: string }>(
       `SELECT current_setting('plan_cache_mode') AS plan_cache_mode, current_setting('enable_seqscan') AS enable_seqscan`,

@@ -77,8 +77,13 @@ export function declare(name: string, text: string, options: { planEachRun?: boo
  * read it whole ever after (in bench:mta, 1,827 sequential scans read 7.7 M rows of email_logs and
  * 3,068 read 4.6 M of jobs). Every declared statement reaches its rows through an index, so
  * sequential scans are off where they run (the planner still scans where no index serves).
+ *
+ * JIT is off there too: with sequential scans off, a statement that has no index to use (the MTA loops'
+ * reload of paused tenants and reaction rules) is costed above 10¹⁰, past every jit_*_above_cost, and
+ * PostgreSQL compiled it with LLVM at each run: 130–660 ms for a read of a few rows, every 10 s on every
+ * worker node (pg_stat_statements in bench:mta --nodes 2, issue 51 §4).
  */
-export const HOT_PATH_SETTINGS = { plan_cache_mode: 'force_generic_plan', enable_seqscan: 'off' } as const;
+export const HOT_PATH_SETTINGS = { plan_cache_mode: 'force_generic_plan', enable_seqscan: 'off', jit: 'off' } as const;
 const SETTINGS = Object.entries(HOT_PATH_SETTINGS);
 const STARTUP_OPTIONS = SETTINGS.map(([name, value]) => `-c ${name}=${value}`).join(' ');
 const SET_LOCAL = SETTINGS.map(([name, value]) => `SET LOCAL ${name} = ${value}`).join('; ');
