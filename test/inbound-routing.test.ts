@@ -46,7 +46,14 @@ test.before(async () => {
   assert.is(created.statusCode, 201, created.body);
   endpoint = created.json();
   const log = { info: () => {}, warn: () => {} };
-  inbound = (await startInboundServer({ config: ctx.config, db: ctx.db, secrets: ctx.deps.secrets, log }))!;
+  inbound = (await startInboundServer({
+    config: ctx.config,
+    db: ctx.db,
+    secrets: ctx.deps.secrets,
+    log,
+    redis: ctx.deps.redis,
+    redisPrefix: ctx.deps.redisPrefix,
+  }))!;
 });
 test.after(async () => {
   await inbound?.stop();
@@ -421,6 +428,36 @@ test("a message larger than the recipient's plan takes is refused at the end of 
     run.output.slice(-2000),
   );
   assert.equal(await q(`SELECT id FROM inbound_messages WHERE recipient = 'big@support.acme.example'`), []);
+});
+
+test('RCPT TO: a sender past its rate and a tenant past its day get 451, counted in Redis as the API limits', async () => {
+  const redis = ctx.deps.redis;
+  if (!redis) {
+    console.log('  (limits counted in this process: REDIS_URL is not set, nothing to fill from here)');
+    return;
+  }
+  await addRoute({ address: 'limits@support.acme.example', action: 'store' });
+  const key = (name: string) => `${ctx.deps.redisPrefix}inbound:rl:${name}`;
+  await redis.set(key('from:spammer@sender.example'), '120', 'PX', 60_000);
+  const spammer = await swaks(inbound.port, [
+    '--from',
+    'spammer@sender.example',
+    '--to',
+    'limits@support.acme.example',
+  ]);
+  assert.match(spammer.output, /<\*\* 451 Too many messages from <spammer@sender\.example>: at most 120 a minute/);
+  assert.not.match(spammer.output, /354/);
+
+  await redis.set(key(`tenant:${world.tenantId}`), '100', 'PX', 60_000);
+  try {
+    const daily = await send(['limits@support.acme.example']);
+    assert.match(daily.output, /<\*\* 451 This recipient's service has received its 100 messages for today/);
+  } finally {
+    await redis.del(key(`tenant:${world.tenantId}`));
+  }
+  const ok = await send(['limits@support.acme.example']);
+  assert.match(ok.output, /<-  250 /);
+  assert.is(await redis.get(key(`tenant:${world.tenantId}`)), '1', 'the stored message counted');
 });
 
 test.run();
