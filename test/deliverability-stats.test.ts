@@ -7,19 +7,9 @@
 // GET /stats/deliverability answers the counts per provider and day, the totals and the rates.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost } from './helpers/mx-host.ts';
-import {
-  api,
-  killAllDaemons,
-  openWorldDatabase,
-  seedSendWorld,
-  startChildDaemon,
-  stopChildDaemon,
-  type ChildDaemon,
-  type SendWorld,
-  publishSenderDmarc,
-} from './helpers/send-daemon.ts';
+import type { MxHost } from './helpers/mx-host.ts';
+import { MtaFixture } from './helpers/mta-fixture.ts';
+import { api, openWorldDatabase, type SendWorld } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
 import { loadConfig } from '../daemon/config.ts';
 import { loadSecrets } from '../daemon/secrets.ts';
@@ -29,17 +19,15 @@ import type { DeliverabilityBody } from '../shared/schemas/deliverability.ts';
 const GOOGLE_MX_ADDRESS = '127.0.0.160';
 const OTHER_MX_ADDRESS = '127.0.0.161';
 
-let dns: TestDnsServer;
+let mta: MtaFixture;
 let googleMx: MxHost;
-let otherMx: MxHost;
 let world: SendWorld;
-let daemon: ChildDaemon;
 let lateTries = 0;
 const today = new Date().toISOString().slice(0, 10);
 
 test.before(async () => {
-  dns = await startDnsServer();
-  googleMx = await startMxHost(
+  mta = await MtaFixture.start();
+  googleMx = await mta.mxHost(
     {
       rcpt: (address) =>
         address === 'ghost@workspace.test'
@@ -51,26 +39,15 @@ test.before(async () => {
     },
     GOOGLE_MX_ADDRESS,
   );
-  otherMx = await startMxHost({}, OTHER_MX_ADDRESS);
+  await mta.mxHost({}, OTHER_MX_ADDRESS, ['other.test']);
   // A Workspace-like domain: its own name, Google's MX hosts.
-  dns.zone.mx.set('workspace.test', [{ exchange: 'alt1.gmail-smtp-in.l.google.com', priority: 10 }]);
-  dns.zone.a.set('alt1.gmail-smtp-in.l.google.com', [GOOGLE_MX_ADDRESS]);
-  dns.zone.mx.set('other.test', [{ exchange: 'mx.other.test', priority: 10 }]);
-  dns.zone.a.set('mx.other.test', [OTHER_MX_ADDRESS]);
-  publishSenderDmarc(dns);
-  world = await seedSendWorld({
-    DELIVERY: 'direct',
-    DNS_SERVERS: dns.address,
-    EHLO_NAME: 'mta.acme.test',
-    SEND_RETRY_BASE_MS: '300',
-  });
-  daemon = await startChildDaemon(world);
+  mta.route('workspace.test', 'alt1.gmail-smtp-in.l.google.com', GOOGLE_MX_ADDRESS);
+  world = await mta.seed({ SEND_RETRY_BASE_MS: '300' });
+  await mta.startDaemon();
 });
 
 test.after(async () => {
-  if (daemon) await stopChildDaemon(daemon);
-  killAllDaemons();
-  await Promise.all([googleMx?.close(), otherMx?.close(), dns?.close()]);
+  await mta?.close();
 });
 
 async function send(to: string[]): Promise<{ id: string; messageId: string }> {

@@ -10,20 +10,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Transaction } from 'sequelize';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost } from './helpers/mx-host.ts';
-import {
-  api,
-  countRows,
-  killAllDaemons,
-  openWorldDatabase,
-  seedSendWorld,
-  startChildDaemon,
-  stopChildDaemon,
-  type ChildDaemon,
-  type SendWorld,
-  publishSenderDmarc,
-} from './helpers/send-daemon.ts';
+import type { MxHost } from './helpers/mx-host.ts';
+import { MtaFixture } from './helpers/mta-fixture.ts';
+import { api, countRows, openWorldDatabase, type SendWorld } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const FAST = 6;
@@ -31,10 +20,9 @@ const SLOW = 4;
 /** How long the MX host takes to answer DATA for slow@ recipients: the kill comes within it. */
 const SLOW_REPLY_MS = 5_000;
 
-let dns: TestDnsServer;
+let mta: MtaFixture;
 let mx: MxHost;
 let world: SendWorld;
-let daemon: ChildDaemon | null = null;
 /** Recipients whose message reached DATA's end at the MX host (before any reply). */
 const seen = new Set<string>();
 /** Opened once the test holds its lock: no reply to DATA before that. */
@@ -42,40 +30,29 @@ let openGate: () => void = () => {};
 const gate = new Promise<void>((resolve) => (openGate = resolve));
 
 test.before(async () => {
-  dns = await startDnsServer();
-  mx = await startMxHost({
-    data: async (message) => {
-      for (const address of message.to) seen.add(address);
-      await gate;
-      if (message.to.some((address) => address.startsWith('slow')))
-        await new Promise((resolve) => setTimeout(resolve, SLOW_REPLY_MS));
-      return null;
+  mta = await MtaFixture.start();
+  mx = await mta.mxHost(
+    {
+      data: async (message) => {
+        for (const address of message.to) seen.add(address);
+        await gate;
+        if (message.to.some((address) => address.startsWith('slow')))
+          await new Promise((resolve) => setTimeout(resolve, SLOW_REPLY_MS));
+        return null;
+      },
     },
-  });
-  dns.zone.mx.set('x.test', [{ exchange: 'mx.x.test', priority: 10 }]);
-  // Direct delivery sends only from a domain with a DMARC record (sender rules, docs/mta.md).
-  publishSenderDmarc(dns);
-  dns.zone.a.set('mx.x.test', [mx.address]);
-  world = await seedSendWorld({ DELIVERY: 'direct', DNS_SERVERS: dns.address, EHLO_NAME: 'mta.acme.test' });
-  daemon = await startChildDaemon(world);
+    undefined,
+    ['x.test'],
+  );
+  world = await mta.seed();
+  await mta.startDaemon();
 });
 
 test.after(async () => {
-  if (daemon) await stopChildDaemon(daemon);
-  killAllDaemons();
-  await Promise.all([mx?.close(), dns?.close()]);
+  await mta?.close();
 });
 
-async function send(to: string): Promise<string> {
-  const res = await api(world, 'POST', '/emails/send', {
-    from: 'Acme <app@acme.test>',
-    to: [to],
-    subject: `crash test to ${to}`,
-    textBody: 'Hello',
-  });
-  assert.is(res.status, 202, JSON.stringify(res.body));
-  return res.body.id as string;
-}
+const send = (to: string) => mta.send([to], { subject: `crash test to ${to}` });
 
 const received = (address: string) => mx.messages.filter((m) => m.to.includes(address)).length;
 
@@ -112,9 +89,9 @@ test('kill -9 after DATA replies: answered messages never resent, in-flight ones
       slow.every((address) => received(address) === 0),
       'the slow messages are still waiting for their reply',
     );
-    daemon!.child.kill('SIGKILL');
-    await daemon!.exit;
-    daemon = null;
+    mta.daemon!.child.kill('SIGKILL');
+    await mta.daemon!.exit;
+    mta.daemon = null;
     await lock.rollback();
     lock = null;
 
@@ -129,7 +106,7 @@ test('kill -9 after DATA replies: answered messages never resent, in-flight ones
     const answeredAtKill = fast.filter((address) => received(address) === 1);
     assert.is(answeredAtKill.length, FAST, 'every fast message was answered before the kill');
 
-    daemon = await startChildDaemon(world);
+    await mta.startDaemon();
     await waitFor(
       'every log to say DELIVERED after the restart',
       async () =>

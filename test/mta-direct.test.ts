@@ -5,83 +5,52 @@
 // the retry; a 550 5.1.1 bounced and suppressed, a 550 5.7.1 policy refusal bounced and not suppressed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost } from './helpers/mx-host.ts';
-import {
-  api,
-  countRows,
-  killAllDaemons,
-  openWorldDatabase,
-  seedSendWorld,
-  startChildDaemon,
-  stopChildDaemon,
-  type ChildDaemon,
-  type SendWorld,
-  publishSenderDmarc,
-} from './helpers/send-daemon.ts';
+import type { MxHost } from './helpers/mx-host.ts';
+import { MtaFixture } from './helpers/mta-fixture.ts';
+import { api, countRows, openWorldDatabase, type SendWorld } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
 import { parsePrometheusText } from './helpers/prometheus-text.ts';
 
-let dns: TestDnsServer;
+let mta: MtaFixture;
 let xHost: MxHost;
 let yHost: MxHost;
 let world: SendWorld;
-let daemon: ChildDaemon;
 /** RCPTs of late@x.test answered so far: the first gets 451. */
 let lateTries = 0;
 
 test.before(async () => {
-  dns = await startDnsServer();
-  xHost = await startMxHost({
-    rcpt: (address) => (address === 'late@x.test' && lateTries++ === 0 ? '451 4.7.1 greylisted, try later' : null),
-  });
-  yHost = await startMxHost({
-    rcpt: (address) =>
-      address === 'ghost@y.test'
-        ? '550 5.1.1 <ghost@y.test>: no such user'
-        : address === 'blocked@y.test'
-          ? '550 5.7.1 rejected by policy: sender reputation'
-          : null,
-  });
-  dns.zone.mx.set('x.test', [{ exchange: 'mx.x.test', priority: 10 }]);
-  // Direct delivery sends only from a domain with a DMARC record (sender rules, docs/mta.md).
-  publishSenderDmarc(dns);
-  dns.zone.a.set('mx.x.test', [xHost.address]);
-  dns.zone.mx.set('y.test', [{ exchange: 'mx.y.test', priority: 10 }]);
-  dns.zone.a.set('mx.y.test', [yHost.address]);
-  world = await seedSendWorld({
-    DELIVERY: 'direct',
-    DNS_SERVERS: dns.address,
-    EHLO_NAME: 'mta.acme.test',
-    SEND_RETRY_BASE_MS: '300',
-  });
-  daemon = await startChildDaemon(world);
+  mta = await MtaFixture.start();
+  xHost = await mta.mxHost(
+    { rcpt: (address) => (address === 'late@x.test' && lateTries++ === 0 ? '451 4.7.1 greylisted, try later' : null) },
+    undefined,
+    ['x.test'],
+  );
+  yHost = await mta.mxHost(
+    {
+      rcpt: (address) =>
+        address === 'ghost@y.test'
+          ? '550 5.1.1 <ghost@y.test>: no such user'
+          : address === 'blocked@y.test'
+            ? '550 5.7.1 rejected by policy: sender reputation'
+            : null,
+    },
+    undefined,
+    ['y.test'],
+  );
+  world = await mta.seed({ SEND_RETRY_BASE_MS: '300' });
+  await mta.startDaemon();
 });
 
 test.after(async () => {
-  if (daemon) await stopChildDaemon(daemon);
-  killAllDaemons();
-  await Promise.all([xHost?.close(), yHost?.close(), dns?.close()]);
+  await mta?.close();
 });
 
-async function send(to: string[]): Promise<string> {
-  const res = await api(world, 'POST', '/emails/send', {
-    from: 'Acme <app@acme.test>',
-    to,
-    subject: `direct to ${to.join(', ')}`,
-    textBody: 'Hello',
-  });
-  assert.is(res.status, 202, JSON.stringify(res.body));
-  return res.body.id as string;
-}
+const send = (to: string[]) => mta.send(to, { subject: `direct to ${to.join(', ')}` });
 
-async function logOf(
+const logOf = (
   id: string,
-): Promise<{ status: string; attempts: number; sentAt: string | null; events: { type: string; data: any }[] }> {
-  const res = await api(world, 'GET', `/emails/logs/${id}`);
-  assert.is(res.status, 200);
-  return res.body;
-}
+): Promise<{ status: string; attempts: number; sentAt: string | null; events: { type: string; data: any }[] }> =>
+  mta.log(id);
 
 test('a message to two domains: one transaction per domain with all its RCPTs, DELIVERED per recipient', async () => {
   const id = await send(['a@x.test', 'b@x.test', 'c@y.test']);

@@ -5,40 +5,23 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hostname } from 'node:os';
 import { addressLiteral, defaultEhloName, isFullyQualifiedName, privateAddressKind } from '../daemon/ehlo-name.ts';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost } from './helpers/mx-host.ts';
-import {
-  api,
-  killAllDaemons,
-  publishSenderDmarc,
-  seedSendWorld,
-  startChildDaemon,
-  stopChildDaemon,
-  type ChildDaemon,
-  type SendWorld,
-} from './helpers/send-daemon.ts';
+import type { MxHost } from './helpers/mx-host.ts';
+import { MtaFixture } from './helpers/mta-fixture.ts';
 import { waitFor } from './helpers/wait.ts';
 
-let dns: TestDnsServer;
+let mta: MtaFixture;
 let mx: MxHost;
-let world: SendWorld;
-let daemon: ChildDaemon;
 
 test.before(async () => {
-  dns = await startDnsServer();
-  mx = await startMxHost();
-  dns.zone.mx.set('x.test', [{ exchange: 'mx.x.test', priority: 10 }]);
-  dns.zone.a.set('mx.x.test', [mx.address]);
-  publishSenderDmarc(dns);
+  mta = await MtaFixture.start();
+  mx = await mta.mxHost({}, undefined, ['x.test']);
   // No EHLO_NAME; PUBLIC_URL is http://127.0.0.1:<port> (seedSendWorld).
-  world = await seedSendWorld({ DELIVERY: 'direct', DNS_SERVERS: dns.address });
-  daemon = await startChildDaemon(world);
+  await mta.seed({ EHLO_NAME: undefined });
+  await mta.startDaemon();
 });
 
 test.after(async () => {
-  if (daemon) await stopChildDaemon(daemon);
-  killAllDaemons();
-  await Promise.all([mx?.close(), dns?.close()]);
+  await mta?.close();
 });
 
 test('the default EHLO name: an FQDN (of PUBLIC_URL, else of the host), else an address literal', () => {
@@ -78,24 +61,18 @@ test('the default EHLO name: an FQDN (of PUBLIC_URL, else of the host), else an 
 });
 
 test('a direct delivery with no EHLO_NAME and PUBLIC_URL on 127.0.0.1: the MX host sees an FQDN or [127.0.0.1], never a bare address; boot warns', async () => {
-  const res = await api(world, 'POST', '/emails/send', {
-    from: 'Acme <app@acme.test>',
-    to: ['a@x.test'],
-    subject: 'ehlo',
-    textBody: 'Hello',
-  });
-  assert.is(res.status, 202, JSON.stringify(res.body));
+  await mta.send(['a@x.test'], { subject: 'ehlo' });
   await waitFor('the MX host to receive the message', () => mx.messages.length > 0, { timeoutMs: 30_000 });
   const helo = mx.messages[0].helo;
   assert.is.not(helo, '127.0.0.1');
   // This host's name when it is fully qualified (a CI runner's may be), else the literal.
   assert.is(helo, isFullyQualifiedName(hostname()) ? hostname().toLowerCase() : '[127.0.0.1]');
   // The test DNS server has no PTR for 127.0.0.1 and no address for the name: boot says so.
-  await waitFor('the boot warning about the EHLO name', () => /EHLO name|reverse DNS/.test(daemon.output()), {
+  await waitFor('the boot warning about the EHLO name', () => /EHLO name|reverse DNS/.test(mta.daemon!.output()), {
     timeoutMs: 15_000,
   });
-  const warning = daemon
-    .output()
+  const warning = mta
+    .daemon!.output()
     .split('\n')
     .find((line) => /EHLO name|reverse DNS/.test(line))!;
   assert.match(warning, /"level":(40|"warn")/);

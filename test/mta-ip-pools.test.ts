@@ -7,24 +7,10 @@
 // deferring most of a day's mail holds the address back a step, and the rows wait saying so.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost, type MxHostScript, type ReceivedMessage } from './helpers/mx-host.ts';
-import {
-  api,
-  countRows,
-  killAllDaemons,
-  openWorldDatabase,
-  seedSendWorld,
-  startChildDaemon,
-  stopChildDaemon,
-  type ChildDaemon,
-  type SendWorld,
-  publishSenderDmarc,
-  signInAdmin,
-} from './helpers/send-daemon.ts';
+import type { MxHost, MxHostScript, ReceivedMessage } from './helpers/mx-host.ts';
+import { MtaFixture } from './helpers/mta-fixture.ts';
+import { api, countRows, openWorldDatabase, type SendWorld } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
-import { Admin } from '../daemon/modules/auth/model.ts';
-import { hashPassword } from '../daemon/modules/auth/passwords.ts';
 import type { IpPool } from '../shared/schemas/ip-pools.ts';
 
 const MX_ADDRESS = '127.0.0.120';
@@ -35,56 +21,36 @@ const EHLO = {
   [SOURCES.warm]: 'out-warm.pool.test',
   [SOURCES.project]: 'out-project.pool.test',
 };
-const ADMIN_PASSWORD = 'pool-admin-password-1';
 /** Day 1: 3 messages to Google per address; day 30: 1000. */
 const GOOGLE_CEILINGS = [3, ...Array<number>(28).fill(10), 1000];
 
-let dns: TestDnsServer;
+let mta: MtaFixture;
 let mx: MxHost;
 /** The MX host's behaviour, changed by the last test (Google deferring a new address). */
 const mxScript: MxHostScript = {};
 let world: SendWorld;
-let daemon: ChildDaemon;
 let adminToken: string;
 let pool: IpPool;
 let projectId: string;
 
 test.before(async () => {
-  dns = await startDnsServer();
-  publishSenderDmarc(dns);
-  mx = await startMxHost(mxScript, MX_ADDRESS);
-  dns.zone.mx.set('gmail.test', [{ exchange: 'gmail-smtp-in.l.google.com', priority: 5 }]);
-  dns.zone.a.set('gmail-smtp-in.l.google.com', [MX_ADDRESS]);
-  world = await seedSendWorld({
-    DELIVERY: 'direct',
-    DNS_SERVERS: dns.address,
-    EHLO_NAME: 'node.acme.test',
-    SEND_RETRY_BASE_MS: '300',
-  });
-  const db = await openWorldDatabase(world);
-  try {
-    await Admin.create({
-      email: 'pools@example.test',
-      passwordHash: await hashPassword(ADMIN_PASSWORD),
-      isPlatformAdmin: true,
-      emailVerifiedAt: new Date(),
-    });
+  mta = await MtaFixture.start();
+  mx = await mta.mxHost(mxScript, MX_ADDRESS);
+  mta.route('gmail.test', 'gmail-smtp-in.l.google.com', MX_ADDRESS);
+  world = await mta.seed({ EHLO_NAME: 'node.acme.test', SEND_RETRY_BASE_MS: '300' });
+  adminToken = await mta.adminToken();
+  projectId = await mta.withDatabase(async (db) => {
     const [project] = await db.sequelize.query<{ id: string }>(
       `INSERT INTO projects (tenant_id, name) VALUES (:tenantId, 'newsletters') RETURNING id::text`,
       { replacements: { tenantId: world.tenantId }, type: 'SELECT' as never },
     );
-    projectId = project.id;
-  } finally {
-    await db.close();
-  }
-  daemon = await startChildDaemon(world);
-  adminToken = await signInAdmin(world, 'pools@example.test', ADMIN_PASSWORD);
+    return project.id;
+  });
+  await mta.startDaemon();
 });
 
 test.after(async () => {
-  if (daemon) await stopChildDaemon(daemon);
-  killAllDaemons();
-  await Promise.all([mx?.close(), dns?.close()]);
+  await mta?.close();
 });
 
 /** A platform admin's call on the daemon. */
@@ -92,17 +58,8 @@ function admin(method: string, path: string, body?: unknown): ReturnType<typeof 
   return api(world, method, path, body, adminToken);
 }
 
-async function send(to: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const res = await api(world, 'POST', '/emails/send', {
-    from: 'Acme <app@acme.test>',
-    to,
-    subject: `pooled to ${to}`,
-    textBody: 'Hello',
-    ...extra,
-  });
-  assert.is(res.status, 202, JSON.stringify(res.body));
-  return res.body.id as string;
-}
+const send = (to: string, extra: Record<string, unknown> = {}) =>
+  mta.send(to, { subject: `pooled to ${to}`, ...extra });
 
 const peerOf = (message: ReceivedMessage) => message.remoteAddress.replace(/^::ffff:/, '');
 const arrivedFor = (address: string) => mx.messages.filter((message) => message.to.includes(address));
@@ -257,7 +214,7 @@ test('a warm address joins the pool: the waiting rows leave from it at once', as
         await db.sequelize.query(`SELECT state, attempts, run_at, last_response, warmup_wait_pool FROM mta_spool`),
       );
       await db.close();
-      console.log(daemon.output().slice(-3000));
+      console.log(mta.daemon?.output().slice(-3000));
       throw e;
     },
   );

@@ -5,35 +5,19 @@
 // domain is delivered behind it), `svc queue release` delivers it; platform admins only; bad domains 400.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { randomBytes } from 'node:crypto';
-import { createSigner } from 'fast-jwt';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost } from './helpers/mx-host.ts';
-import {
-  api,
-  killAllDaemons,
-  openWorldDatabase,
-  seedSendWorld,
-  startChildDaemon,
-  stopChildDaemon,
-  type ChildDaemon,
-  type SendWorld,
-  publishSenderDmarc,
-} from './helpers/send-daemon.ts';
-import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
+import type { MxHost } from './helpers/mx-host.ts';
+import { MtaFixture } from './helpers/mta-fixture.ts';
+import { api, type SendWorld } from './helpers/send-daemon.ts';
+import type { InProcessCli } from './helpers/svc-inprocess.ts';
 import { waitFor } from './helpers/wait.ts';
-import { Admin } from '../daemon/modules/auth/model.ts';
-import type { AccessTokenClaims } from '../daemon/context.ts';
 
 /** Loopback addresses of this file (test/helpers/mx-host.ts): 127.0.0.60–69. */
 const Q_MX = '127.0.0.60';
 const R_MX = '127.0.0.61';
 
-let dns: TestDnsServer;
+let mta: MtaFixture;
 let qHost: MxHost;
-let rHost: MxHost;
 let world: SendWorld;
-let daemon: ChildDaemon;
 let cli: InProcessCli;
 let outsider: InProcessCli;
 let adminToken: string;
@@ -42,68 +26,25 @@ let memberToken: string;
 let accepting = false;
 
 test.before(async () => {
-  dns = await startDnsServer();
-  publishSenderDmarc(dns);
-  qHost = await startMxHost({ rcpt: () => (accepting ? null : '451 4.7.1 greylisted, try later') }, Q_MX);
-  rHost = await startMxHost({}, R_MX);
-  dns.zone.mx.set('q.test', [{ exchange: 'mx.q.test', priority: 10 }]);
-  dns.zone.a.set('mx.q.test', [qHost.address]);
-  dns.zone.mx.set('r.test', [{ exchange: 'mx.r.test', priority: 10 }]);
-  dns.zone.a.set('mx.r.test', [rHost.address]);
-  world = await seedSendWorld({
-    DELIVERY: 'direct',
-    DNS_SERVERS: dns.address,
-    EHLO_NAME: 'mta.acme.test',
+  mta = await MtaFixture.start();
+  qHost = await mta.mxHost({ rcpt: () => (accepting ? null : '451 4.7.1 greylisted, try later') }, Q_MX, ['q.test']);
+  await mta.mxHost({}, R_MX, ['r.test']);
+  world = await mta.seed({
     // Deferred mail waits an hour: only `svc queue retry` brings it back within this test.
     SEND_RETRY_BASE_MS: '3600000',
   });
-  const db = await openWorldDatabase(world);
-  const sign = createSigner({ key: world.env.JWT_SECRET, algorithm: 'HS256', expiresIn: 3_600_000 });
-  try {
-    const tag = randomBytes(4).toString('hex');
-    const admin = await Admin.create({
-      email: `ops-${tag}@example.test`,
-      passwordHash: 'fixture-has-no-password',
-      isPlatformAdmin: true,
-      emailVerifiedAt: new Date(),
-    });
-    const member = await Admin.create({
-      email: `dev-${tag}@example.test`,
-      passwordHash: 'fixture-has-no-password',
-      isPlatformAdmin: false,
-      emailVerifiedAt: new Date(),
-    });
-    adminToken = sign({ sub: admin.id, typ: 'access', pa: true } satisfies AccessTokenClaims);
-    memberToken = sign({ sub: member.id, typ: 'access', pa: false } satisfies AccessTokenClaims);
-  } finally {
-    await db.close();
-  }
-  daemon = await startChildDaemon(world);
-  const document = await (await fetch(`${world.url}/openapi.json`)).json();
-  cli = new InProcessCli(world.url, operationMatchers(document));
-  cli.writeProfile({ accessToken: adminToken, email: 'ops@example.test' });
-  outsider = new InProcessCli(world.url, operationMatchers(document));
-  outsider.writeProfile({ accessToken: memberToken, email: 'dev@example.test' });
+  adminToken = await mta.adminToken();
+  memberToken = await mta.adminToken(false);
+  await mta.startDaemon();
+  cli = await mta.cli(adminToken);
+  outsider = await mta.cli(memberToken);
 });
 
 test.after(async () => {
-  cli?.cleanup();
-  outsider?.cleanup();
-  if (daemon) await stopChildDaemon(daemon);
-  killAllDaemons();
-  await Promise.all([qHost?.close(), rHost?.close(), dns?.close()]);
+  await mta?.close();
 });
 
-async function send(to: string): Promise<string> {
-  const res = await api(world, 'POST', '/emails/send', {
-    from: 'Acme <app@acme.test>',
-    to,
-    subject: `to ${to}`,
-    textBody: 'Hello',
-  });
-  assert.is(res.status, 202, JSON.stringify(res.body));
-  return res.body.id as string;
-}
+const send = (to: string) => mta.send(to);
 
 async function statusOf(id: string): Promise<string> {
   const res = await api(world, 'GET', `/emails/logs/${id}`);
@@ -143,8 +84,7 @@ test('451: the queue shows the deferred mail per destination with the last respo
   assert.ok(/q\.test\s+0\s+2\s+0\s+0\s+(\d+[dhms] ?){1,2}\s+in (\d+h ?)?\d+m/.test(table.stdout), table.stdout);
   assert.match(table.stdout, '451 4.7.1 greylisted');
 
-  const health = await fetch(`${world.url}/health/queues`, { headers: { authorization: `Bearer ${adminToken}` } });
-  const outbound = (await health.json()).outbound;
+  const outbound = await mta.outboundHealth(adminToken);
   assert.is(outbound.deferred, 2);
   assert.ok(outbound.destinations.some((d: { domain: string }) => d.domain === 'q.test'));
 

@@ -6,88 +6,38 @@
 // NXDOMAIN bounces (and suppresses) only when a look-up DNS_NXDOMAIN_CONFIRM_MS later says it again.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { randomBytes } from 'node:crypto';
-import { createSigner } from 'fast-jwt';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost } from './helpers/mx-host.ts';
-import {
-  api,
-  killAllDaemons,
-  openWorldDatabase,
-  seedSendWorld,
-  startChildDaemon,
-  stopChildDaemon,
-  type ChildDaemon,
-  type SendWorld,
-  publishSenderDmarc,
-} from './helpers/send-daemon.ts';
+import type { MxHost } from './helpers/mx-host.ts';
+import { MtaFixture } from './helpers/mta-fixture.ts';
+import { api, type SendWorld } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
-import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
-import { Admin } from '../daemon/modules/auth/model.ts';
-import type { AccessTokenClaims } from '../daemon/context.ts';
+import type { InProcessCli } from './helpers/svc-inprocess.ts';
 
-let dns: TestDnsServer;
+let mta: MtaFixture;
 let mx: MxHost;
 let world: SendWorld;
-let daemon: ChildDaemon;
 let adminToken: string;
 let cli: InProcessCli;
 
 test.before(async () => {
   // Nothing but the sender's DMARC record (send-time sender rules): every other name is NXDOMAIN.
-  dns = await startDnsServer();
-  publishSenderDmarc(dns);
-  mx = await startMxHost();
-  world = await seedSendWorld({
-    DELIVERY: 'direct',
-    DNS_SERVERS: dns.address,
+  mta = await MtaFixture.start();
+  mx = await mta.mxHost();
+  world = await mta.seed({
     DNS_CANARY_NAMES: 'canary.test',
     DNS_NXDOMAIN_CONFIRM_MS: '1500',
-    EHLO_NAME: 'mta.acme.test',
     SEND_RETRY_BASE_MS: '300',
   });
-  const db = await openWorldDatabase(world);
-  try {
-    const admin = await Admin.create({
-      email: `ops-${randomBytes(4).toString('hex')}@example.test`,
-      passwordHash: 'fixture-has-no-password',
-      isPlatformAdmin: true,
-      emailVerifiedAt: new Date(),
-    });
-    const sign = createSigner({ key: world.env.JWT_SECRET, algorithm: 'HS256', expiresIn: 3_600_000 });
-    adminToken = sign({ sub: admin.id, typ: 'access', pa: true } satisfies AccessTokenClaims);
-  } finally {
-    await db.close();
-  }
-  daemon = await startChildDaemon(world);
-  const document = await (await fetch(`${world.url}/openapi.json`)).json();
-  cli = new InProcessCli(world.url, operationMatchers(document));
-  cli.writeProfile({ accessToken: adminToken, email: 'ops@example.test' });
+  adminToken = await mta.adminToken();
+  await mta.startDaemon();
+  cli = await mta.cli(adminToken);
 });
 
 test.after(async () => {
-  cli?.cleanup();
-  if (daemon) await stopChildDaemon(daemon);
-  killAllDaemons();
-  await Promise.all([mx?.close(), dns?.close()]);
+  await mta?.close();
 });
 
-async function send(to: string): Promise<string> {
-  const res = await api(world, 'POST', '/emails/send', {
-    from: 'Acme <app@acme.test>',
-    to,
-    subject: `to ${to}`,
-    textBody: 'Hello',
-  });
-  assert.is(res.status, 202, JSON.stringify(res.body));
-  return res.body.id as string;
-}
-
-async function logOf(id: string): Promise<{ status: string; events: { type: string; data: any }[] }> {
-  const res = await api(world, 'GET', `/emails/logs/${id}`);
-  assert.is(res.status, 200, JSON.stringify(res.body));
-  return res.body;
-}
+const send = (to: string) => mta.send(to);
+const logOf = (id: string): Promise<{ status: string; events: { type: string; data: any }[] }> => mta.log(id);
 
 async function asAdmin(path: string): Promise<any> {
   const res = await fetch(`${world.url}${path}`, { headers: { authorization: `Bearer ${adminToken}` } });
@@ -96,21 +46,7 @@ async function asAdmin(path: string): Promise<any> {
   return body;
 }
 
-/** /health/queues' outbound part: on a loaded machine its 2 s database budget may lapse (503), so asked until it answers. */
-async function outboundHealth(): Promise<any> {
-  let outbound: any = null;
-  await waitFor(
-    '/health/queues to answer 200',
-    async () => {
-      const res = await fetch(`${world.url}/health/queues`, { headers: { authorization: `Bearer ${adminToken}` } });
-      if (res.status !== 200) return false;
-      outbound = (await res.json()).outbound;
-      return true;
-    },
-    { timeoutMs: 60_000 },
-  );
-  return outbound;
-}
+const outboundHealth = () => mta.outboundHealth(adminToken);
 
 async function suppressed(): Promise<string[]> {
   const res = await api(world, 'GET', '/suppressions');
@@ -161,14 +97,13 @@ test('a resolver answering NXDOMAIN for everything: deferred with the resolver n
     /resolver unhealthy on \S+ for .+: MX of canary\.test: NXDOMAIN — mail is deferred, not bounced/,
   );
   // And the daemon's log says it once, as it happened.
-  assert.match(daemon.output(), /resolver unhealthy: mail is deferred/);
+  assert.match(mta.daemon!.output(), /resolver unhealthy: mail is deferred/);
   assert.is(mx.messages.length, 0);
 });
 
 test('the resolver answers again: the same message is delivered and the node shows healthy', async () => {
-  dns.zone.mx.set('canary.test', [{ exchange: 'mx.canary.test', priority: 10 }]);
-  dns.zone.mx.set('gmail.test', [{ exchange: 'mx.gmail.test', priority: 10 }]);
-  dns.zone.a.set('mx.gmail.test', [mx.address]);
+  mta.dns.zone.mx.set('canary.test', [{ exchange: 'mx.canary.test', priority: 10 }]);
+  mta.route('gmail.test', 'mx.gmail.test', mx.address);
   // The next try is on the backoff; the admin's retry makes it due now.
   const retried = await fetch(`${world.url}/platform/queue/gmail.test/retry`, {
     method: 'POST',

@@ -4,60 +4,44 @@
 // spooled; `svc send --sync` prints it, and `svc logs show` prints each deferral's reason.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost } from './helpers/mx-host.ts';
-import {
-  api,
-  killAllDaemons,
-  seedSendWorld,
-  startChildDaemon,
-  stopChildDaemon,
-  type ChildDaemon,
-  type SendWorld,
-  publishSenderDmarc,
-} from './helpers/send-daemon.ts';
-import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
+import type { MxHost } from './helpers/mx-host.ts';
+import { MtaFixture } from './helpers/mta-fixture.ts';
+import { api, type SendWorld } from './helpers/send-daemon.ts';
+import type { InProcessCli } from './helpers/svc-inprocess.ts';
 
-let dns: TestDnsServer;
+let mta: MtaFixture;
 let mx: MxHost;
 let world: SendWorld;
-let daemon: ChildDaemon;
 let cli: InProcessCli;
 /** `svc` as a pipeline runs it: the tenant's API key in the environment. */
 const asKey = () => ({ env: { SVC_API_KEY: world.apiKey, SVC_TENANT_ID: world.tenantId } });
 
 test.before(async () => {
-  dns = await startDnsServer();
-  publishSenderDmarc(dns);
-  mx = await startMxHost({
-    rcpt: (address) =>
-      address.startsWith('late')
-        ? '451 4.7.1 greylisted, try later'
-        : address.startsWith('ghost')
-          ? '550 5.1.1 <ghost@sync.test>: no such user'
-          : null,
-  });
-  dns.zone.mx.set('sync.test', [{ exchange: 'mx.sync.test', priority: 10 }]);
-  dns.zone.a.set('mx.sync.test', [mx.address]);
-  world = await seedSendWorld({
-    DELIVERY: 'direct',
-    DNS_SERVERS: dns.address,
-    EHLO_NAME: 'mta.acme.test',
+  mta = await MtaFixture.start();
+  mx = await mta.mxHost(
+    {
+      rcpt: (address) =>
+        address.startsWith('late')
+          ? '451 4.7.1 greylisted, try later'
+          : address.startsWith('ghost')
+            ? '550 5.1.1 <ghost@sync.test>: no such user'
+            : null,
+    },
+    undefined,
+    ['sync.test'],
+  );
+  world = await mta.seed({
     // Deferred mail waits an hour: the deferral stays the latest word in these tests.
     SEND_RETRY_BASE_MS: '3600000',
     // A loaded test machine may take a while to claim and deliver: the bound is not what is tested.
     SYNC_DIRECT_WAIT_MS: '60000',
   });
-  daemon = await startChildDaemon(world);
-  const document = await (await fetch(`${world.url}/openapi.json`)).json();
-  cli = new InProcessCli(world.url, operationMatchers(document));
+  await mta.startDaemon();
+  cli = await mta.cli();
 });
 
 test.after(async () => {
-  cli?.cleanup();
-  if (daemon) await stopChildDaemon(daemon);
-  killAllDaemons();
-  await Promise.all([mx?.close(), dns?.close()]);
+  await mta?.close();
 });
 
 const syncSend = (to: string) =>

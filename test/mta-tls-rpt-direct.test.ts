@@ -6,25 +6,15 @@
 // a success counted; enforce + wrong name: deferred, certificate-host-mismatch counted; testing + wrong
 // name: delivered, the mismatch counted. An MX with only an AAAA record gets the mail over IPv6; an MX
 // whose A address is down falls back to its AAAA one.
-import { createServer, type Server } from 'node:https';
+import { createServer } from 'node:https';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost } from './helpers/mx-host.ts';
+import type { MxHost } from './helpers/mx-host.ts';
 import { createTestCa, type TestCa } from './helpers/test-ca.ts';
-import {
-  api,
-  killAllDaemons,
-  openWorldDatabase,
-  seedSendWorld,
-  startChildDaemon,
-  stopChildDaemon,
-  type ChildDaemon,
-  type SendWorld,
-  publishSenderDmarc,
-} from './helpers/send-daemon.ts';
+import { MtaFixture } from './helpers/mta-fixture.ts';
+import { openWorldDatabase, type SendWorld } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
 import { QueryTypes } from 'sequelize';
 
@@ -33,14 +23,12 @@ const GOOD_MX = '127.0.0.71';
 const MISNAMED_MX = '127.0.0.72';
 const DOWN_ADDRESS = '127.0.0.73';
 
-let dns: TestDnsServer;
+let mta: MtaFixture;
 let ca: TestCa;
-let policyServer: Server;
 let good: MxHost;
 let misnamed: MxHost;
 let v6: MxHost;
 let world: SendWorld;
-let daemon: ChildDaemon;
 
 const policy = (mode: string, mx: string) => `version: STSv1\r\nmode: ${mode}\r\nmx: ${mx}\r\nmax_age: 86400\r\n`;
 const POLICIES: Record<string, string> = {
@@ -50,11 +38,10 @@ const POLICIES: Record<string, string> = {
 };
 
 test.before(async () => {
-  dns = await startDnsServer();
-  publishSenderDmarc(dns);
+  mta = await MtaFixture.start();
   ca = createTestCa();
   const policyPair = ca.issue('policy', Object.keys(POLICIES));
-  policyServer = createServer(
+  const policyServer = createServer(
     { cert: readFileSync(policyPair.cert), key: readFileSync(policyPair.key) },
     (req, res) => {
       const body =
@@ -64,73 +51,45 @@ test.before(async () => {
     },
   );
   await new Promise<void>((resolve) => policyServer.listen(443, POLICY_ADDRESS, resolve));
-  good = await startMxHost({ tls: ca.issue('mx-good', ['mx.enforce-ok.test']) }, GOOD_MX);
-  misnamed = await startMxHost({ tls: ca.issue('mx-misnamed', ['somewhere-else.test']) }, MISNAMED_MX);
-  v6 = await startMxHost({ tls: ca.issue('mx-v6', ['mx.v6only.test', 'mx.dual.test']) }, '::1');
+  mta.closeWith({ close: () => new Promise((resolve) => policyServer.close(resolve)) });
+  good = await mta.mxHost({ tls: ca.issue('mx-good', ['mx.enforce-ok.test']) }, GOOD_MX);
+  misnamed = await mta.mxHost({ tls: ca.issue('mx-misnamed', ['somewhere-else.test']) }, MISNAMED_MX);
+  v6 = await mta.mxHost({ tls: ca.issue('mx-v6', ['mx.v6only.test', 'mx.dual.test']) }, '::1');
 
   for (const [domain, address] of [
     ['enforce-ok.test', GOOD_MX],
     ['enforce-bad.test', MISNAMED_MX],
     ['testing-bad.test', MISNAMED_MX],
   ]) {
-    dns.zone.mx.set(domain, [{ exchange: `mx.${domain}`, priority: 10 }]);
-    dns.zone.a.set(`mx.${domain}`, [address]);
-    dns.zone.txt.set(`_mta-sts.${domain}`, ['v=STSv1; id=20261125']);
-    dns.zone.a.set(`mta-sts.${domain}`, [POLICY_ADDRESS]);
+    mta.route(domain, `mx.${domain}`, address);
+    mta.dns.zone.txt.set(`_mta-sts.${domain}`, ['v=STSv1; id=20261125']);
+    mta.dns.zone.a.set(`mta-sts.${domain}`, [POLICY_ADDRESS]);
   }
-  dns.zone.mx.set('v6only.test', [{ exchange: 'mx.v6only.test', priority: 10 }]);
-  dns.zone.aaaa.set('mx.v6only.test', ['::1']);
-  dns.zone.mx.set('dual.test', [{ exchange: 'mx.dual.test', priority: 10 }]);
-  dns.zone.a.set('mx.dual.test', [DOWN_ADDRESS]);
-  dns.zone.aaaa.set('mx.dual.test', ['::1']);
+  mta.route('v6only.test', 'mx.v6only.test', '::1');
+  mta.route('dual.test', 'mx.dual.test', DOWN_ADDRESS);
+  mta.dns.zone.aaaa.set('mx.dual.test', ['::1']);
 
-  world = await seedSendWorld({
-    DELIVERY: 'direct',
-    DNS_SERVERS: dns.address,
-    EHLO_NAME: 'mta.acme.test',
-    SEND_RETRY_BASE_MS: '300',
-    NODE_EXTRA_CA_CERTS: join(ca.dir, 'ca.crt'),
-  });
+  world = await mta.seed({ SEND_RETRY_BASE_MS: '300', NODE_EXTRA_CA_CERTS: join(ca.dir, 'ca.crt') });
   // Yesterday's counts for enforce-bad.test: the daemon's daily job reports them at boot, by mail.
-  dns.zone.txt.set('_smtp._tls.enforce-bad.test', ['v=TLSRPTv1; rua=mailto:tls-reports@enforce-bad.test']);
-  const db = await openWorldDatabase(world);
-  try {
-    await db.sequelize.query(
+  mta.dns.zone.txt.set('_smtp._tls.enforce-bad.test', ['v=TLSRPTv1; rua=mailto:tls-reports@enforce-bad.test']);
+  await mta.withDatabase((db) =>
+    db.sequelize.query(
       `INSERT INTO tls_report_counts (day, policy_domain, policy_type, policy_hash, policy_strings, mx_host,
                                       receiving_ip, result_type, sessions)
        VALUES ((now() AT TIME ZONE 'UTC')::date - 1, 'enforce-bad.test', 'sts', md5('[]'), '[]',
                'mx.enforce-bad.test', :address, 'certificate-host-mismatch', 7)`,
       { replacements: { address: MISNAMED_MX } },
-    );
-  } finally {
-    await db.close();
-  }
-  daemon = await startChildDaemon(world);
+    ),
+  );
+  await mta.startDaemon();
 });
 
 test.after(async () => {
-  if (daemon) await stopChildDaemon(daemon);
-  killAllDaemons();
-  await Promise.all([good?.close(), misnamed?.close(), v6?.close(), dns?.close()]);
-  await new Promise((resolve) => (policyServer ? policyServer.close(resolve) : resolve(undefined)));
+  await mta?.close();
 });
 
-async function send(to: string): Promise<string> {
-  const res = await api(world, 'POST', '/emails/send', {
-    from: 'Acme <app@acme.test>',
-    to: [to],
-    subject: `to ${to}`,
-    textBody: 'Hello',
-  });
-  assert.is(res.status, 202, JSON.stringify(res.body));
-  return res.body.id as string;
-}
-
-async function logOf(id: string): Promise<{ status: string; events: { type: string; data: any }[] }> {
-  const res = await api(world, 'GET', `/emails/logs/${id}`);
-  assert.is(res.status, 200);
-  return res.body;
-}
+const send = (to: string) => mta.send([to]);
+const logOf = (id: string): Promise<{ status: string; events: { type: string; data: any }[] }> => mta.log(id);
 
 interface CountRow {
   policy_type: string;

@@ -7,83 +7,35 @@
 import { hostname } from 'node:os';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost } from './helpers/mx-host.ts';
-import {
-  api,
-  countRows,
-  killAllDaemons,
-  openWorldDatabase,
-  seedSendWorld,
-  startChildDaemon,
-  stopChildDaemon,
-  type ChildDaemon,
-  type SendWorld,
-  publishSenderDmarc,
-  signInAdmin,
-} from './helpers/send-daemon.ts';
+import type { MxHost } from './helpers/mx-host.ts';
+import { MtaFixture } from './helpers/mta-fixture.ts';
+import { api, countRows, type SendWorld } from './helpers/send-daemon.ts';
 import { waitFor } from './helpers/wait.ts';
-import { Admin } from '../daemon/modules/auth/model.ts';
-import { hashPassword } from '../daemon/modules/auth/passwords.ts';
 
 const MX_ADDRESS = '127.0.0.151';
 const BINDABLE = '127.0.0.150';
 const UNBINDABLE = '10.254.254.254';
-const ADMIN_PASSWORD = 'unbindable-admin-password-1';
 
-let dns: TestDnsServer;
+let mta: MtaFixture;
 let mx: MxHost;
 let world: SendWorld;
-let daemon: ChildDaemon;
 let adminToken: string;
 
 test.before(async () => {
-  dns = await startDnsServer();
-  publishSenderDmarc(dns);
-  mx = await startMxHost({}, MX_ADDRESS);
-  dns.zone.mx.set('far.test', [{ exchange: 'mx.far.test', priority: 10 }]);
-  dns.zone.a.set('mx.far.test', [MX_ADDRESS]);
-  world = await seedSendWorld({
-    DELIVERY: 'direct',
-    DNS_SERVERS: dns.address,
-    EHLO_NAME: 'node.acme.test',
-    SEND_RETRY_BASE_MS: '60000',
-  });
-  const db = await openWorldDatabase(world);
-  try {
-    await Admin.create({
-      email: 'unbindable@example.test',
-      passwordHash: await hashPassword(ADMIN_PASSWORD),
-      isPlatformAdmin: true,
-      emailVerifiedAt: new Date(),
-    });
-  } finally {
-    await db.close();
-  }
-  daemon = await startChildDaemon(world);
-  adminToken = await signInAdmin(world, 'unbindable@example.test', ADMIN_PASSWORD);
+  mta = await MtaFixture.start();
+  mx = await mta.mxHost({}, MX_ADDRESS, ['far.test']);
+  world = await mta.seed({ EHLO_NAME: 'node.acme.test', SEND_RETRY_BASE_MS: '60000' });
+  adminToken = await mta.adminToken();
+  await mta.startDaemon();
 });
 
 test.after(async () => {
-  if (daemon) await stopChildDaemon(daemon);
-  killAllDaemons();
-  await Promise.all([mx?.close(), dns?.close()]);
+  await mta?.close();
 });
 
 /** A platform admin's call on the daemon. */
 function admin(method: string, path: string, body?: unknown): ReturnType<typeof api> {
   return api(world, method, path, body, adminToken);
-}
-
-async function send(to: string): Promise<string> {
-  const res = await api(world, 'POST', '/emails/send', {
-    from: 'Acme <app@acme.test>',
-    to,
-    subject: `to ${to}`,
-    textBody: 'Hello',
-  });
-  assert.is(res.status, 202, JSON.stringify(res.body));
-  return res.body.id as string;
 }
 
 test('mail leaves from the pool address that binds; the one that does not is an alert in the queue view', async () => {
@@ -93,19 +45,16 @@ test('mail leaves from the pool address that binds; the one that does not is an 
   });
   assert.is(created.status, 201, JSON.stringify(created.body));
   const poolId = created.body.id as string;
-  const db = await openWorldDatabase(world);
-  try {
-    await db.sequelize.query(
+  await mta.withDatabase((db) =>
+    db.sequelize.query(
       `INSERT INTO ip_pool_addresses (pool_id, ip, ehlo_name) VALUES (:poolId, :ip, 'gone.acme.test')`,
       { replacements: { poolId, ip: UNBINDABLE } },
-    );
-  } finally {
-    await db.close();
-  }
+    ),
+  );
   const assigned = await admin('POST', `/platform/ip-pools/${poolId}/assignments`, { tenantId: world.tenantId });
   assert.is(assigned.status, 201, JSON.stringify(assigned.body));
 
-  const ids = await Promise.all([1, 2, 3, 4].map((n) => send(`user${n}@far.test`)));
+  const ids = await Promise.all([1, 2, 3, 4].map((n) => mta.send(`user${n}@far.test`)));
   await waitFor('four messages at the MX', () => mx.messages.length >= 4, { timeoutMs: 60_000 });
   assert.equal(
     [...new Set(mx.messages.map((message) => message.remoteAddress.replace(/^::ffff:/, '')))],
@@ -140,10 +89,9 @@ test('mail leaves from the pool address that binds; the one that does not is an 
   // No address of the pool binds any more: the row is deferred saying so, and the queue view shows it.
   const bound = (created.body.addresses as Array<{ id: string; ip: string }>).find((a) => a.ip === BINDABLE)!;
   assert.is((await admin('DELETE', `/platform/ip-pools/${poolId}/addresses/${bound.id}`)).status, 200);
-  await send('late@far.test');
-  const check = await openWorldDatabase(world);
-  try {
-    await waitFor(
+  await mta.send('late@far.test');
+  await mta.withDatabase((check) =>
+    waitFor(
       'the row deferred, naming the address and the node',
       async () =>
         (await countRows(
@@ -152,10 +100,8 @@ test('mail leaves from the pool address that binds; the one that does not is an 
           { reason: `%source address ${UNBINDABLE} cannot be bound on node ${hostname()} (EADDRNOTAVAIL)%` },
         )) === 1,
       { timeoutMs: 30_000 },
-    );
-  } finally {
-    await check.close();
-  }
+    ),
+  );
   const destination = (await admin('GET', '/platform/queue?domain=far.test')).body.data[0];
   assert.is(destination.deferred, 1);
   assert.match(destination.lastResponse, `source address ${UNBINDABLE} cannot be bound on node ${hostname()}`);
