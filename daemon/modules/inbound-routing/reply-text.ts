@@ -15,7 +15,7 @@
 /** How the `On … wrote:` line ends (German, Dutch and Swedish put the name after the verb), by language: English, French, German, Spanish, Italian, Dutch, Portuguese, Swedish/Danish/Norwegian, Polish, Russian, Japanese, Chinese. */
 const WROTE =
   /(?:wrote|a écrit|schrieb|escribió|ha scritto|schreef|escreveu|skrev|napisał\(a\)|napisał|napisała|pisze|написал\(а\)|написал|написала|пишет|のメッセージ|写道)(?:\s[^:：]{0,200})?\s*[:：]\s*$/i;
-/** How it starts: "On", "Le", "Am", "El", "Il", "Op", "Em", "Den", "Den", "W dniu", a date (many clients), or a name (Russian clients). */
+/** How it starts: "On", "Le", "Am", "El", "Il", "Op", "Em", "Den", "Dne", "W dniu", a date (many clients), or a name (Russian clients). */
 const WROTE_START = /^(?:On|Le|Am|El|Il|Op|Em|Den|Dne|W dniu|\d{1,4}[-./]\d{1,2}[-./]\d{1,4}|\d{1,2} \w+ \d{4})\b/i;
 const ORIGINAL_MESSAGE =
   /^\s*-{2,}\s*(?:Original Message|Original message|Ursprüngliche Nachricht|Message d'origine|Mensaje original|Messaggio originale|Oorspronkelijk bericht|Mensagem original|Ursprungligt meddelande|Wiadomość oryginalna|Исходное сообщение)\s*-{2,}\s*$/i;
