@@ -191,9 +191,15 @@ test('relay: the rules are not enforced (the relay is the sender the providers j
     testMode: false,
   };
   const request = normalizeSend({ from: 'app@norecord.acme.test', to: 'x@example.net', subject: 'Hi', textBody: 'x' });
-  assert.equal(await checkReferences(deps, tenant, [request], true), ['norecord.acme.test', 'acme.test']);
+  assert.equal(await checkReferences(deps, tenant, { requests: [request], fresh: true }), [
+    'norecord.acme.test',
+    'acme.test',
+  ]);
   // The same request under DELIVERY=direct is refused: the record is gone.
-  const refused = await checkReferences({ ...deps, config: direct.config }, tenant, [request], true).catch((e) => e);
+  const refused = await checkReferences({ ...deps, config: direct.config }, tenant, {
+    requests: [request],
+    fresh: true,
+  }).catch((e) => e);
   assert.is((refused as { code?: string }).code, 'SENDER_RULES_NOT_MET');
 });
 

@@ -95,7 +95,7 @@ async function planRun(run: Run, campaign: CampaignRow): Promise<ChunkPlan> {
     to: 'recipient@example.com',
     templateVersionId: defaultVersion?.id ?? 'none',
   });
-  await checkReferences(run.deps, senderOf(campaign), [probe], true);
+  await checkReferences(run.deps, senderOf(campaign), { requests: [probe], fresh: true });
   run.probe = probe;
   return {
     tenantId: run.tenantId,
@@ -151,7 +151,10 @@ async function expandChunk(run: Run, limit: number): Promise<Step> {
     case 'blocked':
       // The pipeline's own refusal for a send with this project (unverified domain, unknown project);
       // none means the domain was verified meanwhile.
-      await checkReferences(run.deps, run.sender!, [{ ...run.probe!, projectId: result.projectId }], true);
+      await checkReferences(run.deps, run.sender!, {
+        requests: [{ ...run.probe!, projectId: result.projectId }],
+        fresh: true,
+      });
       plan.domainVerified = true;
       return 'more';
     case 'written':

@@ -3,7 +3,7 @@
 // day old; a record whose state changed is kept as drift on the domain and logged.
 import { Op } from 'sequelize';
 import type { MaintenanceTask, WorkerContext } from '../../mail/worker-context.ts';
-import { Domain } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { checkAndStore, type DomainDeps } from './service.ts';
 
 export const REVERIFY_AFTER_MS = 24 * 60 * 60_000;
@@ -16,6 +16,7 @@ export async function reverifyDueDomains(
   log: Pick<WorkerContext['log'], 'warn'>,
   now = new Date(),
 ): Promise<{ checked: number; drifted: number }> {
+  const { Domain } = modelsOf(deps.db.sequelize);
   const cutoff = new Date(now.getTime() - REVERIFY_AFTER_MS);
   const due = await Domain.findAll({
     where: { status: 'verified', [Op.or]: [{ lastCheckedAt: null }, { lastCheckedAt: { [Op.lt]: cutoff } }] },

@@ -7,7 +7,8 @@ import type { Database } from '../../db/index.ts';
 import type { Secrets } from '../../secrets.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import type { DiagnosisBody, DnsRecord, DomainBody, VerifyDomainBody } from '../../../shared/schemas/domains.ts';
-import { Domain, type DriftEntry, type RecordChecks } from './model.ts';
+import type { Domain, DriftEntry, RecordChecks } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { generateDkimKey } from './keys.ts';
 import { normalizeDomainName, unicodeDomainName } from '../../mail/domain-names.ts';
 import { createDnsLookup } from './dns-lookup.ts';
@@ -56,8 +57,8 @@ function toBody(domain: Domain, settings: SendingDnsSettings): DomainBody {
   };
 }
 
-async function findOwnDomain(tenantId: string, id: string): Promise<Domain> {
-  const domain = await Domain.findOne({ where: { id, tenantId } });
+async function findOwnDomain(deps: Pick<DomainDeps, 'db'>, tenantId: string, id: string): Promise<Domain> {
+  const domain = await modelsOf(deps.db.sequelize).Domain.findOne({ where: { id, tenantId } });
   if (!domain) throw new NotFoundError('Domain');
   return domain;
 }
@@ -66,11 +67,12 @@ export async function createDomain(deps: DomainDeps, ctx: TenantContext, input: 
   const { tenantId } = ctx;
   const name = normalizeDomainName(input.name);
   const duplicate = () => new ConflictError(`${name} is already a sending domain of this tenant.`, 'DOMAIN_EXISTS');
-  if (await Domain.findOne({ where: { tenantId, name }, attributes: ['id'] })) throw duplicate();
+  if (await modelsOf(deps.db.sequelize).Domain.findOne({ where: { tenantId, name }, attributes: ['id'] }))
+    throw duplicate();
   const key = await generateDkimKey(deps.secrets.encryptionKey);
   let domain: Domain;
   try {
-    domain = await Domain.create({
+    domain = await modelsOf(deps.db.sequelize).Domain.create({
       tenantId,
       name,
       dkimSelector: key.selector,
@@ -88,7 +90,7 @@ export async function listDomains(deps: DomainDeps, ctx: TenantContext, page: { 
   const { tenantId } = ctx;
   const settings = await loadSendingDnsSettings(deps.db.sequelize, deps.config);
   return findPage(
-    Domain,
+    modelsOf(deps.db.sequelize).Domain,
     {
       where: { tenantId },
       order: [
@@ -103,7 +105,7 @@ export async function listDomains(deps: DomainDeps, ctx: TenantContext, page: { 
 
 export async function getDomainDns(deps: DomainDeps, ctx: TenantContext, input: { id: string }): Promise<DomainBody> {
   return toBody(
-    await findOwnDomain(ctx.tenantId, input.id),
+    await findOwnDomain(deps, ctx.tenantId, input.id),
     await loadSendingDnsSettings(deps.db.sequelize, deps.config),
   );
 }
@@ -167,9 +169,13 @@ export async function verifyDomain(
   ctx: TenantContext,
   input: { id: string },
 ): Promise<VerifyDomainBody> {
-  const { domain, inspection, settings } = await checkAndStore(deps, await findOwnDomain(ctx.tenantId, input.id), {
-    recordDrift: false,
-  });
+  const { domain, inspection, settings } = await checkAndStore(
+    deps,
+    await findOwnDomain(deps, ctx.tenantId, input.id),
+    {
+      recordDrift: false,
+    },
+  );
   return { ...toBody(domain, settings), problems: inspection.problems };
 }
 
@@ -179,7 +185,7 @@ export async function diagnoseDomain(
   ctx: TenantContext,
   input: { id: string },
 ): Promise<DiagnosisBody> {
-  const domain = await findOwnDomain(ctx.tenantId, input.id);
+  const domain = await findOwnDomain(deps, ctx.tenantId, input.id);
   const settings = await loadSendingDnsSettings(deps.db.sequelize, deps.config);
   const inspection = await inspect(deps, domain, settings);
   deps.senderRules?.forget(domain.name);
@@ -200,7 +206,7 @@ export async function diagnoseDomain(
 }
 
 export async function deleteDomain(deps: DomainDeps, ctx: TenantContext, input: { id: string }): Promise<void> {
-  const domain = await findOwnDomain(ctx.tenantId, input.id);
+  const domain = await findOwnDomain(deps, ctx.tenantId, input.id);
   await domain.destroy();
   deps.dkimSigning.forget(ctx.tenantId);
 }

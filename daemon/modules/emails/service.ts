@@ -146,9 +146,9 @@ export function messageIdFor(emailId: string, fromAddress: string): string {
 export async function checkReferences(
   deps: SendDeps,
   ctx: TenantContext,
-  requests: NormalizedSend[],
-  fresh: boolean,
+  input: { requests: NormalizedSend[]; fresh: boolean },
 ): Promise<string[] | null> {
+  const { requests, fresh } = input;
   for (const projectId of new Set(requests.map((r) => r.projectId).filter((p): p is string => p !== null))) {
     if (!(await projectExists(deps.db.sequelize, ctx.tenantId, projectId)))
       throw new UnprocessableError(`projectId ${projectId} names no project of this tenant.`, 'UNKNOWN_PROJECT');
@@ -243,6 +243,22 @@ async function readState(deps: SendDeps, tenantId: string, fresh: boolean): Prom
 /**
  * Decides a send on `state`: refuses it (throws), or says what to write. With `fresh` state the
  * suppression list and the key are read here; from the cache they are left to the statement.
+ *
+ * The rules of a send, each decided here and checked again in SQL, in the same snapshot as the write, by
+ * INSERT_ACCEPTED (emails/sql/insert-logs.ts: the `guard` CTE, and `reserved` for the quota). A rule
+ * changed here is changed there too; when the statement finds one no longer holds, it writes nothing
+ * (`fresh: false`) and acceptSends decides again on fresh state (StaleState):
+ *   rule                      here (TypeScript)                             there (SQL)
+ *   the tenant exists         `!state` → TENANT_GONE                        guard: t.id = $1
+ *   key live, tenant not      apiKeyIsLive, row.status (fresh; else         guard: $17 → t.status = 'active' and
+ *     blocked (API key sends)   the auth plugin's cache)                      the api_keys row not revoked
+ *   projects, sender domain   checkReferences (projectExists,               guard: $14 → a verified domain among
+ *     verified, sender rules    enforceSenderRules, isVerifiedSenderDomain)   the sender's names (projects and the
+ *                                                                             providers' rules: not re-checked)
+ *   no recipient suppressed   suppressedAmong (fresh)                       guard: noneSuppressedSql($15)
+ *   quota (110 % grace)       wouldExceedQuota(quotaOfRow(row))             guard: plan, limit, cycle = $11–$13;
+ *                                                                             reserved: used + counted ≤ $6
+ *   sending not paused        row.sending_paused_at → SENDING_PAUSED        guard: t.sending_paused_at IS NULL
  */
 async function decide(
   deps: SendDeps,
@@ -266,7 +282,7 @@ async function decide(
         'TENANT_BLOCKED',
       );
   }
-  const senderDomains = await checkReferences(deps, ctx, requests, fresh);
+  const senderDomains = await checkReferences(deps, ctx, { requests, fresh });
 
   // Suppression: suppressed recipients are dropped and listed; a message left with no `to` is refused.
   const suppressed = fresh

@@ -103,7 +103,7 @@ export default async function inboundRoutingRoutes(app: App, deps: ModuleDeps): 
         response: { 200: InboundRoute, ...errors, 404: ErrorBody, 422: ErrorBody },
       },
     },
-    async (request) => updateRoute(deps, tenantOf(request), request.params.id, request.body),
+    async (request) => updateRoute(deps, tenantOf(request), { id: request.params.id, body: request.body }),
   );
   app.delete(
     '/inbound/routes/:id',

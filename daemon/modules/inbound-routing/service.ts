@@ -186,9 +186,9 @@ export async function createRoute(
 export async function updateRoute(
   deps: InboundServiceDeps,
   ctx: TenantContext,
-  id: string,
-  body: UpdateInboundRouteBody,
+  input: { id: string; body: UpdateInboundRouteBody },
 ): Promise<InboundRoute> {
+  const { id, body } = input;
   const current = await routeRow(deps.db.sequelize, ctx.tenantId, id);
   if (!current) throw new NotFoundError('Inbound route');
   const pick = <T>(value: T | undefined, fallback: T): T => (value === undefined ? fallback : value);

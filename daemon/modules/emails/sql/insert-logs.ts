@@ -66,6 +66,10 @@ const ROW_COLUMNS = `id uuid, project_id uuid, message_id text, from_address tex
 // (sharded counters avoided that, but could only check usage read before the statement, which let a
 // 40-way burst through at 31–35 sends where 11 was the cap).
 //
+// Each condition of `guard` (and the cap of `reserved`) re-checks a rule of a send that decide() in
+// emails/service.ts decided first from the tenant's state: its comment has the table of both, rule by
+// rule. A rule changed in one place is changed in the other.
+//
 // $1 tenant, $2 api key, $3 test mode, $4 the rows (jsonb, ROW_COLUMNS), $5 sends counted, $6 quota
 // cap, $7 cycle start, $8 job run time, $9 max attempts, $10 job key prefix, $11–$14 and $17 the
 // tenant state the caller expects (plan, limit, cycle start, sender domains, whether to check the key),
