@@ -5,6 +5,7 @@
 import { declare, type BoundStatement, type Sql } from '../../db/sql.ts';
 import { createGroupCommit, type GroupCommit } from '../../db/group-commit.ts';
 import type { SpooledMessageSource } from '../spooled-messages.ts';
+import type { MailStream } from '../../../shared/schemas/ip-pools.ts';
 
 /** The NOTIFY channel the transport target wakes the MTA loop on. */
 export const SPOOL_CHANNEL = 'svc_mta_spool';
@@ -21,7 +22,7 @@ export interface SpoolRecipient {
 }
 
 /** Transactional mail, or a campaign's sends: IP pools can be assigned per stream. */
-export type SpoolStream = 'transactional' | 'campaign';
+export type SpoolStream = MailStream;
 
 export interface SpooledRow {
   id: string;
