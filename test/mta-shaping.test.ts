@@ -13,20 +13,9 @@ import { DEFAULT_PROVIDERS, type ProviderShape } from '../daemon/mta/providers.t
 import { saveProviderRule } from '../daemon/mta/sql/providers.ts';
 import { listActiveReactions } from '../daemon/mta/sql/reactions.ts';
 import { setTenantThrottle } from '../daemon/mta/sql/throttles.ts';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { startMxHost, type MxHost, type ReceivedMessage } from './helpers/mx-host.ts';
-import {
-  api,
-  killAllDaemons,
-  openWorldDatabase,
-  seedAnotherTenant,
-  seedSendWorld,
-  startChildDaemon,
-  stopChildDaemon,
-  type ChildDaemon,
-  type SendWorld,
-  publishSenderDmarc,
-} from './helpers/send-daemon.ts';
+import type { MxHost, ReceivedMessage } from './helpers/mx-host.ts';
+import { MtaFixture } from './helpers/mta-fixture.ts';
+import { api, openWorldDatabase, seedAnotherTenant, type SendWorld } from './helpers/send-daemon.ts';
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { nothingWithin, waitFor } from './helpers/wait.ts';
 
@@ -37,7 +26,7 @@ const YAHOO_TSS04 =
 const MICROSOFT_5_7_515 =
   '550 5.7.515 Access denied, sending domain acme.test does not meet the required authentication level.';
 
-let dns: TestDnsServer;
+let mta: MtaFixture;
 let google: MxHost;
 let googleAlt: MxHost;
 let yahoo: MxHost;
@@ -45,7 +34,6 @@ let microsoft: MxHost;
 let plain: MxHost;
 let receiver: Receiver;
 let world: SendWorld;
-let daemon: ChildDaemon;
 let db: Database;
 let sql: Sql;
 let tss04Tries = 0;
@@ -56,72 +44,52 @@ let perHour: { tenantId: string; apiKey: string };
 const slowData = () => new Promise<null>((resolve) => setTimeout(() => resolve(null), 40));
 
 test.before(async () => {
-  dns = await startDnsServer();
-  publishSenderDmarc(dns);
-  google = await startMxHost(
+  mta = await MtaFixture.start();
+  google = await mta.mxHost(
     { rcpt: (address) => (address.startsWith('ratelimited@') ? GMAIL_RATE_LIMIT : null), data: slowData },
     '127.0.0.140',
   );
-  googleAlt = await startMxHost({}, '127.0.0.141');
-  yahoo = await startMxHost(
+  googleAlt = await mta.mxHost({}, '127.0.0.141');
+  yahoo = await mta.mxHost(
     { rcpt: (address) => (address.startsWith('tss04@') && tss04Tries++ === 0 ? YAHOO_TSS04 : null) },
     '127.0.0.142',
   );
-  microsoft = await startMxHost(
+  microsoft = await mta.mxHost(
     { rcpt: (address) => (address.startsWith('auth@') ? MICROSOFT_5_7_515 : null) },
     '127.0.0.143',
   );
-  plain = await startMxHost({}, '127.0.0.144');
-  const route = (domain: string, exchange: string, address: string) => {
-    dns.zone.mx.set(domain, [{ exchange, priority: 10 }]);
-    dns.zone.a.set(exchange, [address]);
-  };
+  plain = await mta.mxHost({}, '127.0.0.144', ['p1.test']);
   for (const domain of ['g1.test', 'g2.test', 'g3.test', 'g5.test'])
-    route(domain, 'aspmx.l.google.com', google.address);
-  route('g4.test', 'alt1.aspmx.l.google.com', googleAlt.address);
-  route('y1.test', 'mta5.am0.yahoodns.net', yahoo.address);
-  route('m1.test', 'm1-test.mail.protection.outlook.com', microsoft.address);
-  route('p1.test', 'mx.p1.test', plain.address);
+    mta.route(domain, 'aspmx.l.google.com', google.address);
+  mta.route('g4.test', 'alt1.aspmx.l.google.com', googleAlt.address);
+  mta.route('y1.test', 'mta5.am0.yahoodns.net', yahoo.address);
+  mta.route('m1.test', 'm1-test.mail.protection.outlook.com', microsoft.address);
   receiver = await startReceiver();
-  world = await seedSendWorld({
-    DELIVERY: 'direct',
-    DNS_SERVERS: dns.address,
-    EHLO_NAME: 'mta.acme.test',
-    SEND_RETRY_BASE_MS: '300',
-  });
+  mta.closeWith(receiver);
+  world = await mta.seed({ SEND_RETRY_BASE_MS: '300' });
   assert.ok(world.database.url, 'these tests read the database while the daemon runs: set DATABASE_URL');
   sql = createSql(world.database.url!, { max: 2, embedded: false });
   perSecond = await seedAnotherTenant(world);
   perHour = await seedAnotherTenant(world);
   await setTenantThrottle(sql, { tenantId: perSecond.tenantId, messagesPerSecond: 2, messagesPerHour: null });
   await setTenantThrottle(sql, { tenantId: perHour.tenantId, messagesPerSecond: null, messagesPerHour: 3 });
-  daemon = await startChildDaemon(world);
+  await mta.startDaemon();
   db = await openWorldDatabase(world);
   const hook = await api(world, 'POST', '/webhooks/endpoints', { url: receiver.url, events: ['delivery.reaction'] });
   assert.is(hook.status, 201, JSON.stringify(hook.body));
 });
 
 test.after(async () => {
-  if (daemon) await stopChildDaemon(daemon);
+  await mta?.close();
   // The daemon's log, for a failure on a loaded machine: MTA_SHAPING_DAEMON_LOG=/tmp/daemon.log.
-  if (daemon && process.env.MTA_SHAPING_DAEMON_LOG) writeFileSync(process.env.MTA_SHAPING_DAEMON_LOG, daemon.output());
-  killAllDaemons();
+  if (mta?.daemon && process.env.MTA_SHAPING_DAEMON_LOG)
+    writeFileSync(process.env.MTA_SHAPING_DAEMON_LOG, mta.daemon.output());
   await sql?.close();
   await db?.close();
-  await Promise.all([google, googleAlt, yahoo, microsoft, plain, receiver, dns].map((closable) => closable?.close()));
   await world?.database.drop();
 });
 
-async function send(to: string, as: Pick<SendWorld, 'apiKey'> = world): Promise<string> {
-  const res = await api({ ...world, apiKey: as.apiKey }, 'POST', '/emails/send', {
-    from: 'Acme <app@acme.test>',
-    to: [to],
-    subject: `to ${to}`,
-    textBody: 'Hello',
-  });
-  assert.is(res.status, 202, JSON.stringify(res.body));
-  return res.body.id as string;
-}
+const send = (to: string, as: Pick<SendWorld, 'apiKey'> = world) => mta.send([to], {}, as.apiKey);
 
 async function sendAll(addresses: string[], as: Pick<SendWorld, 'apiKey'> = world): Promise<string[]> {
   const ids: string[] = [];
@@ -149,7 +117,7 @@ const shipped = (key: string) => DEFAULT_PROVIDERS.find((provider) => provider.k
 
 /** Saves a provider's rule and waits until the daemon's loop says it uses it (NOTIFY, then a reload). */
 async function editProvider(rule: ProviderShape): Promise<void> {
-  const said = () => daemon.output().split(`"providers":["${rule.key}"]`).length - 1;
+  const said = () => mta.daemon!.output().split(`"providers":["${rule.key}"]`).length - 1;
   const before = said();
   await saveProviderRule(sql, rule);
   await waitFor(`the loop's reload of ${rule.key}`, () => said() > before);
