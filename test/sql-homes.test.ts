@@ -114,9 +114,8 @@ const HOMES: Record<string, string> = {
  * goes; a line that no longer matches fails, so the list only shrinks.
  */
 const GUESTS: Record<string, string[]> = {
-  // The drain claims a send's job and reads its log in one statement; a cancel deletes the queued job
-  // with its log's change.
-  'modules/emails/sql/claim-sends.ts': ['jobs'],
+  // A campaign's cancel deletes each queued send job found through its log, with the log's change, in
+  // one statement. (The drain's claim embeds the queue's own, claimJobsSql.)
   'modules/emails/sql/cancel-queued.ts': ['jobs'],
   // A delivery's outcome writes the log with what its spool row keeps for it (one write per log,
   // docs/mta.md "One write of the log per delivery"): the spool row is joined, never written.

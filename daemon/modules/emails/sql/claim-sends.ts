@@ -1,5 +1,5 @@
-// The drain's claim (daemon/modules/emails/drain.ts): due send jobs leased together with their logs, read in
-// the same statement; and the marking of one log SENDING for a send without a job.
+// The drain's claim (daemon/modules/emails/drain.ts): due send jobs leased (the queue's claim, claimJobsSql)
+// together with their logs, read in the same statement; and the marking of one log SENDING for a send without a job.
 //
 // The claim does not write the logs: the lease on the job is what keeps a log from being sent twice,
 // and the attempt is counted when its outcome is recorded (record-outcomes.ts, countsAttempts). A
@@ -10,6 +10,7 @@
 // primary-key lookups whatever the table's statistics say (see daemon/modules/emails/drain.ts).
 import { declare } from '../../../db/sql.ts';
 import { SEND_LOG_COLUMNS } from './log-columns.ts';
+import { claimJobsSql } from '../../../queue/sql/claim.ts';
 
 const UUID = `'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'`;
 
@@ -21,16 +22,14 @@ const UUID = `'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9
 export const CLAIM_SENDS = declare(
   'drain_claim_sends',
   `
-  WITH claimed AS (
-    UPDATE jobs
-       SET locked_by = $1, locked_until = now() + $2 * interval '1 millisecond'
-     WHERE id IN (SELECT id FROM jobs
-                   WHERE queue = 'send' AND locked_until IS NULL AND run_at <= now()
-                   ORDER BY run_at, id
-                   FOR UPDATE SKIP LOCKED
-                   LIMIT $3)
-    RETURNING id, attempts, max_attempts, run_at,
-              CASE WHEN payload->>'emailId' ~ ${UUID} THEN CAST(payload->>'emailId' AS uuid) END AS email_id
+  WITH claimed AS (${claimJobsSql({
+    queue: `'send'`,
+    worker: '$1',
+    leaseMs: '$2',
+    limit: '$3',
+    returning: `id, attempts, max_attempts, run_at,
+              CASE WHEN payload->>'emailId' ~ ${UUID} THEN CAST(payload->>'emailId' AS uuid) END AS email_id`,
+  })}
   ), logs AS (
     SELECT found.*
       FROM (SELECT DISTINCT email_id FROM claimed WHERE email_id IS NOT NULL) c
