@@ -212,7 +212,7 @@ async function main() {
     sql: database.db.sql,
     config,
     secrets,
-    ...createMailResources(config, secrets),
+    ...createMailResources(config, secrets, database.db.sequelize),
     log: pino({ level: 'silent' }),
     workerId: 'bench',
   };

@@ -142,7 +142,7 @@ export async function buildApp(appDeps: AppDeps, options: BuildAppOptions = {}):
       app.log.warn({ err: error }, 'tenant state cache: LISTEN lost, retrying (entries expire on their own meanwhile)'),
   });
   app.addHook('onClose', async () => tenantState.close());
-  const mail = createMailResources(appDeps.config, appDeps.secrets, appDeps.dkimSigning, app.log);
+  const mail = createMailResources(appDeps.config, appDeps.secrets, appDeps.db.sequelize, appDeps.dkimSigning, app.log);
   app.addHook('onClose', async () => closeMailResources(mail));
   const eventLoop = createEventLoopMonitor();
   // The node's Prometheus registry (modules/metrics/registry.ts): this app's, none at import.

@@ -149,7 +149,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     workers: { alive: () => workers?.alive() ?? false, names: () => workers?.names() ?? [] },
     // One for the API and the SMTP edge of this process, as when it was module state: a domain verified
     // through the API is known to submission at once. Worker threads keep their own (jobs/thread.ts).
-    dkimSigning: new DkimSigningCache(secrets),
+    dkimSigning: new DkimSigningCache(secrets, db.sequelize),
   };
 
   // The threads connect while this thread builds the app. Readiness waits for both.

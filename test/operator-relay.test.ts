@@ -162,7 +162,7 @@ test('a system mail the relay refuses, or whose relay certificate is untrusted, 
   async function attempt(smtpUrl: string) {
     const config = loadConfig({ ...process.env, NODE_ENV: 'test', DATA_DIR: ctx.dataDir, SMTP_URL: smtpUrl });
     const [job] = await claimJobs(ctx.db.sequelize, 'system', 'test-worker', 1, 60_000);
-    const mail = createMailResources(config, ctx.deps.secrets);
+    const mail = createMailResources(config, ctx.deps.secrets, ctx.db.sequelize);
     try {
       const outcome = await handleSystemMailJob(job, {
         config,

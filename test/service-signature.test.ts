@@ -19,11 +19,7 @@ const ROOT = resolve(import.meta.dirname, '..');
 const MODULES = join(ROOT, 'daemon/modules');
 
 /** Files that still import a model class, each with why; the list only shrinks. */
-const KNOWN_GLOBAL_MODEL_IMPORTS: Record<string, string> = {
-  // DkimSigningCache is built by modules/mail-resources.ts's createMailResources (app, SMTP edge, worker
-  // threads, tests), which is not handed the connection yet: hand it deps.db.sequelize there, then drop this.
-  'daemon/modules/domains/signing.ts': 'the DKIM key cache is built without the connection',
-};
+const KNOWN_GLOBAL_MODEL_IMPORTS: Record<string, string> = {};
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

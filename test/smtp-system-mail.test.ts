@@ -36,7 +36,7 @@ async function runSystemWorker(config: Config = ctx.config): Promise<{ kind: str
   const jobs = await claimJobs(ctx.db.sequelize, 'system', 'test-worker', 20, 60_000);
   const outcomes: { kind: string; error?: string }[] = [];
   // A worker with this configuration: its own relay pools, closed when the pass is over.
-  const mail = createMailResources(config, ctx.deps.secrets);
+  const mail = createMailResources(config, ctx.deps.secrets, ctx.db.sequelize);
   try {
     for (const job of jobs) {
       const outcome = await handleSystemMailJob(job, {

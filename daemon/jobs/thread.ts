@@ -94,7 +94,7 @@ export async function runWorkerThread(body: (runtime: ThreadRuntime) => Promise<
   const ctx: WorkerContext = {
     config: data.config,
     secrets,
-    ...createMailResources(data.config, secrets, undefined, log),
+    ...createMailResources(data.config, secrets, sequelize, undefined, log),
     sequelize,
     sql,
     log,

@@ -2,6 +2,7 @@
 // domains module's DKIM key cache and DMARC answers in them: wiring above mail/, so that mail/ knows the
 // two only as ports. Called by app.ts, smtp/edge.ts and jobs/thread.ts.
 import type { Logger } from 'pino';
+import type { Sequelize } from 'sequelize';
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
 import type { DkimKeys, MailResources } from '../mail/resources.ts';
@@ -18,7 +19,9 @@ import { DkimSigningCache } from './domains/signing.ts';
 export function createMailResources(
   config: TransportConfig & Partial<Pick<Config, 'dnsServers'>>,
   secrets: Pick<Secrets, 'encryptionKey'>,
-  dkimSigning: DkimKeys = new DkimSigningCache(secrets),
+  /** The connection the DKIM key cache reads the verified domains on. */
+  sequelize: Sequelize,
+  dkimSigning: DkimKeys = new DkimSigningCache(secrets, sequelize),
   log?: Pick<Logger, 'warn'>,
 ): MailResources {
   const senderRules = new SenderRules({

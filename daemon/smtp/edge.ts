@@ -77,7 +77,7 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
     listenUrl: base.db.embedded ? null : base.db.url,
     onListenError: (error) => log.warn({ err: error.message }, 'SMTP edge: tenant state LISTEN lost, retrying'),
   });
-  const mail = createMailResources(config, base.secrets, base.dkimSigning, log);
+  const mail = createMailResources(config, base.secrets, base.db.sequelize, base.dkimSigning, log);
   const deps: SmtpDeps = { ...base, ...mail, config, tenantState, acceptGroups: createAcceptGroups(base.db.sql) };
   const metrics = createMetricsReporter();
   const state = createSubmissionState(deps);

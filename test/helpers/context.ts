@@ -93,7 +93,7 @@ export async function createTestContext(options: TestContextOptions = {}): Promi
   };
   const app = await buildApp(deps, { logger: false });
   await app.ready();
-  const workerResources = createMailResources(config, deps.secrets);
+  const workerResources = createMailResources(config, deps.secrets, db.sequelize);
   let closed = false;
   return {
     app,

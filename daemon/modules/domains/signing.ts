@@ -4,7 +4,9 @@ import type { DkimSigningOptions } from '../../mail/compose.ts';
 import type { DkimKeys } from '../../mail/resources.ts';
 import type { Secrets } from '../../secrets.ts';
 import { TtlCache } from '../../ttl-cache.ts';
-import { Domain } from './model.ts';
+import type { Sequelize } from 'sequelize';
+import type { Domain } from './model.ts';
+import { modelsOf } from '../models.ts';
 import { openDkimSigningKey } from './keys.ts';
 import { domainAndParents, senderDomainOf } from '../../mail/domain-names.ts';
 
@@ -22,7 +24,11 @@ export class DkimSigningCache implements DkimKeys {
   // kept as briefly as the keys, and forgotten with them when the tenant's domains change.
   private readonly domains = new TtlCache<Domain | null>(CACHE_TTL_MS, CACHE_MAX_ENTRIES);
 
-  constructor(private readonly secrets: Pick<Secrets, 'encryptionKey'>) {}
+  constructor(
+    private readonly secrets: Pick<Secrets, 'encryptionKey'>,
+    /** The connection the domains are read on (its models, modelsOf). */
+    private readonly sequelize: Sequelize,
+  ) {}
 
   /** The tenant's verified domain that covers `domain`: itself or, for a subdomain, its closest verified parent. Callers must not modify it. */
   async verifiedDomain(tenantId: string, domain: string): Promise<Domain | null> {
@@ -31,7 +37,7 @@ export class DkimSigningCache implements DkimKeys {
     const key = `${tenantId} ${normalized}`;
     const hit = this.domains.get(key);
     if (hit !== undefined) return hit;
-    const candidates = await Domain.findAll({
+    const candidates = await modelsOf(this.sequelize).Domain.findAll({
       where: { tenantId, name: domainAndParents(normalized), status: 'verified' },
     });
     candidates.sort((a, b) => b.name.length - a.name.length);

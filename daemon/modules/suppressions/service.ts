@@ -27,7 +27,7 @@ function view(row: Suppression): SuppressionView {
   };
 }
 
-/** What the suppression routes' services take; they use the global models today. */
+/** What the suppression routes' services take: the connection their models are bound to. */
 export type SuppressionDeps = Pick<AppDeps, 'db'>;
 
 export async function listSuppressions(
