@@ -10,6 +10,7 @@ import { QueryTypes, type Sequelize } from 'sequelize';
 import {
   dropPartitionsBefore,
   ensurePartitions,
+  INBOUND_PARTITIONED_TABLES,
   PARTITIONED_TABLES,
   type PartitionedTable,
 } from '../../db/partitions.ts';
@@ -19,6 +20,7 @@ import { agedRowsSql, expiredHistoryRowsSql } from '../../db/expiry.ts';
 import { deleteExpiredLogsSql, removeBodiesSql } from '../emails/sql/retention.ts';
 import { deleteAgedOutcomesSql } from '../emails/sql/recipient-outcomes.ts';
 import { deleteExpiredDeliveriesSql } from '../webhooks/sql/deliveries.ts';
+import { deleteExpiredInboundMessagesSql } from '../inbound-routing/sql/retention.ts';
 import type { RetentionKind, RetentionPolicy } from '../../../shared/schemas/retention.ts';
 import type { WorkerContext } from '../../mail/worker-context.ts';
 
@@ -33,6 +35,8 @@ export const TABLE_HORIZON: Record<PartitionedTable, RetentionKind> = {
   captured_messages: 'rawMessagesDays',
   events: 'eventsDays',
   webhook_deliveries: 'webhookDeliveriesDays',
+  // The raw source of a received message, kept like a captured one.
+  inbound_messages: 'rawMessagesDays',
 };
 
 /**
@@ -89,6 +93,9 @@ function deleteStatement(table: PartitionedTable, where: string): string {
       return deleteExpiredLogsSql(where);
     case 'webhook_deliveries':
       return deleteExpiredDeliveriesSql(where);
+    case 'inbound_messages':
+      // A received message's stored attachments (MONTHLY_COMPANIONS) go with it there.
+      return deleteExpiredInboundMessagesSql(where);
     case 'email_events':
     case 'captured_messages':
     case 'events':
@@ -113,7 +120,7 @@ export async function enforceRetention(sequelize: Sequelize, now = new Date()): 
   const cutoff = (days: number) => new Date(now.getTime() - days * DAY_MS);
   const report: RetentionReport = { partitionsCreated: [], partitionsDropped: [], rowsDeleted: {}, bodiesRemoved: 0 };
 
-  for (const table of PARTITIONED_TABLES) {
+  for (const table of [...PARTITIONED_TABLES, ...INBOUND_PARTITIONED_TABLES]) {
     const kind = TABLE_HORIZON[table];
     report.partitionsCreated.push(...(await ensurePartitions(sequelize, table, now)));
     report.partitionsDropped.push(...(await dropPartitionsBefore(sequelize, table, cutoff(platform[kind]))));
