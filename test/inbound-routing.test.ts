@@ -460,4 +460,27 @@ test('RCPT TO: a sender past its rate and a tenant past its day get 451, counted
   assert.is(await redis.get(key(`tenant:${world.tenantId}`)), '1', 'the stored message counted');
 });
 
+test('a delivery skipped because its endpoint was switched off leaves the message failed, and replay sends it once it is on', async () => {
+  const hook = await api('POST', '/webhooks/endpoints', { url: receiver.url, events: ['inbound.received'] });
+  await addRoute({ address: 'paused@support.acme.example', action: 'webhook', endpointId: hook.json().id });
+  await ctx.db.sequelize.query(`UPDATE webhook_endpoints SET enabled = false WHERE id = :id`, {
+    replacements: { id: hook.json().id },
+  });
+  const run = await send(['paused@support.acme.example']);
+  assert.match(run.output, /<-  250 /);
+  await runDueDeliveries(ctx);
+  const [row] = await q<{ id: string; status: string; error: string }>(
+    `SELECT id, status, error FROM inbound_messages WHERE recipient = 'paused@support.acme.example'`,
+  );
+  assert.is(row.status, 'failed');
+  assert.match(row.error, /disabled/);
+  await ctx.db.sequelize.query(`UPDATE webhook_endpoints SET enabled = true WHERE id = :id`, {
+    replacements: { id: hook.json().id },
+  });
+  assert.is((await api('POST', `/inbound/messages/${row.id}/replay`)).statusCode, 200);
+  await runDueDeliveries(ctx);
+  const [after] = await q<{ status: string }>(`SELECT status FROM inbound_messages WHERE id = :id`, { id: row.id });
+  assert.is(after.status, 'delivered');
+});
+
 test.run();
