@@ -1,7 +1,7 @@
 // Who may call a route, declared next to the route in its `config.access`, and what a route reads of
 // who called it (tenantOf, adminIdOf, principalOf). The auth plugin (plugins/auth.ts) fills it in:
 // credentials → principal → tenant → membership or key → scope → role. Below modules/ so route files
-// need nothing from plugins/ (the folders' layers, ARCHITECTURE.md).
+// need nothing from plugins/ (the folders' layers: README.md's Layout, held by test/import-cycles.test.ts).
 import type { FastifyRequest } from 'fastify';
 import type { ApiKeyScope, MemberRole } from '../shared/constants.ts';
 import type { Principal, TenantContext } from './context.ts';
