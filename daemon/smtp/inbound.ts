@@ -20,10 +20,10 @@ import {
   type InboundOutcome,
 } from '../modules/inbound-mail/service.ts';
 import { createInboundReader, ownedChunk, UnreadableMessageError } from '../modules/inbound-mail/reader.ts';
-import { systemMailDomain } from '../mail/addresses.ts';
 import { createRouteCache, type RouteCache, type RoutedRecipient } from '../modules/inbound-routing/route-cache.ts';
 import { platformInboundDomain } from '../modules/inbound-routing/service.ts';
 import { storeRoutedMessage } from '../modules/inbound-routing/receive.ts';
+import { inboundAuthservId } from '../modules/inbound-routing/forward.ts';
 import { createInboundLimits, maxRoutedMessageBytes } from './inbound-limits.ts';
 
 /** As large as a message the HTTP API accepts: a DSN returning one of our sends in full must fit. */
@@ -77,7 +77,7 @@ export function createInboundServer(
     }));
   const limits = createInboundLimits({ redis: deps.redis ?? null, namespace: deps.redisPrefix ?? 'svc:' });
   // Our Authentication-Results name us by the mail domain; one naming it in a message is a forgery.
-  const authservId = systemMailDomain(deps.config);
+  const authservId = inboundAuthservId(deps.config);
   const server: SMTPServer = new SMTPServer({
     name: new URL(deps.config.publicUrl).hostname || undefined,
     banner: 'inbound mail for the service and its tenants',
