@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import nodemailer from 'nodemailer';
 import { simpleParser } from 'mailparser';
 import { parseSubmission, submissionOf } from '../daemon/smtp/submission-message.ts';
-import { bodyStartOf, decodeQuotedPrintable, simpleBodyOf } from '../daemon/smtp/submission-body.ts';
+import { bodyStartOf, decodeQuotedPrintable, simpleBodyOf, withoutCrBeforeLf } from '../daemon/smtp/submission-body.ts';
 
 const OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true };
 const envelope = { mailFrom: 'app@example.com', rcptTo: ['ann@example.org', 'hidden@example.org'] };
@@ -41,7 +41,10 @@ async function readDirectly(raw: Buffer): Promise<boolean> {
 }
 
 async function same(name: string, raw: Buffer, direct: boolean): Promise<void> {
+  const before = Buffer.from(raw);
   const fast = await outcome(() => parseSubmission(raw, envelope));
+  // The reader works in place on its own buffers only: a fallback to mailparser needs the bytes as sent.
+  assert.ok(raw.equals(before), `${name}: the message's bytes were changed`);
   const slow = await outcome(async () => submissionOf(await simpleParser(raw, OPTIONS), envelope));
   assert.equal(fast, slow, `${name}: the send differs from mailparser's`);
   assert.is(await readDirectly(raw), direct, `${name}: ${direct ? 'should' : 'should not'} be read directly`);
@@ -218,6 +221,9 @@ test('quoted-printable bodies of random bytes give the text mailparser gives', a
       Buffer.from(`ok ${body}`, 'latin1'),
     ]);
     await same(`qp ${JSON.stringify(body)}`, raw, true);
+    // The same bytes unencoded (7bit): line ends normalised as mailparser does, the message untouched.
+    const plain = Buffer.concat([crlf([...head, '', '']), Buffer.from(`ok ${body}`, 'latin1')]);
+    await same(`7bit ${JSON.stringify(body)}`, plain, true);
   }
 });
 
@@ -231,6 +237,12 @@ test('quoted-printable decodes as libqp does', () => {
   assert.is(decoded('==\r\n41'), 'A');
   assert.is(decoded('= \rX'), '=\rX');
   assert.is(decoded('tail=  '), 'tail');
+  const unix = (input: string, owned: boolean) =>
+    withoutCrBeforeLf(Buffer.from(input, 'latin1'), owned).toString('latin1');
+  for (const owned of [true, false]) {
+    assert.is(unix('a\r\nb\r\r\nc\rd\n\r', owned), 'a\nb\r\nc\rd\n\r');
+    assert.is(unix('\nplain\n', owned), '\nplain\n');
+  }
 });
 
 test.run();

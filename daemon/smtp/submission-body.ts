@@ -150,21 +150,47 @@ function joinBytes(body: Buffer, joined: Buffer): number {
 export function decodeQuotedPrintable(body: Buffer): Buffer {
   const joined = Buffer.allocUnsafe(body.length);
   const size = onlyCrlf(body) ? joinLines(body, joined) : joinBytes(body, joined);
-  const out = Buffer.allocUnsafe(size);
+  // Decoded in place: the write position never passes the read position.
   let at = 0;
   let from = 0;
-  // From one `=` to the next, the bytes between copied whole.
+  // From one `=` to the next, the bytes between moved whole.
   for (let i = joined.indexOf(EQUALS); i !== -1 && i < size; i = joined.indexOf(EQUALS, i + 1)) {
     if (i >= size - 2) break;
     const high = hexValue(joined[i + 1]);
     const low = hexValue(joined[i + 2]);
     if (high < 0 || low < 0) continue;
-    at += joined.copy(out, at, from, i);
-    out[at++] = (high << 4) | low;
+    joined.copyWithin(at, from, i);
+    at += i - from;
+    joined[at++] = (high << 4) | low;
     from = i + 3;
     i += 2;
   }
-  at += joined.copy(out, at, from, size);
+  joined.copyWithin(at, from, size);
+  at += size - from;
+  return joined.subarray(0, at);
+}
+
+/**
+ * The bytes with each CR that precedes an LF dropped: what `/\r?\n/g → '\n'` does to their UTF-8 text
+ * (CR and LF are never part of a multi-byte sequence), without a second 100 KB string. `owned`: the
+ * buffer may be changed in place (a decoder's output; never the message's own bytes).
+ */
+export function withoutCrBeforeLf(bytes: Buffer, owned: boolean): Buffer {
+  if (!bytes.includes(CR)) return bytes;
+  const out = owned ? bytes : Buffer.allocUnsafe(bytes.length);
+  let at = 0;
+  const move = (start: number, end: number) => {
+    if (owned) bytes.copyWithin(at, start, end);
+    else bytes.copy(out, at, start, end);
+    at += end - start;
+  };
+  let from = 0;
+  for (let lf = bytes.indexOf(LF); lf !== -1; lf = bytes.indexOf(LF, lf + 1)) {
+    if (lf === 0 || bytes[lf - 1] !== CR) continue;
+    move(from, lf - 1);
+    from = lf;
+  }
+  move(from, bytes.length);
   return out.subarray(0, at);
 }
 
@@ -179,15 +205,15 @@ function leafText(headers: Map<string, string>, body: Buffer, root: boolean): st
   const charset = (type.params.get('charset') ?? 'utf-8').toLowerCase().replace(/[^a-z0-9]+/g, '');
   if (!['ascii', 'usascii', 'utf8'].includes(charset)) return null;
   const encoding = (headers.get('content-transfer-encoding') ?? '').toLowerCase();
-  let decoded = body;
-  if (encoding === 'quoted-printable') decoded = decodeQuotedPrintable(body);
+  let decoded: Buffer;
+  if (encoding === 'quoted-printable') decoded = withoutCrBeforeLf(decodeQuotedPrintable(body), true);
   else if (encoding === 'base64') {
     const text = body.toString('latin1');
     if (!WELL_FORMED_BASE64.test(text)) return null;
-    decoded = Buffer.from(text, 'base64');
-  } else if (!['', '7bit', '8bit', 'binary'].includes(encoding)) return null;
-  const text = decoded.toString();
-  return decoded.includes(CR) ? text.replace(/\r?\n/g, '\n') : text;
+    decoded = withoutCrBeforeLf(Buffer.from(text, 'base64'), true);
+  } else if (['', '7bit', '8bit', 'binary'].includes(encoding)) decoded = withoutCrBeforeLf(body, false);
+  else return null;
+  return decoded.toString();
 }
 
 /** Where a header block ends: the index of the body's first byte, or -1. */
