@@ -95,6 +95,21 @@ import DomainsRemove from './commands/domains/remove.ts';
 import ScheduledList from './commands/scheduled/list.ts';
 import ScheduledCancel from './commands/scheduled/cancel.ts';
 import LogsResend from './commands/logs/resend.ts';
+import InboundRoutesList from './commands/inbound/routes/list.ts';
+import InboundRoutesShow from './commands/inbound/routes/show.ts';
+import InboundRoutesAdd from './commands/inbound/routes/add.ts';
+import InboundRoutesEdit from './commands/inbound/routes/edit.ts';
+import InboundRoutesRemove from './commands/inbound/routes/remove.ts';
+import InboundShow from './commands/inbound/show.ts';
+import InboundReplay from './commands/inbound/replay.ts';
+import InboundMessages from './commands/inbound/messages.ts';
+import InboundAddress from './commands/inbound/address.ts';
+import InboundTail from './commands/inbound/tail.ts';
+import InboundDomainsList from './commands/inbound/domains/list.ts';
+import InboundDomainsShow from './commands/inbound/domains/show.ts';
+import InboundDomainsAdd from './commands/inbound/domains/add.ts';
+import InboundDomainsVerify from './commands/inbound/domains/verify.ts';
+import InboundDomainsRemove from './commands/inbound/domains/remove.ts';
 import ProjectsList from './commands/projects/list.ts';
 import ProjectsShow from './commands/projects/show.ts';
 import ProjectsCreate from './commands/projects/create.ts';
@@ -273,4 +288,19 @@ export const COMMANDS = {
   'queue:retry': QueueRetry,
   'queue:hold': QueueHold,
   'queue:release': QueueRelease,
+  'inbound:routes:list': InboundRoutesList,
+  'inbound:routes:show': InboundRoutesShow,
+  'inbound:routes:add': InboundRoutesAdd,
+  'inbound:routes:edit': InboundRoutesEdit,
+  'inbound:routes:remove': InboundRoutesRemove,
+  'inbound:show': InboundShow,
+  'inbound:replay': InboundReplay,
+  'inbound:messages': InboundMessages,
+  'inbound:address': InboundAddress,
+  'inbound:tail': InboundTail,
+  'inbound:domains:list': InboundDomainsList,
+  'inbound:domains:show': InboundDomainsShow,
+  'inbound:domains:add': InboundDomainsAdd,
+  'inbound:domains:verify': InboundDomainsVerify,
+  'inbound:domains:remove': InboundDomainsRemove,
 };

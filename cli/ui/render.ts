@@ -8,6 +8,7 @@ import type { LoginFormProps } from './LoginForm.tsx';
 import type { PickerItem } from './Picker.tsx';
 import type { PasswordPromptProps } from './PasswordPrompt.tsx';
 import type { LogTailProps } from './LogTail.tsx';
+import type { InboundTailProps } from './InboundTail.tsx';
 import type { DashboardAction, DashboardProps } from './Dashboard.tsx';
 import type { ProgressState } from './Progress.tsx';
 import type { QueueScreenProps } from './Queue.tsx';
@@ -83,6 +84,16 @@ export async function renderLogTail(options: LogTailScreenOptions): Promise<void
   );
   const [{ createElement }, { LogTail }] = await Promise.all([import('react'), import('./LogTail.tsx')]);
   return showScreen<void>((finish) => createElement(LogTail, { ...options, onExit: () => finish() }), 'The log view');
+}
+
+/** Runs the live inbound mail screen until the person presses q. */
+export async function renderInboundTail(options: Omit<InboundTailProps, 'onExit'>): Promise<void> {
+  assertInteractive('The live inbound view', 'run `svc inbound tail` without a terminal to get one line per message.');
+  const [{ createElement }, { InboundTail }] = await Promise.all([import('react'), import('./InboundTail.tsx')]);
+  return showScreen<void>(
+    (finish) => createElement(InboundTail, { ...options, onExit: () => finish() }),
+    'The inbound view',
+  );
 }
 
 /** Resolves to the screen the person jumped to, or null when they quit. */
