@@ -16,6 +16,12 @@ import { checkDkimSignatures } from '../daemon/modules/inbound-mail/feedback-aut
 import { forwardInbound, inboundAuthservId } from '../daemon/modules/inbound-routing/forward.ts';
 import { mailauthResolver } from '../daemon/modules/inbound-mail/feedback-auth.ts';
 import { srsForward, srsReverse, SRS_MAX_AGE_DAYS } from '../daemon/modules/inbound-routing/srs.ts';
+import { createInboundServer } from '../daemon/smtp/inbound.ts';
+import { swaks } from './helpers/swaks.ts';
+import type { SMTPServer } from 'smtp-server';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const PLATFORM_DOMAIN = 'svc-platform.com';
 const RETURN_PATH_DOMAIN = 'rp.svc-platform.com';
@@ -25,6 +31,9 @@ let sink: SmtpSink;
 let reader: InboundReader;
 let python: string;
 let senderKey: string;
+let inbound: SMTPServer;
+let inboundPort: number;
+const scratch = mkdtempSync(join(tmpdir(), 'svc-inbound-forward-'));
 
 test.before(async () => {
   python = dkimPython();
@@ -61,9 +70,14 @@ test.before(async () => {
   const verified = await ctx.app.inject({ method: 'POST', url: `/domains/${created.json().id}/verify`, headers });
   assert.is(verified.json().status, 'verified', verified.body);
   reader = createInboundReader();
+  const log = { info: () => {}, warn: () => {} };
+  inbound = createInboundServer({ config: ctx.config, db: ctx.db, secrets: ctx.deps.secrets, log });
+  await new Promise<void>((resolve) => inbound.listen(0, '127.0.0.1', () => resolve()));
+  inboundPort = (inbound.server.address() as { port: number }).port;
 });
 
 test.after(async () => {
+  await new Promise<void>((resolve) => (inbound ? inbound.close(() => resolve()) : resolve()));
   await reader?.close();
   await ctx?.close();
   await sink?.close();
@@ -191,6 +205,59 @@ test('a null sender is forwarded with the platform return path, never an SRS of 
   const received = await sink.waitFor((m) => m.rcptTo.includes('desk2@helpdesk.test'));
   assert.not.match(received.mailFrom, /^SRS0=/);
   assert.ok(received.mailFrom.endsWith(PLATFORM_DOMAIN), received.mailFrom);
+});
+
+const DSN = [
+  'From: Mail Delivery System <mailer-daemon@helpdesk.test>',
+  'To: <RECIPIENT>',
+  'Subject: Undelivered Mail Returned to Sender',
+  'Message-ID: <dsn-1@helpdesk.test>',
+  'Content-Type: text/plain',
+  '',
+  'desk@helpdesk.test: mailbox full',
+  '',
+].join('\r\n');
+
+/** swaks delivering `message` to the listener from `from`; answers its transcript and exit code. */
+async function deliver(to: string, from: string, message = DSN.replace('RECIPIENT', to)) {
+  const path = join(scratch, `${Math.random().toString(36).slice(2)}.eml`);
+  writeFileSync(path, message);
+  return swaks(inboundPort, ['--from', from, '--to', to, '--data', `@${path}`]);
+}
+
+test('a bounce of a forward goes back to the original sender with the null sender; nothing else is taken there', async () => {
+  const key = ctx.deps.secrets.linkSigningKey;
+  const srs = srsForward(key, 'carol@sender.test', RETURN_PATH_DOMAIN);
+  const returned = await deliver(srs, '<>');
+  assert.is(returned.code, 0, returned.output);
+  assert.match(returned.output, /250 Accepted: returned to the original sender \(1\)/);
+  assert.equal(await runJobs(ctx, 'system'), ['done']);
+  const bounce = await sink.waitFor((m) => m.rcptTo.includes('carol@sender.test'));
+  assert.is(bounce.mailFrom, '');
+  assert.match(bounce.raw, /Subject: Undelivered Mail Returned to Sender/);
+  assert.match(bounce.raw, /desk@helpdesk\.test: mailbox full/);
+
+  // Not a bounce: a sender there would make us a relay (or send backscatter).
+  const withSender = await deliver(srs, 'spammer@elsewhere.test');
+  assert.match(withSender.output, /550 <SRS0=[^>]+>: this address takes only bounces/);
+  // A hash we did not write, another day's hash, and one past SRS_MAX_AGE_DAYS.
+  const local = srs.slice(0, srs.lastIndexOf('@'));
+  const forged = srs.replace('=sender.test=carol', '=victim.test=carol');
+  const stale = srsForward(
+    key,
+    'carol@sender.test',
+    RETURN_PATH_DOMAIN,
+    Date.now() - (SRS_MAX_AGE_DAYS + 1) * 86_400_000,
+  );
+  for (const address of [forged, stale]) {
+    const refused = await deliver(address, '<>');
+    assert.match(refused.output, /550 <SRS0=[^>]+>: not a forwarding address of ours/, address);
+  }
+  // An SRS local part at a domain not ours for SRS is no mailbox at all.
+  const elsewhere = await deliver(`${local}@other.test`, '<>');
+  assert.match(elsewhere.output, /550 <SRS0=[^>]+>: .*no such mailbox here/);
+  for (const run of [withSender, elsewhere]) assert.not.match(run.output, /354/);
+  assert.equal(await runJobs(ctx, 'system'), []);
 });
 
 test('a forward address that is no address is refused before anything is queued', async () => {

@@ -70,7 +70,12 @@ export const handleSystemMailJob: JobHandler = async (job, ctx) => {
     // The envelope sender is on the From domain (SPF aligned), or its verified bounce subdomain; a
     // forward's is the SRS address it was given (our return-path domain, so SPF passes there too).
     envelope: {
-      from: ('raw' in mail && mail.envelopeFrom) || (returnPath ? `bounce-system@${returnPath}` : sender.address),
+      from:
+        'raw' in mail && mail.envelopeFrom !== undefined
+          ? (mail.envelopeFrom ?? '')
+          : returnPath
+            ? `bounce-system@${returnPath}`
+            : sender.address,
       to: [mail.to],
     },
     dkim: dkim ? { ...dkim, headerFieldNames: signed } : undefined,

@@ -49,9 +49,11 @@ export interface SystemRawMail {
   signHeaders?: string[];
   /**
    * The envelope sender, when the caller chose it: a forward's SRS address (inbound-routing/forward.ts),
-   * which reverses to the original sender. Else the platform's return path, as for all system mail.
+   * which reverses to the original sender; null, the null sender `<>` (a forward's bounce returned to
+   * its original sender: inbound-routing/srs-bounce.ts). Absent: the platform's return path, as for all
+   * system mail.
    */
-  envelopeFrom?: string;
+  envelopeFrom?: string | null;
   /** ARC-seal it with the platform's key before signing (a forward: arc-seal.ts), saying this. */
   arcSeal?: ArcSealRequest;
 }

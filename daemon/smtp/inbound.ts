@@ -24,6 +24,7 @@ import { createRouteCache, type RouteCache, type RoutedRecipient } from '../modu
 import { platformInboundDomain } from '../modules/inbound-routing/service.ts';
 import { storeRoutedMessage } from '../modules/inbound-routing/receive.ts';
 import { inboundAuthservId } from '../modules/inbound-routing/forward.ts';
+import { classifySrsRecipient, returnSrsBounce } from '../modules/inbound-routing/srs-bounce.ts';
 import { createInboundLimits, maxRoutedMessageBytes } from './inbound-limits.ts';
 
 /** As large as a message the HTTP API accepts: a DSN returning one of our sends in full must fit. */
@@ -48,6 +49,8 @@ interface InboundSession extends SMTPServerSession {
   recipients?: InboundRecipient[];
   /** The recipients a tenant's route took. */
   routed?: RoutedRecipient[];
+  /** Original senders of forwards whose bounce this is (SRS recipients, srs-bounce.ts). */
+  srsBounces?: string[];
 }
 
 /** The text of the 550 for an address nobody takes (no route, no mailbox of ours). */
@@ -78,6 +81,7 @@ export function createInboundServer(
   const limits = createInboundLimits({ redis: deps.redis ?? null, namespace: deps.redisPrefix ?? 'svc:' });
   // Our Authentication-Results name us by the mail domain; one naming it in a message is a forgery.
   const authservId = inboundAuthservId(deps.config);
+  const srsDeps = { sequelize, config: deps.config, secrets: deps.secrets };
   const server: SMTPServer = new SMTPServer({
     name: new URL(deps.config.publicUrl).hostname || undefined,
     banner: 'inbound mail for the service and its tenants',
@@ -92,13 +96,15 @@ export function createInboundServer(
     onMailFrom(_address, session: InboundSession, callback) {
       session.recipients = [];
       session.routed = [];
+      session.srsBounces = [];
       callback();
     },
 
     onRcptTo(address: SMTPServerAddress, session: InboundSession, callback) {
       const recipients = (session.recipients ??= []);
       const routed = (session.routed ??= []);
-      if (recipients.length + routed.length >= MAX_RECIPIENTS)
+      const srsBounces = (session.srsBounces ??= []);
+      if (recipients.length + routed.length + srsBounces.length >= MAX_RECIPIENTS)
         return callback(smtpError('Too many recipients for this service.', 452));
       const decide = async (): Promise<Error | null> => {
         const ours = await classifyRecipient(sequelize, deps.config, deps.secrets.linkSigningKey, address.address);
@@ -106,11 +112,17 @@ export function createInboundServer(
           recipients.push(ours);
           return null;
         }
+        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
+        const srs = await classifySrsRecipient(srsDeps, address.address, mailFrom);
+        if (srs) {
+          if ('refusal' in srs) return smtpError(srs.refusal, 550);
+          srsBounces.push(srs.to);
+          return null;
+        }
         const taken = await (await routes()).resolve(address.address);
         if (!taken) return smtpError(noMailboxText(address.address), 550);
         if (taken.route.action === 'refuse')
           return smtpError(taken.route.refuse_message ?? `<${address.address}>: this address accepts no mail.`, 550);
-        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
         const refusal = await limits.refusal({ mailFrom, clientIp: session.remoteAddress }, taken);
         if (refusal) return smtpError(refusal, 451);
         routed.push(taken);
@@ -144,6 +156,7 @@ export function createInboundServer(
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null;
         const recipients = session.recipients ?? [];
         const routed = session.routed ?? [];
+        const srsBounces = session.srsBounces ?? [];
         // The smallest plan among the routed recipients' tenants decides for the message.
         const planLimit = Math.min(...routed.map((r) => maxRoutedMessageBytes(r.plan)));
         if (bytes > planLimit)
@@ -157,6 +170,10 @@ export function createInboundServer(
           metrics: deps.metrics,
         };
         const receive = async (): Promise<{ reports: InboundOutcome | null; stored: number }> => {
+          // Queued before the read, which takes the chunks' buffers to its thread.
+          const raw = srsBounces.length > 0 ? Buffer.concat(chunks) : null;
+          for (const to of srsBounces) await returnSrsBounce(mailDeps, { to, raw: raw! });
+          if (recipients.length === 0 && routed.length === 0) return { reports: null, stored: 0 };
           // Read once, in the reader's thread, for our addresses and the routes together.
           const read = await reader.read(chunks, {
             ...reportsWanted(deps.config, recipients),
@@ -193,7 +210,11 @@ export function createInboundServer(
         };
         receive().then(
           ({ reports, stored }) => {
-            const outcome = reports ?? { handled: 'routed', count: stored };
+            const outcome =
+              reports ??
+              (routed.length > 0 || srsBounces.length === 0
+                ? { handled: 'routed', count: stored }
+                : { handled: 'returned to the original sender', count: srsBounces.length });
             deps.log.info(
               { from: mailFrom, to: session.envelope.rcptTo.map((r) => r.address), ...outcome, routed: stored },
               'inbound mail received',
