@@ -22,6 +22,8 @@ const NOT_ADMIN: Record<string, string> = {
   getHealth: 'liveness probe for load balancers and systemd (`svc daemon status` reads /health/ready)',
   getHealthDb: 'probe for load balancers; /health/ready, which `svc daemon status` shows, runs the same check',
   getHealthRedis: 'probe for load balancers; /health/ready, which `svc daemon status` shows, runs the same check',
+  getInboundAttachmentsByToken:
+    "an attachment's signed link in an inbound.received webhook, fetched by the application",
   getMetrics: "scraped by Prometheus; `svc doctor` reports the same event-loop delay from the daemon's own monitor",
 };
 

@@ -43,6 +43,13 @@ const NOT_RUN: Record<string, string> = {
   svc: 'the dashboard needs a terminal',
   'svc logs tail': 'runs until stopped',
   'svc logs tail --status FAILED': 'runs until stopped',
+  'svc inbound tail': 'runs until stopped',
+  'svc inbound tail --status failed': 'runs until stopped',
+  'svc inbound show 5d3a…': 'needs a routed message (test/cli-inbound.test.ts delivers one by swaks and shows it)',
+  'svc inbound show 5d3a… --full': 'needs a routed message (test/cli-inbound.test.ts)',
+  'svc inbound show 5d3a… --raw > message.eml': 'needs a routed message (test/cli-inbound.test.ts)',
+  'svc inbound replay 5d3a…': 'needs a routed message (test/cli-inbound.test.ts delivers one and replays it)',
+  'svc inbound replay 5d3a… --json': 'needs a routed message (test/cli-inbound.test.ts)',
   'svc queue --watch': 'runs until stopped',
   'svc campaigns show 5e0a… --watch --json': 'runs until the campaign ends',
   'svc daemon start': 'starts a daemon (test/helpers/daemon-process.ts covers it)',
@@ -373,6 +380,8 @@ test('every example of every command runs as printed', async () => {
     'price_1Pq…': async () => 'price_1PqStandIn',
     '8d1e…': (q) => q(newest('mta_provider_suspensions', 'true')),
     '3f0c…': (q) => q(newest('mta_reaction_rules', 'true')),
+    '2c8d…': (q) => q(newest('inbound_routes')),
+    '6e1f…': (q) => q(newest('inbound_domains')),
   };
   const byCommand: Record<string, Record<string, Resolver>> = {
     'webhooks:deliveries': { '5e0a…': (q) => q(newest('webhook_endpoints')) },

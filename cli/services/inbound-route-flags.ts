@@ -6,7 +6,7 @@ import { keyValue } from '../format.ts';
 
 export const routeFlags = {
   match: Flags.string({
-    description: 'the address to match: support@acme.com, local+*@acme.com or *@reply.acme.com',
+    description: 'the address to match: support@reply.acme.com, local+*@acme.com or *@reply.acme.com',
   }),
   action: Flags.option({ options: INBOUND_ROUTE_ACTIONS, description: 'what to do with a matched message' })(),
   endpoint: Flags.string({ description: 'webhook endpoint id (action webhook; `svc webhooks list`)' }),

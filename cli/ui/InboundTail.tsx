@@ -102,9 +102,10 @@ export function InboundTail({
     }
     if (input === 'q' || key.escape) return onExit();
     if (input === 'p') return setPaused(paused ? null : messages);
-    if (input === 's') return setStatus(STATUS_CYCLE[(STATUS_CYCLE.indexOf(status) + 1) % STATUS_CYCLE.length]);
-    if (key.upArrow) return setCursor(cursor === null ? visible.length - 1 : Math.max(0, cursor - 1));
-    if (key.downArrow) return setCursor(cursor === null ? null : cursor + 1 >= visible.length ? null : cursor + 1);
+    if (input === 's') return setStatus((now) => STATUS_CYCLE[(STATUS_CYCLE.indexOf(now) + 1) % STATUS_CYCLE.length]);
+    // Functional updates: keys that arrive before the next render still see the last cursor.
+    if (key.upArrow) return setCursor((now) => (now === null ? visible.length - 1 : Math.max(0, now - 1)));
+    if (key.downArrow) return setCursor((now) => (now === null || now + 1 >= visible.length ? null : now + 1));
     // With nothing selected, Enter and r take the newest message: the one a person watching waits for.
     const target = selected ?? visible.at(-1);
     if (target && key.return) return open(target.id, false);
@@ -128,6 +129,8 @@ export function InboundTail({
           {visible.length === 0 ? <Text dimColor>Waiting for mail…</Text> : null}
           {visible.map((m) => (
             <Text key={m.id} inverse={selected?.id === m.id} wrap="truncate-end">
+              {/* The mark as well as the inverse: a terminal without colours still shows the selection. */}
+              <Text>{selected?.id === m.id ? '› ' : '  '}</Text>
               <Text dimColor>{time(m.createdAt)} </Text>
               <Text color={INBOUND_STATUS_COLOURS[m.status]}>{m.status.padEnd(10)}</Text>
               <Text> {fit(m.from ?? m.mailFrom ?? '<>', fromWidth)} </Text>

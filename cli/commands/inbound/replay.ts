@@ -8,8 +8,8 @@ export default class InboundReplay extends SvcCommand<typeof InboundReplay> {
   static override operations = ['postInboundMessagesByIdReplay'];
   static override summary = "Deliver a stored message again through its route's action (after fixing an endpoint).";
   static override examples = [
-    '<%= config.bin %> inbound replay 3f2a…',
-    '<%= config.bin %> inbound replay 3f2a… --json',
+    '<%= config.bin %> inbound replay 5d3a…',
+    '<%= config.bin %> inbound replay 5d3a… --json',
   ];
   static override args = { id: Args.string({ description: 'inbound message id', required: true }) };
 

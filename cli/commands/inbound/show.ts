@@ -13,9 +13,9 @@ export default class InboundShow extends SvcCommand<typeof InboundShow> {
     'With --raw: the message exactly as received (message/rfc822), for a file or a mail reader. ' +
     'With --json: the API answer, parsed form included.';
   static override examples = [
-    '<%= config.bin %> inbound show 3f2a…',
-    '<%= config.bin %> inbound show 3f2a… --full',
-    '<%= config.bin %> inbound show 3f2a… --raw > message.eml',
+    '<%= config.bin %> inbound show 5d3a…',
+    '<%= config.bin %> inbound show 5d3a… --full',
+    '<%= config.bin %> inbound show 5d3a… --raw > message.eml',
   ];
   static override args = { id: Args.string({ description: 'inbound message id', required: true }) };
   static override flags = {

@@ -5,7 +5,7 @@ import { removeDomain } from '../../../services/inbound-routing.ts';
 export default class InboundDomainsRemove extends SvcCommand<typeof InboundDomainsRemove> {
   static override operations = ['deleteInboundDomainsById'];
   static override summary = 'Stop receiving on an inbound domain.';
-  static override examples = ['<%= config.bin %> inbound domains remove 3f2a…'];
+  static override examples = ['<%= config.bin %> inbound domains remove 6e1f…'];
   static override args = { id: Args.string({ description: 'inbound domain id', required: true }) };
 
   async run(): Promise<{ id: string; removed: true }> {

@@ -7,7 +7,7 @@ import type { InboundDomain } from '../../../../shared/schemas/inbound.ts';
 export default class InboundDomainsShow extends SvcCommand<typeof InboundDomainsShow> {
   static override operations = ['getInboundDomainsById'];
   static override summary = 'Show an inbound domain and its last MX check.';
-  static override examples = ['<%= config.bin %> inbound domains show 3f2a…'];
+  static override examples = ['<%= config.bin %> inbound domains show 6e1f…'];
   static override args = { id: Args.string({ description: 'inbound domain id', required: true }) };
 
   async run(): Promise<InboundDomain> {

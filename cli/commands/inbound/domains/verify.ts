@@ -7,7 +7,7 @@ import type { InboundDomain } from '../../../../shared/schemas/inbound.ts';
 export default class InboundDomainsVerify extends SvcCommand<typeof InboundDomainsVerify> {
   static override operations = ['postInboundDomainsByIdVerify'];
   static override summary = 'Check the MX records of an inbound domain now.';
-  static override examples = ['<%= config.bin %> inbound domains verify 3f2a…'];
+  static override examples = ['<%= config.bin %> inbound domains verify 6e1f…'];
   static override args = { id: Args.string({ description: 'inbound domain id', required: true }) };
 
   async run(): Promise<InboundDomain> {

@@ -9,9 +9,9 @@ export default class InboundRoutesAdd extends SvcCommand<typeof InboundRoutesAdd
   static override summary =
     'Add an inbound route: mail to an address goes to a webhook, an address, storage, or is refused.';
   static override examples = [
-    '<%= config.bin %> inbound routes add --match support@acme.com --action store',
-    '<%= config.bin %> inbound routes add --match "reply+*@acme.com" --action forward --forward-to team@acme.com',
-    '<%= config.bin %> inbound routes add --match "*@acme.com" --action refuse --refuse-message "No such mailbox" --json',
+    '<%= config.bin %> inbound routes add --match support@reply.acme.com --action store',
+    '<%= config.bin %> inbound routes add --match "reply+*@reply.acme.com" --action forward --forward-to team@acme.com',
+    '<%= config.bin %> inbound routes add --match "*@reply.acme.com" --action refuse --refuse-message "No such mailbox" --json',
   ];
   static override flags = {
     ...routeFlags,

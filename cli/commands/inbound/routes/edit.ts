@@ -9,8 +9,8 @@ export default class InboundRoutesEdit extends SvcCommand<typeof InboundRoutesEd
   static override operations = ['patchInboundRoutesById'];
   static override summary = 'Change an inbound route: only the flags given change.';
   static override examples = [
-    '<%= config.bin %> inbound routes edit 3f2a… --position 0',
-    '<%= config.bin %> inbound routes edit 3f2a… --disable --json',
+    '<%= config.bin %> inbound routes edit 2c8d… --position 0',
+    '<%= config.bin %> inbound routes edit 2c8d… --disable --json',
   ];
   static override args = { id: Args.string({ description: 'route id', required: true }) };
   static override flags = {

@@ -23,7 +23,7 @@ export default class InboundRoutesList extends SvcCommand<typeof InboundRoutesLi
           { header: 'ON', value: (r) => (r.enabled ? chalk.green('yes') : chalk.red('no')) },
           { header: 'NOTE', value: (r) => r.description ?? '' },
         ],
-        'No inbound routes: add one with `svc inbound routes add --match support@acme.com --action store`.',
+        'No inbound routes: add one with `svc inbound routes add --match support@reply.acme.com --action store`.',
       ),
     );
     return page;

@@ -5,7 +5,7 @@ import { removeRoute } from '../../../services/inbound-routing.ts';
 export default class InboundRoutesRemove extends SvcCommand<typeof InboundRoutesRemove> {
   static override operations = ['deleteInboundRoutesById'];
   static override summary = 'Remove an inbound route; its stored messages stay.';
-  static override examples = ['<%= config.bin %> inbound routes remove 3f2a…'];
+  static override examples = ['<%= config.bin %> inbound routes remove 2c8d…'];
   static override args = { id: Args.string({ description: 'route id', required: true }) };
 
   async run(): Promise<{ id: string; removed: true }> {

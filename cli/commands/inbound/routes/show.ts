@@ -7,7 +7,7 @@ import type { InboundRoute } from '../../../../shared/schemas/inbound.ts';
 export default class InboundRoutesShow extends SvcCommand<typeof InboundRoutesShow> {
   static override operations = ['getInboundRoutesById'];
   static override summary = 'Show one inbound route.';
-  static override examples = ['<%= config.bin %> inbound routes show 3f2a…'];
+  static override examples = ['<%= config.bin %> inbound routes show 2c8d…'];
   static override args = { id: Args.string({ description: 'route id', required: true }) };
 
   async run(): Promise<InboundRoute> {
