@@ -3,8 +3,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { authenticator } from 'otplib';
 import { createTestContext, type TestContext } from './helpers/context.ts';
+import { TotpClock } from './helpers/totp-clock.ts';
 import { CliWorld, listen } from './helpers/svc-cli.ts';
 import { Admin } from '../daemon/modules/auth/model.ts';
 import { ApiKey, Membership } from '../daemon/modules/tenants/model.ts';
@@ -233,6 +233,9 @@ test('when the refresh fails too: "Your session has expired: run svc login" and 
   assert.is(profile().accessToken, undefined, 'dead tokens are forgotten');
 });
 
+const clock = new TotpClock();
+test.after.each(() => clock.restore());
+
 test('login without a terminal needs --email and --password-stdin, and --code once 2FA is on', async () => {
   const noEmail = await cli.run(['login', '--password-stdin'], { input: PASSWORD });
   assert.is(noEmail.code, 2);
@@ -249,12 +252,14 @@ test('login without a terminal needs --email and --password-stdin, and --code on
   assert.is(plain.code, 0, plain.stdout);
   assert.is(plain.json.tenant.id, state.tenantId, 'the profile keeps its tenant');
 
-  // Turn 2FA on through the API with a code of the previous step, so the login's code is fresh.
+  // Turn 2FA on through the API with a code of the previous step, so the login's code is fresh; the clock
+  // is pinned to a step (helpers/totp-clock.ts) so no step ends between a code and its check.
+  clock.pin();
   const headers = { authorization: `Bearer ${profile().accessToken}` };
   const setup = await ctx.app.inject({ method: 'POST', url: '/auth/2fa/enable', headers });
   assert.is(setup.statusCode, 200, setup.body);
   const secret = setup.json().secret as string;
-  const previous = authenticator.clone({ epoch: Date.now() - 30_000 }).generate(secret);
+  const previous = clock.code(secret, -1);
   const confirm = await ctx.app.inject({
     method: 'POST',
     url: '/auth/2fa/verify',
@@ -270,7 +275,8 @@ test('login without a terminal needs --email and --password-stdin, and --code on
     input: PASSWORD,
   });
   assert.ok(badCode.code === 3 || badCode.code === 1, `a wrong code is refused (${badCode.code})`);
-  const code = authenticator.generate(secret);
+  clock.pin();
+  const code = clock.code(secret, 0);
   const ok = await cli.run(['login', '--email', EMAIL, '--password-stdin', '--code', code, '--json'], {
     input: PASSWORD,
   });
