@@ -1,99 +1,35 @@
-// Inbound routing end to end (issue 52): Debian's swaks as the sending server against the real
-// inbound listener, routes made through the API, a real webhook receiver fed by the webhook worker's
-// own dispatcher, the test DNS server for MX checks and the verdicts. Asserted: SMTP replies (refusals
-// at RCPT TO never reach DATA), rows, webhook bodies and their signature, attachments inline and by
-// signed URL, store / refuse / token address, replay, scopes and tenant isolation.
+// Inbound routing end to end (issue 52), the routes and the webhook path (world: helpers/inbound-routing-
+// world.ts): MX verification, route checks, scopes and tenant isolation, refusals at RCPT TO that never
+// reach DATA, a webhook route (rows, the signed body, attachments inline and by signed URL, the raw
+// source, replay), failing and switched-off endpoints. Limits, store and forward routes, retention:
+// inbound-routing-limits.test.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { QueryTypes } from 'sequelize';
-import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createApiKey, createWorld } from './helpers/fixtures.ts';
-import { freePort, swaks } from './helpers/swaks.ts';
-import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
-import { runDueDeliveries, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
+import { runDueDeliveries } from './helpers/webhook-receiver.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
-import { Sequelize } from 'sequelize';
-import { createInboundServer, startInboundServer } from '../daemon/smtp/inbound.ts';
-import { enforceRetention } from '../daemon/modules/retention/enforce.ts';
 import { verifyWebhookSignature } from '../shared/webhooks.ts';
+import {
+  addRoute,
+  api,
+  ctx,
+  dns,
+  endpoint,
+  q,
+  receiver,
+  scratch,
+  send,
+  setUp,
+  tearDown,
+  verifiedDomain,
+  world,
+} from './helpers/inbound-routing-world.ts';
 
-let ctx: TestContext;
-let dns: TestDnsServer;
-let receiver: Receiver;
-let inbound: { port: number; stop(): Promise<void> };
-let world: Awaited<ReturnType<typeof createWorld>>;
-let endpoint: { id: string; secret: string };
-const scratch = mkdtempSync(join(tmpdir(), 'svc-inbound-routing-'));
-
-test.before(async () => {
-  dns = await startDnsServer();
-  receiver = await startReceiver();
-  const port = await freePort();
-  ctx = await createTestContext({
-    env: { PUBLIC_URL: 'http://mail.example.test', SMTP_INBOUND_PORT: String(port), DNS_SERVERS: dns.address },
-  });
-  world = await createWorld(ctx.app);
-  const created = await ctx.app.inject({
-    method: 'POST',
-    url: '/webhooks/endpoints',
-    headers: world.asKey,
-    payload: { url: receiver.url, events: ['inbound.received'] },
-  });
-  assert.is(created.statusCode, 201, created.body);
-  endpoint = created.json();
-  const log = { info: () => {}, warn: () => {} };
-  inbound = (await startInboundServer({
-    config: ctx.config,
-    db: ctx.db,
-    secrets: ctx.deps.secrets,
-    log,
-    redis: ctx.deps.redis,
-    redisPrefix: ctx.deps.redisPrefix,
-  }))!;
-});
-test.after(async () => {
-  await inbound?.stop();
-  await ctx?.close();
-  await receiver?.close();
-  await dns?.close();
-});
-
-const q = <T extends object>(sql: string, replacements: Record<string, unknown> = {}) =>
-  ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
-
-async function api(
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-  url: string,
-  payload?: object,
-  headers: Record<string, string> = world.asKey,
-) {
-  return ctx.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
-}
-
-/** An inbound domain of the tenant, its MX published and checked. */
-async function verifiedDomain(name: string, headers = world.asKey): Promise<string> {
-  dns.zone.mx.set(name, [{ exchange: 'mail.example.test', priority: 10 }]);
-  const added = await api('POST', '/inbound/domains', { name }, headers);
-  assert.is(added.statusCode, 201, added.body);
-  const verified = await api('POST', `/inbound/domains/${added.json().id}/verify`, undefined, headers);
-  assert.is(verified.statusCode, 200, verified.body);
-  assert.is(verified.json().status, 'verified', verified.body);
-  return added.json().id;
-}
-
-async function addRoute(body: object, headers = world.asKey) {
-  const created = await api('POST', '/inbound/routes', body, headers);
-  assert.is(created.statusCode, 201, created.body);
-  return created.json() as { id: string; address: string };
-}
-
-function send(to: string[], extra: string[] = []) {
-  return swaks(inbound.port, ['--from', 'ann@sender.example', ...to.flatMap((t) => ['--to', t]), ...extra]);
-}
+test.before(setUp);
+test.after(tearDown);
 
 test('an inbound domain is verified by its MX; the check explains a wrong one; another tenant cannot take it', async () => {
   dns.zone.mx.set('wrong.example', [{ exchange: 'mx.elsewhere.example', priority: 5 }]);
@@ -305,159 +241,6 @@ test('a webhook that keeps failing leaves the message failed, with why', async (
     listed.json().data.map((m: { id: string }) => m.id),
     [row.id],
   );
-});
-
-test('store route and the token address: kept for the API, searchable, paged by cursor; mixed with a report address', async () => {
-  const address = await api('GET', '/inbound/address');
-  const token = address.json().address.split('@')[0] as string;
-  assert.match(token, /^[a-z2-7]{16}$/);
-  assert.is(address.json().domain, 'inbound.mail.example.test');
-  await addRoute({ address: `${token}+*@inbound.mail.example.test`, action: 'store' });
-  for (const n of [1, 2, 3]) {
-    const run = await send([`${token}+order-${n}@inbound.mail.example.test`], ['--header', `Subject: receipt ${n}`]);
-    assert.match(run.output, /<-  250 Accepted: routed \(1\)/, run.output);
-  }
-  // One message to a report address of ours and a routed address: both handled, read once.
-  const mixed = await send(
-    ['dmarc-reports@mail.example.test', `${token}+mixed@inbound.mail.example.test`],
-    ['--header', 'Subject: receipt mixed'],
-  );
-  assert.match(mixed.output, /<-  250 Accepted: .*routed \(1\)/, mixed.output);
-
-  const first = await api('GET', '/inbound/messages?subject=receipt&status=stored&limit=2');
-  assert.is(first.statusCode, 200, first.body);
-  assert.equal(
-    first.json().data.map((m: { subject: string }) => m.subject),
-    ['receipt mixed', 'receipt 3'],
-  );
-  assert.is(first.json().data[1].mailboxHash, 'order-3');
-  const second = await api('GET', `/inbound/messages?subject=receipt&limit=2&cursor=${first.json().meta.nextCursor}`);
-  assert.equal(
-    second.json().data.map((m: { subject: string }) => m.subject),
-    ['receipt 2', 'receipt 1'],
-  );
-  const byTo = await api('GET', `/inbound/messages?to=${token}%2Border-2@inbound.mail.example.test`);
-  assert.is(byTo.json().data.length, 1);
-  const replayStore = await api('POST', `/inbound/messages/${byTo.json().data[0].id}/replay`);
-  assert.is(replayStore.statusCode, 409);
-  assertErrorBody(replayStore, 409);
-  const other = await createWorld(ctx.app);
-  assert.is((await api('GET', `/inbound/messages/${byTo.json().data[0].id}`, undefined, other.asKey)).statusCode, 404);
-  assert.is(
-    (await api('GET', `/inbound/messages/${byTo.json().data[0].id}/raw`, undefined, other.asKey)).statusCode,
-    404,
-  );
-
-  // Rotation: the old token is refused at RCPT, the routes moved to the new one.
-  const rotated = await api('POST', '/inbound/address/rotate');
-  const newToken = rotated.json().address.split('@')[0];
-  assert.is.not(newToken, token);
-  const old = await send([`${token}+late@inbound.mail.example.test`]);
-  assert.match(old.output, /<\*\* 550/);
-  const fresh = await send([`${newToken}+late@inbound.mail.example.test`]);
-  assert.match(fresh.output, /<-  250 /, fresh.output);
-});
-
-test('forward route: the message is queued for sending in the transaction that stores it', async () => {
-  await addRoute({ address: 'fwd@support.acme.example', action: 'forward', forwardTo: 'desk@elsewhere.example' });
-  const run = await send(['fwd@support.acme.example'], ['--header', 'Subject: pass it on']);
-  assert.match(run.output, /<-  250 Accepted: routed \(1\)/, run.output);
-  const [row] = await q<{ id: string; status: string }>(
-    `SELECT id, status FROM inbound_messages WHERE recipient = 'fwd@support.acme.example'`,
-  );
-  assert.is(row.status, 'forwarded');
-  const jobs = await q<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'system'`);
-  assert.ok(jobs[0].n >= 1, 'a system-mail job carries the forward');
-});
-
-test('a database that cannot answer gives 451 at RCPT TO, never 250 nor 550', async () => {
-  const dead = new Sequelize('postgres://svc@127.0.0.1:1/none', {
-    dialect: 'postgres',
-    logging: false,
-    pool: { max: 1, acquire: 2000 },
-  });
-  const server = createInboundServer({
-    config: ctx.config,
-    db: { sequelize: dead, url: 'postgres://svc@127.0.0.1:1/none', embedded: true },
-    secrets: ctx.deps.secrets,
-    log: { info: () => {}, warn: () => {} },
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  try {
-    const run = await swaks(port, ['--from', 'ann@sender.example', '--to', 'someone@support.acme.example']);
-    assert.match(run.output, /<\*\* 451 Temporary failure looking up the recipient/, run.output);
-  } finally {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await dead.close();
-  }
-});
-
-test('retention: messages past the raw-message horizon go, with their stored attachments', async () => {
-  const [old] = await q<{ id: string }>(
-    `INSERT INTO inbound_messages (tenant_id, action, status, recipient, size, raw_gzip, parsed, created_at)
-     VALUES (:t, 'store', 'stored', 'old@support.acme.example', 1, '\\x00', '{}', now() - interval '400 days')
-     RETURNING id`,
-    { t: world.tenantId },
-  );
-  await ctx.db.sequelize.query(
-    // The message's own created_at (a JS Date would lose its microseconds), as receive.ts writes both.
-    `INSERT INTO inbound_attachments (created_at, tenant_id, inbound_id, sha256, content)
-     SELECT created_at, tenant_id, id, 'x', '\\x00' FROM inbound_messages WHERE id = :id`,
-    { replacements: { id: old.id } },
-  );
-  const report = await enforceRetention(ctx.db.sequelize);
-  assert.ok(report.rowsDeleted.inbound_messages >= 1, JSON.stringify(report));
-  assert.equal(await q(`SELECT id FROM inbound_messages WHERE id = :id`, { id: old.id }), []);
-  assert.equal(await q(`SELECT id FROM inbound_attachments WHERE inbound_id = :id`, { id: old.id }), []);
-  const kept = await q<{ n: number }>(`SELECT count(*)::int AS n FROM inbound_messages`);
-  assert.ok(kept[0].n > 0, 'recent messages stay');
-});
-
-test("a message larger than the recipient's plan takes is refused at the end of DATA (552), nothing stored", async () => {
-  await addRoute({ address: 'big@support.acme.example', action: 'store' });
-  const file = join(scratch, 'big.bin');
-  writeFileSync(file, randomBytes(6 * 1024 * 1024));
-  const run = await send(
-    ['big@support.acme.example'],
-    ['--attach-type', 'application/octet-stream', '--attach', `@${file}`],
-  );
-  assert.match(
-    run.output,
-    /<\*\* 552 Message exceeds the 5242880 bytes its recipient accepts/,
-    run.output.slice(-2000),
-  );
-  assert.equal(await q(`SELECT id FROM inbound_messages WHERE recipient = 'big@support.acme.example'`), []);
-});
-
-test('RCPT TO: a sender past its rate and a tenant past its day get 451, counted in Redis as the API limits', async () => {
-  const redis = ctx.deps.redis;
-  if (!redis) {
-    console.log('  (limits counted in this process: REDIS_URL is not set, nothing to fill from here)');
-    return;
-  }
-  await addRoute({ address: 'limits@support.acme.example', action: 'store' });
-  const key = (name: string) => `${ctx.deps.redisPrefix}inbound:rl:${name}`;
-  await redis.set(key('from:spammer@sender.example'), '120', 'PX', 60_000);
-  const spammer = await swaks(inbound.port, [
-    '--from',
-    'spammer@sender.example',
-    '--to',
-    'limits@support.acme.example',
-  ]);
-  assert.match(spammer.output, /<\*\* 451 Too many messages from <spammer@sender\.example>: at most 120 a minute/);
-  assert.not.match(spammer.output, /354/);
-
-  await redis.set(key(`tenant:${world.tenantId}`), '100', 'PX', 60_000);
-  try {
-    const daily = await send(['limits@support.acme.example']);
-    assert.match(daily.output, /<\*\* 451 This recipient's service has received its 100 messages for today/);
-  } finally {
-    await redis.del(key(`tenant:${world.tenantId}`));
-  }
-  const ok = await send(['limits@support.acme.example']);
-  assert.match(ok.output, /<-  250 /);
-  assert.is(await redis.get(key(`tenant:${world.tenantId}`)), '1', 'the stored message counted');
 });
 
 test('a delivery skipped because its endpoint was switched off leaves the message failed, and replay sends it once it is on', async () => {

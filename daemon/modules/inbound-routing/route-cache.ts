@@ -4,9 +4,9 @@
 // kept (changes are rare, a reload is one indexed read per domain). While the LISTEN connection is
 // down, entries live ROUTE_CACHE_TTL_MS at most; a failed read is never kept, so a dead database
 // gives the caller an error (SMTP 451), never a stale or empty answer taken for "no route".
-import pg from 'pg';
 import type { Sequelize } from 'sequelize';
 import { cachedLoad, TtlCache } from '../../ttl-cache.ts';
+import { listenWithRetry } from '../../db/listen.ts';
 import { matchRoute, splitAddress, type RouteMatch } from './matching.ts';
 import {
   routesAtDomain,
@@ -20,7 +20,6 @@ export const ROUTES_CHANNEL = 'svc_inbound_routes';
 /** The safety net while LISTEN is down (or on the embedded database, which has no second connection). */
 export const ROUTE_CACHE_TTL_MS = 30_000;
 const MAX_ENTRIES = 10_000;
-const LISTEN_RETRY_MS = 5_000;
 
 export interface RoutedRecipient extends RouteMatch {
   tenantId: string;
@@ -49,40 +48,19 @@ export async function createRouteCache(options: {
 }): Promise<RouteCache> {
   const { sequelize, platformDomain } = options;
   const cache = new TtlCache<Promise<Routing | null>>(ROUTE_CACHE_TTL_MS, MAX_ENTRIES);
-  let listener: pg.Client | null = null;
-  let retry: NodeJS.Timeout | null = null;
-  let closed = false;
 
   async function load(tenant: RoutingTenant | null, domain: string): Promise<Routing | null> {
     if (!tenant || tenant.status !== 'active') return null;
     return { tenant, routes: await routesAtDomain(sequelize, tenant.tenant_id, domain) };
   }
 
-  async function listen(): Promise<void> {
-    if (closed || options.listenUrl === null) return;
-    const client = new pg.Client({ connectionString: options.listenUrl });
-    const lost = (error: Error) => {
-      if (listener !== client) return;
-      listener = null;
-      cache.clear();
-      options.onListenError?.(error);
-      void client.end().catch(() => {});
-      if (!closed) retry = setTimeout(() => void listen(), LISTEN_RETRY_MS).unref();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost(new Error('the LISTEN connection ended')));
-    client.on('notification', () => cache.clear());
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${ROUTES_CHANNEL}`);
-      listener = client;
-      cache.clear();
-    } catch (error) {
-      listener = client;
-      lost(error as Error);
-    }
-  }
-  await listen();
+  const listening = await listenWithRetry({
+    url: options.listenUrl,
+    channel: ROUTES_CHANNEL,
+    onNotification: () => cache.clear(),
+    onReset: () => cache.clear(),
+    onError: options.onListenError,
+  });
 
   return {
     async resolve(address) {
@@ -115,11 +93,8 @@ export async function createRouteCache(options: {
         : null;
     },
     async close() {
-      closed = true;
-      if (retry) clearTimeout(retry);
-      const client = listener;
-      listener = null;
-      await client?.end().catch(() => {});
+      await listening.close();
+      cache.clear();
     },
   };
 }

@@ -13,15 +13,14 @@
 // None of that is what makes a send correct: the accept statement re-checks the state it was given
 // (emails/insert-accepted.ts) and the send path reloads on a mismatch; a refusal decided from the
 // cache is confirmed against a fresh read before it is answered.
-import pg from 'pg';
 import type { Sql } from '../../db/sql.ts';
 import { declare } from '../../db/sql.ts';
+import { listenWithRetry } from '../../db/listen.ts';
 import { quotaOfRow, TENANT_STATE, type QuotaStatus, type TenantStateRow } from '../quota/service.ts';
 
 export const STATE_CACHE_TTL_MS = 10_000;
 const STATE_CHANNEL = 'svc_tenant_state';
 const MAX_ENTRIES = 10_000;
-const LISTEN_RETRY_MS = 5_000;
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
 export interface ResolvedApiKey {
@@ -100,8 +99,6 @@ export async function createTenantStateCache(options: TenantStateCacheOptions): 
   // Bumped by every forget: a read that started before a forget must not store its (maybe stale) row.
   let generation = 0;
   let closed = false;
-  let listener: pg.Client | null = null;
-  let retry: NodeJS.Timeout | null = null;
 
   const forgetTenant = (tenantId: string) => {
     generation += 1;
@@ -166,34 +163,17 @@ export async function createTenantStateCache(options: TenantStateCacheOptions): 
     };
   }
 
-  async function listen(): Promise<void> {
-    if (closed || options.listenUrl === null) return;
-    const client = new pg.Client({ connectionString: options.listenUrl });
-    const lost = (error: Error) => {
-      if (listener !== client) return;
-      listener = null;
-      // What was announced while we were away is unknown: start over.
-      forgetAll();
-      options.onListenError?.(error);
-      void client.end().catch(() => {});
-      if (!closed) retry = setTimeout(() => void listen(), LISTEN_RETRY_MS).unref();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost(new Error('the LISTEN connection ended')));
-    client.on('notification', (message) => {
-      if (message.channel === STATE_CHANNEL && message.payload) forgetTenant(message.payload);
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${STATE_CHANNEL}`);
-      listener = client;
-      forgetAll();
-    } catch (error) {
-      listener = client;
-      lost(error as Error);
-    }
-  }
-  await listen();
+  // A tenant's change drops that tenant; what was announced while the connection was away is unknown,
+  // so a (re)start forgets all.
+  const listening = await listenWithRetry({
+    url: options.listenUrl,
+    channel: STATE_CHANNEL,
+    onNotification: (tenantId) => {
+      if (tenantId) forgetTenant(tenantId);
+    },
+    onReset: forgetAll,
+    onError: options.onListenError,
+  });
 
   return {
     apiKey: (prefix) => cached('key', keys, prefix, false, () => loadKey(prefix)),
@@ -223,11 +203,8 @@ export async function createTenantStateCache(options: TenantStateCacheOptions): 
     forgetAll,
     async close() {
       closed = true;
-      if (retry) clearTimeout(retry);
-      const client = listener;
-      listener = null;
+      await listening.close();
       forgetAll();
-      await client?.end().catch(() => {});
     },
   };
 }

@@ -1,0 +1,189 @@
+// Inbound routing end to end (issue 52), what holds a message back and what keeps it (world:
+// helpers/inbound-routing-world.ts): store routes and the token address (search, cursor paging, rotation),
+// forward routes, a dead database (451, never a wrong answer), retention, size limits at the end of DATA,
+// rates at RCPT TO.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Sequelize } from 'sequelize';
+import { createWorld } from './helpers/fixtures.ts';
+import { freePort, swaks } from './helpers/swaks.ts';
+import { assertErrorBody } from './helpers/error-body.ts';
+import { createInboundServer } from '../daemon/smtp/inbound.ts';
+import { enforceRetention } from '../daemon/modules/retention/enforce.ts';
+import {
+  addRoute,
+  api,
+  ctx,
+  inbound,
+  q,
+  scratch,
+  send,
+  setUp,
+  tearDown,
+  verifiedDomain,
+  world,
+} from './helpers/inbound-routing-world.ts';
+
+test.before(async () => {
+  await setUp();
+  await verifiedDomain('support.acme.example');
+});
+test.after(tearDown);
+
+test('store route and the token address: kept for the API, searchable, paged by cursor; mixed with a report address', async () => {
+  const address = await api('GET', '/inbound/address');
+  const token = address.json().address.split('@')[0] as string;
+  assert.match(token, /^[a-z2-7]{16}$/);
+  assert.is(address.json().domain, 'inbound.mail.example.test');
+  await addRoute({ address: `${token}+*@inbound.mail.example.test`, action: 'store' });
+  for (const n of [1, 2, 3]) {
+    const run = await send([`${token}+order-${n}@inbound.mail.example.test`], ['--header', `Subject: receipt ${n}`]);
+    assert.match(run.output, /<-  250 Accepted: routed \(1\)/, run.output);
+  }
+  // One message to a report address of ours and a routed address: both handled, read once.
+  const mixed = await send(
+    ['dmarc-reports@mail.example.test', `${token}+mixed@inbound.mail.example.test`],
+    ['--header', 'Subject: receipt mixed'],
+  );
+  assert.match(mixed.output, /<-  250 Accepted: .*routed \(1\)/, mixed.output);
+
+  const first = await api('GET', '/inbound/messages?subject=receipt&status=stored&limit=2');
+  assert.is(first.statusCode, 200, first.body);
+  assert.equal(
+    first.json().data.map((m: { subject: string }) => m.subject),
+    ['receipt mixed', 'receipt 3'],
+  );
+  assert.is(first.json().data[1].mailboxHash, 'order-3');
+  const second = await api('GET', `/inbound/messages?subject=receipt&limit=2&cursor=${first.json().meta.nextCursor}`);
+  assert.equal(
+    second.json().data.map((m: { subject: string }) => m.subject),
+    ['receipt 2', 'receipt 1'],
+  );
+  const byTo = await api('GET', `/inbound/messages?to=${token}%2Border-2@inbound.mail.example.test`);
+  assert.is(byTo.json().data.length, 1);
+  const replayStore = await api('POST', `/inbound/messages/${byTo.json().data[0].id}/replay`);
+  assert.is(replayStore.statusCode, 409);
+  assertErrorBody(replayStore, 409);
+  const other = await createWorld(ctx.app);
+  assert.is((await api('GET', `/inbound/messages/${byTo.json().data[0].id}`, undefined, other.asKey)).statusCode, 404);
+  assert.is(
+    (await api('GET', `/inbound/messages/${byTo.json().data[0].id}/raw`, undefined, other.asKey)).statusCode,
+    404,
+  );
+
+  // Rotation: the old token is refused at RCPT, the routes moved to the new one.
+  const rotated = await api('POST', '/inbound/address/rotate');
+  const newToken = rotated.json().address.split('@')[0];
+  assert.is.not(newToken, token);
+  const old = await send([`${token}+late@inbound.mail.example.test`]);
+  assert.match(old.output, /<\*\* 550/);
+  const fresh = await send([`${newToken}+late@inbound.mail.example.test`]);
+  assert.match(fresh.output, /<-  250 /, fresh.output);
+});
+
+test('forward route: the message is queued for sending in the transaction that stores it', async () => {
+  await addRoute({ address: 'fwd@support.acme.example', action: 'forward', forwardTo: 'desk@elsewhere.example' });
+  const run = await send(['fwd@support.acme.example'], ['--header', 'Subject: pass it on']);
+  assert.match(run.output, /<-  250 Accepted: routed \(1\)/, run.output);
+  const [row] = await q<{ id: string; status: string }>(
+    `SELECT id, status FROM inbound_messages WHERE recipient = 'fwd@support.acme.example'`,
+  );
+  assert.is(row.status, 'forwarded');
+  const jobs = await q<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE queue = 'system'`);
+  assert.ok(jobs[0].n >= 1, 'a system-mail job carries the forward');
+});
+
+test('a database that cannot answer gives 451 at RCPT TO, never 250 nor 550', async () => {
+  const dead = new Sequelize('postgres://svc@127.0.0.1:1/none', {
+    dialect: 'postgres',
+    logging: false,
+    pool: { max: 1, acquire: 2000 },
+  });
+  const server = createInboundServer({
+    config: ctx.config,
+    db: { sequelize: dead, url: 'postgres://svc@127.0.0.1:1/none', embedded: true },
+    secrets: ctx.deps.secrets,
+    log: { info: () => {}, warn: () => {} },
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  try {
+    const run = await swaks(port, ['--from', 'ann@sender.example', '--to', 'someone@support.acme.example']);
+    assert.match(run.output, /<\*\* 451 Temporary failure looking up the recipient/, run.output);
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await dead.close();
+  }
+});
+
+test('retention: messages past the raw-message horizon go, with their stored attachments', async () => {
+  const [old] = await q<{ id: string }>(
+    `INSERT INTO inbound_messages (tenant_id, action, status, recipient, size, raw_gzip, parsed, created_at)
+     VALUES (:t, 'store', 'stored', 'old@support.acme.example', 1, '\\x00', '{}', now() - interval '400 days')
+     RETURNING id`,
+    { t: world.tenantId },
+  );
+  await ctx.db.sequelize.query(
+    // The message's own created_at (a JS Date would lose its microseconds), as receive.ts writes both.
+    `INSERT INTO inbound_attachments (created_at, tenant_id, inbound_id, sha256, content)
+     SELECT created_at, tenant_id, id, 'x', '\\x00' FROM inbound_messages WHERE id = :id`,
+    { replacements: { id: old.id } },
+  );
+  const report = await enforceRetention(ctx.db.sequelize);
+  assert.ok(report.rowsDeleted.inbound_messages >= 1, JSON.stringify(report));
+  assert.equal(await q(`SELECT id FROM inbound_messages WHERE id = :id`, { id: old.id }), []);
+  assert.equal(await q(`SELECT id FROM inbound_attachments WHERE inbound_id = :id`, { id: old.id }), []);
+  const kept = await q<{ n: number }>(`SELECT count(*)::int AS n FROM inbound_messages`);
+  assert.ok(kept[0].n > 0, 'recent messages stay');
+});
+
+test("a message larger than the recipient's plan takes is refused at the end of DATA (552), nothing stored", async () => {
+  await addRoute({ address: 'big@support.acme.example', action: 'store' });
+  const file = join(scratch, 'big.bin');
+  writeFileSync(file, randomBytes(6 * 1024 * 1024));
+  const run = await send(
+    ['big@support.acme.example'],
+    ['--attach-type', 'application/octet-stream', '--attach', `@${file}`],
+  );
+  assert.match(
+    run.output,
+    /<\*\* 552 Message exceeds the 5242880 bytes its recipient accepts/,
+    run.output.slice(-2000),
+  );
+  assert.equal(await q(`SELECT id FROM inbound_messages WHERE recipient = 'big@support.acme.example'`), []);
+});
+
+test('RCPT TO: a sender past its rate and a tenant past its day get 451, counted in Redis as the API limits', async () => {
+  const redis = ctx.deps.redis;
+  if (!redis) {
+    console.log('  (limits counted in this process: REDIS_URL is not set, nothing to fill from here)');
+    return;
+  }
+  await addRoute({ address: 'limits@support.acme.example', action: 'store' });
+  const key = (name: string) => `${ctx.deps.redisPrefix}inbound:rl:${name}`;
+  await redis.set(key('from:spammer@sender.example'), '120', 'PX', 60_000);
+  const spammer = await swaks(inbound.port, [
+    '--from',
+    'spammer@sender.example',
+    '--to',
+    'limits@support.acme.example',
+  ]);
+  assert.match(spammer.output, /<\*\* 451 Too many messages from <spammer@sender\.example>: at most 120 a minute/);
+  assert.not.match(spammer.output, /354/);
+
+  await redis.set(key(`tenant:${world.tenantId}`), '100', 'PX', 60_000);
+  try {
+    const daily = await send(['limits@support.acme.example']);
+    assert.match(daily.output, /<\*\* 451 This recipient's service has received its 100 messages for today/);
+  } finally {
+    await redis.del(key(`tenant:${world.tenantId}`));
+  }
+  const ok = await send(['limits@support.acme.example']);
+  assert.match(ok.output, /<-  250 /);
+  assert.is(await redis.get(key(`tenant:${world.tenantId}`)), '1', 'the stored message counted');
+});
+
+test.run();
