@@ -156,6 +156,30 @@ test("a message larger than the recipient's plan takes is refused at the end of 
   assert.equal(await q(`SELECT id FROM inbound_messages WHERE recipient = 'big@support.acme.example'`), []);
 });
 
+test("an attachment larger than the recipient's plan takes per attachment is refused at the end of DATA (552)", async () => {
+  await addRoute({ address: 'files@support.acme.example', action: 'store' });
+  // 3 MiB: under the free plan's 5 MiB a message, over its 2 MiB an attachment.
+  const file = join(scratch, 'three-mib.bin');
+  writeFileSync(file, randomBytes(3 * 1024 * 1024));
+  const run = await send(
+    ['files@support.acme.example'],
+    ['--attach-type', 'application/octet-stream', '--attach', `@${file}`],
+  );
+  assert.match(
+    run.output,
+    /<\*\* 552 An attachment of 3145728 bytes exceeds the 2097152 bytes per attachment its recipient accepts/,
+    run.output.slice(-2000),
+  );
+  assert.equal(await q(`SELECT id FROM inbound_messages WHERE recipient = 'files@support.acme.example'`), []);
+  // Under the limit, the same route takes it.
+  writeFileSync(file, randomBytes(1024 * 1024));
+  const ok = await send(
+    ['files@support.acme.example'],
+    ['--attach-type', 'application/octet-stream', '--attach', `@${file}`],
+  );
+  assert.match(ok.output, /<-  250 Accepted: routed \(1\)/, ok.output.slice(-2000));
+});
+
 test('RCPT TO: a sender past its rate and a tenant past its day get 451, counted in Redis as the API limits', async () => {
   const redis = ctx.deps.redis;
   if (!redis) {

@@ -29,6 +29,29 @@ export function maxRoutedMessageBytes(plan: string): number {
   return MAX_ROUTED_MESSAGE_BYTES_BY_PLAN[plan as PlanSlug] ?? MAX_ROUTED_MESSAGE_BYTES_BY_PLAN.free;
 }
 
+/**
+ * The largest single attachment (decoded) a plan takes in a routed message: what its webhook carries
+ * inline or by URL and what is kept in inbound_attachments. Checked once parsed, at the end of DATA.
+ */
+const MAX_ROUTED_ATTACHMENT_BYTES_BY_PLAN: Record<PlanSlug, number> = {
+  free: 2 * 1024 * 1024,
+  starter: 5 * 1024 * 1024,
+  pro: 10 * 1024 * 1024,
+  business: 10 * 1024 * 1024,
+};
+
+export function maxRoutedAttachmentBytes(plan: string): number {
+  return MAX_ROUTED_ATTACHMENT_BYTES_BY_PLAN[plan as PlanSlug] ?? MAX_ROUTED_ATTACHMENT_BYTES_BY_PLAN.free;
+}
+
+/** The 552 text for a routed message with an attachment over `limit` (null: none is), for the smallest plan of its recipients. */
+export function attachmentRefusal(largestAttachmentBytes: number, plans: string[]): string | null {
+  const limit = Math.min(...plans.map(maxRoutedAttachmentBytes));
+  return largestAttachmentBytes > limit
+    ? `An attachment of ${largestAttachmentBytes} bytes exceeds the ${limit} bytes per attachment its recipient accepts.`
+    : null;
+}
+
 /** Messages a tenant may receive in a day: as many as its plan sends in a month (free: 100). */
 export function dailyInboundLimit(plan: string): number {
   return (PLANS[plan as PlanSlug] ?? PLANS.free).monthlyEmails;

@@ -25,7 +25,7 @@ import { platformInboundDomain } from '../modules/inbound-routing/service.ts';
 import { storeRoutedMessage } from '../modules/inbound-routing/receive.ts';
 import { inboundAuthservId } from '../modules/inbound-routing/forward.ts';
 import { classifySrsRecipient, returnSrsBounce } from '../modules/inbound-routing/srs-bounce.ts';
-import { createInboundLimits, maxRoutedMessageBytes } from './inbound-limits.ts';
+import { attachmentRefusal, createInboundLimits, maxRoutedMessageBytes } from './inbound-limits.ts';
 
 /** As large as a message the HTTP API accepts: a DSN returning one of our sends in full must fit. */
 export const INBOUND_MAX_MESSAGE_BYTES = SEND_BODY_LIMIT_BYTES;
@@ -188,6 +188,14 @@ export function createInboundServer(
                   }
                 : null,
           });
+          // Before anything is applied or stored: a refused message is refused for all its recipients.
+          const tooLarge = read.routed
+            ? attachmentRefusal(
+                read.routed.largestAttachmentBytes,
+                routed.map((r) => r.plan),
+              )
+            : null;
+          if (tooLarge) throw smtpError(tooLarge, 552);
           const reports =
             recipients.length > 0
               ? await handleInboundMessage(mailDeps, { mailFrom, recipients, chunks: [] }, read)
@@ -222,7 +230,8 @@ export function createInboundServer(
             const routedText = reports && stored ? `, routed (${stored})` : '';
             callback(null, `Accepted: ${outcome.handled}${outcome.count ? ` (${outcome.count})` : ''}${routedText}`);
           },
-          (error: Error) => {
+          (error: Error & { responseCode?: number }) => {
+            if (error.responseCode === 552) return callback(error);
             if (error instanceof UnreadableMessageError) {
               // Too slow or too large to parse: sending it again would do the same.
               deps.log.warn({ from: mailFrom, err: error.message }, 'inbound mail refused: unreadable');

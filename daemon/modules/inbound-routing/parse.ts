@@ -22,6 +22,8 @@ export interface RoutedRead {
   rawGzip: Uint8Array;
   /** Each distinct attachment content once, by the sha256 its entries in `parsed.attachments` carry. */
   attachments: { sha256: string; content: Uint8Array }[];
+  /** The largest attachment's decoded size, over all of them (not only the MAX_ATTACHMENTS listed): the plan's limit. */
+  largestAttachmentBytes: number;
 }
 
 /** The text and the HTML are cut at this many characters; the stored source keeps them whole. */
@@ -70,7 +72,7 @@ function headerFields(mail: ParsedMail): InboundParsedMessage['headers'] {
 export async function parseMessage(
   raw: Buffer,
   auth: InboundAuth,
-): Promise<{ parsed: InboundParsedMessage; attachments: RoutedRead['attachments'] }> {
+): Promise<{ parsed: InboundParsedMessage; attachments: RoutedRead['attachments']; largestAttachmentBytes: number }> {
   const mail = await simpleParser(raw, {
     checksumAlgo: 'sha256',
     skipImageLinks: true,
@@ -112,7 +114,11 @@ export async function parseMessage(
     attachments,
     auth,
   };
-  return { parsed, attachments: [...contents].map(([sha256, content]) => ({ sha256, content })) };
+  return {
+    parsed,
+    attachments: [...contents].map(([sha256, content]) => ({ sha256, content })),
+    largestAttachmentBytes: mail.attachments.reduce((max, a) => Math.max(max, a.content.length), 0),
+  };
 }
 
 /** The whole read of a routed message: verdicts on the bytes as received, then the cleaned source parsed and gzipped. */
@@ -121,7 +127,7 @@ export async function readRouted(raw: Buffer, wanted: RoutedWanted): Promise<Rou
   // would turn the signature's pass into a fail of our own making.
   const { auth, headerLines } = await computeVerdicts(raw, wanted);
   const cleaned = Buffer.concat([Buffer.from(headerLines, 'utf8'), withoutOurAuthResults(raw, wanted.authservId).raw]);
-  const { parsed, attachments } = await parseMessage(cleaned, auth);
+  const { parsed, attachments, largestAttachmentBytes } = await parseMessage(cleaned, auth);
   // A copy that owns its buffer, transferable back to the event loop like the attachments.
-  return { parsed, rawGzip: new Uint8Array(gzipSync(cleaned)), attachments };
+  return { parsed, rawGzip: new Uint8Array(gzipSync(cleaned)), attachments, largestAttachmentBytes };
 }
