@@ -189,6 +189,10 @@ test('mail by swaks: messages lists it, show parses it, --raw is the source, tai
   assert.match(raw.stdout, /^Subject: Where is my order\?\r?$/m);
   assert.match(raw.stdout, /^Content-Disposition: attachment; filename="?invoice\.txt"?/m);
 
+  const dashboard = await svc(['dashboard', '--json']);
+  assert.equal(dashboard.json.inbound.value, { received: 1, failed: 0, capped: false });
+  assert.match((await svc(['dashboard'])).stdout, /inbound today\s+1 received, 0 failed/);
+
   const tailed = await svc(['inbound', 'tail', '--json', '--backlog', '5', '--count', '1', '--timeout', '20']);
   assert.is(JSON.parse(tailed.stdout.trim().split('\n')[0]).id, id);
   const plain = await svc(['inbound', 'tail', '--backlog', '5', '--count', '1', '--timeout', '20']);

@@ -1,5 +1,5 @@
 import { SvcCommand } from '../base-command.ts';
-import { loadDashboard, type DashboardData } from '../services/dashboard.ts';
+import { inboundDayText, loadDashboard, type DashboardData } from '../services/dashboard.ts';
 import { renderDashboard } from '../ui/render.ts';
 import { followLogs } from '../services/log-feed.ts';
 import { captureCommand } from '../services/subcommand.ts';
@@ -14,6 +14,7 @@ export default class DashboardCommand extends SvcCommand<typeof DashboardCommand
     'getEmailsLogs',
     'getEmailsLogsById',
     'getWebhooksEndpoints',
+    'getInboundMessages',
     'getHealthReady',
     'getHealthQueues',
     'getPlatformQueue',
@@ -21,7 +22,8 @@ export default class DashboardCommand extends SvcCommand<typeof DashboardCommand
     'postPlatformQueueByDomainHold',
     'postPlatformQueueByDomainRelease',
   ];
-  static override summary = 'Overview of the current tenant: quota, queues, recent sends, failing webhooks.';
+  static override summary =
+    'Overview of the current tenant: quota, queues, recent sends, failing webhooks, inbound mail today.';
   static override description =
     'In a terminal (also what `svc` alone opens) it refreshes every 5 s and its keys open the other screens inside it (Esc comes back). Without a terminal, or with --json, it prints one snapshot.';
   static override examples = ['<%= config.bin %>', '<%= config.bin %> dashboard --json'];
@@ -81,5 +83,6 @@ function summarize(data: DashboardData): string {
     ),
     line('recent sends', data.recent, (r) => r.map((log) => `${log.status} ${log.to.join(',')}`).join('; ') || 'none'),
     line('failing webhooks', data.failingWebhooks, (w) => w.map((e) => e.url).join(', ') || 'none'),
+    ...(data.inbound ? [line('inbound today', data.inbound, inboundDayText)] : []),
   ].join('\n');
 }

@@ -4,6 +4,7 @@ import type { QueuesHealth, ReadyWarning } from '../../shared/schemas/health.ts'
 import type { EmailLog, TenantSummary } from '../api-types.ts';
 import type { WebhookEndpoint } from '../../shared/schemas/webhooks.ts';
 import { PLANS, type PlanSlug } from '../../shared/constants.ts';
+import { countMessages } from './inbound-routing.ts';
 
 export interface Panel<T> {
   value: T | null;
@@ -17,12 +18,21 @@ export interface QuotaView {
   source: 'headers' | 'logs';
 }
 
+export interface InboundDay {
+  received: number;
+  failed: number;
+  /** The counts stopped at DAY_COUNT_CAP. */
+  capped: boolean;
+}
+
 export interface DashboardData {
   tenant: Panel<TenantSummary>;
   quota: Panel<QuotaView>;
   queues: Panel<QueuesHealth>;
   recent: Panel<EmailLog[]>;
   failingWebhooks: Panel<WebhookEndpoint[]>;
+  /** Routed mail received today (UTC) and how much of it failed to reach its endpoint or address. */
+  inbound?: Panel<InboundDay>;
   /** The daemon's readiness warnings (system mail sender not set, unsigned). */
   warnings: Panel<ReadyWarning[]>;
   loadedAt: string;
@@ -36,13 +46,22 @@ async function panel<T>(work: () => Promise<T>): Promise<Panel<T>> {
   }
 }
 
+async function inboundToday(client: SvcClient, now: Date): Promise<InboundDay> {
+  const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
+  const [all, failed] = await Promise.all([
+    countMessages(client, { since }),
+    countMessages(client, { since, status: 'failed' }),
+  ]);
+  return { received: all.count, failed: failed.count, capped: all.capped };
+}
+
 function monthStart(now: Date): string {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
 }
 
 export async function loadDashboard(client: SvcClient, now = new Date()): Promise<DashboardData> {
   const tenantId = client.http.tenantId;
-  const [tenant, queues, recent, failingWebhooks, sentThisMonth, warnings] = await Promise.all([
+  const [tenant, queues, recent, failingWebhooks, sentThisMonth, warnings, inbound] = await Promise.all([
     panel(async () => {
       if (!tenantId) throw new Error('no tenant id (the API key decides it)');
       return client.getTenant(tenantId);
@@ -56,6 +75,7 @@ export async function loadDashboard(client: SvcClient, now = new Date()): Promis
     ),
     panel(async () => (await client.listLogs({ since: monthStart(now), limit: 1 })).meta.total),
     panel(async () => (await client.ready()).warnings ?? []),
+    panel(() => inboundToday(client, now)),
   ]);
   const quota = await panel<QuotaView>(async () => {
     const reported = client.http.lastQuota;
@@ -66,5 +86,10 @@ export async function loadDashboard(client: SvcClient, now = new Date()): Promis
     if (limit === null) throw new Error(tenant.error ?? 'unknown plan');
     return { used: sentThisMonth.value, limit, source: 'logs' };
   });
-  return { tenant, quota, queues, recent, failingWebhooks, warnings, loadedAt: now.toISOString() };
+  return { tenant, quota, queues, recent, failingWebhooks, inbound, warnings, loadedAt: now.toISOString() };
+}
+
+/** "12 received, 1 failed" (the dashboard's line and its text snapshot). */
+export function inboundDayText(day: InboundDay): string {
+  return `${day.received}${day.capped ? '+' : ''} received, ${day.failed} failed`;
 }

@@ -59,6 +59,24 @@ export const verifyDomain = (client: SvcClient, domainId: string) =>
 export const removeDomain = (client: SvcClient, domainId: string) =>
   client.http.request<unknown>('DELETE', `/inbound/domains/${id(domainId)}`);
 
+/** Counted up to this many; past it the dashboard says "1000+" rather than read every page. */
+export const DAY_COUNT_CAP = 1000;
+
+/** Messages received since `since` (and of `status`), counted page by page up to DAY_COUNT_CAP. */
+export async function countMessages(
+  client: SvcClient,
+  query: Pick<InboundMessagesQuery, 'since' | 'status'>,
+): Promise<{ count: number; capped: boolean }> {
+  let count = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await listMessages(client, { ...query, limit: 100, cursor });
+    count += page.data.length;
+    cursor = page.meta.nextCursor ?? undefined;
+  } while (cursor && count < DAY_COUNT_CAP);
+  return { count, capped: Boolean(cursor) };
+}
+
 /**
  * Messages as they arrive or change status, oldest first: `backlog` recent ones, then a poll of the newest
  * page every `pollMs` (the API has no stream for inbound mail). A message is yielded again when its status

@@ -2,7 +2,7 @@
 // jump to the other screens.
 import React, { useState } from 'react';
 import { Box, Text, useInput } from 'ink';
-import type { DashboardData, Panel } from '../services/dashboard.ts';
+import { inboundDayText, type DashboardData, type Panel } from '../services/dashboard.ts';
 import type { QueueStats, QueuesHealth } from '../../shared/schemas/health.ts';
 import { LogTail, STATUS_COLOURS, type LogTailProps } from './LogTail.tsx';
 import { Picker, type PickerItem } from './Picker.tsx';
@@ -194,7 +194,19 @@ function Overview({
   // Warnings: in a small terminal one truncated line each (the fix is in `svc doctor`); else two and a gap.
   const warningLines = (data?.warnings.value?.length ?? 0) * (compact ? 1 : 3);
   const otherLines = (queueLines: number) =>
-    1 + (sending ? 1 : 0) + warningLines + 2 + 1 + queueLines + outboundLines + 1 + 1 + hookLines + 1 + gap * 5;
+    1 +
+    (sending ? 1 : 0) +
+    warningLines +
+    2 +
+    1 +
+    queueLines +
+    outboundLines +
+    1 +
+    1 +
+    hookLines +
+    (data?.inbound ? 1 : 0) +
+    1 +
+    gap * 5;
   // A terminal too short for every queue and one recent send shows the queues with work, and one line
   // for the idle ones: the title and the key help stay on screen (60×15, test/tty/run-tmux.sh).
   const tight = otherLines(Math.max(1, queues.length)) + 1 > size.rows;
@@ -293,6 +305,18 @@ function Overview({
               </Text>
             ))}
             <Failed panel={data.failingWebhooks} />
+            {data.inbound ? (
+              <Text wrap="truncate-end">
+                <Text bold>Inbound today </Text>
+                {data.inbound.value ? (
+                  <Text color={data.inbound.value.failed ? 'red' : undefined}>
+                    {inboundDayText(data.inbound.value)}
+                  </Text>
+                ) : (
+                  <Text color="red">{data.inbound.error}</Text>
+                )}
+              </Text>
+            ) : null}
           </Box>
         </Box>
       )}

@@ -1,11 +1,14 @@
 // The live inbound screen (cli/ui/InboundTail.tsx) in a test renderer: messages arrive from the feed,
 // newest at the bottom with their status; s cycles the status filter; ↑ selects, Enter opens the parsed
 // message (verdicts, attachment, the reply without its quote), r its raw source, Esc returns, q quits.
+// And the dashboard's line of the day's inbound mail.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import React from 'react';
 import { render } from 'ink-testing-library';
 import { InboundTail } from '../cli/ui/InboundTail.tsx';
+import { Dashboard } from '../cli/ui/Dashboard.tsx';
+import type { DashboardData } from '../cli/services/dashboard.ts';
 import type { InboundMessageDetail, InboundMessageSummary } from '../shared/schemas/inbound.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -159,6 +162,41 @@ test('messages arrive, s filters by status, Enter opens the parsed message, r th
     await waitFor('q to quit', () => exited);
   } finally {
     unmount();
+  }
+});
+
+test("the dashboard shows the day's inbound mail, in red when some failed, or why it could not count it", async () => {
+  const down = { value: null, error: 'not loaded in this test' };
+  const data = (inbound: DashboardData['inbound']): DashboardData => ({
+    tenant: down,
+    quota: down,
+    queues: down,
+    recent: { value: [], error: null },
+    failingWebhooks: { value: [], error: null },
+    warnings: { value: [], error: null },
+    inbound,
+    loadedAt: '',
+  });
+  for (const [inbound, expected] of [
+    [{ value: { received: 12, failed: 1, capped: false }, error: null }, 'Inbound today 12 received, 1 failed'],
+    [{ value: { received: 1000, failed: 0, capped: true }, error: null }, 'Inbound today 1000+ received, 0 failed'],
+    [{ value: null, error: 'This key lacks the inbound:read scope.' }, 'Inbound today This key lacks'],
+  ] as const) {
+    const screen = render(
+      <Dashboard
+        load={async () => data(inbound)}
+        onAction={() => {}}
+        onExit={() => {}}
+        refreshMs={60_000}
+        columns={100}
+        rows={30}
+      />,
+    );
+    try {
+      await shows(screen.lastFrame, expected);
+    } finally {
+      screen.unmount();
+    }
   }
 });
 
