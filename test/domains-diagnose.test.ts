@@ -316,6 +316,41 @@ test('a return path published as MX (when the platform asks for MX) is checked b
   assert.equal(good.records.returnPath, { status: 'verified', found: ['feedback.svc.test'] });
 });
 
+test('a sending domain that is also an inbound domain has its MX explained: missing, elsewhere, split', async () => {
+  const domain = await setUp('both.test');
+  const added = await ctx.app.inject({
+    method: 'POST',
+    url: '/inbound/domains',
+    headers: world.asOwner,
+    payload: { name: 'both.test' },
+  });
+  assert.is(added.statusCode, 201, added.body);
+  const inbound = (body: DiagnosisBody) => body.problems.filter((p) => p.record === 'inboundMx');
+
+  const missing = find(await diagnose(domain.id), 'INBOUND_MX_MISSING');
+  assert.is(missing.severity, 'error');
+  assert.match(missing.fix, /publish "both\.test\. MX 10 mail\.svc\.test\."/);
+
+  dns.zone.mx.set('both.test', [{ exchange: 'mx.other-esp.test', priority: 10 }]);
+  const elsewhere = await diagnose(domain.id);
+  assert.is(elsewhere.ok, false);
+  assert.match(find(elsewhere, 'INBOUND_MX_ELSEWHERE').message, /names mx\.other-esp\.test, not mail\.svc\.test/);
+
+  dns.zone.mx.set('both.test', [
+    { exchange: 'mail.svc.test', priority: 10 },
+    { exchange: 'mx.other-esp.test', priority: 20 },
+  ]);
+  const split = find(await diagnose(domain.id), 'INBOUND_MX_SPLIT');
+  assert.is(split.severity, 'warning');
+  assert.match(split.message, /also has MX 20 mx\.other-esp\.test: senders may deliver there instead/);
+
+  dns.zone.mx.set('both.test', [{ exchange: 'mail.svc.test', priority: 10 }]);
+  assert.equal(inbound(await diagnose(domain.id)), []);
+  // A sending domain that receives nothing here has no MX question.
+  const sendingOnly = await setUp('sending-only.test');
+  assert.equal(inbound(await diagnose(sendingOnly.id)), []);
+});
+
 test('every documented code was produced by some case', () => {
   assert.equal(
     DIAGNOSIS_CODES.filter((code) => !seen.has(code)),

@@ -88,6 +88,10 @@ export type DomainBody = Static<typeof DomainBody>;
  * - RETURN_PATH_MISMATCH: the bounce record points somewhere else (warning)
  * - DNS_TIMEOUT: the resolver did not answer in time for this record (error)
  * - DNS_ERROR: the resolver failed for this record (SERVFAIL, REFUSED…) (error)
+ * - INBOUND_MX_MISSING: the domain is also an inbound domain of the tenant and has no MX record (error)
+ * - INBOUND_MX_ELSEWHERE: an inbound domain whose MX names other hosts, not the service's inbound host (error)
+ * - INBOUND_MX_SPLIT: an inbound domain with other MX hosts beside ours: mail would split between them
+ *   (warning while ours is the most preferred, else error)
  */
 export const DIAGNOSIS_CODES = [
   'DOMAIN_NXDOMAIN',
@@ -110,6 +114,9 @@ export const DIAGNOSIS_CODES = [
   'RETURN_PATH_MISMATCH',
   'DNS_TIMEOUT',
   'DNS_ERROR',
+  'INBOUND_MX_MISSING',
+  'INBOUND_MX_ELSEWHERE',
+  'INBOUND_MX_SPLIT',
 ] as const;
 export type DiagnosisCode = (typeof DIAGNOSIS_CODES)[number];
 
@@ -117,7 +124,7 @@ export const PROBLEM_SEVERITIES = ['error', 'warning', 'info'] as const;
 export type ProblemSeverity = (typeof PROBLEM_SEVERITIES)[number];
 
 export const DiagnosisProblem = Type.Object({
-  record: OneOf([...DNS_RECORD_KINDS, 'domain'] as const),
+  record: OneOf([...DNS_RECORD_KINDS, 'domain', 'inboundMx'] as const),
   severity: OneOf(PROBLEM_SEVERITIES),
   code: OneOf(DIAGNOSIS_CODES),
   message: Type.String(),

@@ -18,11 +18,13 @@ import { loadSendingDnsSettings, type SendingDnsSettings } from './sending-setti
 import { senderRulesOfInspection } from './sender-rules.ts';
 import type { DkimKeys, DmarcAnswers } from '../../mail/resources.ts';
 import { findPage } from '../../db/paging.ts';
+import { inboundMxProblems } from '../inbound-routing/domains.ts';
 
 export interface DomainDeps {
   db: Pick<Database, 'sequelize'>;
   secrets: Pick<Secrets, 'encryptionKey'>;
-  config: Pick<Config, 'publicUrl' | 'dnsServers' | 'smtpInboundPort'> & Partial<Pick<Config, 'delivery'>>;
+  config: Pick<Config, 'publicUrl' | 'dnsServers' | 'smtpInboundPort' | 'inboundMxHost'> &
+    Partial<Pick<Config, 'delivery'>>;
   /** Per-query DNS time-out (tests shorten it). */
   dnsTimeoutMs?: number;
   /** Told when a tenant's domains change, so this app or thread signs with the new state at once. */
@@ -189,12 +191,23 @@ export async function diagnoseDomain(
   const settings = await loadSendingDnsSettings(deps.db.sequelize, deps.config);
   const inspection = await inspect(deps, domain, settings);
   deps.senderRules?.forget(domain.name);
-  const { report, problems } = senderRulesOfInspection(
+  const { report, problems: sending } = senderRulesOfInspection(
     inspection,
     domain.name,
     settings,
     deps.config.delivery === 'direct',
   );
+  // A sending domain that also receives (an inbound domain of the tenant) has its MX explained too.
+  const lookup = createDnsLookup({ servers: deps.config.dnsServers, timeoutMs: deps.dnsTimeoutMs });
+  const problems = [
+    ...sending,
+    ...(await inboundMxProblems(
+      { sequelize: deps.db.sequelize, config: deps.config },
+      lookup,
+      ctx.tenantId,
+      domain.name,
+    )),
+  ];
   return {
     domain: domain.name,
     ok: !problems.some((problem) => problem.severity === 'error'),

@@ -2,14 +2,17 @@
 // inbound host (INBOUND_MX_HOST, else the mail domain). The check explains what is wrong: no MX, an
 // MX elsewhere, or ours beside other hosts (mail would split between them: warned, still verified
 // when ours is the most preferred). One tenant receives on a name: the first to verify it.
+import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { TenantContext } from '../../context.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import { createDnsLookup, type DnsLookup } from '../domains/dns-lookup.ts';
 import type { InboundDomain, InboundDomainsPage } from '../../../shared/schemas/inbound.ts';
+import type { DiagnosisCode, DiagnosisProblem } from '../../../shared/schemas/domains.ts';
 import { inboundMxHost, type InboundServiceDeps } from './service.ts';
 import {
   deleteDomain as deleteDomainRow,
+  domainByName,
   domainRow,
   insertDomain,
   listDomains as listDomainRows,
@@ -18,6 +21,16 @@ import {
 } from './sql/domains.ts';
 
 export type InboundDomainDeps = InboundServiceDeps & { config: Pick<Config, 'dnsServers'> };
+
+export interface InboundMxCheck {
+  verified: boolean;
+  mxFound: string[];
+  /** What is wrong, as the verify answer says it; null when nothing is. */
+  explanation: string | null;
+  /** The same as a diagnosis code and its fix (GET /domains/{id}/diagnose); null when nothing is wrong. */
+  code: DiagnosisCode | null;
+  fix: string | null;
+}
 
 const iso = (date: Date | null) => (date ? new Date(date).toISOString() : null);
 
@@ -36,19 +49,16 @@ function toDomainDto(deps: InboundDomainDeps, row: InboundDomainRow): InboundDom
 }
 
 /** What the MX records of `name` say about receiving there; verified when ours is the most preferred. */
-export async function diagnoseInboundMx(
-  dns: DnsLookup,
-  name: string,
-  expected: string,
-): Promise<{ verified: boolean; mxFound: string[]; explanation: string | null }> {
+export async function diagnoseInboundMx(dns: DnsLookup, name: string, expected: string): Promise<InboundMxCheck> {
   const publish = `publish "${name}. MX 10 ${expected}."`;
   const answer = await dns.mx(name);
   if (answer.kind !== 'ok') {
-    const why =
-      answer.kind === 'timeout' || answer.kind === 'error'
-        ? `the MX look-up of ${name} failed (${answer.kind === 'error' ? answer.code : 'timeout'}): try again later`
-        : `${name} has no MX record: ${publish}`;
-    return { verified: false, mxFound: [], explanation: why };
+    const failed = answer.kind === 'timeout' || answer.kind === 'error';
+    const why = failed
+      ? `the MX look-up of ${name} failed (${answer.kind === 'error' ? answer.code : 'timeout'}): try again later`
+      : `${name} has no MX record: ${publish}`;
+    const code = failed ? (answer.kind === 'timeout' ? 'DNS_TIMEOUT' : 'DNS_ERROR') : 'INBOUND_MX_MISSING';
+    return { verified: false, mxFound: [], explanation: why, code, fix: failed ? 'try again later' : publish };
   }
   const sorted = [...answer.values].sort((a, b) => a.priority - b.priority);
   const hosts = sorted.map((mx) => mx.exchange);
@@ -58,18 +68,40 @@ export async function diagnoseInboundMx(
       verified: false,
       mxFound: hosts,
       explanation: `the MX of ${name} names ${hosts.join(', ')}, not ${expected}: ${publish}`,
+      code: 'INBOUND_MX_ELSEWHERE',
+      fix: `replace the MX records of ${name}: ${publish}`,
     };
   const others = sorted.filter((mx) => mx.exchange !== expected);
-  if (others.length === 0) return { verified: true, mxFound: hosts, explanation: null };
+  if (others.length === 0) return { verified: true, mxFound: hosts, explanation: null, code: null, fix: null };
   const preferred = ours[0].priority <= sorted[0].priority;
   const split = `${name} also has MX ${others.map((mx) => `${mx.priority} ${mx.exchange}`).join(', ')}: senders may deliver there instead, and those messages never reach your routes`;
+  const fix = `remove the MX records of ${name} other than ${expected}`;
   return preferred
-    ? { verified: true, mxFound: hosts, explanation: `warning: ${split}` }
+    ? { verified: true, mxFound: hosts, explanation: `warning: ${split}`, code: 'INBOUND_MX_SPLIT', fix }
     : {
         verified: false,
         mxFound: hosts,
         explanation: `${split}; ${expected} must be the most preferred (lowest number)`,
+        code: 'INBOUND_MX_SPLIT',
+        fix,
       };
+}
+
+/**
+ * What `GET /domains/{id}/diagnose` adds for a sending domain that is also one of the tenant's inbound
+ * domains: its MX, checked as POST /inbound/domains/{id}/verify checks it (nothing for another name).
+ */
+export async function inboundMxProblems(
+  deps: { sequelize: Sequelize; config: Pick<Config, 'publicUrl' | 'inboundMxHost'> },
+  dns: DnsLookup,
+  tenantId: string,
+  name: string,
+): Promise<DiagnosisProblem[]> {
+  if (!(await domainByName(deps.sequelize, tenantId, name))) return [];
+  const check = await diagnoseInboundMx(dns, name, inboundMxHost(deps.config));
+  if (!check.code || !check.explanation || !check.fix) return [];
+  const severity = check.verified ? 'warning' : 'error';
+  return [{ record: 'inboundMx', severity, code: check.code, message: check.explanation, fix: check.fix }];
 }
 
 export async function addInboundDomain(
