@@ -4,6 +4,7 @@ import { shortDate } from '../../format.ts';
 import { followMessages, getMessage, getRawMessage } from '../../services/inbound-routing.ts';
 import { inboundFilterFlags, inboundFilters } from '../../services/inbound-filter-flags.ts';
 import { renderInboundTail } from '../../ui/render.ts';
+import { followLines } from '../../services/follow-lines.ts';
 
 export default class InboundTail extends SvcCommand<typeof InboundTail> {
   static override operations = ['getInboundMessages', 'getInboundMessagesById', 'getInboundMessagesByIdRaw'];
@@ -48,27 +49,13 @@ export default class InboundTail extends SvcCommand<typeof InboundTail> {
       });
       return;
     }
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    const timer = f.timeout ? setTimeout(stop, f.timeout * 1000) : undefined;
-    let printed = 0;
-    try {
-      for await (const m of source(controller.signal)) {
-        if (this.jsonEnabled()) process.stdout.write(`${JSON.stringify(m)}\n`);
-        else
-          this.log(
-            `${shortDate(m.updatedAt)}  ${m.status.padEnd(9)}  ${m.id}  ${m.from ?? m.mailFrom ?? '<>'} → ${m.recipient}  ${m.subject ?? ''}`,
-          );
-        printed += 1;
-        if (f.count && printed >= f.count) break;
-      }
-    } finally {
-      controller.abort();
-      clearTimeout(timer);
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-    }
+    await followLines(source, { count: f.count, timeoutSeconds: f.timeout }, (m) => {
+      if (this.jsonEnabled()) process.stdout.write(`${JSON.stringify(m)}\n`);
+      else
+        this.log(
+          `${shortDate(m.updatedAt)}  ${m.status.padEnd(9)}  ${m.id}  ${m.from ?? m.mailFrom ?? '<>'} → ${m.recipient}  ${m.subject ?? ''}`,
+        );
+      return true;
+    });
   }
 }

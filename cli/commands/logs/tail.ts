@@ -4,6 +4,7 @@ import { colourStatus, recipients, shortDate } from '../../format.ts';
 import { EMAIL_STATUSES } from '../../../shared/constants.ts';
 import { followLogs, type LogEntry } from '../../services/log-feed.ts';
 import { renderLogTail } from '../../ui/render.ts';
+import { followLines } from '../../services/follow-lines.ts';
 
 export default class LogsTail extends SvcCommand<typeof LogsTail> {
   static override operations = ['getEmailsLogsStream', 'getEmailsLogs', 'getEmailsLogsById'];
@@ -52,32 +53,22 @@ export default class LogsTail extends SvcCommand<typeof LogsTail> {
     source: (signal: AbortSignal, onMode: (mode: string, reason?: string) => void) => AsyncIterable<LogEntry>,
   ): Promise<void> {
     const f = this.flags;
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    const timer = f.timeout ? setTimeout(stop, f.timeout * 1000) : undefined;
-    let printed = 0;
-    try {
-      const onMode = (mode: string, reason?: string) => {
-        if (mode === 'poll') this.logToStderr(`Following by polling GET /emails/logs${reason ? ` (${reason})` : ''}.`);
-      };
-      for await (const entry of source(controller.signal, onMode)) {
-        if (f.status && entry.status !== f.status) continue;
-        if (f.to && !recipients(entry.to).toLowerCase().includes(f.to.toLowerCase())) continue;
+    const onMode = (mode: string, reason?: string) => {
+      if (mode === 'poll') this.logToStderr(`Following by polling GET /emails/logs${reason ? ` (${reason})` : ''}.`);
+    };
+    await followLines(
+      (signal) => source(signal, onMode),
+      { count: f.count, timeoutSeconds: f.timeout },
+      (entry) => {
+        if (f.status && entry.status !== f.status) return false;
+        if (f.to && !recipients(entry.to).toLowerCase().includes(f.to.toLowerCase())) return false;
         if (this.jsonEnabled()) process.stdout.write(`${JSON.stringify(entry)}\n`);
         else
           this.log(
             `${shortDate(entry.updatedAt ?? entry.createdAt)}  ${colourStatus(entry.status)}${' '.repeat(Math.max(0, 10 - entry.status.length))}  ${entry.id}  ${recipients(entry.to)}  ${entry.subject ?? ''}${entry.error ? `  ${entry.error}` : ''}`,
           );
-        printed += 1;
-        if (f.count && printed >= f.count) break;
-      }
-    } finally {
-      controller.abort();
-      clearTimeout(timer);
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-    }
+        return true;
+      },
+    );
   }
 }
