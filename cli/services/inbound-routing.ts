@@ -35,10 +35,10 @@ export const listMessages = (client: SvcClient, query: InboundMessagesQuery) =>
   });
 export const getMessage = (client: SvcClient, messageId: string) =>
   client.http.request<InboundMessageDetail>('GET', `/inbound/messages/${id(messageId)}`);
-/** The message as received (message/rfc822), as text: headers are ASCII and bodies are transfer-encoded. */
-export async function getRawMessage(client: SvcClient, messageId: string): Promise<string> {
+/** The message as received (message/rfc822), byte for byte: an 8-bit body need not be UTF-8. */
+export async function getRawMessage(client: SvcClient, messageId: string): Promise<Buffer> {
   const response = await client.http.send('GET', `/inbound/messages/${id(messageId)}/raw`);
-  return response.text();
+  return Buffer.from(await response.arrayBuffer());
 }
 export const replayMessage = (client: SvcClient, messageId: string) =>
   client.http.request<InboundReplayAnswer>('POST', `/inbound/messages/${id(messageId)}/replay`);

@@ -27,7 +27,7 @@ export default class InboundShow extends SvcCommand<typeof InboundShow> {
     if (this.flags.raw) {
       const raw = await getRawMessage(this.client, this.args.id);
       if (!this.jsonEnabled()) process.stdout.write(raw);
-      return { id: this.args.id, raw };
+      return { id: this.args.id, raw: raw.toString('utf8') };
     }
     const message = await getMessage(this.client, this.args.id);
     this.log(keyValue(messageFields(message)));

@@ -44,7 +44,7 @@ export default class InboundTail extends SvcCommand<typeof InboundTail> {
       await renderInboundTail({
         source: all,
         loadDetail: (id) => getMessage(this.client, id),
-        loadRaw: (id) => getRawMessage(this.client, id),
+        loadRaw: async (id) => (await getRawMessage(this.client, id)).toString('utf8'),
         initialStatus: f.status,
       });
       return;
