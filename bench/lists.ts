@@ -32,6 +32,9 @@ import { startCampaignSend } from '../daemon/modules/campaigns/send.ts';
 const CONTACTS = Number(process.env.LISTS_CONTACTS ?? 100_000);
 const SHORT = process.env.LISTS_SHORT === '1';
 const IN_FLIGHT = 4;
+// Node flags for the daemon only, e.g. LISTS_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/p' to profile
+// it under this load (NODE_OPTIONS refuses --cpu-prof, and would profile the bench and baseline too).
+const DAEMON_NODE_ARGS = (process.env.LISTS_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const log = (message: string) => console.error(`[bench:lists ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
@@ -97,12 +100,16 @@ async function main() {
   held.baseline = null;
   log(`baseline (Fastify + multi-row INSERT): ${CONTACTS} in ${baselineSeconds.toFixed(1)} s`);
 
-  const daemon = (held.daemon = await startDaemonProcess('daemon', {
-    ROLE: 'all',
-    DATA_DIR: dataDir,
-    DATABASE_URL: database.url,
-    JWT_SECRET,
-  }));
+  const daemon = (held.daemon = await startDaemonProcess(
+    'daemon',
+    {
+      ROLE: 'all',
+      DATA_DIR: dataDir,
+      DATABASE_URL: database.url,
+      JWT_SECRET,
+    },
+    { nodeArgs: DAEMON_NODE_ARGS },
+  ));
   const url = daemon.readyText;
   const key = database.apiKey;
   log(`daemon ready at ${url}; ${CONTACTS} contacts per phase`);

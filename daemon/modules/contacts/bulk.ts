@@ -70,11 +70,20 @@ const WRITE_ROWS = declare(
     RETURNING id
   ), tag_names AS (
     SELECT DISTINCT t.name FROM input r CROSS JOIN LATERAL unnest(r.tags) AS t(name) WHERE r.has_tags
-  ), tags AS (
-    -- DO UPDATE (to the same name) so that existing tags come back in RETURNING too.
-    INSERT INTO contact_tags (tenant_id, name) SELECT $1, name FROM tag_names
+  ), known_tags AS (
+    SELECT t.id, t.name FROM contact_tags t JOIN tag_names n ON t.tenant_id = $1 AND t.name = n.name
+  ), new_tags AS (
+    -- Only tags this statement's snapshot does not see. An existing tag is read, never written: the
+    -- DO UPDATE on every tag of every request (one 'bulk' tag on all rows) locked its row until commit
+    -- against the other requests' DO UPDATE and their links' foreign-key checks (KEY SHARE), so
+    -- concurrent imports ran one at a time (issue 51). DO UPDATE (to the same name) still returns a tag
+    -- that another request created after this snapshot was taken.
+    INSERT INTO contact_tags (tenant_id, name)
+    SELECT $1, n.name FROM tag_names n WHERE NOT EXISTS (SELECT 1 FROM known_tags k WHERE k.name = n.name)
     ON CONFLICT (tenant_id, name) DO UPDATE SET name = EXCLUDED.name
     RETURNING id, name
+  ), tags AS (
+    SELECT id, name FROM known_tags UNION ALL SELECT id, name FROM new_tags
   ), wanted AS (
     SELECT DISTINCT r.id AS contact_id, tags.id AS tag_id
       FROM input r CROSS JOIN LATERAL unnest(r.tags) AS t(name) JOIN tags ON tags.name = t.name
@@ -197,8 +206,14 @@ function writeRow({ candidate: { body }, op, id }: Planned) {
   };
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return (error as pg.DatabaseError | undefined)?.code === '23505';
+/**
+ * A race with another request, worth matching and writing again: a unique index (two requests creating
+ * the same contact), or a tag this statement read but another request erased before the links to it
+ * were written (existing tags are read without a lock).
+ */
+function isRace(error: unknown): boolean {
+  const { code, constraint } = (error as pg.DatabaseError | undefined) ?? {};
+  return code === '23505' || (code === '23503' && constraint === 'contact_tag_links_tag_id_fkey');
 }
 
 /** Matches and writes one wave; answers the rows that must wait for the next one. */
@@ -239,7 +254,7 @@ async function writeWave(
       }
       return later;
     } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
+      if (!isRace(error)) throw error;
       if (attempt < WRITE_ATTEMPTS) continue;
       for (const candidate of wave)
         results[candidate.index] = { index: candidate.index, status: 'error', error: RACE_ERROR };
