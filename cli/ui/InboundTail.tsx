@@ -89,7 +89,13 @@ export function InboundTail({
     load.then(setOpened, (error: Error) => setOpened({ kind: 'error', message: error.message }));
   };
 
+  // What the keys act on, as last drawn: Ink re-subscribes the handler in an effect, which a loaded
+  // machine runs after the frame is on screen, so a key typed then would otherwise see the state before it.
+  const drawn = useRef({ opened, visible, selected, paused, messages });
+  drawn.current = { opened, visible, selected, paused, messages };
+
   useInput((input, key) => {
+    const { opened, visible, selected, paused, messages } = drawn.current;
     if (opened) {
       if (key.escape || input === 'q') return setOpened(null);
       if (key.return && opened.kind === 'raw') return open(opened.id, false);
@@ -103,7 +109,7 @@ export function InboundTail({
     if (input === 'q' || key.escape) return onExit();
     if (input === 'p') return setPaused(paused ? null : messages);
     if (input === 's') return setStatus((now) => STATUS_CYCLE[(STATUS_CYCLE.indexOf(now) + 1) % STATUS_CYCLE.length]);
-    // Functional updates: keys that arrive before the next render still see the last cursor.
+    // Functional updates: two keys between two renders both count.
     if (key.upArrow) return setCursor((now) => (now === null ? visible.length - 1 : Math.max(0, now - 1)));
     if (key.downArrow) return setCursor((now) => (now === null || now + 1 >= visible.length ? null : now + 1));
     // With nothing selected, Enter and r take the newest message: the one a person watching waits for.
