@@ -155,6 +155,18 @@ export const SHORT_BENCHES: Record<string, ShortBench> = {
       ]);
     },
   },
+  inbound: {
+    argv: ['bench/inbound.ts'],
+    env: { BENCH_INBOUND_MESSAGES: '600' },
+    ratios: (r) =>
+      collect('inbound', [
+        [
+          'smtpServerMailparser',
+          ratio(r.svc?.perSecond, r.baseline?.perSecond),
+          'inbound → webhook delivered msg/s ÷ bare smtp-server + mailparser, same injector',
+        ],
+      ]),
+  },
 };
 
 const log = (message: string) => console.error(`[bench:check ${new Date().toISOString().slice(11, 19)}] ${message}`);
