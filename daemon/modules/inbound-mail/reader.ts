@@ -3,11 +3,9 @@
 // ~100 ms, fast-xml-parser takes ~0.3 s per MB of report, and a zip bomb's inflation is CPU however
 // well it is capped. The loop only hands over the message's chunks as they came off the socket
 // (their buffers transferred, not copied: a 15 MB message cost the loop 95 ms when it was joined and
-// cloned here) and awaits plain data (reader-thread.ts), DKIM verification included. Up to
-// MAX_IN_FLIGHT messages are read at once so that their verdicts' DNS waits overlap.
+// cloned here) and awaits plain data (reader-thread.ts), DKIM verification included.
 // A message that runs past READ_TIMEOUT_MS or exhausts the thread's heap costs only that thread,
-// which is replaced; that message is refused (UnreadableMessageError), the others then in flight
-// get a 451 (ReaderBusyError) and are retried by their senders, the queue goes on.
+// which is replaced; that message is refused (UnreadableMessageError), the queue goes on.
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AttachmentOutcome } from '../dmarc/attachments.ts';
@@ -91,42 +89,28 @@ interface Job {
   reject(error: Error): void;
 }
 
-/** Messages read at once in the thread: their verdicts' DNS waits overlap instead of queueing. */
-const MAX_IN_FLIGHT = 4;
-
 export function createInboundReader(): InboundReader {
   let worker: Worker | null = null;
-  const inFlight = new Map<number, Job & { timer: NodeJS.Timeout }>();
+  let current: (Job & { id: number; timer: NodeJS.Timeout }) | null = null;
   const waiting: Job[] = [];
   let nextId = 1;
   let closed = false;
 
-  const settle = (id: number, outcome: { result: ReadMessage } | { error: Error }) => {
-    const job = inFlight.get(id);
+  const settle = (outcome: { result: ReadMessage } | { error: Error }) => {
+    const job = current;
     if (!job) return;
     clearTimeout(job.timer);
-    inFlight.delete(id);
+    current = null;
     if ('error' in outcome) job.reject(outcome.error);
     else job.resolve(outcome.result);
     startNext();
   };
-  const abandonThread = (reason: string, culprit: number | null) => {
-    // The thread is gone or stuck. The message that timed out is what broke it; when the thread died
-    // with several in flight, which one did is unknown, so each is refused only if it was alone and
-    // the others are asked to retry (451): never a 250 for a message that was not read.
+  const abandonThread = (reason: string) => {
+    // The thread is gone or stuck: the message it was reading is what broke it.
     const broken = worker;
     worker = null;
     void broken?.terminate();
-    const alone = inFlight.size === 1;
-    for (const id of [...inFlight.keys()]) {
-      const guilty = id === culprit || (culprit === null && alone);
-      settle(
-        id,
-        guilty
-          ? { error: new UnreadableMessageError(reason) }
-          : { error: new ReaderBusyError('the inbound reader thread was replaced while reading this message') },
-      );
-    }
+    settle({ error: new UnreadableMessageError(reason) });
   };
   const spawn = (): Worker => {
     // The jobs' bootstrap registers tsx when the sources run unbuilt (tests), as for the Bree threads.
@@ -139,35 +123,31 @@ export function createInboundReader(): InboundReader {
     });
     thread.unref();
     thread.on('message', (response: ReaderResponse) => {
-      if (worker !== thread) return;
-      settle(
-        response.id,
-        'error' in response ? { error: new UnreadableMessageError(response.error) } : { result: response.result },
-      );
+      if (!current || response.id !== current.id) return;
+      settle('error' in response ? { error: new UnreadableMessageError(response.error) } : { result: response.result });
     });
     thread.on('error', (error) => {
-      if (worker === thread) abandonThread(`the message could not be read: ${error.message}`, null);
+      if (worker === thread) abandonThread(`the message could not be read: ${error.message}`);
     });
     thread.on('exit', () => {
-      if (worker === thread) abandonThread('the message could not be read: the reader thread stopped', null);
+      if (worker === thread) abandonThread('the message could not be read: the reader thread stopped');
     });
     return thread;
   };
   function startNext(): void {
-    while (!closed && inFlight.size < MAX_IN_FLIGHT && waiting.length > 0) {
-      const job = waiting.shift()!;
-      worker ??= spawn();
-      const id = nextId++;
-      const timer = setTimeout(
-        () => abandonThread(`reading the message took longer than ${READ_TIMEOUT_MS} ms`, id),
-        READ_TIMEOUT_MS,
-      );
-      inFlight.set(id, { ...job, timer });
-      worker.postMessage(
-        { id, chunks: job.chunks, wanted: job.wanted } satisfies ReaderRequest,
-        job.chunks.map((chunk) => chunk.buffer as ArrayBuffer),
-      );
-    }
+    const job = waiting.shift();
+    if (!job || closed) return;
+    worker ??= spawn();
+    const id = nextId++;
+    const timer = setTimeout(
+      () => abandonThread(`reading the message took longer than ${READ_TIMEOUT_MS} ms`),
+      READ_TIMEOUT_MS,
+    );
+    current = { ...job, id, timer };
+    worker.postMessage(
+      { id, chunks: job.chunks, wanted: job.wanted } satisfies ReaderRequest,
+      job.chunks.map((chunk) => chunk.buffer as ArrayBuffer),
+    );
   }
   function read(chunks: Uint8Array[], wanted: ReadWanted): Promise<ReadMessage> {
     if (closed) return Promise.reject(new ReaderBusyError('the inbound reader is closed'));
@@ -175,7 +155,7 @@ export function createInboundReader(): InboundReader {
       return Promise.reject(new ReaderBusyError('too many inbound messages are waiting to be read'));
     return new Promise((resolve, reject) => {
       waiting.push({ chunks, wanted, resolve, reject });
-      startNext();
+      if (!current) startNext();
     });
   }
 
@@ -184,10 +164,10 @@ export function createInboundReader(): InboundReader {
     async close() {
       closed = true;
       for (const job of waiting.splice(0)) job.reject(new ReaderBusyError('the inbound reader is closed'));
-      for (const [id, job] of inFlight) {
-        clearTimeout(job.timer);
-        inFlight.delete(id);
-        job.reject(new ReaderBusyError('the inbound reader is closed'));
+      if (current) {
+        clearTimeout(current.timer);
+        current.reject(new ReaderBusyError('the inbound reader is closed'));
+        current = null;
       }
       const thread = worker;
       worker = null;
