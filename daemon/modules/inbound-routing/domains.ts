@@ -6,6 +6,8 @@ import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { TenantContext } from '../../context.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
+import { pageOf, pageWindow } from '../../db/paging.ts';
+import type { PageQuery } from '../../../shared/schemas/common.ts';
 import { createDnsLookup, type DnsLookup } from '../domains/dns-lookup.ts';
 import type { InboundDomain, InboundDomainsPage } from '../../../shared/schemas/inbound.ts';
 import type { DiagnosisCode, DiagnosisProblem } from '../../../shared/schemas/domains.ts';
@@ -117,15 +119,15 @@ export async function addInboundDomain(
 export async function listInboundDomains(
   deps: InboundDomainDeps,
   ctx: TenantContext,
-  query: { page?: number; limit?: number },
+  query: PageQuery,
 ): Promise<InboundDomainsPage> {
-  const page = query.page ?? 1;
-  const limit = query.limit ?? 20;
-  const { rows, total } = await listDomainRows(deps.db.sequelize, ctx.tenantId, { limit, offset: (page - 1) * limit });
-  return {
-    data: rows.map((row) => toDomainDto(deps, row)),
-    meta: { page, limit, total, totalPages: Math.ceil(total / limit) },
-  };
+  const window = pageWindow(query);
+  const { rows, total } = await listDomainRows(deps.db.sequelize, ctx.tenantId, window);
+  return pageOf(
+    rows.map((row) => toDomainDto(deps, row)),
+    window,
+    total,
+  );
 }
 
 export async function getInboundDomain(

@@ -9,6 +9,8 @@ import type { Config } from '../../config.ts';
 import type { TenantContext } from '../../context.ts';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
 import { systemMailDomain } from '../../mail/addresses.ts';
+import { pageOf, pageWindow } from '../../db/paging.ts';
+import type { PageQuery } from '../../../shared/schemas/common.ts';
 import {
   DEFAULT_INLINE_ATTACHMENT_BYTES,
   MAX_INBOUND_ROUTES,
@@ -148,12 +150,12 @@ async function checkedFields(deps: InboundServiceDeps, tenantId: string, fields:
 export async function listRoutes(
   deps: InboundServiceDeps,
   ctx: TenantContext,
-  query: { page?: number; limit?: number },
+  query: PageQuery,
 ): Promise<InboundRoutesPage> {
-  const page = query.page ?? 1;
-  const limit = query.limit ?? 100;
-  const { rows, total } = await listRouteRows(deps.db.sequelize, ctx.tenantId, { limit, offset: (page - 1) * limit });
-  return { data: rows.map(toRouteDto), meta: { page, limit, total, totalPages: Math.ceil(total / limit) } };
+  // InboundRoutesQuery's default limit is 100 (a tenant's whole rule list), not the usual 20.
+  const window = pageWindow({ page: query.page, limit: query.limit ?? 100 });
+  const { rows, total } = await listRouteRows(deps.db.sequelize, ctx.tenantId, window);
+  return pageOf(rows.map(toRouteDto), window, total);
 }
 
 export async function getRoute(deps: InboundServiceDeps, ctx: TenantContext, id: string): Promise<InboundRoute> {
