@@ -204,10 +204,21 @@ export async function deleteAddressRow(
   addressId: string,
   options: Options,
 ): Promise<boolean> {
+  return deletePoolChild(sequelize, 'ip_pool_addresses', poolId, addressId, options);
+}
+
+/** Deletes one row of a pool's child table, only when it belongs to that pool; answers whether it existed. */
+async function deletePoolChild(
+  sequelize: Sequelize,
+  table: 'ip_pool_addresses' | 'ip_pool_assignments',
+  poolId: string,
+  id: string,
+  options: Options,
+): Promise<boolean> {
   const rows = await select<{ id: string }>(
     sequelize,
-    `DELETE FROM ip_pool_addresses WHERE id = :addressId AND pool_id = :poolId RETURNING id::text`,
-    { poolId, addressId },
+    `DELETE FROM ${table} WHERE id = :id AND pool_id = :poolId RETURNING id::text`,
+    { poolId, id },
     options,
   );
   return rows.length > 0;
@@ -242,13 +253,7 @@ export async function deleteAssignmentRow(
   assignmentId: string,
   options: Options,
 ): Promise<boolean> {
-  const rows = await select<{ id: string }>(
-    sequelize,
-    `DELETE FROM ip_pool_assignments WHERE id = :assignmentId AND pool_id = :poolId RETURNING id::text`,
-    { poolId, assignmentId },
-    options,
-  );
-  return rows.length > 0;
+  return deletePoolChild(sequelize, 'ip_pool_assignments', poolId, assignmentId, options);
 }
 
 export async function countAssignments(sequelize: Sequelize, poolId: string, options: Options): Promise<number> {
