@@ -26,7 +26,9 @@ export class MtaSpooler implements SpoolPort {
     const byDomain = new Map<string, string[]>();
     for (const address of request.recipients) {
       const domain = recipientDomain(address);
-      byDomain.set(domain, [...(byDomain.get(domain) ?? []), address]);
+      const addresses = byDomain.get(domain);
+      if (addresses) addresses.push(address);
+      else byDomain.set(domain, [address]);
     }
     const ids = [...byDomain.keys()].map(() => randomUUID());
     this.spooled.announce(ids, request.message);
