@@ -60,11 +60,18 @@ async function underFloor<T>(start: (created: (worker: Worker) => void) => Promi
   return result;
 }
 
+/** The median of three runs: one run's count moves with the machine's load (9 against 13 once on a busy CI box). */
+async function medianOfThree(run: () => Promise<number>): Promise<number> {
+  const counts: number[] = [];
+  for (let k = 0; k < 3; k++) counts.push(await run());
+  return counts.sort((a, b) => a - b)[1];
+}
+
 test('threads started under the floor run far fewer full GCs; one started after it does not', async () => {
-  const without = await fullGcsOfHolder();
-  const withFloor = await underFloor((created) => fullGcsOfHolder(created));
+  const without = await medianOfThree(() => fullGcsOfHolder());
+  const withFloor = await medianOfThree(() => underFloor((created) => fullGcsOfHolder(created)));
   // The floor is off again once the thread is online: a thread made later (a reader, a sandbox) has V8's sizing.
-  const after = await fullGcsOfHolder();
+  const after = await medianOfThree(() => fullGcsOfHolder());
   assert.ok(without >= 8, `full GCs without the floor: ${without}`);
   assert.ok(withFloor * 1.5 <= without, `full GCs: ${without} without the floor, ${withFloor} with it`);
   assert.ok(withFloor * 1.5 <= after, `full GCs: ${withFloor} under the floor, ${after} for a thread started after it`);

@@ -207,20 +207,21 @@ export async function deleteAddressRow(
   return deletePoolChild(sequelize, 'ip_pool_addresses', poolId, addressId, options);
 }
 
+// Spelled out per table rather than templated: sql-homes reads table names from the statement text.
+const DELETE_POOL_CHILD = {
+  ip_pool_addresses: 'DELETE FROM ip_pool_addresses WHERE id = :id AND pool_id = :poolId RETURNING id::text',
+  ip_pool_assignments: 'DELETE FROM ip_pool_assignments WHERE id = :id AND pool_id = :poolId RETURNING id::text',
+} as const;
+
 /** Deletes one row of a pool's child table, only when it belongs to that pool; answers whether it existed. */
 async function deletePoolChild(
   sequelize: Sequelize,
-  table: 'ip_pool_addresses' | 'ip_pool_assignments',
+  table: keyof typeof DELETE_POOL_CHILD,
   poolId: string,
   id: string,
   options: Options,
 ): Promise<boolean> {
-  const rows = await select<{ id: string }>(
-    sequelize,
-    `DELETE FROM ${table} WHERE id = :id AND pool_id = :poolId RETURNING id::text`,
-    { poolId, id },
-    options,
-  );
+  const rows = await select<{ id: string }>(sequelize, DELETE_POOL_CHILD[table], { poolId, id }, options);
   return rows.length > 0;
 }
 
