@@ -72,13 +72,28 @@ export const SCHEDULED_STATUSES = ['PENDING', 'SENT', 'FAILED', 'CANCELLED'] as 
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED'] as const;
 export const SUPPRESSION_REASONS = ['bounce', 'complaint', 'unsubscribe', 'manual'] as const;
 
+const MIB = 1024 * 1024;
+
+/**
+ * What each plan allows. monthlyEmails: sends a cycle (daemon/modules/quota), and routed messages a day
+ * (daemon/smtp/inbound-limits.ts). inboundMessageBytes: the largest routed message (the inbound
+ * listener's SIZE, 15 MB, is the most any takes), so a free tenant's stored sources stay small while a
+ * paying one receives what the HTTP API would send. inboundAttachmentBytes: the largest single decoded
+ * attachment of a routed message, what its webhook carries inline or by URL (docs/inbound.md).
+ */
 export const PLANS = {
-  free: { monthlyEmails: 100 },
-  starter: { monthlyEmails: 5000 },
-  pro: { monthlyEmails: 25000 },
-  business: { monthlyEmails: 100000 },
+  free: { monthlyEmails: 100, inboundMessageBytes: 5 * MIB, inboundAttachmentBytes: 2 * MIB },
+  starter: { monthlyEmails: 5000, inboundMessageBytes: 10 * MIB, inboundAttachmentBytes: 5 * MIB },
+  pro: { monthlyEmails: 25000, inboundMessageBytes: 15 * MIB, inboundAttachmentBytes: 10 * MIB },
+  business: { monthlyEmails: 100000, inboundMessageBytes: 15 * MIB, inboundAttachmentBytes: 10 * MIB },
 } as const;
 export type PlanSlug = keyof typeof PLANS;
+export type PlanLimits = (typeof PLANS)[PlanSlug];
+
+/** A tenant's plan by its slug; a slug no plan has (a plan since removed) gets the free plan's limits. */
+export function planLimits(plan: string): PlanLimits {
+  return Object.hasOwn(PLANS, plan) ? PLANS[plan as PlanSlug] : PLANS.free;
+}
 
 export const QUEUES = ['send', 'scheduled', 'webhook', 'maintenance', 'system', 'campaign'] as const;
 export type QueueName = (typeof QUEUES)[number];

@@ -4,7 +4,7 @@
 // with @fastify/rate-limit's stores (plugins/rate-limit.ts createAttemptCounter). Checked at RCPT TO,
 // counted when the message is stored.
 import type { Redis } from 'ioredis';
-import { PLANS, type PlanSlug } from '../../shared/constants.ts';
+import { planLimits } from '../../shared/constants.ts';
 import { createAttemptCounter, type AttemptCounter } from '../plugins/rate-limit.ts';
 
 /** A sending address's messages a minute to routed recipients: a busy mailing list stays well under it. */
@@ -14,34 +14,14 @@ export const INBOUND_MESSAGES_PER_IP_PER_MINUTE = 600;
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
 
-/**
- * The largest routed message a plan takes (the listener's SIZE, 15 MB, is the most any takes): a free
- * tenant's stored sources stay small while a paying one receives what the HTTP API would send.
- */
-const MAX_ROUTED_MESSAGE_BYTES_BY_PLAN: Record<PlanSlug, number> = {
-  free: 5 * 1024 * 1024,
-  starter: 10 * 1024 * 1024,
-  pro: 15 * 1024 * 1024,
-  business: 15 * 1024 * 1024,
-};
-
+/** The largest routed message `plan` takes (PLANS in shared/constants.ts). */
 export function maxRoutedMessageBytes(plan: string): number {
-  return MAX_ROUTED_MESSAGE_BYTES_BY_PLAN[plan as PlanSlug] ?? MAX_ROUTED_MESSAGE_BYTES_BY_PLAN.free;
+  return planLimits(plan).inboundMessageBytes;
 }
 
-/**
- * The largest single attachment (decoded) a plan takes in a routed message: what its webhook carries
- * inline or by URL and what is kept in inbound_attachments. Checked once parsed, at the end of DATA.
- */
-const MAX_ROUTED_ATTACHMENT_BYTES_BY_PLAN: Record<PlanSlug, number> = {
-  free: 2 * 1024 * 1024,
-  starter: 5 * 1024 * 1024,
-  pro: 10 * 1024 * 1024,
-  business: 10 * 1024 * 1024,
-};
-
+/** The largest single decoded attachment `plan` takes in a routed message: checked once parsed, at the end of DATA. */
 export function maxRoutedAttachmentBytes(plan: string): number {
-  return MAX_ROUTED_ATTACHMENT_BYTES_BY_PLAN[plan as PlanSlug] ?? MAX_ROUTED_ATTACHMENT_BYTES_BY_PLAN.free;
+  return planLimits(plan).inboundAttachmentBytes;
 }
 
 /** The 552 text for a routed message with an attachment over `limit` (null: none is), for the smallest plan of its recipients. */
@@ -54,7 +34,7 @@ export function attachmentRefusal(largestAttachmentBytes: number, plans: string[
 
 /** Messages a tenant may receive in a day: as many as its plan sends in a month (free: 100). */
 export function dailyInboundLimit(plan: string): number {
-  return (PLANS[plan as PlanSlug] ?? PLANS.free).monthlyEmails;
+  return planLimits(plan).monthlyEmails;
 }
 
 export interface InboundLimits {

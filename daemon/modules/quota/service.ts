@@ -5,7 +5,7 @@
 // A cycle starts on the first of the month (UTC) unless billing restarted it (quota_cycles,
 // written by resetQuotaCycle on the payment provider's invoice.paid); it then lasts one month.
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
-import { PLANS, type PlanSlug } from '../../../shared/constants.ts';
+import { PLANS, planLimits } from '../../../shared/constants.ts';
 import { declare } from '../../db/sql.ts';
 
 export const QUOTA_WARNING_PERCENT = 80;
@@ -21,7 +21,7 @@ export interface QuotaStatus {
 
 export function limitFor(plan: string, monthlyLimit: number | null): number {
   if (monthlyLimit !== null && monthlyLimit !== undefined) return monthlyLimit;
-  return (PLANS[plan as PlanSlug] ?? PLANS.free).monthlyEmails;
+  return planLimits(plan).monthlyEmails;
 }
 
 function addMonthsUtc(date: Date, months: number): Date {
