@@ -200,6 +200,44 @@ test('a signed reply with a forged Authentication-Results: our verdicts, the lin
   assert.ok(shown.stdout.includes(row.id));
 });
 
+test('a reply to two addresses of one tenant: both rows carry the link, the send gets ONE email.replied', async () => {
+  const shop = await tenantWithRoute('shop-two.test');
+  const [route] = (await shop.api('GET', '/inbound/routes')).json().data as { endpointId: string }[];
+  const sales = await shop.api('POST', '/inbound/routes', {
+    address: 'sales@shop-two.test',
+    action: 'webhook',
+    endpointId: route.endpointId,
+  });
+  assert.is(sales.statusCode, 201, sales.body);
+  const send = await sentLog(shop.tenantId);
+  const path = join(scratch, `${randomUUID()}.eml`);
+  writeFileSync(path, reply('support@shop-two.test, sales@shop-two.test', send.messageId, 'To both of you.'));
+  const run = await swaks(inbound.port, [
+    '--from',
+    'alice@sender.test',
+    '--to',
+    'support@shop-two.test,sales@shop-two.test',
+    '--data',
+    `@${path}`,
+  ]);
+  assert.match(run.output, /<-  250 /, run.output);
+  const rows = await q<{ recipient: string; reply_email_id: string }>(
+    `SELECT recipient, reply_email_id FROM inbound_messages WHERE tenant_id = :t ORDER BY recipient`,
+    { t: shop.tenantId },
+  );
+  assert.equal(
+    rows.map((r) => [r.recipient, r.reply_email_id]),
+    [
+      ['sales@shop-two.test', send.id],
+      ['support@shop-two.test', send.id],
+    ],
+  );
+  const replied = await q(`SELECT 1 FROM events WHERE email_id = :id AND type = 'email.replied'`, { id: send.id });
+  assert.is(replied.length, 1);
+  const timeline = await q(`SELECT 1 FROM email_events WHERE email_id = :id AND type = 'replied'`, { id: send.id });
+  assert.is(timeline.length, 1);
+});
+
 test('never across tenants: a message to another tenant naming this send links nothing', async () => {
   const shop = await tenantWithRoute('shop-a.test');
   const other = await tenantWithRoute('other-b.test');

@@ -82,7 +82,9 @@ function statusOf(recipient: RoutedRecipient): InboundMessageStatus {
 
 /**
  * Stores the message for each routed recipient and queues its webhooks, in one transaction; a reply
- * to a send of the recipient's tenant is linked there too (`email.replied` on the send, reply-link.ts).
+ * to a send of the recipient's tenant is linked there too (`email.replied` on the send, reply-link.ts):
+ * looked up once per tenant, recorded once per tenant (on its first stored row), whatever number of
+ * its addresses the message was sent to; every row of the tenant carries the link.
  */
 export async function storeRoutedMessage(
   deps: ReceiveDeps,
@@ -95,10 +97,14 @@ export async function storeRoutedMessage(
   const stored = withoutContent(parsed);
   return deps.sequelize.transaction(async (transaction) => {
     const done: StoredInbound[] = [];
+    const links = new Map<string, Awaited<ReturnType<typeof linkReply>>>();
+    for (const { tenantId } of recipients)
+      if (!links.has(tenantId)) links.set(tenantId, await linkReply(deps, { tenantId }, parsed, transaction));
+    const replied = new Set<string>();
     for (const recipient of recipients) {
       const id = randomUUID();
       const createdAt = new Date();
-      const link = await linkReply(deps, { tenantId: recipient.tenantId }, parsed, transaction);
+      const link = links.get(recipient.tenantId) ?? null;
       const status = statusOf(recipient);
       const route = recipient.route;
       let eventId: string | null = null;
@@ -176,8 +182,10 @@ export async function storeRoutedMessage(
           { inboundId: id, to: route.forward_to, rawGzip: read.rawGzip, mailFrom: envelope.mailFrom },
           transaction,
         );
-      if (link)
+      if (link && !replied.has(recipient.tenantId)) {
+        replied.add(recipient.tenantId);
         await recordReply(deps, { tenantId: recipient.tenantId, emailId: link.emailId, inboundId: id }, transaction);
+      }
       done.push({ id, tenantId: recipient.tenantId, recipient, status, eventId });
     }
     return done;
