@@ -13,7 +13,7 @@ import { runJobs } from './helpers/send-jobs.ts';
 import { dkimPython, dkimpySign, dkimVerify, publishedDkimKey } from './helpers/dkim-verify.ts';
 import { createInboundReader, ownedChunk, type InboundReader } from '../daemon/modules/inbound-mail/reader.ts';
 import { checkDkimSignatures } from '../daemon/modules/inbound-mail/feedback-auth.ts';
-import { forwardInbound, inboundAuthservId } from '../daemon/modules/inbound-routing/forward.ts';
+import { forwardInbound, inboundAuthservId, srsDomain } from '../daemon/modules/inbound-routing/forward.ts';
 import { mailauthResolver } from '../daemon/modules/inbound-mail/feedback-auth.ts';
 import { srsForward, srsReverse, SRS_MAX_AGE_DAYS } from '../daemon/modules/inbound-routing/srs.ts';
 import { createInboundServer } from '../daemon/smtp/inbound.ts';
@@ -33,6 +33,7 @@ let python: string;
 let senderKey: string;
 let inbound: SMTPServer;
 let inboundPort: number;
+let platformHeaders: Record<string, string>;
 const scratch = mkdtempSync(join(tmpdir(), 'svc-inbound-forward-'));
 
 test.before(async () => {
@@ -52,6 +53,7 @@ test.before(async () => {
   const admin = await createAdmin(ctx.app, { platformAdmin: true, email: 'ops@svc-platform.com' });
   const tenantId = await createTenant(admin.id, 'Platform');
   const headers = { authorization: `Bearer ${admin.token}`, 'x-tenant-id': tenantId };
+  platformHeaders = headers;
   const patched = await ctx.app.inject({
     method: 'PATCH',
     url: '/platform/settings',
@@ -101,6 +103,7 @@ test('SRS: the address reverses to the sender; a changed hash, another key or an
 
 async function storedSource(raw: string, mailFrom: string | null): Promise<Uint8Array> {
   const read = await reader.read([ownedChunk(Buffer.from(raw))], {
+    report: false,
     dmarc: false,
     unsubscribeTokens: false,
     feedbackSignatures: null,
@@ -272,6 +275,47 @@ test('a forward address that is no address is refused before anything is queued'
     assert.match((error as Error).message, /is no address/);
   }
   assert.equal(await runJobs(ctx, 'system'), []);
+});
+
+test('the SRS domain is kept, not read per message; a change through the platform API applies at once', async () => {
+  const deps = { sequelize: ctx.db.sequelize, config: ctx.config };
+  const setReturnPath = async (domain: string) => {
+    const patched = await ctx.app.inject({
+      method: 'PATCH',
+      url: '/platform/settings',
+      headers: platformHeaders,
+      payload: { returnPathDomain: domain },
+    });
+    assert.is(patched.statusCode, 200, patched.body);
+    assert.is(patched.json().returnPathDomain, domain);
+  };
+  try {
+    assert.is(await srsDomain(deps), RETURN_PATH_DOMAIN);
+    // A row changed behind the API (another process would see it within the TTL): this process keeps
+    // what it read, so the listener still honours a bounce at the kept domain without reading the row.
+    await ctx.db.sequelize.query(
+      `UPDATE platform_settings SET value = '"rp-behind.svc-platform.com"' WHERE key = 'returnPathDomain'`,
+    );
+    assert.is(await srsDomain(deps), RETURN_PATH_DOMAIN);
+    const srs = srsForward(ctx.deps.secrets.linkSigningKey, 'dave@sender.test', RETURN_PATH_DOMAIN);
+    const returned = await deliver(srs, '<>');
+    assert.match(returned.output, /250 Accepted: returned to the original sender \(1\)/);
+    assert.equal(await runJobs(ctx, 'system'), ['done']);
+    await sink.waitFor((m) => m.rcptTo.includes('dave@sender.test'));
+
+    // Through the API the kept read is dropped: the next message sees the new domain, and the old one
+    // is no SRS domain of ours any more.
+    await setReturnPath('rp-new.svc-platform.com');
+    assert.is(await srsDomain(deps), 'rp-new.svc-platform.com');
+    const old = await deliver(
+      srsForward(ctx.deps.secrets.linkSigningKey, 'dave@sender.test', RETURN_PATH_DOMAIN),
+      '<>',
+    );
+    assert.match(old.output, /550 <SRS0=[^>]+>: .*no such mailbox here/);
+    assert.equal(await runJobs(ctx, 'system'), []);
+  } finally {
+    await setReturnPath(RETURN_PATH_DOMAIN);
+  }
 });
 
 test.run();

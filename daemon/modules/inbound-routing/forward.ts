@@ -18,7 +18,7 @@ import type { Sequelize, Transaction } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
 import { ValidationError } from '../../errors.ts';
-import { getPlatformSettings } from '../../db/platform-settings.ts';
+import { cachedPlatformSettings } from '../../db/platform-settings.ts';
 import { systemMailDomain } from '../../mail/addresses.ts';
 import { parseMailbox } from '../../mail/mailboxes.ts';
 import { sendSystemMail } from '../../mail/system-mail.ts';
@@ -44,9 +44,12 @@ export interface ForwardInput {
   mailFrom: string | null;
 }
 
-/** The domain of SRS addresses: the platform's return-path domain (its MX and SPF are ours), else the system mail domain. */
+/**
+ * The domain of SRS addresses: the platform's return-path domain (its MX and SPF are ours), else the
+ * system mail domain. Asked per forward and per SRS recipient at RCPT TO, so from the kept settings.
+ */
 export async function srsDomain(deps: Pick<ForwardDeps, 'sequelize' | 'config'>): Promise<string> {
-  return (await getPlatformSettings(deps.sequelize)).returnPathDomain ?? systemMailDomain(deps.config);
+  return (await cachedPlatformSettings(deps.sequelize)).returnPathDomain ?? systemMailDomain(deps.config);
 }
 
 /** The authserv-id of the Authentication-Results the inbound listener writes (and removes when forged). */

@@ -4,7 +4,11 @@ import type { AppDeps } from '../../app-types.ts';
 import type { AdminContext } from '../../context.ts';
 import { modelsOf } from '../models.ts';
 import { recordAudit } from '../audit/service.ts';
-import { getPlatformSettings, PLATFORM_SETTING_KEYS } from '../../db/platform-settings.ts';
+import {
+  forgetCachedPlatformSettings,
+  getPlatformSettings,
+  PLATFORM_SETTING_KEYS,
+} from '../../db/platform-settings.ts';
 import type { PlatformSettings, UpdatePlatformSettings } from '../../../shared/schemas/platform.ts';
 
 export type PlatformDeps = Pick<AppDeps, 'db'>;
@@ -39,5 +43,6 @@ export async function updatePlatformSettings(
       transaction,
     );
   });
+  forgetCachedPlatformSettings(sequelize);
   return getPlatformSettings(sequelize);
 }
