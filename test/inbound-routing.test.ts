@@ -101,6 +101,27 @@ test('RCPT TO: an address no route takes and a refuse route are refused in the s
   assert.is(after[0].n, before[0].n, 'nothing stored');
 });
 
+test('IDN: a domain and a route written in Unicode are kept as punycode and take mail to the punycode name', async () => {
+  dns.zone.mx.set('xn--bcher-kva.example', [{ exchange: 'mail.example.test', priority: 10 }]);
+  const added = await api('POST', '/inbound/domains', { name: 'Bücher.Example.' });
+  assert.is(added.statusCode, 201, added.body);
+  assert.is(added.json().name, 'xn--bcher-kva.example');
+  const verified = await api('POST', `/inbound/domains/${added.json().id}/verify`);
+  assert.is(verified.json().status, 'verified', verified.body);
+  const route = await addRoute({ address: '*@bücher.example', action: 'store' });
+  assert.is(route.address, '*@xn--bcher-kva.example');
+  const run = await send(['Kunde@XN--BCHER-KVA.example']);
+  assert.match(run.output, /<-  250 /, run.output);
+  const rows = await q<{ recipient: string; route_id: string }>(
+    `SELECT recipient, route_id FROM inbound_messages WHERE tenant_id = :t AND route_id = :r`,
+    { t: world.tenantId, r: route.id },
+  );
+  assert.equal(rows, [{ recipient: 'Kunde@xn--bcher-kva.example', route_id: route.id }]);
+  const bad = await api('POST', '/inbound/domains', { name: 'not a domain' });
+  assert.is(bad.statusCode, 400, bad.body);
+  assertErrorBody(bad, 400);
+});
+
 test('webhook route: stored before the 250, delivered signed with the parsed message, attachments inline and by signed URL', async () => {
   const route = await addRoute({
     address: 'reply+*@support.acme.example',

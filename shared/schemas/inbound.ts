@@ -21,9 +21,9 @@ export const MAX_INBOUND_ROUTES = 500;
 /**
  * `support@example.com` (exact), `*@example.com` (any local part) or `reply+*@example.com` (that local
  * part with any `+tag`, passed on as mailboxHash). No regular expressions: each shape is an index look-up.
+ * The domain may be written in Unicode (`bücher.example`): the daemon checks it and stores its punycode.
  */
-export const INBOUND_MATCH_PATTERN =
-  '^(\\*|[^\\s@*+]+(\\+\\*)?|[^\\s@*]+)@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$';
+export const INBOUND_MATCH_PATTERN = '^(\\*|[^\\s@*+]+(\\+\\*)?|[^\\s@*]+)@[^\\s@*]+$';
 export const InboundMatchAddress = Type.String({
   minLength: 3,
   maxLength: 320,
@@ -185,8 +185,7 @@ export const CreateInboundDomainBody = Type.Object(
     name: Type.String({
       minLength: 3,
       maxLength: 253,
-      pattern: '^(?=.{3,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}$',
-      description: 'a domain to receive on, e.g. reply.example.com',
+      description: 'a domain to receive on, e.g. reply.example.com; Unicode names are stored as punycode',
     }),
   },
   { additionalProperties: false },

@@ -7,6 +7,7 @@ import type { Config } from '../../config.ts';
 import type { TenantContext } from '../../context.ts';
 import { ConflictError, NotFoundError } from '../../errors.ts';
 import { pageOf, pageWindow } from '../../db/paging.ts';
+import { normalizeDomainName } from '../../mail/domain-names.ts';
 import type { PageQuery } from '../../../shared/schemas/common.ts';
 import { createDnsLookup, type DnsLookup } from '../domains/dns-lookup.ts';
 import type { InboundDomain, InboundDomainsPage } from '../../../shared/schemas/inbound.ts';
@@ -111,7 +112,7 @@ export async function addInboundDomain(
   ctx: TenantContext,
   name: string,
 ): Promise<InboundDomain> {
-  const row = await insertDomain(deps.db.sequelize, ctx.tenantId, name.toLowerCase().replace(/\.$/, ''));
+  const row = await insertDomain(deps.db.sequelize, ctx.tenantId, normalizeDomainName(name));
   if (!row) throw new ConflictError(`${name} is already an inbound domain of this tenant.`, 'DUPLICATE_DOMAIN');
   return toDomainDto(deps, row);
 }

@@ -3,6 +3,7 @@
 // `local@domain` (exact), `local+*@domain` (that local part, alone or with any `+tag`, the tag passed
 // on as mailboxHash) and `*@domain` (any local part; a `+tag` is passed on too). The domain compares
 // case-insensitively, the local part exactly (RFC 5321 §2.4), but for the `+` tag.
+import { normalizeDomainName } from '../../mail/domain-names.ts';
 import type { InboundRouteRow } from './sql/routes.ts';
 
 export interface RouteMatch {
@@ -10,17 +11,21 @@ export interface RouteMatch {
   mailboxHash: string | null;
 }
 
-/** `local@domain` split at the last `@`, the domain lower-cased without a trailing dot; null when malformed. */
+/**
+ * `local@domain` split at the last `@`, the domain in the one form domains are stored under
+ * (normalizeDomainName: lower-case punycode without a trailing dot, so mail to `xn--bcher-kva.example`
+ * finds a route written `*@bücher.example`); null when malformed or the domain is no mail domain.
+ */
 export function splitAddress(address: string): { local: string; domain: string } | null {
   const at = address.lastIndexOf('@');
   if (at <= 0 || at === address.length - 1) return null;
-  return {
-    local: address.slice(0, at),
-    domain: address
-      .slice(at + 1)
-      .toLowerCase()
-      .replace(/\.$/, ''),
-  };
+  let domain: string;
+  try {
+    domain = normalizeDomainName(address.slice(at + 1));
+  } catch {
+    return null;
+  }
+  return { local: address.slice(0, at), domain };
 }
 
 function tagOf(local: string, base: string): string | null | undefined {
