@@ -105,7 +105,7 @@ interface Candidate {
   emailKey: string;
 }
 
-interface Match {
+export interface Match {
   id: string;
   email_key: string;
   external_id: string | null;
@@ -216,17 +216,26 @@ function isRace(error: unknown): boolean {
   return code === '23505' || (code === '23503' && constraint === 'contact_tag_links_tag_id_fkey');
 }
 
-/** Matches and writes one wave; answers the rows that must wait for the next one. */
+/** The contacts of the tenant that rows with these emails or externalIds would match, as they are now. */
+export function findMatches(sql: Sql, tenantId: string, rows: { body: UpsertContactBody }[]): Promise<Match[]> {
+  const emails = [...new Set(rows.map((row) => row.body.email.toLowerCase()))];
+  const externalIds = [...new Set(rows.map((row) => row.body.externalId).filter((x): x is string => x !== undefined))];
+  return sql.rows<Match>(FIND_MATCHES, [tenantId, emails, externalIds]);
+}
+
+/**
+ * Matches and writes one wave; answers the rows that must wait for the next one. `known`: matches
+ * already read for (at least) the wave's keys, used by the first attempt instead of a lookup.
+ */
 async function writeWave(
   sql: Sql,
   tenantId: string,
   wave: Candidate[],
   results: BulkRowResult[],
+  known: Match[] | null,
 ): Promise<Candidate[]> {
   for (let attempt = 1; ; attempt += 1) {
-    const emails = [...new Set(wave.map((c) => c.emailKey))];
-    const externalIds = [...new Set(wave.map((c) => c.body.externalId).filter((x): x is string => x !== undefined))];
-    const matches = await sql.rows<Match>(FIND_MATCHES, [tenantId, emails, externalIds]);
+    const matches = attempt === 1 && known ? known : await findMatches(sql, tenantId, wave);
     const scratch = [...results];
     const { planned, later } = plan(wave, matches, scratch);
     if (planned.length === 0) {
@@ -263,17 +272,22 @@ async function writeWave(
   }
 }
 
-/** Upserts rows already checked against UpsertContactBody; `indexes` are their positions in the request. */
+/**
+ * Upserts rows already checked against UpsertContactBody; `indexes` are their positions in the request.
+ * `known`: what findMatches answered for these rows just before (the CSV import reads it to order its
+ * chunks), so that the first wave does not read it again.
+ */
 export async function upsertCheckedContacts(
   sql: Sql,
   ctx: TenantContext,
   rows: { index: number; body: UpsertContactBody }[],
   results: BulkRowResult[],
+  known: Match[] | null = null,
 ): Promise<void> {
   let pending: Candidate[] = rows.map(({ index, body }) => ({ index, body, emailKey: body.email.toLowerCase() }));
-  while (pending.length > 0) {
+  for (let first = true; pending.length > 0; first = false) {
     const { wave, later } = splitWave(pending);
-    const waiting = await writeWave(sql, ctx.tenantId, wave, results);
+    const waiting = await writeWave(sql, ctx.tenantId, wave, results, first ? known : null);
     pending = [...waiting, ...later].sort((a, b) => a.index - b.index);
   }
 }
