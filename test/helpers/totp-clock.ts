@@ -7,8 +7,17 @@ const STEP_MS = 30_000;
 
 export class TotpClock {
   private readonly realNow = Date.now;
-  /** The step the clock is pinned to: the real one when the clock was made. */
-  readonly step = Math.floor(Date.now() / STEP_MS);
+  private pinnedStep: number | undefined;
+
+  /**
+   * The step the clock is pinned to: the real one when it was first pinned (not when it was made: a clock
+   * made at a file's load and pinned minutes later would date what the daemon stores, e.g. a sign-in
+   * challenge's expiry, minutes into the past, while PostgreSQL and `new Date()` read the real time).
+   */
+  get step(): number {
+    this.pinnedStep ??= Math.floor(this.realNow() / STEP_MS);
+    return this.pinnedStep;
+  }
 
   /**
    * Sets this process's clock 1 s into `this.step`, running on at the real rate from there: whatever
