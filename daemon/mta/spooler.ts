@@ -11,6 +11,18 @@ import { DEFAULT_DELIVERY_EXPIRY_HOURS } from './retry.ts';
 import { SpooledMessageAnnouncer } from './spooled-messages.ts';
 import { SpoolWriter } from './sql/spool-insert.ts';
 
+/** The recipients grouped by destination domain (recipientDomain), in the order first met: a spool row each. */
+export function recipientsByDomain(recipients: string[]): Map<string, string[]> {
+  const byDomain = new Map<string, string[]>();
+  for (const address of recipients) {
+    const domain = recipientDomain(address);
+    const addresses = byDomain.get(domain);
+    if (addresses) addresses.push(address);
+    else byDomain.set(domain, [address]);
+  }
+  return byDomain;
+}
+
 export class MtaSpooler implements SpoolPort {
   /** Hands each spooled message to this process's MTA thread in memory (spooled-messages.ts). */
   private readonly spooled = new SpooledMessageAnnouncer();
@@ -23,13 +35,7 @@ export class MtaSpooler implements SpoolPort {
   /** Spools the message, one row per recipient domain, and wakes the MTA loop (the insert's NOTIFY). */
   async spool(request: SpoolRequest): Promise<{ added: number; destinations: number }> {
     const { owner } = request;
-    const byDomain = new Map<string, string[]>();
-    for (const address of request.recipients) {
-      const domain = recipientDomain(address);
-      const addresses = byDomain.get(domain);
-      if (addresses) addresses.push(address);
-      else byDomain.set(domain, [address]);
-    }
+    const byDomain = recipientsByDomain(request.recipients);
     const ids = [...byDomain.keys()].map(() => randomUUID());
     this.spooled.announce(ids, request.message);
     let writer = this.writers.get(owner.sql);

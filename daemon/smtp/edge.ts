@@ -13,12 +13,13 @@ import { createTenantStateCache } from '../modules/tenants/state-cache.ts';
 import { closeMailResources, type MailResources } from '../mail/resources.ts';
 import { createMailResources } from '../modules/mail-resources.ts';
 import { createAcceptGroups } from '../modules/emails/accept-groups.ts';
+import { createSendContextCache } from '../modules/emails/send-context.ts';
 
 /**
  * What the edge is given; it makes its own cache of keys and tenant state, its own group commit of
  * accepts, and its own mail resources (with the API's DKIM key cache when given one: both in one process).
  */
-export type SmtpEdgeDeps = Omit<SmtpDeps, 'tenantState' | 'acceptGroups' | keyof MailResources> &
+export type SmtpEdgeDeps = Omit<SmtpDeps, 'tenantState' | 'acceptGroups' | 'sendContext' | keyof MailResources> &
   Partial<Pick<MailResources, 'dkimSigning'>>;
 
 export interface SmtpListener {
@@ -78,7 +79,14 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
     onListenError: (error) => log.warn({ err: error.message }, 'SMTP edge: tenant state LISTEN lost, retrying'),
   });
   const mail = createMailResources(config, base.secrets, base.db.sequelize, base.dkimSigning, log);
-  const deps: SmtpDeps = { ...base, ...mail, config, tenantState, acceptGroups: createAcceptGroups(base.db.sql) };
+  const deps: SmtpDeps = {
+    ...base,
+    ...mail,
+    config,
+    tenantState,
+    acceptGroups: createAcceptGroups(base.db.sql),
+    sendContext: createSendContextCache(base.db.sql, base.secrets),
+  };
   const metrics = createMetricsReporter();
   const state = createSubmissionState(deps);
   const servers: SMTPServer[] = [];

@@ -33,6 +33,8 @@ import type { AcceptGroups } from '../modules/emails/accept-groups.ts';
 import type { MailResources } from '../mail/resources.ts';
 import { SEND_BODY_LIMIT_BYTES } from '../modules/emails/validate.ts';
 import { parseSubmission, smtpReplyOf, type SmtpReply } from './submission-message.ts';
+import { spooledSubmission } from './submission-spool.ts';
+import type { SendContextCache } from '../modules/emails/send-context.ts';
 
 /** The mail resources (created by startSmtpEdge) check the sender's domain when a message is accepted. */
 export interface SmtpDeps extends MailResources {
@@ -50,6 +52,11 @@ export interface SmtpDeps extends MailResources {
    * edge's CPU and a WAL flush per message.
    */
   acceptGroups: AcceptGroups;
+  /**
+   * Sender domains' DKIM keys and Return-Paths as the worker reads them (created by startSmtpEdge): a
+   * message that leaves as it came is signed here (./submission-spool.ts).
+   */
+  sendContext: SendContextCache;
 }
 
 const SEND_SCOPE = 'email:send';
@@ -194,7 +201,14 @@ async function accept(deps: SmtpDeps, session: SMTPServerSession, raw: Buffer): 
   };
   try {
     const { send, idempotencyKey } = await parseSubmission(raw, envelope);
-    const result = await acceptSends(deps, ctx, { sends: [send], shape: 'single', idempotencyKey });
+    const result = await acceptSends(deps, ctx, {
+      sends: [send],
+      shape: 'single',
+      idempotencyKey,
+      // With direct delivery the message may leave as the client built it, signed here, spooled by its accept.
+      spoolAtAccept: (accepted) =>
+        spooledSubmission({ ...deps, randomBytes: deps.mailTransports.randomBytes }, raw, ctx.tenantId, accepted),
+    });
     const body = result.body as { id: string; suppressed?: string[] };
     deps.log.debug({ emailId: body.id, tenantId: ctx.tenantId, replayed: result.replayed }, 'smtp submission accepted');
     const skipped = body.suppressed?.length ? ` (not sent to suppressed ${body.suppressed.join(', ')})` : '';

@@ -49,6 +49,7 @@ export function laneKey(options: InsertAcceptedOptions): string {
     maxAttempts,
     jobKeyPrefix,
     expected,
+    spoolExpiryHours,
     ...unkeyed
   } = options;
   const { plan, monthlyLimit, cycleStartedAt, senderDomains, checkKey, ...unkeyedExpected } = expected;
@@ -69,6 +70,7 @@ export function laneKey(options: InsertAcceptedOptions): string {
     timeOf(cycleStartedAt),
     checkKey,
     senderDomains === null ? '-' : senderDomains.join(' '),
+    spoolExpiryHours ?? '-',
   ].join('\n');
 }
 

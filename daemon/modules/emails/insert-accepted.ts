@@ -8,15 +8,30 @@
 // plan, limit and quota cycle unchanged, the key not revoked, the sender domain verified, no
 // recipient suppressed. When one of those no longer holds it writes nothing and answers
 // `fresh: false`; the caller reads the state again and decides with that (emails/service.ts).
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Sql } from '../../db/sql.ts';
-import { INSERT_ACCEPTED } from './sql/insert-logs.ts';
+import { INSERT_ACCEPTED, INSERT_ACCEPTED_SPOOLED } from './sql/insert-logs.ts';
 import { recipientsOf, type NormalizedSend } from './validate.ts';
+import { spoolRecipients } from '../../mta/sql/spool-insert.ts';
+import { recipientsByDomain } from '../../mta/spooler.ts';
 
 export interface AcceptedSend {
   request: NormalizedSend;
   id: string;
   messageId: string;
+  /** The message as it leaves, signed: spooled by the accept statement itself (INSERT_ACCEPTED_SPOOLED). */
+  spooled?: SpooledAtAccept;
+}
+
+/** A message built and signed before its accept (an SMTP submission), which the accept spools. */
+export interface SpooledAtAccept {
+  message: Buffer;
+  envelopeFrom: string;
+  /** The envelope's recipients (To, Cc, Bcc), bare. */
+  recipients: string[];
+  /** The headers as they go out, for the log (its sent_headers, written with its first outcome). */
+  sentHeaders: string;
 }
 
 /** What the caller believed when it decided to accept: the statement checks it again. */
@@ -45,6 +60,12 @@ export interface InsertAcceptedOptions {
   maxAttempts: number;
   jobKeyPrefix: string;
   expected: ExpectedTenantState;
+  /**
+   * Hours a spooled message is tried (DELIVERY_EXPIRY_HOURS) when the sends carry their message
+   * (AcceptedSend.spooled): they are spooled instead of getting send jobs, and every send of the call must
+   * carry one. Null: send jobs.
+   */
+  spoolExpiryHours: number | null;
 }
 
 export interface InsertOutcome {
@@ -64,9 +85,10 @@ export interface InsertOutcome {
  * a time (in bench:mta's accept, 43 % of the accepting backend's CPU and as much of the API node's);
  * as bytes they are copied once and checked as UTF-8.
  */
-function rowsOf(sends: AcceptedSend[]): { rows: string; bodies: Buffer } {
+function rowsOf(sends: AcceptedSend[]): { rows: string; bodies: Buffer; spool: string | null } {
   let size = 0;
-  for (const { request } of sends) size += byteLengthOf(request.htmlBody) + byteLengthOf(request.textBody);
+  for (const { request, spooled } of sends)
+    size += byteLengthOf(request.htmlBody) + byteLengthOf(request.textBody) + (spooled?.message.length ?? 0);
   const bodies = Buffer.allocUnsafe(size);
   let at = 0;
   const place = (body: string | null) => {
@@ -105,7 +127,23 @@ function rowsOf(sends: AcceptedSend[]): { rows: string; bodies: Buffer } {
       scheduled_email_id: r.scheduledEmailId ?? null,
     };
   });
-  return { rows: JSON.stringify(rows), bodies };
+  // The spooled messages after the bodies, a spool row per destination domain (INSERT_ACCEPTED_SPOOLED's $19).
+  const spool = sends.flatMap(({ id, spooled }) => {
+    if (!spooled) return [];
+    const messageAt = at;
+    at += spooled.message.copy(bodies, at);
+    return [...recipientsByDomain(spooled.recipients)].map(([domain, addresses]) => ({
+      id: randomUUID(),
+      email_id: id,
+      domain,
+      recipients: spoolRecipients(addresses),
+      envelope_from: spooled.envelopeFrom,
+      message_at: messageAt,
+      message_length: spooled.message.length,
+      sent_headers: spooled.sentHeaders,
+    }));
+  });
+  return { rows: JSON.stringify(rows), bodies, spool: sends[0]?.spooled ? JSON.stringify(spool) : null };
 }
 
 const byteLengthOf = (body: string | null) => (body === null ? 0 : Buffer.byteLength(body, 'utf8'));
@@ -122,9 +160,12 @@ export async function insertAcceptedSends(
 ): Promise<InsertOutcome> {
   if (sends.length === 0) return { fresh: true, inserted: 0, used: null };
   const recipients = [...new Set(sends.flatMap(({ request }) => recipientsOf(request)))];
-  const { rows, bodies } = rowsOf(sends);
+  const { rows, bodies, spool } = rowsOf(sends);
+  const spooled = options.spoolExpiryHours !== null;
+  if (spooled !== (spool !== null) || sends.some((send) => (send.spooled !== undefined) !== spooled))
+    throw new Error('insertAcceptedSends: spoolExpiryHours is set exactly when every send carries its message');
   const [row] = await sql.rows<InsertOutcome>(
-    INSERT_ACCEPTED,
+    spooled ? INSERT_ACCEPTED_SPOOLED : INSERT_ACCEPTED,
     [
       options.tenantId,
       options.apiKeyId,
@@ -144,6 +185,7 @@ export async function insertAcceptedSends(
       new Date(),
       options.expected.checkKey,
       bodies,
+      ...(spooled ? [spool, options.spoolExpiryHours] : []),
     ],
     client,
   );

@@ -39,6 +39,7 @@ import {
   type AcceptedSend,
   type InsertAcceptedOptions,
   type InsertOutcome,
+  type SpooledAtAccept,
 } from './insert-accepted.ts';
 import type { AcceptGroups } from './accept-groups.ts';
 import type { MailResources } from '../../mail/resources.ts';
@@ -103,6 +104,39 @@ export interface AcceptOptions {
    * the embedded PGlite needs: it serves one transaction at a time. Not for sync sends.
    */
   inTransaction?: (transaction: Transaction, body: SendAccepted | BatchAccepted) => Promise<void>;
+  /**
+   * The message already built by the client (an SMTP submission): when the send may leave as it came
+   * (spoolsAtAccept), this builds and signs it once its id and Message-ID are fixed, and the accept
+   * statement spools it in its own commit, with no send job (docs/smtp.md, "Spooled at accept").
+   */
+  spoolAtAccept?: (send: AcceptedSend) => Promise<SpooledAtAccept>;
+}
+
+/**
+ * Whether a send's message may leave as its client built it, spooled by its accept: only where nothing
+ * of the message is the service's to compose. Direct delivery (a relay gets the composed message), a
+ * live key (a test key's mail is captured), no project (a project may have its own relay), no template,
+ * not a campaign's, and neither the send nor the tenant asking for open or click tracking (which rewrite
+ * the HTML). Anything else takes the send job, which composes the message from the log. The accept
+ * statement re-checks the tenant's tracking (INSERT_ACCEPTED_SPOOLED's guard).
+ */
+export function spoolsAtAccept(
+  config: Pick<Config, 'delivery'>,
+  ctx: Pick<TenantContext, 'testMode'>,
+  row: Pick<TenantState['row'], 'track_opens' | 'track_clicks'>,
+  request: NormalizedSend,
+): boolean {
+  return (
+    config.delivery === 'direct' &&
+    !ctx.testMode &&
+    request.projectId === null &&
+    request.templateVersionId === null &&
+    typeof request.metadata.campaignId !== 'string' &&
+    request.trackOpens !== true &&
+    request.trackClicks !== true &&
+    row.track_opens !== true &&
+    row.track_clicks !== true
+  );
 }
 
 export interface SendAnswer {
@@ -323,6 +357,15 @@ async function decide(
     return { request, id, messageId: messageIdFor(id, request.fromAddress) };
   });
   const sync = options.sync === true && options.shape === 'single' && !options.inTransaction;
+  const spoolAtAccept = options.spoolAtAccept;
+  const spooled =
+    spoolAtAccept !== undefined &&
+    options.shape === 'single' &&
+    !sync &&
+    !options.inTransaction &&
+    sends.length === 1 &&
+    spoolsAtAccept(deps.config, ctx, row, sends[0].request);
+  if (spooled) sends[0].spooled = await spoolAtAccept(sends[0]);
   const body: SendAccepted | BatchAccepted =
     options.shape === 'single'
       ? {
@@ -349,6 +392,7 @@ async function decide(
       senderDomains,
       checkKey,
     },
+    spoolExpiryHours: spooled ? deps.config.deliveryExpiryHours : null,
   };
   return { sends, insert, quota, body, rejected, suppressed: suppressedOfSingle, sync };
 }
@@ -499,7 +543,8 @@ async function finish(
     replayed: false,
     quota: { ...decision.quota, used },
   };
-  if (sends.length > 0 && !insert.runAt) wakeQueueWithSql(deps.db.sql, 'send');
+  // A spooled send has no job: its statement woke the MTA loops.
+  if (sends.length > 0 && !insert.runAt && insert.spoolExpiryHours === null) wakeQueueWithSql(deps.db.sql, 'send');
   if (!decision.sync) return answer;
   const { deliverEmailLog } = await import('./send-job.ts');
   const { countRelayAttempt } = await import('../metrics/count.ts');

@@ -15,6 +15,27 @@ import { SPOOL_CHANNEL, type SpoolRecipient, type SpoolStream } from './spool.ts
 import type { SpooledLog } from '../../mail/spooled-log.ts';
 import { SPOOLED_LOG_COLUMNS, spooledLogArraysSql, spooledLogValues } from './spooled-log-columns.ts';
 
+/** The spool columns an insert writes, in the order insertSpoolRowsSql's source yields them by name. */
+const SPOOL_INSERT_COLUMNS = `id, tenant_id, email_id, domain, recipients, envelope_from, message, expires_at, project_id,
+                           stream, ${SPOOLED_LOG_COLUMNS.join(', ')}`;
+
+/**
+ * The one INSERT of spool rows, from `source`: a query yielding SPOOL_INSERT_COLUMNS by those names
+ * (recipients as jsonb, message as bytea). ON CONFLICT: a message spooled again after a crash spools
+ * nothing twice. Answers the ids added. Also used inside the statement that accepts a message submitted
+ * over SMTP and spools it in the same commit (modules/emails/sql/insert-logs.ts), which is why it is a
+ * function: mta_spool's INSERT stays here.
+ */
+export function insertSpoolRowsSql(source: string): string {
+  return `INSERT INTO mta_spool (${SPOOL_INSERT_COLUMNS})
+    SELECT ${SPOOL_INSERT_COLUMNS} FROM (${source}) AS spool_source
+    ON CONFLICT (email_id, domain) DO NOTHING
+    RETURNING id`;
+}
+
+/** The NOTIFY that wakes the MTA loops after spool rows commit, as a SELECT item. */
+export const NOTIFY_SPOOL_SQL = `pg_notify('${SPOOL_CHANNEL}', '')::text`;
+
 /**
  * The rows of one or more messages (one statement for a message alone and for a group): $1–$4 per row (its
  * id, its message's number from 1, domain, recipients), $5–$12 per message, $13– the spooled log's fields per message; the last, all the messages' bytes one after
@@ -31,17 +52,13 @@ const INSERT_SPOOL = declare(
       WITH ORDINALITY AS m(tenant_id, email_id, envelope_from, expiry_hours, message_at, message_length, project_id,
                            stream, ${SPOOLED_LOG_COLUMNS.join(', ')}, message)
   ), spooled AS (
-    INSERT INTO mta_spool (id, tenant_id, email_id, domain, recipients, envelope_from, message, expires_at, project_id,
-                           stream, ${SPOOLED_LOG_COLUMNS.join(', ')})
-    SELECT d.id, m.tenant_id, m.email_id, d.domain, CAST(d.recipients AS jsonb), m.envelope_from,
-           substring($${13 + SPOOLED_LOG_COLUMNS.length}::bytea FROM m.message_at + 1 FOR m.message_length),
-           now() + m.expiry_hours * interval '1 hour', m.project_id, m.stream,
+    ${insertSpoolRowsSql(`SELECT d.id, m.tenant_id, m.email_id, d.domain, CAST(d.recipients AS jsonb) AS recipients, m.envelope_from,
+           substring($${13 + SPOOLED_LOG_COLUMNS.length}::bytea FROM m.message_at + 1 FOR m.message_length) AS message,
+           now() + m.expiry_hours * interval '1 hour' AS expires_at, m.project_id, m.stream,
            ${SPOOLED_LOG_COLUMNS.map((column) => `m.${column}`).join(', ')}
-      FROM d JOIN m ON m.message = d.message
-    ON CONFLICT (email_id, domain) DO NOTHING
-    RETURNING id
+      FROM d JOIN m ON m.message = d.message`)}
   )
-  SELECT array(SELECT id::text FROM spooled) AS ids, pg_notify('${SPOOL_CHANNEL}', '')::text AS notified,
+  SELECT array(SELECT id::text FROM spooled) AS ids, ${NOTIFY_SPOOL_SQL} AS notified,
          -- Committed without waiting for the WAL to reach the disk (see spoolMessage).
          set_config('synchronous_commit', 'off', true) AS commit_mode`,
 );
@@ -63,8 +80,9 @@ export interface SpoolInsert {
   log?: SpooledLog | null;
 }
 
-function recipientsJson(addresses: string[]): string {
-  return JSON.stringify(addresses.map((address): SpoolRecipient => ({ address, state: 'pending', response: null })));
+/** A spool row's recipients (its jsonb column): each address pending. */
+export function spoolRecipients(addresses: string[]): SpoolRecipient[] {
+  return addresses.map((address) => ({ address, state: 'pending', response: null }));
 }
 
 /** How many of `input`'s rows were added (the others were spooled before). */
@@ -102,7 +120,7 @@ export async function spoolMessages(sql: Sql, inputs: SpoolInsert[]): Promise<nu
       rows.ids.push(input.ids[row]);
       rows.message.push(index + 1);
       rows.domain.push(domain);
-      rows.recipients.push(recipientsJson(addresses));
+      rows.recipients.push(JSON.stringify(spoolRecipients(addresses)));
     });
   });
   const [row] = await sql.rows<{ ids: string[] }>(INSERT_SPOOL, [

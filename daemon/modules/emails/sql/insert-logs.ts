@@ -6,6 +6,7 @@
 import { declare } from '../../../db/sql.ts';
 import { insertJobsSql } from '../../../queue/sql/enqueue.ts';
 import { noneSuppressedSql } from '../../suppressions/sql/suppressions.ts';
+import { insertSpoolRowsSql, NOTIFY_SPOOL_SQL } from '../../../mta/sql/spool-insert.ts';
 
 /** What the source CTE of insertQueuedLogsSql yields, by these names (status is QUEUED, updated_at = created_at). */
 export const NEW_LOG_COLUMNS = `id, tenant_id, api_key_id, project_id, message_id, from_address, to_addresses, cc_addresses,
@@ -26,12 +27,21 @@ export function logTagRowsSql(logs: string): string {
  * The CTEs `logs` (the new logs, from the CTE `source`, answering their ids), `tagged` (their
  * tags' rows), `timeline` and `queued` (each log's 'queued' timeline row and send job). The
  * arguments are the enclosing statement's placeholders (`$n`) of the tenant, the jobs' run time
- * (null: now), their attempts and their key prefix.
+ * (null: now), their attempts and their key prefix. `jobs: false` writes no send job (a message
+ * spooled by the same statement: INSERT_ACCEPTED_SPOOLED).
  */
 export function insertQueuedLogsSql(
   source: string,
-  p: { tenantId: string; runAt: string; maxAttempts: string; jobKeyPrefix: string },
+  p: { tenantId: string; runAt: string; maxAttempts: string; jobKeyPrefix: string; jobs?: boolean },
 ): string {
+  const jobs =
+    p.jobs === false
+      ? ''
+      : `, queued AS (
+    ${insertJobsSql(`SELECT 'send', ${p.tenantId}, jsonb_build_object('emailId', id, 'tenantId', CAST(${p.tenantId} AS uuid)),
+           COALESCE(CAST(${p.runAt} AS timestamptz), now()), ${p.maxAttempts}, ${p.jobKeyPrefix} || id
+      FROM logs`)}
+  )`;
   return `logs AS (
     INSERT INTO email_logs (${NEW_LOG_COLUMNS}, status, updated_at)
     SELECT ${NEW_LOG_COLUMNS}, 'QUEUED', created_at
@@ -41,11 +51,7 @@ export function insertQueuedLogsSql(
     INSERT INTO email_log_tags (tenant_id, tag, created_at, id) ${logTagRowsSql('logs')}
   ), timeline AS (
     INSERT INTO email_events (tenant_id, email_id, type, data) SELECT ${p.tenantId}, id, 'queued', '{}' FROM logs
-  ), queued AS (
-    ${insertJobsSql(`SELECT 'send', ${p.tenantId}, jsonb_build_object('emailId', id, 'tenantId', CAST(${p.tenantId} AS uuid)),
-           COALESCE(CAST(${p.runAt} AS timestamptz), now()), ${p.maxAttempts}, ${p.jobKeyPrefix} || id
-      FROM logs`)}
-  )`;
+  )${jobs}`;
 }
 
 /**
@@ -57,6 +63,35 @@ const ROW_COLUMNS = `id uuid, project_id uuid, message_id text, from_address tex
   template_version_id uuid, data jsonb,
   locale text, headers jsonb, tags text[], metadata jsonb, attachments jsonb, track_opens boolean, track_clicks boolean,
   resent_from uuid, scheduled_email_id uuid`;
+
+const SPOOLED_GUARD = `
+       AND COALESCE(t.track_opens, false) = false AND COALESCE(t.track_clicks, false) = false`;
+
+// The spool rows of the new logs (the spool's own INSERT), and each log's 'spooled' timeline row after its
+// 'queued' one (clock_timestamp: later than the statement's now(), which both would otherwise share).
+const SPOOLED_CTES = `, spool_input AS (
+    SELECT s.*, count(*) OVER (PARTITION BY s.email_id) AS destinations
+      FROM jsonb_to_recordset($19::jsonb) AS s(id uuid, email_id uuid, domain text, recipients jsonb, envelope_from text,
+                                                 message_at int, message_length int, sent_headers text)
+  ), spooled AS (
+    ${insertSpoolRowsSql(`SELECT s.id, l.tenant_id, s.email_id, s.domain, s.recipients, s.envelope_from,
+           substring($18::bytea FROM s.message_at + 1 FOR s.message_length) AS message,
+           now() + $20::float8 * interval '1 hour' AS expires_at, NULL::uuid AS project_id, 'transactional' AS stream,
+           l.created_at AS log_created_at, 1 AS log_attempt, s.sent_headers AS log_sent_headers,
+           NULL::text AS log_subject, NULL::text AS log_html, NULL::text AS log_text
+      FROM spool_input s JOIN logs l ON l.id = s.email_id`)}
+  ), spooled_timeline AS (
+    INSERT INTO email_events (tenant_id, email_id, type, data, created_at)
+    SELECT DISTINCT ON (l.id) l.tenant_id, l.id, 'spooled',
+           jsonb_build_object('response', 'spooled for ' || s.destinations || ' destination(s)'), clock_timestamp()
+      FROM logs l JOIN spool_input s ON s.email_id = l.id
+  )`;
+
+// $8–$10 describe send jobs, which a spooled send has none of; named here only so that the two
+// statements take the same parameters (PostgreSQL must type each one).
+const SPOOLED_NOTIFY = `,
+         CASE WHEN (SELECT count(*) FROM spooled) > 0 THEN ${NOTIFY_SPOOL_SQL} END AS notified,
+         CAST($8 AS timestamptz) AS run_at, CAST($9 AS int) AS max_attempts, CAST($10 AS text) AS job_key_prefix`;
 
 // The quota is reserved first, exactly: one counter row per tenant and cycle, incremented only while
 // it stays within the cap. INSERT … ON CONFLICT DO UPDATE locks the row and evaluates its WHERE on the
@@ -74,9 +109,8 @@ const ROW_COLUMNS = `id uuid, project_id uuid, message_id text, from_address tex
 // cap, $7 cycle start, $8 job run time, $9 max attempts, $10 job key prefix, $11–$14 and $17 the
 // tenant state the caller expects (plan, limit, cycle start, sender domains, whether to check the key),
 // $15 recipients (none suppressed), $16 the logs' created_at, $18 the bodies (UTF-8, one after the other).
-export const INSERT_ACCEPTED = declare(
-  'emails.insert-accepted',
-  `
+function insertAcceptedSql(spooled: boolean): string {
+  return `
   WITH guard AS (
     SELECT t.track_opens, t.track_clicks FROM tenants t
      WHERE t.id = $1::uuid AND t.sending_paused_at IS NULL
@@ -84,7 +118,7 @@ export const INSERT_ACCEPTED = declare(
        AND (SELECT c.started_at FROM quota_cycles c WHERE c.tenant_id = t.id) IS NOT DISTINCT FROM $13::timestamptz
        AND (NOT $17::boolean OR (t.status = 'active' AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $2::uuid AND k.tenant_id = t.id AND k.revoked_at IS NULL)))
        AND ($14::text[] IS NULL OR EXISTS (SELECT 1 FROM domains d WHERE d.tenant_id = t.id AND d.status = 'verified' AND d.name = ANY($14::text[])))
-       AND ${noneSuppressedSql('t.id', { any: '$15::text[]' })}
+       AND ${noneSuppressedSql('t.id', { any: '$15::text[]' })}${spooled ? SPOOLED_GUARD : ''}
   ), reserved AS (
     INSERT INTO quota_usage (tenant_id, cycle_start, shard, used)
     SELECT $1::uuid, $7::timestamptz, 0, $5::int FROM guard WHERE $5::int > 0 AND $5::int <= $6::int
@@ -104,6 +138,20 @@ export const INSERT_ACCEPTED = declare(
       attachments, COALESCE(track_opens, tenant_opens, false) AS track_opens, COALESCE(track_clicks, tenant_clicks, false) AS track_clicks,
       $3::boolean AS test_mode, resent_from, scheduled_email_id, $16::timestamptz AS created_at
       FROM input
-  ), ${insertQueuedLogsSql('new_logs', { tenantId: '$1::uuid', runAt: '$8::timestamptz', maxAttempts: '$9::int', jobKeyPrefix: '$10::text' })}
-  SELECT (SELECT count(*) FROM logs)::int AS inserted, EXISTS (SELECT 1 FROM guard) AS fresh, (SELECT used FROM reserved) AS used`,
-);
+  ), ${insertQueuedLogsSql('new_logs', { tenantId: '$1::uuid', runAt: '$8::timestamptz', maxAttempts: '$9::int', jobKeyPrefix: '$10::text', jobs: !spooled })}${spooled ? SPOOLED_CTES : ''}
+  SELECT (SELECT count(*) FROM logs)::int AS inserted, EXISTS (SELECT 1 FROM guard) AS fresh, (SELECT used FROM reserved) AS used${spooled ? SPOOLED_NOTIFY : ''}`;
+}
+
+export const INSERT_ACCEPTED = declare('emails.insert-accepted', insertAcceptedSql(false));
+
+/**
+ * A message submitted over SMTP that leaves as it came (smtp/submission-spool.ts; the rule in
+ * emails/service.ts, spoolsAtAccept): the statement above, but instead of a send job each log gets its
+ * spool rows (mta/sql/spool-insert.ts), signed already, and its 'spooled' timeline row, in the same
+ * commit: one durable write per message, and the worker's MTA delivers it with nothing composed or signed
+ * again. The guard also holds the tenant's tracking off (the message is not rewritten); when it was
+ * turned on meanwhile the statement writes nothing and the send is decided again on the old path.
+ * $19 the spool rows (jsonb: id, email_id, domain, recipients, envelope_from, message_at, message_length,
+ * sent_headers; each message a byte range of $18 after the bodies), $20 their expiry in hours.
+ */
+export const INSERT_ACCEPTED_SPOOLED = declare('emails.insert-accepted-spooled', insertAcceptedSql(true));

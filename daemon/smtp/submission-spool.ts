@@ -1,0 +1,135 @@
+// Spooled at accept (docs/smtp.md): a submitted message that may leave as its client built it
+// (emails/service.ts, spoolsAtAccept) is not composed again by a worker. Here it gets what the service
+// owns of every message it sends, is signed once with the sender domain's key (as the worker would
+// sign it), and goes to the accept statement, which spools it in the same commit as its log.
+//
+// Of the client's header fields the message keeps the structural ones (From, To, Cc, Reply-To, Subject,
+// Date, MIME-Version, Content-*) and those the send API lets a request set (X-*, List-Id, References …:
+// isAllowedCustomHeader); every other (Bcc, Message-ID, Sender, Received, DKIM-Signature, X-Mailer,
+// Idempotency-Key, Disposition-Notification-To …) is dropped, as the composed message would not carry
+// it. Added: our Message-ID (the reply linking of inbound mail finds the send by it), a Date when there
+// was none, a From when there was none (the MAIL FROM address the send was accepted with),
+// List-Unsubscribe with List-Unsubscribe-Post, and X-Service-Email-Id. The body is kept byte for byte.
+import type { Config } from '../config.ts';
+import type { Secrets } from '../secrets.ts';
+import type { SendContextCache } from '../modules/emails/send-context.ts';
+import type { AcceptedSend, SpooledAtAccept } from '../modules/emails/insert-accepted.ts';
+import { isAllowedCustomHeader } from '../modules/emails/validate.ts';
+import { listUnsubscribeHeader, unsubscribeUrl } from '../mail/compose.ts';
+import { inboundMailDomain, verpReturnPath } from '../mail/addresses.ts';
+import { bareAddress } from '../mail/mailboxes.ts';
+import { signBuiltMessage } from '../mail/serialize-message.ts';
+import { withCrlfLineEnds } from '../mail/line-ends.ts';
+import type { RandomBytes } from '../mail/random-pool.ts';
+import { bodyStartOf } from './submission-body.ts';
+
+export interface SubmissionSpoolDeps {
+  config: Pick<Config, 'publicUrl' | 'smtpInboundPort'>;
+  secrets: Pick<Secrets, 'linkSigningKey'>;
+  /** The sender domain's DKIM key and Return-Path, as the worker reads them (kept a minute). */
+  sendContext: SendContextCache;
+  randomBytes?: RandomBytes;
+}
+
+/** The client's header fields that go out as they came. */
+const STRUCTURAL_HEADERS = new Set([
+  'from',
+  'to',
+  'cc',
+  'reply-to',
+  'subject',
+  'date',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'content-disposition',
+  'content-id',
+  'content-description',
+  'content-language',
+]);
+
+/** Whether a header field of the client's (its name as written) goes out. */
+export function keepsSubmittedHeader(name: string): boolean {
+  const key = name.toLowerCase();
+  return STRUCTURAL_HEADERS.has(key) || (key !== 'idempotency-key' && isAllowedCustomHeader(name));
+}
+
+/** The header fields of a header block (latin1), each with its continuation lines, without the last line end. */
+function headerFields(block: string): { name: string; field: string }[] {
+  const fields: { name: string; field: string }[] = [];
+  for (const line of block.split(/\r?\n/)) {
+    if (line === '') continue;
+    const last = fields[fields.length - 1];
+    if ((line.startsWith(' ') || line.startsWith('\t')) && last) {
+      last.field += `\r\n${line}`;
+      continue;
+    }
+    const colon = line.indexOf(':');
+    // A line that is no field (no name before a colon) is not carried over.
+    fields.push({ name: colon > 0 ? line.slice(0, colon).trim() : '', field: line });
+  }
+  return fields.filter((f) => f.name !== '');
+}
+
+/** An RFC 5322 date of now (`Sun, 29 Nov 2026 09:10:11 +0000`). */
+function rfc5322Now(): string {
+  return new Date().toUTCString().replace(/GMT$/, '+0000');
+}
+
+/** The bytes `raw` after its header block, with CRLF line ends. */
+function bodyOf(raw: Buffer, bodyStart: number): Buffer {
+  if (bodyStart === -1) return Buffer.alloc(0);
+  const body = raw.subarray(bodyStart);
+  return withCrlfLineEnds(body);
+}
+
+/** `send`'s message from the client's `raw` bytes: the service's headers set, signed (see the top of the file). */
+export async function spooledSubmission(
+  deps: SubmissionSpoolDeps,
+  raw: Buffer,
+  tenantId: string,
+  send: AcceptedSend,
+): Promise<SpooledAtAccept> {
+  const { request } = send;
+  const signing = await deps.sendContext.signing(tenantId, request.fromAddress);
+  const bodyStart = bodyStartOf(raw);
+  const kept = headerFields(raw.toString('latin1', 0, bodyStart === -1 ? raw.length : bodyStart)).filter((f) =>
+    keepsSubmittedHeader(f.name),
+  );
+  const has = (key: string) => kept.some((f) => f.name.toLowerCase() === key);
+  const url = unsubscribeUrl(
+    { id: send.id, tenantId, toAddresses: request.to },
+    { publicUrl: deps.config.publicUrl, linkSigningKey: deps.secrets.linkSigningKey, randomBytes: deps.randomBytes },
+  );
+  const ours: Record<string, string> = {
+    ...(has('from') ? {} : { From: request.fromAddress }),
+    ...(has('date') ? {} : { Date: rfc5322Now() }),
+    'Message-ID': send.messageId,
+    'List-Unsubscribe': listUnsubscribeHeader(
+      { url, token: url.slice(url.lastIndexOf('/') + 1) },
+      { mailDomain: inboundMailDomain(deps.config) },
+    ).replace(', <mailto:', ',\r\n <mailto:'),
+    'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    'X-Service-Email-Id': send.id,
+  };
+  const head = [...Object.entries(ours).map(([name, value]) => `${name}: ${value}`), ...kept.map((f) => f.field)];
+  const message = Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), bodyOf(raw, bodyStart)]);
+  const recipients = new Set([...request.to, ...request.cc, ...request.bcc].map(bareAddress));
+  // The log's sent headers, as a composed message's (compose.ts): the request's own, the service's, Message-ID and Subject.
+  const sentHeaders = {
+    ...request.headers,
+    'List-Unsubscribe': ours['List-Unsubscribe'].replace(',\r\n ', ', '),
+    'List-Unsubscribe-Post': ours['List-Unsubscribe-Post'],
+    'X-Service-Email-Id': send.id,
+    'Message-ID': send.messageId,
+    Subject: request.subject,
+  };
+  return {
+    message: signing.dkim ? signBuiltMessage(message, signing.dkim) : message,
+    envelopeFrom: signing.returnPath
+      ? verpReturnPath(send.id, signing.returnPath, deps.secrets.linkSigningKey)
+      : bareAddress(request.fromAddress),
+    recipients: [...recipients],
+    sentHeaders: JSON.stringify(sentHeaders),
+  };
+}
