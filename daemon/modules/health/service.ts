@@ -3,7 +3,7 @@ import type { AppDeps, ReadinessMemo } from '../../app-types.ts';
 import { pendingMigrations } from '../../db/migrate.ts';
 import { queueStats } from '../../queue/stats.ts';
 import { ServiceUnavailableError, errorText } from '../../errors.ts';
-import { addDeliveryBacklog } from '../webhooks/sql/delivery-store.ts';
+import { addDeliveryBacklog } from '../webhooks/sql/backlog-depth.ts';
 import { SYSTEM_SENDER_FIX, systemSenderStatus } from '../../mail/system-mail.ts';
 import { destinationTotals, listDestinations } from '../../mta/sql/destinations.ts';
 import { readResolverHealth } from '../../mta/sql/resolver-health.ts';

@@ -183,7 +183,7 @@ export async function sendTestEvent(
     emitTestEvent(sequelize, { tenantId: ctx.tenantId, endpointId }, transaction),
   );
   await attemptDelivery({ sequelize, sql, config: deps.config, secrets: deps.secrets }, deliveryId);
-  const row = await findDelivery(deps.db.sequelize, deliveryId);
+  const row = await findDelivery(deps.db.sequelize, ctx.tenantId, deliveryId);
   if (!row) throw new NotFoundError('Webhook delivery');
   return toDeliveryDto(row);
 }

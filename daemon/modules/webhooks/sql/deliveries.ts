@@ -54,9 +54,13 @@ export function insertReplay(sequelize: Sequelize, original: WebhookDeliveryReco
   });
 }
 
-/** A delivery by its id (one the caller made and attempted itself: a test event's). */
-export function findDelivery(sequelize: Sequelize, id: string): Promise<WebhookDeliveryRecord | null> {
-  return modelsOf(sequelize).WebhookDeliveryRecord.findByPk(id);
+/** A delivery of `tenantId`'s by its id (one the caller made and attempted itself: a test event's). */
+export function findDelivery(
+  sequelize: Sequelize,
+  tenantId: string,
+  id: string,
+): Promise<WebhookDeliveryRecord | null> {
+  return modelsOf(sequelize).WebhookDeliveryRecord.findOne({ where: { id, tenantId } });
 }
 
 /** A delivery an older daemon queued as a job, made due now (the webhook worker claims it). */
