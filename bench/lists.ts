@@ -12,12 +12,13 @@
 // loads the daemon; bulk and CSV are reported as ratios to it too (issue 51: the bulk API fell tenfold
 // and no figure beside it said so).
 // LISTS_CONTACTS defaults to 100,000; results go to bench/lists-results.json. LISTS_SHORT=1 (bench:check)
-// measures the baseline, the bulk API and the CSV import only.
+// measures the baseline, the bulk API and the CSV import only. Each of those phases also reports its CPU
+// per contact, in the server process and in the database's PostgreSQL backends (less moved by the load).
 import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { freePort, startChild, startDaemonProcess, type Child } from './children.ts';
+import { cpuTimeMs, freePort, startChild, startDaemonProcess, type Child } from './children.ts';
 import { resultsFile } from './results-file.ts';
 import { createBenchDatabase, type BenchDatabase } from './database.ts';
 import { machineInfo } from './machine.ts';
@@ -87,6 +88,40 @@ async function postContacts(url: string, key: string, prefix: string): Promise<n
   return (performance.now() - started) / 1000;
 }
 
+/**
+ * CPU spent so far by a server process and by the PostgreSQL backends of the bench's database (ms, per
+ * backend pid): a phase's CPU per contact is a figure the machine's other load barely moves, unlike its
+ * rate. Backends that close during a phase are missed (the pools keep theirs open).
+ */
+async function cpuSnapshot(
+  database: BenchDatabase,
+  pid: number,
+): Promise<{ process: number; backends: Map<number, number> }> {
+  const pids = await database.db.sequelize.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    { type: 'SELECT' as never },
+  );
+  const backends = new Map<number, number>();
+  for (const { pid: backend } of pids) {
+    const ms = cpuTimeMs(backend);
+    if (ms !== null) backends.set(backend, ms);
+  }
+  return { process: cpuTimeMs(pid) ?? Number.NaN, backends };
+}
+
+/** CPU per contact (ms) of the server process and of PostgreSQL between two snapshots. */
+async function cpuPerContact(
+  database: BenchDatabase,
+  pid: number,
+  before: Awaited<ReturnType<typeof cpuSnapshot>>,
+): Promise<{ serverMs: number; postgresMs: number }> {
+  const after = await cpuSnapshot(database, pid);
+  let postgres = 0;
+  for (const [backend, ms] of after.backends) postgres += ms - (before.backends.get(backend) ?? 0);
+  const perContact = (ms: number) => Math.round((ms / CONTACTS) * 1000) / 1000;
+  return { serverMs: perContact(after.process - before.process), postgresMs: perContact(postgres) };
+}
+
 async function main() {
   const database = (held.database = await createBenchDatabase(baseUrl!, JWT_SECRET, dataDir));
   // 0. The baseline: bare Fastify + one multi-row INSERT per request, the same requests.
@@ -95,7 +130,10 @@ async function main() {
   held.baseline = await startChild('baseline (contacts)', 'baseline-server.ts', ['contacts', String(baselinePort)], {
     env: { ...process.env, DATABASE_URL: database.url },
   });
+  const baselinePid = held.baseline.process.pid!;
+  const baselineCpuBefore = await cpuSnapshot(database, baselinePid);
   const baselineSeconds = await postContacts(`http://127.0.0.1:${baselinePort}`, '', 'base');
+  const baselineCpu = await cpuPerContact(database, baselinePid, baselineCpuBefore);
   await held.baseline.stop();
   held.baseline = null;
   log(`baseline (Fastify + multi-row INSERT): ${CONTACTS} in ${baselineSeconds.toFixed(1)} s`);
@@ -115,7 +153,10 @@ async function main() {
   log(`daemon ready at ${url}; ${CONTACTS} contacts per phase`);
 
   // 1. Bulk API.
+  const daemonPid = daemon.process.pid!;
+  const bulkCpuBefore = await cpuSnapshot(database, daemonPid);
   const bulkSeconds = await postContacts(url, key, 'bulk');
+  const bulkCpu = await cpuPerContact(database, daemonPid, bulkCpuBefore);
   log(`bulk: ${CONTACTS} in ${bulkSeconds.toFixed(1)} s`);
 
   // 2. CSV import, streamed.
@@ -124,6 +165,7 @@ async function main() {
   for (let i = 0; i < CONTACTS; i += 1) lines.push(`csv${i}@example.com,First ${i},"Last, ${i}",yes,csv;news,gold`);
   writeFileSync(csv, lines.join('\n') + '\n');
   const bytes = statSync(csv).size;
+  const csvCpuBefore = await cpuSnapshot(database, daemonPid);
   const csvStart = performance.now();
   const res = await fetch(
     `${url}/contacts/import?map=email%3DEmail&map=firstName%3DFirst&map=lastName%3DLast&map=optIn%3DOpt%20in&map=attributes.plan%3DPlan`,
@@ -136,12 +178,20 @@ async function main() {
   );
   const imported = await res.json();
   const csvSeconds = (performance.now() - csvStart) / 1000;
+  const csvCpu = await cpuPerContact(database, daemonPid, csvCpuBefore);
   if (imported.created !== CONTACTS) throw new Error(`csv: ${JSON.stringify(imported).slice(0, 500)}`);
   log(`csv: ${CONTACTS} (${(bytes / 1024 / 1024).toFixed(1)} MB) in ${csvSeconds.toFixed(1)} s`);
+  for (const [phase, cpu] of [
+    ['baseline', baselineCpu],
+    ['bulk', bulkCpu],
+    ['csv', csvCpu],
+  ] as const)
+    log(`${phase}: CPU per contact ${cpu.serverMs} ms in the server, ${cpu.postgresMs} ms in PostgreSQL`);
   const baseline = {
     label: 'bare Fastify + multi-row INSERT (1,000 rows a request, 4 in flight)',
     seconds: round(baselineSeconds),
     contactsPerSecond: Math.round(CONTACTS / baselineSeconds),
+    cpuMsPerContact: baselineCpu,
   };
   const imports = {
     at: new Date().toISOString(),
@@ -152,6 +202,7 @@ async function main() {
       seconds: round(bulkSeconds),
       contactsPerSecond: Math.round(CONTACTS / bulkSeconds),
       ratioToBaseline: ratioTo(bulkSeconds, baselineSeconds),
+      cpuMsPerContact: bulkCpu,
       goal: 5000,
     },
     csvImport: {
@@ -159,6 +210,7 @@ async function main() {
       megabytes: round(bytes / 1024 / 1024),
       contactsPerSecond: Math.round(CONTACTS / csvSeconds),
       ratioToBaseline: ratioTo(csvSeconds, baselineSeconds),
+      cpuMsPerContact: csvCpu,
       goal: 10000,
     },
   };

@@ -208,12 +208,13 @@ function writeRow({ candidate: { body }, op, id }: Planned) {
 
 /**
  * A race with another request, worth matching and writing again: a unique index (two requests creating
- * the same contact), or a tag this statement read but another request erased before the links to it
- * were written (existing tags are read without a lock).
+ * the same contact), a tag this statement read but another request erased before the links to it
+ * were written (existing tags are read without a lock), or a deadlock (two writes creating the same new
+ * tags, each waiting on the other's first one; PostgreSQL cancels one of them).
  */
 function isRace(error: unknown): boolean {
   const { code, constraint } = (error as pg.DatabaseError | undefined) ?? {};
-  return code === '23505' || (code === '23503' && constraint === 'contact_tag_links_tag_id_fkey');
+  return code === '23505' || code === '40P01' || (code === '23503' && constraint === 'contact_tag_links_tag_id_fkey');
 }
 
 /** The contacts of the tenant that rows with these emails or externalIds would match, as they are now. */
