@@ -10,7 +10,7 @@
 // BENCH_INBOUND_MESSAGES (default 2,000) sets the count.
 import { fork } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import nodemailer from 'nodemailer';
@@ -19,6 +19,7 @@ import { simpleParser } from 'mailparser';
 import { QueryTypes } from 'sequelize';
 import { machineInfo } from './machine.ts';
 import { resultsFile } from './results-file.ts';
+import { cpuTimeMs } from './children.ts';
 
 const SENDERS = ['alpha.example', 'beta.example', 'gamma.example'];
 const CONNECTIONS = 10;
@@ -29,6 +30,50 @@ interface InjectResult {
   failures: number;
   firstError?: string;
   seconds: number;
+  /** The injector's own CPU while it sent (user + system), ms. */
+  cpuMs: number;
+}
+
+/**
+ * CPU used so far (ms): this process's main thread and its other threads (the reader thread, V8's GC
+ * helpers, libuv's pool), and the PostgreSQL backends serving `database` (its process titles name it).
+ * Wall time on a shared machine says little; CPU per message says what 2 cores can carry.
+ */
+function cpuNow(database: string | null) {
+  const process_ = process.cpuUsage();
+  // The main thread alone: its task's stat (the process's own stat sums every thread).
+  const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const main = (Number(fields[11]) + Number(fields[12])) * 10;
+  let postgres = 0;
+  if (database)
+    for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+      let title = '';
+      try {
+        title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      } catch {
+        continue;
+      }
+      if (title.startsWith('postgres: ') && title.split(' ').includes(database))
+        postgres += cpuTimeMs(Number(pid)) ?? 0;
+    }
+  return { processMs: (process_.user + process_.system) / 1000, mainMs: main, postgresMs: postgres };
+}
+
+/** CPU per message between two cpuNow readings (the main thread from /proc, in 10 ms ticks). */
+function cpuPerMessage(
+  before: ReturnType<typeof cpuNow>,
+  after: ReturnType<typeof cpuNow>,
+  messages: number,
+  injector: number,
+) {
+  const per = (ms: number) => Math.round((ms / messages) * 100) / 100;
+  return {
+    processMsPerMessage: per(after.processMs - before.processMs),
+    mainThreadMsPerMessage: per(after.mainMs - before.mainMs),
+    otherThreadsMsPerMessage: per(after.processMs - before.processMs - (after.mainMs - before.mainMs)),
+    postgresBackendsMsPerMessage: per(after.postgresMs - before.postgresMs),
+    injectorMsPerMessage: per(injector),
+  };
 }
 
 /** The injector child: builds the signed messages first, then sends them over CONNECTIONS connections. */
@@ -73,6 +118,7 @@ async function injectChild(): Promise<void> {
     }),
   );
   process.send!({ start: Date.now() });
+  const cpuStart = process.cpuUsage();
   let next = 0;
   let accepted = 0;
   let failures = 0;
@@ -93,7 +139,14 @@ async function injectChild(): Promise<void> {
     }),
   );
   for (const transport of transports) transport.close();
-  const result: InjectResult = { accepted, failures, firstError, seconds: (performance.now() - started) / 1000 };
+  const cpu = process.cpuUsage(cpuStart);
+  const result: InjectResult = {
+    accepted,
+    failures,
+    firstError,
+    seconds: (performance.now() - started) / 1000,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  };
   process.send!(result, () => process.exit(0));
 }
 
@@ -154,15 +207,18 @@ async function baseline(keys: Record<string, string>) {
   const port = (server.server.address() as { port: number }).port;
   let stop = delays();
   let started = 0;
+  let cpuBefore = cpuNow(null);
   const injected = await inject(port, ['someone@baseline.example'], keys, COUNT, (at) => {
     stop = delays();
     started = at;
+    cpuBefore = cpuNow(null);
   });
   await waitUntil('every message parsed', () => parsed >= injected.accepted, 600_000);
   const seconds = (Date.now() - started) / 1000;
   const loop = stop();
+  const cpu = cpuPerMessage(cpuBefore, cpuNow(null), injected.accepted, injected.cpuMs);
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  return { parsed, perSecond: Math.round(parsed / seconds), seconds, loop, injected };
+  return { parsed, perSecond: Math.round(parsed / seconds), seconds, loop, cpu, injected };
 }
 
 async function svc(keys: Record<string, string>, publicKeys: Record<string, string>) {
@@ -224,15 +280,19 @@ async function svc(keys: Record<string, string>, publicKeys: Record<string, stri
     return n;
   };
   const to = Array.from({ length: 20 }, (_, i) => `${token}+bench${i}@${domain}`);
+  const database = new URL(ctx.databaseUrl).pathname.slice(1) || null;
   let stop = delays();
   let started = 0;
+  let cpuBefore = cpuNow(database);
   const injected = await inject(inbound.port, to, keys, COUNT, (at) => {
     stop = delays();
     started = at;
+    cpuBefore = cpuNow(database);
   });
   await waitUntil('every message delivered', async () => (await delivered()) >= injected.accepted, 600_000);
   const seconds = (Date.now() - started) / 1000;
   const loop = stop();
+  const cpu = cpuPerMessage(cpuBefore, cpuNow(database), injected.accepted, injected.cpuMs);
   const ok = receiver.requests.length;
   const [verdicts] = await ctx.db.sequelize.query<{ dkim: string | null; spf: string | null; why: string | null }>(
     `SELECT substring(parsed::text from 'dkim[^a-z]+result[^a-z]+([a-z]+)') AS dkim,
@@ -249,7 +309,16 @@ async function svc(keys: Record<string, string>, publicKeys: Record<string, stri
   await receiver.close();
   await dns.close();
   const n = await Promise.resolve(injected.accepted);
-  return { delivered: n, webhookRequests: ok, perSecond: Math.round(n / seconds), seconds, loop, injected, verdicts };
+  return {
+    delivered: n,
+    webhookRequests: ok,
+    perSecond: Math.round(n / seconds),
+    seconds,
+    loop,
+    cpu,
+    injected,
+    verdicts,
+  };
 }
 
 async function main() {

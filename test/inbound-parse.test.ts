@@ -34,6 +34,7 @@ test.after(async () => {
 });
 
 const wanted = (routed: Partial<RoutedWanted> = {}) => ({
+  report: false,
   dmarc: false,
   unsubscribeTokens: false,
   feedbackSignatures: null,

@@ -34,15 +34,15 @@ async function run(request: ReaderRequest): Promise<ReadMessage> {
   // Joined here, in this thread: the event loop only moved the chunks over.
   const raw = Buffer.concat(request.chunks);
   const { wanted } = request;
-  const report = readReport(raw.toString('utf8'));
+  const report = wanted.report ? readReport(raw.toString('utf8')) : null;
   // A stranger's part may decode to U+0000 (quoted-printable `=00`), which no text column holds: the
   // report is recorded with U+FFFD there rather than refused with a 451 its sender retries for days.
   return withStorableText({
-    report: cutBodies(report),
+    report: report && cutBodies(report),
     dmarc: wanted.dmarc ? await readDmarcAttachments(raw) : null,
     unsubscribeTokens: wanted.unsubscribeTokens ? await unsubscribeTokens(raw) : null,
     feedbackSignatures:
-      wanted.feedbackSignatures && report.reportType === 'feedback-report'
+      wanted.feedbackSignatures && report?.reportType === 'feedback-report'
         ? await checkDkimSignatures(raw, wanted.feedbackSignatures.dnsServers)
         : null,
     routed: wanted.routed ? await readRouted(raw, wanted.routed) : null,

@@ -15,6 +15,12 @@ import type { RoutedRead, RoutedWanted } from '../inbound-routing/parse.ts';
 
 /** What to read besides the report structure, decided by the recipients before the message is sent over. */
 export interface ReadWanted {
+  /**
+   * The header and MIME leaf parts (mime.ts readReport), for the readers of our own addresses. Not for a
+   * message only routed: each part decoded to text and walked, cloned and cut here cost the thread and
+   * the loop a few ms a message, for nothing (issue 52 §5).
+   */
+  report: boolean;
   /** The DMARC reports attached (dmarc/attachments.ts). */
   dmarc: boolean;
   /** The candidate unsubscribe tokens in the subject and plain text (where the mailto puts its token). */
@@ -25,8 +31,8 @@ export interface ReadWanted {
   routed: RoutedWanted | null;
 }
 export interface ReadMessage {
-  /** The message's header and MIME leaf parts (mime.ts readReport), each body cut at READ_PART_MAX_CHARS. */
-  report: ReportMessage;
+  /** The message's header and MIME leaf parts (mime.ts readReport), each body cut at READ_PART_MAX_CHARS; when wanted. */
+  report: ReportMessage | null;
   dmarc: AttachmentOutcome[] | null;
   unsubscribeTokens: string[] | null;
   /** Only for an ARF report when `wanted.feedbackSignatures` was set (feedback-auth.ts judges them). */

@@ -13,6 +13,7 @@ import { unsubscribe } from '../tracking/service.ts';
 import { receiveAggregateReports, type DmarcLog } from '../dmarc/service.ts';
 import type { InboundReader, ReadMessage, ReadWanted } from './reader.ts';
 import type { InboundRecipient } from './addresses.ts';
+import type { ReportMessage } from './mime.ts';
 import { readArf, readDsn, readPlainNdr } from './reports.ts';
 import { recipientsOfLog } from '../emails/sql/lookups.ts';
 import { judgeFeedbackSigner } from './feedback-auth.ts';
@@ -98,15 +99,12 @@ async function applyFeedbackLoopReport(
   deps: InboundMailDeps,
   message: InboundMessage,
   read: ReadMessage,
+  report: ReportMessage,
   arf: ProviderReport,
 ): Promise<InboundOutcome> {
   const { feedbackLoopDomains } = await getPlatformSettings(deps.sequelize);
   // The reader checked the signatures of every ARF report that came to no return path.
-  const signer = judgeFeedbackSigner(
-    read.feedbackSignatures ?? { results: [] },
-    feedbackLoopDomains,
-    read.report.headers,
-  );
+  const signer = judgeFeedbackSigner(read.feedbackSignatures ?? { results: [] }, feedbackLoopDomains, report.headers);
   if (signer.verified) return { handled: 'complaint', count: await applyAll(deps, [arf], arf.emailId, signer.signer) };
   return keepUnverified(deps, message, 'complaint', arf, signer.reason);
 }
@@ -124,10 +122,11 @@ const NOT_AT_RETURN_PATH =
 export function reportsWanted(config: Pick<Config, 'dnsServers'>, recipients: InboundRecipient[]): ReadWanted {
   const kinds = new Set(recipients.map((r) => r.kind));
   return {
+    report: recipients.length > 0,
     dmarc: kinds.has('dmarc'),
     unsubscribeTokens: kinds.has('unsubscribe'),
     // An ARF report away from a return path counts only when signed (applyFeedbackLoopReport).
-    feedbackSignatures: kinds.has('bounce') ? null : { dnsServers: config.dnsServers },
+    feedbackSignatures: recipients.length === 0 || kinds.has('bounce') ? null : { dnsServers: config.dnsServers },
     routed: null,
   };
 }
@@ -146,6 +145,8 @@ export async function handleInboundMessage(
   );
   const read = alreadyRead ?? (await deps.reader.read(message.chunks, reportsWanted(deps.config, message.recipients)));
   const report = read.report;
+  // reportsWanted asks for it whenever one of our addresses is among the recipients.
+  if (!report) throw new Error('the message was read without its MIME parts (ReadWanted.report)');
 
   // What the content is decides first: a complaint or a DSN may arrive at any of our addresses.
   if (report.reportType === 'feedback-report') {
@@ -154,7 +155,7 @@ export async function handleInboundMessage(
     // inbound/service.ts); anywhere else only a feedback-loop operator's signature makes it count.
     if (arf && bounce)
       return { handled: 'complaint', count: await applyAll(deps, [arf], bounce.emailId, message.mailFrom) };
-    if (arf) return applyFeedbackLoopReport(deps, message, read, arf);
+    if (arf) return applyFeedbackLoopReport(deps, message, read, report, arf);
   }
   if (report.reportType === 'delivery-status') {
     const reports = readDsn(report);

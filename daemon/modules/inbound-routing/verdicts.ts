@@ -160,18 +160,28 @@ export function authservIdOf(value: string): string {
   return id.toLowerCase();
 }
 
-/** The top-level header's fields as written (each with its continuation lines and line end), and the rest. */
-function headerFieldsOf(raw: Buffer): { fields: string[]; rest: string } {
-  const text = raw.toString('latin1');
-  const end = /\r?\n\r?\n/.exec(text);
-  const headEnd = end ? end.index + end[0].length : text.length;
+/** Where the top-level header ends: just past its blank line (`\r?\n\r?\n`), else the message's end. */
+function headerEnd(raw: Buffer): number {
+  // Every blank line starts at a `\n` followed by `\n` or `\r\n`; the first of either ends the header.
+  const bare = raw.indexOf('\n\n');
+  const crlf = raw.indexOf('\n\r\n');
+  if (bare < 0 && crlf < 0) return raw.length;
+  return bare >= 0 && (crlf < 0 || bare < crlf) ? bare + 2 : crlf + 3;
+}
+
+/**
+ * The top-level header's fields as written (each with its continuation lines and line end), and the
+ * byte offset of the body. Only the header is decoded: the body, most of a message, stays bytes.
+ */
+function headerFieldsOf(raw: Buffer): { fields: string[]; bodyStart: number } {
+  const bodyStart = headerEnd(raw);
   // Each field: its first line and the continuation lines (starting with a space or a tab) after it.
   const fields: string[] = [];
-  for (const line of text.slice(0, headEnd).split(/(?<=\n)/)) {
+  for (const line of raw.toString('latin1', 0, bodyStart).split(/(?<=\n)/)) {
     if (fields.length > 0 && /^[ \t]/.test(line)) fields[fields.length - 1] += line;
     else fields.push(line);
   }
-  return { fields, rest: text.slice(headEnd) };
+  return { fields, bodyStart };
 }
 
 /** The value of an Authentication-Results field naming `authservId`, or null for any other field. */
@@ -186,11 +196,11 @@ function ourAuthResultsValue(field: string, authservId: string): string | null {
  * a message attached inside is left as it was written. Bytes are kept as they are (latin1 round trip).
  */
 export function withoutOurAuthResults(raw: Buffer, authservId: string): { raw: Buffer; removed: number } {
-  const { fields, rest } = headerFieldsOf(raw);
+  const { fields, bodyStart } = headerFieldsOf(raw);
   const kept = fields.filter((field) => ourAuthResultsValue(field, authservId) === null);
   const removed = fields.length - kept.length;
   if (removed === 0) return { raw, removed };
-  return { raw: Buffer.from(kept.join('') + rest, 'latin1'), removed };
+  return { raw: Buffer.concat([Buffer.from(kept.join(''), 'latin1'), raw.subarray(bodyStart)]), removed };
 }
 
 /** The value of the first Authentication-Results naming `authservId` (ours, on a stored message), folding kept; null when none. */

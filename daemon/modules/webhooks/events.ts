@@ -9,10 +9,11 @@
 // The price is one indexed look-up on webhook_endpoints per event, inside the caller's transaction:
 // it rides on the event's INSERT (and fanned_out_at is set there, the fan-out being in the same
 // transaction), so an event nobody listens to costs one statement; the deliveries are a second.
+import { randomUUID } from 'node:crypto';
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import type { EventType } from '../../../shared/constants.ts';
 import { targetEndpointsWhere, type OutboxEvent } from './fan-out.ts';
-import { fanOutEvent } from './sql/fan-out.ts';
+import { fanOutEvent, insertEventToEndpoint } from './sql/fan-out.ts';
 
 export interface EmittedEvent {
   tenantId: string;
@@ -76,6 +77,7 @@ export async function emitEvent(sequelize: Sequelize, event: EmittedEvent, trans
  * An event for one endpoint of the tenant, due at once, in the caller's transaction: an inbound
  * route's message goes to the route's endpoint only, not to every endpoint subscribed to its type
  * (modules/inbound-routing/receive.ts). Answers the event id; no delivery when the endpoint is gone.
+ * One statement, the body sent once (sql/fan-out.ts insertEventToEndpoint); the id and time are chosen here.
  */
 export async function emitEventToEndpoint(
   sequelize: Sequelize,
@@ -83,9 +85,21 @@ export async function emitEventToEndpoint(
   endpointId: string,
   transaction: Transaction,
 ): Promise<string> {
-  const recorded = await insertEvent(sequelize, event, transaction, endpointId);
-  if (recorded.hasTargets) await fanOutEvent(sequelize, recorded.event, transaction, { onlyEndpointId: endpointId });
-  return recorded.event.id;
+  const id = randomUUID();
+  await insertEventToEndpoint(
+    sequelize,
+    {
+      id,
+      tenantId: event.tenantId,
+      type: event.type,
+      emailId: event.emailId ?? null,
+      createdAt: new Date(),
+      data: event.data,
+    },
+    endpointId,
+    transaction,
+  );
+  return id;
 }
 
 /**

@@ -3,6 +3,7 @@
 // (fanOutEventsSql, embedded in the drain's record statement, emails/sql/record-outcomes.ts).
 import { QueryTypes, type Sequelize, type Transaction } from 'sequelize';
 import { declareBatch, type BatchColumns } from '../../../db/batch.ts';
+import { declare, sequelizeRows } from '../../../db/sql.ts';
 import {
   buildWebhookPayload,
   DELIVERIES_CHANNEL,
@@ -73,4 +74,50 @@ export async function fanOutEvent(
     },
   );
   return deliveries.map((delivery) => delivery.id);
+}
+
+/**
+ * An event and its one delivery to `endpoint_id` (if that endpoint is the tenant's), in one statement:
+ * the webhook body ($5, buildWebhookPayload's JSON, the event's id and createdAt chosen by the caller)
+ * is sent once and is both the delivery's payload, kept as sent (json), and the event's data (its
+ * `data` member, jsonb). Cast from text so that the json copy is not jsonb's rewrite. An inbound
+ * message's event carries its attachments inline (tens of KB): written as two replacements-escaped
+ * statements it cost the event loop and PostgreSQL twice the text to escape, send and parse (issue 52 §5).
+ */
+const EMIT_TO_ENDPOINT = declare(
+  'webhooks.emit-to-endpoint',
+  `WITH ev AS (
+     INSERT INTO events (id, tenant_id, type, email_id, data, fanned_out_at, created_at)
+     VALUES ($1, $2, $3, $4, ($5::text::jsonb) -> 'data', now(), $6)
+     RETURNING id, tenant_id, type
+   ), inserted AS (
+     INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, payload, max_attempts, due_at)
+     SELECT ev.tenant_id, w.id, ev.id, ev.type, $5::text::json, $7, now()
+       FROM ev JOIN webhook_endpoints w ON w.tenant_id = ev.tenant_id AND w.id = $8
+     RETURNING id
+   )
+   SELECT (SELECT pg_notify('${DELIVERIES_CHANNEL}', '')::text FROM inserted LIMIT 1) AS notified`,
+);
+
+export async function insertEventToEndpoint(
+  sequelize: Sequelize,
+  event: OutboxEvent & { emailId: string | null },
+  endpointId: string,
+  transaction: Transaction,
+): Promise<void> {
+  await sequelizeRows(
+    sequelize,
+    EMIT_TO_ENDPOINT,
+    [
+      event.id,
+      event.tenantId,
+      event.type,
+      event.emailId,
+      JSON.stringify(buildWebhookPayload(event)),
+      event.createdAt,
+      WEBHOOK_MAX_ATTEMPTS,
+      endpointId,
+    ],
+    transaction,
+  );
 }
