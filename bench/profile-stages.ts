@@ -49,11 +49,15 @@ const STAGES: [stage: string, source: RegExp][] = [
     /daemon\/modules\/emails\/validate|daemon\/db\/storable-text|daemon\/mail\/(addresses|mailboxes)/,
   ],
   ['key and tenant checks', /daemon\/modules\/(auth|tenants)\/|daemon\/smtp\/submission\.ts/],
+  ["service's headers on the submitted message", /daemon\/smtp\/submission-spool/],
   [
     'compose (MIME build)',
     /daemon\/mail\/(compose|encoded-parts|quoted-printable|serialize-message|line-ends|buffer-transport|tracking|link-tokens)/,
   ],
-  ['DKIM (body hash, RSA signature)', /daemon\/mail\/dkim|node:internal\/crypto\/(sig|hash)|dkim-signer|relaxed-body/],
+  [
+    'DKIM (body hash, RSA signature)',
+    /daemon\/mail\/(dkim|sign-built-message)|node:internal\/crypto\/(sig|hash)|dkim-signer|relaxed-body/,
+  ],
   [
     'durable write (accept, spool insert)',
     /node_modules\/(pg|pg-protocol|pg-pool)\/|daemon\/db\/|daemon\/modules\/emails\/|daemon\/mta\/sql\/|daemon\/mta\/spooled/,

@@ -21,7 +21,6 @@ import sign from 'nodemailer/lib/dkim/sign';
 import { encode as base64, wrap as base64Lines } from 'nodemailer/lib/base64';
 import { encodeQuotedPrintable } from './quoted-printable.ts';
 import { RelaxedBodyHasher } from './dkim-body-hash.ts';
-import { DKIM_SIGNED_HEADERS, type DkimSigningOptions } from './compose.ts';
 
 /** What of a MimeNode this reads beyond its typed surface (nodemailer's mime-node stream()). */
 interface NodeInternals {
@@ -129,15 +128,6 @@ function signed(message: Buffer, options: ConstructorParameters<typeof DKIM>[0])
     if (field) fields.push(Buffer.from(`${field}\r\n`));
   }
   return fields.length ? Buffer.concat([...fields, message]) : message;
-}
-
-/**
- * A message built already (an SMTP submission that leaves as its client built it:
- * smtp/submission-spool.ts) signed as the messages the service composes are: the same signer, the
- * domain's key, DKIM_SIGNED_HEADERS. The signature field comes first.
- */
-export function signBuiltMessage(message: Buffer, dkim: DkimSigningOptions): Buffer {
-  return signed(message, { ...dkim, headerFieldNames: DKIM_SIGNED_HEADERS });
 }
 
 /**

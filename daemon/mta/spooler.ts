@@ -10,6 +10,8 @@ import { recipientDomain, type SpoolPort, type SpoolRequest } from '../mail/tran
 import { DEFAULT_DELIVERY_EXPIRY_HOURS } from './retry.ts';
 import { SpooledMessageAnnouncer } from './spooled-messages.ts';
 import { SpoolWriter } from './sql/spool-insert.ts';
+import { SPOOL_CHANNEL } from './sql/spool.ts';
+import { notifyAfterCommit } from '../queue/enqueue.ts';
 
 /** The recipients grouped by destination domain (recipientDomain), in the order first met: a spool row each. */
 export function recipientsByDomain(recipients: string[]): Map<string, string[]> {
@@ -21,6 +23,15 @@ export function recipientsByDomain(recipients: string[]): Map<string, string[]> 
     else byDomain.set(domain, [address]);
   }
   return byDomain;
+}
+
+/**
+ * Wakes the MTA loops after spool rows were committed by a statement that does not notify itself (the
+ * accept of a submission: a NOTIFY inside a synchronous commit holds PostgreSQL's notify lock through the
+ * WAL flush and serialises every such commit, queue/enqueue.ts).
+ */
+export function wakeMtaLoops(sql: Sql): void {
+  notifyAfterCommit(sql, SPOOL_CHANNEL);
 }
 
 export class MtaSpooler implements SpoolPort {

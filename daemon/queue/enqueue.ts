@@ -21,10 +21,10 @@ interface WakeState {
 }
 // Keyed by what sends the NOTIFY (a Sequelize instance, or the plain-pg Sql of the accept path), so each
 // connection's wake state lives and dies with that connection, which deps own: no state of its own at import.
-const wakeStates = new WeakMap<object, Map<QueueName, WakeState>>();
+const wakeStates = new WeakMap<object, Map<string, WakeState>>();
 const wokenByTransaction = new WeakMap<Transaction, Set<QueueName>>();
 
-function coalescedWake(owner: object, queue: QueueName, notify: () => Promise<unknown>): void {
+function coalescedWake(owner: object, queue: string, notify: () => Promise<unknown>): void {
   let states = wakeStates.get(owner);
   if (!states) wakeStates.set(owner, (states = new Map()));
   let state = states.get(queue);
@@ -50,6 +50,15 @@ function coalescedWake(owner: object, queue: QueueName, notify: () => Promise<un
 
 function wakeWorkers(sequelize: Sequelize, queue: QueueName): void {
   coalescedWake(sequelize, queue, () => sequelizeRows(sequelize, WAKE, [queueChannel(queue), queue]));
+}
+
+/**
+ * A NOTIFY on `channel` after the caller's statement committed, coalesced as the queues' wake-ups are:
+ * for a listener that is no queue's (the MTA loops on the spool's channel, woken by a submission the
+ * accept statement spooled: mta/spooler.ts).
+ */
+export function notifyAfterCommit(sql: Sql, channel: string): void {
+  coalescedWake(sql, `channel:${channel}`, () => sql.rows(WAKE, [channel, '']));
 }
 
 /** wakeQueue for plain-pg callers (the accept path), after their statement committed. */

@@ -18,7 +18,7 @@ import { isAllowedCustomHeader } from '../modules/emails/validate.ts';
 import { listUnsubscribeHeader, unsubscribeUrl } from '../mail/compose.ts';
 import { inboundMailDomain, verpReturnPath } from '../mail/addresses.ts';
 import { bareAddress } from '../mail/mailboxes.ts';
-import { signBuiltMessage } from '../mail/serialize-message.ts';
+import { dkimSignatureField, type HeaderField } from '../mail/sign-built-message.ts';
 import { withCrlfLineEnds } from '../mail/line-ends.ts';
 import type { RandomBytes } from '../mail/random-pool.ts';
 import { bodyStartOf } from './submission-body.ts';
@@ -112,8 +112,14 @@ export async function spooledSubmission(
     'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
     'X-Service-Email-Id': send.id,
   };
-  const head = [...Object.entries(ours).map(([name, value]) => `${name}: ${value}`), ...kept.map((f) => f.field)];
-  const message = Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), bodyOf(raw, bodyStart)]);
+  const fields: HeaderField[] = [
+    ...Object.entries(ours).map(([name, value]) => ({ key: name.toLowerCase(), line: `${name}: ${value}` })),
+    ...kept.map((f) => ({ key: f.name.toLowerCase(), line: f.field })),
+  ];
+  const body = bodyOf(raw, bodyStart);
+  const signature = signing.dkim ? [await dkimSignatureField(fields, body, signing.dkim)] : [];
+  const head = [...signature, ...fields.map((f) => f.line)].join('\r\n');
+  const message = Buffer.concat([Buffer.from(`${head}\r\n\r\n`, 'latin1'), body]);
   const recipients = new Set([...request.to, ...request.cc, ...request.bcc].map(bareAddress));
   // The log's sent headers, as a composed message's (compose.ts): the request's own, the service's, Message-ID and Subject.
   const sentHeaders = {
@@ -125,7 +131,7 @@ export async function spooledSubmission(
     Subject: request.subject,
   };
   return {
-    message: signing.dkim ? signBuiltMessage(message, signing.dkim) : message,
+    message,
     envelopeFrom: signing.returnPath
       ? verpReturnPath(send.id, signing.returnPath, deps.secrets.linkSigningKey)
       : bareAddress(request.fromAddress),

@@ -27,6 +27,7 @@ import type { TenantContext } from '../../context.ts';
 import { ApiError, ConflictError, ForbiddenError, UnauthorizedError, UnprocessableError } from '../../errors.ts';
 import { removeJob, wakeQueueWithSql } from '../../queue/enqueue.ts';
 import { clientOf } from '../../db/sql.ts';
+import { wakeMtaLoops } from '../../mta/spooler.ts';
 import { isVerifiedSenderDomain } from '../domains/service.ts';
 import { domainAndParents, senderDomainOf } from '../../mail/domain-names.ts';
 import { suppressedAmong } from '../suppressions/sql/suppressions.ts';
@@ -543,8 +544,9 @@ async function finish(
     replayed: false,
     quota: { ...decision.quota, used },
   };
-  // A spooled send has no job: its statement woke the MTA loops.
-  if (sends.length > 0 && !insert.runAt && insert.spoolExpiryHours === null) wakeQueueWithSql(deps.db.sql, 'send');
+  // A spooled send has no job: the MTA loops deliver it.
+  if (sends.length > 0 && insert.spoolExpiryHours !== null) wakeMtaLoops(deps.db.sql);
+  else if (sends.length > 0 && !insert.runAt) wakeQueueWithSql(deps.db.sql, 'send');
   if (!decision.sync) return answer;
   const { deliverEmailLog } = await import('./send-job.ts');
   const { countRelayAttempt } = await import('../metrics/count.ts');

@@ -33,9 +33,6 @@ export function insertSpoolRowsSql(source: string): string {
     RETURNING id`;
 }
 
-/** The NOTIFY that wakes the MTA loops after spool rows commit, as a SELECT item. */
-export const NOTIFY_SPOOL_SQL = `pg_notify('${SPOOL_CHANNEL}', '')::text`;
-
 /**
  * The rows of one or more messages (one statement for a message alone and for a group): $1–$4 per row (its
  * id, its message's number from 1, domain, recipients), $5–$12 per message, $13– the spooled log's fields per message; the last, all the messages' bytes one after
@@ -58,7 +55,7 @@ const INSERT_SPOOL = declare(
            ${SPOOLED_LOG_COLUMNS.map((column) => `m.${column}`).join(', ')}
       FROM d JOIN m ON m.message = d.message`)}
   )
-  SELECT array(SELECT id::text FROM spooled) AS ids, ${NOTIFY_SPOOL_SQL} AS notified,
+  SELECT array(SELECT id::text FROM spooled) AS ids, pg_notify('${SPOOL_CHANNEL}', '')::text AS notified,
          -- Committed without waiting for the WAL to reach the disk (see spoolMessage).
          set_config('synchronous_commit', 'off', true) AS commit_mode`,
 );

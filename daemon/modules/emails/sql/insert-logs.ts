@@ -6,7 +6,7 @@
 import { declare } from '../../../db/sql.ts';
 import { insertJobsSql } from '../../../queue/sql/enqueue.ts';
 import { noneSuppressedSql } from '../../suppressions/sql/suppressions.ts';
-import { insertSpoolRowsSql, NOTIFY_SPOOL_SQL } from '../../../mta/sql/spool-insert.ts';
+import { insertSpoolRowsSql } from '../../../mta/sql/spool-insert.ts';
 
 /** What the source CTE of insertQueuedLogsSql yields, by these names (status is QUEUED, updated_at = created_at). */
 export const NEW_LOG_COLUMNS = `id, tenant_id, api_key_id, project_id, message_id, from_address, to_addresses, cc_addresses,
@@ -87,10 +87,11 @@ const SPOOLED_CTES = `, spool_input AS (
       FROM logs l JOIN spool_input s ON s.email_id = l.id
   )`;
 
-// $8–$10 describe send jobs, which a spooled send has none of; named here only so that the two
-// statements take the same parameters (PostgreSQL must type each one).
-const SPOOLED_NOTIFY = `,
-         CASE WHEN (SELECT count(*) FROM spooled) > 0 THEN ${NOTIFY_SPOOL_SQL} END AS notified,
+// The MTA loops are woken after the commit (mta/spooler.ts, wakeMtaLoops), not by a NOTIFY here: in a
+// synchronous commit it would serialise every accept's commit (queue/enqueue.ts). $8–$10 describe send
+// jobs, which a spooled send has none of; named here only so that the two statements take the same
+// parameters (PostgreSQL must type each one).
+const SPOOLED_NOTIFY = `, (SELECT count(*) FROM spooled)::int AS spooled,
          CAST($8 AS timestamptz) AS run_at, CAST($9 AS int) AS max_attempts, CAST($10 AS text) AS job_key_prefix`;
 
 // The quota is reserved first, exactly: one counter row per tenant and cycle, incremented only while
@@ -149,7 +150,7 @@ export const INSERT_ACCEPTED = declare('emails.insert-accepted', insertAcceptedS
  * emails/service.ts, spoolsAtAccept): the statement above, but instead of a send job each log gets its
  * spool rows (mta/sql/spool-insert.ts), signed already, and its 'spooled' timeline row, in the same
  * commit: one durable write per message, and the worker's MTA delivers it with nothing composed or signed
- * again. The guard also holds the tenant's tracking off (the message is not rewritten); when it was
+ * again (woken after the commit: wakeMtaLoops). The guard also holds the tenant's tracking off (the message is not rewritten); when it was
  * turned on meanwhile the statement writes nothing and the send is decided again on the old path.
  * $19 the spool rows (jsonb: id, email_id, domain, recipients, envelope_from, message_at, message_length,
  * sent_headers; each message a byte range of $18 after the bodies), $20 their expiry in hours.
