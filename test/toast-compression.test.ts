@@ -8,7 +8,7 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { createMigrator } from '../daemon/db/migrate.ts';
 import { ensurePartitions, partitionName, addMonths, monthOf } from '../daemon/db/partitions.ts';
-import { LARGE_VALUE_COLUMNS, lz4Available } from '../daemon/db/toast-compression.ts';
+import { INBOUND_LARGE_VALUE_COLUMNS, LARGE_VALUE_COLUMNS, lz4Available } from '../daemon/db/toast-compression.ts';
 
 const MIGRATION = '0410-lz4-large-values';
 let ctx: TestContext;
@@ -24,20 +24,20 @@ const q = <T extends object>(sql: string, replacements: Record<string, unknown> 
   ctx.db.sequelize.query<T>(sql, { replacements, type: QueryTypes.SELECT });
 
 /** Each relation (table and partition) holding a large-value column, with that column's method. */
-async function methods(): Promise<Map<string, string>> {
+async function methods(columns = LARGE_VALUE_COLUMNS): Promise<Map<string, string>> {
   const rows = await q<{ relation: string; method: string }>(
     `SELECT c.relname || '.' || a.attname AS relation,
             CASE a.attcompression WHEN 'l' THEN 'lz4' WHEN 'p' THEN 'pglz' ELSE 'default' END AS method
        FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
       WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p')
         AND (c.relname IN (:tables) OR c.relname ~ ('^(' || :pattern || ')_(p\\d{4}_\\d{2}|default)$'))`,
-    { tables: Object.keys(LARGE_VALUE_COLUMNS), pattern: Object.keys(LARGE_VALUE_COLUMNS).join('|') },
+    { tables: Object.keys(columns), pattern: Object.keys(columns).join('|') },
   );
   const wanted = new Map<string, string>();
   for (const { relation, method } of rows) {
     const [table, column] = relation.split('.');
     const parent = table.replace(/_(p\d{4}_\d{2}|default)$/, '');
-    if (LARGE_VALUE_COLUMNS[parent]?.includes(column)) wanted.set(relation, method);
+    if (columns[parent]?.includes(column)) wanted.set(relation, method);
   }
   return wanted;
 }
@@ -68,6 +68,13 @@ test('a body written through the API is stored with lz4; every table and partiti
   assert.is(stored.method, 'lz4');
   assert.is(stored.length, paragraph.length);
   assert.ok(stored.size < stored.length / 3, `stored ${stored.size} bytes of ${stored.length}`);
+});
+
+test('inbound webhook bodies and parsed messages (migration 0476): lz4 on every table and partition', async () => {
+  const set = await methods(INBOUND_LARGE_VALUE_COLUMNS);
+  assert.ok(set.size >= 4, `columns found: ${set.size}`);
+  const wanted = (await lz4Available(ctx.db.sequelize)) ? 'lz4' : 'default';
+  for (const [relation, method] of set) assert.is(method, wanted, relation);
 });
 
 test('partitions made later inherit lz4, also when rows of their month sat in the default partition', async () => {

@@ -23,6 +23,18 @@ export const LARGE_VALUE_COLUMNS: Record<string, readonly string[]> = {
   webhook_deliveries: ['response_body'],
 };
 
+/**
+ * Large values of the inbound mail (migration 0476, issue 52 §5): an `inbound.received` webhook body
+ * carries the message's text, HTML and small attachments inline (bench:inbound's: ~48 KB), and pglz
+ * spent ~3.5 ms of the database's CPU per such payload for nothing (49.3 KB stored; lz4: ~1.3 ms,
+ * 45.7 KB; psql on a loaded 2-core machine). The parsed form of the message likewise.
+ * Apart from LARGE_VALUE_COLUMNS because migration 0410 sets those, before these tables existed.
+ */
+export const INBOUND_LARGE_VALUE_COLUMNS: Record<string, readonly string[]> = {
+  webhook_deliveries: ['payload'],
+  inbound_messages: ['parsed'],
+};
+
 /** Whether this PostgreSQL was built with lz4 (a value of default_toast_compression it accepts). */
 export async function lz4Available(sequelize: Sequelize): Promise<boolean> {
   const [row] = await sequelize.query<{ lz4: boolean }>(
@@ -33,14 +45,18 @@ export async function lz4Available(sequelize: Sequelize): Promise<boolean> {
 }
 
 /**
- * Sets the compression of LARGE_VALUE_COLUMNS on each table and on each of its partitions (ALTER on a
+ * Sets the compression of `tables`' columns (LARGE_VALUE_COLUMNS unless given) on each table and on each of its partitions (ALTER on a
  * partitioned table sets only what its new partitions inherit). A catalogue change: nothing stored
  * is rewritten. Returns the tables changed; none when lz4 is asked for and this PostgreSQL lacks it.
  */
-export async function setLargeValueCompression(sequelize: Sequelize, method: ToastCompression): Promise<string[]> {
+export async function setLargeValueCompression(
+  sequelize: Sequelize,
+  method: ToastCompression,
+  tables: Record<string, readonly string[]> = LARGE_VALUE_COLUMNS,
+): Promise<string[]> {
   if (method === 'lz4' && !(await lz4Available(sequelize))) return [];
   const changed: string[] = [];
-  for (const [table, columns] of Object.entries(LARGE_VALUE_COLUMNS)) {
+  for (const [table, columns] of Object.entries(tables)) {
     const alter = columns.map((column) => `ALTER COLUMN ${column} SET COMPRESSION ${method}`).join(', ');
     for (const name of [table, ...(await listPartitions(sequelize, table))])
       await sequelize.query(`ALTER TABLE ONLY ${name} ${alter}`);
