@@ -265,7 +265,11 @@ export async function importContactsCsv(
     throw error;
   });
   if (failure) {
-    if (!(failure as { code?: string }).code?.startsWith('CSV_')) throw failure;
+    if (!(failure as { code?: string }).code?.startsWith('CSV_')) {
+      // The upload broke off: the chunks already started end before the error answers.
+      await writer.finish().catch(() => {});
+      throw failure;
+    }
     // csv-parse refuses the rest of the file (an unclosed quote …): what was read before is kept.
     summary.aborted = `The CSV could not be read further: ${failure.message}. The rows before it were imported.`;
   }
