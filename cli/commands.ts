@@ -105,6 +105,7 @@ import InboundReplay from './commands/inbound/replay.ts';
 import InboundMessages from './commands/inbound/messages.ts';
 import InboundAddress from './commands/inbound/address.ts';
 import InboundTail from './commands/inbound/tail.ts';
+import InboundStatsCommand from './commands/inbound/stats.ts';
 import InboundDomainsList from './commands/inbound/domains/list.ts';
 import InboundDomainsShow from './commands/inbound/domains/show.ts';
 import InboundDomainsAdd from './commands/inbound/domains/add.ts';
@@ -303,4 +304,5 @@ export const COMMANDS = {
   'inbound:messages': InboundMessages,
   'inbound:address': InboundAddress,
   'inbound:tail': InboundTail,
+  'inbound:stats': InboundStatsCommand,
 };

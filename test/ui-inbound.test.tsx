@@ -9,7 +9,7 @@ import { render } from 'ink-testing-library';
 import { InboundTail } from '../cli/ui/InboundTail.tsx';
 import { Dashboard } from '../cli/ui/Dashboard.tsx';
 import type { DashboardData } from '../cli/services/dashboard.ts';
-import type { InboundMessageDetail, InboundMessageSummary } from '../shared/schemas/inbound.ts';
+import type { InboundMessageDetail, InboundMessageSummary, InboundStats } from '../shared/schemas/inbound.ts';
 import { waitFor } from './helpers/wait.ts';
 
 async function shows(lastFrame: () => string | undefined, text: string | RegExp): Promise<string> {
@@ -165,7 +165,7 @@ test('messages arrive, s filters by status, Enter opens the parsed message, r th
   }
 });
 
-test("the dashboard shows the day's inbound mail, in red when some failed, or why it could not count it", async () => {
+test('the dashboard shows the last 24 h of inbound mail and its failing endpoints, or why it could not count it', async () => {
   const down = { value: null, error: 'not loaded in this test' };
   const data = (inbound: DashboardData['inbound']): DashboardData => ({
     tenant: down,
@@ -177,10 +177,38 @@ test("the dashboard shows the day's inbound mail, in red when some failed, or wh
     inbound,
     loadedAt: '',
   });
+  const counts = (total: number, failed: number) => ({
+    total,
+    received: 0,
+    delivered: total - failed,
+    failed,
+    stored: 0,
+    forwarded: 0,
+  });
+  const stats = (total: number, failed: number, failingEndpoints: InboundStats['failingEndpoints'] = []) => ({
+    last24h: { since: '2026-11-28T10:00:00.000Z', ...counts(total, failed) },
+    last7d: { since: '2026-11-22T10:00:00.000Z', ...counts(total, failed) },
+    routes: [],
+    failingEndpoints,
+  });
+  const failing = {
+    endpointId: '00000000-0000-4000-8000-000000000001',
+    url: 'https://app.example/hooks/inbound',
+    enabled: false,
+    consecutiveFailures: 20,
+    failed: 3,
+    retrying: 1,
+    lastError: 'HTTP 500',
+    lastFailedAt: '2026-11-29T09:00:00.000Z',
+  };
   for (const [inbound, expected] of [
-    [{ value: { received: 12, failed: 1, capped: false }, error: null }, 'Inbound today 12 received, 1 failed'],
-    [{ value: { received: 1000, failed: 0, capped: true }, error: null }, 'Inbound today 1000+ received, 0 failed'],
-    [{ value: null, error: 'This key lacks the inbound:read scope.' }, 'Inbound today This key lacks'],
+    [{ value: stats(12, 1, [failing]), error: null }, 'Inbound 24 h 12 received, 1 failed'],
+    [
+      { value: stats(12, 1, [failing]), error: null },
+      'failing https://app.example/hooks/inbound: HTTP 500 (3 failed, 1 retrying, switched off)',
+    ],
+    [{ value: stats(0, 0), error: null }, 'Inbound 24 h 0 received, 0 failed'],
+    [{ value: null, error: 'This key lacks the inbound:read scope.' }, 'Inbound 24 h This key lacks'],
   ] as const) {
     const screen = render(
       <Dashboard

@@ -1,5 +1,5 @@
 import { SvcCommand } from '../base-command.ts';
-import { inboundDayText, loadDashboard, type DashboardData } from '../services/dashboard.ts';
+import { failingInboundTexts, inboundDayText, loadDashboard, type DashboardData } from '../services/dashboard.ts';
 import { renderDashboard } from '../ui/render.ts';
 import { followLogs } from '../services/log-feed.ts';
 import { captureCommand } from '../services/subcommand.ts';
@@ -14,7 +14,7 @@ export default class DashboardCommand extends SvcCommand<typeof DashboardCommand
     'getEmailsLogs',
     'getEmailsLogsById',
     'getWebhooksEndpoints',
-    'getInboundMessages',
+    'getInboundStats',
     'getHealthReady',
     'getHealthQueues',
     'getPlatformQueue',
@@ -23,7 +23,7 @@ export default class DashboardCommand extends SvcCommand<typeof DashboardCommand
     'postPlatformQueueByDomainRelease',
   ];
   static override summary =
-    'Overview of the current tenant: quota, queues, recent sends, failing webhooks, inbound mail today.';
+    'Overview of the current tenant: quota, queues, recent sends, failing webhooks, inbound mail of the last 24 h.';
   static override description =
     'In a terminal (also what `svc` alone opens) it refreshes every 5 s and its keys open the other screens inside it (Esc comes back). Without a terminal, or with --json, it prints one snapshot.';
   static override examples = ['<%= config.bin %>', '<%= config.bin %> dashboard --json'];
@@ -83,6 +83,9 @@ function summarize(data: DashboardData): string {
     ),
     line('recent sends', data.recent, (r) => r.map((log) => `${log.status} ${log.to.join(',')}`).join('; ') || 'none'),
     line('failing webhooks', data.failingWebhooks, (w) => w.map((e) => e.url).join(', ') || 'none'),
-    ...(data.inbound ? [line('inbound today', data.inbound, inboundDayText)] : []),
+    ...(data.inbound ? [line('inbound 24 h', data.inbound, inboundDayText)] : []),
+    ...(data.inbound?.value
+      ? failingInboundTexts(data.inbound.value).map((text) => `${'inbound failing'.padEnd(17)}${text}`)
+      : []),
   ].join('\n');
 }

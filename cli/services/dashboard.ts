@@ -4,7 +4,8 @@ import type { QueuesHealth, ReadyWarning } from '../../shared/schemas/health.ts'
 import type { EmailLog, TenantSummary } from '../api-types.ts';
 import type { WebhookEndpoint } from '../../shared/schemas/webhooks.ts';
 import { PLANS, type PlanSlug } from '../../shared/constants.ts';
-import { countMessages } from './inbound-routing.ts';
+import type { InboundStats } from '../../shared/schemas/inbound.ts';
+import { getStats } from './inbound-routing.ts';
 
 export interface Panel<T> {
   value: T | null;
@@ -18,21 +19,14 @@ export interface QuotaView {
   source: 'headers' | 'logs';
 }
 
-export interface InboundDay {
-  received: number;
-  failed: number;
-  /** The counts stopped at DAY_COUNT_CAP. */
-  capped: boolean;
-}
-
 export interface DashboardData {
   tenant: Panel<TenantSummary>;
   quota: Panel<QuotaView>;
   queues: Panel<QueuesHealth>;
   recent: Panel<EmailLog[]>;
   failingWebhooks: Panel<WebhookEndpoint[]>;
-  /** Routed mail received today (UTC) and how much of it failed to reach its endpoint or address. */
-  inbound?: Panel<InboundDay>;
+  /** Routed mail of the last 24 h and 7 days by status, and the endpoints failing at it (GET /inbound/stats). */
+  inbound?: Panel<InboundStats>;
   /** The daemon's readiness warnings (system mail sender not set, unsigned). */
   warnings: Panel<ReadyWarning[]>;
   loadedAt: string;
@@ -44,15 +38,6 @@ async function panel<T>(work: () => Promise<T>): Promise<Panel<T>> {
   } catch (error) {
     return { value: null, error: (error as Error).message };
   }
-}
-
-async function inboundToday(client: SvcClient, now: Date): Promise<InboundDay> {
-  const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
-  const [all, failed] = await Promise.all([
-    countMessages(client, { since }),
-    countMessages(client, { since, status: 'failed' }),
-  ]);
-  return { received: all.count, failed: failed.count, capped: all.capped };
 }
 
 function monthStart(now: Date): string {
@@ -75,7 +60,7 @@ export async function loadDashboard(client: SvcClient, now = new Date()): Promis
     ),
     panel(async () => (await client.listLogs({ since: monthStart(now), limit: 1 })).meta.total),
     panel(async () => (await client.ready()).warnings ?? []),
-    panel(() => inboundToday(client, now)),
+    panel(() => getStats(client)),
   ]);
   const quota = await panel<QuotaView>(async () => {
     const reported = client.http.lastQuota;
@@ -89,7 +74,22 @@ export async function loadDashboard(client: SvcClient, now = new Date()): Promis
   return { tenant, quota, queues, recent, failingWebhooks, inbound, warnings, loadedAt: now.toISOString() };
 }
 
-/** "12 received, 1 failed" (the dashboard's line and its text snapshot). */
-export function inboundDayText(day: InboundDay): string {
-  return `${day.received}${day.capped ? '+' : ''} received, ${day.failed} failed`;
+/** "12 received, 1 failed" over the last 24 h (the dashboard's line and its text snapshot). */
+export function inboundDayText(stats: InboundStats): string {
+  return `${stats.last24h.total} received, ${stats.last24h.failed} failed`;
+}
+
+/** Failing inbound endpoints shown on the dashboard at most (GET /inbound/stats lists up to 20). */
+export const DASHBOARD_FAILING_INBOUND_ENDPOINTS = 3;
+
+/** "https://app.example/hooks: connect ECONNREFUSED (3 failed, switched off)", one per failing endpoint. */
+export function failingInboundTexts(stats: InboundStats): string[] {
+  return stats.failingEndpoints.slice(0, DASHBOARD_FAILING_INBOUND_ENDPOINTS).map((e) => {
+    const notes = [
+      e.failed ? `${e.failed} failed` : null,
+      e.retrying ? `${e.retrying} retrying` : null,
+      e.enabled ? null : 'switched off',
+    ].filter(Boolean);
+    return `${e.url}: ${e.lastError}${notes.length ? ` (${notes.join(', ')})` : ''}`;
+  });
 }

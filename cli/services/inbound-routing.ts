@@ -12,7 +12,9 @@ import type {
   InboundReplayAnswer,
   InboundRoute,
   InboundRoutesPage,
+  InboundStats,
   InboundTokenAddress,
+  UpdateInboundAddressBody,
   UpdateInboundRouteBody,
 } from '../../shared/schemas/inbound.ts';
 
@@ -47,6 +49,8 @@ export const getTokenAddress = (client: SvcClient) =>
   client.http.request<InboundTokenAddress>('GET', '/inbound/address');
 export const rotateTokenAddress = (client: SvcClient) =>
   client.http.request<InboundTokenAddress>('POST', '/inbound/address/rotate');
+export const updateTokenAddress = (client: SvcClient, body: UpdateInboundAddressBody) =>
+  client.http.request<InboundTokenAddress>('PATCH', '/inbound/address', { json: body });
 
 export const listDomains = (client: SvcClient) =>
   client.http.request<InboundDomainsPage>('GET', '/inbound/domains', { query: { limit: 100 } });
@@ -59,23 +63,8 @@ export const verifyDomain = (client: SvcClient, domainId: string) =>
 export const removeDomain = (client: SvcClient, domainId: string) =>
   client.http.request<unknown>('DELETE', `/inbound/domains/${id(domainId)}`);
 
-/** Counted up to this many; past it the dashboard says "1000+" rather than read every page. */
-export const DAY_COUNT_CAP = 1000;
-
-/** Messages received since `since` (and of `status`), counted page by page up to DAY_COUNT_CAP. */
-export async function countMessages(
-  client: SvcClient,
-  query: Pick<InboundMessagesQuery, 'since' | 'status'>,
-): Promise<{ count: number; capped: boolean }> {
-  let count = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await listMessages(client, { ...query, limit: 100, cursor });
-    count += page.data.length;
-    cursor = page.meta.nextCursor ?? undefined;
-  } while (cursor && count < DAY_COUNT_CAP);
-  return { count, capped: Boolean(cursor) };
-}
+/** Received messages by status over the last 24 h and 7 days, per route, and the failing endpoints. */
+export const getStats = (client: SvcClient) => client.http.request<InboundStats>('GET', '/inbound/stats');
 
 /**
  * Messages as they arrive or change status, oldest first: `backlog` recent ones, then a poll of the newest

@@ -2,7 +2,7 @@
 // jump to the other screens.
 import React, { useState } from 'react';
 import { Box, Text, useInput } from 'ink';
-import { inboundDayText, type DashboardData, type Panel } from '../services/dashboard.ts';
+import { failingInboundTexts, inboundDayText, type DashboardData, type Panel } from '../services/dashboard.ts';
 import type { QueueStats, QueuesHealth } from '../../shared/schemas/health.ts';
 import { LogTail, STATUS_COLOURS, type LogTailProps } from './LogTail.tsx';
 import { Picker, type PickerItem } from './Picker.tsx';
@@ -204,7 +204,7 @@ function Overview({
     1 +
     1 +
     hookLines +
-    (data?.inbound ? 1 : 0) +
+    (data?.inbound ? 1 + (data.inbound.value ? failingInboundTexts(data.inbound.value).length : 0) : 0) +
     1 +
     gap * 5;
   // A terminal too short for every queue and one recent send shows the queues with work, and one line
@@ -307,9 +307,9 @@ function Overview({
             <Failed panel={data.failingWebhooks} />
             {data.inbound ? (
               <Text wrap="truncate-end">
-                <Text bold>Inbound today </Text>
+                <Text bold>Inbound 24 h </Text>
                 {data.inbound.value ? (
-                  <Text color={data.inbound.value.failed ? 'red' : undefined}>
+                  <Text color={data.inbound.value.last24h.failed ? 'red' : undefined}>
                     {inboundDayText(data.inbound.value)}
                   </Text>
                 ) : (
@@ -317,6 +317,14 @@ function Overview({
                 )}
               </Text>
             ) : null}
+            {data.inbound?.value
+              ? failingInboundTexts(data.inbound.value).map((text) => (
+                  <Text key={text} wrap="truncate-end">
+                    {' '}
+                    <Text color="red">failing</Text> {text}
+                  </Text>
+                ))
+              : null}
           </Box>
         </Box>
       )}

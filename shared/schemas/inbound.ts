@@ -159,12 +159,69 @@ export const InboundReplayAnswer = Type.Object({
 });
 export type InboundReplayAnswer = Static<typeof InboundReplayAnswer>;
 
+const Count = Type.Integer({ minimum: 0 });
+
+/** Messages by status over a window (`total` is all of them). */
+export const InboundStatusCounts = Type.Object({
+  total: Count,
+  received: Type.Integer({ minimum: 0, description: 'taken, its webhook not yet answered (or being retried)' }),
+  delivered: Count,
+  failed: Type.Integer({ minimum: 0, description: 'its webhook failed for good, or its endpoint was off' }),
+  stored: Count,
+  forwarded: Count,
+});
+export type InboundStatusCounts = Static<typeof InboundStatusCounts>;
+
+/** GET /inbound/stats: what the dashboard shows of inbound mail. */
+export const InboundStats = Type.Object({
+  last24h: Type.Composite([Type.Object({ since: Timestamp }), InboundStatusCounts]),
+  last7d: Type.Composite([Type.Object({ since: Timestamp }), InboundStatusCounts]),
+  routes: Type.Array(
+    Type.Object({
+      routeId: Nullable(Uuid, { description: 'null: routes since removed, and reply addresses no route took' }),
+      address: Nullable(InboundMatchAddress),
+      action: Nullable(OneOf(INBOUND_ROUTE_ACTIONS)),
+      last24h: InboundStatusCounts,
+      last7d: InboundStatusCounts,
+    }),
+    { description: 'routes that took mail in the last 7 days, the busiest first' },
+  ),
+  failingEndpoints: Type.Array(
+    Type.Object({
+      endpointId: Uuid,
+      url: Type.String(),
+      enabled: Type.Boolean({ description: 'false: switched off after its failures' }),
+      consecutiveFailures: Count,
+      failed: Type.Integer({ minimum: 0, description: 'inbound.received deliveries failed for good in 7 days' }),
+      retrying: Type.Integer({ minimum: 0, description: 'inbound.received deliveries failed once, to be tried again' }),
+      lastError: Type.String(),
+      lastFailedAt: Timestamp,
+    }),
+    {
+      description:
+        'endpoints of inbound.received deliveries (last 7 days) whose latest attempt failed, the latest failure first',
+    },
+  ),
+});
+export type InboundStats = Static<typeof InboundStats>;
+
 export const InboundTokenAddress = Type.Object({
   address: Type.String({ description: '<token>@<platform inbound domain>; <token>+<tag>@… passes <tag> on' }),
   domain: Type.String(),
   rotatedAt: Nullable(Timestamp),
+  replyAddresses: Type.Boolean({
+    description:
+      'each send without a Reply-To of its own carries reply+<log id>.<tag>@<domain>, and a reply to it is linked to the send and received as this token address',
+  }),
 });
 export type InboundTokenAddress = Static<typeof InboundTokenAddress>;
+
+/** PATCH /inbound/address: the tenant's inbound address settings. */
+export const UpdateInboundAddressBody = Type.Object(
+  { replyAddresses: Type.Boolean({ description: 'turn reply addresses on or off (off by default)' }) },
+  { additionalProperties: false },
+);
+export type UpdateInboundAddressBody = Static<typeof UpdateInboundAddressBody>;
 
 export const INBOUND_DOMAIN_STATUSES = ['pending', 'verified'] as const;
 export const InboundDomain = Type.Object({

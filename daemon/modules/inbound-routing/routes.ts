@@ -17,9 +17,11 @@ import {
   InboundMessagesQuery,
   InboundReplayAnswer,
   InboundRoute,
+  InboundStats,
   InboundRoutesPage,
   InboundRoutesQuery,
   InboundTokenAddress,
+  UpdateInboundAddressBody,
   UpdateInboundRouteBody,
 } from '../../../shared/schemas/inbound.ts';
 import { PageQuery } from '../../../shared/schemas/common.ts';
@@ -30,6 +32,7 @@ import {
   getRoute,
   listRoutes,
   rotateInboundAddress,
+  updateInboundAddress,
   updateRoute,
 } from './service.ts';
 import { getMessage, listMessages, rawMessage, replayMessage } from './messages.ts';
@@ -41,6 +44,7 @@ import {
   verifyInboundDomain,
 } from './domains.ts';
 import { attachmentContent } from './sql/messages.ts';
+import { inboundStats } from './stats.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 /** Bytes, not JSON: OpenAPI's binary string, sent as a Buffer. */
@@ -177,6 +181,19 @@ export default async function inboundRoutingRoutes(app: App, deps: ModuleDeps): 
   );
 
   app.get(
+    '/inbound/stats',
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: 'Received messages by status over the last 24 h and 7 days, per route, and the failing endpoints',
+        response: { 200: InboundStats, ...errors },
+      },
+    },
+    async (request) => inboundStats(deps, tenantOf(request)),
+  );
+
+  app.get(
     '/inbound/address',
     {
       config: read,
@@ -187,6 +204,19 @@ export default async function inboundRoutingRoutes(app: App, deps: ModuleDeps): 
       },
     },
     async (request) => getInboundAddress(deps, tenantOf(request)),
+  );
+  app.patch(
+    '/inbound/address',
+    {
+      config: write,
+      schema: {
+        tags,
+        summary: 'Turn reply addresses on or off (docs/inbound.md "Reply addresses")',
+        body: UpdateInboundAddressBody,
+        response: { 200: InboundTokenAddress, ...errors },
+      },
+    },
+    async (request) => updateInboundAddress(deps, tenantOf(request), request.body),
   );
   app.post(
     '/inbound/address/rotate',
