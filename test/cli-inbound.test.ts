@@ -190,8 +190,10 @@ test('mail by swaks: messages lists it, show parses it, --raw is the source, tai
   assert.match(raw.stdout, /^Content-Disposition: attachment; filename="?invoice\.txt"?/m);
 
   const dashboard = await svc(['dashboard', '--json']);
-  assert.equal(dashboard.json.inbound.value, { received: 1, failed: 0, capped: false });
-  assert.match((await svc(['dashboard'])).stdout, /inbound today\s+1 received, 0 failed/);
+  const day = dashboard.json.inbound.value.last24h;
+  assert.equal(day, { since: day.since, total: 1, received: 0, delivered: 0, failed: 0, stored: 1, forwarded: 0 });
+  assert.equal(dashboard.json.inbound.value.failingEndpoints, []);
+  assert.match((await svc(['dashboard'])).stdout, /inbound 24 h\s+1 received, 0 failed/);
 
   const tailed = await svc(['inbound', 'tail', '--json', '--backlog', '5', '--count', '1', '--timeout', '20']);
   assert.is(JSON.parse(tailed.stdout.trim().split('\n')[0]).id, id);
@@ -221,6 +223,32 @@ test('mail by swaks: messages lists it, show parses it, --raw is the source, tai
   await runDueDeliveries(ctx);
   assert.is(receiver.requests.length, before + 1);
   assert.match(receiver.requests.at(-1)!.rawBody, new RegExp(replyId));
+
+  // svc inbound stats: GET /inbound/stats as the API answers it, and its tables.
+  const stats = await svc(['inbound', 'stats', '--json']);
+  const api = (await ctx.app.inject({ method: 'GET', url: '/inbound/stats', headers: world.asKey })).json();
+  assert.equal(stats.json.routes, api.routes);
+  assert.equal(
+    stats.json.routes.map((r: { address: string; last24h: { total: number; stored: number; delivered: number } }) => [
+      r.address,
+      r.last24h.total,
+      r.last24h.stored,
+      r.last24h.delivered,
+    ]),
+    [
+      ['reply+*@reply.acme.example', 1, 0, 1],
+      ['support@reply.acme.example', 1, 1, 0],
+    ],
+  );
+  assert.equal(
+    { ...stats.json.last7d, since: null },
+    { since: null, total: 2, received: 0, delivered: 1, failed: 0, stored: 1, forwarded: 0 },
+  );
+  assert.equal(stats.json.failingEndpoints, []);
+  const table = (await svc(['inbound', 'stats'])).stdout;
+  assert.match(table, /last 24 h\s+2 \(1 delivered, 0 failed, 0 pending, 1 stored, 0 forwarded\)/);
+  assert.match(table, /support@reply\.acme\.example\s+store\s+1\s+0\s+1\s+0/);
+  assert.match(table, /No endpoint is failing at inbound mail\./);
 });
 
 test('address: the token address, and --rotate replaces it', async () => {
