@@ -76,11 +76,21 @@ function rfc5322Now(): string {
   return new Date().toUTCString().replace(/GMT$/, '+0000');
 }
 
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Whether an LF without a CR before it is in `bytes`: a walk from LF to LF (a string of the whole body cost 0.2 ms). */
+function hasBareLf(bytes: Buffer): boolean {
+  for (let lf = bytes.indexOf(LF); lf !== -1; lf = bytes.indexOf(LF, lf + 1))
+    if (lf === 0 || bytes[lf - 1] !== CR) return true;
+  return false;
+}
+
 /** The bytes `raw` after its header block, with CRLF line ends. */
 function bodyOf(raw: Buffer, bodyStart: number): Buffer {
   if (bodyStart === -1) return Buffer.alloc(0);
   const body = raw.subarray(bodyStart);
-  return withCrlfLineEnds(body);
+  return hasBareLf(body) ? withCrlfLineEnds(body) : body;
 }
 
 /** `send`'s message from the client's `raw` bytes: the service's headers set, signed (see the top of the file). */

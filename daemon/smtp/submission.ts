@@ -3,6 +3,8 @@
 // (the username is free text; the docs say `svc`), only over TLS (STARTTLS, or the implicit-TLS
 // port) except on a loopback listener in development. Each message: parsed, mapped to the send the
 // HTTP body would make (./submission-message.ts), accepted by acceptSends; `250 … queued as <id>`.
+// With direct delivery, a message the service need not compose leaves as it came: signed here and
+// spooled by its accept (./submission-spool.ts; the rule: spoolsAtAccept in emails/service.ts).
 //
 // Limits: SIZE = the HTTP send body limit, 50 recipients (the API's), a number of open connections
 // per API key on this node, and failed AUTHs counted per client address in the sign-in limit's
