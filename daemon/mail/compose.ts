@@ -2,7 +2,8 @@
 // tracking, List-Unsubscribe (the one-click https URL, and a mailto when inbound mail is received)
 // with List-Unsubscribe-Post (RFC 8058),
 // a visible unsubscribe link in the body of campaign mail, custom headers, attachments, the fixed
-// Message-ID, and the DKIM key of the verified domain, which signs both List-Unsubscribe headers.
+// Message-ID, the reply address as Reply-To when the tenant asks for one and the send sets none, and
+// the DKIM key of the verified domain, which signs both List-Unsubscribe headers.
 import type { KeyObject } from 'node:crypto';
 import type Mail from 'nodemailer/lib/mailer';
 import { convert as htmlToText } from 'html-to-text';
@@ -63,6 +64,11 @@ export interface ComposeOptions {
   dkim: DkimSigningOptions | null;
   /** Envelope sender (Return-Path) when bounces are routed through the customer's domain. */
   envelopeFrom: string | null;
+  /**
+   * The send's reply address (mail/addresses.ts replyAddress) when its tenant turned reply addresses on:
+   * the Reply-To of a send that gives none of its own; a send's own Reply-To is kept as it is.
+   */
+  replyAddress?: string | null;
   /** The link tokens' IVs: the thread's pool (MailTransports.randomBytes); a call of their own each when absent. */
   randomBytes?: RandomBytes;
 }
@@ -153,12 +159,13 @@ export function composeMessage(email: ComposableEmail, options: ComposeOptions):
     'X-Service-Email-Id': email.id,
   };
   if (email.tags.length) headers['X-Service-Tags'] = email.tags.join(', ');
+  const replyTo = email.replyTo.length ? email.replyTo : options.replyAddress ? [options.replyAddress] : [];
   const message: Mail.Options = {
     from: email.fromAddress,
     to: email.toAddresses,
     cc: email.ccAddresses.length ? email.ccAddresses : undefined,
     bcc: email.bccAddresses.length ? email.bccAddresses : undefined,
-    replyTo: email.replyTo.length ? email.replyTo : undefined,
+    replyTo: replyTo.length ? replyTo : undefined,
     subject: email.subject,
     html: html ?? undefined,
     text: text ?? undefined,
@@ -182,7 +189,15 @@ export function composeMessage(email: ComposableEmail, options: ComposeOptions):
       to: [...email.toAddresses, ...email.ccAddresses, ...email.bccAddresses].map(bareAddress),
     };
   }
-  return { message, headers: { ...headers, 'Message-ID': email.messageId, Subject: email.subject }, html, text };
+  // The reply address is the service's, not the request's: the log's detail shows it among what went out.
+  const added: Record<string, string> =
+    email.replyTo.length === 0 && options.replyAddress ? { 'Reply-To': options.replyAddress } : {};
+  return {
+    message,
+    headers: { ...headers, ...added, 'Message-ID': email.messageId, Subject: email.subject },
+    html,
+    text,
+  };
 }
 
 /** Printable ASCII, tab, CR and LF only: what nodemailer counts as neither binary nor 8-bit. */

@@ -1,7 +1,8 @@
 // The inbound SMTP listener (SMTP_INBOUND_PORT; the operator maps port 25 to it): the MX of the
 // return-path domain, of the service's mail domain, of the platform inbound domain and of tenants'
 // inbound domains. At RCPT TO it asks one question, "who takes this address?": the service's own
-// addresses first (inbound-mail/addresses.ts), then the tenants' routes (inbound-routing/route-cache.ts);
+// addresses first (inbound-mail/addresses.ts), then the tenants' reply addresses and routes
+// (inbound-routing/route-cache.ts);
 // what nobody takes is refused in the session (550, no bounce afterwards), a refuse route answers its
 // 550, and a sender past its rate or a tenant past its day gets a 451 (inbound-limits.ts). The message
 // is read once in the reader thread for both, then handed to inbound-mail/service.ts and stored for the
@@ -20,8 +21,9 @@ import {
   type InboundOutcome,
 } from '../modules/inbound-mail/service.ts';
 import { createInboundReader, ownedChunk, UnreadableMessageError } from '../modules/inbound-mail/reader.ts';
-import { createRouteCache, type RouteCache, type RoutedRecipient } from '../modules/inbound-routing/route-cache.ts';
-import { platformInboundDomain } from '../modules/inbound-routing/service.ts';
+import { createRouteCache, type RouteCache } from '../modules/inbound-routing/route-cache.ts';
+import type { RoutedRecipient } from '../modules/inbound-routing/matching.ts';
+import { platformInboundDomain } from '../mail/addresses.ts';
 import { storeRoutedMessage } from '../modules/inbound-routing/receive.ts';
 import { inboundAuthservId } from '../modules/inbound-routing/forward.ts';
 import { classifySrsRecipient, returnSrsBounce } from '../modules/inbound-routing/srs-bounce.ts';
@@ -76,6 +78,7 @@ export function createInboundServer(
       sequelize,
       platformDomain: platformInboundDomain(deps.config),
       listenUrl: deps.db.embedded ? null : deps.db.url,
+      linkSigningKey: deps.secrets.linkSigningKey,
       onListenError: (error) => deps.log.warn({ err: error.message }, 'inbound routes: LISTEN connection lost'),
     }));
   const limits = createInboundLimits({ redis: deps.redis ?? null, namespace: deps.redisPrefix ?? 'svc:' });
@@ -121,7 +124,7 @@ export function createInboundServer(
         }
         const taken = await (await routes()).resolve(address.address);
         if (!taken) return smtpError(noMailboxText(address.address), 550);
-        if (taken.route.action === 'refuse')
+        if (taken.route?.action === 'refuse')
           return smtpError(taken.route.refuse_message ?? `<${address.address}>: this address accepts no mail.`, 550);
         const refusal = await limits.refusal({ mailFrom, clientIp: session.remoteAddress }, taken);
         if (refusal) return smtpError(refusal, 451);

@@ -1,5 +1,6 @@
 // What composing and relaying a send needs besides its log: the DKIM key and Return-Path of the
-// verified domain that covers the sender, and the project's own relay. These change rarely (a domain
+// verified domain that covers the sender, the project's own relay, and whether the tenant's sends
+// carry a reply address (its inbound setting). These change rarely (a domain
 // verified or removed, a project's SMTP settings edited), so the drain keeps them for a minute per
 // thread, as signing.ts does for the API: read on plain `pg`, one statement per miss, no Sequelize.
 // A change reaches the worker threads within CACHE_TTL_MS.
@@ -12,6 +13,7 @@ import { domainAndParents, senderDomainOf } from '../../mail/domain-names.ts';
 import { returnPathName } from '../../mail/addresses.ts';
 import type { DkimSigningOptions } from '../../mail/compose.ts';
 import { cachedLoad, TtlCache } from '../../ttl-cache.ts';
+import { replyAddressesOn } from '../inbound-routing/sql/addresses.ts';
 
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX_ENTRIES = 1000;
@@ -48,12 +50,15 @@ export interface SendContextCache {
   signing(tenantId: string, fromAddress: string): Promise<SenderSigning>;
   /** The project's relay; null when it has none (the default relay applies). */
   projectRelay(tenantId: string, projectId: string): Promise<SmtpSettings | null>;
+  /** Whether the tenant's sends carry a reply address (docs/inbound.md "Reply addresses"). */
+  replyAddresses(tenantId: string): Promise<boolean>;
 }
 
 export function createSendContextCache(sql: Sql, secrets: Pick<Secrets, 'encryptionKey'>): SendContextCache {
   // Promises are kept, so a batch of sends from one domain costs one statement (ttl-cache.ts).
   const signings = new TtlCache<Promise<SenderSigning>>(CACHE_TTL_MS, CACHE_MAX_ENTRIES);
   const relays = new TtlCache<Promise<SmtpSettings | null>>(CACHE_TTL_MS, CACHE_MAX_ENTRIES);
+  const replySettings = new TtlCache<Promise<boolean>>(CACHE_TTL_MS, CACHE_MAX_ENTRIES);
   return {
     signing(tenantId, fromAddress) {
       const domain = senderDomainOf(fromAddress);
@@ -95,6 +100,9 @@ export function createSendContextCache(sql: Sql, secrets: Pick<Secrets, 'encrypt
           pass: row.smtp_pass_sealed ? unseal(secrets.encryptionKey, row.smtp_pass_sealed) : null,
         };
       });
+    },
+    replyAddresses(tenantId) {
+      return cachedLoad(replySettings, tenantId, () => replyAddressesOn(sql, tenantId));
     },
   };
 }

@@ -25,7 +25,13 @@ import { RESTORE_SENT } from './sql/claim-sends.ts';
 import { composeMessage, isCampaignSend, type ComposableEmail } from '../../mail/compose.ts';
 import { classifyDeliveryError, type RelayTarget } from '../../mail/transport.ts';
 import type { MailResources } from '../../mail/resources.ts';
-import { HARD_BOUNCE_CODES, inboundMailDomain, verpReturnPath } from '../../mail/addresses.ts';
+import {
+  HARD_BOUNCE_CODES,
+  inboundMailDomain,
+  platformInboundDomain,
+  replyAddress,
+  verpReturnPath,
+} from '../../mail/addresses.ts';
 import { renderTemplateForSend } from '../templates/render.ts';
 import type { NormalizedAttachment } from '../../mail/compose.ts';
 import type { DeliveryOutcome } from '../../mail/delivery-outcome.ts';
@@ -149,9 +155,11 @@ export async function attemptDelivery(
   log: SendLog,
   attempt: DeliveryAttempt,
 ): Promise<AttemptResult> {
-  const [signing, target] = await Promise.all([
+  const [signing, target, replyAddresses] = await Promise.all([
     cache.signing(log.tenantId, log.fromAddress),
     relayFor(deps, cache, log),
+    // Only asked for a send without a Reply-To of its own: one that has one keeps it.
+    log.replyTo.length === 0 ? cache.replyAddresses(log.tenantId) : false,
   ]);
   // What every outcome of this attempt writes on the log, beside its status: the log's key and the attempt.
   const thisLog = {
@@ -187,6 +195,9 @@ export async function attemptDelivery(
       mailDomain: inboundMailDomain(deps.config),
       dkim: signing.dkim,
       envelopeFrom: signing.returnPath ? verpReturnPath(log.id, signing.returnPath, deps.secrets.linkSigningKey) : null,
+      replyAddress: replyAddresses
+        ? replyAddress(log.id, platformInboundDomain(deps.config), deps.secrets.linkSigningKey)
+        : null,
       randomBytes: deps.mailTransports.randomBytes,
     });
   } catch (error) {

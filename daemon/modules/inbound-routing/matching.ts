@@ -11,6 +11,17 @@ export interface RouteMatch {
   mailboxHash: string | null;
 }
 
+/** What RCPT TO decided for one recipient of a tenant (route-cache.ts), kept until the message is stored. */
+export interface RoutedRecipient extends Omit<RouteMatch, 'route'> {
+  /** null: a reply address no route of its tenant takes, stored without one (reply-address.ts). */
+  route: InboundRouteRow | null;
+  tenantId: string;
+  plan: string;
+  address: string;
+  /** The send a reply address names (its tag held): the reply is linked to it (receive.ts). */
+  repliesTo?: { emailId: string; messageId: string };
+}
+
 /**
  * `local@domain` split at the last `@`, the domain in the one form domains are stored under
  * (normalizeDomainName: lower-case punycode without a trailing dot, so mail to `xn--bcher-kva.example`

@@ -15,7 +15,7 @@ import type { InboundEventEnvelope, InboundMessageStatus } from '../../../shared
 import { emitEventToEndpoint } from '../webhooks/events.ts';
 import { signLinkToken } from '../../mail/link-tokens.ts';
 import type { RoutedRead } from './parse.ts';
-import type { RoutedRecipient } from './route-cache.ts';
+import type { RoutedRecipient } from './matching.ts';
 import { insertInboundAttachment, insertInboundMessage } from './sql/messages.ts';
 import { linkReply, recordReply } from './reply-link.ts';
 import { forwardInbound } from './forward.ts';
@@ -66,6 +66,8 @@ function withoutContent(parsed: InboundParsedMessage): InboundParsedMessage {
 }
 
 function statusOf(recipient: RoutedRecipient): InboundMessageStatus {
+  // A reply address no route takes: stored for the API (reply-address.ts).
+  if (!recipient.route) return 'stored';
   switch (recipient.route.action) {
     case 'webhook':
       return recipient.route.endpoint_id ? 'received' : 'stored';
@@ -98,6 +100,8 @@ export async function storeRoutedMessage(
   return deps.sequelize.transaction(async (transaction) => {
     const done: StoredInbound[] = [];
     const links = new Map<string, Awaited<ReturnType<typeof linkReply>>>();
+    // A reply address names its send outright (its tag held at RCPT TO); headers are looked up otherwise.
+    for (const { tenantId, repliesTo } of recipients) if (repliesTo) links.set(tenantId, repliesTo);
     for (const { tenantId } of recipients)
       if (!links.has(tenantId)) links.set(tenantId, await linkReply(deps, { tenantId }, parsed, transaction));
     const replied = new Set<string>();
@@ -109,7 +113,7 @@ export async function storeRoutedMessage(
       const route = recipient.route;
       let eventId: string | null = null;
       let attachments: InboundAttachment[] = stored.attachments;
-      if (route.action === 'webhook' && route.endpoint_id) {
+      if (route?.action === 'webhook' && route.endpoint_id) {
         // Larger than the route inlines: kept beside the message, named by a signed URL.
         attachments = [];
         for (const meta of stored.attachments) {
@@ -156,8 +160,8 @@ export async function storeRoutedMessage(
         {
           createdAt,
           tenantId: recipient.tenantId,
-          routeId: route.id,
-          action: route.action,
+          routeId: route?.id ?? null,
+          action: route?.action ?? 'store',
           status,
           mailFrom: envelope.mailFrom,
           recipient: recipient.address,
@@ -175,7 +179,7 @@ export async function storeRoutedMessage(
         },
         transaction,
       );
-      if (route.action === 'forward' && route.forward_to)
+      if (route?.action === 'forward' && route.forward_to)
         await forwardInbound(
           deps,
           { tenantId: recipient.tenantId },

@@ -4,10 +4,14 @@
 // kept (changes are rare, a reload is one indexed read per domain). While the LISTEN connection is
 // down, entries live ROUTE_CACHE_TTL_MS at most; a failed read is never kept, so a dead database
 // gives the caller an error (SMTP 451), never a stale or empty answer taken for "no route".
+// A reply address (`reply+…@<platform inbound domain>`) is answered by reply-address.ts before the
+// routes, through the cached routes of its tenant's token address; its own reads are not kept.
 import type { Sequelize } from 'sequelize';
 import { cachedLoad, TtlCache } from '../../ttl-cache.ts';
 import { listenWithRetry } from '../../db/listen.ts';
-import { matchRoute, splitAddress, type RouteMatch } from './matching.ts';
+import { looksLikeReplyAddress } from '../../mail/addresses.ts';
+import { matchRoute, splitAddress, type RoutedRecipient } from './matching.ts';
+import { replyRecipient } from './reply-address.ts';
 import {
   routesAtDomain,
   tenantOfInboundDomain,
@@ -20,12 +24,6 @@ export const ROUTES_CHANNEL = 'svc_inbound_routes';
 /** The safety net while LISTEN is down (or on the embedded database, which has no second connection). */
 export const ROUTE_CACHE_TTL_MS = 30_000;
 const MAX_ENTRIES = 10_000;
-
-export interface RoutedRecipient extends RouteMatch {
-  tenantId: string;
-  plan: string;
-  address: string;
-}
 
 interface Routing {
   tenant: RoutingTenant;
@@ -44,6 +42,8 @@ export async function createRouteCache(options: {
   platformDomain: string;
   /** Where to LISTEN; null: TTL only. */
   listenUrl: string | null;
+  /** Reply addresses' tags are checked with it (mail/addresses.ts). */
+  linkSigningKey: Buffer;
   onListenError?: (error: Error) => void;
 }): Promise<RouteCache> {
   const { sequelize, platformDomain } = options;
@@ -62,12 +62,14 @@ export async function createRouteCache(options: {
     onError: options.onListenError,
   });
 
-  return {
+  const routeCache: RouteCache = {
     async resolve(address) {
       const parts = splitAddress(address);
       if (!parts) return null;
       let routing: Routing | null;
       let local = parts.local;
+      if (parts.domain === platformDomain && looksLikeReplyAddress(local))
+        return replyRecipient({ ...options, resolve: (asToken) => routeCache.resolve(asToken) }, local);
       if (parts.domain === platformDomain) {
         // Tokens are lower-case; a sender may upper-case the address, the tag keeps its case.
         const plus = local.indexOf('+');
@@ -97,4 +99,5 @@ export async function createRouteCache(options: {
       cache.clear();
     },
   };
+  return routeCache;
 }

@@ -8,7 +8,8 @@ import type { Sequelize } from 'sequelize';
 import type { Config } from '../../config.ts';
 import type { TenantContext } from '../../context.ts';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../errors.ts';
-import { systemMailDomain } from '../../mail/addresses.ts';
+import { platformInboundDomain, systemMailDomain } from '../../mail/addresses.ts';
+import { BASE32_ALPHABET } from '../../mail/base32.ts';
 import { pageOf, pageWindow } from '../../db/paging.ts';
 import type { PageQuery } from '../../../shared/schemas/common.ts';
 import {
@@ -18,10 +19,17 @@ import {
   type InboundRoute,
   type InboundRoutesPage,
   type InboundTokenAddress,
+  type UpdateInboundAddressBody,
   type UpdateInboundRouteBody,
 } from '../../../shared/schemas/inbound.ts';
 import { normaliseMatchAddress, splitAddress } from './matching.ts';
-import { ensureAddressRow, lockAddressRow, setToken, type InboundAddressRow } from './sql/addresses.ts';
+import {
+  ensureAddressRow,
+  lockAddressRow,
+  setReplyAddresses,
+  setToken,
+  type InboundAddressRow,
+} from './sql/addresses.ts';
 import { domainByName } from './sql/domains.ts';
 import {
   countRoutes,
@@ -39,11 +47,6 @@ import {
 export interface InboundServiceDeps {
   db: { sequelize: Sequelize };
   config: Pick<Config, 'publicUrl' | 'inboundDomain' | 'inboundMxHost'>;
-}
-
-/** The platform inbound domain: INBOUND_DOMAIN, else `inbound.<mail domain>`. */
-export function platformInboundDomain(config: Pick<Config, 'publicUrl' | 'inboundDomain'>): string {
-  return config.inboundDomain ?? `inbound.${systemMailDomain(config)}`;
 }
 
 /** The host a tenant's inbound domain must name in its MX: INBOUND_MX_HOST, else the mail domain. */
@@ -72,9 +75,7 @@ export function toRouteDto(row: InboundRouteRow): InboundRoute {
 
 /** 16 characters of base32 (80 random bits): a token address nobody guesses. */
 export function newInboundToken(): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
-  const bytes = randomBytes(16);
-  return Array.from(bytes, (byte) => alphabet[byte & 31]).join('');
+  return Array.from(randomBytes(16), (byte) => BASE32_ALPHABET[byte & 31]).join('');
 }
 
 async function addressRow(deps: InboundServiceDeps, tenantId: string): Promise<InboundAddressRow> {
@@ -83,11 +84,32 @@ async function addressRow(deps: InboundServiceDeps, tenantId: string): Promise<I
 
 function toAddressDto(deps: InboundServiceDeps, row: InboundAddressRow): InboundTokenAddress {
   const domain = platformInboundDomain(deps.config);
-  return { address: `${row.token}@${domain}`, domain, rotatedAt: row.rotated_at ? iso(row.rotated_at) : null };
+  return {
+    address: `${row.token}@${domain}`,
+    domain,
+    rotatedAt: row.rotated_at ? iso(row.rotated_at) : null,
+    replyAddresses: row.reply_addresses,
+  };
 }
 
 export async function getInboundAddress(deps: InboundServiceDeps, ctx: TenantContext): Promise<InboundTokenAddress> {
   return toAddressDto(deps, await addressRow(deps, ctx.tenantId));
+}
+
+/**
+ * Reply addresses on or off (docs/inbound.md "Reply addresses"). The RCPT TO caches hear of it at once
+ * (the table's NOTIFY); sends composed from then on carry the address, or stop carrying it, within the
+ * minute the send path keeps the setting (emails/send-context.ts).
+ */
+export async function updateInboundAddress(
+  deps: InboundServiceDeps,
+  ctx: TenantContext,
+  body: UpdateInboundAddressBody,
+): Promise<InboundTokenAddress> {
+  await addressRow(deps, ctx.tenantId);
+  const row = await setReplyAddresses(deps.db.sequelize, ctx.tenantId, body.replyAddresses);
+  if (!row) throw new NotFoundError('The inbound address');
+  return toAddressDto(deps, row);
 }
 
 /** A new token; the routes of the old token address move to the new one, in one transaction. */

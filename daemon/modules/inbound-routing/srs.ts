@@ -8,8 +8,9 @@
 // else can mint an address we would reverse (no open relay of bounces). Both are case-insensitive,
 // since mail systems may change a local part's case.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { addressKey } from '../../mail/addresses.ts';
+import { base32, BASE32_ALPHABET as BASE32 } from '../../mail/base32.ts';
 
-const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 /** 40 bits: each guess costs an SMTP transaction, and an address is good for MAX_AGE_DAYS. */
 const HASH_CHARS = 8;
 /** How long a bounce to a forward's envelope is accepted (libsrs2's default). */
@@ -17,28 +18,10 @@ export const SRS_MAX_AGE_DAYS = 21;
 const DAY_MS = 86_400_000;
 const TIMESTAMP_SLOTS = 1024;
 
-function srsKey(linkSigningKey: Buffer): Buffer {
-  return createHmac('sha256', linkSigningKey).update('srs-envelope-sender').digest();
-}
-
-function base32(bytes: Buffer, chars: number): string {
-  let out = '';
-  let bits = 0;
-  let value = 0;
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5 && out.length < chars) {
-      out += BASE32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    if (out.length >= chars) break;
-  }
-  return out;
-}
-
 function srsHash(linkSigningKey: Buffer, tt: string, domain: string, local: string): string {
-  const mac = createHmac('sha256', srsKey(linkSigningKey)).update(`${tt}=${domain}=${local}`.toLowerCase()).digest();
+  const mac = createHmac('sha256', addressKey(linkSigningKey, 'srs-envelope-sender'))
+    .update(`${tt}=${domain}=${local}`.toLowerCase())
+    .digest();
   return base32(mac, HASH_CHARS);
 }
 

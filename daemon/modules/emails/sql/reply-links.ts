@@ -3,7 +3,8 @@
 // newest). One statement: each candidate is probed on email_logs_message_id_idx (one probe per monthly
 // partition), the tenant's condition filtering the row found. A Message-ID is ours alone (`<log id@…>`,
 // emails/service.ts messageIdFor), so the probe finds at most one row per name; the tenant's condition
-// is what keeps a reply from linking to another tenant's send that it quotes.
+// is what keeps a reply from linking to another tenant's send that it quotes. And the log a reply address
+// names (`reply+<log id>.<tag>@…`, mail/addresses.ts): its tag, checked before, is the credential.
 import type { Sequelize, Transaction } from 'sequelize';
 import { declare, sequelizeRows } from '../../../db/sql.ts';
 
@@ -32,4 +33,23 @@ export async function repliedLog(
     transaction,
   );
   return row ? { emailId: row.email_id, messageId: row.message_id } : null;
+}
+
+const LOG_OF_REPLY_ADDRESS = declare(
+  'emails.log-of-reply-address',
+  `SELECT l.tenant_id::text AS tenant_id, l.message_id FROM email_logs l WHERE l.id = $1`,
+);
+
+/**
+ * The tenant and Message-ID of log `emailId`, named by a reply address whose tag held (one probe of the
+ * primary key per monthly partition); null when the log is gone.
+ */
+export async function logOfReplyAddress(
+  sequelize: Sequelize,
+  emailId: string,
+): Promise<{ tenantId: string; messageId: string } | null> {
+  const [row] = await sequelizeRows<{ tenant_id: string; message_id: string }>(sequelize, LOG_OF_REPLY_ADDRESS, [
+    emailId,
+  ]);
+  return row ? { tenantId: row.tenant_id, messageId: row.message_id } : null;
 }

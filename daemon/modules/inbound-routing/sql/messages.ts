@@ -10,7 +10,8 @@ export interface NewInboundMessage {
   /** Also the created_at of its stored attachments (the retention task deletes them by it). */
   createdAt: Date;
   tenantId: string;
-  routeId: string;
+  /** null: a reply address no route took (stored). */
+  routeId: string | null;
   action: string;
   status: InboundMessageStatus;
   mailFrom: string | null;
