@@ -64,15 +64,19 @@ test('store route and the token address: kept for the API, searchable, paged by 
   );
   const byTo = await api('GET', `/inbound/messages?to=${token}%2Border-2@inbound.mail.example.test`);
   assert.is(byTo.json().data.length, 1);
-  const replayStore = await api('POST', `/inbound/messages/${byTo.json().data[0].id}/replay`);
-  assert.is(replayStore.statusCode, 409);
-  assertErrorBody(replayStore, 409);
+  const storedId = byTo.json().data[0].id as string;
+  const storedRow = () =>
+    q<{ status: string; event_id: string | null }>(`SELECT status, event_id FROM inbound_messages WHERE id = :id`, {
+      id: storedId,
+    });
+  const replayStore = await api('POST', `/inbound/messages/${storedId}/replay`);
+  assert.match(assertErrorBody(replayStore, 409, 'CONFLICT').message, /\(store\) has no endpoint to replay it to/);
+  assert.equal(await storedRow(), [{ status: 'stored', event_id: null }], 'nothing replayed');
   const other = await createWorld(ctx.app);
-  assert.is((await api('GET', `/inbound/messages/${byTo.json().data[0].id}`, undefined, other.asKey)).statusCode, 404);
-  assert.is(
-    (await api('GET', `/inbound/messages/${byTo.json().data[0].id}/raw`, undefined, other.asKey)).statusCode,
-    404,
-  );
+  assertErrorBody(await api('GET', `/inbound/messages/${storedId}`, undefined, other.asKey), 404, 'NOT_FOUND');
+  assertErrorBody(await api('GET', `/inbound/messages/${storedId}/raw`, undefined, other.asKey), 404, 'NOT_FOUND');
+  assertErrorBody(await api('POST', `/inbound/messages/${storedId}/replay`, undefined, other.asKey), 404, 'NOT_FOUND');
+  assert.equal(await storedRow(), [{ status: 'stored', event_id: null }], "another tenant's replay did nothing");
 
   // Rotation: the old token is refused at RCPT, the routes moved to the new one.
   const rotated = await api('POST', '/inbound/address/rotate');

@@ -55,31 +55,55 @@ test('routes: checked against the action and the domains of the tenant; scopes a
   assert.is(noEndpoint.statusCode, 400, noEndpoint.body);
   assertErrorBody(noEndpoint, 400);
   const badShape = await api('POST', '/inbound/routes', { address: 'a*b@support.acme.example', action: 'store' });
-  assert.is(badShape.statusCode, 400);
+  assert.match(assertErrorBody(badShape, 400, 'VALIDATION_FAILED').message, /address/);
+  assert.equal(
+    await q(`SELECT id FROM inbound_routes WHERE tenant_id = :t AND match_address LIKE 'a*b@%'`, { t: world.tenantId }),
+    [],
+  );
 
   const route = await addRoute({ address: 'scoped@support.acme.example', action: 'store', description: 'scopes' });
   const readOnly = await createApiKey(world.tenantId, { scopes: ['inbound:read'] });
   const noScope = await createApiKey(world.tenantId, { scopes: ['email:send'] });
   const asRead = { authorization: `Bearer ${readOnly.key}` };
-  assert.is((await api('GET', '/inbound/routes', undefined, asRead)).statusCode, 200);
-  assert.is((await api('GET', '/inbound/messages', undefined, asRead)).statusCode, 200);
-  const refused = await api('POST', '/inbound/routes', { address: 'x@support.acme.example', action: 'store' }, asRead);
-  assert.is(refused.statusCode, 403);
-  assertErrorBody(refused, 403);
-  assert.is(
-    (await api('GET', '/inbound/routes', undefined, { authorization: `Bearer ${noScope.key}` })).statusCode,
-    403,
+  // A read-only key reads what the owner's key reads.
+  const readRoutes = await api('GET', '/inbound/routes', undefined, asRead);
+  assert.is(readRoutes.statusCode, 200, readRoutes.body);
+  assert.equal(readRoutes.json(), (await api('GET', '/inbound/routes')).json());
+  assert.equal(
+    readRoutes.json().data.find((r: { id: string }) => r.id === route.id),
+    route,
   );
+  const readMessages = await api('GET', '/inbound/messages', undefined, asRead);
+  assert.is(readMessages.statusCode, 200, readMessages.body);
+  assert.equal(readMessages.json(), (await api('GET', '/inbound/messages')).json());
+  const refused = await api('POST', '/inbound/routes', { address: 'x@support.acme.example', action: 'store' }, asRead);
+  assert.match(assertErrorBody(refused, 403).message, /inbound:write/);
+  assert.equal(
+    await q(`SELECT id FROM inbound_routes WHERE tenant_id = :t AND match_address = 'x@support.acme.example'`, {
+      t: world.tenantId,
+    }),
+    [],
+  );
+  const unscoped = await api('GET', '/inbound/routes', undefined, { authorization: `Bearer ${noScope.key}` });
+  assert.match(assertErrorBody(unscoped, 403).message, /inbound:read/);
 
   const other = await createWorld(ctx.app);
-  assert.is((await api('GET', `/inbound/routes/${route.id}`, undefined, other.asKey)).statusCode, 404);
-  assert.is((await api('DELETE', `/inbound/routes/${route.id}`, undefined, other.asKey)).statusCode, 404);
+  assertErrorBody(await api('GET', `/inbound/routes/${route.id}`, undefined, other.asKey), 404, 'NOT_FOUND');
+  assertErrorBody(await api('DELETE', `/inbound/routes/${route.id}`, undefined, other.asKey), 404, 'NOT_FOUND');
+  const routeRows = () =>
+    q<{ enabled: boolean }>(`SELECT enabled FROM inbound_routes WHERE id = :id`, { id: route.id });
+  assert.equal(await routeRows(), [{ enabled: true }], "another tenant's DELETE left it");
   assert.equal((await api('GET', '/inbound/routes', undefined, other.asKey)).json().data, []);
   const crossTenant = await api('GET', '/inbound/routes', undefined, { ...other.asKey, 'x-tenant-id': world.tenantId });
-  assert.is(crossTenant.statusCode, 403);
+  assertErrorBody(crossTenant, 403);
   const patched = await api('PATCH', `/inbound/routes/${route.id}`, { enabled: false });
   assert.is(patched.json().enabled, false);
-  assert.is((await api('DELETE', `/inbound/routes/${route.id}`)).statusCode, 200);
+  assert.equal(await routeRows(), [{ enabled: false }]);
+  const removed = await api('DELETE', `/inbound/routes/${route.id}`);
+  assert.is(removed.statusCode, 200, removed.body);
+  assert.equal(removed.json(), { ok: true });
+  assert.equal(await routeRows(), []);
+  assertErrorBody(await api('GET', `/inbound/routes/${route.id}`), 404, 'NOT_FOUND');
 });
 
 test('RCPT TO: an address no route takes and a refuse route are refused in the session, before DATA', async () => {
@@ -205,7 +229,8 @@ test('webhook route: stored before the 250, delivered signed with the parsed mes
   assert.is(fetched.statusCode, 200);
   assert.ok(fetched.rawPayload.equals(largeBytes), 'the large attachment by its URL');
   const forged = await ctx.app.inject({ method: 'GET', url: `${new URL(photo.url!).pathname.slice(0, -4)}AAAA` });
-  assert.is(forged.statusCode, 404);
+  assertErrorBody(forged, 404, 'NOT_FOUND');
+  assert.not.match(forged.body, /tenant|[0-9a-f]{8}-[0-9a-f]{4}-/, 'a forged link learns nothing');
 
   const [after] = await q<{ status: string }>(`SELECT status FROM inbound_messages WHERE id = :id`, { id: row.id });
   assert.is(after.status, 'delivered', "the endpoint's 2xx");
@@ -281,10 +306,25 @@ test('a delivery skipped because its endpoint was switched off leaves the messag
   await ctx.db.sequelize.query(`UPDATE webhook_endpoints SET enabled = true WHERE id = :id`, {
     replacements: { id: hook.json().id },
   });
-  assert.is((await api('POST', `/inbound/messages/${row.id}/replay`)).statusCode, 200);
+  const replayed = await api('POST', `/inbound/messages/${row.id}/replay`);
+  assert.is(replayed.statusCode, 200, replayed.body);
+  const [pending] = await q<{ status: string; event_id: string }>(
+    `SELECT status, event_id FROM inbound_messages WHERE id = :id`,
+    { id: row.id },
+  );
+  assert.equal(replayed.json(), { id: row.id, status: 'received', eventId: pending.event_id });
+  assert.is(pending.status, 'received');
+  const [delivery] = await q<{ endpoint_id: string; status: string }>(
+    `SELECT endpoint_id, status FROM webhook_deliveries WHERE event_id = :e`,
+    { e: pending.event_id },
+  );
+  assert.equal(delivery, { endpoint_id: hook.json().id, status: 'pending' });
   await runDueDeliveries(ctx);
-  const [after] = await q<{ status: string }>(`SELECT status FROM inbound_messages WHERE id = :id`, { id: row.id });
-  assert.is(after.status, 'delivered');
+  const [after] = await q<{ status: string; error: string | null }>(
+    `SELECT status, error FROM inbound_messages WHERE id = :id`,
+    { id: row.id },
+  );
+  assert.equal(after, { status: 'delivered', error: null });
 });
 
 test.run();

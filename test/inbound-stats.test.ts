@@ -147,7 +147,10 @@ test('GET /inbound/stats: counts by status over 24 h and 7 days per route, and t
   await ctx.db.sequelize.query(`UPDATE webhook_endpoints SET url = :url WHERE id = :id`, {
     replacements: { url: receiver.url, id: dead.json().id },
   });
-  assert.is((await api('POST', `/inbound/messages/${brokenId}/replay`)).statusCode, 200);
+  const replayed = await api('POST', `/inbound/messages/${brokenId}/replay`);
+  assert.is(replayed.statusCode, 200, replayed.body);
+  assert.is(replayed.json().status, 'received');
+  assert.is(await statusOf(brokenId), 'received');
   await runDueDeliveries(ctx);
   assert.is(await statusOf(brokenId), 'delivered');
   const fixed = (await api('GET', '/inbound/stats')).json();
