@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestContext, type TestContext } from './helpers/context.ts';
+import { QueryTypes } from 'sequelize';
 import { createWorld } from './helpers/fixtures.ts';
 import { listen } from './helpers/svc-cli.ts';
 import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
@@ -136,12 +137,27 @@ test('routes: add each action, list in order, edit (position, disable), show, re
   assert.match(table.stdout, /refuse "No such mailbox here"/);
   assert.match(table.stdout, new RegExp(`webhook ${endpointId}`));
   assert.match((await svc(['inbound', 'routes', 'show', webhook.json.id])).stdout, /note\s+replies/);
-  await svc(['inbound', 'routes', 'remove', refuse.json.id]);
-  assert.is((await svc(['inbound', 'routes', 'list', '--json'])).json.data.length, 2);
+  const routeRow = async (id: string) =>
+    (
+      await ctx.db.sequelize.query<{ position: number; enabled: boolean; updated_at: Date }>(
+        `SELECT position, enabled, updated_at FROM inbound_routes WHERE tenant_id = :t AND id = :id`,
+        { replacements: { t: world.tenantId, id }, type: QueryTypes.SELECT },
+      )
+    )[0];
+  const removed = await svc(['inbound', 'routes', 'remove', refuse.json.id, '--json']);
+  assert.equal(removed.json, { id: refuse.json.id, removed: true });
+  assert.is(await routeRow(refuse.json.id), undefined, 'the row is gone');
+  const left = (await svc(['inbound', 'routes', 'list', '--json'])).json.data;
+  assert.equal(left.map((r: { address: string }) => r.address).sort(), [
+    'reply+*@reply.acme.example',
+    'support@reply.acme.example',
+  ]);
 
+  const before = await routeRow(webhook.json.id);
   const nothing = await cli.run(['inbound', 'routes', 'edit', webhook.json.id]);
   assert.is(nothing.code, 2);
   assert.match(nothing.stderr, /Nothing to change/);
+  assert.equal(await routeRow(webhook.json.id), before, 'no PATCH was sent');
   // Refused by the API: its message, exit 1, and never the API key that made the call.
   const notOurs = await cli.run(['inbound', 'routes', 'add', '--match', 'a@nobody.example', '--action', 'store'], {
     env: { SVC_API_KEY: world.key.key },
