@@ -17,7 +17,7 @@
 // after RETRY_SECONDS in every column). For svc a control run with all ten MX hosts fast gives the cost
 // of the slow and deferring domains to the eight others (their completion time with vs without).
 //
-// Flags: --messages N (20000), --only svc|submission|postfix|haraka|opendkim, --nodes 2 (after the svc
+// Flags: --messages N (20000), --only svc|submission|postfix|haraka|opendkim (or several, comma-separated), --nodes 2 (after the svc
 // column, the same messages through two worker nodes, and again with one of them killed mid-run:
 // bench/mta-nodes.ts). Environment: DATABASE_URL (required),
 // BENCH_REDIS_URL / REDIS_URL (redis://127.0.0.1:6379), BENCH_LOG_LEVEL (warn), BENCH_CPU_PROF=1,
@@ -58,9 +58,13 @@ if (workerNodes !== 1 && workerNodes !== 2) throw new Error(`--nodes takes 1 or 
 const messages = Number(flags.messages);
 if (!Number.isInteger(messages) || messages < 10) throw new Error(`--messages must be a whole number ≥ 10`);
 const only = flags.only ?? null;
-if (only !== null && !['svc', 'submission', 'postfix', 'haraka', 'opendkim'].includes(only))
-  throw new Error(`--only takes svc, submission, postfix, haraka or opendkim, got "${only}"`);
-const wanted = (column: string) => only === null || only === column;
+const onlyColumns = only === null ? null : only.split(',');
+const unknownColumn = onlyColumns?.find((c) => !['svc', 'submission', 'postfix', 'haraka', 'opendkim'].includes(c));
+if (unknownColumn !== undefined)
+  throw new Error(
+    `--only takes svc, submission, postfix, haraka or opendkim (comma-separated), got "${unknownColumn}"`,
+  );
+const wanted = (column: string) => onlyColumns === null || onlyColumns.includes(column);
 
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) {
