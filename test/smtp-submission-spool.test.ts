@@ -16,11 +16,17 @@ import { freePort } from './helpers/swaks.ts';
 import { splitTxt } from './helpers/dns-server.ts';
 import { dkimPython, dkimVerify } from './helpers/dkim-verify.ts';
 import { waitFor } from './helpers/wait.ts';
+import { base32 } from '../daemon/mail/base32.ts';
+
+/** A log id as a reply address carries it (mail/addresses.ts replyAddress). */
+const base32OfId = (id: string) => base32(Buffer.from(id.replace(/-/g, ''), 'hex'), 26);
 
 let mta: MtaFixture;
 let mx: MxHost;
 let port: number;
 let tracked: { tenantId: string; apiKey: string };
+/** A tenant with reply addresses on (docs/inbound.md, "Reply addresses"). */
+let replying: { tenantId: string; apiKey: string };
 let python: string;
 /** Until opened, the MX host holds its reply to DATA (the kill -9 test). */
 let gate: Promise<void> = Promise.resolve();
@@ -32,6 +38,7 @@ test.before(async () => {
   port = await freePort();
   await mta.seed({ SMTP_SUBMISSION_PORT: String(port), SMTP_SUBMISSION_HOST: '127.0.0.1' });
   tracked = await seedAnotherTenant(mta.world);
+  replying = await seedAnotherTenant(mta.world);
   await mta.withDatabase(async (db) => {
     await db.sequelize.query(`UPDATE tenants SET track_opens = true WHERE id = :id`, {
       replacements: { id: tracked.tenantId },
@@ -112,12 +119,12 @@ function message(options: { to: string; cc?: string; bcc?: string; subject: stri
 
 const received = (address: string) => mx.messages.filter((m) => m.to.includes(address));
 
-async function logOf(id: string, status: string) {
+async function logOf(id: string, status: string, apiKey = mta.world.apiKey) {
   let body: any = null;
   await waitFor(
     `the log of ${id} to say ${status}`,
     async () => {
-      const res = await api(mta.world, 'GET', `/emails/logs/${id}`);
+      const res = await api(mta.world, 'GET', `/emails/logs/${id}`, undefined, apiKey);
       body = res.body;
       return res.status === 200 && body.status === status;
     },
@@ -199,6 +206,54 @@ test('a tenant with open tracking takes the old path: the message is composed, i
   assert.match(raw, /\/t\/o\/[^"]+\.gif/, 'the open pixel: composed by the worker');
   assert.match(raw, new RegExp(`^Message-ID: <${id}@acme\\.test>`, 'm'));
   assert.is(raw.match(/^DKIM-Signature:/gim)?.length, 1);
+});
+
+test("a tenant's reply address is the Reply-To of a submission that sets none, as for a composed send", async () => {
+  const on = await api(mta.world, 'PATCH', '/inbound/address', { replyAddresses: true }, replying.apiKey);
+  assert.is(on.status, 200, JSON.stringify(on.body));
+  assert.is(on.body.replyAddresses, true);
+  const bare = idOf(
+    await submit(
+      message({ to: 'replies@x.test', subject: 'Reply to me' }),
+      { from: 'app@acme.test', to: ['replies@x.test'] },
+      replying.apiKey,
+    ),
+  );
+  const own = idOf(
+    await submit(
+      message({ to: 'own@x.test', subject: 'Own Reply-To' }).replace('X-Order-Ref: 42', 'Reply-To: desk@acme.test'),
+      { from: 'app@acme.test', to: ['own@x.test'] },
+      replying.apiKey,
+    ),
+  );
+  assert.ok(bare && own);
+  await waitFor(
+    'both messages at the MX host',
+    () => received('replies@x.test').length + received('own@x.test').length === 2,
+  );
+  const headOf = (address: string) => {
+    const raw = received(address)[0].raw.toString('latin1');
+    return raw.slice(0, raw.indexOf('\r\n\r\n'));
+  };
+  const tag = /^Reply-To: reply\+([a-z2-7]{26})\.[a-z2-7]+@inbound\.[^\s]+$/m.exec(headOf('replies@x.test'));
+  assert.ok(tag, headOf('replies@x.test'));
+  // The id in the address is this send's.
+  assert.is(tag![1], base32OfId(bare));
+  assert.equal(headOf('own@x.test').match(/^Reply-To:.*$/gm), ['Reply-To: desk@acme.test']);
+  const log = await logOf(bare, 'DELIVERED', replying.apiKey);
+  assert.match(log.headers['Reply-To'], /^reply\+/);
+  const db = await openWorldDatabase(mta.world);
+  try {
+    assert.is(
+      await countRows(db, `SELECT count(*) FROM email_events WHERE email_id IN (:ids) AND type = 'spooled'`, {
+        ids: [bare, own],
+      }),
+      2,
+      'both took the spooled-at-accept path',
+    );
+  } finally {
+    await db.close();
+  }
 });
 
 test('kill -9 right after the 250s: every submitted message is still delivered', async () => {

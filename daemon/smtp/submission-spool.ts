@@ -9,14 +9,15 @@
 // Idempotency-Key, Disposition-Notification-To …) is dropped, as the composed message would not carry
 // it. Added: our Message-ID (the reply linking of inbound mail finds the send by it), a Date when there
 // was none, a From when there was none (the MAIL FROM address the send was accepted with),
-// List-Unsubscribe with List-Unsubscribe-Post, and X-Service-Email-Id. The body is kept byte for byte.
+// List-Unsubscribe with List-Unsubscribe-Post, X-Service-Email-Id, and the tenant's reply address as Reply-To
+// when it turned reply addresses on and the client set none. The body is kept byte for byte.
 import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
 import type { SendContextCache } from '../modules/emails/send-context.ts';
 import type { AcceptedSend, SpooledAtAccept } from '../modules/emails/insert-accepted.ts';
 import { isAllowedCustomHeader } from '../modules/emails/validate.ts';
 import { listUnsubscribeHeader, unsubscribeUrl } from '../mail/compose.ts';
-import { inboundMailDomain, verpReturnPath } from '../mail/addresses.ts';
+import { inboundMailDomain, platformInboundDomain, replyAddress, verpReturnPath } from '../mail/addresses.ts';
 import { bareAddress } from '../mail/mailboxes.ts';
 import { dkimSignatureField, type HeaderField } from '../mail/sign-built-message.ts';
 import { withCrlfLineEnds } from '../mail/line-ends.ts';
@@ -24,9 +25,9 @@ import type { RandomBytes } from '../mail/random-pool.ts';
 import { bodyStartOf } from './submission-body.ts';
 
 export interface SubmissionSpoolDeps {
-  config: Pick<Config, 'publicUrl' | 'smtpInboundPort'>;
+  config: Pick<Config, 'publicUrl' | 'smtpInboundPort' | 'inboundDomain'>;
   secrets: Pick<Secrets, 'linkSigningKey'>;
-  /** The sender domain's DKIM key and Return-Path, as the worker reads them (kept a minute). */
+  /** The sender domain's DKIM key and Return-Path, and the tenant's reply-address setting, as the worker reads them (kept a minute). */
   sendContext: SendContextCache;
   randomBytes?: RandomBytes;
 }
@@ -101,12 +102,19 @@ export async function spooledSubmission(
   send: AcceptedSend,
 ): Promise<SpooledAtAccept> {
   const { request } = send;
-  const signing = await deps.sendContext.signing(tenantId, request.fromAddress);
   const bodyStart = bodyStartOf(raw);
   const kept = headerFields(raw.toString('latin1', 0, bodyStart === -1 ? raw.length : bodyStart)).filter((f) =>
     keepsSubmittedHeader(f.name),
   );
   const has = (key: string) => kept.some((f) => f.name.toLowerCase() === key);
+  const [signing, replyAddresses] = await Promise.all([
+    deps.sendContext.signing(tenantId, request.fromAddress),
+    // As a composed send (compose.ts): the tenant's reply address only when the client set no Reply-To.
+    has('reply-to') ? false : deps.sendContext.replyAddresses(tenantId),
+  ]);
+  const reply = replyAddresses
+    ? replyAddress(send.id, platformInboundDomain(deps.config), deps.secrets.linkSigningKey)
+    : null;
   const url = unsubscribeUrl(
     { id: send.id, tenantId, toAddresses: request.to },
     { publicUrl: deps.config.publicUrl, linkSigningKey: deps.secrets.linkSigningKey, randomBytes: deps.randomBytes },
@@ -115,6 +123,7 @@ export async function spooledSubmission(
     ...(has('from') ? {} : { From: request.fromAddress }),
     ...(has('date') ? {} : { Date: rfc5322Now() }),
     'Message-ID': send.messageId,
+    ...(reply ? { 'Reply-To': reply } : {}),
     'List-Unsubscribe': listUnsubscribeHeader(
       { url, token: url.slice(url.lastIndexOf('/') + 1) },
       { mailDomain: inboundMailDomain(deps.config) },
@@ -134,6 +143,7 @@ export async function spooledSubmission(
   // The log's sent headers, as a composed message's (compose.ts): the request's own, the service's, Message-ID and Subject.
   const sentHeaders = {
     ...request.headers,
+    ...(reply ? { 'Reply-To': reply } : {}),
     'List-Unsubscribe': ours['List-Unsubscribe'].replace(',\r\n ', ', '),
     'List-Unsubscribe-Post': ours['List-Unsubscribe-Post'],
     'X-Service-Email-Id': send.id,
