@@ -1,7 +1,6 @@
 // Request throttling with @fastify/rate-limit. Counters live in Redis when REDIS_URL is set, so
-// every daemon sharing it sees the same numbers, exactly (each hit counted by Redis before it is
-// answered, one EVALSHA per key and event-loop turn: rate-limit-batched-store.ts); otherwise in this
-// process.
+// every daemon sharing it sees the same numbers (counted here and sent in batches:
+// rate-limit-batched-store.ts, with its tolerance); otherwise in this process.
 // The client is the API key, else the signed-in admin, else the socket's address: X-Forwarded-For
 // only counts when TRUST_PROXY is on, so a forged header cannot buy a fresh bucket.
 import fp from 'fastify-plugin';
