@@ -37,6 +37,13 @@ export function lineEndsOf(text: string): LineEnds {
   return { bareLf, whitespaceBefore };
 }
 
+/** Whether `bytes` hold an LF that no CR precedes: the same walk from LF to LF on bytes (a string of a whole body cost 0.2 ms). */
+export function hasBareLf(bytes: Buffer): boolean {
+  for (let lf = bytes.indexOf(0x0a); lf !== -1; lf = bytes.indexOf(0x0a, lf + 1))
+    if (lf === 0 || bytes[lf - 1] !== CR) return true;
+  return false;
+}
+
 /** `message` with every LF that no CR precedes made CRLF, as nodemailer's LeWindows writes it. */
 export function withCrlfLineEnds(message: Buffer): Buffer {
   const text = message.toString('latin1');

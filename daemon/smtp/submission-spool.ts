@@ -20,7 +20,8 @@ import { listUnsubscribeHeader, unsubscribeUrl } from '../mail/compose.ts';
 import { inboundMailDomain, platformInboundDomain, replyAddress, verpReturnPath } from '../mail/addresses.ts';
 import { bareAddress } from '../mail/mailboxes.ts';
 import { dkimSignatureField, type HeaderField } from '../mail/sign-built-message.ts';
-import { withCrlfLineEnds } from '../mail/line-ends.ts';
+import { hasBareLf, withCrlfLineEnds } from '../mail/line-ends.ts';
+import { headerFieldsOf } from '../mail/header-fields.ts';
 import type { RandomBytes } from '../mail/random-pool.ts';
 import { bodyStartOf } from './submission-body.ts';
 
@@ -55,36 +56,21 @@ export function keepsSubmittedHeader(name: string): boolean {
   return STRUCTURAL_HEADERS.has(key) || (key !== 'idempotency-key' && isAllowedCustomHeader(name));
 }
 
-/** The header fields of a header block (latin1), each with its continuation lines, without the last line end. */
-function headerFields(block: string): { name: string; field: string }[] {
-  const fields: { name: string; field: string }[] = [];
-  for (const line of block.split(/\r?\n/)) {
-    if (line === '') continue;
-    const last = fields[fields.length - 1];
-    if ((line.startsWith(' ') || line.startsWith('\t')) && last) {
-      last.field += `\r\n${line}`;
-      continue;
-    }
-    const colon = line.indexOf(':');
-    // A line that is no field (no name before a colon) is not carried over.
-    fields.push({ name: colon > 0 ? line.slice(0, colon).trim() : '', field: line });
-  }
-  return fields.filter((f) => f.name !== '');
+/** The client's header fields (mail/header-fields.ts), each with its name, folded with CRLF, without its last line end. */
+function submittedFields(block: string): { name: string; field: string }[] {
+  return headerFieldsOf(block)
+    .map((written) => {
+      const field = written.replace(/\r?\n$/, '').replace(/\r?\n/g, '\r\n');
+      const colon = field.indexOf(':');
+      // A line that is no field (no name before a colon), and the closing blank line, are not carried over.
+      return { name: colon > 0 ? field.slice(0, colon).trim() : '', field };
+    })
+    .filter((f) => f.name !== '');
 }
 
 /** An RFC 5322 date of now (`Sun, 29 Nov 2026 09:10:11 +0000`). */
 function rfc5322Now(): string {
   return new Date().toUTCString().replace(/GMT$/, '+0000');
-}
-
-const LF = 0x0a;
-const CR = 0x0d;
-
-/** Whether an LF without a CR before it is in `bytes`: a walk from LF to LF (a string of the whole body cost 0.2 ms). */
-function hasBareLf(bytes: Buffer): boolean {
-  for (let lf = bytes.indexOf(LF); lf !== -1; lf = bytes.indexOf(LF, lf + 1))
-    if (lf === 0 || bytes[lf - 1] !== CR) return true;
-  return false;
 }
 
 /** The bytes `raw` after its header block, with CRLF line ends. */
@@ -103,7 +89,7 @@ export async function spooledSubmission(
 ): Promise<SpooledAtAccept> {
   const { request } = send;
   const bodyStart = bodyStartOf(raw);
-  const kept = headerFields(raw.toString('latin1', 0, bodyStart === -1 ? raw.length : bodyStart)).filter((f) =>
+  const kept = submittedFields(raw.toString('latin1', 0, bodyStart === -1 ? raw.length : bodyStart)).filter((f) =>
     keepsSubmittedHeader(f.name),
   );
   const has = (key: string) => kept.some((f) => f.name.toLowerCase() === key);

@@ -8,6 +8,7 @@
 // §5: a receiver removes the instances naming itself that it did not add).
 import { AUTH_RESULTS, type AuthResult, type InboundAuth } from '../../../shared/schemas/inbound-message.ts';
 import { mailauthResolver } from '../inbound-mail/feedback-auth.ts';
+import { headerEnd, headerFieldsOf } from '../../mail/header-fields.ts';
 
 export interface SessionFacts {
   /** Our authserv-id: the name in the Authentication-Results we add and the ones we remove. */
@@ -160,28 +161,10 @@ export function authservIdOf(value: string): string {
   return id.toLowerCase();
 }
 
-/** Where the top-level header ends: just past its blank line (`\r?\n\r?\n`), else the message's end. */
-function headerEnd(raw: Buffer): number {
-  // Every blank line starts at a `\n` followed by `\n` or `\r\n`; the first of either ends the header.
-  const bare = raw.indexOf('\n\n');
-  const crlf = raw.indexOf('\n\r\n');
-  if (bare < 0 && crlf < 0) return raw.length;
-  return bare >= 0 && (crlf < 0 || bare < crlf) ? bare + 2 : crlf + 3;
-}
-
-/**
- * The top-level header's fields as written (each with its continuation lines and line end), and the
- * byte offset of the body. Only the header is decoded: the body, most of a message, stays bytes.
- */
-function headerFieldsOf(raw: Buffer): { fields: string[]; bodyStart: number } {
+/** The top-level header's fields as written and the byte offset of the body (mail/header-fields.ts). */
+function headerOf(raw: Buffer): { fields: string[]; bodyStart: number } {
   const bodyStart = headerEnd(raw);
-  // Each field: its first line and the continuation lines (starting with a space or a tab) after it.
-  const fields: string[] = [];
-  for (const line of raw.toString('latin1', 0, bodyStart).split(/(?<=\n)/)) {
-    if (fields.length > 0 && /^[ \t]/.test(line)) fields[fields.length - 1] += line;
-    else fields.push(line);
-  }
-  return { fields, bodyStart };
+  return { fields: headerFieldsOf(raw.toString('latin1', 0, bodyStart)), bodyStart };
 }
 
 /** The value of an Authentication-Results field naming `authservId`, or null for any other field. */
@@ -196,7 +179,7 @@ function ourAuthResultsValue(field: string, authservId: string): string | null {
  * a message attached inside is left as it was written. Bytes are kept as they are (latin1 round trip).
  */
 export function withoutOurAuthResults(raw: Buffer, authservId: string): { raw: Buffer; removed: number } {
-  const { fields, bodyStart } = headerFieldsOf(raw);
+  const { fields, bodyStart } = headerOf(raw);
   const kept = fields.filter((field) => ourAuthResultsValue(field, authservId) === null);
   const removed = fields.length - kept.length;
   if (removed === 0) return { raw, removed };
@@ -205,7 +188,7 @@ export function withoutOurAuthResults(raw: Buffer, authservId: string): { raw: B
 
 /** The value of the first Authentication-Results naming `authservId` (ours, on a stored message), folding kept; null when none. */
 export function ourAuthResults(raw: Buffer, authservId: string): string | null {
-  for (const field of headerFieldsOf(raw).fields) {
+  for (const field of headerOf(raw).fields) {
     const value = ourAuthResultsValue(field, authservId);
     if (value !== null) return value.replace(/^[ \t]+/, '').replace(/\r?\n$/, '');
   }
