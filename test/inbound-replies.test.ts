@@ -12,17 +12,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryTypes } from 'sequelize';
-import { createTestContext, type TestContext } from './helpers/context.ts';
+import type { TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
-import { freePort, swaks } from './helpers/swaks.ts';
+import { swaks } from './helpers/swaks.ts';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { runDueDeliveries, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { dkimPython, dkimpySign, publishedDkimKey } from './helpers/dkim-verify.ts';
-import { listen } from './helpers/svc-cli.ts';
-import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
-import { startInboundServer } from '../daemon/smtp/inbound.ts';
+import type { InProcessCli } from './helpers/svc-inprocess.ts';
+import { startInboundListenerWorld, type InboundListenerWorld } from './helpers/inbound-listener-world.ts';
 import type { InboundParsedMessage } from '../shared/schemas/inbound-message.ts';
 
+let world: InboundListenerWorld;
 let ctx: TestContext;
 let dns: TestDnsServer;
 let receiver: Receiver;
@@ -40,22 +40,11 @@ test.before(async () => {
   // swaks connects from 127.0.0.1, which the sender's SPF lists.
   dns.zone.txt.set('sender.test', ['v=spf1 ip4:127.0.0.1 -all']);
   dns.zone.txt.set('_dmarc.sender.test', ['v=DMARC1; p=reject']);
-  ctx = await createTestContext({
-    env: {
-      PUBLIC_URL: 'http://mail.example.test',
-      SMTP_INBOUND_PORT: String(await freePort()),
-      DNS_SERVERS: dns.address,
-    },
-  });
-  const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-  cli = new InProcessCli(await listen(ctx), operationMatchers(document));
-  const log = { info: () => {}, warn: () => {} };
-  inbound = (await startInboundServer({ config: ctx.config, db: ctx.db, secrets: ctx.deps.secrets, log }))!;
+  world = await startInboundListenerWorld({ DNS_SERVERS: dns.address });
+  ({ ctx, cli, inbound } = world);
 });
 test.after(async () => {
-  cli?.cleanup();
-  await inbound?.stop();
-  await ctx?.close();
+  await world?.close();
   await receiver?.close();
   await dns?.close();
 });

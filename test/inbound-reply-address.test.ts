@@ -14,22 +14,22 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryTypes } from 'sequelize';
-import { createTestContext, type TestContext } from './helpers/context.ts';
+import type { TestContext } from './helpers/context.ts';
 import { addVerifiedDomain, createApiKey, createWorld } from './helpers/fixtures.ts';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink.ts';
-import { freePort, swaks } from './helpers/swaks.ts';
+import { swaks } from './helpers/swaks.ts';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { runDueDeliveries, startReceiver, type Receiver } from './helpers/webhook-receiver.ts';
 import { runJobs } from './helpers/send-jobs.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
-import { listen } from './helpers/svc-cli.ts';
-import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
-import { startInboundServer } from '../daemon/smtp/inbound.ts';
+import type { InProcessCli } from './helpers/svc-inprocess.ts';
+import { startInboundListenerWorld, type InboundListenerWorld } from './helpers/inbound-listener-world.ts';
 import { emailIdOfReplyAddress, replyAddress } from '../daemon/mail/addresses.ts';
 
 const INBOUND_DOMAIN = 'inbound.mail.example.test';
 const REPLY_ADDRESS = /^reply\+[a-z2-7]{26}\.[a-z2-7]{13}@inbound\.mail\.example\.test$/;
 
+let world: InboundListenerWorld;
 let ctx: TestContext;
 let sink: SmtpSink;
 let dns: TestDnsServer;
@@ -42,23 +42,11 @@ test.before(async () => {
   sink = await startSmtpSink();
   dns = await startDnsServer();
   receiver = await startReceiver();
-  ctx = await createTestContext({
-    env: {
-      PUBLIC_URL: 'http://mail.example.test',
-      SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
-      SMTP_INBOUND_PORT: String(await freePort()),
-      DNS_SERVERS: dns.address,
-    },
-  });
-  const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-  cli = new InProcessCli(await listen(ctx), operationMatchers(document));
-  const log = { info: () => {}, warn: () => {} };
-  inbound = (await startInboundServer({ config: ctx.config, db: ctx.db, secrets: ctx.deps.secrets, log }))!;
+  world = await startInboundListenerWorld({ SMTP_URL: `smtp://127.0.0.1:${sink.port}`, DNS_SERVERS: dns.address });
+  ({ ctx, cli, inbound } = world);
 });
 test.after(async () => {
-  cli?.cleanup();
-  await inbound?.stop();
-  await ctx?.close();
+  await world?.close();
   await receiver?.close();
   await dns?.close();
   await sink?.close();
