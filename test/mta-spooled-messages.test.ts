@@ -1,10 +1,10 @@
 // The spooled message handed to the MTA thread in memory (mta/spooled-messages.ts): the claim takes it
 // from there when this process spooled it, and reads it from the spool row (as base64) otherwise, byte
-// for byte, every byte value included; the hand-over is bounded and each message is handed over once.
+// for byte, every byte value included, a large message read in pieces; the hand-over is bounded and each message is handed over once.
 // Delivery through a daemon with it is test/mta-direct.test.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { claimSpool, SpoolAnsweredMarks, type SpoolRecipient } from '../daemon/mta/sql/spool.ts';
@@ -81,6 +81,23 @@ test('a claimed row carries its message from memory when handed over, else from 
   } finally {
     announcer.close();
     messages.close();
+    await ctx.db.sequelize.query('DELETE FROM mta_spool');
+  }
+});
+
+test('a message read from the spool in pieces comes back whole, whatever its length', async () => {
+  // The read's pieces are 96,000 bytes (READ_MESSAGES): around and across their boundaries, and nothing.
+  const lengths = [0, 1, 95_999, 96_000, 96_001, 192_000, 250_001];
+  const messages = lengths.map((length) => randomBytes(length));
+  const ids: string[] = [];
+  for (const [index, message] of messages.entries()) ids.push(...(await spool(message, [`piece${index}.test`])));
+  try {
+    const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 20);
+    const byId = new Map(claimed.map((row) => [row.id, row.message]));
+    assert.is(claimed.length, lengths.length);
+    for (const [index, id] of ids.entries())
+      assert.ok(byId.get(id)!.equals(messages[index]), `${lengths[index]} bytes read exactly`);
+  } finally {
     await ctx.db.sequelize.query('DELETE FROM mta_spool');
   }
 });
