@@ -11,13 +11,13 @@
 //
 // Two requests racing to create the same contact: the loser's write fails on a unique index and
 // the wave is matched and written again (what PUT /contacts does with its one retry).
-import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { declare, type Sql } from '../../db/sql.ts';
 import type { TenantContext } from '../../context.ts';
 import type { ContactDeps } from './service.ts';
 import type { BulkRowResult, BulkUpsertContactsResult, UpsertContactBody } from '../../../shared/schemas/contacts.ts';
 import { checkUpsertRow } from './row-validation.ts';
+import { newContactId } from './contact-id.ts';
 
 const WRITE_ATTEMPTS = 3;
 const RACE_ERROR = 'Another contact already has this email address or externalId.';
@@ -176,7 +176,7 @@ function plan(
         planned.push({ candidate, op: 'update', id: byMail.id });
       }
     } else {
-      planned.push({ candidate, op: 'insert', id: randomUUID() });
+      planned.push({ candidate, op: 'insert', id: newContactId() });
     }
   }
   return { planned, later };

@@ -26,6 +26,7 @@ import {
   type KeysetPosition,
 } from './model.ts';
 import { modelsOf } from '../models.ts';
+import { newContactId } from './contact-id.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -149,7 +150,7 @@ async function upsertInTransaction(
     row.changed('updatedAt', true);
     await row.save({ transaction });
   } else {
-    row = await modelsOf(sequelize).ContactRow.create({ tenantId, ...fields }, { transaction });
+    row = await modelsOf(sequelize).ContactRow.create({ id: newContactId(), tenantId, ...fields }, { transaction });
   }
   if (body.tags !== undefined) {
     await replaceTagLinks(
