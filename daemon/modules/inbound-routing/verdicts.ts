@@ -8,6 +8,7 @@
 // §5: a receiver removes the instances naming itself that it did not add).
 import { AUTH_RESULTS, type AuthResult, type InboundAuth } from '../../../shared/schemas/inbound-message.ts';
 import { mailauthResolver } from '../inbound-mail/feedback-auth.ts';
+import { loadMailauth } from '../inbound-mail/mailauth-load.ts';
 import { headerEnd, headerFieldsOf } from '../../mail/header-fields.ts';
 
 export interface SessionFacts {
@@ -76,8 +77,7 @@ export async function computeVerdicts(
   raw: Buffer,
   facts: SessionFacts,
 ): Promise<{ auth: InboundAuth; headerLines: string }> {
-  // Loaded on first use, in the reader's thread only: mailauth costs ≈ 0.4 s to load (docs/boot.md).
-  const { authenticate } = await import('mailauth');
+  const { authenticate } = await loadMailauth();
   let outcome: MailauthOutcome;
   try {
     outcome = (await authenticate(raw, {
