@@ -1,7 +1,11 @@
 // Runs every test/**/*.test.ts file in its own process (each gets its own database), two at a time,
 // and ends with the one line CI reads: "N passed, N failed".
+//
+// Files start longest first, by the durations of a quiet full run kept in test/durations.json (files it
+// does not know start first): run alphabetically, a 2-minute file drawn last kept one lane busy while
+// the other had finished. `TEST_RECORD_DURATIONS=1 npm test` rewrites that file from the run.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -56,11 +60,19 @@ function runFile(file: string): Promise<FileResult> {
   });
 }
 
+const DURATIONS_FILE = join(ROOT, 'test', 'durations.json');
+const knownSeconds: Record<string, number> = existsSync(DURATIONS_FILE)
+  ? JSON.parse(readFileSync(DURATIONS_FILE, 'utf8'))
+  : {};
+const expectedSeconds = (file: string) => knownSeconds[relative(ROOT, file)] ?? Infinity;
+
 const only = process.argv.slice(2);
 const files = findTests(join(ROOT, 'test'))
   .filter((file) => only.length === 0 || only.some((pattern) => relative(ROOT, file).includes(pattern)))
-  .sort();
+  .sort()
+  .sort((a, b) => expectedSeconds(b) - expectedSeconds(a));
 const results: FileResult[] = [];
+const seconds: Record<string, number> = {};
 let next = 0;
 async function lane(): Promise<void> {
   while (next < files.length) {
@@ -68,6 +80,7 @@ async function lane(): Promise<void> {
     const started = Date.now();
     const result = await runFile(file);
     results.push(result);
+    seconds[relative(ROOT, file)] = Math.round((Date.now() - started) / 100) / 10;
     const mark = result.failed > 0 ? 'FAIL' : 'ok  ';
     process.stdout.write(
       `${mark} ${relative(ROOT, file)}  ${result.passed} passed, ${result.failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
@@ -82,3 +95,7 @@ const failed = results.reduce((sum, r) => sum + r.failed, 0);
 const skipped = results.reduce((sum, r) => sum + r.skipped, 0);
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exitCode = failed > 0 || files.length === 0 ? 1 : 0;
+if (process.env.TEST_RECORD_DURATIONS && only.length === 0) {
+  const sorted = Object.fromEntries(Object.entries(seconds).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(DURATIONS_FILE, JSON.stringify(sorted, null, 2) + '\n');
+}
