@@ -71,13 +71,17 @@ const WRITE_ROWS = declare(
   ), tag_names AS (
     SELECT DISTINCT t.name FROM input r CROSS JOIN LATERAL unnest(r.tags) AS t(name) WHERE r.has_tags
   ), known_tags AS (
+    -- Locked once per statement, not once per link (contact_tag_links has no foreign keys, migration
+    -- 0477): a tag cannot be deleted before the links written to it here are committed; one deleted
+    -- since this statement's snapshot is skipped and created again below.
     SELECT t.id, t.name FROM contact_tags t JOIN tag_names n ON t.tenant_id = $1 AND t.name = n.name
+       FOR KEY SHARE OF t
   ), new_tags AS (
-    -- Only tags this statement's snapshot does not see. An existing tag is read, never written: the
-    -- DO UPDATE on every tag of every request (one 'bulk' tag on all rows) locked its row until commit
-    -- against the other requests' DO UPDATE and their links' foreign-key checks (KEY SHARE), so
-    -- concurrent imports ran one at a time (issue 51). DO UPDATE (to the same name) still returns a tag
-    -- that another request created after this snapshot was taken.
+    -- Only tags this statement's snapshot does not see. An existing tag is read and share-locked, never
+    -- written: the DO UPDATE on every tag of every request (one 'bulk' tag on all rows) locked its row
+    -- until commit against the other requests', so concurrent imports ran one at a time (issue 51).
+    -- DO UPDATE (to the same name) still returns a tag that another request created after this
+    -- snapshot was taken.
     INSERT INTO contact_tags (tenant_id, name)
     SELECT $1, n.name FROM tag_names n WHERE NOT EXISTS (SELECT 1 FROM known_tags k WHERE k.name = n.name)
     ON CONFLICT (tenant_id, name) DO UPDATE SET name = EXCLUDED.name
@@ -85,6 +89,7 @@ const WRITE_ROWS = declare(
   ), tags AS (
     SELECT id, name FROM known_tags UNION ALL SELECT id, name FROM new_tags
   ), wanted AS (
+    -- Links only to contacts this statement inserted or updated (and so holds until commit).
     SELECT DISTINCT r.id AS contact_id, tags.id AS tag_id
       FROM input r CROSS JOIN LATERAL unnest(r.tags) AS t(name) JOIN tags ON tags.name = t.name
      WHERE r.has_tags AND (r.op = 'insert' OR r.id IN (SELECT id FROM updated))
@@ -208,13 +213,12 @@ function writeRow({ candidate: { body }, op, id }: Planned) {
 
 /**
  * A race with another request, worth matching and writing again: a unique index (two requests creating
- * the same contact), a tag this statement read but another request erased before the links to it
- * were written (existing tags are read without a lock), or a deadlock (two writes creating the same new
- * tags, each waiting on the other's first one; PostgreSQL cancels one of them).
+ * the same contact), or a deadlock (two writes creating or locking the same tags in different orders;
+ * PostgreSQL cancels one of them).
  */
 function isRace(error: unknown): boolean {
-  const { code, constraint } = (error as pg.DatabaseError | undefined) ?? {};
-  return code === '23505' || code === '40P01' || (code === '23503' && constraint === 'contact_tag_links_tag_id_fkey');
+  const { code } = (error as pg.DatabaseError | undefined) ?? {};
+  return code === '23505' || code === '40P01';
 }
 
 /** The contacts of the tenant that rows with these emails or externalIds would match, as they are now. */

@@ -97,8 +97,12 @@ export async function linkTags(
   transaction?: Transaction,
 ): Promise<void> {
   if (tagIds.length === 0) return;
+  // contact_tag_links has no foreign keys (migration 0477): the contact and the tags are share-locked
+  // here, so neither can be deleted before the links are committed, and one already deleted gets none.
   await sequelize.query(
-    `INSERT INTO contact_tag_links (contact_id, tag_id) SELECT :contactId, t FROM unnest(ARRAY[:tagIds]::uuid[]) AS t
+    `INSERT INTO contact_tag_links (contact_id, tag_id)
+     SELECT c.id, t.id FROM contacts c JOIN contact_tags t ON t.id IN (:tagIds) WHERE c.id = :contactId
+        FOR KEY SHARE OF c, t
      ON CONFLICT DO NOTHING`,
     { replacements: { contactId, tagIds }, transaction },
   );
