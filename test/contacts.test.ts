@@ -309,6 +309,8 @@ test('tags on a contact: add, remove, and the tag catalogue', async () => {
   assert.equal(deleted.json(), { ok: true });
   const after = (await ctx.app.inject({ method: 'GET', url: `/contacts/${c.id}`, headers: world.asKey })).json();
   assert.equal(after.tags, []);
+  // Its links are deleted with it (a statement trigger since migration 0477, no longer a foreign key).
+  assert.equal(await rows('SELECT tag_id FROM contact_tag_links WHERE contact_id = :id', { id: c.id }), []);
   assert.is(
     (await ctx.app.inject({ method: 'DELETE', url: '/contact-tags/launch-2026', headers: world.asKey })).statusCode,
     404,
