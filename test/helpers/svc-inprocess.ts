@@ -2,10 +2,11 @@
 // listening on a port, with a private profile directory. Every request a command makes is matched to an
 // operation of /openapi.json: a command that calls an operation it does not declare in `operations` fails
 // the run, so the declarations the coverage test counts stay true.
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Config, type Command } from '@oclif/core';
 import { COMMANDS } from '../../cli/commands.ts';
-import { CliWorld, type SvcRun } from './svc-cli.ts';
+import { CliWorld, type SvcOptions, type SvcRun } from './svc-cli.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -50,9 +51,21 @@ export class InProcessCli extends CliWorld {
     super(baseUrl);
   }
 
+  /** The real `svc` binary as a child, with the same profile directory: for the few runs that are about
+   * the process itself (exit status seen by a shell, stdin, terminal detection, signals). */
+  spawn(args: string[], options: SvcOptions = {}): Promise<SvcRun> {
+    return super.run(args, options);
+  }
+
   override async run(
     args: string[],
-    options: { env?: Record<string, string | undefined>; input?: string } = {},
+    options: {
+      env?: Record<string, string | undefined>;
+      input?: string;
+      /** As if run as `node bin/svc.js` from the clone (process.argv[1] is the script), so the next steps
+       * the command prints name the script the way the spawned binary does (cli/invocation.ts). */
+      asScript?: boolean;
+    } = {},
   ): Promise<InProcessRun> {
     this.config ??= await Config.load(ROOT);
     const { id, argv } = findCommand(args);
@@ -99,6 +112,8 @@ export class InProcessCli extends CliWorld {
       if (value === undefined) delete process.env[key];
       else process.env[key] = value;
     }
+    const realArgv = process.argv;
+    if (options.asScript) process.argv = [process.execPath, join(ROOT, 'bin', 'svc.js'), ...args];
     process.exitCode = undefined;
     let code = 0;
     try {
@@ -112,6 +127,7 @@ export class InProcessCli extends CliWorld {
       else if (exit !== undefined && (error as Error).message && !/^EEXIT/.test((error as Error).message))
         stderr += `${(error as Error).message}\n`;
     } finally {
+      process.argv = realArgv;
       globalThis.fetch = realFetch;
       Object.defineProperty(process, 'stdin', realStdin);
       process.stdout.write = realStdout;
