@@ -7,13 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createApiKey, createWorld } from './helpers/fixtures.ts';
-import { CliWorld, listen, type SvcRun } from './helpers/svc-cli.ts';
+import { listen, type SvcRun } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { EmailLog } from '../daemon/modules/emails/model.ts';
 import { Suppression } from '../daemon/modules/suppressions/model.ts';
 import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
-let cli: CliWorld;
+let cli: InProcessCli;
 let world: Awaited<ReturnType<typeof createWorld>>;
 let ci: Record<string, string>;
 const files = mkdtempSync(join(tmpdir(), 'svc-cli-files-'));
@@ -21,7 +22,8 @@ const sentIds: string[] = [];
 
 test.before(async () => {
   ctx = await createTestContext();
-  cli = new CliWorld(await listen(ctx));
+  const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  cli = new InProcessCli(await listen(ctx), operationMatchers(document));
   world = await createWorld(ctx.app);
   ci = { SVC_API_KEY: world.key.key, SVC_TENANT_ID: world.tenantId };
   cli.writeProfile({ accessToken: world.owner.token, tenantId: world.tenantId, tenantName: 'Acme' });
@@ -172,7 +174,6 @@ function openConnections(): Promise<number> {
 test('logs tail --json follows new sends through the event stream', async () => {
   const tail = cli.run(['logs', 'tail', '--json', '--backlog', '0', '--count', '1', '--timeout', '60'], {
     env: ci,
-    timeoutMs: 70_000,
   });
   let done: SvcRun | null = null;
   void tail.then((run) => (done = run));
@@ -337,7 +338,7 @@ test('domains add prints the records; diagnose marks each record and exits 1 whi
   const json = await cli.run(['domains', 'diagnose', 'mail.example.test', '--json']);
   assert.is(json.json.ok, false);
   assert.ok(json.json.publish.length >= 2);
-  const unknown = await cli.run(['domains', 'dns', 'other.example.test', '--json']);
+  const unknown = await cli.run(['domains', 'dns', 'other.example.test', '--json'], { asScript: true });
   assert.is(unknown.code, 1);
   assert.match(unknown.json.error.message, 'node bin/svc.js domains add other.example.test');
 });
@@ -353,9 +354,10 @@ test('daemon status reports readiness and queues; without credentials the queues
 });
 
 test('colours follow NO_COLOR even when FORCE_COLOR asks for them', async () => {
-  const coloured = await cli.run(['logs', 'list'], { env: { ...ci, NO_COLOR: undefined, FORCE_COLOR: '1' } });
+  // Spawned: chalk settles its colour level from FORCE_COLOR once, when the process loads it.
+  const coloured = await cli.spawn(['logs', 'list'], { env: { ...ci, NO_COLOR: undefined, FORCE_COLOR: '1' } });
   assert.match(coloured.stdout, '\u001b[');
-  const plain = await cli.run(['logs', 'list'], { env: { ...ci, NO_COLOR: '1', FORCE_COLOR: '1' } });
+  const plain = await cli.spawn(['logs', 'list'], { env: { ...ci, NO_COLOR: '1', FORCE_COLOR: '1' } });
   assert.not.match(plain.stdout + plain.stderr, '\u001b[');
 });
 
@@ -364,7 +366,7 @@ test('db migrate applies migrations without starting the daemon', async () => {
   const env = external
     ? { DATABASE_URL: ctx.databaseUrl }
     : { DATABASE_URL: undefined, DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-cli-db-')) };
-  const run = await cli.run(['db', 'migrate', '--json'], { env, timeoutMs: 120_000 });
+  const run = await cli.run(['db', 'migrate', '--json'], { env });
   assert.is(run.code, 0, run.stdout + run.stderr);
   if (external) assert.equal(run.json.applied, [], 'the test database is already up to date');
   else assert.ok(run.json.applied.length > 0);
@@ -376,7 +378,8 @@ test('the dashboard without a terminal prints one snapshot', async () => {
   assert.is(run.json.tenant.value.id, world.tenantId);
   assert.ok(run.json.recent.value.length > 0);
   assert.is(run.json.quota.value.limit, 100);
-  const bare = await cli.run([]);
+  // Spawned: `svc` with no command word is the binary's own help path, not an oclif command.
+  const bare = await cli.spawn([]);
   assert.is(bare.code, 0);
   assert.match(bare.stdout, 'USAGE', '`svc` alone without a terminal prints the help');
 });
