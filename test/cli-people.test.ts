@@ -3,19 +3,21 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { CliWorld, listen } from './helpers/svc-cli.ts';
+import { listen } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { TotpClock } from './helpers/totp-clock.ts';
 import { Admin } from '../daemon/modules/auth/model.ts';
 
 let ctx: TestContext;
-let cli: CliWorld;
+let cli: InProcessCli;
 const EMAIL = 'people@cli.test';
 const PASSWORD = 'correct-horse-battery';
 const state: { acme?: string; beta?: string } = {};
 
 test.before(async () => {
   ctx = await createTestContext();
-  cli = new CliWorld(await listen(ctx));
+  const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  cli = new InProcessCli(await listen(ctx), operationMatchers(document));
 });
 test.after(async () => {
   cli?.cleanup();
