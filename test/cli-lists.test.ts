@@ -9,18 +9,20 @@ import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createWorld } from './helpers/fixtures.ts';
 import { runJobs } from './helpers/send-jobs.ts';
-import { CliWorld, listen } from './helpers/svc-cli.ts';
+import { listen } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { waitFor } from './helpers/wait.ts';
 
 let ctx: TestContext;
-let cli: CliWorld;
+let cli: InProcessCli;
 let world: Awaited<ReturnType<typeof createWorld>>;
 let ci: Record<string, string>;
 const files = mkdtempSync(join(tmpdir(), 'svc-cli-lists-'));
 
 test.before(async () => {
   ctx = await createTestContext();
-  cli = new CliWorld(await listen(ctx));
+  const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  cli = new InProcessCli(await listen(ctx), operationMatchers(document));
   world = await createWorld(ctx.app);
   ci = { SVC_API_KEY: world.key.key, SVC_TENANT_ID: world.tenantId };
 });
@@ -47,7 +49,7 @@ test('contacts import streams a CSV with --map; row errors by line, the run goes
       'optIn=Subscribed',
       '--json',
     ],
-    { env: ci, timeoutMs: 60_000 },
+    { env: ci },
   );
   assert.is(run.code, 0, run.stdout + run.stderr);
   assert.equal([run.json.rows, run.json.created, run.json.failed], [1501, 1500, 1]);
@@ -58,7 +60,7 @@ test('contacts import streams a CSV with --map; row errors by line, the run goes
   );
   assert.is(Number(count.n), 1500);
 
-  const plain = await cli.run(['contacts', 'import', file, '--map', 'email=Mail'], { env: ci, timeoutMs: 60_000 });
+  const plain = await cli.run(['contacts', 'import', file, '--map', 'email=Mail'], { env: ci });
   assert.is(plain.code, 0, plain.stderr);
   assert.match(plain.stdout, '1501 rows: 0 created, 1500 updated, 1 failed.');
   assert.match(plain.stdout, 'line 12: Invalid contact');
@@ -92,7 +94,6 @@ test('campaigns send --watch follows the send to SENT; list, show and cancel', a
 
   const watching = cli.run(['campaigns', 'send', campaign.id, '--from', 'news@acme.test', '--watch'], {
     env: ci,
-    timeoutMs: 60_000,
   });
   // No worker threads in this process: run the expansion job once the CLI has started the send.
   await waitFor('the CLI to start the send', async () => (await runJobs(ctx, 'campaign')).length > 0, {
