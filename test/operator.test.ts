@@ -11,13 +11,29 @@ import { join } from 'node:path';
 import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import { createTestContext, createTestDatabase, type TestContext } from './helpers/context.ts';
 import { killDaemonProcesses, startDaemonProcess } from './helpers/daemon-process.ts';
-import { CliWorld, listen } from './helpers/svc-cli.ts';
+import { listen } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { addVerifiedDomain, createAdmin, createTenant } from './helpers/fixtures.ts';
 import { startSmtpSink } from './helpers/smtp-sink.ts';
 import { makeSelfSignedPair, type CertificateFiles } from './helpers/certificates.ts';
 import { nothingWithin, waitFor } from './helpers/wait.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-operator-'));
+
+/** The operations of /openapi.json, for the in-process CLI's check that each command calls only those it
+ * declares; read once from a test daemon, since the first test's daemon is a child process on HTTPS. */
+let operations: Promise<ReturnType<typeof operationMatchers>> | undefined;
+function matchers() {
+  operations ??= (async () => {
+    const ctx = await createTestContext();
+    try {
+      return operationMatchers((await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json());
+    } finally {
+      await ctx.close();
+    }
+  })();
+  return operations;
+}
 
 /** A self-signed pair for 127.0.0.1. */
 function makeCertificate(name: string): CertificateFiles {
@@ -39,6 +55,8 @@ function servedFingerprint(url: string, ca: string): Promise<string> {
   });
 }
 
+// Before any test makes its own context: two at once in this process would share the models.
+test.before(async () => void (await matchers()));
 test.after(() => {
   killDaemonProcesses();
   rmSync(dir, { recursive: true, force: true });
@@ -80,7 +98,7 @@ test('HTTPS with HTTP/2: svc trusts the daemon with --ca, explains an untrusted 
     assert.is(JSON.parse(before.body).status, 'ok');
     assert.is(session.alpnProtocol, 'h2');
 
-    const cli = new CliWorld(daemon.url);
+    const cli = new InProcessCli(daemon.url, await matchers());
     const trusted = await cli.run(['daemon', 'status', '--json', '--ca', first.cert]);
     assert.is(trusted.code, 0, trusted.stdout + trusted.stderr);
     assert.is(trusted.json.ready.status, 'ready');
@@ -160,7 +178,7 @@ test('svc refuses to send credentials over http:// to a non-loopback host before
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   const port = (listener.address() as { port: number }).port;
   // 0.0.0.0 is not a loopback address by name, yet a connection to it would reach this listener.
-  const cli = new CliWorld(`http://0.0.0.0:${port}`);
+  const cli = new InProcessCli(`http://0.0.0.0:${port}`, await matchers());
   const key = 'svc_live_secretkeythatmustnotleak000000000';
   try {
     const refused = await cli.run(['logs', 'list', '--json'], { env: { SVC_API_KEY: key } });
@@ -185,7 +203,7 @@ test('svc refuses to send credentials over http:// to a non-loopback host before
     assert.match(viaEnv.stderr, /Warning: --insecure/);
     assert.is(connections, 3);
 
-    const loopback = new CliWorld(`http://127.0.0.1:${port}`);
+    const loopback = new InProcessCli(`http://127.0.0.1:${port}`, await matchers());
     await loopback.run(['logs', 'list', '--json'], { env: { SVC_API_KEY: key } });
     assert.is(connections, 4, 'loopback over http is fine');
   } finally {
@@ -197,7 +215,7 @@ test('svc refuses to send credentials over http:// to a non-loopback host before
 async function doctorAs(ctx: TestContext, args: string[] = []) {
   const url = await listen(ctx);
   const admin = await createAdmin(ctx.app, { platformAdmin: true });
-  const cli = new CliWorld(url);
+  const cli = new InProcessCli(url, await matchers());
   cli.writeProfile({ accessToken: admin.token, refreshToken: 'unused' });
   const run = await cli.run(['doctor', '--json', ...args]);
   cli.cleanup();
@@ -248,8 +266,9 @@ test('svc doctor against a misconfigured daemon: one line per check with the fix
     assert.is(checks.queues.ok, true);
 
     const human = await (async () => {
-      const cli = new CliWorld(
+      const cli = new InProcessCli(
         await listen(ctx).catch(() => `http://127.0.0.1:${(ctx.app.server.address() as { port: number }).port}`),
+        await matchers(),
       );
       cli.writeProfile({
         accessToken: (await createAdmin(ctx.app, { platformAdmin: true })).token,
@@ -309,7 +328,7 @@ test('svc doctor --local runs the checks from the daemon environment without a d
   const ctx = await createTestContext();
   try {
     if (!ctx.config.databaseUrl) return; // --local needs DATABASE_URL by design (asserted below otherwise)
-    const cli = new CliWorld('http://127.0.0.1:9');
+    const cli = new InProcessCli('http://127.0.0.1:9', await matchers());
     const run = await cli.run(['doctor', '--local', '--json'], {
       env: {
         DATABASE_URL: ctx.databaseUrl,
