@@ -8,13 +8,14 @@ import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { createAdmin, type AdminFixture } from './helpers/fixtures.ts';
-import { CliWorld, listen } from './helpers/svc-cli.ts';
+import { listen } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
 
 let ctx: TestContext;
 let dns: TestDnsServer;
 let admin: AdminFixture;
-let cli: CliWorld;
+let cli: InProcessCli;
 const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
 const today = new Date().toISOString().slice(0, 10);
 const STS = ['version: STSv1', 'mode: enforce', 'mx: mx.x.test', 'max_age: 86400'];
@@ -23,7 +24,8 @@ test.before(async () => {
   dns = await startDnsServer();
   ctx = await createTestContext({ env: { DNS_SERVERS: dns.address, PUBLIC_URL: 'http://127.0.0.1:3000' } });
   admin = await createAdmin(ctx.app, { platformAdmin: true });
-  cli = new CliWorld(await listen(ctx));
+  const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  cli = new InProcessCli(await listen(ctx), operationMatchers(document));
   cli.writeProfile({ accessToken: admin.token, refreshToken: 'unused' });
   await ctx.db.sequelize.query(
     `INSERT INTO tls_report_counts
