@@ -8,7 +8,8 @@ import * as assert from 'uvu/assert';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { freeLoopbackAddress, startMxHost, type MxHost } from './helpers/mx-host.ts';
-import { CliWorld, listen } from './helpers/svc-cli.ts';
+import { listen } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { addVerifiedDomain, createAdmin, createTenant } from './helpers/fixtures.ts';
 import { startValidatingResolver } from './helpers/validating-resolver.ts';
 import { directDeliveryChecks } from '../daemon/modules/doctor/direct-delivery.ts';
@@ -41,11 +42,15 @@ const DIRECT_ENV = (extra: Record<string, string>) => ({
   ...extra,
 });
 
+async function matchersOf(ctx: TestContext) {
+  return operationMatchers((await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json());
+}
+
 /** `svc doctor --json` and `svc doctor` as a platform admin against this context's app. */
 async function doctor(ctx: TestContext) {
   const url = await listen(ctx);
   const admin = await createAdmin(ctx.app, { platformAdmin: true });
-  const cli = new CliWorld(url);
+  const cli = new InProcessCli(url, await matchersOf(ctx));
   cli.writeProfile({ accessToken: admin.token, refreshToken: 'unused' });
   try {
     const json = await cli.run(['doctor', '--json']);
@@ -65,7 +70,10 @@ test('a host with direct delivery misconfigured: every problem receivers see is 
     const tenantId = await createTenant(admin.id, 'Acme');
     await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, tenantId, 'acme.test');
     const again = await (async () => {
-      const cli = new CliWorld(`http://127.0.0.1:${(ctx.app.server.address() as { port: number }).port}`);
+      const cli = new InProcessCli(
+        `http://127.0.0.1:${(ctx.app.server.address() as { port: number }).port}`,
+        await matchersOf(ctx),
+      );
       cli.writeProfile({ accessToken: admin.token, refreshToken: 'unused' });
       const run = await cli.run(['doctor', '--json']);
       cli.cleanup();
