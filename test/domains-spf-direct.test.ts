@@ -5,7 +5,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createWorld } from './helpers/fixtures.ts';
-import { CliWorld, listen } from './helpers/svc-cli.ts';
+import { listen } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { evaluateSpf, mergeSpf } from '../daemon/modules/domains/spf.ts';
 import type { DnsLookup } from '../daemon/modules/domains/dns-lookup.ts';
 
@@ -50,7 +51,8 @@ test("direct delivery: the proposed SPF names OUTBOUND_ADDRESS and the pool addr
     assert.not.match(spf.note!, /185\.199\.108\.7/);
 
     // The CLI prints the note under the record.
-    const cli = new CliWorld(await listen(ctx));
+    const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const cli = new InProcessCli(await listen(ctx), operationMatchers(document));
     cli.writeProfile({ accessToken: world.owner.token, refreshToken: 'unused', tenantId: world.tenantId });
     const out = await cli.run(['domains', 'add', 'other.test'], { env: { SVC_TENANT_ID: world.tenantId } });
     cli.cleanup();
