@@ -90,10 +90,14 @@ const isBlank = (byte: number) => byte === SPACE || byte === TAB;
 
 /**
  * libqp's first pass (spaces and tabs before a line break or the end dropped, then soft breaks
- * removed) line by line, each line copied whole: for bodies whose CRs all start a CRLF.
+ * removed) line by line, for bodies whose CRs all start a CRLF. The bytes kept are copied in runs from
+ * one cut (a soft break, whitespace before a line end) to the next, not line by line: a Buffer copy
+ * costs ~0.1–0.25 µs a call whatever its length, and a 100 KB body has ~2,300 lines.
  */
 function joinLines(body: Buffer, joined: Buffer): number {
   let size = 0;
+  // The first byte kept that is not copied yet.
+  let kept = 0;
   for (let start = 0; start < body.length;) {
     const lf = body.indexOf(LF, start);
     const next = lf === -1 ? body.length : lf + 1;
@@ -101,15 +105,17 @@ function joinLines(body: Buffer, joined: Buffer): number {
     let end = lineEnd;
     while (end > start && isBlank(body[end - 1])) end--;
     if (end > start && body[end - 1] === EQUALS) {
-      // A soft break: the `=` and the line break go.
-      size += body.copy(joined, size, start, end - 1);
-    } else {
-      size += body.copy(joined, size, start, end);
-      size += body.copy(joined, size, lineEnd, next);
+      // A soft break: the `=`, the whitespace and the line break go.
+      size += body.copy(joined, size, kept, end - 1);
+      kept = next;
+    } else if (end < lineEnd) {
+      // The whitespace before the line end goes; the line end stays.
+      size += body.copy(joined, size, kept, end);
+      kept = lineEnd;
     }
     start = next;
   }
-  return size;
+  return size + body.copy(joined, size, kept, body.length);
 }
 
 /** The same first pass byte by byte, for bodies with a lone CR (around which whitespace also goes). */
