@@ -5,12 +5,13 @@ import * as assert from 'uvu/assert';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { TotpClock } from './helpers/totp-clock.ts';
-import { CliWorld, listen } from './helpers/svc-cli.ts';
+import { listen } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { Admin } from '../daemon/modules/auth/model.ts';
 import { ApiKey, Membership } from '../daemon/modules/tenants/model.ts';
 
 let ctx: TestContext;
-let cli: CliWorld;
+let cli: InProcessCli;
 const EMAIL = 'ops@cli.test';
 const PASSWORD = 'correct-horse-battery';
 const state: { tenantId?: string; secondTenantId?: string; keyId?: string } = {};
@@ -24,7 +25,8 @@ const editProfile = (changes: Record<string, string>) => {
 
 test.before(async () => {
   ctx = await createTestContext();
-  cli = new CliWorld(await listen(ctx));
+  const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  cli = new InProcessCli(await listen(ctx), operationMatchers(document));
 });
 test.after(async () => {
   cli?.cleanup();
@@ -32,7 +34,8 @@ test.after(async () => {
 });
 
 test('commands refuse to act before anyone signed in, naming the next step (exit 3)', async () => {
-  const run = await cli.run(['whoami', '--json']);
+  // Spawned: the exit status a shell sees from the binary, and its next step written as it was run.
+  const run = await cli.spawn(['whoami', '--json']);
   assert.is(run.code, 3);
   assert.is(run.json.error.code, 'NOT_SIGNED_IN');
   assert.match(run.json.error.message, 'node bin/svc.js login');
@@ -157,7 +160,8 @@ test('tenants list and the dashboard show a sending warning and a pause with the
 });
 
 test('tenants use without an id and without a terminal fails with a sentence instead of a picker (exit 2)', async () => {
-  const run = await cli.run(['tenants', 'use']);
+  // Spawned: the picker is left out because the binary's stdin is not a terminal.
+  const run = await cli.spawn(['tenants', 'use']);
   assert.is(run.code, 2);
   assert.match(run.stderr, 'node bin/svc.js tenants use <id|name>');
 });
@@ -227,7 +231,7 @@ test('an expired access token is refreshed on its own and the rotated pair is st
 
 test('when the refresh fails too: "Your session has expired: run svc login" and exit 3', async () => {
   editProfile({ accessToken: 'not-a-valid-token', refreshToken: 'not-a-valid-refresh-token-0123456789' });
-  const run = await cli.run(['tenants', 'list', '--json']);
+  const run = await cli.run(['tenants', 'list', '--json'], { asScript: true });
   assert.is(run.code, 3);
   assert.is(run.json.error.message, 'Your session has expired: run `node bin/svc.js login`.');
   assert.is(profile().accessToken, undefined, 'dead tokens are forgotten');
@@ -299,7 +303,8 @@ test('logout revokes the session on the daemon and forgets the tokens', async ()
 });
 
 test('an unreachable daemon is exit 4 with a sentence naming the URL', async () => {
-  const run = await cli.run(['daemon', 'status', '--json'], { env: { SVC_BASE_URL: 'http://127.0.0.1:9' } });
+  // Spawned: the exit status a shell sees when the binary cannot reach its daemon.
+  const run = await cli.spawn(['daemon', 'status', '--json'], { env: { SVC_BASE_URL: 'http://127.0.0.1:9' } });
   assert.is(run.code, 4);
   assert.match(run.json.error.message, 'http://127.0.0.1:9');
 });
