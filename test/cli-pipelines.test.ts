@@ -8,18 +8,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addVerifiedDomain, createApiKey, createWorld } from './helpers/fixtures.ts';
-import { CliWorld, listen, type SvcRun } from './helpers/svc-cli.ts';
+import { listen, type SvcRun } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { Template } from '../daemon/modules/templates/model.ts';
 
 let ctx: TestContext;
-let cli: CliWorld;
+let cli: InProcessCli;
 let world: Awaited<ReturnType<typeof createWorld>>;
 let ci: Record<string, string>;
 const files = mkdtempSync(join(tmpdir(), 'svc-cli-gate-'));
 
 test.before(async () => {
   ctx = await createTestContext();
-  cli = new CliWorld(await listen(ctx));
+  const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  cli = new InProcessCli(await listen(ctx), operationMatchers(document));
   world = await createWorld(ctx.app);
   ci = { SVC_API_KEY: world.key.key };
 });
@@ -82,15 +84,16 @@ test('API refusals in --json carry code, message and details; without --json eac
 });
 
 test('a typo names the closest command, with spaces (exit 2); --json gets the error object', async () => {
-  const sned = await cli.run(['sned']);
+  // Spawned: an unknown command word is oclif's command_not_found hook in the binary, before any command runs.
+  const sned = await cli.spawn(['sned']);
   assert.is(sned.code, 2);
   // Spawned from the clone as `node bin/svc.js`, the suggestion is written the way it was run (issue 49 §5).
   assert.match(sned.stderr, 'Did you mean `node bin/svc.js send`?');
-  const tenant = await cli.run(['tenant', 'list']);
+  const tenant = await cli.spawn(['tenant', 'list']);
   assert.is(tenant.code, 2);
   assert.match(tenant.stderr, '"tenant list" is not a svc command. Did you mean `node bin/svc.js tenants list`?');
   assert.not.match(tenant.stderr, ':list');
-  const json = await cli.run(['tmplates', 'push', '--json']);
+  const json = await cli.spawn(['tmplates', 'push', '--json']);
   assert.is(json.code, 2);
   assert.is(json.json.error.code, 'COMMAND_NOT_FOUND');
   assert.match(json.json.error.message, 'node bin/svc.js templates push');
