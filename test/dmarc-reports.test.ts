@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { addVerifiedDomain, createApiKey, createWorld } from './helpers/fixtures.ts';
-import { CliWorld, listen } from './helpers/svc-cli.ts';
+import { listen } from './helpers/svc-cli.ts';
+import { InProcessCli, operationMatchers } from './helpers/svc-inprocess.ts';
 import { freePort, swaks } from './helpers/swaks.ts';
 import { startInboundServer } from '../daemon/smtp/inbound.ts';
 import { killAllDaemons, seedSendWorld, startChildDaemon, stopChildDaemon } from './helpers/send-daemon.ts';
@@ -17,7 +18,8 @@ let ctx: TestContext;
 let inbound: { port: number; stop(): Promise<void> };
 let world: Awaited<ReturnType<typeof createWorld>>;
 let domainId: string;
-let cli: CliWorld;
+let cli: InProcessCli;
+let matchers: ReturnType<typeof operationMatchers>;
 const logLines: Array<{ details: Record<string, unknown>; message: string }> = [];
 
 const RUA = 'dmarc-reports@mail.example.test';
@@ -42,7 +44,9 @@ test.before(async () => {
     warn: (details: object, message: string) => logLines.push({ details: details as Record<string, unknown>, message }),
   };
   inbound = (await startInboundServer({ config: ctx.config, db: ctx.db, secrets: ctx.deps.secrets, log }))!;
-  cli = new CliWorld(await listen(ctx));
+  const document = (await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  matchers = operationMatchers(document);
+  cli = new InProcessCli(await listen(ctx), matchers);
 });
 test.after(async () => {
   killAllDaemons();
@@ -247,7 +251,7 @@ test('svc daemon start with SMTP_INBOUND_PORT receives a zipped report by SMTP; 
   const port = await freePort();
   const daemonWorld = await seedSendWorld({ SMTP_INBOUND_PORT: String(port) });
   const daemon = await startChildDaemon(daemonWorld);
-  const daemonCli = new CliWorld(daemon.url);
+  const daemonCli = new InProcessCli(daemon.url, matchers);
   try {
     assert.match(daemon.output(), /inbound SMTP listening/);
     // PUBLIC_URL is http://127.0.0.1:<port>: the mail domain of an IP address is localhost.
