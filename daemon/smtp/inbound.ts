@@ -24,7 +24,7 @@ import { createInboundReader, ownedChunk, UnreadableMessageError } from '../modu
 import { createRouteCache, type RouteCache } from '../modules/inbound-routing/route-cache.ts';
 import type { RoutedRecipient } from '../modules/inbound-routing/matching.ts';
 import { platformInboundDomain } from '../mail/addresses.ts';
-import { storeRoutedMessage } from '../modules/inbound-routing/receive.ts';
+import { createRoutedStore } from '../modules/inbound-routing/receive.ts';
 import { inboundAuthservId } from '../modules/inbound-routing/forward.ts';
 import { classifySrsRecipient, returnSrsBounce } from '../modules/inbound-routing/srs-bounce.ts';
 import { attachmentRefusal, createInboundLimits, maxRoutedMessageBytes } from './inbound-limits.ts';
@@ -85,6 +85,8 @@ export function createInboundServer(
   // Our Authentication-Results name us by the mail domain; one naming it in a message is a forgery.
   const authservId = inboundAuthservId(deps.config);
   const srsDeps = { sequelize, config: deps.config, secrets: deps.secrets };
+  // Routed messages read meanwhile share a store transaction (group commit), each 250 after its commit.
+  const routedStore = createRoutedStore(srsDeps);
   const server: SMTPServer = new SMTPServer({
     name: new URL(deps.config.publicUrl).hostname || undefined,
     banner: 'inbound mail for the service and its tenants',
@@ -204,8 +206,7 @@ export function createInboundServer(
               ? await handleInboundMessage(mailDeps, { mailFrom, recipients, chunks: [] }, read)
               : null;
           if (routed.length === 0 || !read.routed) return { reports, stored: 0 };
-          const stored = await storeRoutedMessage(
-            mailDeps,
+          const stored = await routedStore.store(
             { mailFrom, clientIp: session.remoteAddress, size: bytes },
             routed,
             read.routed,

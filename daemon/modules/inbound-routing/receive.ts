@@ -3,11 +3,14 @@
 // `inbound.received` event and its delivery row for the route's endpoint (the webhook outbox), all in
 // ONE transaction. A crash after the 250 loses nothing: the rows are committed and the webhook worker
 // delivers (and retries) from them; a crash before it leaves nothing and the sender retries on its
-// 451. A forward route's message is queued for sending in that same transaction (forward.ts, the
+// 451. Messages read while another's transaction is in flight share the next one (createRoutedStore,
+// daemon/db/group-commit.ts): each still gets its 250 only once the transaction holding its rows has
+// committed. A forward route's message is queued for sending in that same transaction (forward.ts, the
 // durable system-mail queue). Attachments larger than the route's inline size are stored beside the message and named by a
 // signed URL valid ATTACHMENT_URL_TTL_S. Knows no SMTP.
 import { randomUUID } from 'node:crypto';
-import type { Sequelize } from 'sequelize';
+import type { Sequelize, Transaction } from 'sequelize';
+import { createGroupCommit } from '../../db/group-commit.ts';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../secrets.ts';
 import type { InboundAttachment, InboundParsedMessage } from '../../../shared/schemas/inbound-message.ts';
@@ -94,104 +97,163 @@ export async function storeRoutedMessage(
   recipients: RoutedRecipient[],
   read: RoutedRead,
 ): Promise<StoredInbound[]> {
+  return deps.sequelize.transaction((transaction) => storeIn(deps, envelope, recipients, read, transaction));
+}
+
+/** A message's rows, in the caller's transaction (storeRoutedMessage's, or a group's). */
+async function storeIn(
+  deps: ReceiveDeps,
+  envelope: RoutedEnvelope,
+  recipients: RoutedRecipient[],
+  read: RoutedRead,
+  transaction: Transaction,
+): Promise<StoredInbound[]> {
   const parsed = read.parsed;
   const contentOf = new Map(read.attachments.map((a) => [a.sha256, a.content]));
   const stored = withoutContent(parsed);
-  return deps.sequelize.transaction(async (transaction) => {
-    const done: StoredInbound[] = [];
-    const links = new Map<string, Awaited<ReturnType<typeof linkReply>>>();
-    // A reply address names its send outright (its tag held at RCPT TO); headers are looked up otherwise.
-    for (const { tenantId, repliesTo } of recipients) if (repliesTo) links.set(tenantId, repliesTo);
-    for (const { tenantId } of recipients)
-      if (!links.has(tenantId)) links.set(tenantId, await linkReply(deps, { tenantId }, parsed, transaction));
-    const replied = new Set<string>();
-    for (const recipient of recipients) {
-      const id = randomUUID();
-      const createdAt = new Date();
-      const link = links.get(recipient.tenantId) ?? null;
-      const status = statusOf(recipient);
-      const route = recipient.route;
-      let eventId: string | null = null;
-      let attachments: InboundAttachment[] = stored.attachments;
-      if (route?.action === 'webhook' && route.endpoint_id) {
-        // Larger than the route inlines: kept beside the message, named by a signed URL.
-        attachments = [];
-        for (const meta of stored.attachments) {
-          const content = contentOf.get(meta.sha256);
-          if (!content) attachments.push(meta);
-          else if (meta.size <= route.max_inline_attachment_bytes)
-            attachments.push({ ...meta, content: Buffer.from(content).toString('base64') });
-          else {
-            const attachmentId = randomUUID();
-            await insertInboundAttachment(
-              deps.sequelize,
-              {
-                id: attachmentId,
-                createdAt,
-                tenantId: recipient.tenantId,
-                inboundId: id,
-                sha256: meta.sha256,
-                content,
-              },
-              transaction,
-            );
-            attachments.push({ ...meta, url: attachmentUrl(deps, recipient.tenantId, attachmentId) });
-          }
+  const done: StoredInbound[] = [];
+  const links = new Map<string, Awaited<ReturnType<typeof linkReply>>>();
+  // A reply address names its send outright (its tag held at RCPT TO); headers are looked up otherwise.
+  for (const { tenantId, repliesTo } of recipients) if (repliesTo) links.set(tenantId, repliesTo);
+  for (const { tenantId } of recipients)
+    if (!links.has(tenantId)) links.set(tenantId, await linkReply(deps, { tenantId }, parsed, transaction));
+  const replied = new Set<string>();
+  for (const recipient of recipients) {
+    const id = randomUUID();
+    const createdAt = new Date();
+    const link = links.get(recipient.tenantId) ?? null;
+    const status = statusOf(recipient);
+    const route = recipient.route;
+    let eventId: string | null = null;
+    let attachments: InboundAttachment[] = stored.attachments;
+    if (route?.action === 'webhook' && route.endpoint_id) {
+      // Larger than the route inlines: kept beside the message, named by a signed URL.
+      attachments = [];
+      for (const meta of stored.attachments) {
+        const content = contentOf.get(meta.sha256);
+        if (!content) attachments.push(meta);
+        else if (meta.size <= route.max_inline_attachment_bytes)
+          attachments.push({ ...meta, content: Buffer.from(content).toString('base64') });
+        else {
+          const attachmentId = randomUUID();
+          await insertInboundAttachment(
+            deps.sequelize,
+            {
+              id: attachmentId,
+              createdAt,
+              tenantId: recipient.tenantId,
+              inboundId: id,
+              sha256: meta.sha256,
+              content,
+            },
+            transaction,
+          );
+          attachments.push({ ...meta, url: attachmentUrl(deps, recipient.tenantId, attachmentId) });
         }
-        const envelopeData: InboundEventEnvelope = {
-          inboundId: id,
-          routeId: route.id,
-          mailFrom: envelope.mailFrom,
-          recipient: recipient.address,
-          mailboxHash: recipient.mailboxHash,
-          inReplyTo: link,
-          inReplyToHeader: parsed.inReplyTo,
-        };
-        eventId = await emitEventToEndpoint(
-          deps.sequelize,
-          { tenantId: recipient.tenantId, type: 'inbound.received', data: { ...stored, attachments, ...envelopeData } },
-          route.endpoint_id,
-          transaction,
-        );
       }
-      await insertInboundMessage(
+      const envelopeData: InboundEventEnvelope = {
+        inboundId: id,
+        routeId: route.id,
+        mailFrom: envelope.mailFrom,
+        recipient: recipient.address,
+        mailboxHash: recipient.mailboxHash,
+        inReplyTo: link,
+        inReplyToHeader: parsed.inReplyTo,
+      };
+      eventId = await emitEventToEndpoint(
         deps.sequelize,
-        id,
-        {
-          createdAt,
-          tenantId: recipient.tenantId,
-          routeId: route?.id ?? null,
-          action: route?.action ?? 'store',
-          status,
-          mailFrom: envelope.mailFrom,
-          recipient: recipient.address,
-          mailboxHash: recipient.mailboxHash,
-          clientIp: envelope.clientIp,
-          fromAddress: parsed.from.address || null,
-          subject: parsed.subject || null,
-          messageId: parsed.messageId,
-          size: envelope.size,
-          rawGzip: read.rawGzip,
-          parsed: stored,
-          replyEmailId: link?.emailId ?? null,
-          replyMessageId: link?.messageId ?? null,
-          eventId,
-        },
+        { tenantId: recipient.tenantId, type: 'inbound.received', data: { ...stored, attachments, ...envelopeData } },
+        route.endpoint_id,
         transaction,
       );
-      if (route?.action === 'forward' && route.forward_to)
-        await forwardInbound(
-          deps,
-          { tenantId: recipient.tenantId },
-          { inboundId: id, to: route.forward_to, rawGzip: read.rawGzip, mailFrom: envelope.mailFrom },
-          transaction,
-        );
-      if (link && !replied.has(recipient.tenantId)) {
-        replied.add(recipient.tenantId);
-        await recordReply(deps, { tenantId: recipient.tenantId, emailId: link.emailId, inboundId: id }, transaction);
-      }
-      done.push({ id, tenantId: recipient.tenantId, recipient, status, eventId });
     }
-    return done;
+    await insertInboundMessage(
+      deps.sequelize,
+      id,
+      {
+        createdAt,
+        tenantId: recipient.tenantId,
+        routeId: route?.id ?? null,
+        action: route?.action ?? 'store',
+        status,
+        mailFrom: envelope.mailFrom,
+        recipient: recipient.address,
+        mailboxHash: recipient.mailboxHash,
+        clientIp: envelope.clientIp,
+        fromAddress: parsed.from.address || null,
+        subject: parsed.subject || null,
+        messageId: parsed.messageId,
+        size: envelope.size,
+        rawGzip: read.rawGzip,
+        parsed: stored,
+        replyEmailId: link?.emailId ?? null,
+        replyMessageId: link?.messageId ?? null,
+        eventId,
+      },
+      transaction,
+    );
+    if (route?.action === 'forward' && route.forward_to)
+      await forwardInbound(
+        deps,
+        { tenantId: recipient.tenantId },
+        { inboundId: id, to: route.forward_to, rawGzip: read.rawGzip, mailFrom: envelope.mailFrom },
+        transaction,
+      );
+    if (link && !replied.has(recipient.tenantId)) {
+      replied.add(recipient.tenantId);
+      await recordReply(deps, { tenantId: recipient.tenantId, emailId: link.emailId, inboundId: id }, transaction);
+    }
+    done.push({ id, tenantId: recipient.tenantId, recipient, status, eventId });
+  }
+  return done;
+}
+
+/**
+ * The bytes of messages one group transaction holds at most (their gzipped sources and attachments):
+ * a message alone past it goes in a transaction of its own.
+ */
+const GROUP_MAX_BYTES = 4 * 1024 * 1024;
+
+interface StoreJob {
+  envelope: RoutedEnvelope;
+  recipients: RoutedRecipient[];
+  read: RoutedRead;
+}
+
+export interface RoutedStore {
+  /** storeRoutedMessage, in a transaction it may share with messages read meanwhile; resolves once committed. */
+  store(envelope: RoutedEnvelope, recipients: RoutedRecipient[], read: RoutedRead): Promise<StoredInbound[]>;
+}
+
+/**
+ * Group commit of routed messages (the listener makes one): a message arriving while a store
+ * transaction is in flight waits for it and goes with the others that arrived, in one transaction
+ * (one BEGIN, one COMMIT, one WAL flush for all); a message alone is stored at once. Each message's
+ * promise resolves only after the commit that holds its rows, so its 250 still follows its durable
+ * write. When a group's transaction fails, each of its messages is stored again alone, so that one
+ * message's failure is its own 451 and costs the others nothing.
+ */
+export function createRoutedStore(deps: ReceiveDeps): RoutedStore {
+  const storeAlone = (job: StoreJob) => storeRoutedMessage(deps, job.envelope, job.recipients, job.read);
+  const settled = (jobs: StoreJob[]) =>
+    Promise.allSettled(jobs.map(storeAlone)) as Promise<Array<PromiseSettledResult<StoredInbound[]>>>;
+  const group = createGroupCommit<StoreJob, StoredInbound[]>({
+    maxSize: GROUP_MAX_BYTES,
+    sizeOf: ({ read }) => read.rawGzip.byteLength + read.attachments.reduce((sum, a) => sum + a.content.byteLength, 0),
+    async write(jobs) {
+      if (jobs.length === 1) return settled(jobs);
+      let results: StoredInbound[][];
+      try {
+        results = await deps.sequelize.transaction(async (transaction) => {
+          const done: StoredInbound[][] = [];
+          for (const job of jobs) done.push(await storeIn(deps, job.envelope, job.recipients, job.read, transaction));
+          return done;
+        });
+      } catch {
+        return settled(jobs);
+      }
+      return results.map((value) => ({ status: 'fulfilled', value }));
+    },
   });
+  return { store: (envelope, recipients, read) => group.submit({ envelope, recipients, read }) };
 }
