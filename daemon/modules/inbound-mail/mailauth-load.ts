@@ -63,5 +63,8 @@ let mailauth: Promise<typeof import('mailauth')> | null = null;
  */
 export function loadMailauth(): Promise<typeof import('mailauth')> {
   installMailauthKeyCache();
-  return (mailauth ??= import('mailauth'));
+  mailauth ??= import('mailauth');
+  // A failed load is not kept: the next message tries again.
+  mailauth.catch(() => (mailauth = null));
+  return mailauth;
 }

@@ -12,6 +12,7 @@ import { readReport, type ReportMessage } from './mime.ts';
 import { checkDkimSignatures } from './feedback-auth.ts';
 import { withStorableText } from '../../db/storable-text.ts';
 import { readRouted } from '../inbound-routing/parse.ts';
+import { loadMailauth } from './mailauth-load.ts';
 import { READ_PART_MAX_CHARS, type ReaderRequest, type ReaderResponse, type ReadMessage } from './reader.ts';
 
 /** Unsubscribe tokens (link-tokens.ts: base64url of iv · tag · ciphertext) are long; words this long are candidates. */
@@ -65,3 +66,10 @@ parentPort!.on('message', (request: ReaderRequest) => {
       } satisfies ReaderResponse),
   );
 });
+
+// mailauth is loaded here once rather than within a routed message's read (it costs a cold thread
+// seconds on a loaded machine); then the listener starts the first message's time limit (reader.ts).
+// A failed load is retried by the first read that needs it, and reported there.
+void loadMailauth()
+  .catch(() => undefined)
+  .then(() => parentPort!.postMessage({ ready: true } satisfies ReaderResponse));

@@ -46,7 +46,11 @@ export interface ReaderRequest {
   chunks: Uint8Array[];
   wanted: ReadWanted;
 }
-export type ReaderResponse = { id: number; result: ReadMessage } | { id: number; error: string };
+export type ReaderResponse =
+  | { id: number; result: ReadMessage }
+  | { id: number; error: string }
+  /** Sent once, when the thread has loaded its modules: a message's time limit runs from then. */
+  | { ready: true };
 
 export interface InboundReader {
   /**
@@ -71,6 +75,12 @@ export const READ_PART_MAX_CHARS = 128 * 1024;
 
 /** A real message is read in milliseconds; the worst a bounded attachment costs is a few seconds. */
 export const READ_TIMEOUT_MS = 30_000;
+/**
+ * How long a new thread may take to load its modules, apart from READ_TIMEOUT_MS: on a loaded 2-core
+ * VM (load average 25, sources run through tsx) a cold start took 11–35 s, and counted against the
+ * first message it refused that message for good (554) and started the next thread cold again.
+ */
+const READER_BOOT_TIMEOUT_MS = 120_000;
 /** Messages waiting for the thread; beyond this the SMTP sender is asked to retry. */
 const MAX_WAITING_MESSAGES = 16;
 /** Heap of the thread: a 20 MB report's parse tree fits; more ends the thread, not the daemon. */
@@ -98,6 +108,8 @@ interface Job {
 export function createInboundReader(): InboundReader {
   let worker: Worker | null = null;
   let current: (Job & { id: number; timer: NodeJS.Timeout }) | null = null;
+  /** The thread has answered `ready` (its modules loaded). */
+  let ready = false;
   const waiting: Job[] = [];
   let nextId = 1;
   let closed = false;
@@ -129,6 +141,16 @@ export function createInboundReader(): InboundReader {
     });
     thread.unref();
     thread.on('message', (response: ReaderResponse) => {
+      if ('ready' in response) {
+        if (worker !== thread) return;
+        ready = true;
+        // The message waiting for the boot gets its whole READ_TIMEOUT_MS from now.
+        if (current) {
+          clearTimeout(current.timer);
+          current.timer = readTimer();
+        }
+        return;
+      }
       if (!current || response.id !== current.id) return;
       settle('error' in response ? { error: new UnreadableMessageError(response.error) } : { result: response.result });
     });
@@ -140,15 +162,22 @@ export function createInboundReader(): InboundReader {
     });
     return thread;
   };
+  const readTimer = () =>
+    setTimeout(() => abandonThread(`reading the message took longer than ${READ_TIMEOUT_MS} ms`), READ_TIMEOUT_MS);
   function startNext(): void {
     const job = waiting.shift();
     if (!job || closed) return;
-    worker ??= spawn();
+    if (!worker) {
+      ready = false;
+      worker = spawn();
+    }
     const id = nextId++;
-    const timer = setTimeout(
-      () => abandonThread(`reading the message took longer than ${READ_TIMEOUT_MS} ms`),
-      READ_TIMEOUT_MS,
-    );
+    const timer = ready
+      ? readTimer()
+      : setTimeout(
+          () => abandonThread(`the reader thread did not start within ${READER_BOOT_TIMEOUT_MS} ms`),
+          READER_BOOT_TIMEOUT_MS,
+        );
     current = { ...job, id, timer };
     worker.postMessage(
       { id, chunks: job.chunks, wanted: job.wanted } satisfies ReaderRequest,
