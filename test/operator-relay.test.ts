@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { SMTPServer } from 'smtp-server';
-import { createTestContext, createTestDatabase } from './helpers/context.ts';
-import { runSvc } from './helpers/svc-cli.ts';
+import { createTestContext, createTestDatabase, type TestContext } from './helpers/context.ts';
+import { InProcessCli } from './helpers/svc-inprocess.ts';
 import { makeSelfSignedPair } from './helpers/certificates.ts';
 import { handleSystemMailJob } from '../daemon/mail/system-mail-job.ts';
 import { sendSystemMail } from '../daemon/mail/system-mail.ts';
@@ -56,6 +56,21 @@ test.after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** `svc doctor --local` and `svc db migrate` run in this process: they read the daemon's environment and
+ * talk to no daemon, so no operation is known here and any request one of them made would fail the run.
+ * The one run with NODE_EXTRA_CA_CERTS stays a child: Node reads that variable only when a process starts. */
+const cli = new InProcessCli('http://127.0.0.1:9', []);
+/** One migrated database for the last two tests (migrating one takes seconds); the first needs its own,
+ * unmigrated. */
+let ctx: TestContext;
+test.before(async () => {
+  ctx = await createTestContext();
+});
+test.after(async () => {
+  cli.cleanup();
+  await ctx?.close();
+});
+
 const byName = (checks: { name: string; ok: boolean; message: string; fix?: string }[]) =>
   Object.fromEntries(checks.map((check) => [check.name, check]));
 
@@ -63,7 +78,7 @@ test('svc doctor --local before the first boot: migrations are pending, and how 
   const database = await createTestDatabase();
   try {
     if (!database.url) return; // --local needs DATABASE_URL by design (operator.test.ts asserts the refusal)
-    const run = await runSvc(['doctor', '--local', '--json'], {
+    const run = await cli.run(['doctor', '--local', '--json'], {
       env: { DATABASE_URL: database.url, DATA_DIR: database.dataDir, JWT_SECRET: 'x'.repeat(40), REDIS_URL: '' },
     });
     assert.is(run.code, 1, run.stdout + run.stderr);
@@ -81,17 +96,17 @@ test('svc doctor --local before the first boot: migrations are pending, and how 
     }
     assert.not.match(run.stdout, /Check that the database answers/);
 
-    const human = await runSvc(['doctor', '--local'], {
+    const human = await cli.run(['doctor', '--local'], {
       env: { DATABASE_URL: database.url, DATA_DIR: database.dataDir, JWT_SECRET: 'x'.repeat(40), REDIS_URL: '' },
     });
     assert.match(human.stdout, /✗ migrations\s+\d+ migration\(s\) pending/);
     assert.match(human.stdout, /fix: Run the migrations once with this environment: svc db migrate/);
 
-    const migrate = await runSvc(['db', 'migrate', '--json'], {
+    const migrate = await cli.run(['db', 'migrate', '--json'], {
       env: { DATABASE_URL: database.url, DATA_DIR: database.dataDir },
     });
     assert.is(migrate.code, 0, migrate.stdout + migrate.stderr);
-    const after = await runSvc(['doctor', '--local', '--json'], {
+    const after = await cli.run(['doctor', '--local', '--json'], {
       env: { DATABASE_URL: database.url, DATA_DIR: database.dataDir, JWT_SECRET: 'x'.repeat(40), REDIS_URL: '' },
     });
     const migrated = byName(after.json.checks);
@@ -103,7 +118,6 @@ test('svc doctor --local before the first boot: migrations are pending, and how 
 });
 
 test('svc doctor --local names the platform sender domain to verify, and says an untrusted relay certificate needs NODE_EXTRA_CA_CERTS', async () => {
-  const ctx = await createTestContext();
   try {
     if (!ctx.config.databaseUrl) return;
     await ctx.db.sequelize.query(
@@ -116,7 +130,7 @@ test('svc doctor --local names the platform sender domain to verify, and says an
       REDIS_URL: '',
       SMTP_URL: `smtp://127.0.0.1:${relayPort}`,
     };
-    const run = await runSvc(['doctor', '--local', '--json'], { env });
+    const run = await cli.run(['doctor', '--local', '--json'], { env });
     assert.is(run.code, 1, run.stdout + run.stderr);
     const checks = byName(run.json.checks);
     const sender = checks['platform-sender'];
@@ -137,17 +151,19 @@ test('svc doctor --local names the platform sender domain to verify, and says an
     assert.match(checks.relay.fix!, /^untrusted certificate: set NODE_EXTRA_CA_CERTS/);
 
     // The fix works: the same check with the relay's certificate trusted passes.
-    const trusted = await runSvc(['doctor', '--local', '--json'], { env: { ...env, NODE_EXTRA_CA_CERTS: pair.cert } });
+    const trusted = await cli.spawn(['doctor', '--local', '--json'], {
+      env: { ...env, NODE_EXTRA_CA_CERTS: pair.cert },
+    });
     const relayCheck = byName(trusted.json.checks).relay;
     assert.is(relayCheck.ok, true, relayCheck.message);
     assert.match(relayCheck.message, new RegExp(`The relay 127\\.0\\.0\\.1:${relayPort} answered EHLO`));
   } finally {
-    await ctx.close();
+    // The next test's system mail goes out with the default sender, as on a database of its own.
+    await ctx.db.sequelize.query(`DELETE FROM platform_settings WHERE key = 'defaultFromAddress'`);
   }
 });
 
 test('a system mail the relay refuses, or whose relay certificate is untrusted, is logged at warn with its job and error', async () => {
-  const ctx = await createTestContext();
   const lines: Record<string, unknown>[] = [];
   const log = pino(
     { level: 'info' },
@@ -178,48 +194,44 @@ test('a system mail the relay refuses, or whose relay certificate is untrusted, 
       await closeMailResources(mail);
     }
   }
-  try {
-    const deps = { sequelize: ctx.db.sequelize, config: ctx.config, secrets: ctx.deps.secrets };
-    await sendSystemMail(deps, { to: 'a@example.org', subject: 'Reset', html: '<p>x</p>', text: 'x' });
+  const deps = { sequelize: ctx.db.sequelize, config: ctx.config, secrets: ctx.deps.secrets };
+  await sendSystemMail(deps, { to: 'a@example.org', subject: 'Reset', html: '<p>x</p>', text: 'x' });
 
-    // Nothing listens on port 9 of loopback: the relay refuses the connection.
-    const refused = await attempt('smtp://127.0.0.1:9');
-    assert.is(refused.outcome.kind, 'retry');
-    const refusedLine = lines.find((line) => line.job === refused.job.id);
-    assert.ok(refusedLine, JSON.stringify(lines));
-    assert.is(refusedLine.level, 40);
-    assert.is(refusedLine.msg, 'system mail not delivered: the relay failed; retrying');
-    assert.match(String(refusedLine.err), /ECONNREFUSED/);
-    assert.is(refusedLine.attempt, 1);
+  // Nothing listens on port 9 of loopback: the relay refuses the connection.
+  const refused = await attempt('smtp://127.0.0.1:9');
+  assert.is(refused.outcome.kind, 'retry');
+  const refusedLine = lines.find((line) => line.job === refused.job.id);
+  assert.ok(refusedLine, JSON.stringify(lines));
+  assert.is(refusedLine.level, 40);
+  assert.is(refusedLine.msg, 'system mail not delivered: the relay failed; retrying');
+  assert.match(String(refusedLine.err), /ECONNREFUSED/);
+  assert.is(refusedLine.attempt, 1);
 
-    await ctx.db.sequelize.query(
-      `UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = now() WHERE queue = 'system'`,
-    );
-    lines.length = 0;
-    const untrusted = await attempt(`smtp://127.0.0.1:${relayPort}`);
-    assert.is(untrusted.outcome.kind, 'retry');
-    const untrustedLine = lines.find((line) => line.job === untrusted.job.id);
-    assert.ok(untrustedLine, JSON.stringify(lines));
-    assert.is(untrustedLine.level, 40);
-    assert.match(String(untrustedLine.err), /self-signed certificate/);
-    assert.is(untrustedLine.tlsError, 'DEPTH_ZERO_SELF_SIGNED_CERT');
-    assert.match(String(untrustedLine.fix), /^untrusted certificate: set NODE_EXTRA_CA_CERTS/);
+  await ctx.db.sequelize.query(
+    `UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = now() WHERE queue = 'system'`,
+  );
+  lines.length = 0;
+  const untrusted = await attempt(`smtp://127.0.0.1:${relayPort}`);
+  assert.is(untrusted.outcome.kind, 'retry');
+  const untrustedLine = lines.find((line) => line.job === untrusted.job.id);
+  assert.ok(untrustedLine, JSON.stringify(lines));
+  assert.is(untrustedLine.level, 40);
+  assert.match(String(untrustedLine.err), /self-signed certificate/);
+  assert.is(untrustedLine.tlsError, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+  assert.match(String(untrustedLine.fix), /^untrusted certificate: set NODE_EXTRA_CA_CERTS/);
 
-    // A relay that answers 550: the job fails for good, and the warn line says so with the relay's answer.
-    await ctx.db.sequelize.query(
-      `UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = now() WHERE queue = 'system'`,
-    );
-    const denied = await attempt(`smtp://127.0.0.1:${refusingPort}`);
-    assert.is(denied.outcome.kind, 'fail');
-    const deniedLine = lines.find((line) => line.job === denied.job.id && line.responseCode === 550);
-    assert.ok(deniedLine, JSON.stringify(lines));
-    assert.is(deniedLine.level, 40);
-    assert.is(deniedLine.msg, 'system mail not delivered: the relay refused it for good');
-    assert.match(String(deniedLine.err), /relaying denied/);
-    assert.not.match(JSON.stringify(lines), /Reset|a@example\.org/, 'the mail itself is not logged');
-  } finally {
-    await ctx.close();
-  }
+  // A relay that answers 550: the job fails for good, and the warn line says so with the relay's answer.
+  await ctx.db.sequelize.query(
+    `UPDATE jobs SET locked_by = NULL, locked_until = NULL, run_at = now() WHERE queue = 'system'`,
+  );
+  const denied = await attempt(`smtp://127.0.0.1:${refusingPort}`);
+  assert.is(denied.outcome.kind, 'fail');
+  const deniedLine = lines.find((line) => line.job === denied.job.id && line.responseCode === 550);
+  assert.ok(deniedLine, JSON.stringify(lines));
+  assert.is(deniedLine.level, 40);
+  assert.is(deniedLine.msg, 'system mail not delivered: the relay refused it for good');
+  assert.match(String(deniedLine.err), /relaying denied/);
+  assert.not.match(JSON.stringify(lines), /Reset|a@example\.org/, 'the mail itself is not logged');
 });
 
 test.run();
