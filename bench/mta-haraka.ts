@@ -13,9 +13,14 @@ import { portTakesConnections, spawnPeer, waitForPeerReady } from './children.ts
 import type { BenchTls } from './mta-tls.ts';
 
 export const HARAKA_BENCH_DIR = process.env.HARAKA_BENCH_DIR ?? '/tmp/haraka-bench';
-const harakaRoot = () => join(HARAKA_BENCH_DIR, 'node_modules', 'Haraka');
+// npm installs the package under the name it was asked for: `npm install Haraka` (older guides) makes
+// node_modules/Haraka, `npm install haraka` (its name on the registry since 3.x) node_modules/haraka.
+const harakaRoot = () =>
+  ['Haraka', 'haraka']
+    .map((name) => join(HARAKA_BENCH_DIR, 'node_modules', name))
+    .find((root) => existsSync(join(root, 'bin', 'haraka'))) ?? join(HARAKA_BENCH_DIR, 'node_modules', 'haraka');
 
-export const HARAKA_HOW_TO = 'mkdir -p /tmp/haraka-bench && cd /tmp/haraka-bench && npm init -y && npm install Haraka';
+export const HARAKA_HOW_TO = 'mkdir -p /tmp/haraka-bench && cd /tmp/haraka-bench && npm init -y && npm install haraka';
 
 export function harakaInstalled(): boolean {
   return existsSync(join(harakaRoot(), 'bin', 'haraka'));
