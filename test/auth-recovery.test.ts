@@ -84,11 +84,8 @@ test('registration mails a verification link (English by default) built from PUB
 });
 
 test('resend-verification-email: Spanish mail for an unverified address; 200 and no mail for unknown or verified', async () => {
-  await ctx.app.inject({
-    method: 'POST',
-    url: '/auth/register',
-    payload: { email: 'nuevo@example.test', password: PASSWORD },
-  });
+  // An unverified account as a fixture row: this test is about the mail, not the password (no scrypt hash).
+  await Admin.create({ email: 'nuevo@example.test', passwordHash: 'fixture-has-no-password', emailVerifiedAt: null });
   const before = await capturedCount();
   const res = await ctx.app.inject({
     method: 'POST',
@@ -109,15 +106,13 @@ test('resend-verification-email: Spanish mail for an unverified address; 200 and
 });
 
 test('resend-verification (session) tells when already verified', async () => {
-  const login = await ctx.app.inject({
-    method: 'POST',
-    url: '/auth/login',
-    payload: { email: EMAIL, password: PASSWORD },
-  });
+  // An access token as createAdmin signs one: this test is about the answer, not the sign-in.
+  const admin = await Admin.findOne({ where: { email: EMAIL } });
+  const accessToken = ctx.app.jwt.sign({ sub: admin!.id, typ: 'access', pa: admin!.isPlatformAdmin });
   const res = await ctx.app.inject({
     method: 'POST',
     url: '/auth/resend-verification',
-    headers: { authorization: `Bearer ${login.json().accessToken}` },
+    headers: { authorization: `Bearer ${accessToken}` },
   });
   assert.is(res.statusCode, 200);
   assert.equal(res.json(), { ok: true, alreadyVerified: true });
