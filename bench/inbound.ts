@@ -294,10 +294,15 @@ async function svc(keys: Record<string, string>, publicKeys: Record<string, stri
   const loop = stop();
   const cpu = cpuPerMessage(cpuBefore, cpuNow(database), injected.accepted, injected.cpuMs);
   const ok = receiver.requests.length;
-  const [verdicts] = await ctx.db.sequelize.query<{ dkim: string | null; spf: string | null; why: string | null }>(
-    `SELECT substring(parsed::text from 'dkim[^a-z]+result[^a-z]+([a-z]+)') AS dkim,
-            substring(parsed::text from 'spf[^a-z]+result[^a-z]+([a-z]+)') AS spf,
-            substring(parsed::text from 'explanation": "([^"]*)') AS why
+  // The verdicts the service computed (InboundAuth in shared/schemas/inbound-message.ts), read by path.
+  const [verdicts] = await ctx.db.sequelize.query<{
+    dkim: string | null;
+    spf: string | null;
+    dmarc: string | null;
+    why: string | null;
+  }>(
+    `SELECT parsed #>> '{auth,dkim,result}' AS dkim, parsed #>> '{auth,spf,result}' AS spf,
+            parsed #>> '{auth,dmarc,result}' AS dmarc, parsed #>> '{auth,spf,explanation}' AS why
        FROM inbound_messages LIMIT 1`,
     { type: QueryTypes.SELECT },
   );
