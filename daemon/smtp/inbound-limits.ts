@@ -2,12 +2,10 @@
 // address and per client IP a minute, and the tenant's messages a day by plan. Counted in Redis when
 // REDIS_URL is set (every SMTP node sees the same counts, as the API's limits), else in this process,
 // with @fastify/rate-limit's stores (plugins/rate-limit.ts createAttemptCounter). Checked at RCPT TO,
-// counted when the message is stored. In Redis the three counters go in one pipeline each way (the
-// store's own scripts on the store's own keys): three commands each their own round trip were ~10 %
-// of the listener's event-loop time in bench:inbound (issue 52 §5).
-import type { ChainableCommander, Redis } from 'ioredis';
+// counted when the message is stored, each time all counters in one round trip (countTogether).
+import type { Redis } from 'ioredis';
 import { planLimits } from '../../shared/constants.ts';
-import { createAttemptCounter, type AttemptCounter } from '../plugins/rate-limit.ts';
+import { countTogether, createAttemptCounter } from '../plugins/rate-limit.ts';
 
 /** A sending address's messages a minute to routed recipients: a busy mailing list stays well under it. */
 export const INBOUND_MESSAGES_PER_SENDER_PER_MINUTE = 120;
@@ -49,64 +47,24 @@ export interface InboundLimits {
   count(sender: { mailFrom: string | null; clientIp: string }, tenantIds: string[]): Promise<void>;
 }
 
-/** A counter's key (without the namespace), its window and the max its store is told. */
-interface Count {
-  key: string;
-  counter: AttemptCounter;
-  windowMs: number;
-}
-
-/** @fastify/rate-limit's RedisStore scripts (defined on the client when a store is made), as pipeline commands. */
-type StorePipeline = ChainableCommander & {
-  rateLimitRead(key: string): StorePipeline;
-  rateLimit(key: string, windowMs: number, max: number, continueExceeding: boolean, backoff: boolean): StorePipeline;
-};
-
-/**
- * The counts, one round trip: read (at RCPT TO) or incremented (once stored), by the same scripts and
- * keys as RedisStore's read and incr (createAttemptCounter's store, `<namespace>rl:<key>`). As that
- * store does with skipOnError, an unreachable Redis counts nothing rather than refusing everyone.
- */
-async function pipelined(redis: Redis, prefix: string, counts: Count[], increment: boolean): Promise<number[]> {
-  let pipeline = redis.pipeline() as StorePipeline;
-  for (const { key, counter, windowMs } of counts)
-    pipeline = increment
-      ? pipeline.rateLimit(`${prefix}${key}`, windowMs, counter.max, false, false)
-      : pipeline.rateLimitRead(`${prefix}${key}`);
-  const answers = await pipeline.exec().catch(() => null);
-  return counts.map((_, index) => {
-    const [error, value] = answers?.[index] ?? [new Error('no answer'), null];
-    return error || !Array.isArray(value) ? 0 : Number(value[0]) || 0;
-  });
-}
-
 export function createInboundLimits(options: { redis: Redis | null; namespace: string }): InboundLimits {
-  const namespace = `${options.namespace}inbound:`;
-  // In Redis these only define the store's scripts on the client and give the local fallback.
-  const counter = (max: number, windowMs: number): AttemptCounter =>
-    createAttemptCounter({ redis: options.redis, namespace, max, windowMs });
+  const counter = (max: number, windowMs: number) =>
+    createAttemptCounter({ redis: options.redis, namespace: `${options.namespace}inbound:`, max, windowMs });
   const bySender = counter(INBOUND_MESSAGES_PER_SENDER_PER_MINUTE, MINUTE_MS);
   const byIp = counter(INBOUND_MESSAGES_PER_IP_PER_MINUTE, MINUTE_MS);
   // The window's max is only what the store is told; the plan's limit is compared here.
   const byTenant = counter(Number.MAX_SAFE_INTEGER, DAY_MS);
   const senderKey = (mailFrom: string | null) => `from:${(mailFrom ?? '<>').toLowerCase()}`;
-  const redis = options.redis;
-  const apply = (counts: Count[], increment: boolean): Promise<number[]> =>
-    redis
-      ? pipelined(redis, `${namespace}rl:`, counts, increment)
-      : Promise.all(
-          counts.map(async ({ key, counter }) => (await (increment ? counter.hit(key) : counter.read(key))).current),
-        );
 
   return {
     async refusal(sender, tenant) {
-      const [fromCount, ipCount, tenantCount] = await apply(
+      const [fromCount, ipCount, tenantCount] = await countTogether(
         [
-          { key: senderKey(sender.mailFrom), counter: bySender, windowMs: MINUTE_MS },
-          { key: `ip:${sender.clientIp}`, counter: byIp, windowMs: MINUTE_MS },
-          { key: `tenant:${tenant.tenantId}`, counter: byTenant, windowMs: DAY_MS },
+          { counter: bySender, key: senderKey(sender.mailFrom) },
+          { counter: byIp, key: `ip:${sender.clientIp}` },
+          { counter: byTenant, key: `tenant:${tenant.tenantId}` },
         ],
-        false,
+        'read',
       );
       if (fromCount >= bySender.max)
         return `Too many messages from <${sender.mailFrom ?? ''}>: at most ${bySender.max} a minute, try again later.`;
@@ -118,17 +76,13 @@ export function createInboundLimits(options: { redis: Redis | null; namespace: s
       return null;
     },
     async count(sender, tenantIds) {
-      await apply(
+      await countTogether(
         [
-          { key: senderKey(sender.mailFrom), counter: bySender, windowMs: MINUTE_MS },
-          { key: `ip:${sender.clientIp}`, counter: byIp, windowMs: MINUTE_MS },
-          ...[...new Set(tenantIds)].map((tenantId) => ({
-            key: `tenant:${tenantId}`,
-            counter: byTenant,
-            windowMs: DAY_MS,
-          })),
+          { counter: bySender, key: senderKey(sender.mailFrom) },
+          { counter: byIp, key: `ip:${sender.clientIp}` },
+          ...[...new Set(tenantIds)].map((tenantId) => ({ counter: byTenant, key: `tenant:${tenantId}` })),
         ],
-        true,
+        'hit',
       );
     },
   };
