@@ -254,24 +254,16 @@ test('the invitation mail names the svc command, and it and the Next: hint of re
   assert.equal(printed.words.slice(0, 2), ['svc', 'register'], line);
   assert.is(printed.env.SVC_BASE_URL, ctx.config.publicUrl);
   // Run as printed, with the daemon this test listens on standing for PUBLIC_URL's.
-  const script = process.argv[1];
-  process.argv[1] = join(ROOT, 'bin', 'svc.js');
-  try {
-    const registered = await cli.run(
-      [...printed.words.slice(1), '--password-stdin', '--profile', 'newcomer', '--json'],
-      {
-        input: 'correct horse battery staple',
-      },
-    );
-    assert.is(registered.code, 0, registered.stdout + registered.stderr);
-    // From a clone svc is not on PATH: the next step names the script as it was run.
-    const next = parseShellCommand(registered.json.nextStep.split('   (then:')[0]);
-    assert.equal(next.words.slice(0, 2), ['node', relative(process.cwd(), join(ROOT, 'bin', 'svc.js'))]);
-    const ran = await cli.run([...next.words.slice(2), '--profile', 'newcomer', '--json']);
-    assert.is(ran.code, 0, registered.json.nextStep + ran.stdout + ran.stderr);
-  } finally {
-    process.argv[1] = script;
-  }
+  const registered = await cli.run([...printed.words.slice(1), '--password-stdin', '--profile', 'newcomer', '--json'], {
+    input: 'correct horse battery staple',
+    asScript: true,
+  });
+  assert.is(registered.code, 0, registered.stdout + registered.stderr);
+  // From a clone svc is not on PATH: the next step names the script as it was run.
+  const next = parseShellCommand(registered.json.nextStep.split('   (then:')[0]);
+  assert.equal(next.words.slice(0, 2), ['node', relative(process.cwd(), join(ROOT, 'bin', 'svc.js'))]);
+  const ran = await cli.run([...next.words.slice(2), '--profile', 'newcomer', '--json']);
+  assert.is(ran.code, 0, registered.json.nextStep + ran.stdout + ran.stderr);
 });
 
 test('a mistyped flag gets one sentence with the closest flag, not the usage; --json names it in details', async () => {
