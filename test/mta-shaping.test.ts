@@ -256,7 +256,9 @@ test("a tenant's 2 messages a second: 20 messages spread over 9.5 s, another ten
   // the span is asserted with that slack, and no five messages within 1.5 s anywhere (unthrottled,
   // all twenty arrive within a few hundred ms).
   assert.ok(a.at(-1)! - a[0] >= 8_500, `20 messages at 2 a second span ~9.5 s, saw ${a.at(-1)! - a[0]} ms`);
-  const fives = a.slice(4).map((time, i) => time - a[i]);
+  // The first receipt is left out of the windows: its attempt also opened the connection, and on a loaded
+  // box it arrived with the second (gaps 0, 379, 512, 491: four within 1.4 s though attempts were paced).
+  const fives = a.slice(5).map((time, i) => time - a[i + 1]);
   assert.ok(Math.min(...fives) >= 1_500, JSON.stringify(gaps(a)));
   assert.ok(b.at(-1)! < a[9], "the other tenant's 5 arrived before the throttled tenant's 10th");
 });

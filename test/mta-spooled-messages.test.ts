@@ -7,11 +7,13 @@ import * as assert from 'uvu/assert';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { claimSpool, SpoolAnsweredMarks, type SpoolRecipient } from '../daemon/mta/sql/spool.ts';
+import { claimSpool, type SpoolClaimRooms, SpoolAnsweredMarks, type SpoolRecipient } from '../daemon/mta/sql/spool.ts';
 import { spoolMessage } from '../daemon/mta/sql/spool-insert.ts';
 import { SpooledMessageAnnouncer, SpooledMessages } from '../daemon/mta/spooled-messages.ts';
 
 let ctx: TestContext;
+/** A claim as a worker with no lanes yet makes it: any destination up to 100 rows. */
+const NO_LANES: SpoolClaimRooms = { full: [], rooms: [], otherRoom: 100 };
 
 test.before(async () => {
   ctx = await createTestContext({ env: { DELIVERY: 'direct' } });
@@ -58,7 +60,7 @@ test('a claimed row carries its message from memory when handed over, else from 
     const marker = Buffer.concat([BINARY, Buffer.from('handed over')]);
     await handedOver(announcer, [inMemory, sameMessage], marker);
     assert.equal(messages.size, { messages: 2, bytes: 2 * marker.length });
-    const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 10, messages);
+    const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, NO_LANES, 10, messages);
     const byId = new Map(claimed.map((row) => [row.id, row]));
     assert.is(claimed.length, 3);
     assert.ok(byId.get(fromSpool)!.message.equals(BINARY), 'read from the spool row exactly');
@@ -75,7 +77,7 @@ test('a claimed row carries its message from memory when handed over, else from 
     await ctx.db.sequelize.query(`UPDATE mta_spool SET state = 'queued', lease_owner = NULL WHERE id = :id`, {
       replacements: { id: inMemory },
     });
-    const [again] = await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 10, messages);
+    const [again] = await claimSpool(ctx.db.sql, 'test-worker', 60_000, NO_LANES, 10, messages);
     assert.is(again.id, inMemory);
     assert.ok(again.message.equals(BINARY));
   } finally {
@@ -92,7 +94,7 @@ test('a message read from the spool in pieces comes back whole, whatever its len
   const ids: string[] = [];
   for (const [index, message] of messages.entries()) ids.push(...(await spool(message, [`piece${index}.test`])));
   try {
-    const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 20);
+    const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, NO_LANES, 20);
     const byId = new Map(claimed.map((row) => [row.id, row.message]));
     assert.is(claimed.length, lengths.length);
     for (const [index, id] of ids.entries())
@@ -104,7 +106,7 @@ test('a message read from the spool in pieces comes back whole, whatever its len
 
 test('a row leased by another worker between the claim and the read is left out', async () => {
   const [id] = await spool(BINARY, ['lost.test']);
-  const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 10);
+  const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, NO_LANES, 10);
   assert.equal(
     claimed.map((row) => row.id),
     [id],
@@ -119,7 +121,7 @@ test('a row leased by another worker between the claim and the read is left out'
     `CREATE TRIGGER steal_lease BEFORE UPDATE ON mta_spool FOR EACH ROW WHEN (NEW.state = 'leased') EXECUTE FUNCTION steal_lease()`,
   );
   try {
-    assert.equal(await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 10), []);
+    assert.equal(await claimSpool(ctx.db.sql, 'test-worker', 60_000, NO_LANES, 10), []);
   } finally {
     await ctx.db.sequelize.query(
       'DROP TRIGGER steal_lease ON mta_spool; DROP FUNCTION steal_lease(); DELETE FROM mta_spool',
@@ -148,7 +150,7 @@ test('the hand-over holds at most its bound, dropping the oldest first', async (
 
 test('answered marks made while a statement of marks is on its way are written together by the next', async () => {
   const ids = await spool(BINARY, ['m1.test', 'm2.test', 'm3.test', 'm4.test']);
-  const claimed = await claimSpool(ctx.db.sql, 'marker', 60_000, [], 10);
+  const claimed = await claimSpool(ctx.db.sql, 'marker', 60_000, NO_LANES, 10);
   assert.is(claimed.length, 4);
   // Another worker's row is not marked.
   await ctx.db.sequelize.query(`UPDATE mta_spool SET lease_owner = 'other' WHERE id = :id`, {

@@ -8,11 +8,13 @@ import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
 import { createAdmin, createWorld, type AdminFixture } from './helpers/fixtures.ts';
 import { assertErrorBody } from './helpers/error-body.ts';
-import { claimSpool } from '../daemon/mta/sql/spool.ts';
+import { claimSpool, type SpoolClaimRooms } from '../daemon/mta/sql/spool.ts';
 import { loadReactionRules, recordReactionStatement } from '../daemon/mta/sql/reactions.ts';
 import { reactionLines } from '../cli/services/outbound-queue.ts';
 
 let ctx: TestContext;
+/** A claim as a worker with no lanes yet makes it: any destination up to 100 rows. */
+const NO_LANES: SpoolClaimRooms = { full: [], rooms: [], otherRoom: 100 };
 let world: Awaited<ReturnType<typeof createWorld>>;
 let platform: AdminFixture;
 let asPlatform: { authorization: string };
@@ -141,7 +143,7 @@ test('hold: the claim skips the held domain; a domain with nothing queued may be
     [view.domain, view.held, view.holdReason, view.heldBy, view.queued, view.deferred],
     ['held.test', true, 'they blocklisted us', { id: platform.id, email: platform.email }, 1, 1],
   );
-  const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 100);
+  const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, NO_LANES, 100);
   assert.equal(
     claimed.map((row) => row.domain),
     ['free.test'],
@@ -167,7 +169,7 @@ test('hold: the claim skips the held domain; a domain with nothing queued may be
     { type: QueryTypes.SELECT },
   );
   assert.is(due[0].n, 2, 'release makes every message of the domain due');
-  const reclaimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 100);
+  const reclaimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, NO_LANES, 100);
   assert.is(reclaimed.filter((row) => row.domain === 'held.test').length, 2);
   assertErrorBody(await post('/platform/queue/held.test/release'), 409, 'NOT_HELD');
 
@@ -182,6 +184,39 @@ test('hold: the claim skips the held domain; a domain with nothing queued may be
   assert.ok(audit.some((row) => row.action === 'platform.queue_released' && row.target === 'held.test'));
 });
 
+test("the claim takes no destination past its lane's room, and none of a full lane; an expired lease counts as due", async () => {
+  await clearSpool();
+  for (let i = 0; i < 5; i++) await spool('room.test', { runAtSecondsFromNow: -10 + i });
+  for (let i = 0; i < 4; i++) await spool('other.test', { runAtSecondsFromNow: -10 + i });
+  for (let i = 0; i < 3; i++) await spool('full.test', {});
+  const lost = await spool('lost.test', { state: 'leased' });
+  await ctx.db.sequelize.query(`UPDATE mta_spool SET lease_until = now() - interval '1 second' WHERE id = :lost`, {
+    replacements: { lost },
+  });
+  const claimed = await claimSpool(
+    ctx.db.sql,
+    'test-worker',
+    60_000,
+    { full: ['full.test'], rooms: [['room.test', 2]], otherRoom: 3 },
+    100,
+  );
+  const byDomain: Record<string, number> = {};
+  for (const row of claimed) byDomain[row.domain] = (byDomain[row.domain] ?? 0) + 1;
+  assert.equal(byDomain, { 'room.test': 2, 'other.test': 3, 'lost.test': 1 });
+  const [left] = await ctx.db.sequelize.query<{ queued: number; mine: number }>(
+    `SELECT count(*) FILTER (WHERE state = 'queued')::int AS queued,
+            count(*) FILTER (WHERE lease_owner = 'test-worker')::int AS mine FROM mta_spool`,
+    { type: QueryTypes.SELECT },
+  );
+  assert.equal(left, { queued: 3 + 1 + 3, mine: 6 }, 'what the cut left stays queued for another node');
+  // The oldest of each destination first.
+  const [oldest] = await ctx.db.sequelize.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM mta_spool WHERE domain = 'room.test' AND lease_owner = 'test-worker' AND run_at < now() - interval '8 seconds'`,
+    { type: QueryTypes.SELECT },
+  );
+  assert.is(oldest.n, 2);
+});
+
 test('retry: deferred messages are due now; 404 for a domain with nothing spooled', async () => {
   await clearSpool();
   await spool('late.test', { state: 'deferred', runAtSecondsFromNow: 3600, lastResponse: '451 4.7.1 later' });
@@ -191,7 +226,7 @@ test('retry: deferred messages are due now; 404 for a domain with nothing spoole
   assert.is(res.json().madeDue, 2);
   assert.is(res.json().destination.deferred, 2);
   assert.ok(new Date(res.json().destination.nextTryAt).getTime() <= Date.now());
-  const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, [], 100);
+  const claimed = await claimSpool(ctx.db.sql, 'test-worker', 60_000, NO_LANES, 100);
   assert.is(claimed.length, 2);
   assertErrorBody(await post('/platform/queue/nothing.test/retry'), 404, 'NOT_FOUND');
 });

@@ -144,7 +144,7 @@ export async function runMtaLoop(runtime: ThreadRuntime): Promise<void> {
     newLane: (domain) => new DestinationLane(domain, shaper),
     onLaneClosed: (domain) => shaper.closeDestination(domain),
     newLaneRoom: NEW_DESTINATION_ROOM,
-    claim: (want, lanes) => claimSpool(sql, workerId, tuning.leaseMs, lanes.full, want, spooledMessages),
+    claim: (want, lanes) => claimSpool(sql, workerId, tuning.leaseMs, lanes, want, spooledMessages),
     extend: (rows) =>
       extendSpoolLeases(
         sql,

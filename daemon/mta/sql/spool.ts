@@ -44,25 +44,60 @@ export interface SpooledRow {
 }
 
 // Due rows, and rows whose lease ran out (their worker died), except those of full lanes and of
-// destinations an operator holds (mta_destinations, `svc queue hold`): a probe of its primary key per
-// candidate row, so the plan stays the walk of mta_spool_due in run_at order.
+// destinations an operator holds (mta_destinations, `svc queue hold`), each destination at most its
+// lane's room: $5/$6 give the room of the domains this worker has a lane for (full ones are in $3),
+// $7 that of any other. Without the cut one claim took every due row of a destination whatever its
+// room, and a worker node that joined found a released backlog already leased by the others (issue 51
+// §4, CI). The window runs over the first $8 due rows only (so a claim costs the same whatever the
+// backlog), each half walking its own partial index in run_at order; the rows are locked only in
+// `picked`, after the cut (FOR UPDATE cannot sit beside a window function), which re-checks that each
+// is still due as it was seen: a row another worker took meanwhile is skipped.
 const CLAIM_SPOOL = declare(
   'mta_spool_claim',
   `
+  WITH due AS (
+    (SELECT id, domain, run_at, state FROM mta_spool
+      WHERE state IN ('queued', 'deferred') AND run_at <= now() AND NOT (domain = ANY($3::text[]))
+      ORDER BY run_at LIMIT $8)
+    UNION ALL
+    (SELECT id, domain, run_at, state FROM mta_spool
+      WHERE state = 'leased' AND lease_until < now() AND NOT (domain = ANY($3::text[]))
+      ORDER BY lease_until LIMIT $8)
+  ), candidates AS (
+    SELECT c.id, c.run_at, c.state, row_number() OVER (PARTITION BY c.domain ORDER BY c.run_at) AS nth,
+           COALESCE(r.room, $7) AS room
+      FROM (SELECT * FROM due
+             WHERE NOT EXISTS (SELECT 1 FROM mta_destinations h WHERE h.domain = due.domain AND h.held_at IS NOT NULL)
+             ORDER BY run_at LIMIT $8) c
+      LEFT JOIN unnest($5::text[], $6::int[]) AS r(domain, room) ON r.domain = c.domain
+  ), picked AS (
+    SELECT s.id FROM mta_spool s JOIN candidates c ON c.id = s.id
+     WHERE c.nth <= c.room AND s.state = c.state AND s.run_at = c.run_at
+       AND ((s.state IN ('queued', 'deferred') AND s.run_at <= now()) OR (s.state = 'leased' AND s.lease_until < now()))
+     ORDER BY c.run_at
+     LIMIT $4
+     FOR UPDATE OF s SKIP LOCKED)
   UPDATE mta_spool s
      SET state = 'leased', lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
-   WHERE s.id IN (
-     SELECT id FROM mta_spool
-      WHERE ((state IN ('queued', 'deferred') AND run_at <= now()) OR (state = 'leased' AND lease_until < now()))
-        AND NOT (domain = ANY($3::text[]))
-        AND NOT EXISTS (SELECT 1 FROM mta_destinations h WHERE h.domain = mta_spool.domain AND h.held_at IS NOT NULL)
-      ORDER BY run_at
-      FOR UPDATE SKIP LOCKED
-      LIMIT $4)
+    FROM picked
+   WHERE s.id = picked.id
   RETURNING s.id::text AS id, s.tenant_id::text AS tenant_id, s.email_id::text AS email_id, s.domain,
             s.project_id::text AS project_id, s.stream, s.recipients, s.envelope_from, s.attempts, s.expires_at, s.data_sent_at,
             s.wait_reason`,
 );
+
+/** Rows of the due backlog one claim looks at, per row it may take. */
+const CLAIM_SCAN_FACTOR = 4;
+
+/** How many rows each destination may still take in one claim (the engine's LaneRooms). */
+export interface SpoolClaimRooms {
+  /** Destinations that take nothing now (their lane is full or suspended). */
+  full: string[];
+  /** Destinations with a lane and room, and how much. */
+  rooms: Array<[domain: string, room: number]>;
+  /** The room of a destination this worker has no lane for. */
+  otherRoom: number;
+}
 
 // The messages of claimed rows this process was not handed in memory, as base64 (node-postgres reads a
 // bytea as hex text, which took PostgreSQL twice the time to write: mta/spooled-messages.ts), in pieces
@@ -174,7 +209,7 @@ interface RawSpoolRow {
 }
 
 /**
- * Leases up to `limit` due rows, each with its message: from `messages` (handed over in memory) or, for
+ * Leases up to `limit` due rows, no destination more than its room, each with its message: from `messages` (handed over in memory) or, for
  * the others, read from the spool in one more statement. A row whose lease was lost in between is left
  * out (its new owner has it).
  */
@@ -182,11 +217,20 @@ export async function claimSpool(
   sql: Sql,
   owner: string,
   leaseMs: number,
-  fullDomains: string[],
+  rooms: SpoolClaimRooms,
   limit: number,
   messages?: SpooledMessageSource,
 ): Promise<SpooledRow[]> {
-  const rows = await sql.rows<RawSpoolRow>(CLAIM_SPOOL, [owner, leaseMs, fullDomains, limit]);
+  const rows = await sql.rows<RawSpoolRow>(CLAIM_SPOOL, [
+    owner,
+    leaseMs,
+    rooms.full,
+    limit,
+    rooms.rooms.map(([domain]) => domain),
+    rooms.rooms.map(([, room]) => room),
+    rooms.otherRoom,
+    limit * CLAIM_SCAN_FACTOR,
+  ]);
   const found = new Map<string, Buffer>();
   for (const row of rows) {
     const message = messages?.take(row.id);
