@@ -3,7 +3,7 @@
 // includes and layouts have nothing to load (no file system); parse size, render time and memory are
 // bounded so a template cannot hold the worker.
 import { Liquid } from 'liquidjs';
-import { convert } from 'html-to-text';
+import { compile } from 'html-to-text';
 import { UnprocessableError, errorText } from '../errors.ts';
 
 export const LIQUID_LIMITS = {
@@ -96,13 +96,19 @@ export async function renderLiquid(part: TemplatePart, source: string, data: Rec
   }
 }
 
+// html-to-text's convert() compiles its options (the selectors' decision tree) at every call: 0.39 ms of
+// CPU a message of a campaign's drain, against 0.011 ms for the compiled function (issue 51: a campaign
+// to 100,000 contacts spent more on this than on anything but the DKIM signature). Compiled at first use.
+let compiledTextFromHtml: ((html: string) => string) | null = null;
+
 /** The text part of a message whose template gives only HTML. */
 export function textFromHtml(html: string): string {
-  return convert(html, {
+  compiledTextFromHtml ??= compile({
     wordwrap: 78,
     selectors: [
       { selector: 'img', format: 'skip' },
       { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
     ],
   });
+  return compiledTextFromHtml(html);
 }
