@@ -68,7 +68,7 @@ test('HTTPS with HTTP/2: svc trusts the daemon with --ca, explains an untrusted 
   const live = { cert: join(dir, 'live.crt'), key: join(dir, 'live.key') };
   copyFileSync(first.cert, live.cert);
   copyFileSync(first.key, live.key);
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: true });
   const daemon = await startDaemonProcess(
     {
       DATA_DIR: database.dataDir,

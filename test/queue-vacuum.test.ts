@@ -19,7 +19,7 @@ const enabled = Boolean(process.env.DATABASE_URL);
 
 test.before(async () => {
   if (!enabled) return;
-  database = await createTestDatabase();
+  database = await createTestDatabase({ migrated: true });
   db = await openDatabase({ databaseUrl: database.url!, dataDir: database.dataDir });
   await migrateUp(db.sequelize);
   sql = createSql(database.url!, { max: 2, embedded: false });

@@ -82,7 +82,7 @@ export async function countRows(
  * verified acme.test domain whose DKIM key is sealed with the secret the daemon will derive.
  */
 export async function seedSendWorld(env: Record<string, string> = {}): Promise<SendWorld> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: true });
   const port = await freePort();
   const daemonEnv: Record<string, string> = {
     NODE_ENV: 'test',
