@@ -224,6 +224,24 @@ test('webhook route: stored before the 250, delivered signed with the parsed mes
   assert.is(Buffer.from(note.content!, 'base64').toString(), 'a small note\n');
   const photo = data.attachments.find((a) => a.filename === 'photo.bin')!;
   assert.is(photo.content, undefined);
+  // The body is stored once: the delivery's payload is the body as sent (and shown by its log); the
+  // event row keeps the same data without the inline contents.
+  const [stored] = await q<{ payload: string; data: typeof data }>(
+    `SELECT d.payload::text AS payload, e.data FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+      WHERE d.event_id = :e`,
+    { e: row.event_id },
+  );
+  assert.is(stored.payload, request.rawBody, 'the delivery keeps the signed body byte for byte');
+  assert.equal(
+    stored.data,
+    { ...data, attachments: data.attachments.map(({ content: _content, ...meta }) => meta) },
+    "the event row: the body's data without inline contents",
+  );
+  const log = await api('GET', `/webhooks/endpoints/${endpoint.id}/deliveries`);
+  const logged = (log.json() as { data: { payload: { data: typeof data } }[] }).data.find(
+    (d) => d.payload.data.inboundId === row.id,
+  )!;
+  assert.equal(logged.payload.data, data, 'the delivery log shows the body with its inline contents');
   assert.match(photo.url!, /^http:\/\/mail\.example\.test\/inbound\/attachments\/[A-Za-z0-9_-]+$/);
   const fetched = await ctx.app.inject({ method: 'GET', url: new URL(photo.url!).pathname });
   assert.is(fetched.statusCode, 200);
@@ -250,6 +268,9 @@ test('webhook route: stored before the 250, delivered signed with the parsed mes
   await runDueDeliveries(ctx);
   assert.is(receiver.requests.length, count + 1);
   assert.match(receiver.requests[count].rawBody, new RegExp(row.id));
+  const replayed_ = JSON.parse(receiver.requests[count].rawBody) as { id: string; data: Record<string, unknown> };
+  assert.is(replayed_.id, replay.json().eventId);
+  assert.equal(replayed_.data, { ...data, replayOf: row.event_id }, "the original body's data, inline contents too");
   const [replayed] = await q<{ status: string; event_id: string }>(
     `SELECT status, event_id FROM inbound_messages WHERE id = :id`,
     { id: row.id },

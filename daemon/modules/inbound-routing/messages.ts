@@ -15,8 +15,9 @@ import type {
   InboundMessageSummary,
   InboundReplayAnswer,
 } from '../../../shared/schemas/inbound.ts';
-import type { InboundParsedMessage } from '../../../shared/schemas/inbound-message.ts';
+import type { InboundAttachment, InboundParsedMessage } from '../../../shared/schemas/inbound-message.ts';
 import { emitEventToEndpoint } from '../webhooks/events.ts';
+import { inboundEventBodyData } from '../webhooks/sql/inbound-body.ts';
 import {
   eventDataOf,
   listMessageRows,
@@ -27,6 +28,7 @@ import {
 } from './sql/messages.ts';
 import { routeRow } from './sql/routes.ts';
 import { forwardInbound, type ForwardDeps } from './forward.ts';
+import { withoutInlineContent } from './receive.ts';
 
 const inflate = promisify(gunzip);
 const iso = (date: Date | string) => new Date(date).toISOString();
@@ -96,10 +98,16 @@ export async function rawMessage(deps: InboundMessagesDeps, ctx: TenantContext, 
   return inflate(gzipped);
 }
 
+/** An event's data as its row keeps it: the attachments' inline contents are in the delivery's payload only. */
+function withoutInlineContents(data: Record<string, unknown>): Record<string, unknown> {
+  const attachments = data.attachments as InboundAttachment[] | undefined;
+  return Array.isArray(attachments) ? { ...data, attachments: attachments.map(withoutInlineContent) } : data;
+}
+
 /**
  * Delivers the message again by its route's current action: a webhook route gets a new
- * `inbound.received` event (the original's data, the signed URLs renewed only if the event is still
- * kept; otherwise rebuilt from the stored parse, without inline contents) for its current endpoint;
+ * `inbound.received` event (the original body's data while the delivery log keeps it, else the original
+ * event's, else rebuilt from the stored parse, without inline contents) for its current endpoint;
  * a forward route forwards again. A store route, or a route since removed, has nothing to replay (409).
  */
 export async function replayMessage(
@@ -130,7 +138,12 @@ export async function replayMessage(
   if (route.action !== 'webhook' || !route.endpoint_id)
     throw new ConflictError(`The message's route (${route.action}) has no endpoint to replay it to.`);
   const endpointId = route.endpoint_id;
-  const original = message.event_id ? await eventDataOf(sequelize, ctx.tenantId, message.event_id) : null;
+  // The body as delivered (inline contents included), stored once in its delivery; once the delivery
+  // log dropped it, the event row's (contents left out); once that is gone too, rebuilt from the parse.
+  const original = message.event_id
+    ? ((await inboundEventBodyData(sequelize, ctx.tenantId, message.event_id)) ??
+      (await eventDataOf(sequelize, ctx.tenantId, message.event_id)))
+    : null;
   const data = original ?? {
     ...message.parsed,
     inboundId: id,
@@ -144,7 +157,12 @@ export async function replayMessage(
   const eventId = await sequelize.transaction(async (transaction) => {
     const emitted = await emitEventToEndpoint(
       sequelize,
-      { tenantId: ctx.tenantId, type: 'inbound.received', data: { ...data, replayOf: message.event_id } },
+      {
+        tenantId: ctx.tenantId,
+        type: 'inbound.received',
+        data: { ...data, replayOf: message.event_id },
+        recorded: { ...withoutInlineContents(data), replayOf: message.event_id },
+      },
       endpointId,
       transaction,
     );

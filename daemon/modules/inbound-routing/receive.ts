@@ -68,6 +68,11 @@ function withoutContent(parsed: InboundParsedMessage): InboundParsedMessage {
   return { ...parsed, attachments: parsed.attachments.map(({ content: _content, url: _url, ...meta }) => meta) };
 }
 
+/** An attachment as the event row keeps it: its content is in the delivery's payload (and the source). */
+export function withoutInlineContent({ content: _content, ...meta }: InboundAttachment): InboundAttachment {
+  return meta;
+}
+
 function statusOf(recipient: RoutedRecipient): InboundMessageStatus {
   // A reply address no route takes: stored for the API (reply-address.ts).
   if (!recipient.route) return 'stored';
@@ -160,9 +165,16 @@ async function storeIn(
         inReplyTo: link,
         inReplyToHeader: parsed.inReplyTo,
       };
+      // The body (inline contents and all) is stored once, as the delivery's payload; the event row
+      // keeps it without the contents (replay reads the body back: messages.ts replayMessage).
       eventId = await emitEventToEndpoint(
         deps.sequelize,
-        { tenantId: recipient.tenantId, type: 'inbound.received', data: { ...stored, attachments, ...envelopeData } },
+        {
+          tenantId: recipient.tenantId,
+          type: 'inbound.received',
+          data: { ...stored, attachments, ...envelopeData },
+          recorded: { ...stored, attachments: attachments.map(withoutInlineContent), ...envelopeData },
+        },
         route.endpoint_id,
         transaction,
       );

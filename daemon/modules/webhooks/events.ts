@@ -78,10 +78,14 @@ export async function emitEvent(sequelize: Sequelize, event: EmittedEvent, trans
  * route's message goes to the route's endpoint only, not to every endpoint subscribed to its type
  * (modules/inbound-routing/receive.ts). Answers the event id; no delivery when the endpoint is gone.
  * One statement, the body sent once (sql/fan-out.ts insertEventToEndpoint); the id and time are chosen here.
+ * `recorded`, when given, is what the event row keeps as its data instead of the body's: an inbound
+ * message's inline attachments are then stored once, in the delivery's payload, which is what every
+ * attempt, the delivery log and a replay send (the event row holding them too cost PostgreSQL a second
+ * ~50 KB jsonb a message, issue 52 §5).
  */
 export async function emitEventToEndpoint(
   sequelize: Sequelize,
-  event: EmittedEvent,
+  event: EmittedEvent & { recorded?: Record<string, unknown> },
   endpointId: string,
   transaction: Transaction,
 ): Promise<string> {
@@ -95,6 +99,7 @@ export async function emitEventToEndpoint(
       emailId: event.emailId ?? null,
       createdAt: new Date(),
       data: event.data,
+      recorded: event.recorded ?? null,
     },
     endpointId,
     transaction,

@@ -83,12 +83,14 @@ export async function fanOutEvent(
  * `data` member, jsonb). Cast from text so that the json copy is not jsonb's rewrite. An inbound
  * message's event carries its attachments inline (tens of KB): written as two replacements-escaped
  * statements it cost the event loop and PostgreSQL twice the text to escape, send and parse (issue 52 §5).
+ * $9, when not null, is what the event row keeps instead of the body's data: an inbound message's body
+ * is then stored once, in the delivery (events.ts emitEventToEndpoint's `recorded`).
  */
 const EMIT_TO_ENDPOINT = declare(
   'webhooks.emit-to-endpoint',
   `WITH ev AS (
      INSERT INTO events (id, tenant_id, type, email_id, data, fanned_out_at, created_at)
-     VALUES ($1, $2, $3, $4, ($5::text::jsonb) -> 'data', now(), $6)
+     VALUES ($1, $2, $3, $4, COALESCE($9::text::jsonb, ($5::text::jsonb) -> 'data'), now(), $6)
      RETURNING id, tenant_id, type
    ), inserted AS (
      INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event_type, payload, max_attempts, due_at)
@@ -101,7 +103,7 @@ const EMIT_TO_ENDPOINT = declare(
 
 export async function insertEventToEndpoint(
   sequelize: Sequelize,
-  event: OutboxEvent & { emailId: string | null },
+  event: OutboxEvent & { emailId: string | null; recorded: Record<string, unknown> | null },
   endpointId: string,
   transaction: Transaction,
 ): Promise<void> {
@@ -117,6 +119,7 @@ export async function insertEventToEndpoint(
       event.createdAt,
       WEBHOOK_MAX_ATTEMPTS,
       endpointId,
+      event.recorded && JSON.stringify(event.recorded),
     ],
     transaction,
   );
