@@ -69,7 +69,7 @@ export function createInboundServer(
   options: { tls?: { key: string | Buffer; cert: string | Buffer } } = {},
 ): SMTPServer {
   const { sequelize } = deps.db;
-  // Messages are parsed in a thread of this listener's own (started at the first message, ended with it).
+  // Messages are parsed in a thread of this listener's own (started when it listens, ended with it).
   const reader = createInboundReader();
   // Started at the first recipient that is not ours (it opens a LISTEN connection), closed with the server.
   let routeCache: Promise<RouteCache> | null = null;
@@ -250,6 +250,7 @@ export function createInboundServer(
     },
   });
   server.on('error', (error) => deps.log.warn({ err: error.message }, 'inbound SMTP connection error'));
+  server.server.once('listening', () => reader.start());
   server.server.once('close', () => {
     void reader.close();
     void routeCache?.then((cache) => cache.close());
