@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { QueryTypes } from 'sequelize';
 import { createTestContext, type TestContext } from './helpers/context.ts';
-import { createWorld } from './helpers/fixtures.ts';
+import { addVerifiedDomain, createWorld } from './helpers/fixtures.ts';
 import { acceptSends, type SendDeps } from '../daemon/modules/emails/service.ts';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import { mailboxParts } from '../daemon/mail/mailboxes.ts';
@@ -154,6 +154,49 @@ test('a batch keeps each body as sent: multibyte, long and absent bodies, each o
     assert.is(row.html, bodies[i].htmlBody ?? null, `html of send ${i}`);
     assert.is(row.text, bodies[i].textBody ?? null, `text of send ${i}`);
   });
+});
+
+test('a message spooled at accept is handed over under the ids of its spool rows, which hold it too', async () => {
+  const as = await tenant(10);
+  // Mail that really leaves (direct delivery, a live key) goes from a verified domain.
+  await addVerifiedDomain(ctx.db.sequelize, ctx.deps.secrets, as.tenantId);
+  const handed: { ids: string[]; message: Buffer }[] = [];
+  const deps: SendDeps = {
+    ...plainDeps(),
+    config: { ...ctx.config, delivery: 'direct' },
+    // Direct mail needs the From domain's DMARC record (domains/sender-rules.ts); no DNS here.
+    senderRules: {
+      dmarc: async () => ({ kind: 'found', name: '_dmarc.acme.test', record: 'v=DMARC1; p=none' }),
+      forget: () => {},
+    },
+  };
+  const answer = await acceptSends(deps, as, {
+    sends: [send('a@one.test', ['b@two.test', 'c@two.test'])],
+    shape: 'single',
+    spoolAtAccept: async (accepted) => {
+      const message = Buffer.from(`Message-ID: ${accepted.messageId}\r\n\r\nHello\r\n`, 'latin1');
+      return {
+        message,
+        envelopeFrom: 'bounces@acme.test',
+        recipients: ['a@one.test', 'b@two.test', 'c@two.test'],
+        sentHeaders: '{}',
+        handOver: (ids) => handed.push({ ids, message }),
+      };
+    },
+  });
+  assert.is(answer.accepted.length, 1);
+  const rows = await ctx.db.sequelize.query<{ id: string; domain: string; message: Buffer }>(
+    'SELECT id::text AS id, domain, message FROM mta_spool WHERE email_id = :id ORDER BY domain',
+    { replacements: { id: answer.accepted[0].id }, type: QueryTypes.SELECT },
+  );
+  // One spool row per destination domain, each the durable copy of the message handed over once.
+  assert.equal(
+    rows.map((row) => row.domain),
+    ['one.test', 'two.test'],
+  );
+  assert.is(handed.length, 1);
+  assert.equal([...handed[0].ids].sort(), rows.map((row) => row.id).sort());
+  for (const row of rows) assert.ok(row.message.equals(handed[0].message), `the message of ${row.domain}`);
 });
 
 test('the simple-mailbox shortcut reads every address exactly as the address parser does', () => {

@@ -14,12 +14,16 @@ import { closeMailResources, type MailResources } from '../mail/resources.ts';
 import { createMailResources } from '../modules/mail-resources.ts';
 import { createAcceptGroups } from '../modules/emails/accept-groups.ts';
 import { createSendContextCache } from '../modules/emails/send-context.ts';
+import { SpooledMessageAnnouncer } from '../mta/spooled-messages.ts';
 
 /**
  * What the edge is given; it makes its own cache of keys and tenant state, its own group commit of
  * accepts, and its own mail resources (with the API's DKIM key cache when given one: both in one process).
  */
-export type SmtpEdgeDeps = Omit<SmtpDeps, 'tenantState' | 'acceptGroups' | 'sendContext' | keyof MailResources> &
+export type SmtpEdgeDeps = Omit<
+  SmtpDeps,
+  'tenantState' | 'acceptGroups' | 'sendContext' | 'spooledMessages' | keyof MailResources
+> &
   Partial<Pick<MailResources, 'dkimSigning'>>;
 
 export interface SmtpListener {
@@ -86,6 +90,9 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
     tenantState,
     acceptGroups: createAcceptGroups(base.db.sql),
     sendContext: createSendContextCache(base.db.sql, base.secrets),
+    // ROLE=all with direct delivery runs the MTA thread in this process (jobs/index.ts): a spooled
+    // submission reaches it in memory, where the MTA of another node (ROLE=worker) reads it from the spool.
+    spooledMessages: config.role === 'all' && config.delivery === 'direct' ? new SpooledMessageAnnouncer() : null,
   };
   const metrics = createMetricsReporter();
   const state = createSubmissionState(deps);
@@ -107,6 +114,7 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
     await Promise.all(servers.map(closeServer));
     await tenantState.close();
     await closeMailResources(mail);
+    deps.spooledMessages?.close();
     metrics.close();
   };
   try {

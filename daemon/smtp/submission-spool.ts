@@ -24,6 +24,7 @@ import { hasBareLf, withCrlfLineEnds } from '../mail/line-ends.ts';
 import { headerFieldsOf } from '../mail/header-fields.ts';
 import type { RandomBytes } from '../mail/random-pool.ts';
 import { bodyStartOf } from './submission-body.ts';
+import type { SpooledMessageAnnouncer } from '../mta/spooled-messages.ts';
 
 export interface SubmissionSpoolDeps {
   config: Pick<Config, 'publicUrl' | 'smtpInboundPort' | 'inboundDomain'>;
@@ -31,6 +32,11 @@ export interface SubmissionSpoolDeps {
   /** The sender domain's DKIM key and Return-Path, and the tenant's reply-address setting, as the worker reads them (kept a minute). */
   sendContext: SendContextCache;
   randomBytes?: RandomBytes;
+  /**
+   * When this process runs the MTA thread too (ROLE=all, DELIVERY=direct): the signed message goes to it
+   * in memory as well as to the spool (mta/spooled-messages.ts), so the MTA's claim does not read it back.
+   */
+  spooledMessages?: Pick<SpooledMessageAnnouncer, 'announce'> | null;
 }
 
 /** The client's header fields that go out as they came. */
@@ -126,6 +132,7 @@ export async function spooledSubmission(
   const head = [...signature, ...fields.map((f) => f.line)].join('\r\n');
   const message = Buffer.concat([Buffer.from(`${head}\r\n\r\n`, 'latin1'), body]);
   const recipients = new Set([...request.to, ...request.cc, ...request.bcc].map(bareAddress));
+  const handOver = deps.spooledMessages;
   // The log's sent headers, as a composed message's (compose.ts): the request's own, the service's, Message-ID and Subject.
   const sentHeaders = {
     ...request.headers,
@@ -143,5 +150,6 @@ export async function spooledSubmission(
       : bareAddress(request.fromAddress),
     recipients: [...recipients],
     sentHeaders: JSON.stringify(sentHeaders),
+    handOver: handOver ? (rowIds: string[]) => handOver.announce(rowIds, message) : undefined,
   };
 }

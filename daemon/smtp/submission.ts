@@ -37,6 +37,7 @@ import { SEND_BODY_LIMIT_BYTES } from '../modules/emails/validate.ts';
 import { parseSubmission, smtpReplyOf, type SmtpReply } from './submission-message.ts';
 import { spooledSubmission } from './submission-spool.ts';
 import type { SendContextCache } from '../modules/emails/send-context.ts';
+import type { SpooledMessageAnnouncer } from '../mta/spooled-messages.ts';
 
 /** The mail resources (created by startSmtpEdge) check the sender's domain when a message is accepted. */
 export interface SmtpDeps extends MailResources {
@@ -59,6 +60,11 @@ export interface SmtpDeps extends MailResources {
    * message that leaves as it came is signed here (./submission-spool.ts).
    */
   sendContext: SendContextCache;
+  /**
+   * Given when this process runs the MTA thread too (ROLE=all with DELIVERY=direct; created by
+   * startSmtpEdge): a spooled submission is handed to it in memory as well (./submission-spool.ts).
+   */
+  spooledMessages: SpooledMessageAnnouncer | null;
 }
 
 const SEND_SCOPE = 'email:send';

@@ -32,6 +32,12 @@ export interface SpooledAtAccept {
   recipients: string[];
   /** The headers as they go out, for the log (its sent_headers, written with its first outcome). */
   sentHeaders: string;
+  /**
+   * Given where this process runs an MTA thread (ROLE=all): called with the message's spool row ids before
+   * the statement is sent, to hand the message to that thread in memory (mta/spooled-messages.ts), so its
+   * claim does not read it back. The statement writes it all the same: the spool row stays the durable copy.
+   */
+  handOver?: (rowIds: string[]) => void;
 }
 
 /** What the caller believed when it decided to accept: the statement checks it again. */
@@ -85,7 +91,12 @@ export interface InsertOutcome {
  * a time (in bench:mta's accept, 43 % of the accepting backend's CPU and as much of the API node's);
  * as bytes they are copied once and checked as UTF-8.
  */
-function rowsOf(sends: AcceptedSend[]): { rows: string; bodies: Buffer; spool: string | null } {
+function rowsOf(sends: AcceptedSend[]): {
+  rows: string;
+  bodies: Buffer;
+  spool: string | null;
+  handOvers: (() => void)[];
+} {
   let size = 0;
   for (const { request, spooled } of sends)
     size += byteLengthOf(request.htmlBody) + byteLengthOf(request.textBody) + (spooled?.message.length ?? 0);
@@ -128,12 +139,17 @@ function rowsOf(sends: AcceptedSend[]): { rows: string; bodies: Buffer; spool: s
     };
   });
   // The spooled messages after the bodies, a spool row per destination domain (INSERT_ACCEPTED_SPOOLED's $19).
+  const handOvers: (() => void)[] = [];
   const spool = sends.flatMap(({ id, spooled }) => {
     if (!spooled) return [];
     const messageAt = at;
     at += spooled.message.copy(bodies, at);
-    return [...recipientsByDomain(spooled.recipients)].map(([domain, addresses]) => ({
-      id: randomUUID(),
+    const byDomain = [...recipientsByDomain(spooled.recipients)];
+    const ids = byDomain.map(() => randomUUID());
+    const { handOver } = spooled;
+    if (handOver) handOvers.push(() => handOver(ids));
+    return byDomain.map(([domain, addresses], index) => ({
+      id: ids[index],
       email_id: id,
       domain,
       recipients: spoolRecipients(addresses),
@@ -143,7 +159,12 @@ function rowsOf(sends: AcceptedSend[]): { rows: string; bodies: Buffer; spool: s
       sent_headers: spooled.sentHeaders,
     }));
   });
-  return { rows: JSON.stringify(rows), bodies, spool: sends[0]?.spooled ? JSON.stringify(spool) : null };
+  return {
+    rows: JSON.stringify(rows),
+    bodies,
+    spool: sends[0]?.spooled ? JSON.stringify(spool) : null,
+    handOvers,
+  };
 }
 
 const byteLengthOf = (body: string | null) => (body === null ? 0 : Buffer.byteLength(body, 'utf8'));
@@ -160,10 +181,14 @@ export async function insertAcceptedSends(
 ): Promise<InsertOutcome> {
   if (sends.length === 0) return { fresh: true, inserted: 0, used: null };
   const recipients = [...new Set(sends.flatMap(({ request }) => recipientsOf(request)))];
-  const { rows, bodies, spool } = rowsOf(sends);
+  const { rows, bodies, spool, handOvers } = rowsOf(sends);
   const spooled = options.spoolExpiryHours !== null;
   if (spooled !== (spool !== null) || sends.some((send) => (send.spooled !== undefined) !== spooled))
     throw new Error('insertAcceptedSends: spoolExpiryHours is set exactly when every send carries its message');
+  // Before the statement, so the message is there when the MTA loop is woken after the commit. A
+  // statement that writes nothing (or a group run again alone, with new row ids) leaves messages no
+  // claim takes: the hand-over is bounded and drops the oldest first.
+  for (const handOver of handOvers) handOver();
   const [row] = await sql.rows<InsertOutcome>(
     spooled ? INSERT_ACCEPTED_SPOOLED : INSERT_ACCEPTED,
     [
