@@ -83,6 +83,13 @@ export interface ColumnFigures {
   byHelo: Record<string, number>;
   /** CPU of the measured processes per message (Linux; svc: API and worker nodes), when known. */
   cpuMsPerMessage: number | null;
+  /** svc: the same split per node, in the order the column names them (e.g. edge, worker). */
+  cpuMsPerMessageByNode?: number[] | null;
+  /**
+   * svc: CPU per message of the PostgreSQL backends connected to the bench database (their /proc
+   * figures, start to end of the column; the server's shared processes, WAL writer and checkpointer, not included).
+   */
+  postgresCpuMsPerMessage?: number | null;
   loadAverageBefore: number[];
   loadAverageAfter: number[];
   notes: string[];
@@ -101,7 +108,15 @@ export function columnFigures(
   injection: Injection,
   stats: SinkStats,
   arrivals: Record<string, number>,
-  extra: Pick<ColumnFigures, 'cpuMsPerMessage' | 'loadAverageBefore' | 'loadAverageAfter' | 'notes'>,
+  extra: Pick<
+    ColumnFigures,
+    | 'cpuMsPerMessage'
+    | 'cpuMsPerMessageByNode'
+    | 'postgresCpuMsPerMessage'
+    | 'loadAverageBefore'
+    | 'loadAverageAfter'
+    | 'notes'
+  >,
 ): ColumnFigures {
   const domains = Object.entries(stats.byDomain);
   const last = Math.max(...domains.map(([, d]) => d.last ?? 0));

@@ -26,6 +26,12 @@ export interface SvcSetup {
   nodeArgs: string[];
   /** Given: an SMTP edge node (ROLE=smtp) offers submission with this pair. */
   submissionTls: BenchTls | null;
+  /**
+   * `all` (BENCH_SUBMISSION_ROLE=all, with --only submission): one node, ROLE=all, is the SMTP edge, the
+   * API and the worker, as a one-box install runs it; its edge hands each spooled message to its MTA
+   * thread in memory. `smtp` (the default): an SMTP edge node beside the API and worker nodes.
+   */
+  submissionRole?: 'smtp' | 'all';
   log(message: string): void;
 }
 
@@ -43,7 +49,7 @@ const loadAverage = () => loadavg().map((l) => Math.round(l * 100) / 100);
 /** One node as an operator starts it: bin/svc.js daemon start, the compiled build. */
 export function startSvcNode(
   setup: SvcSetup,
-  role: 'api' | 'worker' | 'smtp',
+  role: 'api' | 'worker' | 'smtp' | 'all',
   extra: Record<string, string> = {},
 ): Promise<Child> {
   return startDaemonProcess(
@@ -67,20 +73,30 @@ export function startSvcNode(
 }
 
 export async function startSvcNodes(setup: SvcSetup): Promise<SvcNodes> {
-  const start = (role: 'api' | 'worker' | 'smtp', extra: Record<string, string> = {}) =>
+  const start = (role: 'api' | 'worker' | 'smtp' | 'all', extra: Record<string, string> = {}) =>
     startSvcNode(setup, role, extra);
+  const submissionEnv = async (tls: BenchTls) => {
+    const port = await freePort();
+    const env = {
+      SMTP_SUBMISSION_PORT: String(port),
+      SMTP_SUBMISSION_HOST: '127.0.0.1',
+      SMTP_SUBMISSION_TLS_CERT: tls.certFile,
+      SMTP_SUBMISSION_TLS_KEY: tls.keyFile,
+    };
+    return { port, env };
+  };
+  if (setup.submissionRole === 'all') {
+    if (!setup.submissionTls) throw new Error('BENCH_SUBMISSION_ROLE=all is for the submission column');
+    const { port, env } = await submissionEnv(setup.submissionTls);
+    const node = await start('all', env);
+    return { api: node, worker: node, smtp: { node, port }, url: node.readyText, stop: () => node.stop() };
+  }
   const api = await start('api');
   const worker = await start('worker');
   let smtp: SvcNodes['smtp'] = null;
   if (setup.submissionTls) {
-    const port = await freePort();
-    const node = await start('smtp', {
-      SMTP_SUBMISSION_PORT: String(port),
-      SMTP_SUBMISSION_HOST: '127.0.0.1',
-      SMTP_SUBMISSION_TLS_CERT: setup.submissionTls.certFile,
-      SMTP_SUBMISSION_TLS_KEY: setup.submissionTls.keyFile,
-    });
-    smtp = { node, port };
+    const { port, env } = await submissionEnv(setup.submissionTls);
+    smtp = { node: await start('smtp', env), port };
   }
   return {
     api,
@@ -91,6 +107,20 @@ export async function startSvcNodes(setup: SvcSetup): Promise<SvcNodes> {
       await Promise.all([api.stop(), worker.stop(), smtp?.node.stop()]);
     },
   };
+}
+
+/** CPU so far (ms) of each PostgreSQL backend connected to the bench database, but this one. */
+async function postgresCpu(sequelize: Sequelize): Promise<Map<number, number>> {
+  const rows = await sequelize.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+    { type: QueryTypes.SELECT },
+  );
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows) {
+    const ms = cpuTimeMs(pid);
+    if (ms !== null) cpu.set(pid, ms);
+  }
+  return cpu;
 }
 
 /** Waits until the spool and the send queue are empty (the last outcomes committed). */
@@ -145,7 +175,9 @@ export async function svcSubmissionColumn(
   if (!nodes.smtp) throw new Error('the submission column needs the SMTP edge node (setup.submissionTls)');
   const port = nodes.smtp.port;
   setup.log(`${label}: ${messages.length} unsigned messages over SMTP submission`);
-  return measured(label, messages.length, [nodes.smtp.node, nodes.worker], sinks, setup, sequelize, stallMs, () =>
+  // One node with BENCH_SUBMISSION_ROLE=all: its CPU counted once.
+  const busy = [...new Set([nodes.smtp.node, nodes.worker])];
+  return measured(label, messages.length, busy, sinks, setup, sequelize, stallMs, () =>
     injectSmtp(port, messages, { auth: { user: 'svc', pass: setup.apiKey }, messageIdOf: submittedMessageId }),
   );
 }
@@ -169,6 +201,7 @@ export async function measured(
   const loadAverageBefore = loadAverage();
   const pids = busy.map((child) => child.process.pid!);
   const cpuBefore = pids.map(cpuTimeMs);
+  const postgresBefore = await postgresCpu(sequelize);
   const injection = await inject();
   setup.log(`  accepted in ${Math.round(injection.finishedAt - injection.startedAt)} ms; waiting for the sinks`);
   if (injection.failures) setup.log(`  ${injection.failures} refused, the first: ${injection.firstError}`);
@@ -179,17 +212,29 @@ export async function measured(
     during,
   );
   const cpuAfter = pids.map(cpuTimeMs);
-  const cpu =
+  const postgresAfter = await postgresCpu(sequelize);
+  const perMessage = (ms: number) => Math.round((ms / count) * 100) / 100;
+  const byNode =
     cpuBefore.every((v) => v !== null) && cpuAfter.every((v) => v !== null)
-      ? cpuAfter.reduce((sum, v, i) => sum + v! - cpuBefore[i]!, 0)
+      ? cpuAfter.map((v, i) => perMessage(v! - cpuBefore[i]!))
       : null;
+  // A backend that started during the column counts from zero; one that ended during it is lost.
+  let postgresMs = 0;
+  for (const [pid, ms] of postgresAfter) postgresMs += ms - (postgresBefore.get(pid) ?? 0);
+  const postgresPerMessage = postgresAfter.size > 0 ? perMessage(postgresMs) : null;
   const arrivals = await sinks.arrivals();
   const figures = columnFigures(label, null, injection, stats, arrivals, {
-    cpuMsPerMessage: cpu === null ? null : Math.round((cpu / count) * 100) / 100,
+    cpuMsPerMessage:
+      byNode === null ? null : perMessage(cpuAfter.reduce<number>((sum, v, i) => sum + v! - cpuBefore[i]!, 0)),
+    cpuMsPerMessageByNode: byNode,
+    postgresCpuMsPerMessage: postgresPerMessage,
     loadAverageBefore,
     loadAverageAfter: loadAverage(),
     notes: injection.failures ? [`${injection.failures} refused (${injection.firstError ?? 'by the API'})`] : [],
   });
+  setup.log(
+    `  CPU per message: nodes ${figures.cpuMsPerMessage} ms (${byNode?.join(' + ')}), PostgreSQL backends ${postgresPerMessage} ms`,
+  );
   await settled(sequelize);
   return figures;
 }

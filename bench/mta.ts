@@ -21,6 +21,8 @@
 // column, the same messages through two worker nodes, and again with one of them killed mid-run:
 // bench/mta-nodes.ts). Environment: DATABASE_URL (required),
 // BENCH_REDIS_URL / REDIS_URL (redis://127.0.0.1:6379), BENCH_LOG_LEVEL (warn), BENCH_CPU_PROF=1,
+// BENCH_SUBMISSION_ROLE=all (the submission column on one ROLE=all node, edge, API and worker in one
+// process, instead of an SMTP edge node beside the worker node; not with the svc column),
 // HARAKA_BENCH_DIR (/tmp/haraka-bench). Writes bench/results-mta.json (with --nodes 2:
 // bench/results-mta-nodes.json, so that a two-node run leaves the peers' figures as they were).
 import { execFileSync } from 'node:child_process';
@@ -185,6 +187,11 @@ async function main(): Promise<MtaResults> {
     return unsignedMessages;
   };
   if (wanted('svc') || wantSubmission) {
+    const submissionRole = process.env.BENCH_SUBMISSION_ROLE === 'all' ? 'all' : 'smtp';
+    if (submissionRole === 'all' && wanted('svc'))
+      throw new Error(
+        'BENCH_SUBMISSION_ROLE=all runs one ROLE=all node for the submission column: add --only submission',
+      );
     const setup: SvcSetup = {
       databaseUrl: database.url,
       dataDir,
@@ -197,6 +204,7 @@ async function main(): Promise<MtaResults> {
       nodeArgs:
         process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(BENCH_DIR, 'profiles')}`] : [],
       submissionTls: wantSubmission ? tls : null,
+      submissionRole,
       log,
     };
     const nodes = await startSvcNodes(setup);
