@@ -234,6 +234,7 @@ async function main() {
     templateId: template.id,
     audience: { tag: 'csv' },
   });
+  const campaignCpuBefore = await cpuSnapshot(database, daemonPid);
   const sendStart = performance.now();
   const started = await api(url, key, 'POST', `/campaigns/${campaign.id}/send`, {
     from: 'Bench News <news@bench.example>',
@@ -251,9 +252,15 @@ async function main() {
       (await api(url, key, 'GET', `/campaigns/${campaign.id}`));
   }
   const queuedSeconds = (performance.now() - sendStart) / 1000;
+  // The CPU up to the last recipient queued includes the drain's beside it: how far it got is said too.
+  const campaignCpu = await cpuPerContact(database, daemonPid, campaignCpuBefore);
+  const [{ drained }] = await database.db.sequelize.query<{ drained: number }>(
+    `SELECT count(*)::int AS drained FROM email_logs WHERE tenant_id = :t AND status <> 'QUEUED'`,
+    { replacements: { t: database.tenantId }, type: 'SELECT' as never },
+  );
   if (state.status !== 'SENT' || state.accepted !== CONTACTS) throw new Error(`campaign: ${JSON.stringify(state)}`);
   log(
-    `campaign: ${CONTACTS} recipients queued in ${queuedSeconds.toFixed(1)} s (202 after ${answeredMs.toFixed(0)} ms)`,
+    `campaign: ${CONTACTS} recipients queued in ${queuedSeconds.toFixed(1)} s (202 after ${answeredMs.toFixed(0)} ms), ${drained} delivered by then; CPU per recipient ${campaignCpu.serverMs} ms in the daemon, ${campaignCpu.postgresMs} ms in PostgreSQL`,
   );
 
   // 4. The expansion alone: nothing delivers, nothing else writes.
@@ -288,6 +295,7 @@ async function main() {
     body: { from: 'Bench News <news@bench.example>' },
     testMode: null,
   });
+  const aloneCpuBefore = await cpuSnapshot(database, process.pid);
   const aloneStart = performance.now();
   const job = {
     id: '0',
@@ -302,12 +310,15 @@ async function main() {
   const outcome = await handleCampaignJob(job, worker).finally(() => closeMailResources(worker));
   if (outcome.kind !== 'done') throw new Error(`expansion alone: ${JSON.stringify(outcome)}`);
   const aloneSeconds = (performance.now() - aloneStart) / 1000;
+  const aloneCpu = await cpuPerContact(database, process.pid, aloneCpuBefore);
   const [aloneRow] = await database.db.sequelize.query<{ accepted_count: number }>(
     'SELECT accepted_count FROM campaigns WHERE id = :id',
     { replacements: { id: alone.id }, type: 'SELECT' as never },
   );
   if (aloneRow.accepted_count !== CONTACTS) throw new Error(`expansion alone: ${JSON.stringify(aloneRow)}`);
-  log(`expansion alone: ${CONTACTS} recipients in ${aloneSeconds.toFixed(1)} s`);
+  log(
+    `expansion alone: ${CONTACTS} recipients in ${aloneSeconds.toFixed(1)} s; CPU per recipient ${aloneCpu.serverMs} ms in this process, ${aloneCpu.postgresMs} ms in PostgreSQL`,
+  );
 
   const results = {
     ...imports,
@@ -316,10 +327,14 @@ async function main() {
       sendAnsweredMs: Math.round(answeredMs),
       secondsToLastQueued: round(queuedSeconds),
       recipientsPerSecond: Math.round(CONTACTS / queuedSeconds),
+      // CPU per recipient up to the last one queued, the drain's beside it included (deliveredByThen).
+      cpuMsPerRecipient: campaignCpu,
+      deliveredByThen: drained,
       goalSecondsFor100k: 30,
       // Phase 4: the same expansion with the daemon stopped (no drain beside it).
       expansionAloneSeconds: round(aloneSeconds),
       expansionAloneRecipientsPerSecond: Math.round(CONTACTS / aloneSeconds),
+      expansionAloneCpuMsPerRecipient: aloneCpu,
     },
   };
   writeFileSync(resultsFile('lists-results.json'), `${JSON.stringify(results, null, 2)}\n`);
