@@ -32,7 +32,9 @@ interface FileResult {
 
 function runFile(file: string): Promise<FileResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+    // tsx's ESM loader alone: the sources and tests are ES modules, and tsx's CommonJS hook (which `--import tsx`
+    // adds) cost each file ~0.6 s of CPU, in every require of the packages, for nothing.
+    const child = spawn(process.execPath, ['--import', 'tsx/esm', file], {
       cwd: ROOT,
       env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', NODE_ENV: 'test' },
       stdio: ['ignore', 'pipe', 'pipe'],
