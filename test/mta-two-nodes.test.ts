@@ -14,7 +14,6 @@ import * as assert from 'uvu/assert';
 import { QueryTypes } from 'sequelize';
 import type { Database } from '../daemon/db/index.ts';
 import { Admin } from '../daemon/modules/auth/model.ts';
-import { hashPassword } from '../daemon/modules/auth/passwords.ts';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
 import { startMxHost, type MxHost, type ReceivedMessage } from './helpers/mx-host.ts';
 import {
@@ -24,7 +23,7 @@ import {
   publishSenderDmarc,
   seedAnotherTenant,
   seedSendWorld,
-  signInAdmin,
+  signAccessToken,
   spawnChildDaemon,
   startChildDaemon,
   stopChildDaemon,
@@ -43,7 +42,6 @@ const PER_SECOND = 10;
 const RECEIPT_SLACK_MS = 500;
 /** The MTA thread's lease (jobs/index.ts MTA_WORKER): a killed node's rows are taken over after it. */
 const LEASE_MS = 20_000;
-const ADMIN_PASSWORD = 'two-nodes-admin-password-1';
 
 let dns: TestDnsServer;
 const mx: MxHost[] = [];
@@ -90,17 +88,17 @@ test.before(async () => {
   throttled = await seedAnotherTenant(world);
   const seed = await openWorldDatabase(world);
   try {
-    await Admin.create({
+    const operator = await Admin.create({
       email: 'two-nodes@example.test',
-      passwordHash: await hashPassword(ADMIN_PASSWORD),
+      passwordHash: 'fixture-has-no-password',
       isPlatformAdmin: true,
       emailVerifiedAt: new Date(),
     });
+    adminToken = signAccessToken(world, operator.id, true);
   } finally {
     await seed.close();
   }
   apiNode = await startChildDaemon({ ...world, env: { ...world.env, ROLE: 'api' } });
-  adminToken = await signInAdmin(world, 'two-nodes@example.test', ADMIN_PASSWORD);
   const provider = await admin('PUT', '/platform/providers/default', {
     maxConnections: MAX_CONNECTIONS,
     maxMessagesPerConnection: MESSAGES_PER_CONNECTION,
