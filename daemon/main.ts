@@ -75,6 +75,8 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   // migrates the database — on two cores the two overlap (docs/boot.md). They connect once the URL
   // below resolves, after the migrations, and never touch a schema that is not current.
   const runsWorkers = config.role === 'worker' || config.role === 'all';
+  // The worker threads include the MTA thread with direct delivery (jobs/index.ts).
+  const runsMtaThread = runsWorkers && config.delivery === 'direct';
   let workers: WorkerPool | null = null;
   let databaseReady!: { resolve(url: string): void; reject(error: unknown): void };
   const databaseUrl = new Promise<string>((resolve, reject) => (databaseReady = { resolve, reject }));
@@ -165,7 +167,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
     if (runsSmtp) {
       // Without the API (role smtp) nothing else has bound the models the send pipeline reads.
       if (!app) initModels(db.sequelize);
-      smtp = await startSmtpEdge({ ...deps, log }, config);
+      smtp = await startSmtpEdge({ ...deps, log, mtaThreadHere: runsMtaThread }, config);
     }
     if (app) {
       await app.listen({ port: config.port, host: config.host });
@@ -191,7 +193,7 @@ export async function startDaemon(config: Config = loadConfig()): Promise<Runnin
   timings.ready = Math.round(performance.now());
   log.info({ bootMs: timings }, 'daemon ready');
   // Direct delivery with an EHLO name receivers refuse costs mail: say so now, without delaying boot.
-  if (runsWorkers && config.delivery === 'direct') {
+  if (runsMtaThread) {
     const dns = createDnsClient({ servers: config.dnsServers });
     ehloWarnings(dns, config).then(
       (warnings) => warnings.forEach((warning) => log.warn({ ehloName: config.ehloName }, warning)),

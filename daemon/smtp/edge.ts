@@ -24,7 +24,10 @@ export type SmtpEdgeDeps = Omit<
   SmtpDeps,
   'tenantState' | 'acceptGroups' | 'sendContext' | 'spooledMessages' | keyof MailResources
 > &
-  Partial<Pick<MailResources, 'dkimSigning'>>;
+  Partial<Pick<MailResources, 'dkimSigning'>> & {
+    /** This process runs the MTA thread too (main.ts decides it): spooled submissions reach it in memory. */
+    mtaThreadHere?: boolean;
+  };
 
 export interface SmtpListener {
   name: 'submission' | 'submission-tls' | 'inbound';
@@ -90,9 +93,9 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
     tenantState,
     acceptGroups: createAcceptGroups(base.db.sql),
     sendContext: createSendContextCache(base.db.sql, base.secrets),
-    // ROLE=all with direct delivery runs the MTA thread in this process (jobs/index.ts): a spooled
-    // submission reaches it in memory, where the MTA of another node (ROLE=worker) reads it from the spool.
-    spooledMessages: config.role === 'all' && config.delivery === 'direct' ? new SpooledMessageAnnouncer() : null,
+    // A spooled submission reaches this process's MTA thread in memory; the MTA of another node reads it
+    // from the spool.
+    spooledMessages: base.mtaThreadHere ? new SpooledMessageAnnouncer() : null,
   };
   const metrics = createMetricsReporter();
   const state = createSubmissionState(deps);
