@@ -268,9 +268,9 @@ test('webhook route: stored before the 250, delivered signed with the parsed mes
   await runDueDeliveries(ctx);
   assert.is(receiver.requests.length, count + 1);
   assert.match(receiver.requests[count].rawBody, new RegExp(row.id));
-  const replayed_ = JSON.parse(receiver.requests[count].rawBody) as { id: string; data: Record<string, unknown> };
-  assert.is(replayed_.id, replay.json().eventId);
-  assert.equal(replayed_.data, { ...data, replayOf: row.event_id }, "the original body's data, inline contents too");
+  const replayedBody = JSON.parse(receiver.requests[count].rawBody) as { id: string; data: Record<string, unknown> };
+  assert.is(replayedBody.id, replay.json().eventId);
+  assert.equal(replayedBody.data, { ...data, replayOf: row.event_id }, "the original body's data, inline contents too");
   const [replayed] = await q<{ status: string; event_id: string }>(
     `SELECT status, event_id FROM inbound_messages WHERE id = :id`,
     { id: row.id },

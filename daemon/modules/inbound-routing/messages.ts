@@ -15,7 +15,7 @@ import type {
   InboundMessageSummary,
   InboundReplayAnswer,
 } from '../../../shared/schemas/inbound.ts';
-import type { InboundAttachment, InboundParsedMessage } from '../../../shared/schemas/inbound-message.ts';
+import type { InboundParsedMessage } from '../../../shared/schemas/inbound-message.ts';
 import { emitEventToEndpoint } from '../webhooks/events.ts';
 import { inboundEventBodyData } from '../webhooks/sql/inbound-body.ts';
 import {
@@ -28,7 +28,7 @@ import {
 } from './sql/messages.ts';
 import { routeRow } from './sql/routes.ts';
 import { forwardInbound, type ForwardDeps } from './forward.ts';
-import { withoutInlineContent } from './receive.ts';
+import { recordedEventData } from './receive.ts';
 
 const inflate = promisify(gunzip);
 const iso = (date: Date | string) => new Date(date).toISOString();
@@ -98,12 +98,6 @@ export async function rawMessage(deps: InboundMessagesDeps, ctx: TenantContext, 
   return inflate(gzipped);
 }
 
-/** An event's data as its row keeps it: the attachments' inline contents are in the delivery's payload only. */
-function withoutInlineContents(data: Record<string, unknown>): Record<string, unknown> {
-  const attachments = data.attachments as InboundAttachment[] | undefined;
-  return Array.isArray(attachments) ? { ...data, attachments: attachments.map(withoutInlineContent) } : data;
-}
-
 /**
  * Delivers the message again by its route's current action: a webhook route gets a new
  * `inbound.received` event (the original body's data while the delivery log keeps it, else the original
@@ -161,7 +155,7 @@ export async function replayMessage(
         tenantId: ctx.tenantId,
         type: 'inbound.received',
         data: { ...data, replayOf: message.event_id },
-        recorded: { ...withoutInlineContents(data), replayOf: message.event_id },
+        recorded: { ...recordedEventData(data), replayOf: message.event_id },
       },
       endpointId,
       transaction,

@@ -68,9 +68,14 @@ function withoutContent(parsed: InboundParsedMessage): InboundParsedMessage {
   return { ...parsed, attachments: parsed.attachments.map(({ content: _content, url: _url, ...meta }) => meta) };
 }
 
-/** An attachment as the event row keeps it: its content is in the delivery's payload (and the source). */
-export function withoutInlineContent({ content: _content, ...meta }: InboundAttachment): InboundAttachment {
-  return meta;
+/**
+ * An inbound.received event's data as its row keeps it: the attachments' inline contents are stored once,
+ * in the delivery's payload (and the source); replay reads them back from there (messages.ts).
+ */
+export function recordedEventData<T extends { attachments?: unknown }>(data: T): T {
+  if (!Array.isArray(data.attachments)) return data;
+  const attachments = (data.attachments as InboundAttachment[]).map(({ content: _content, ...meta }) => meta);
+  return { ...data, attachments };
 }
 
 function statusOf(recipient: RoutedRecipient): InboundMessageStatus {
@@ -173,7 +178,7 @@ async function storeIn(
           tenantId: recipient.tenantId,
           type: 'inbound.received',
           data: { ...stored, attachments, ...envelopeData },
-          recorded: { ...stored, attachments: attachments.map(withoutInlineContent), ...envelopeData },
+          recorded: recordedEventData({ ...stored, attachments, ...envelopeData }),
         },
         route.endpoint_id,
         transaction,
