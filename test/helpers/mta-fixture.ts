@@ -6,7 +6,6 @@
 // records, seed, rows of its own (withDatabase), start the daemon.
 import { isIPv6 } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { createSigner } from 'fast-jwt';
 import { startDnsServer, type TestDnsServer } from './dns-server.ts';
 import { startMxHost, type MxHost, type MxHostScript } from './mx-host.ts';
 import {
@@ -19,12 +18,12 @@ import {
   stopChildDaemon,
   type ChildDaemon,
   type SendWorld,
+  signAccessToken,
 } from './send-daemon.ts';
 import { InProcessCli, operationMatchers } from './svc-inprocess.ts';
 import { waitFor } from './wait.ts';
 import type { Database } from '../../daemon/db/index.ts';
 import { Admin } from '../../daemon/modules/auth/model.ts';
-import type { AccessTokenClaims } from '../../daemon/context.ts';
 
 export class MtaFixture {
   /** Set by seed(). */
@@ -99,8 +98,7 @@ export class MtaFixture {
         emailVerifiedAt: new Date(),
       }),
     );
-    const sign = createSigner({ key: this.world.env.JWT_SECRET, algorithm: 'HS256', expiresIn: 3_600_000 });
-    return sign({ sub: admin.id, typ: 'access', pa: platformAdmin } satisfies AccessTokenClaims);
+    return signAccessToken(this.world, admin.id, platformAdmin);
   }
 
   /** Starts the daemon on the world and waits until it is ready. */
