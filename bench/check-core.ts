@@ -93,6 +93,26 @@ export function compareRatios(kept: KeptFile, run: RunRatios, only: Set<string> 
 
 export const failed = (rows: CheckRow[]) => rows.filter((row) => row.verdict === 'FAIL' || row.verdict === 'missing');
 
+/**
+ * Each ratio's median over several runs of the same benches (`--repeat N`). One short run of a bench that
+ * uses both cores (the drain's signing threads, the MTA) swings by ±15 % with whatever else the machine
+ * does for a minute; the median of three is what a gate can be compared with, and what `--update` keeps.
+ * A ratio some runs did not report takes the median of those that did (the check then still fails it
+ * when none did: it is missing from the result).
+ */
+export function medianRatios(runs: RunRatios[]): RunRatios {
+  const names = [...new Set(runs.flatMap((run) => Object.keys(run)))];
+  const out: RunRatios = {};
+  for (const name of names) {
+    const reported = runs.map((run) => run[name]).filter((ratio): ratio is KeptRatio => ratio !== undefined);
+    const values = reported.map((ratio) => ratio.value).sort((a, b) => a - b);
+    const middle = values.length >> 1;
+    const median = values.length % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+    out[name] = { value: Math.round(median * 10_000) / 10_000, what: reported[0].what };
+  }
+  return out;
+}
+
 /** The kept file after `--update`: this run's ratios over the kept ones (benches not run keep theirs). */
 export function updatedKept(kept: KeptFile | null, run: RunRatios, machine: Record<string, unknown>): KeptFile {
   return {

@@ -3,7 +3,9 @@
 // bench/check-baseline.json (bench/check-core.ts). Exits 1 when a ratio falls more than 20 % below its
 // kept value (or a kept ratio is no longer reported), 2 on a bench that fails to run.
 // `npm run bench:check -- --update` writes this run's ratios as the kept ones; `--only lists,accept`
-// runs some benches only; `--kept <file>` reads (and updates) another file than bench/check-baseline.json. Each bench runs as its own child process, in its short form (the sizes
+// runs some benches only; `--repeat 3` runs them three times (in turn: lists, accept, …, lists, accept, …)
+// and compares (or keeps) each ratio's median; `--kept <file>` reads (and updates) another file than
+// bench/check-baseline.json. Each bench runs as its own child process, in its short form (the sizes
 // below), and writes its results to a temporary file (BENCH_RESULTS_FILE) instead of the one kept in
 // bench/. Too noisy for CI (bench/README.md § bench:check): run it on a quiet machine, before
 // resolving any change to a hot path.
@@ -20,6 +22,7 @@ import {
   compareRatios,
   failed,
   formatTable,
+  medianRatios,
   ratio,
   readKept,
   updatedKept,
@@ -191,8 +194,18 @@ async function runShort(name: string, bench: ShortBench, dir: string): Promise<u
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { update: { type: 'boolean' }, only: { type: 'string' }, kept: { type: 'string' } },
+    options: {
+      update: { type: 'boolean' },
+      only: { type: 'string' },
+      kept: { type: 'string' },
+      repeat: { type: 'string', default: '1' },
+    },
   });
+  const repeat = Number(values.repeat);
+  if (!Number.isInteger(repeat) || repeat < 1 || repeat > 9) {
+    console.error(`--repeat takes a whole number from 1 to 9, got "${values.repeat}"`);
+    return 2;
+  }
   const keptFile = values.kept ?? KEPT_FILE;
   const names = values.only ? values.only.split(',').map((n) => n.trim()) : Object.keys(SHORT_BENCHES);
   const unknown = names.filter((n) => !(n in SHORT_BENCHES));
@@ -208,22 +221,31 @@ async function main(): Promise<number> {
   if (load >= 3) log(`load average ${load.toFixed(1)}: the ratios of a loaded machine are noise (see bench/README.md)`);
   const machine: Record<string, unknown> = { ...machineInfo(null) };
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-check-'));
-  const run: RunRatios = {};
+  const runs: RunRatios[] = [];
   let broken = false;
   try {
-    for (const name of names) {
-      log(`${name}: ${[...SHORT_BENCHES[name].argv].join(' ')} ${JSON.stringify(SHORT_BENCHES[name].env)}`);
-      try {
-        Object.assign(run, SHORT_BENCHES[name].ratios(await runShort(name, SHORT_BENCHES[name], dir)));
-      } catch (error) {
-        broken = true;
-        log(errorText(error));
+    for (let round = 1; round <= repeat; round++) {
+      const run: RunRatios = {};
+      for (const name of names) {
+        const which = repeat > 1 ? ` (round ${round} of ${repeat})` : '';
+        log(`${name}${which}: ${[...SHORT_BENCHES[name].argv].join(' ')} ${JSON.stringify(SHORT_BENCHES[name].env)}`);
+        try {
+          Object.assign(run, SHORT_BENCHES[name].ratios(await runShort(name, SHORT_BENCHES[name], dir)));
+        } catch (error) {
+          broken = true;
+          log(errorText(error));
+        }
       }
+      if (repeat > 1)
+        log(`round ${round}: ${JSON.stringify(Object.fromEntries(Object.entries(run).map(([n, r]) => [n, r.value])))}`);
+      runs.push(run);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  const run = medianRatios(runs);
   machine.loadAverageAtEnd = loadavg().map((l) => Math.round(l * 100) / 100);
+  if (repeat > 1) machine.runs = repeat;
   const kept: KeptFile | null = existsSync(keptFile) ? readKept(keptFile) : null;
   const rows = compareRatios(kept ?? { measuredAt: '', machine: {}, tolerance: 0.2, ratios: {} }, run, new Set(names));
   console.log(formatTable(rows));

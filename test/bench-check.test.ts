@@ -10,6 +10,7 @@ import {
   compareRatios,
   failed,
   formatTable,
+  medianRatios,
   ratio,
   readKept,
   updatedKept,
@@ -100,6 +101,27 @@ test('ratio: rounded to four digits, null when a figure is missing or the diviso
   assert.is(ratio(undefined, 10), null);
   assert.is(ratio(5, 0), null);
   assert.is(ratio(null, 3), null);
+});
+
+test('--repeat: each ratio is the median of the runs that reported it, rounded to four digits', () => {
+  const median = medianRatios([
+    { 'drain.signed': { value: 2.6, what: 'drain ÷ nodemailer' }, 'lists.bulk': { value: 0.8, what: 'bulk' } },
+    { 'drain.signed': { value: 1.7, what: 'drain ÷ nodemailer' }, 'lists.bulk': { value: 0.7, what: 'bulk' } },
+    { 'drain.signed': { value: 1.9, what: 'drain ÷ nodemailer' } },
+  ]);
+  assert.equal(median, {
+    'drain.signed': { value: 1.9, what: 'drain ÷ nodemailer' }, // the high outlier does not become the gate
+    'lists.bulk': { value: 0.75, what: 'bulk' }, // two runs reported it: the mean of the middle two
+  });
+  assert.equal(medianRatios([{ 'a.b': { value: 1 / 3, what: '' } }]), { 'a.b': { value: 0.3333, what: '' } });
+  assert.equal(medianRatios([]), {});
+  // A median the kept file would fail is still a FAIL: the median only steadies the figure.
+  assert.equal(failed(compareRatios(kept, median, new Set(['drain']))), []);
+  assert.equal(
+    failed(compareRatios(kept, medianRatios([{ 'drain.signed': { value: 1.5, what: '' } }]), new Set(['drain'])))
+      .length,
+    1,
+  );
 });
 
 test('the table names each ratio with kept, now, change and verdict', () => {
