@@ -62,6 +62,12 @@ export interface Config {
   role: Role;
   logLevel: string;
   queueStuckAfterMs: number;
+  /**
+   * How long a worker's claim on a job holds before another worker may take it over (JOB_LEASE_MS,
+   * 3 s–1 h; extended every third of it while held): how long the work of a node killed mid-job waits.
+   * Null: each queue's own (60 s; 20 s for direct delivery and campaigns, daemon/jobs/index.ts).
+   */
+  jobLeaseMs: number | null;
   /** PEM files of the API's certificate and key; both set = HTTPS (and HTTP/2) on PORT. */
   tlsCertFile: string | null;
   tlsKeyFile: string | null;
@@ -267,6 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
       production ? 'info' : 'info',
     ),
     queueStuckAfterMs: integer(env, 'QUEUE_STUCK_AFTER_MS', 5 * 60_000, 1000, 86_400_000),
+    jobLeaseMs: text(env, 'JOB_LEASE_MS') === null ? null : integer(env, 'JOB_LEASE_MS', 0, 3_000, 3_600_000),
     tlsCertFile,
     tlsKeyFile,
     workerThreads: oneOf(env, 'WORKER_THREADS', ['shared', 'separate'] as const, 'shared'),

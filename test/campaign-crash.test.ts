@@ -2,7 +2,8 @@
 // campaign of thousands of contacts; it is SIGKILLed part-way through the expansion and started
 // again on the same database. The campaign job's lease runs out, the job runs again from the
 // position committed with the last chunk, and the campaign ends SENT with exactly one log per
-// contact: none sent twice by the expansion, none skipped.
+// contact: none sent twice by the expansion, none skipped. The daemons run with a 10 s lease
+// (JOB_LEASE_MS) rather than the campaign queue's 20 s: the same rule, a shorter wait.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -39,7 +40,7 @@ test.after(async () => {
 });
 
 test(`kill -9 while a ${CONTACTS}-contact campaign expands: after a restart it is SENT with one log per contact`, async () => {
-  world = await seedSendWorld({ LOG_LEVEL: 'warn' });
+  world = await seedSendWorld({ LOG_LEVEL: 'warn', JOB_LEASE_MS: '10000' });
   const db = await openWorldDatabase(world);
   let templateId: string;
   try {

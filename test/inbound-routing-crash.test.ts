@@ -42,6 +42,8 @@ test('kill -9 while the webhook of a routed message is in flight: after a restar
     DNS_SERVERS: dns.address,
     WEBHOOKS_ALLOW_PRIVATE: 'true',
     LOG_LEVEL: 'warn',
+    // A 10 s lease instead of the webhook queue's 60 s: the rule is the same, the wait shorter.
+    JOB_LEASE_MS: '10000',
   });
   daemon = await startChildDaemon(world);
   const endpoint = await api(world, 'POST', '/webhooks/endpoints', { url: receiver.url, events: ['inbound.received'] });
@@ -87,7 +89,7 @@ test('kill -9 while the webhook of a routed message is in flight: after a restar
 
     receiver.respond = () => ({ status: 200, body: 'ok' });
     daemon = await startChildDaemon(world);
-    // The dead worker's lease (20 s) runs out; the delivery is claimed and sent again.
+    // The dead worker's lease (10 s here) runs out; the delivery is claimed and sent again.
     await waitFor('the delivery after the restart', async () => (await status()) === 'delivered', {
       timeoutMs: 60_000,
       details: () => daemon!.output(),

@@ -9,7 +9,8 @@ import { createTestContext, type TestContext } from './helpers/context.ts';
 import { count, createRunTable, enqueueRange, TEST_WORKER_MODULE } from './helpers/queue-test.ts';
 import { nothingWithin, waitFor } from './helpers/wait.ts';
 import { reclaimExpiredLeases } from '../daemon/queue/index.ts';
-import { startWorkers } from '../daemon/jobs/index.ts';
+import { daemonWorkers, MTA_WORKER, startWorkers, workerTuning } from '../daemon/jobs/index.ts';
+import { ConfigError, loadConfig } from '../daemon/config.ts';
 
 let ctx: TestContext;
 let child: ChildProcess | null = null;
@@ -84,6 +85,31 @@ test('jobs leased by a SIGKILLed process are reclaimed after the lease and finis
     'the killed process’s jobs ran again with the attempt counted',
   );
   assert.is(await count(sequelize, `SELECT count(*) FROM failed_jobs`), 0);
+});
+
+test('JOB_LEASE_MS sets the lease of every worker thread; unset, each queue keeps its own', () => {
+  const leases = (env: Record<string, string>) => {
+    const config = loadConfig({ DELIVERY: 'direct', ...env });
+    return Object.fromEntries(
+      daemonWorkers(config).map((definition) => [definition.name, workerTuning(definition, config).leaseMs]),
+    );
+  };
+  assert.equal(leases({}), { 'send-worker': 60_000, background: 60_000, [MTA_WORKER.name]: 20_000 });
+  assert.equal(leases({ JOB_LEASE_MS: '10000' }), {
+    'send-worker': 10_000,
+    background: 10_000,
+    [MTA_WORKER.name]: 10_000,
+  });
+  const config = loadConfig({ JOB_LEASE_MS: '10000' });
+  assert.is(
+    workerTuning(daemonWorkers(config)[0], config, { leaseMs: 1_500 }).leaseMs,
+    1_500,
+    "a caller's tuning wins",
+  );
+  assert.throws(
+    () => loadConfig({ JOB_LEASE_MS: '500' }),
+    (error: Error) => error instanceof ConfigError,
+  );
 });
 
 test.run();

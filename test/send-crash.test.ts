@@ -4,9 +4,10 @@
 // crash came before the log said SENT) carries the Message-ID fixed at accept time, so the
 // receiver can recognise the duplicate. Nothing is left in jobs or failed_jobs.
 //
-// The killed daemon's leases (60 s, the production default) must run out before its in-flight
-// jobs are reclaimed, so on a quiet machine this file takes about 75 s; on a loaded one each boot
-// of the daemon alone can take half a minute, hence a hard cap above that.
+// The killed daemon's leases must run out before its in-flight jobs are reclaimed: with the production
+// default (60 s) this file waited a minute for nothing, so both daemons run with a 10 s lease
+// (JOB_LEASE_MS), extended every third of it as in production. On a quiet machine the file takes
+// about 25 s; on a loaded one each boot of the daemon alone can take half a minute, hence a hard cap.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SMTPServer } from 'smtp-server';
@@ -29,6 +30,7 @@ import { waitFor } from './helpers/wait.ts';
 // leave work in flight at the kill and keep the file inside its bound.
 const SENDS = process.env.DATABASE_URL ? 300 : 50;
 const SINK_DELAY_MS = 20;
+const LEASE_MS = '10000';
 const TIME_BOUND_MS = process.env.DATABASE_URL ? 150_000 : 240_000;
 
 interface Received {
@@ -99,7 +101,7 @@ async function inParallel(count: number, width: number, task: (i: number) => Pro
 test(`kill -9 while ${SENDS} sends drain: after a restart all are SENT, every Message-ID arrived, duplicates are recognisable`, async () => {
   const remaining = () => TIME_BOUND_MS - (Date.now() - startedAt);
   sink = await startSlowSink();
-  world = await seedSendWorld({ SMTP_URL: `smtp://127.0.0.1:${sink.port}`, LOG_LEVEL: 'warn' });
+  world = await seedSendWorld({ SMTP_URL: `smtp://127.0.0.1:${sink.port}`, LOG_LEVEL: 'warn', JOB_LEASE_MS: LEASE_MS });
   phase('seeded');
   const first = await startChildDaemon(world);
   phase('ready');

@@ -11,7 +11,7 @@ import type { Config } from '../config.ts';
 import type { Secrets } from '../secrets.ts';
 import { withOldGenerationFloor } from './old-generation-floor.ts';
 import type { ParentMessage, ThreadMessage, ThreadStartData } from './thread.ts';
-import { CAMPAIGN_TUNING, DEFAULT_TUNING, sendWorkerTuning, type QueueTuning } from './tuning.ts';
+import { CAMPAIGN_TUNING, configuredLease, DEFAULT_TUNING, sendWorkerTuning, type QueueTuning } from './tuning.ts';
 
 export type { QueueTuning } from './tuning.ts';
 
@@ -141,6 +141,23 @@ export function daemonWorkers(
   return [...sendWorkers(config), ...others, ...mta];
 }
 
+/**
+ * A thread's tuning: the defaults, its worker's own, JOB_LEASE_MS over every lease when set, and what the
+ * caller of startWorkers asked for (tests) last.
+ */
+export function workerTuning(
+  definition: WorkerDefinition,
+  config: Config,
+  overrides: Partial<QueueTuning> = {},
+): QueueTuning {
+  return {
+    ...DEFAULT_TUNING,
+    ...definition.tuning?.(config),
+    ...configuredLease(config),
+    ...overrides,
+  };
+}
+
 export async function startWorkers(options: StartWorkersOptions): Promise<WorkerPool> {
   const { log } = options;
   const definitions = options.workers ?? daemonWorkers(options.config);
@@ -159,7 +176,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
         linkSigningKey: new Uint8Array(options.secrets.linkSigningKey),
         keyCheck: options.secrets.keyCheck,
       },
-      tuning: { ...DEFAULT_TUNING, ...definition.tuning?.(config), ...options.tuning },
+      tuning: workerTuning(definition, config, options.tuning),
       loops: definition.loops ?? 1,
       options: definition.options ?? {},
     };

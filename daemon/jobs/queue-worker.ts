@@ -4,7 +4,7 @@ import type { QueueName } from '../../shared/constants.ts';
 import { JOB_HANDLERS, QUEUE_LOOPS } from './handlers.ts';
 import { runQueueLoop } from './queue-loop.ts';
 import { runWorkerThread, sleep, type ThreadRuntime } from './thread.ts';
-import type { QueueTuning } from './tuning.ts';
+import { configuredLease, type QueueTuning } from './tuning.ts';
 
 /** Works one queue until shutdown: the whole of a separate thread, or one loop of the shared one. */
 export function queueWorkerBody(
@@ -13,7 +13,10 @@ export function queueWorkerBody(
 ): (runtime: ThreadRuntime) => Promise<void> {
   return async (threadRuntime) => {
     // A loop's own tuning over the thread's (the campaign loop in the shared thread).
-    const runtime = { ...threadRuntime, tuning: { ...threadRuntime.tuning, ...tuning } };
+    const runtime = {
+      ...threadRuntime,
+      tuning: { ...threadRuntime.tuning, ...tuning, ...configuredLease(threadRuntime.data.config) },
+    };
     const loop = QUEUE_LOOPS[queue];
     if (loop) return (await loop())(runtime);
     const load = JOB_HANDLERS[queue];

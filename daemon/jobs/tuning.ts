@@ -31,6 +31,11 @@ export const DEFAULT_TUNING: QueueTuning = {
   retryBaseMs: 5_000,
 };
 
+/** JOB_LEASE_MS, when set: over the lease of every queue, including a loop's own tuning (the campaign loop's). */
+export function configuredLease(config: Pick<Config, 'jobLeaseMs'>): Partial<QueueTuning> {
+  return config.jobLeaseMs === null ? {} : { leaseMs: config.jobLeaseMs };
+}
+
 /**
  * Send jobs a send-worker thread holds in delivery at once, per SMTP pool connection. Those beyond
  * the pool's connections wait in nodemailer's queue, so a connection that finishes a message finds
