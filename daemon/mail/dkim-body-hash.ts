@@ -17,6 +17,7 @@ import RelaxedBody from 'nodemailer/lib/dkim/relaxed-body';
 import { lineEndsOf } from './line-ends.ts';
 
 const LF = 0x0a;
+const CR = 0x0d;
 const SPACE = 0x20;
 const TAB = 0x09;
 
@@ -40,6 +41,25 @@ const SLICE_BYTES = 16 * 1024;
 const EMPTY_LINES = '\r\n'.repeat(4096);
 
 /**
+ * Whether whole lines (`lines` ends in LF and starts a line) are their own relaxed canonical form: no
+ * tab, no run of spaces, no space before a line end, and every LF after a CR (a CR elsewhere is content).
+ * Buffer#indexOf finds one byte natively, but a needle of two (`'  '`) starting with a byte as common
+ * as a space is tried at every space (0.13 ms for 100 KB): runs of spaces are found by looking at every
+ * other byte instead (any two neighbours include one of them), line ends by a walk from LF to LF.
+ */
+function isCanonical(lines: Buffer): boolean {
+  if (lines.includes(TAB)) return false;
+  for (let lf = lines.indexOf(LF); lf !== -1; lf = lines.indexOf(LF, lf + 1)) {
+    if (lf === 0 || lines[lf - 1] !== CR || (lf > 1 && lines[lf - 2] === SPACE)) return false;
+  }
+  const last = lines.length - 1;
+  for (let at = 1; at < last; at += 2) {
+    if (lines[at] === SPACE && (lines[at - 1] === SPACE || lines[at + 1] === SPACE)) return false;
+  }
+  return true;
+}
+
+/**
  * The relaxed canonical form of a body, hashed as it streams: RFC 6376 §3.4.4 as nodemailer's RelaxedBody
  * reads it (a bare LF ends a line, as CRLF does; a CR not before an LF is content; no empty lines at the
  * end; a body that does not end in a line end gets one).
@@ -53,7 +73,41 @@ export class RelaxedBodyHasher {
   constructor(private readonly hash: Hash) {}
 
   update(chunk: Buffer): void {
+    // Most bodies are canonical already (CRLF line ends, no tab, no run of spaces, no space before a line
+    // end: what nodemailer and most clients write): their whole lines are hashed as they are, without a
+    // latin1 string of them or a replace (four native searches and a walk from LF to LF).
+    if (this.unfinishedLine.length === 0) {
+      const lastLf = chunk.lastIndexOf(LF);
+      if (lastLf !== -1 && isCanonical(chunk.subarray(0, lastLf + 1))) {
+        this.hashCanonicalLines(chunk.subarray(0, lastLf + 1));
+        if (lastLf + 1 < chunk.length) this.unfinishedLine = [chunk.subarray(lastLf + 1)];
+        return;
+      }
+    }
     for (let at = 0; at < chunk.length; at += SLICE_BYTES) this.updateSlice(chunk.subarray(at, at + SLICE_BYTES));
+  }
+
+  /** Whole lines already in canonical form (each ends in CRLF): as hashLines, over bytes. */
+  private hashCanonicalLines(lines: Buffer): void {
+    let end = lines.length;
+    let emptyAtEnd = 0;
+    while (end > 0 && (end === 2 || lines[end - 3] === LF)) {
+      end -= 2;
+      emptyAtEnd++;
+    }
+    if (end === 0) {
+      this.pendingEmptyLines += emptyAtEnd;
+      return;
+    }
+    this.hashPendingEmptyLines();
+    this.hash.update(end === lines.length ? lines : lines.subarray(0, end));
+    this.pendingEmptyLines = emptyAtEnd;
+  }
+
+  private hashPendingEmptyLines(): void {
+    for (let left = this.pendingEmptyLines; left > 0; left -= EMPTY_LINES.length / 2) {
+      this.hash.update(EMPTY_LINES.slice(0, Math.min(left, EMPTY_LINES.length / 2) * 2), 'latin1');
+    }
   }
 
   private updateSlice(chunk: Buffer): void {
@@ -101,9 +155,7 @@ export class RelaxedBodyHasher {
       this.pendingEmptyLines += emptyAtEnd;
       return;
     }
-    for (let left = this.pendingEmptyLines; left > 0; left -= EMPTY_LINES.length / 2) {
-      this.hash.update(EMPTY_LINES.slice(0, Math.min(left, EMPTY_LINES.length / 2) * 2), 'latin1');
-    }
+    this.hashPendingEmptyLines();
     this.hash.update(end === canonical.length ? canonical : canonical.slice(0, end), 'latin1');
     this.pendingEmptyLines = emptyAtEnd;
   }

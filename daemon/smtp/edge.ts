@@ -15,6 +15,7 @@ import { createMailResources } from '../modules/mail-resources.ts';
 import { createAcceptGroups } from '../modules/emails/accept-groups.ts';
 import { createSendContextCache } from '../modules/emails/send-context.ts';
 import { SpooledMessageAnnouncer } from '../mta/spooled-messages.ts';
+import { installFastDataStream } from './data-stream.ts';
 
 /**
  * What the edge is given; it makes its own cache of keys and tenant state, its own group commit of
@@ -71,6 +72,8 @@ export async function startSmtpEdge(base: SmtpEdgeDeps, config: Config = base.co
   );
   const inbound = config.smtpInboundPort > 0;
   if (wanted.length === 0 && !inbound) return { listeners: [], close: async () => {} };
+  // smtp-server's DATA reader, its byte loop made a native search (./data-stream.ts).
+  await installFastDataStream();
 
   const tls = loadSmtpTls(config);
   if (tls.generatedAt) {

@@ -222,10 +222,14 @@ function leafText(headers: Map<string, string>, body: Buffer, root: boolean): st
   return decoded.toString();
 }
 
+const BLANK_LINE_CRLF = Buffer.from('\r\n\r\n');
+const BLANK_LINE_LF = Buffer.from('\n\n');
+
 /** Where a header block ends: the index of the body's first byte, or -1. */
 export function bodyStartOf(raw: Buffer): number {
-  const crlf = raw.indexOf('\r\n\r\n');
-  const lf = raw.indexOf('\n\n');
+  const crlf = raw.indexOf(BLANK_LINE_CRLF);
+  // Only an LF LF before the first CRLF CRLF counts: searched that far, not through a CRLF body to its end.
+  const lf = (crlf === -1 ? raw : raw.subarray(0, crlf)).indexOf(BLANK_LINE_LF);
   if (crlf === -1 && lf === -1) return -1;
   if (crlf !== -1 && (lf === -1 || crlf < lf)) return crlf + 4;
   return lf + 2;

@@ -8,6 +8,7 @@ import type { AddressObject, EmailAddress, ParsedMail } from 'mailparser';
 import { ApiError, ValidationError } from '../errors.ts';
 import { unstorablePart } from '../db/storable-text.ts';
 import { bodyStartOf, headerValue, simpleBodyOf } from './submission-body.ts';
+import { readHeaderBlock, type HeaderBlock } from './submission-headers.ts';
 import {
   isAllowedCustomHeader,
   normalizeSend,
@@ -36,7 +37,10 @@ const formatted = (entry: EmailAddress) =>
   entry.name ? `"${entry.name.replace(/(["\\])/g, '\\$1')}" <${entry.address}>` : (entry.address ?? '');
 
 /** The message's own headers the send API would accept too (X-*, List-Id, References …); others are the service's to set. */
-function customHeaders(parsed: ParsedMail): Record<string, string> {
+/** What submissionOf reads of a message: its header block (mailparser's reading) and its parts. */
+export type SubmittedMail = HeaderBlock & Pick<ParsedMail, 'text' | 'html' | 'attachments'>;
+
+function customHeaders(parsed: SubmittedMail): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { key, line } of parsed.headerLines) {
     if (key === 'idempotency-key' || !isAllowedCustomHeader(key)) continue;
@@ -46,7 +50,10 @@ function customHeaders(parsed: ParsedMail): Record<string, string> {
 }
 
 /** Maps a parsed message and its envelope to a send; throws the pipeline's ValidationError when it is not one. */
-export function submissionOf(parsed: ParsedMail, envelope: { mailFrom: string | null; rcptTo: string[] }): Submission {
+export function submissionOf(
+  parsed: SubmittedMail,
+  envelope: { mailFrom: string | null; rcptTo: string[] },
+): Submission {
   const rcpt = envelope.rcptTo.map((address) => address.toLowerCase());
   const inEnvelope = (entry: EmailAddress) => entry.address !== undefined && rcpt.includes(entry.address.toLowerCase());
   const to = mailboxes(parsed.to);
@@ -86,21 +93,26 @@ export function submissionOf(parsed: ParsedMail, envelope: { mailFrom: string | 
 // skipHtmlToText: an HTML-only message stays HTML-only (the pipeline derives no text part either).
 const PARSER_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true };
 
+// Loaded on first use: mailparser and its charsets cost ≈ 0.3 s of every boot otherwise (docs/boot.md).
+// Kept once loaded: an import() per message goes through the module loader each time.
+let mailparser: Promise<typeof import('mailparser')> | null = null;
+
 export async function parseSubmission(
   raw: Buffer,
   envelope: { mailFrom: string | null; rcptTo: string[] },
 ): Promise<Submission> {
-  // Loaded on first use: mailparser and its charsets cost ≈ 0.3 s of every boot otherwise (docs/boot.md).
-  const { simpleParser } = await import('mailparser');
-  // mailparser reads the header block (addresses, encoded words: its reading is kept); a body of a
-  // simple shape is read straight from the bytes (./submission-body.ts), anything else by mailparser.
+  const parser = await (mailparser ??= import('mailparser'));
+  // mailparser reads the header block (addresses, encoded words: its reading is kept, without its stream
+  // where ./submission-headers.ts can split the block); a body of a simple shape is read straight from
+  // the bytes (./submission-body.ts), anything else by mailparser.
   const bodyStart = bodyStartOf(raw);
   if (bodyStart !== -1) {
-    const head = await simpleParser(raw.subarray(0, bodyStart), PARSER_OPTIONS);
+    const block = raw.subarray(0, bodyStart);
+    const head = readHeaderBlock(parser, block) ?? (await parser.simpleParser(block, PARSER_OPTIONS));
     const body = simpleBodyOf(raw, bodyStart, head.headerLines);
     if (body) return submissionOf({ ...head, text: body.text, html: body.html ?? false, attachments: [] }, envelope);
   }
-  return submissionOf(await simpleParser(raw, PARSER_OPTIONS), envelope);
+  return submissionOf(await parser.simpleParser(raw, PARSER_OPTIONS), envelope);
 }
 
 const MAX_REPLY_CHARS = 450;

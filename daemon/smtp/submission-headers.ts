@@ -1,0 +1,91 @@
+// The header block of a submitted message read as mailparser reads it, without its stream. simpleParser
+// on the header block alone (what submission-message.ts asked of it) builds a MailParser transform, a
+// message splitter and a MIME node, and turns the event loop for each: ~0.25 ms of each message's CPU
+// on the SMTP edge, where splitting the block into fields (mailsplit's Headers, done again here) and
+// reading their values (mailparser's own processHeaders: encoded words, addresses, lists) cost ~0.04.
+// The values are mailparser's since its code makes them; the split is mailsplit's rule, for blocks
+// whose every line ends in CRLF (an LF alone, or a first line that is no field, is left to mailparser).
+// test/smtp-submission-headers.test.ts holds both readings equal on a corpus.
+import type { AddressObject, HeaderLines, Headers, MailParser } from 'mailparser';
+
+/** The fields of ParsedMail that submissionOf reads from the header block. */
+export interface HeaderBlock {
+  headers: Headers;
+  headerLines: HeaderLines;
+  subject?: string;
+  from?: AddressObject;
+  to?: AddressObject | AddressObject[];
+  cc?: AddressObject | AddressObject[];
+  replyTo?: AddressObject;
+}
+
+/** mailparser's reading of a list of fields (internal to it: the install below checks it is there). */
+type ProcessHeaders = (lines: { key: string; line: string }[]) => Headers;
+
+let processHeaders: ProcessHeaders | null = null;
+
+function processorOf(mailparser: { MailParser: typeof MailParser }): ProcessHeaders {
+  if (processHeaders) return processHeaders;
+  // One parser, never written to: processHeaders only reads its libmime and its formatting methods.
+  const parser = new mailparser.MailParser({}) as unknown as { processHeaders?: ProcessHeaders };
+  if (typeof parser.processHeaders !== 'function')
+    throw new Error('mailparser’s MailParser has no processHeaders: submission-headers.ts cannot read header blocks');
+  const method = parser.processHeaders;
+  processHeaders = (lines) => method.call(parser, lines);
+  return processHeaders;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Every LF of `bytes` after a CR (a CR alone is kept in its line, as mailsplit keeps it). */
+function onlyCrlfLineEnds(bytes: Buffer): boolean {
+  for (let lf = bytes.indexOf(LF); lf !== -1; lf = bytes.indexOf(LF, lf + 1))
+    if (lf === 0 || bytes[lf - 1] !== CR) return false;
+  return true;
+}
+
+const isFolding = (line: string) => line.charCodeAt(0) === 0x20 || line.charCodeAt(0) === 0x09;
+
+/**
+ * The fields of `head` (a header block and the blank line that ends it) as mailsplit's Headers lists
+ * them, `{ key: lower-cased name, line: the field as written, folds joined by CRLF }`; null when the
+ * block is not one this reads (see the top of the file).
+ */
+export function headerLinesOf(head: Buffer): HeaderLines | null {
+  if (!onlyCrlfLineEnds(head)) return null;
+  const text = head.toString('latin1');
+  let end = text.length;
+  while (end > 0 && (text.charCodeAt(end - 1) === LF || text.charCodeAt(end - 1) === CR)) end--;
+  const lines: { key: string; line: string }[] = [];
+  for (const line of text.slice(0, end).split('\r\n')) {
+    if (isFolding(line)) {
+      if (lines.length === 0) return null;
+      lines[lines.length - 1].line += `\r\n${line}`;
+      continue;
+    }
+    const colon = line.indexOf(':');
+    // A line that is no field (mailsplit then names the field by its continuation), and an mbox
+    // `From ` or HTTP `POST ` first line, which mailsplit sets apart: mailparser's to read.
+    if (colon === -1 || (lines.length === 0 && /^(?:From|POST) /i.test(line))) return null;
+    lines.push({ key: line.slice(0, colon).toLowerCase().trim(), line });
+  }
+  return lines;
+}
+
+/** `head` read as simpleParser reads a message of that header block, or null: then simpleParser must read it. */
+export function readHeaderBlock(mailparser: { MailParser: typeof MailParser }, head: Buffer): HeaderBlock | null {
+  const headerLines = headerLinesOf(head);
+  if (!headerLines) return null;
+  const headers = processorOf(mailparser)(headerLines as { key: string; line: string }[]);
+  // The fields simpleParser copies from the headers onto the message (those submissionOf reads).
+  return {
+    headers,
+    headerLines,
+    subject: headers.get('subject') as string | undefined,
+    from: headers.get('from') as AddressObject | undefined,
+    to: headers.get('to') as AddressObject | AddressObject[] | undefined,
+    cc: headers.get('cc') as AddressObject | AddressObject[] | undefined,
+    replyTo: headers.get('reply-to') as AddressObject | undefined,
+  };
+}
