@@ -90,14 +90,20 @@ const isBlank = (byte: number) => byte === SPACE || byte === TAB;
 
 /**
  * libqp's first pass (spaces and tabs before a line break or the end dropped, then soft breaks
- * removed) line by line, for bodies whose CRs all start a CRLF. The bytes kept are copied in runs from
- * one cut (a soft break, whitespace before a line end) to the next, not line by line: a Buffer copy
- * costs ~0.1–0.25 µs a call whatever its length, and a 100 KB body has ~2,300 lines.
+ * removed) line by line, for bodies whose CRs all start a CRLF. The body is copied whole once, then the
+ * bytes kept are moved down in runs from one cut (a soft break, whitespace before a line end) to the
+ * next with copyWithin, V8's own: a Buffer#copy per run cost ~0.1 µs a call through Node's binding, and
+ * a 100 KB body of long lines has a soft break on half of its ~2,300 lines (0.14 → 0.09 ms).
  */
 function joinLines(body: Buffer, joined: Buffer): number {
+  body.copy(joined, 0);
   let size = 0;
-  // The first byte kept that is not copied yet.
+  // The first byte kept that is not moved yet.
   let kept = 0;
+  const move = (end: number) => {
+    joined.copyWithin(size, kept, end);
+    size += end - kept;
+  };
   for (let start = 0; start < body.length;) {
     const lf = body.indexOf(LF, start);
     const next = lf === -1 ? body.length : lf + 1;
@@ -106,16 +112,17 @@ function joinLines(body: Buffer, joined: Buffer): number {
     while (end > start && isBlank(body[end - 1])) end--;
     if (end > start && body[end - 1] === EQUALS) {
       // A soft break: the `=`, the whitespace and the line break go.
-      size += body.copy(joined, size, kept, end - 1);
+      move(end - 1);
       kept = next;
     } else if (end < lineEnd) {
       // The whitespace before the line end goes; the line end stays.
-      size += body.copy(joined, size, kept, end);
+      move(end);
       kept = lineEnd;
     }
     start = next;
   }
-  return size + body.copy(joined, size, kept, body.length);
+  move(body.length);
+  return size;
 }
 
 /** The same first pass byte by byte, for bodies with a lone CR (around which whitespace also goes). */
