@@ -163,6 +163,10 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Worker
   const definitions = options.workers ?? daemonWorkers(options.config);
   const tuning: QueueTuning = { ...DEFAULT_TUNING, ...options.tuning };
   const knownUrl = typeof options.databaseUrl === 'string' ? options.databaseUrl : null;
+  // The URL is awaited once the threads have started (below): a boot that fails before that (the database
+  // did not open while a loaded machine was still starting threads) must not count as an unhandled
+  // rejection meanwhile, which would end the process instead of rejecting here.
+  if (typeof options.databaseUrl !== 'string') options.databaseUrl.catch(() => undefined);
   const threadData = (definition: WorkerDefinition): ThreadStartData => {
     const config = { ...options.config, ...definition.config };
     return {
