@@ -1,6 +1,6 @@
 // Every environment variable the daemon reads, parsed and checked once at boot.
 // Nothing else in the daemon reads process.env: it receives a Config.
-import { homedir, hostname } from 'node:os';
+import { availableParallelism, homedir, hostname } from 'node:os';
 import { defaultEhloName } from './ehlo-name.ts';
 import { join } from 'node:path';
 
@@ -59,6 +59,11 @@ export interface Config {
   inboundDomain: string | null;
   /** The host a tenant's inbound domain must name in its MX; null: the mail domain (PUBLIC_URL's host). */
   inboundMxHost: string | null;
+  /**
+   * Threads parsing inbound mail and computing its verdicts (INBOUND_READER_THREADS, 1–16; default one
+   * per core, at most 4): one thread capped the listener near 200 messages a second (docs/inbound.md).
+   */
+  inboundReaderThreads: number;
   role: Role;
   logLevel: string;
   queueStuckAfterMs: number;
@@ -265,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpInboundHost: text(env, 'SMTP_INBOUND_HOST') ?? host,
     inboundDomain: text(env, 'INBOUND_DOMAIN')?.toLowerCase().replace(/\.$/, '') ?? null,
     inboundMxHost: text(env, 'INBOUND_MX_HOST')?.toLowerCase().replace(/\.$/, '') ?? null,
+    inboundReaderThreads: integer(env, 'INBOUND_READER_THREADS', Math.min(availableParallelism(), 4), 1, 16),
     role,
     logLevel: oneOf(
       env,

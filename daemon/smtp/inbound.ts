@@ -69,8 +69,8 @@ export function createInboundServer(
   options: { tls?: { key: string | Buffer; cert: string | Buffer } } = {},
 ): SMTPServer {
   const { sequelize } = deps.db;
-  // Messages are parsed in a thread of this listener's own (started when it listens, ended with it).
-  const reader = createInboundReader();
+  // Messages are parsed in threads of this listener's own (started when it listens, ended with it).
+  const reader = createInboundReader({ threads: deps.config.inboundReaderThreads });
   // Started at the first recipient that is not ours (it opens a LISTEN connection), closed with the server.
   let routeCache: Promise<RouteCache> | null = null;
   const routes = () =>

@@ -1,4 +1,4 @@
-// Strangers' mail is parsed in a thread of the inbound listener's own, one message at a time: on the
+// Strangers' mail is parsed in threads of the inbound listener's own, one message at a time each: on the
 // event loop, MIME of a 2 MB message took 40–60 ms (readReport) and mailparser on 15 MB held it
 // ~100 ms, fast-xml-parser takes ~0.3 s per MB of report, and a zip bomb's inflation is CPU however
 // well it is capped. The loop only hands over the message's chunks as they came off the socket
@@ -111,32 +111,50 @@ interface Job {
   reject(error: Error): void;
 }
 
-export function createInboundReader(): InboundReader {
-  let worker: Worker | null = null;
-  let current: (Job & { id: number; timer: NodeJS.Timeout }) | null = null;
+/** One reader thread and the message it reads, if any. */
+interface Slot {
+  worker: Worker | null;
   /** The thread has answered `ready` (its modules loaded). */
-  let ready = false;
+  ready: boolean;
+  current: (Job & { id: number; timer: NodeJS.Timeout }) | null;
+}
+
+/**
+ * `threads` reader threads share one queue of waiting messages, each reading one message at a time
+ * (INBOUND_READER_THREADS, config.ts). One thread used one core at most however idle the other was:
+ * in bench:inbound it spent ~3.9 ms of its own CPU a message (V8's GC threads more), a ceiling near
+ * 250 messages a second before anything else the listener does (issue 52 §5). A thread that breaks is
+ * replaced alone; the others go on.
+ */
+export function createInboundReader(options: { threads?: number } = {}): InboundReader {
+  const threads = Math.max(1, Math.floor(options.threads ?? 1));
+  const slots: Slot[] = Array.from({ length: threads }, () => ({ worker: null, ready: false, current: null }));
   const waiting: Job[] = [];
   let nextId = 1;
   let closed = false;
 
-  const settle = (outcome: { result: ReadMessage } | { error: Error }) => {
-    const job = current;
+  const settle = (slot: Slot, outcome: { result: ReadMessage } | { error: Error }) => {
+    const job = slot.current;
     if (!job) return;
     clearTimeout(job.timer);
-    current = null;
+    slot.current = null;
     if ('error' in outcome) job.reject(outcome.error);
     else job.resolve(outcome.result);
-    startNext();
+    startNext(slot);
   };
-  const abandonThread = (reason: string) => {
+  const abandonThread = (slot: Slot, reason: string) => {
     // The thread is gone or stuck: the message it was reading is what broke it.
-    const broken = worker;
-    worker = null;
+    const broken = slot.worker;
+    slot.worker = null;
     void broken?.terminate();
-    settle({ error: new UnreadableMessageError(reason) });
+    settle(slot, { error: new UnreadableMessageError(reason) });
   };
-  const spawn = (): Worker => {
+  const readTimer = (slot: Slot) =>
+    setTimeout(
+      () => abandonThread(slot, `reading the message took longer than ${READ_TIMEOUT_MS} ms`),
+      READ_TIMEOUT_MS,
+    );
+  const spawn = (slot: Slot): Worker => {
     // The jobs' bootstrap registers tsx when the sources run unbuilt (tests), as for the Bree threads.
     const thread = new Worker(here('../../jobs/bootstrap.mjs'), {
       workerData: { module: pathToFileURL(here('./reader-thread.ts')).href },
@@ -146,46 +164,47 @@ export function createInboundReader(): InboundReader {
       },
     });
     thread.unref();
+    slot.ready = false;
     thread.on('message', (response: ReaderResponse) => {
+      if (slot.worker !== thread) return;
       if ('ready' in response) {
-        if (worker !== thread) return;
-        ready = true;
+        slot.ready = true;
         // The message waiting for the boot gets its whole READ_TIMEOUT_MS from now.
-        if (current) {
-          clearTimeout(current.timer);
-          current.timer = readTimer();
+        if (slot.current) {
+          clearTimeout(slot.current.timer);
+          slot.current.timer = readTimer(slot);
         }
         return;
       }
-      if (!current || response.id !== current.id) return;
-      settle('error' in response ? { error: new UnreadableMessageError(response.error) } : { result: response.result });
+      if (!slot.current || response.id !== slot.current.id) return;
+      settle(
+        slot,
+        'error' in response ? { error: new UnreadableMessageError(response.error) } : { result: response.result },
+      );
     });
     thread.on('error', (error) => {
-      if (worker === thread) abandonThread(`the message could not be read: ${error.message}`);
+      if (slot.worker === thread) abandonThread(slot, `the message could not be read: ${error.message}`);
     });
     thread.on('exit', () => {
-      if (worker === thread) abandonThread('the message could not be read: the reader thread stopped');
+      if (slot.worker === thread) abandonThread(slot, 'the message could not be read: the reader thread stopped');
     });
     return thread;
   };
-  const readTimer = () =>
-    setTimeout(() => abandonThread(`reading the message took longer than ${READ_TIMEOUT_MS} ms`), READ_TIMEOUT_MS);
-  function startNext(): void {
+  /** The next waiting message to this idle slot's thread (started if it is not running). */
+  function startNext(slot: Slot): void {
+    if (closed || slot.current) return;
     const job = waiting.shift();
-    if (!job || closed) return;
-    if (!worker) {
-      ready = false;
-      worker = spawn();
-    }
+    if (!job) return;
+    slot.worker ??= spawn(slot);
     const id = nextId++;
-    const timer = ready
-      ? readTimer()
+    const timer = slot.ready
+      ? readTimer(slot)
       : setTimeout(
-          () => abandonThread(`the reader thread did not start within ${READER_BOOT_TIMEOUT_MS} ms`),
+          () => abandonThread(slot, `the reader thread did not start within ${READER_BOOT_TIMEOUT_MS} ms`),
           READER_BOOT_TIMEOUT_MS,
         );
-    current = { ...job, id, timer };
-    worker.postMessage(
+    slot.current = { ...job, id, timer };
+    slot.worker.postMessage(
       { id, chunks: job.chunks, wanted: job.wanted } satisfies ReaderRequest,
       job.chunks.map((chunk) => chunk.buffer as ArrayBuffer),
     );
@@ -196,28 +215,34 @@ export function createInboundReader(): InboundReader {
       return Promise.reject(new ReaderBusyError('too many inbound messages are waiting to be read'));
     return new Promise((resolve, reject) => {
       waiting.push({ chunks, wanted, resolve, reject });
-      if (!current) startNext();
+      // A thread that has loaded its modules first: a cold one makes the message wait for its boot.
+      const idle = slots.filter((slot) => !slot.current);
+      const slot = idle.find((s) => s.worker && s.ready) ?? idle[0];
+      if (slot) startNext(slot);
     });
   }
 
   return {
     read,
     start() {
-      if (worker || closed) return;
-      ready = false;
-      worker = spawn();
+      if (closed) return;
+      for (const slot of slots) slot.worker ??= spawn(slot);
     },
     async close() {
       closed = true;
       for (const job of waiting.splice(0)) job.reject(new ReaderBusyError('the inbound reader is closed'));
-      if (current) {
-        clearTimeout(current.timer);
-        current.reject(new ReaderBusyError('the inbound reader is closed'));
-        current = null;
-      }
-      const thread = worker;
-      worker = null;
-      await thread?.terminate();
+      await Promise.all(
+        slots.map(async (slot) => {
+          if (slot.current) {
+            clearTimeout(slot.current.timer);
+            slot.current.reject(new ReaderBusyError('the inbound reader is closed'));
+            slot.current = null;
+          }
+          const thread = slot.worker;
+          slot.worker = null;
+          await thread?.terminate();
+        }),
+      );
     },
   };
 }
