@@ -7,7 +7,7 @@
 // while the MIME reader reads the first: one unsigned Content-Type added above the signed one would pick
 // what is read and keep the signature valid (RFC 6376 §8.15). So a report counts only when its header
 // has no duplicated singleton field (RFC 5322 §3.6) and the Content-Type it is read by is the signed one.
-import { installMailauthKeyCache } from './mailauth-load.ts';
+import { installMailauthPatches } from './mailauth-load.ts';
 import { Resolver } from 'node:dns/promises';
 import { DNS_TIMEOUT_MS, normalizeHostName } from '../domains/dns-lookup.ts';
 import { first, type Fields } from './mime.ts';
@@ -80,7 +80,7 @@ const sameFieldValue = (a: string, b: string) => a.replace(/\s+/g, ' ').trim() =
 export async function checkDkimSignatures(raw: Buffer, dnsServers: string[]): Promise<DkimSignatures> {
   try {
     // Loaded on first use: mailauth (with joi and tldts) cost ≈ 0.4 s of every boot otherwise (docs/boot.md).
-    installMailauthKeyCache();
+    installMailauthPatches();
     const { dkimVerify } = await import('mailauth/lib/dkim/verify.js');
     const verification = await dkimVerify(raw, { resolver: mailauthResolver(dnsServers) as never });
     const results = verification.results as Array<{

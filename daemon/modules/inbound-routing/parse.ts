@@ -30,9 +30,11 @@ export interface RoutedRead {
  * Huffman coding alone, no string matching: most of a message's bytes are base64 attachments, where
  * matching finds nothing and costs most. On bench:inbound's 49 KB message (two 17 KB attachments):
  * 1.4 ms and 37.4 KB against 4.2 ms and 35.9 KB at the default level 6 (level 1: 3.6 ms, 35.9 KB).
- * Still gzip: whatever reads the stored source (raw, forward, replay) gunzips it as before.
+ * Still gzip: whatever reads the stored source (raw, forward, replay) gunzips it as before. Output in
+ * 64 KiB pieces rather than zlib's 16 KiB, so that such a message comes out in one piece, not three
+ * joined: 0.34 → 0.30 ms of CPU a message (500 runs each, 2-core VM at load average ~10).
  */
-const STORED_GZIP = { strategy: zlibConstants.Z_HUFFMAN_ONLY };
+const STORED_GZIP = { strategy: zlibConstants.Z_HUFFMAN_ONLY, chunkSize: 64 * 1024 };
 
 /** The text and the HTML are cut at this many characters; the stored source keeps them whole. */
 export const MAX_BODY_CHARS = 2 * 1024 * 1024;
