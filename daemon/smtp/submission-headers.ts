@@ -5,6 +5,7 @@
 // reading their values (mailparser's own processHeaders: encoded words, addresses, lists) cost ~0.04.
 // The values are mailparser's since its code makes them; the split is mailsplit's rule, for blocks
 // whose every line ends in CRLF (an LF alone, or a first line that is no field, is left to mailparser).
+// processHeaders is internal to mailparser: where a version has none, every block goes to simpleParser.
 // test/smtp-submission-headers.test.ts holds both readings equal on a corpus.
 import type { AddressObject, HeaderLines, Headers, MailParser } from 'mailparser';
 
@@ -19,19 +20,18 @@ export interface HeaderBlock {
   replyTo?: AddressObject;
 }
 
-/** mailparser's reading of a list of fields (internal to it: the install below checks it is there). */
+/** mailparser's reading of a list of fields (internal to it: used only where it is there). */
 type ProcessHeaders = (lines: { key: string; line: string }[]) => Headers;
 
-let processHeaders: ProcessHeaders | null = null;
+/** Read once: the method, or null when this mailparser has none (then every block goes to simpleParser). */
+let processHeaders: ProcessHeaders | null | undefined;
 
-function processorOf(mailparser: { MailParser: typeof MailParser }): ProcessHeaders {
-  if (processHeaders) return processHeaders;
+function processorOf(mailparser: { MailParser: typeof MailParser }): ProcessHeaders | null {
+  if (processHeaders !== undefined) return processHeaders;
   // One parser, never written to: processHeaders only reads its libmime and its formatting methods.
   const parser = new mailparser.MailParser({}) as unknown as { processHeaders?: ProcessHeaders };
-  if (typeof parser.processHeaders !== 'function')
-    throw new Error('mailparser’s MailParser has no processHeaders: submission-headers.ts cannot read header blocks');
   const method = parser.processHeaders;
-  processHeaders = (lines) => method.call(parser, lines);
+  processHeaders = typeof method === 'function' ? (lines) => method.call(parser, lines) : null;
   return processHeaders;
 }
 
@@ -75,9 +75,10 @@ export function headerLinesOf(head: Buffer): HeaderLines | null {
 
 /** `head` read as simpleParser reads a message of that header block, or null: then simpleParser must read it. */
 export function readHeaderBlock(mailparser: { MailParser: typeof MailParser }, head: Buffer): HeaderBlock | null {
-  const headerLines = headerLinesOf(head);
+  const readFields = processorOf(mailparser);
+  const headerLines = readFields && headerLinesOf(head);
   if (!headerLines) return null;
-  const headers = processorOf(mailparser)(headerLines as { key: string; line: string }[]);
+  const headers = readFields(headerLines as { key: string; line: string }[]);
   // The fields simpleParser copies from the headers onto the message (those submissionOf reads).
   return {
     headers,
