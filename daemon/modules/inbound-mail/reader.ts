@@ -122,9 +122,9 @@ interface Slot {
 /**
  * `threads` reader threads share one queue of waiting messages, each reading one message at a time
  * (INBOUND_READER_THREADS, config.ts). One thread used one core at most however idle the other was:
- * in bench:inbound it spent ~3.9 ms of its own CPU a message (V8's GC threads more), a ceiling near
- * 250 messages a second before anything else the listener does (issue 52 §5). A thread that breaks is
- * replaced alone; the others go on.
+ * in bench:inbound it spent 3.3–4.0 ms of its own CPU a message (V8's helper threads more), a ceiling
+ * near 250–300 messages a second before anything else the listener does (issue 52 §5). A thread that
+ * breaks is replaced alone; the others go on.
  */
 export function createInboundReader(options: { threads?: number } = {}): InboundReader {
   const threads = Math.max(1, Math.floor(options.threads ?? 1));
