@@ -1,8 +1,14 @@
-// Runs every test/**/*.test.ts file in its own process (each gets its own database), two at a time,
-// and ends with the one line CI reads: "N passed, N failed".
+// Runs every test/**/*.test.ts file in its own process (each gets its own database), three at a time
+// (TEST_CONCURRENCY), and ends with the one line CI reads: "N passed, N failed".
 //
-// Files start longest first, by the durations of a quiet full run kept in test/durations.json (files it
-// does not know start first): run alphabetically, a 2-minute file drawn last kept one lane busy while
+// Three on a 2-core machine: the files' processes (each test, its daemons, Chromium) use ~900 s of CPU in a
+// full run and PostgreSQL ~200 s, while two at a time took 1,193 s on a quiet machine: the cores were ~45 %
+// busy, most files waiting on daemons booting, leases, timers and the database. A full run three at a time on
+// a machine already loaded by a benchmark (load average ~16 throughout) failed one file only, on a race in
+// startWorkers since fixed (2026-11-29). TEST_CONCURRENCY=2 is the slower, calmer way.
+//
+// Files start longest first, by the durations of a full run kept in test/durations.json (only their order
+// is used; files it does not know start first): run alphabetically, a 2-minute file drawn last kept one lane busy while
 // the other had finished. `TEST_RECORD_DURATIONS=1 npm test` rewrites that file from the run.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -11,7 +17,7 @@ import { join, relative } from 'node:path';
 const ROOT = new URL('..', import.meta.url).pathname;
 // A slow machine ran cli-sending in 350 s (it spawns `svc` dozens of times): 8 minutes keeps a margin.
 const FILE_TIMEOUT_MS = 8 * 60_000;
-const CONCURRENCY = Number(process.env.TEST_CONCURRENCY ?? 2);
+const CONCURRENCY = Number(process.env.TEST_CONCURRENCY ?? 3);
 
 function findTests(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
