@@ -146,14 +146,14 @@ test("day 1's ceiling reached: further rows wait in the spool, no attempt counte
       2,
       'due at the next UTC day, without an attempt counted',
     );
-    assert.is(
-      await countRows(
+    // The counts are committed with the outcomes, after the MX host has the messages: wait for them.
+    const atCeiling = () =>
+      countRows(
         db,
         `SELECT count(*) FROM ip_warmup_counts WHERE provider = 'google' AND sent = 3 AND day = (now() AT TIME ZONE 'UTC')::date`,
-      ),
-      2,
-      'each address sent exactly its ceiling',
-    );
+      );
+    await waitFor('both addresses at their ceiling of 3', async () => (await atCeiling()) === 2, { timeoutMs: 15_000 });
+    assert.is(await atCeiling(), 2, 'each address sent exactly its ceiling');
   } finally {
     await db.close();
   }
