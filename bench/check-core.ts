@@ -1,12 +1,12 @@
-// The logic of `npm run bench:check` (bench/check.ts): the kept ratios' file, the comparison of a run's
-// ratios against them, and the table. No bench runs here (test/bench-check.test.ts tests this file).
+// The logic of `npm run bench:check` (bench/check.ts): the kept ratios' file (one set per machine), the
+// comparison of a run's ratios against them, and the table. No bench runs here (test/bench-check.test.ts tests this file).
 //
 // A ratio is svc's figure over a baseline measured in the same run through the same path, written so
 // that higher is better (a rate over a rate; for a time, the baseline's time over svc's). A ratio more
 // than TOLERANCE below its kept value fails the check; one that is missing from the run fails it too
 // (a bench that stopped reporting it must not pass silently); one the kept file does not have yet is
 // shown as new and passes (`--update` keeps it).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** A ratio may fall this much below its kept value (20 %) before the check fails. */
 export const TOLERANCE = 0.2;
@@ -41,13 +41,22 @@ export interface CheckRow {
   verdict: Verdict;
 }
 
-export function readKept(path: string): KeptFile {
-  const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<KeptFile>;
+/**
+ * The machine a kept set of ratios belongs to: its CPU model and core count. A ratio is svc over a baseline
+ * on the same box, but not every box weighs the two alike (on the 2-core Intel Xeon VM the bulk import's
+ * baseline runs twice as fast as on the AMD EPYC one while the API path does not: lists.bulk 0.52–0.55
+ * against 0.75, for the code of one commit), so each machine keeps its own and a run compares with its own.
+ */
+export function machineKey(machine: Record<string, unknown>): string {
+  return `${String(machine.cpuModel ?? 'unknown CPU')} × ${String(machine.nproc ?? '?')}`;
+}
+
+function checkedKept(where: string, parsed: Partial<KeptFile>): KeptFile {
   if (typeof parsed !== 'object' || parsed === null || typeof parsed.ratios !== 'object' || parsed.ratios === null)
-    throw new Error(`${path}: not a bench:check file (no "ratios" object)`);
+    throw new Error(`${where}: not a bench:check file (no "ratios" object)`);
   for (const [name, ratio] of Object.entries(parsed.ratios)) {
     if (typeof ratio?.value !== 'number' || !Number.isFinite(ratio.value) || ratio.value <= 0)
-      throw new Error(`${path}: ratio "${name}" has no positive number as its value`);
+      throw new Error(`${where}: ratio "${name}" has no positive number as its value`);
   }
   return {
     measuredAt: String(parsed.measuredAt ?? ''),
@@ -57,9 +66,30 @@ export function readKept(path: string): KeptFile {
   };
 }
 
-export function writeKept(path: string, file: KeptFile): void {
-  const sorted = Object.fromEntries(Object.entries(file.ratios).sort(([a], [b]) => a.localeCompare(b)));
-  writeFileSync(path, JSON.stringify({ ...file, ratios: sorted }, null, 2) + '\n');
+/** Every machine's kept ratios, by machineKey (a file of one machine's, the older form, is read as that). */
+export function readKeptMachines(path: string): Record<string, KeptFile> {
+  const parsed = JSON.parse(readFileSync(path, 'utf8')) as { machines?: Record<string, Partial<KeptFile>> };
+  if (typeof parsed === 'object' && parsed !== null && typeof parsed.machines === 'object' && parsed.machines) {
+    return Object.fromEntries(
+      Object.entries(parsed.machines).map(([key, kept]) => [key, checkedKept(`${path} (${key})`, kept)]),
+    );
+  }
+  const single = checkedKept(path, parsed as Partial<KeptFile>);
+  return { [machineKey(single.machine)]: single };
+}
+
+/** This machine's kept ratios, or null when none were kept on a machine like it. */
+export function readKept(path: string, key: string): KeptFile | null {
+  return readKeptMachines(path)[key] ?? null;
+}
+
+/** Writes this machine's kept ratios beside the other machines'. */
+export function writeKept(path: string, key: string, file: KeptFile): void {
+  const machines = existsSync(path) ? readKeptMachines(path) : {};
+  const sortedRatios = Object.fromEntries(Object.entries(file.ratios).sort(([a], [b]) => a.localeCompare(b)));
+  machines[key] = { ...file, ratios: sortedRatios };
+  const sorted = Object.fromEntries(Object.entries(machines).sort(([a], [b]) => a.localeCompare(b)));
+  writeFileSync(path, JSON.stringify({ machines: sorted }, null, 2) + '\n');
 }
 
 /** Each kept ratio against this run's, then the ratios only this run has. */

@@ -1,7 +1,8 @@
 // `npm run bench:check`: a short run of every bench, each figure as a ratio to the baseline the bench
 // measures in the same run through the same path, compared with the ratios kept in
-// bench/check-baseline.json (bench/check-core.ts). Exits 1 when a ratio falls more than 20 % below its
-// kept value (or a kept ratio is no longer reported), 2 on a bench that fails to run.
+// bench/check-baseline.json for this machine (CPU model and cores: bench/check-core.ts). Exits 1 when a
+// ratio falls more than 20 % below its kept value (or a kept ratio is no longer reported), 2 on a bench
+// that fails to run, 3 when nothing was kept for this machine yet.
 // `npm run bench:check -- --update` writes this run's ratios as the kept ones; `--only lists,accept`
 // runs some benches only; `--repeat 3` runs them three times (in turn: lists, accept, …, lists, accept, …)
 // and compares (or keeps) each ratio's median; `--kept <file>` reads (and updates) another file than
@@ -22,9 +23,11 @@ import {
   compareRatios,
   failed,
   formatTable,
+  machineKey,
   medianRatios,
   ratio,
   readKept,
+  readKeptMachines,
   updatedKept,
   writeKept,
   type KeptFile,
@@ -246,20 +249,27 @@ async function main(): Promise<number> {
   const run = medianRatios(runs);
   machine.loadAverageAtEnd = loadavg().map((l) => Math.round(l * 100) / 100);
   if (repeat > 1) machine.runs = repeat;
-  const kept: KeptFile | null = existsSync(keptFile) ? readKept(keptFile) : null;
+  const key = machineKey(machine);
+  const kept: KeptFile | null = existsSync(keptFile) ? readKept(keptFile, key) : null;
   const rows = compareRatios(kept ?? { measuredAt: '', machine: {}, tolerance: 0.2, ratios: {} }, run, new Set(names));
   console.log(formatTable(rows));
-  if (kept) console.log(`kept: ${kept.measuredAt || 'never measured'} ${JSON.stringify(kept.machine)}`);
-  if (!kept || Object.keys(kept.ratios).length === 0)
-    log(`no kept ratios in ${keptFile}: nothing to compare against (keep a quiet run's with --update)`);
+  if (kept) console.log(`kept for ${key}: ${kept.measuredAt || 'never measured'} ${JSON.stringify(kept.machine)}`);
   if (values.update) {
     if (broken) {
       log('not updating: a bench failed to run');
       return 2;
     }
-    writeKept(keptFile, updatedKept(kept, run, machine));
-    log(`wrote ${keptFile}`);
+    writeKept(keptFile, key, updatedKept(kept, run, machine));
+    log(`wrote ${keptFile} (${key})`);
     return 0;
+  }
+  if (!kept || Object.keys(kept.ratios).length === 0) {
+    const others = existsSync(keptFile) ? Object.keys(readKeptMachines(keptFile)) : [];
+    log(
+      `no kept ratios for this machine (${key}) in ${keptFile}${others.length ? ` (kept for: ${others.join('; ')})` : ''}: ` +
+        `nothing to compare against. Keep a quiet run's with --update --repeat 3, and commit it.`,
+    );
+    return 3;
   }
   if (broken) return 2;
   const bad = failed(rows);

@@ -1,6 +1,6 @@
 // npm run bench:check's logic (bench/check-core.ts): the kept file's format, each ratio of a run against
 // its kept value (more than 20 % below fails, a kept ratio the run no longer reports fails, a new one
-// passes), --update's file, the table. No bench runs here.
+// passes), the kept file's sets per machine and --update's, --repeat's median, the table. No bench runs here.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,9 +10,11 @@ import {
   compareRatios,
   failed,
   formatTable,
+  machineKey,
   medianRatios,
   ratio,
   readKept,
+  readKeptMachines,
   updatedKept,
   writeKept,
   type KeptFile,
@@ -72,25 +74,48 @@ test('a kept ratio the run does not report fails; one only the run has is new; -
   );
 });
 
-test('the kept file: written sorted with date, machine and tolerance, read back; --update keeps benches not run', () => {
+test('the kept file: one set per machine, written sorted with date, machine and tolerance; --update keeps benches not run', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-check-'));
   try {
     const path = join(dir, 'check-baseline.json');
-    const next = updatedKept(kept, { 'lists.bulk': { value: 0.9, what: 'bulk' } }, { nproc: 2 });
-    writeKept(path, next);
+    // The older form, one machine's ratios at the top, is read as that machine's.
+    writeFileSync(path, JSON.stringify({ ...kept, machine: { cpuModel: 'AMD EPYC', nproc: 2 } }));
+    assert.equal(Object.keys(readKeptMachines(path)), ['AMD EPYC × 2']);
+    assert.equal(readKept(path, 'AMD EPYC × 2')!.ratios, kept.ratios);
+    assert.is(readKept(path, 'Intel(R) Xeon(R) Processor × 2'), null); // another machine has none yet
+
+    const intel = { cpuModel: 'Intel(R) Xeon(R) Processor', nproc: 2 };
+    assert.is(machineKey(intel), 'Intel(R) Xeon(R) Processor × 2');
+    const next = updatedKept(null, { 'lists.bulk': { value: 0.5, what: 'bulk' } }, intel);
+    writeKept(path, machineKey(intel), next);
     const raw = JSON.parse(readFileSync(path, 'utf8'));
-    assert.equal(Object.keys(raw), ['measuredAt', 'machine', 'tolerance', 'ratios']);
-    assert.equal(Object.keys(raw.ratios), ['accept.rate', 'drain.signed', 'lists.bulk']);
-    assert.equal(raw.ratios['lists.bulk'], { value: 0.9, what: 'bulk' });
-    assert.equal(raw.ratios['drain.signed'], { value: 2, what: 'drain ÷ nodemailer' });
-    assert.equal(raw.machine, { nproc: 2 });
-    assert.ok(!Number.isNaN(Date.parse(raw.measuredAt)));
-    assert.equal(readKept(path).ratios, raw.ratios);
+    assert.equal(Object.keys(raw), ['machines']);
+    assert.equal(Object.keys(raw.machines), ['AMD EPYC × 2', 'Intel(R) Xeon(R) Processor × 2']);
+    assert.equal(raw.machines['AMD EPYC × 2'].ratios['lists.bulk'], { value: 0.8, what: 'bulk ÷ Fastify + INSERT' });
+    const mine = raw.machines['Intel(R) Xeon(R) Processor × 2'];
+    assert.equal(Object.keys(mine), ['measuredAt', 'machine', 'tolerance', 'ratios']);
+    assert.equal(mine.ratios, { 'lists.bulk': { value: 0.5, what: 'bulk' } });
+    assert.equal(mine.machine, intel);
+    assert.ok(!Number.isNaN(Date.parse(mine.measuredAt)));
+
+    // --update of some benches keeps this machine's others, sorted by name.
+    writeKept(
+      path,
+      'AMD EPYC × 2',
+      updatedKept(readKept(path, 'AMD EPYC × 2'), { 'lists.bulk': { value: 0.9, what: 'bulk' } }, { nproc: 2 }),
+    );
+    const amd = readKept(path, 'AMD EPYC × 2')!;
+    assert.equal(Object.keys(amd.ratios), ['accept.rate', 'drain.signed', 'lists.bulk']);
+    assert.equal(amd.ratios['lists.bulk'], { value: 0.9, what: 'bulk' });
+    assert.equal(amd.ratios['drain.signed'], { value: 2, what: 'drain ÷ nodemailer' });
+    assert.equal(readKept(path, machineKey(intel))!.ratios, mine.ratios);
 
     writeFileSync(path, JSON.stringify({ measuredAt: 'x', ratios: { 'a.b': { value: 0, what: '' } } }));
-    assert.throws(() => readKept(path), /ratio "a\.b" has no positive number/);
+    assert.throws(() => readKept(path, 'x'), /ratio "a\.b" has no positive number/);
+    writeFileSync(path, JSON.stringify({ machines: { m: { figures: {} } } }));
+    assert.throws(() => readKept(path, 'm'), /\(m\): not a bench:check file/);
     writeFileSync(path, JSON.stringify({ figures: {} }));
-    assert.throws(() => readKept(path), /not a bench:check file/);
+    assert.throws(() => readKept(path, 'x'), /not a bench:check file/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
