@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import nodemailer from 'nodemailer';
 import { createInboundReader, ownedChunk, type InboundReader } from '../daemon/modules/inbound-mail/reader.ts';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
+import { routedReadWanted } from './helpers/reader-wanted.ts';
 import { publishedDkimKey } from './helpers/dkim-verify.ts';
 
 const DOMAIN = 'rotating.test';
@@ -36,19 +37,10 @@ async function signed(privateKey: string, subject: string): Promise<Buffer> {
 }
 
 async function dkimOf(raw: Buffer) {
-  const read = await reader.read([ownedChunk(raw)], {
-    report: false,
-    dmarc: false,
-    unsubscribeTokens: false,
-    feedbackSignatures: null,
-    routed: {
-      authservId: 'mx.svc.test',
-      dnsServers: [dns.address],
-      clientIp: '192.0.2.10',
-      heloName: 'mx.rotating.test',
-      mailFrom: `ann@${DOMAIN}`,
-    },
-  });
+  const read = await reader.read(
+    [ownedChunk(raw)],
+    routedReadWanted(dns.address, { heloName: 'mx.rotating.test', mailFrom: `ann@${DOMAIN}` }),
+  );
   return read.routed!.parsed.auth.dkim;
 }
 

@@ -12,6 +12,7 @@ import nodemailer from 'nodemailer';
 import { ensureLinebreaks } from '../daemon/modules/inbound-mail/mailauth-load.ts';
 import { createInboundReader, ownedChunk, type InboundReader } from '../daemon/modules/inbound-mail/reader.ts';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
+import { routedReadWanted } from './helpers/reader-wanted.ts';
 import { publishedDkimKey } from './helpers/dkim-verify.ts';
 
 type Pass = (this: { lastByte?: number }, input: Buffer) => Generator<Buffer>;
@@ -102,19 +103,10 @@ test('through the reader: a signed message with bare-LF lines passes DKIM, one b
   const bareLf = crlf.replace(/\r\n/g, '\n');
   assert.ok(!bareLf.includes('\r'));
   const dkim = async (raw: string) => {
-    const read = await reader.read([ownedChunk(Buffer.from(raw, 'latin1'))], {
-      report: false,
-      dmarc: false,
-      unsubscribeTokens: false,
-      feedbackSignatures: null,
-      routed: {
-        authservId: 'mx.svc.test',
-        dnsServers: [dns.address],
-        clientIp: '192.0.2.10',
-        heloName: 'mail.lf.test',
-        mailFrom: 'ann@lf.test',
-      },
-    });
+    const read = await reader.read(
+      [ownedChunk(Buffer.from(raw, 'latin1'))],
+      routedReadWanted(dns.address, { heloName: 'mail.lf.test', mailFrom: 'ann@lf.test' }),
+    );
     return read.routed!.parsed.auth.dkim;
   };
   assert.is((await dkim(crlf)).result, 'pass');

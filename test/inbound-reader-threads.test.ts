@@ -12,6 +12,7 @@ import nodemailer from 'nodemailer';
 import { ConfigError, loadConfig } from '../daemon/config.ts';
 import { createInboundReader, ownedChunk, type InboundReader } from '../daemon/modules/inbound-mail/reader.ts';
 import { startDnsServer, type TestDnsServer } from './helpers/dns-server.ts';
+import { routedReadWanted } from './helpers/reader-wanted.ts';
 
 let dns: TestDnsServer;
 const readers: InboundReader[] = [];
@@ -32,19 +33,7 @@ test.after(async () => {
   await dns?.close();
 });
 
-const wanted = () => ({
-  report: false,
-  dmarc: false,
-  unsubscribeTokens: false,
-  feedbackSignatures: null,
-  routed: {
-    authservId: 'mx.svc.test',
-    dnsServers: [dns.address],
-    clientIp: '192.0.2.10',
-    heloName: 'mail.sender.test',
-    mailFrom: 'alice@sender.test',
-  },
-});
+const wanted = () => routedReadWanted(dns.address, { heloName: 'mail.sender.test', mailFrom: 'alice@sender.test' });
 
 async function message(subject: string): Promise<Buffer> {
   const build = nodemailer.createTransport({ streamTransport: true, buffer: true });
