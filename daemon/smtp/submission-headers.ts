@@ -8,6 +8,7 @@
 // processHeaders is internal to mailparser: where a version has none, every block goes to simpleParser.
 // test/smtp-submission-headers.test.ts holds both readings equal on a corpus.
 import type { AddressObject, HeaderLines, Headers, MailParser } from 'mailparser';
+import { hasBareLf } from '../mail/line-ends.ts';
 
 /** The fields of ParsedMail that submissionOf reads from the header block. */
 export interface HeaderBlock {
@@ -38,13 +39,6 @@ function processorOf(mailparser: { MailParser: typeof MailParser }): ProcessHead
 const LF = 0x0a;
 const CR = 0x0d;
 
-/** Every LF of `bytes` after a CR (a CR alone is kept in its line, as mailsplit keeps it). */
-function onlyCrlfLineEnds(bytes: Buffer): boolean {
-  for (let lf = bytes.indexOf(LF); lf !== -1; lf = bytes.indexOf(LF, lf + 1))
-    if (lf === 0 || bytes[lf - 1] !== CR) return false;
-  return true;
-}
-
 const isFolding = (line: string) => line.charCodeAt(0) === 0x20 || line.charCodeAt(0) === 0x09;
 
 /**
@@ -53,7 +47,8 @@ const isFolding = (line: string) => line.charCodeAt(0) === 0x20 || line.charCode
  * block is not one this reads (see the top of the file).
  */
 export function headerLinesOf(head: Buffer): HeaderLines | null {
-  if (!onlyCrlfLineEnds(head)) return null;
+  // Every LF after a CR (a CR alone is kept in its line, as mailsplit keeps it).
+  if (hasBareLf(head)) return null;
   const text = head.toString('latin1');
   let end = text.length;
   while (end > 0 && (text.charCodeAt(end - 1) === LF || text.charCodeAt(end - 1) === CR)) end--;

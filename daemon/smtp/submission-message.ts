@@ -36,10 +36,10 @@ function mailboxes(field: AddressObject | AddressObject[] | undefined): EmailAdd
 const formatted = (entry: EmailAddress) =>
   entry.name ? `"${entry.name.replace(/(["\\])/g, '\\$1')}" <${entry.address}>` : (entry.address ?? '');
 
-/** The message's own headers the send API would accept too (X-*, List-Id, References …); others are the service's to set. */
 /** What submissionOf reads of a message: its header block (mailparser's reading) and its parts. */
 export type SubmittedMail = HeaderBlock & Pick<ParsedMail, 'text' | 'html' | 'attachments'>;
 
+/** The message's own headers the send API would accept too (X-*, List-Id, References …); others are the service's to set. */
 function customHeaders(parsed: SubmittedMail): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { key, line } of parsed.headerLines) {
