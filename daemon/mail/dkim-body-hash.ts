@@ -79,29 +79,12 @@ export class RelaxedBodyHasher {
     if (this.unfinishedLine.length === 0) {
       const lastLf = chunk.lastIndexOf(LF);
       if (lastLf !== -1 && isCanonical(chunk.subarray(0, lastLf + 1))) {
-        this.hashCanonicalLines(chunk.subarray(0, lastLf + 1));
+        this.hashLines(chunk.subarray(0, lastLf + 1));
         if (lastLf + 1 < chunk.length) this.unfinishedLine = [chunk.subarray(lastLf + 1)];
         return;
       }
     }
     for (let at = 0; at < chunk.length; at += SLICE_BYTES) this.updateSlice(chunk.subarray(at, at + SLICE_BYTES));
-  }
-
-  /** Whole lines already in canonical form (each ends in CRLF): as hashLines, over bytes. */
-  private hashCanonicalLines(lines: Buffer): void {
-    let end = lines.length;
-    let emptyAtEnd = 0;
-    while (end > 0 && (end === 2 || lines[end - 3] === LF)) {
-      end -= 2;
-      emptyAtEnd++;
-    }
-    if (end === 0) {
-      this.pendingEmptyLines += emptyAtEnd;
-      return;
-    }
-    this.hashPendingEmptyLines();
-    this.hash.update(end === lines.length ? lines : lines.subarray(0, end));
-    this.pendingEmptyLines = emptyAtEnd;
   }
 
   private hashPendingEmptyLines(): void {
@@ -142,12 +125,16 @@ export class RelaxedBodyHasher {
     this.hashLines(`${last.slice(0, end).replace(WHITESPACE_RUN, ' ')}\r\n`);
   }
 
-  /** Canonical lines, each ending in CRLF: hashed but for the empty lines at their end, which wait. */
-  private hashLines(canonical: string): void {
+  /**
+   * Canonical lines, each ending in CRLF (a latin1 string, or the bytes of lines that were canonical
+   * already): hashed but for the empty lines at their end, which wait.
+   */
+  private hashLines(canonical: string | Buffer): void {
+    const byteAt = typeof canonical === 'string' ? (i: number) => canonical.charCodeAt(i) : (i: number) => canonical[i];
     // A line is empty when the line before it ended right before its CRLF (content holds no LF).
     let end = canonical.length;
     let emptyAtEnd = 0;
-    while (end > 0 && (end === 2 || canonical.charCodeAt(end - 3) === LF)) {
+    while (end > 0 && (end === 2 || byteAt(end - 3) === LF)) {
       end -= 2;
       emptyAtEnd++;
     }
@@ -156,7 +143,9 @@ export class RelaxedBodyHasher {
       return;
     }
     this.hashPendingEmptyLines();
-    this.hash.update(end === canonical.length ? canonical : canonical.slice(0, end), 'latin1');
+    if (typeof canonical === 'string')
+      this.hash.update(end === canonical.length ? canonical : canonical.slice(0, end), 'latin1');
+    else this.hash.update(end === canonical.length ? canonical : canonical.subarray(0, end));
     this.pendingEmptyLines = emptyAtEnd;
   }
 }
