@@ -7,40 +7,8 @@ import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { createConnection } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { SMTPStream } from 'smtp-server/lib/smtp-stream.js';
-import { installFastDataStream } from '../daemon/smtp/data-stream.ts';
+import { installFastDataStream, readData as read } from '../daemon/smtp/data-stream.ts';
 import { splitAt } from './helpers/chunks.ts';
-
-type Done = (error?: Error | null) => void;
-interface Internals {
-  _feedDataStream(chunk: Buffer, done: Done): void;
-  _endDataMode(chunk: Buffer | false, remainder: Buffer, done: Done): void;
-}
-
-/** The DATA phase of `chunks` through SMTPStream as it is now: the bytes given, and what came after the end. */
-function read(chunks: Buffer[]): Promise<{ data: string; after: string | null }> {
-  const stream = new SMTPStream();
-  const internals = stream as unknown as Internals;
-  const end = internals._endDataMode.bind(stream);
-  let after: string | null = null;
-  internals._endDataMode = (chunk, remainder, done) => {
-    after = remainder.toString('latin1');
-    end(chunk, Buffer.alloc(0), done);
-  };
-  const received: Buffer[] = [];
-  const data = stream.startDataMode(1 << 20);
-  data.on('data', (chunk: Buffer) => received.push(chunk));
-  const result = () => ({ data: Buffer.concat(received).toString('latin1'), after });
-  return new Promise((resolve) => {
-    data.once('end', () => resolve(result()));
-    let index = 0;
-    const next = () => {
-      if (index < chunks.length) internals._feedDataStream(chunks[index++], next);
-      else if (after === null) resolve(result());
-    };
-    next();
-  });
-}
 
 /** The same chunks read by smtp-server's method and by the replacement. */
 async function both(chunks: Buffer[]) {

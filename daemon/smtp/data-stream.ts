@@ -90,8 +90,11 @@ function feedDataStream(this: StreamInternals, given: Buffer, done: Done): void 
   } else done();
 }
 
-/** What a DATA phase fed `chunks` gives: the message's bytes, and what follows its end (null: not ended). */
-function readData(chunks: Buffer[]): Promise<{ data: string; after: string | null }> {
+/**
+ * What a DATA phase fed `chunks` gives through SMTPStream's method as it is now: the message's bytes, and
+ * what follows its end (null: not ended). The install's check, and test/smtp-data-stream.test.ts.
+ */
+export function readData(chunks: Buffer[]): Promise<{ data: string; after: string | null }> {
   const stream = new SMTPStream();
   const received: Buffer[] = [];
   let after: string | null = null;
