@@ -59,6 +59,14 @@ async function readAtOnce(reader: InboundReader, count: number, tag: string) {
   }));
 }
 
+/** A reader of `threads` threads, started (and closed after the file). */
+function startedReader(threads: number): InboundReader {
+  const reader = createInboundReader({ threads });
+  readers.push(reader);
+  reader.start();
+  return reader;
+}
+
 const expected = (count: number, tag: string) =>
   Array.from({ length: count }, (_, i) => ({
     subject: `${tag}-${i}`,
@@ -81,9 +89,7 @@ test('INBOUND_READER_THREADS: one per core up to 4 by default, 1–16 when set, 
 
 test('three threads start at once, and eight messages read at the same time each get their own answer', async () => {
   const before = started.length;
-  const reader = createInboundReader({ threads: 3 });
-  readers.push(reader);
-  reader.start();
+  const reader = startedReader(3);
   await tick();
   assert.is(started.length - before, 3);
   assert.equal(await readAtOnce(reader, 8, 'three'), expected(8, 'three'));
@@ -93,9 +99,7 @@ test('three threads start at once, and eight messages read at the same time each
 
 test('a thread that ends is replaced alone, and the reads go on', async () => {
   const before = started.length;
-  const reader = createInboundReader({ threads: 2 });
-  readers.push(reader);
-  reader.start();
+  const reader = startedReader(2);
   await tick();
   const [first, second] = started.slice(before);
   assert.ok(first && second);
@@ -110,9 +114,7 @@ test('a thread that ends is replaced alone, and the reads go on', async () => {
 
 test('one thread when told so: the messages wait for it in turn', async () => {
   const before = started.length;
-  const reader = createInboundReader({ threads: 1 });
-  readers.push(reader);
-  reader.start();
+  const reader = startedReader(1);
   assert.equal(await readAtOnce(reader, 3, 'one'), expected(3, 'one'));
   assert.is(started.length - before, 1);
 });
